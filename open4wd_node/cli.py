@@ -1,0 +1,55 @@
+"""The ``open4wd-node`` console script: global options, then one sub-command per module.
+
+Every error that reaches the user is printed as ``error[<code>]: <sentence>`` (and as a JSON object
+with ``--json`` where the command has it); exit status 1 means "rejected", 2 means "bad usage".
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+from open4wd_node.context import NodeContext, UserError
+from open4wd_node.logs import LOG_FORMATS, configure_logging
+from open4wd_node.paths import default_data_dir
+from protocol.errors import ProtocolError
+from sim_core.errors import SimError
+
+# Each name is a module in open4wd_node.commands exposing register(subparsers).
+COMMANDS: tuple[str, ...] = ()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="open4wd-node", description="Open4WD peer-to-peer race node")
+    parser.add_argument("--log-format", choices=LOG_FORMATS, default="console", help="log rendering")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where this node keeps identity, stores and logs (default: $OPEN4WD_DATA_DIR or the XDG data dir)",
+    )
+    parser.add_argument("--config", type=Path, default=None, help="node configuration TOML file")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"open4wd_node.commands.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(args.log_format)
+    try:
+        ctx = NodeContext.open(args.data_dir or default_data_dir(), args.config)
+        return int(args.run(args, ctx) or 0)
+    except (ProtocolError, SimError, UserError) as exc:
+        print(f"error[{exc.code}]: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""What every command gets: the node's data directory and its effective configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from open4wd_node.config import NodeConfig, load_config
+from open4wd_node.context_errors import UserError
+
+__all__ = ["NodeContext", "UserError"]
+
+
+@dataclass(frozen=True)
+class NodeContext:
+    data_dir: Path
+    config: NodeConfig
+
+    @classmethod
+    def open(cls, data_dir: Path, config_path: Path | None) -> "NodeContext":
+        """Use ``<data-dir>/node.toml`` when no ``--config`` is given and that file exists."""
+        if config_path is None and (data_dir / "node.toml").is_file():
+            config_path = data_dir / "node.toml"
+        return cls(data_dir=data_dir, config=load_config(config_path))
+
+    @property
+    def identity_path(self) -> Path:
+        return Path(self.config.identity_file) if self.config.identity_file else self.data_dir / "identity.key"

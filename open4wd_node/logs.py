@@ -1,0 +1,28 @@
+"""structlog set up once per process: readable on a terminal, JSON lines with ``--log-format json``."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+LOG_FORMATS = ("console", "json")
+
+
+def configure_logging(log_format: str, level: int = logging.INFO) -> None:
+    renderer = (
+        structlog.processors.JSONRenderer()
+        if log_format == "json"
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )

@@ -1,0 +1,3 @@
+"""Deterministic race simulation and asset pipeline (pure: no trio, no clocks, no protocol imports)."""
+
+ENGINE_ID = "sim_core/1"

@@ -1,0 +1,10 @@
+"""Coded errors of the simulation core and the asset pipeline (stable kebab-case codes)."""
+
+
+class SimError(Exception):
+    """A rejection with a stable ``code`` and a sentence saying what went wrong and what to do."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
