@@ -8,17 +8,22 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 from pathlib import Path
 
+from open4wd_node import commands
 from open4wd_node.context import NodeContext, UserError
 from open4wd_node.logs import LOG_FORMATS, configure_logging
 from open4wd_node.paths import default_data_dir
 from protocol.errors import ProtocolError
 from sim_core.errors import SimError
 
-# Each name is a module in open4wd_node.commands exposing register(subparsers).
-COMMANDS: tuple[str, ...] = ()
+
+
+def command_modules() -> list[str]:
+    """Every module in ``open4wd_node.commands`` is a command; adding one needs no edit here."""
+    return sorted(info.name for info in pkgutil.iter_modules(commands.__path__))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", type=Path, default=None, help="node configuration TOML file")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    for name in command_modules():
         importlib.import_module(f"open4wd_node.commands.{name}").register(subparsers)
     return parser
 
