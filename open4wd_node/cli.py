@@ -36,6 +36,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="where this node keeps identity, stores and logs (default: $OPEN4WD_DATA_DIR or the XDG data dir)",
     )
     parser.add_argument("--config", type=Path, default=None, help="node configuration TOML file")
+    parser.add_argument(
+        "--economy-config-version",
+        type=int,
+        default=None,
+        metavar="N",
+        help="governance epoch this node plays under (overrides the configuration)",
+    )
+    parser.add_argument(
+        "--deprecated-material",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="add a material id to the client-local deprecated list (repeatable)",
+    )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in command_modules():
         importlib.import_module(f"open4wd_node.commands.{name}").register(subparsers)
@@ -47,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     configure_logging(args.log_format)
     try:
-        ctx = NodeContext.open(args.data_dir or default_data_dir(), args.config)
+        ctx = NodeContext.open(args.data_dir or default_data_dir(), args.config).with_overrides(
+            economy_config_version=args.economy_config_version,
+            deprecated_materials=args.deprecated_material,
+        )
         return int(args.run(args, ctx) or 0)
     except (ProtocolError, SimError, UserError) as exc:
         print(f"error[{exc.code}]: {exc.message}", file=sys.stderr)
