@@ -1,0 +1,261 @@
+"""Framing and strict message decoding for every link: ``u32 big-endian length ‖ msgpack body``.
+
+The length is checked against the channel's limit before any body byte is buffered or decoded.
+Bodies decode into typed message objects; an unknown type, a missing, mistyped or extra field is a
+protocol violation with its own code. ``ViolationCounter`` and ``TokenBucket`` take explicit time.
+"""
+
+from __future__ import annotations
+
+import struct
+import types
+import typing
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any, ClassVar, TypeVar, get_args, get_origin, get_type_hints
+
+import msgpack
+
+from protocol.errors import ProtocolError
+
+HEADER = struct.Struct(">I")
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class Channel:
+    name: str
+    max_frame_bytes: int
+
+
+HANDSHAKE = Channel("handshake", 4 * KIB)
+ROOM = Channel("room", 256 * KIB)
+CONTROL = Channel("control", 256 * KIB)
+RACE = Channel("race", 16 * KIB)
+MAX_OPAQUE_DEPTH = 16
+
+
+def encode_frame(body: bytes, channel: Channel) -> bytes:
+    if len(body) > channel.max_frame_bytes:
+        raise ProtocolError("frame-too-large", f"{len(body)} bytes exceed the {channel.name} limit of {channel.max_frame_bytes}")
+    return HEADER.pack(len(body)) + body
+
+
+class FrameDecoder:
+    """Incremental, sans-IO frame splitter: feed bytes as they arrive, get whole frame bodies back."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self._buffer = bytearray()
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buffer)
+
+    def feed(self, data: bytes) -> list[bytes]:
+        self._buffer += data
+        bodies = []
+        while len(self._buffer) >= HEADER.size:
+            (length,) = HEADER.unpack_from(self._buffer)
+            if length > self.channel.max_frame_bytes:
+                raise ProtocolError(
+                    "frame-too-large",
+                    f"a peer announced a {length}-byte frame; the {self.channel.name} limit is {self.channel.max_frame_bytes}",
+                )
+            if len(self._buffer) < HEADER.size + length:
+                break
+            bodies.append(bytes(self._buffer[HEADER.size : HEADER.size + length]))
+            del self._buffer[: HEADER.size + length]
+        return bodies
+
+
+# ---- typed messages -------------------------------------------------------------------------------
+
+class Message:
+    """Base of every wire message; subclasses are frozen dataclasses registered with ``@message``."""
+
+    TYPE: ClassVar[str] = ""
+
+
+M = TypeVar("M", bound=type)
+REGISTRY: dict[str, type[Message]] = {}
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def message(type_name: str):
+    """Register a frozen dataclass as the message with wire type ``type_name``."""
+
+    def wrap(cls: M) -> M:
+        cls = dataclass(frozen=True)(cls)
+        if type_name in REGISTRY:
+            raise ValueError(f"message type {type_name!r} registered twice")
+        cls.TYPE = type_name
+        REGISTRY[type_name] = cls
+        return cls
+
+    return wrap
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _to_plain(value: Any) -> Any:
+    if is_dataclass(value):
+        return {f.name: _to_plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_to_plain(v) for v in value]
+    return value
+
+
+def encode_message(msg: Message) -> bytes:
+    body = {"type": msg.TYPE}
+    body.update(_to_plain(msg))
+    return msgpack.packb(body, use_bin_type=True)
+
+
+def _reject_ext(code: int, data: bytes) -> Any:
+    raise ProtocolError("mistyped-field", f"msgpack extension type {code} is not allowed")
+
+
+def _unpack(body: bytes) -> Any:
+    try:
+        return msgpack.unpackb(
+            body, raw=False, strict_map_key=True, use_list=True, ext_hook=_reject_ext, timestamp=0
+        )
+    except ProtocolError:
+        raise
+    except (ValueError, TypeError, msgpack.exceptions.UnpackException) as exc:
+        raise ProtocolError("malformed-frame", f"the frame body is not valid msgpack ({type(exc).__name__})") from None
+
+
+def _check_opaque(value: Any, path: str, depth: int = 0) -> Any:
+    """Values of ``Any`` fields: plain data only, bounded depth (no extension types)."""
+    if depth > MAX_OPAQUE_DEPTH:
+        raise ProtocolError("mistyped-field", f"{path} nests deeper than {MAX_OPAQUE_DEPTH} levels")
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        return value
+    if isinstance(value, list):
+        return [_check_opaque(v, f"{path}[]", depth + 1) for v in value]
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise ProtocolError("mistyped-field", f"{path} has a non-text map key")
+        return {k: _check_opaque(v, f"{path}.{k}", depth + 1) for k, v in value.items()}
+    raise ProtocolError("mistyped-field", f"{path} holds an unsupported {type(value).__name__}")
+
+
+def _convert(value: Any, hint: Any, path: str) -> Any:
+    if hint is Any:
+        return _check_opaque(value, path)
+    origin = get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        for option in get_args(hint):
+            if option is type(None) and value is None:
+                return None
+        options = [o for o in get_args(hint) if o is not type(None)]
+        errors = []
+        for option in options:
+            try:
+                return _convert(value, option, path)
+            except ProtocolError as exc:
+                errors.append(exc)
+        raise errors[0] if errors else ProtocolError("mistyped-field", f"{path} must not be null")
+    if origin in (list, tuple):
+        if not isinstance(value, list):
+            raise ProtocolError("mistyped-field", f"{path} must be a list")
+        (item_hint, *_) = get_args(hint)
+        items = [_convert(v, item_hint, f"{path}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin is dict:
+        key_hint, item_hint = get_args(hint)
+        if not isinstance(value, dict):
+            raise ProtocolError("mistyped-field", f"{path} must be a map")
+        return {_convert(k, key_hint, f"{path} key"): _convert(v, item_hint, f"{path}.{k}") for k, v in value.items()}
+    if isinstance(hint, type) and is_dataclass(hint):
+        return _build(hint, value, path)
+    if hint is bool:
+        ok = isinstance(value, bool)
+    elif hint is int:
+        ok = type(value) is int
+    elif hint is float:
+        ok = type(value) in (int, float)
+    else:
+        ok = type(value) is hint
+    if not ok:
+        raise ProtocolError("mistyped-field", f"{path} must be {getattr(hint, '__name__', hint)}, got {type(value).__name__}")
+    return value
+
+
+def _build(cls: type, data: Any, path: str) -> Any:
+    if not isinstance(data, dict):
+        raise ProtocolError("mistyped-field", f"{path} must be a map")
+    hints = _hints(cls)
+    names = [f.name for f in fields(cls)]
+    extra = sorted(set(data) - set(names))
+    if extra:
+        raise ProtocolError("extra-field", f"{path} has unexpected field(s) {', '.join(map(str, extra))}")
+    missing = [n for n in names if n not in data]
+    if missing:
+        raise ProtocolError("missing-field", f"{path} lacks field(s) {', '.join(missing)}")
+    return cls(**{n: _convert(data[n], hints[n], f"{path}.{n}") for n in names})
+
+
+def decode_message(body: bytes, registry: dict[str, type[Message]] | None = None) -> Message:
+    """Strictly decode one frame body into its registered message type."""
+    data = _unpack(body)
+    if not isinstance(data, dict):
+        raise ProtocolError("malformed-frame", "a frame body must be a msgpack map")
+    kind = data.pop("type", None)
+    table = REGISTRY if registry is None else registry
+    if not isinstance(kind, str) or kind not in table:
+        raise ProtocolError("unknown-message-type", f"unknown message type {kind!r}"[:200])
+    cls = table[kind]
+    return _build(cls, data, kind)
+
+
+# ---- ingress hygiene -------------------------------------------------------------------------------
+
+class ViolationCounter:
+    """Counts protocol violations on one link; at ``limit`` the link must be closed."""
+
+    def __init__(self, limit: int = 3) -> None:
+        self.limit = limit
+        self.count = 0
+        self.last_code: str | None = None
+
+    def record(self, code: str) -> bool:
+        """Record a violation; True when the link must now be closed."""
+        self.count += 1
+        self.last_code = code
+        return self.count >= self.limit
+
+    @property
+    def exhausted(self) -> bool:
+        return self.count >= self.limit
+
+
+class TokenBucket:
+    """Integer token bucket (milli-tokens), refilled from explicit ``now_ms`` readings."""
+
+    def __init__(self, burst: int, per_second: int, now_ms: int) -> None:
+        if burst <= 0 or per_second <= 0:
+            raise ValueError("a token bucket needs a positive burst and rate")
+        self.capacity = burst * 1000
+        self.per_second = per_second
+        self._tokens = self.capacity
+        self._last_ms = now_ms
+
+    def _refill(self, now_ms: int) -> None:
+        elapsed = max(0, now_ms - self._last_ms)
+        self._tokens = min(self.capacity, self._tokens + elapsed * self.per_second)
+        self._last_ms = max(self._last_ms, now_ms)
+
+    def take(self, now_ms: int, cost: int = 1) -> bool:
+        """Spend ``cost`` tokens if available; False means drop the message."""
+        self._refill(now_ms)
+        if self._tokens >= cost * 1000:
+            self._tokens -= cost * 1000
+            return True
+        return False
