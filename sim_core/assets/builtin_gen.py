@@ -1,0 +1,316 @@
+"""The 27 built-in assets, generated procedurally and baked (builtin-assets.md §5, spec/assets.md §10).
+
+Design targets from the spec: the weakest speed build drives at ≈ 125.4 W and weighs ≈ 215 g with 12
+parts, and its heaviest/lightest part ratio (body/roller) is ≈ 249:1, under the 300 limit. Dimensions
+follow the visual guide (96 mm wheelbase, Ø32 × 12 tires, 60 × 30 × 12–14 batteries, ...). Everything
+is deterministic: same code, same bytes (``scripts/gen_builtins.py --check`` verifies it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from sim_core.assets.bake import bake
+from sim_core.assets.glb_build import GlbBuilder, frame_matrix, translation_matrix
+from sim_core.assets.shapes import CIRCLE16, Shape, box, combine, cylinder_x, ribbon, shell
+
+MM = 0.001
+ARCHETYPES = ("speed", "heavy", "control")
+
+# chassis-side mounts in mm (x, y, z); vehicle front = −Z, up = +Y, origin = bottom centre of the plate
+CANONICAL_MOUNTS = {
+    "Mount_Body_F": (0, 6, -52), "Mount_Body_RL": (-25, 6, 52), "Mount_Body_RC": (0, 6, 52), "Mount_Body_RR": (25, 6, 52),
+    "Mount_Battery": (0, 6, 10),
+    "Mount_Tire_FL": (-41, 3, -48), "Mount_Tire_FR": (41, 3, -48), "Mount_Tire_RL": (-41, 3, 48), "Mount_Tire_RR": (41, 3, 48),
+}
+CUSTOM_MOUNTS = {
+    "Mount_Chip": (0, 6, -22), "Mount_Weapon": (0, 3, -62),
+    "Mount_Roller_FL": (-44, 3, -60), "Mount_Roller_FR": (44, 3, -60), "Mount_Roller_CL": (-44, 3, 0),
+    "Mount_Roller_CR": (44, 3, 0), "Mount_Roller_RL": (-44, 3, 60), "Mount_Roller_RR": (44, 3, 60),
+}
+MOTOR_MOUNT = {"speed": (0, 6, 36), "heavy": (0, 6, -34), "control": (0, 6, 32)}  # rear / front / centre-rear
+
+
+def _mm(*v: float) -> tuple[float, ...]:
+    return tuple(x * MM for x in v)
+
+
+def _empty(b: GlbBuilder, name: str, at: tuple[float, float, float], parent: int | None = None) -> int:
+    return b.node(name, matrix=translation_matrix(*_mm(*at)), parent=parent)
+
+
+def _solid(b: GlbBuilder, name: str, shape: Shape, extras: dict[str, Any] | None = None, parent: int | None = None) -> int:
+    return b.node(name, mesh=b.mesh(*shape), extras=extras, parent=parent)
+
+
+def _box_mm(lo: tuple[float, float, float], hi: tuple[float, float, float]) -> Shape:
+    return box(_mm(*lo), _mm(*hi))  # type: ignore[arg-type]
+
+
+def _part(kind: str, material: str, **fields: Any) -> dict[str, Any]:
+    return {"open4wd_version": 1, "type": kind, "material": material, **fields}
+
+
+# ---------------------------------------------------------------- parts
+
+def chassis(arch: str) -> bytes:
+    b = GlbBuilder()
+    thickness = {"speed": 7.0, "heavy": 4.0, "control": 5.0}[arch]
+    _solid(b, "Chassis_Plate", _box_mm((-35, 0, -60), (35, thickness, 60)))
+    extras = {"speed": _part("chassis", "abs"), "heavy": _part("chassis", "aluminum", materials=[{"mesh_node": "Chassis_Ballast", "material": "steel"}]),
+              "control": _part("chassis", "pc")}[arch]
+    if arch == "heavy":  # front ballast: heavy chassis carries its mass forward
+        _solid(b, "Chassis_Ballast", _box_mm((-20, 4, -58), (20, 8, -48)))
+    for name, at in {**CANONICAL_MOUNTS, **CUSTOM_MOUNTS, "Mount_Motor": MOTOR_MOUNT[arch]}.items():
+        _empty(b, name, at)
+    return b.build(extras)
+
+
+def body(arch: str) -> bytes:
+    b = GlbBuilder()
+    height, half_w, half_l, wall, material = {
+        "speed": (30.0, 38.0, 62.0, 2.46, "abs"), "heavy": (36.0, 40.0, 64.0, 3.5, "pc"), "control": (32.0, 38.0, 62.0, 2.8, "abs"),
+    }[arch]
+    _solid(b, "Body_Shell", shell(_mm(-half_w, 6, -half_l), _mm(half_w, 6 + height, half_l), wall * MM))  # type: ignore[arg-type]
+    for name in ("Mount_Body_F", "Mount_Body_RL", "Mount_Body_RC", "Mount_Body_RR"):
+        _empty(b, name, CANONICAL_MOUNTS[name])
+    return b.build(_part("body", material))
+
+
+def tire(arch: str) -> bytes:
+    b = GlbBuilder()
+    width, hole, material = {"speed": (12.0, 11.0, "rubber"), "heavy": (14.0, 10.0, "rubber"), "control": (12.0, 11.0, "silicone")}[arch]
+    _solid(b, "Tire_Ring", cylinder_x((0.0, 0.0, 0.0), 16 * MM, width * MM, hole * MM))
+    _empty(b, "Mount_Tire", (0, 0, 0))
+    return b.build(_part("tire", material))
+
+
+def roller(arch: str) -> bytes:
+    b = GlbBuilder()
+    radius, width, hole, material = {"speed": (5.0, 8.0, 3.5, "pe"), "heavy": (6.25, 10.0, 4.0, "abs"), "control": (5.5, 9.0, 3.75, "pc")}[arch]
+    _solid(b, "Roller_Ring", cylinder_x((0.0, 0.0, 0.0), radius * MM, width * MM, hole * MM))
+    _empty(b, "Mount_Roller", (0, 0, 0))
+    return b.build(_part("roller", material))
+
+
+def motor(arch: str) -> bytes:
+    # 16-gon prism: volume = 3.0614675 r² w; speed 1.5673 cm³ → auto_input_mw ≈ 125 380 (the spec's ≈ 125.4 W)
+    b = GlbBuilder()
+    radius, width, torque = {"speed": (6.0, 14.22, 30), "heavy": (7.0, 13.33, 70), "control": (6.5, 13.92, 50)}[arch]
+    _solid(b, "Motor_Can", cylinder_x((0.0, 0.0, 0.0), radius * MM, width * MM))
+    _empty(b, "Mount_Motor", (0, -radius, 0))
+    return b.build(_part("motor", "copper", torque_ratio=torque))
+
+
+def battery(arch: str) -> bytes:
+    b = GlbBuilder()
+    height, output, material = {"speed": (12.0, 150.0, "abs"), "heavy": (14.0, 140.0, "magnesium"), "control": (13.0, 145.0, "pc")}[arch]
+    _solid(b, "Battery_Pack", _box_mm((-15, 0, -30), (15, height, 30)))
+    _empty(b, "Mount_Battery", (0, 0, 0))
+    return b.build(_part("battery", material, configured_output_w=output))
+
+
+CHIP_SLOTS = {
+    "speed": [{"skill": "boost", "allocation_pct": 50}, {"skill": "brake", "allocation_pct": 20}, {"skill": "weapon", "allocation_pct": 30}],
+    "heavy": [{"skill": "slam", "allocation_pct": 40}, {"skill": "stabilize", "allocation_pct": 20}, {"skill": "weapon", "allocation_pct": 40}],
+    "control": [
+        {"skill": "stabilize", "allocation_pct": 30}, {"skill": "swerve_left", "allocation_pct": 20},
+        {"skill": "swerve_right", "allocation_pct": 20}, {"skill": "weapon", "allocation_pct": 30},
+    ],
+}
+
+
+def chip(arch: str) -> bytes:
+    b = GlbBuilder()
+    height, material = {"speed": (6.0, "glass_fiber"), "heavy": (6.5, "glass_fiber"), "control": (11.0, "pc")}[arch]
+    _solid(b, "Chip_Board", _box_mm((-15, 0, -10), (15, height, 10)))
+    _empty(b, "Mount_Chip", (0, 0, 0))
+    return b.build(_part("chip", material, skill_slots=CHIP_SLOTS[arch]))
+
+
+_FORWARD_AXIS = ((-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, -1.0))  # an empty whose +Z points to vehicle front
+
+
+def weapon(arch: str) -> bytes:
+    b = GlbBuilder()
+    if arch == "speed":  # passive ram
+        _solid(b, "Ram_Head", _box_mm((-11, 0, -45), (11, 14, 0)))
+        _empty(b, "Mount_Weapon", (0, 0, 0))
+        return b.build(_part("weapon", "abs", passive=True))
+    if arch == "heavy":  # active general: one rotor, continuous
+        _solid(b, "Spinner_Base", _box_mm((-10, 0, -20), (10, 16, 0)))
+        _solid(b, "Spinner_Rotor", _box_mm((-20, 16, -30), (20, 20, -22)))
+        b.node("Axis", matrix=frame_matrix(_mm(0, 8, -20), *_FORWARD_AXIS))  # type: ignore[arg-type]
+        _empty(b, "Pivot_Rotor", (0, 18, -26))
+        _empty(b, "Mount_Weapon", (0, 0, 0))
+        extras = _part(
+            "weapon", "aluminum", passive=False, weapon_mechanism="general", weapon_main_mesh_node="Spinner_Base",
+            materials=[{"mesh_node": "Spinner_Rotor", "material": "steel"}],
+            weapon_actuators=[{"pivot_node": "Pivot_Rotor", "rotation_axis": [0, 1, 0], "weapon_max_angle_deg": 360, "motion_curve": "linear", "mesh_node": "Spinner_Rotor"}],
+        )
+        return b.build(extras)
+    launcher = _solid(b, "Dart_Launcher", _box_mm((-10, 0, -30), (10, 12, 0)))  # active launch, three darts
+    for i, x in enumerate((-6.0, 0.0, 6.0), start=1):
+        _solid(b, f"Dart_{i}", _box_mm((x - 1.5, 12, -28), (x + 1.5, 15, -16)), extras={"material": "steel"}, parent=launcher)
+    b.node("Axis", matrix=frame_matrix(_mm(0, 13.5, -30), *_FORWARD_AXIS))  # type: ignore[arg-type]
+    _empty(b, "Mount_Weapon", (0, 0, 0))
+    return b.build(_part("weapon", "abs", passive=False, weapon_mechanism="launch", weapon_main_mesh_node="Dart_Launcher"))
+
+
+PART_BUILDERS: dict[str, Callable[[str], bytes]] = {
+    "chassis": chassis, "body": body, "tire": tire, "motor": motor, "battery": battery, "roller": roller, "chip": chip, "weapon": weapon,
+}
+
+
+# ---------------------------------------------------------------- tracks
+
+Vec = tuple[float, float, float]
+
+
+def _unit(v: Vec) -> Vec:
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    return (v[0] / n, v[1] / n, v[2] / n)
+
+
+def _cross(a: Vec, b: Vec) -> Vec:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _route_frame(position: Vec, forward: Vec, scale: Vec = (1.0, 1.0, 1.0)) -> list[list[float]]:
+    """An empty at ``position`` whose −Z is ``forward`` and +Y the surface normal."""
+    f = _unit(forward)
+    z = (-f[0], -f[1], -f[2])
+    x = _unit(_cross((0.0, 1.0, 0.0), z))
+    y = _cross(z, x)
+    return frame_matrix(position, x, y, z, scale)
+
+
+def _add_route(b: GlbBuilder, points: list[tuple[Vec, Vec]], width: float) -> list[dict[str, Any]]:
+    route = []
+    for i, (p, f) in enumerate(points, start=1):
+        b.node(f"RoutePoint_{i}", matrix=_route_frame(p, f))
+        route.append({"name": f"RoutePoint_{i}", "width_m": width})
+    return route
+
+
+def _box_empty(b: GlbBuilder, name: str, centre: Vec, forward: Vec, size: Vec) -> None:
+    b.node(name, matrix=_route_frame(centre, forward, size))
+
+
+def track_open() -> bytes:
+    """track-01: open practice field on snow; two route points, no corridor."""
+    b = GlbBuilder()
+    _solid(b, "Snowfield", box((-30.0, -6.0, -30.0), (30.0, 0.0, 30.0)))
+    route = _add_route(b, [((0.0, 0.0, 20.0), (0.0, 0.0, -1.0)), ((0.0, 0.0, -20.0), (0.0, 0.0, -1.0))], 4.0)
+    return b.build({
+        "open4wd_version": 1, "type": "track", "material": "snow",
+        "track": {"type": "open", "route": route},
+        "weather": {"type": "snow", "temperature": -5},
+        "physics": {"gravity_direction": [0, -1, 0], "gravity_strength_m_s2": 9.81},
+    })
+
+
+def _stadium(half_straight: float, radius: float) -> list[tuple[Vec, Vec]]:
+    """Centreline samples (position, forward) of a stadium loop driven clockwise seen from above."""
+    out: list[tuple[Vec, Vec]] = []
+    for x in (half_straight * 0.5, 0.0, -half_straight * 0.5, -half_straight):
+        out.append(((x, 0.0, radius), (-1.0, 0.0, 0.0)))
+    for c, s in CIRCLE16[5:12]:  # around the −X end, 112.5° … 247.5°, mirrored to run through −X
+        out.append(((-half_straight - radius * s, 0.0, radius * c), (-c, 0.0, -s)))
+    for x in (-half_straight, -half_straight * 0.5, 0.0, half_straight * 0.5, half_straight):
+        out.append(((x, 0.0, -radius), (1.0, 0.0, 0.0)))
+    for c, s in CIRCLE16[5:12]:
+        out.append(((half_straight + radius * s, 0.0, -radius * c), (c, 0.0, s)))
+    return out
+
+
+def track_loop() -> bytes:
+    """track-02: fixed loop circuit on asphalt for 8 players, 6 checkpoints, kill zones, respawn points."""
+    b = GlbBuilder()
+    centre = _stadium(12.0, 8.0)
+    half = 1.1
+    left = [(p[0] - f[2] * half, 0.0, p[2] + f[0] * half) for p, f in centre]
+    right = [(p[0] + f[2] * half, 0.0, p[2] - f[0] * half) for p, f in centre]
+    _solid(b, "Circuit_Road", ribbon(left, right, closed=True))
+    _solid(b, "Infield_Ground", box((-30.0, -6.0, -20.0), (30.0, -0.02, 20.0)))
+    _solid(b, "Grandstand", box((-10.0, 0.0, 14.0), (10.0, 2.0, 18.0)))
+    start, start_forward = centre[0][0], centre[0][1]
+    route_points = [(start, start_forward)] + centre[1:] + [((start[0] + 0.6, 0.0, start[2]), start_forward)]
+    route = _add_route(b, route_points, 2.0)
+    checkpoints = []
+    for n, k in enumerate((2, 6, 10, 14, 18, 21), start=1):
+        p, f = centre[k]
+        _box_empty(b, f"Checkpoint_{n}", (p[0], 0.2, p[2]), f, (3.0, 0.5, 1.0))
+        checkpoints.append(f"Checkpoint_{n}")
+    _box_empty(b, "KillZone_1", (0.0, -4.0, 0.0), (0.0, 0.0, -1.0), (20.0, 2.0, 6.0))
+    _box_empty(b, "KillZone_2", (0.0, -4.0, 11.5), (0.0, 0.0, -1.0), (40.0, 2.0, 2.0))
+    b.node("RespawnPoint_1", matrix=_route_frame((6.0, 0.05, 8.0), (-1.0, 0.0, 0.0)))
+    b.node("RespawnPoint_2", matrix=_route_frame((-6.0, 0.05, -8.0), (1.0, 0.0, 0.0)))
+    return b.build({
+        "open4wd_version": 1, "type": "track", "material": "asphalt",
+        "materials": [{"mesh_node": "Infield_Ground", "material": "grass"}, {"mesh_node": "Grandstand", "material": "concrete"}],
+        "track": {"type": "fixed", "route": route, "checkpoints": checkpoints},
+        "weather": {"type": "normal", "temperature": 20, "wind_speed_mps": 0},
+        "physics": {"gravity_strength_m_s2": 9.81},
+    })
+
+
+def _profile() -> list[tuple[float, float]]:
+    """(distance along −Z, height) of track-03: flat, a 7.38 % climb, a plateau, a kicker, a gap, descent."""
+    return [(0.0, 0.0), (8.0, 0.0), (18.0, 0.738), (24.0, 0.738), (27.0, 1.188), (30.0, 1.188), (36.0, 0.8), (44.0, 0.8), (52.0, 0.0), (60.0, 0.0)]
+
+
+def track_linear() -> bytes:
+    """track-03: fixed linear course on dirt in the rain, with slopes and a jump over a gap."""
+    b = GlbBuilder()
+    profile = _profile()
+    gap = (27.0, 30.0)  # no surface between the kicker's lip and the landing
+    half = 0.9
+
+    def edge(sign: float, d: float, h: float) -> Vec:
+        return (sign * half, h, -d)
+
+    for name, section in (("Course_Start", [p for p in profile if p[0] <= gap[0]]), ("Course_Finish", [p for p in profile if p[0] >= gap[1]])):
+        _solid(b, name, ribbon([edge(-1.0, d, h) for d, h in section], [edge(1.0, d, h) for d, h in section]))
+    _solid(b, "Valley_Floor", box((-15.0, -5.0, -64.0), (15.0, -1.0, 4.0)))
+    _solid(b, "Marshal_Tower", box((8.0, -1.0, -40.0), (10.0, 3.0, -36.0)))
+    points = []
+    for i, (d, h) in enumerate(profile):
+        nd, nh = profile[min(i + 1, len(profile) - 1)]
+        pd, ph = profile[max(i - 1, 0)]
+        points.append(((0.0, h, -d), _unit((0.0, nh - ph, -(nd - pd)))))
+    route = _add_route(b, points, 1.6)
+    checkpoints = []
+    for n, (d, h) in enumerate(((13.0, 0.369), (33.0, 0.994), (48.0, 0.4)), start=1):
+        _box_empty(b, f"Checkpoint_{n}", (0.0, h + 0.2, -d), (0.0, 0.0, -1.0), (2.4, 0.4, 1.0))
+        checkpoints.append(f"Checkpoint_{n}")
+    _box_empty(b, "KillZone_1", (0.0, -0.5, -28.5), (0.0, 0.0, -1.0), (4.0, 0.8, 3.0))
+    b.node("RespawnPoint_1", matrix=_route_frame((0.0, 0.85, -32.0), (0.0, 0.0, -1.0)))
+    return b.build({
+        "open4wd_version": 1, "type": "track", "material": "dirt",
+        "materials": [{"mesh_node": "Valley_Floor", "material": "mud"}, {"mesh_node": "Marshal_Tower", "material": "wood"}],
+        "track": {"type": "fixed", "route": route, "checkpoints": checkpoints},
+        "weather": {"type": "rain", "temperature": 15, "patch": {"spawn_rate_per_min": 5, "lifetime_ms": 45000}},
+        "physics": {"gravity_direction": [0, -1, 0], "gravity_strength_m_s2": 9.81},
+    })
+
+
+TRACK_BUILDERS: dict[str, Callable[[], bytes]] = {"track-01": track_open, "track-02": track_loop, "track-03": track_linear}
+
+
+def generate_sources() -> dict[str, bytes]:
+    """Unbaked GLBs by file stem (``chassis-01`` … ``track-03``)."""
+    out = {}
+    for kind, build in PART_BUILDERS.items():
+        for n, arch in enumerate(ARCHETYPES, start=1):
+            out[f"{kind}-{n:02d}"] = build(arch)
+    for stem, build_track in TRACK_BUILDERS.items():
+        out[stem] = build_track()
+    return out
+
+
+def generate() -> dict[str, bytes]:
+    """The 27 baked built-ins by file stem."""
+    return {stem: bake(data) for stem, data in generate_sources().items()}

@@ -1,0 +1,74 @@
+"""The shipped built-in assets: refs ``builtin:<type>-NN`` / ``builtin:track-NN``, bytes checked against
+the shipped digest list before use (builtin-assets.md §3: trust comes from SHA-256, not from the path).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from importlib import resources
+
+from sim_core.assets import constants as C
+from sim_core.assets.admission import AdmittedAsset, admit
+from sim_core.errors import SimError
+
+PREFIX = "builtin:"
+DIGEST_FILE = "SHA256SUMS"
+ARCHETYPES = ("speed", "heavy", "control")
+TRACK_THEMES = ("practice", "speed", "combat")
+BUILTIN_STEMS: tuple[str, ...] = tuple(f"{t}-{n:02d}" for t in C.PART_TYPES for n in (1, 2, 3)) + ("track-01", "track-02", "track-03")
+BUILTIN_REFS: tuple[str, ...] = tuple(PREFIX + s for s in BUILTIN_STEMS)
+
+
+def is_builtin_ref(ref: str) -> bool:
+    return ref.startswith(PREFIX)
+
+
+def stem_of(ref: str) -> str:
+    """The file stem of a known built-in ref; ``unknown-builtin`` names the allowed refs otherwise."""
+    stem = ref[len(PREFIX) :] if ref.startswith(PREFIX) else None
+    if stem not in BUILTIN_STEMS:
+        raise SimError("unknown-builtin", f"{ref!r} is not a built-in; known: builtin:<type>-01…03 for {', '.join(C.PART_TYPES)} and builtin:track-01…03")
+    return stem
+
+
+def type_of(ref: str) -> str:
+    return stem_of(ref).rsplit("-", 1)[0]
+
+
+def describe(ref: str) -> str:
+    stem = stem_of(ref)
+    kind, number = stem.rsplit("-", 1)
+    return (TRACK_THEMES if kind == "track" else ARCHETYPES)[int(number) - 1]
+
+
+def _data_dir() -> resources.abc.Traversable:
+    return resources.files("sim_core").joinpath("data/builtin")
+
+
+@functools.cache
+def shipped_digests() -> dict[str, str]:
+    """file name → SHA-256 hex from the shipped ``SHA256SUMS`` (sha256sum format)."""
+    out = {}
+    for line in _data_dir().joinpath(DIGEST_FILE).read_text(encoding="ascii").splitlines():
+        digest, name = line.split(maxsplit=1)
+        out[name.lstrip("*")] = digest
+    return out
+
+
+def builtin_bytes(ref: str) -> bytes:
+    """The shipped GLB of a built-in, refused unless its SHA-256 matches the digest list."""
+    name = stem_of(ref) + ".glb"
+    try:
+        data = _data_dir().joinpath(name).read_bytes()
+    except OSError as exc:
+        raise SimError("builtin-missing", f"built-in file {name} is not installed ({exc.strerror}); reinstall open4wd-node") from None
+    if hashlib.sha256(data).hexdigest() != shipped_digests().get(name):
+        raise SimError("builtin-digest-mismatch", f"built-in file {name} does not match its shipped SHA-256; reinstall open4wd-node")
+    return data
+
+
+@functools.cache
+def admitted_builtin(ref: str) -> AdmittedAsset:
+    """A built-in through the same admission as any stranger's asset (no fast path), cached per process."""
+    return admit(builtin_bytes(ref))

@@ -1,0 +1,74 @@
+"""Coded findings: every reason an asset is refused (or merely flagged) is a stable code plus a sentence.
+
+Validation collects findings instead of raising so that ``asset validate`` can list all of them; an
+``AssetRejected`` carries the list when a caller needs an exception (admission, loading for a race).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sim_core.errors import SimError
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    message: str
+    severity: str = ERROR
+    rule: str | None = None  # the spec's rule id (PART-R-001, PHYS-R-001, TRACK-R-001) when it has one
+
+    def as_dict(self) -> dict[str, str]:
+        out = {"code": self.code, "severity": self.severity, "message": self.message}
+        if self.rule:
+            out["rule"] = self.rule
+        return out
+
+
+@dataclass
+class Findings:
+    """An ordered list of findings; ``error`` / ``warn`` append, ``rejected`` says whether any is an error."""
+
+    items: list[Finding] = field(default_factory=list)
+
+    def error(self, code: str, message: str, rule: str | None = None) -> None:
+        self.items.append(Finding(code, message, ERROR, rule))
+
+    def warn(self, code: str, message: str) -> None:
+        self.items.append(Finding(code, message, WARNING))
+
+    def extend(self, other: "Findings") -> None:
+        self.items.extend(other.items)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.items if f.severity == ERROR]
+
+    @property
+    def rejected(self) -> bool:
+        return any(f.severity == ERROR for f in self.items)
+
+    def codes(self) -> list[str]:
+        return [f.code for f in self.items]
+
+    def raise_if_rejected(self) -> None:
+        if self.rejected:
+            raise AssetRejected(self.errors)
+
+
+class AssetRejected(SimError):
+    """The asset breaks at least one hard rule; ``findings`` lists every error found."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        first = findings[0]
+        more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+        super().__init__(first.code, first.message + more)
+        self.findings = list(findings)
+
+
+def reject(code: str, message: str, rule: str | None = None) -> AssetRejected:
+    """A single-finding rejection, for checks that cannot continue past the first failure."""
+    return AssetRejected([Finding(code, message, ERROR, rule)])

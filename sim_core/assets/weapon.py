@@ -1,0 +1,160 @@
+"""Weapon declarations (spec/assets.md §3 weapon, §9.2): mechanism, Axis, actuators, launch ammo."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sim_core.assets import constants as C
+from sim_core.assets import fields
+from sim_core.assets.findings import Findings
+from sim_core.assets.reader import GlbAsset, Node
+
+ROOT = "root extras"
+
+
+def _axis(asset: GlbAsset, mounts: dict[str, Node], passive: bool, findings: Findings) -> dict[str, Any] | None:
+    node = asset.node("Axis")
+    if node is not None and node.mesh is None:
+        return {"position_um": list(node.frame.position_um), "direction_ppm": list(node.frame.axes_ppm[2]), "inferred": False}
+    if not passive:
+        findings.error("weapon-active-incomplete", "an active weapon needs an empty named Axis (+Z = direction of action)")
+        return None
+    mount = mounts.get("Mount_Weapon")
+    if mount is None:
+        return None
+    # passive weapons may omit Axis; this node infers it as the weapon mount's +Z (spec leaves the inference open)
+    return {"position_um": list(mount.frame.position_um), "direction_ppm": list(mount.frame.axes_ppm[2]), "inferred": True}
+
+
+def _payload(asset: GlbAsset, spec: dict[str, Any], where: str, claimed: set[str], findings: Findings) -> tuple[dict[str, Any], int] | None:
+    has_mesh, has_chain = "mesh_node" in spec, "chain" in spec
+    if has_mesh == has_chain:
+        findings.error("weapon-payload-invalid", f"{where}: exactly one of mesh_node or chain is required")
+        return None
+    if has_mesh:
+        name = spec["mesh_node"]
+        node = asset.node(name) if isinstance(name, str) else None
+        if node is None or node.mesh is None or name in claimed:
+            findings.error("weapon-payload-invalid", f"{where}: mesh_node {name!r} must name a mesh node not driven by another actuator")
+            return None
+        claimed.add(name)
+        return {"mesh_node": name}, 1
+    chain = spec["chain"]
+    nodes = [asset.node(n) if isinstance(n, str) else None for n in chain] if isinstance(chain, list) and chain else [None]
+    if any(n is None or n.mesh is None or not n.name.startswith("Chain_Segment_") or n.name in claimed for n in nodes):
+        findings.error("weapon-payload-invalid", f"{where}: chain must list Chain_Segment_* mesh nodes not driven by another actuator")
+        return None
+    parents = {n.parent for n in nodes}  # type: ignore[union-attr]
+    if len(parents) != 1:
+        findings.error("weapon-payload-invalid", f"{where}: chain segments must be siblings (one formed chain)")
+        return None
+    siblings = [c for c in asset.nodes if c.parent in parents and c.name in chain]
+    if [c.name for c in siblings] != list(chain):
+        findings.error("weapon-payload-invalid", f"{where}: chain order must follow the glTF children order")
+        return None
+    claimed.update(chain)
+    return {"chain": list(chain)}, len(chain)
+
+
+def _actuators(asset: GlbAsset, findings: Findings) -> list[dict[str, Any]] | None:
+    raw = asset.root_extras.get("weapon_actuators", [])
+    if not isinstance(raw, list) or len(raw) > C.MAX_WEAPON_DRIVEN_PIVOTS:
+        findings.error("weapon-actuator-invalid", f"weapon_actuators must be a list of at most {C.MAX_WEAPON_DRIVEN_PIVOTS}")
+        return None
+    out, pivots, claimed, bodies = [], set(), set(), 0
+    for i, spec in enumerate(raw):
+        where = f"weapon_actuators[{i}]"
+        if not isinstance(spec, dict):
+            findings.error("weapon-actuator-invalid", f"{where} must be an object")
+            return None
+        local = Findings()
+        pivot = spec.get("pivot_node")
+        pivot_node = asset.node(pivot) if isinstance(pivot, str) else None
+        if pivot_node is None or pivot_node.mesh is not None or not pivot.startswith("Pivot_") or pivot in pivots:
+            local.error("weapon-actuator-invalid", f"{where}: pivot_node {pivot!r} must name its own Pivot_* empty")
+        pivots.add(pivot)
+        angle = fields.number(spec, "weapon_max_angle_deg", where, local, low=1, high=360, scale=1000, unit=" degrees")
+        weight = fields.number(spec, "speed_weight", where, local, low=0, high=1000, scale=1000, default=1000)
+        phase = fields.number(spec, "phase_offset_deg", where, local, low=0, high=360, scale=1000, default=0)
+        curve = fields.choice(spec, "motion_curve", where, local, ("sin", "linear"), default="sin")
+        axis = fields.vector3(spec, "rotation_axis", where, local)
+        if axis is not None and all(a == 0 for a in axis):
+            local.error("weapon-actuator-invalid", f"{where}: rotation_axis must not be the zero vector")
+        payload = _payload(asset, spec, where, claimed, local)
+        findings.extend(_as_actuator_findings(local))
+        if local.rejected or payload is None or axis is None:
+            continue
+        bodies += payload[1]
+        out.append(
+            {
+                "pivot_node": pivot,
+                "rotation_axis_ppm": fields.unit_ppm(axis),
+                "max_angle_mdeg": angle,
+                "speed_weight_milli": weight,
+                "phase_offset_mdeg": phase,
+                "motion_curve": curve,
+                **payload[0],
+            }
+        )
+    if bodies > C.MAX_WEAPON_DRIVEN_BODIES:
+        findings.error("weapon-actuator-invalid", f"actuators drive {bodies} bodies; at most {C.MAX_WEAPON_DRIVEN_BODIES}")
+    return None if findings.rejected else out
+
+
+def _as_actuator_findings(local: Findings) -> Findings:
+    """Range errors inside an actuator are actuator errors; payload errors keep their own code."""
+    return Findings([f if f.code.startswith("weapon-") else replace(f, code="weapon-actuator-invalid") for f in local.items])
+
+
+def _ammo(asset: GlbAsset, main: Node, axis: dict[str, Any], proxies: dict[int, dict[str, Any]], findings: Findings) -> list[dict[str, Any]] | None:
+    bullets = [n for n in asset.nodes if n.parent == main.index and n.mesh is not None and "material" in n.extras]
+    if not 1 <= len(bullets) <= C.LAUNCH_AMMO_COUNT_MAX:
+        findings.error("launch-ammo-invalid", f"a launch weapon needs 1–{C.LAUNCH_AMMO_COUNT_MAX} bullets (mesh children of the main mesh node with a node-level material); found {len(bullets)}")
+        return None
+    origin, direction = axis["position_um"], axis["direction_ppm"]
+    assert main.mesh is not None
+    v = main.mesh.vertices_um
+    reach = int(((v[:, 0] - origin[0]) * direction[0] + (v[:, 1] - origin[1]) * direction[1] + (v[:, 2] - origin[2]) * direction[2]).max())
+    ammo = []
+    for b in bullets:
+        proxy = proxies.get(b.index)
+        if proxy is None:
+            return None
+        along = sum((proxy["centroid_um"][k] - origin[k]) * direction[k] for k in range(3))
+        ammo.append(
+            {
+                "node": b.name,
+                "material": proxy["material"],
+                "volume_um3": proxy["volume_um3"],
+                "mass_ug": proxy["mass_ug"],
+                "centroid_um": proxy["centroid_um"],
+                # distance along Axis +Z from the bullet's centroid to the launcher's front face
+                "exit_distance_um": max(0, (reach - along) // 1_000_000),
+            }
+        )
+    return ammo
+
+
+def analyse_weapon(asset: GlbAsset, proxies: dict[int, dict[str, Any]], mounts: dict[str, Node], findings: Findings) -> dict[str, Any] | None:
+    root = asset.root_extras
+    passive = fields.flag(root, "passive", ROOT, findings)
+    if passive is None:
+        return None
+    axis = _axis(asset, mounts, passive, findings)
+    if passive:
+        return {"passive": True, "mechanism": None, "main_mesh_node": None, "axis": axis, "actuators": [], "ammo": []}
+    mechanism = root.get("weapon_mechanism")
+    main_name = root.get("weapon_main_mesh_node")
+    main = asset.node(main_name) if isinstance(main_name, str) else None
+    if mechanism not in C.WEAPON_MECHANISMS or main is None or main.mesh is None:
+        findings.error(
+            "weapon-active-incomplete",
+            f"an active weapon needs weapon_mechanism ({', '.join(C.WEAPON_MECHANISMS)}) and weapon_main_mesh_node naming a mesh node",
+        )
+        return None
+    actuators = _actuators(asset, findings) if mechanism == "general" else []
+    ammo = _ammo(asset, main, axis, proxies, findings) if mechanism == "launch" and axis is not None else []
+    if actuators is None or ammo is None or axis is None:
+        return None
+    return {"passive": False, "mechanism": mechanism, "main_mesh_node": main_name, "axis": axis, "actuators": actuators, "ammo": ammo}
