@@ -73,6 +73,16 @@ def build_signed(identity: Identity, payload: Any, now_ms: int, nonce: bytes | N
     return SignedPayload(payload, now_ms, nonce, identity.peer_id, identity.sign(message))
 
 
+def check_signature(signed: SignedPayload) -> None:
+    """Step 5 alone: for envelopes kept as evidence (a ReadySet, a start package) long after receipt."""
+    try:
+        message = signed_message(signed.payload, signed.timestamp, signed.nonce, signed.signer)
+    except ProtocolError:
+        raise ProtocolError("invalid-signature", "the payload cannot be canonically encoded") from None
+    if not verify_signature(signed.signer, message, signed.signature):
+        raise ProtocolError("invalid-signature", "the signature does not match the signer and content")
+
+
 class NonceSet:
     """Bounded, fail-closed replay set: when full it refuses new nonces instead of evicting live ones.
 
@@ -132,12 +142,7 @@ class SignedVerifier:
             raise ProtocolError("timestamp-out-of-range", "the message is more than 30 s away from this node's clock")
         if self.nonces.seen((signed.signer, signed.nonce), now_ms):
             raise ProtocolError("nonce-replay", "this message was already received")
-        try:
-            message = signed_message(signed.payload, signed.timestamp, signed.nonce, signed.signer)
-        except ProtocolError:
-            raise ProtocolError("invalid-signature", "the payload cannot be canonically encoded") from None
-        if not verify_signature(signed.signer, message, signed.signature):
-            raise ProtocolError("invalid-signature", "the signature does not match the signer and content")
+        check_signature(signed)
         return signed
 
     def commit(self, signed: SignedPayload, now_ms: int) -> None:
