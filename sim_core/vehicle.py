@@ -25,6 +25,8 @@ VEHICLE_MASS_MIN_UG, VEHICLE_MASS_MAX_UG = 50_000_000, 500_000_000
 PART_MASS_RATIO_MAX = 300
 VEHICLE_AABB_MAX_UM = {"length_um": 250_000, "width_um": 130_000, "height_um": 100_000}
 K_PASSIVE_EFFECT_MAX_PCT = 30
+WEAR_CAPACITY_MAX_MJ = 9_000_000
+"""9 kJ: keeps the tire-wear remainder (capacity × 1e12) inside a signed 64-bit state field."""
 
 
 def _fail(code: str, message: str) -> None:
@@ -74,8 +76,8 @@ class PartSpec:
             _fail("vehicle-invalid-slot", f"{what}: slot must be one of {slots}")
         if wheel != _is_int(self.radius_um, 1):
             _fail("vehicle-invalid-part", f"{what}: radius_um > 0 exactly for tires and rollers")
-        if (self.part_type == "tire") != _is_int(self.wear_capacity_mj, 1):
-            _fail("vehicle-invalid-part", f"{what}: wear_capacity_mj > 0 exactly for tires")
+        if (self.part_type == "tire") != _is_int(self.wear_capacity_mj, 1, WEAR_CAPACITY_MAX_MJ):
+            _fail("vehicle-invalid-part", f"{what}: wear_capacity_mj in 1..{WEAR_CAPACITY_MAX_MJ} exactly for tires")
 
     @property
     def order_key(self) -> tuple[int, int]:

@@ -1,0 +1,67 @@
+"""Integer arithmetic of the consensus path.
+
+Sign rule: ``//`` in Python floors (rounds toward −∞) for every sign; that is the rule wherever a
+plain floor is written. ``div_round`` rounds to nearest with halves toward +∞ (``floor(a/b + 1/2)``),
+used where a floor would bias a signed quantity (velocities, vector components) toward −∞.
+``div_trunc`` rounds toward zero, used for decays so that a shrinking value never flips sign.
+"""
+
+from __future__ import annotations
+
+from math import isqrt
+
+UNIT = 1_000_000
+"""Integer unit vectors are scaled by 1e6."""
+
+Vec3 = tuple[int, int, int]
+
+__all__ = ["UNIT", "Vec3", "isqrt", "div_round", "div_trunc", "clamp", "dot", "cross", "sub", "add",
+           "scale", "length", "normalize"]
+
+
+def div_round(a: int, b: int) -> int:
+    """a / b rounded to nearest, halves toward +∞; b must be > 0."""
+    return (2 * a + b) // (2 * b)
+
+
+def div_trunc(a: int, b: int) -> int:
+    """a / b rounded toward zero; b must be > 0."""
+    return a // b if a >= 0 else -((-a) // b)
+
+
+def clamp(value: int, low: int, high: int) -> int:
+    return low if value < low else high if value > high else value
+
+
+def dot(a: Vec3, b: Vec3) -> int:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def cross(a: Vec3, b: Vec3) -> Vec3:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def sub(a: Vec3, b: Vec3) -> Vec3:
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+def add(a: Vec3, b: Vec3) -> Vec3:
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+def scale(v: Vec3, num: int, den: int) -> Vec3:
+    """v · num / den, each component rounded with ``div_round``."""
+    return (div_round(v[0] * num, den), div_round(v[1] * num, den), div_round(v[2] * num, den))
+
+
+def length(v: Vec3) -> int:
+    """floor(|v|)."""
+    return isqrt(dot(v, v))
+
+
+def normalize(v: Vec3) -> Vec3:
+    """v / |v| as a ×1e6 unit vector (components rounded with ``div_round``); v must not be zero."""
+    n = isqrt(dot(v, v) * UNIT * UNIT)  # |v|·1e6, floored once at full precision
+    if n == 0:
+        raise ZeroDivisionError("cannot normalize a zero vector")
+    return (div_round(v[0] * UNIT * UNIT, n), div_round(v[1] * UNIT * UNIT, n), div_round(v[2] * UNIT * UNIT, n))

@@ -1,0 +1,235 @@
+"""``World``: one race round of the route-frame simulation, the public face of ``sim_core``.
+
+A step is exactly 1/60 s: validate every input (nothing changes if one is invalid), move each live car
+(energy, drive, skills, gravity, walls), resolve car-to-car contact, solve heat and wear, apply the
+track rules, commit the frame's breakage in one end-of-frame transaction (slot order, then partIndex
+order; new mass applies from the next frame), count the frame and decide whether the round ended.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+
+from sim_core import ENGINE_ID
+from sim_core.constants import START_GRID_CELL_UM, START_GRID_LIFT_UM
+from sim_core.contact import resolve
+from sim_core.errors import SimError
+from sim_core.inputs import SkillEvent, validate_events
+from sim_core.layout import (
+    ARMED, BROKEN_MASK, CAR_FIELDS, END_REASONS, FINISHED_FRAME, H, LAPS, LAT, LEGAL_LAT, P_BREAK_FRAME, P_TEMP,
+    PART_FIELDS, PENALTY_TIMER, PREV_X, PREV_Y, PREV_Z, PROGRESS, REMAINING_Q, RETIRED_FRAME, STATUS,
+    STATUS_RACING, STATUS_RETIRED, W_DONE, W_END_REASON, W_FRAME, W_SEED, WORLD_FIELDS, field_names, part_field,
+)
+from sim_core.model import CarModel
+from sim_core.physics import TrackContext, advance
+from sim_core.race import ranking, status_name, update_round_end
+from sim_core.route import Route
+from sim_core.rules import PENALTY_FRAMES, RuleContext, apply_rules
+from sim_core.state import StateCodec, StateLimits, digest_of
+from sim_core.thermal import settle
+from sim_core.track import TrackSpec
+from sim_core.vehicle import VehicleSpec
+
+SEED_MAX = (1 << 63) - 1
+NO_EVENTS: tuple[int, ...] = ()
+
+
+class World:
+    """A race round. Build with ``World.new`` or ``World.demo``; drive with ``step``."""
+
+    def __init__(self, track: TrackSpec, vehicles: tuple[VehicleSpec, ...], seed: int) -> None:
+        self.track = track
+        self.vehicles = vehicles
+        self.route = Route(track)
+        self.models = [CarModel(v, track) for v in vehicles]
+        self.motion = TrackContext(self.route, track.track_type == "fixed", track.wall_height_um, track.apron_um)
+        self.rules = RuleContext(track, self.route)
+        part_counts = [m.part_count for m in self.models]
+        self.codec = StateCodec(digest_of(ENGINE_ID, track, vehicles), part_counts)
+        self.limits = StateLimits(part_counts, len(track.checkpoints), track.laps_to_finish,
+                                  [m.initial_q for m in self.models], PENALTY_FRAMES)
+        self._loop_length = self.route.length_um if self.route.loop else 0
+        self._world = [0] * len(WORLD_FIELDS)
+        self._world[W_SEED] = seed
+        self._cars = [self._start_state(slot, len(vehicles)) for slot in range(len(vehicles))]
+
+    # -- construction ----------------------------------------------------------------------------------
+
+    @classmethod
+    def new(cls, track: TrackSpec, vehicles: Sequence[VehicleSpec], *, seed: int = 0) -> "World":
+        """A round on ``track`` with ``vehicles`` in slot order, on the spec's start grid."""
+        if not isinstance(track, TrackSpec):
+            raise SimError("world-invalid-track", "track must be a TrackSpec")
+        vehicles = tuple(vehicles)
+        if not vehicles or not all(isinstance(v, VehicleSpec) for v in vehicles):
+            raise SimError("world-invalid-vehicles", "give at least one VehicleSpec, in slot order")
+        if len(vehicles) > track.player_capacity:
+            raise SimError("world-too-many-cars",
+                           f"{len(vehicles)} cars do not fit the start grid of {track.player_capacity} slots "
+                           f"(RP1 width {track.route[0].width_um} µm / 0.18 m per slot, at most 8)")
+        if type(seed) is not int or not 0 <= seed <= SEED_MAX:
+            raise SimError("world-invalid-seed", f"seed must be an int in 0..{SEED_MAX}")
+        return cls(track, vehicles, seed)
+
+    @classmethod
+    def demo(cls, cars: int = 8, seed: int = 0) -> "World":
+        """The built-in demo round: an 8-player loop circuit and the three car archetypes in turn."""
+        from sim_core.demo import demo_track, demo_vehicles
+
+        if type(cars) is not int or not 1 <= cars <= 8:
+            raise SimError("world-too-many-cars", "the demo track takes 1..8 cars")
+        return cls.new(demo_track(), demo_vehicles(cars), seed=seed)
+
+    def _start_state(self, slot: int, count: int) -> list[int]:
+        """Slot s of N: (s − (N−1)/2)·0.18 m along RP1's right, lifted 0.05 m, at rest, full battery."""
+        model = self.models[slot]
+        c = [0] * len(CAR_FIELDS) + [0] * (len(PART_FIELDS) * model.part_count)
+        c[LAT] = (2 * slot - (count - 1)) * START_GRID_CELL_UM // 2
+        c[H] = START_GRID_LIFT_UM
+        c[LEGAL_LAT] = c[LAT]
+        c[REMAINING_Q] = model.initial_q
+        c[FINISHED_FRAME] = -1
+        c[RETIRED_FRAME] = -1
+        for part in range(model.part_count):
+            c[part_field(part, P_TEMP)] = self.track.air_temperature_mc
+            c[part_field(part, P_BREAK_FRAME)] = -1
+        com = self.rules.com(c, model)
+        c[PREV_X], c[PREV_Y], c[PREV_Z] = com
+        c[ARMED] = 1 if self.rules.finish.arms(self.rules.finish.side(com)) else 0
+        return c
+
+    # -- the step --------------------------------------------------------------------------------------
+
+    def step(self, inputs: Mapping[int, Sequence[SkillEvent]] | None = None) -> None:
+        """Advance exactly one frame. ``inputs`` maps slot → skill events; a missing slot = no input."""
+        if self._world[W_DONE]:
+            raise SimError("sim-round-over", "the round has ended; start a new World")
+        skills = self._validated(inputs)
+        cars, models = self._cars, self.models
+        frame = self._world[W_FRAME] + 1
+        ledgers = []
+        for slot, c in enumerate(cars):
+            ledgers.append(None if c[RETIRED_FRAME] >= 0 else advance(c, models[slot], self.motion, skills[slot]))
+        resolve(cars, self._contact_boxes(), self._loop_length)
+        air = self.track.air_temperature_mc
+        breaking = [0 if ledger is None else settle(c, models[slot], ledger[0], ledger[1], air)
+                    for slot, (c, ledger) in enumerate(zip(cars, ledgers))]
+        for slot, c in enumerate(cars):
+            if c[STATUS] == STATUS_RACING and c[RETIRED_FRAME] < 0:
+                apply_rules(c, models[slot], self.rules, frame)
+        for slot, c in enumerate(cars):
+            if breaking[slot]:
+                self._commit_breakage(c, models[slot], breaking[slot], frame)
+        self._world[W_FRAME] = frame
+        update_round_end(self._world, cars, models, self.track.time_limit_frames)
+
+    def _validated(self, inputs: Mapping[int, Sequence[SkillEvent]] | None) -> list[tuple[int, ...]]:
+        skills = [NO_EVENTS] * len(self._cars)
+        if inputs is None:
+            return skills
+        if not isinstance(inputs, Mapping):
+            raise SimError("input-invalid", "inputs must map slot numbers to lists of SkillEvent")
+        for slot in sorted(inputs, key=lambda s: (type(s) is not int, s if type(s) is int else 0)):
+            if type(slot) is not int or not 0 <= slot < len(self._cars):
+                raise SimError("input-unknown-slot", f"slot {slot!r} is not a slot of this race (0..{len(self._cars) - 1})")
+            skills[slot] = validate_events(inputs[slot], self.models[slot].chip_skills, slot)
+        return skills
+
+    def _contact_boxes(self) -> list[tuple[int, int, int, int, int]]:
+        """Contact shapes; retired cars and cars under a penalty take no part (they are ghosts)."""
+        boxes = []
+        for c, m in zip(self._cars, self.models):
+            ghost = c[RETIRED_FRAME] >= 0 or c[PENALTY_TIMER] > 0
+            mass = 0 if ghost else m.mechanics(c[BROKEN_MASK]).mass_ug
+            boxes.append((m.length_um, m.width_um, m.height_um, mass, m.body_restitution))
+        return boxes
+
+    @staticmethod
+    def _commit_breakage(c: list[int], model: CarModel, newly: int, frame: int) -> None:
+        """End-of-frame damage transaction: first-time breaks in partIndex order; chassis → retired."""
+        for part in range(model.part_count):
+            if newly >> part & 1:
+                c[BROKEN_MASK] |= 1 << part
+                c[part_field(part, P_BREAK_FRAME)] = frame
+                if part == model.chassis:
+                    c[RETIRED_FRAME] = frame
+                    if c[STATUS] == STATUS_RACING:  # a legal finish is never demoted
+                        c[STATUS] = STATUS_RETIRED
+
+    # -- observation -----------------------------------------------------------------------------------
+
+    @property
+    def frame(self) -> int:
+        """Number of frames stepped."""
+        return self._world[W_FRAME]
+
+    @property
+    def done(self) -> bool:
+        return bool(self._world[W_DONE])
+
+    @property
+    def end_reason(self) -> str:
+        """Why the round ended ("" while it runs): all-finished, time-limit or endgame-closed."""
+        return END_REASONS[self._world[W_END_REASON]]
+
+    def standings(self) -> list[dict]:
+        """Cars in round rank order with their points (P − k + 1)."""
+        order = ranking(self._cars, self.models)
+        total = len(order)
+        result = []
+        for rank, slot in enumerate(order, start=1):
+            c = self._cars[slot]
+            result.append({
+                "rank": rank,
+                "slot": slot,
+                "status": status_name(c, self.models[slot]),
+                "laps": c[LAPS],
+                "progress_um": c[PROGRESS],
+                "finished_frame": c[FINISHED_FRAME] if c[FINISHED_FRAME] >= 0 else None,
+                "points": total - rank + 1,
+            })
+        return result
+
+    def disable_reason(self, slot: int) -> str | None:
+        """The first reason (spec order) why this car's skills are blocked, or None."""
+        c, model = self._cars[slot], self.models[slot]
+        mask = c[BROKEN_MASK]
+        if model.chip < 0:
+            return "disallow-chip"
+        if mask >> model.chip & 1:
+            return "chip-broken"
+        if not model.mechanics(mask).functional:
+            return "functional-disabled"
+        if c[RETIRED_FRAME] >= 0:
+            return "physics-retired"
+        return None
+
+    def car_state(self, slot: int) -> dict[str, int]:
+        """One car's state fields by name (diagnostics and tests; the step never reads this)."""
+        c = self._cars[slot]
+        names = field_names([self.models[slot].part_count])[len(WORLD_FIELDS):]
+        return {name.split(".", 1)[1]: value for name, value in zip(names, c)}
+
+    # -- state -------------------------------------------------------------------------------------------
+
+    def save_state(self) -> bytes:
+        """The canonical versioned little-endian bytes of the whole state (see ``sim_core.state``)."""
+        return self.codec.pack(self._world, self._cars)
+
+    def load_state(self, data: bytes) -> None:
+        """Replace the state with ``data`` atomically: everything is validated before anything changes."""
+        world, cars = self.codec.unpack(data, self.limits)
+        self._world, self._cars = world, cars
+
+    def state_hash(self) -> bytes:
+        """SHA-256 (32 bytes) of ``save_state()``."""
+        return hashlib.sha256(self.save_state()).digest()
+
+    def field_names(self) -> list[str]:
+        """Names of the saved integers in saved order (for diffing two states)."""
+        return field_names([m.part_count for m in self.models])
+
+    def corrupt_for_testing(self, slot: int = 0) -> None:
+        """Fault-injection hook: move car ``slot`` 1 µm to the right, as a desync would. Never call in a race."""
+        self._cars[slot][LAT] += 1
