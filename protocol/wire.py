@@ -202,6 +202,26 @@ def _build(cls: type, data: Any, path: str) -> Any:
     return cls(**{n: _convert(data[n], hints[n], f"{path}.{n}") for n in names})
 
 
+def peek_message_type(body: bytes) -> str:
+    """The ``type`` of a frame body, skipping the other values unbuilt, so rate limits can pick a bucket
+    before the body is decoded. Only a hint: ``decode_message`` still checks everything."""
+    unpacker = msgpack.Unpacker(raw=False, ext_hook=_reject_ext, timestamp=0)
+    unpacker.feed(body)
+    try:
+        for _ in range(unpacker.read_map_header()):
+            if unpacker.unpack() == "type":
+                kind = unpacker.unpack()
+                if isinstance(kind, str):
+                    return kind
+                break
+            unpacker.skip()
+    except ProtocolError:
+        raise
+    except (ValueError, TypeError, msgpack.exceptions.UnpackException) as exc:
+        raise ProtocolError("malformed-frame", f"the frame body is not a msgpack map ({type(exc).__name__})") from None
+    raise ProtocolError("unknown-message-type", "the frame body has no text 'type' field")
+
+
 def decode_message(body: bytes, registry: dict[str, type[Message]] | None = None) -> Message:
     """Strictly decode one frame body into its registered message type."""
     data = _unpack(body)
