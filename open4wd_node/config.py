@@ -22,10 +22,26 @@ class NodeConfig:
     deprecated_materials: tuple[str, ...] = field(default_factory=tuple)
     # Identity key file; empty = "<data-dir>/identity.key".
     identity_file: str = ""
+    # B-axis asset schema policy, per asset type (all empty today, as in the spec's pre-launch state):
+    # versions that start a new compatibility class, yanked (broken) versions, and minimum usable versions.
+    asset_walls: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    asset_yanked: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    asset_min_versions: dict[str, int] = field(default_factory=dict)
 
 
 DEFAULTS = NodeConfig()
-_TYPES: dict[str, type] = {"economy_config_version": int, "deprecated_materials": tuple, "identity_file": str}
+_TYPES: dict[str, Any] = {
+    "economy_config_version": int,
+    "deprecated_materials": tuple,
+    "identity_file": str,
+    "asset_walls": "versions-by-type",
+    "asset_yanked": "versions-by-type",
+    "asset_min_versions": "version-by-type",
+}
+
+
+def _positive_int(value: Any) -> bool:
+    return type(value) is int and value >= 1
 
 
 def _coerce(key: str, value: Any) -> Any:
@@ -34,6 +50,16 @@ def _coerce(key: str, value: Any) -> Any:
         raise UserError("config-invalid", f"option {key!r} must be an integer, got {value!r}")
     if want is str and not isinstance(value, str):
         raise UserError("config-invalid", f"option {key!r} must be a string, got {value!r}")
+    if want in ("versions-by-type", "version-by-type"):
+        single = want == "version-by-type"
+        ok = isinstance(value, dict) and all(
+            _positive_int(v) if single else isinstance(v, list) and all(_positive_int(x) for x in v)
+            for v in value.values()
+        )
+        if not ok:
+            shape = "a table of type = version" if single else "a table of type = [versions]"
+            raise UserError("config-invalid", f"option {key!r} must be {shape} (positive integers)")
+        return dict(value) if single else {k: tuple(sorted(set(v))) for k, v in value.items()}
     if want is tuple:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise UserError("config-invalid", f"option {key!r} must be a list of strings")

@@ -90,7 +90,7 @@ def test_config_file_and_errors(tmp_path, capsys):
     assert "error[config-invalid]" in capsys.readouterr().err
     bad.write_text("nonsense = 1\n")
     assert main(["--config", str(bad), "version"]) == 1
-    assert "known: deprecated_materials" in capsys.readouterr().err
+    assert "known: asset_min_versions, asset_walls" in capsys.readouterr().err
     bad.write_text("= broken")
     assert main(["--config", str(bad), "version"]) == 1
     assert main(["--config", str(tmp_path / "missing.toml"), "version"]) == 1
@@ -118,3 +118,11 @@ def test_ci_runs_the_readme_test_command():
     quick = readme.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].strip().splitlines()
     assert len(quick) == 2
     assert quick[1] in (ROOT / ".ci" / "run").read_text()
+
+
+def test_asset_policy_tables():
+    config = config_from_mapping({"asset_walls": {"tire": [3, 2, 3]}, "asset_min_versions": {"motor": 2}})
+    assert config.asset_walls == {"tire": (2, 3)} and config.asset_min_versions == {"motor": 2}
+    for bad in ({"asset_walls": {"tire": 3}}, {"asset_yanked": {"tire": [0]}}, {"asset_min_versions": {"motor": [2]}}):
+        with pytest.raises(UserError):
+            config_from_mapping(bad)
