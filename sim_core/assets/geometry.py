@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim_core.assets.constants import DEGENERATE_TRIANGLE_AREA_UM2
 from sim_core.assets.reader import Mesh
 
 CONTACT_DIRECTIONS = ("front", "back", "left", "right", "top", "bottom")
@@ -83,8 +84,8 @@ def measure(mesh: Mesh) -> MeshMetrics:
     six_volume = int(sum(det.tolist()))
     norms2 = (cross * cross).sum(axis=1).tolist() if len(t) else []
     doubled_areas = [math.isqrt(int(x)) for x in norms2]
-    # a triangle of area < 1e-8 m² = 100 µm² has |cross| = 2·area < 200 µm²
-    degenerate = sum(1 for x in norms2 if x < 200 * 200)
+    floor = 2 * DEGENERATE_TRIANGLE_AREA_UM2  # |cross| = 2 × area
+    degenerate = sum(1 for x in norms2 if x < floor * floor)
     contact = {}
     for name, (axis, sign) in _CONTACT_AXES.items():
         comp = cross[:, axis].tolist() if len(t) else []

@@ -1,0 +1,235 @@
+"""Part rules (spec/assets.md §9.2): each rejection code triggered by a crafted GLB."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from sim_core.assets import part as part_module
+from sim_core.assets.findings import Findings
+from sim_core.assets.glb_build import GlbBuilder, frame_matrix, translation_matrix
+from sim_core.assets.manifest import build_manifest
+from sim_core.assets.reader import read_glb
+from sim_core.assets.shapes import box, combine
+from tests.assets.crafting import box_part, drop_root, edit, move_node, node, root, set_root, source
+
+
+SLOTS = [{"skill": "boost", "allocation_pct": 10}]  # pygltflib drops empty lists from extras
+
+
+def findings_for(data: bytes, deprecated: frozenset[str] = frozenset(), new: bool = True) -> Findings:
+    findings = Findings()
+    build_manifest(read_glb(data), findings, deprecated=deprecated, for_new_product=new, allow_missing_version=False)
+    return findings
+
+
+def codes(data: bytes, **kw: Any) -> list[str]:
+    return sorted(set(findings_for(data, **kw).codes()))
+
+
+@pytest.mark.parametrize("stem", [f"{t}-0{n}" for t in ("chassis", "body", "tire", "motor", "battery", "roller", "chip", "weapon") for n in (1, 2, 3)])
+def test_every_builtin_source_passes(stem: str) -> None:
+    findings = findings_for(source(stem))
+    assert not findings.rejected, findings.codes()
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (drop_root("open4wd_version"), "no open4wd_version"),
+        (set_root(open4wd_version=2), "is 2"),
+        (set_root(open4wd_version=True), "True"),
+        (set_root(type="spoiler"), "not one of"),
+    ],
+)
+def test_schema_marker(change: Any, message: str) -> None:
+    findings = findings_for(edit(source("chip-01"), change))
+    assert findings.codes() == ["schema-marker-invalid"]
+    assert message in findings.items[0].message
+
+
+def test_missing_and_invalid_fields() -> None:
+    assert codes(edit(source("motor-01"), drop_root("torque_ratio"))) == ["missing-required-field"]
+    assert codes(edit(source("motor-01"), set_root(torque_ratio=101))) == ["field-invalid"]
+    assert codes(edit(source("motor-01"), set_root(torque_ratio="fast"))) == ["field-invalid"]
+    assert codes(edit(source("chip-01"), drop_root("material"))) == ["missing-required-field"]
+    assert codes(edit(source("weapon-01"), drop_root("passive"))) == ["missing-required-field"]
+
+
+def test_part_aabb_range() -> None:
+    assert codes(box_part("chip", "pc", (30, 0.5, 20), "Mount_Chip", skill_slots=SLOTS)) == ["part-aabb-out-of-range"]
+    assert codes(box_part("chip", "pc", (1200, 10, 20), "Mount_Chip", skill_slots=SLOTS)) == ["part-aabb-out-of-range"]
+
+
+def test_geometry_budget() -> None:
+    b = GlbBuilder()
+    for i in range(33):
+        b.node(f"Block_{i}", mesh=b.mesh(*box((i * 0.002, 0.0, 0.0), (i * 0.002 + 0.001, 0.001, 0.001))))
+    b.node("Mount_Chip", matrix=translation_matrix(0.0, 0.0, 0.0))
+    assert "part-geometry-budget" in codes(b.build({"open4wd_version": 1, "type": "chip", "material": "pc", "skill_slots": SLOTS}))
+
+
+def _part_from(shape: Any, kind: str = "chip", **fields: Any) -> bytes:
+    b = GlbBuilder()
+    b.node("Block", mesh=b.mesh(*shape))
+    b.node("Mount_Chip", matrix=translation_matrix(0.0, 0.0, 0.0))
+    return b.build({"open4wd_version": 1, "type": kind, "material": "pc", "skill_slots": SLOTS, **fields})
+
+
+def test_degenerate_triangle() -> None:
+    v, t = box((0.0, 0.0, 0.0), (0.02, 0.01, 0.02))
+    sliver = combine((v, t), box((0.03, 0.0, 0.0), (0.035, 0.001, 0.000001)))  # 1 µm thick: side faces of 5e-9 m²
+    assert "degenerate-triangle" in codes(_part_from(sliver))
+
+
+def test_open_and_inverted_meshes() -> None:
+    v, t = box((0.0, 0.0, 0.0), (0.02, 0.01, 0.02))
+    assert codes(_part_from((v, t[:-1]))) == ["mesh-not-watertight"]
+    assert codes(_part_from((v, t[:, ::-1]))) == ["mesh-volume-invalid"]
+
+
+def test_density_ratio_exceeded() -> None:
+    """No vehicle-legal pair of the shipped table exceeds 50:1, so one material is made lighter here."""
+    b = GlbBuilder()
+    b.node("Light", mesh=b.mesh(*box((0.0, 0.0, 0.0), (0.02, 0.01, 0.02))))
+    b.node("Heavy", mesh=b.mesh(*box((0.03, 0.0, 0.0), (0.04, 0.01, 0.02))))
+    b.node("Mount_Chip", matrix=translation_matrix(0.0, 0.0, 0.0))
+    data = b.build({"open4wd_version": 1, "type": "chip", "material": "copper", "skill_slots": SLOTS, "materials": [{"mesh_node": "Light", "material": "pe"}]})
+    findings = Findings()
+    solids = part_module._solids(read_glb(data), "chip", findings, frozenset(), True)
+    part_module._check_densities(solids, findings)
+    assert findings.codes() == []  # copper / pe = 8.4
+    lighter = tuple(replace(s, material=replace(s.material, density_kg_m3=100)) if s.material.id == "pe" else s for s in solids)
+    part_module._check_densities(lighter, findings)
+    assert findings.codes() == ["density-ratio-exceeded"]
+
+
+def test_material_scope_and_deprecation() -> None:
+    assert codes(edit(source("chip-01"), set_root(material="unobtainium"))) == ["material-not-allowed"]
+    assert codes(edit(source("chip-01"), set_root(material="asphalt"))) == ["material-not-allowed"]  # environment only
+    assert codes(edit(source("chip-01"), set_root(material="oil"))) == ["material-not-allowed"]  # fluid off a weapon
+    assert codes(edit(source("weapon-01"), set_root(material="oil"))) == []  # fluids are allowed on weapons
+    deprecated = frozenset({"glass_fiber"})
+    assert codes(source("chip-01"), deprecated=deprecated) == ["material-not-allowed"]  # new product
+    assert codes(source("chip-01"), deprecated=deprecated, new=False) == []  # already published: stays playable
+
+
+def test_material_double_declared() -> None:
+    def listed_twice(doc: dict) -> None:
+        root(doc)["materials"] = [{"mesh_node": "Chip_Board", "material": "pc"}, {"mesh_node": "Chip_Board", "material": "abs"}]
+
+    def node_and_list(doc: dict) -> None:
+        root(doc)["materials"] = [{"mesh_node": "Chip_Board", "material": "pc"}]
+        node(doc, "Chip_Board")["extras"] = {"material": "abs"}
+
+    assert codes(edit(source("chip-01"), listed_twice)) == ["material-double-declared"]
+    assert codes(edit(source("chip-01"), node_and_list)) == ["material-double-declared"]
+
+
+def test_mount_whitelist() -> None:
+    def rename(old: str, new: str) -> Any:
+        def change(doc: dict) -> None:
+            node(doc, old)["name"] = new
+
+        return change
+
+    assert codes(edit(source("chip-01"), rename("Mount_Chip", "Mount_Motor"))) == ["mount-whitelist"]
+    assert codes(edit(source("chassis-01"), rename("Mount_Weapon", "Spare"))) == ["mount-whitelist"]
+    assert codes(edit(source("chassis-01"), rename("Mount_Roller_CL", "Mount_Roller_XX"))) == ["mount-whitelist"]
+
+    def scaled(doc: dict) -> None:
+        n = node(doc, "Mount_Chip")
+        n.pop("matrix", None)
+        n["scale"] = [2, 2, 2]
+
+    assert codes(edit(source("chip-01"), scaled)) == ["mount-whitelist"]
+
+
+def test_chassis_mount_checks() -> None:
+    assert codes(edit(source("chassis-01"), move_node("Mount_Chip", 0.0, 0.05, 0.0))) == ["mount-aabb-reject"]
+    assert codes(edit(source("chassis-01"), move_node("Mount_Chip", 0.0, 0.006, 0.009))) == ["mount-gap-reject"]  # 1 mm from Mount_Battery
+
+    def tilted(doc: dict) -> None:  # hinge axis +X turned 70° upwards
+        n = node(doc, "Mount_Roller_CL")
+        n["matrix"] = [0.342, 0.94, 0.0, 0.0, -0.94, 0.342, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, -0.044, 0.003, 0.0, 1.0]
+
+    assert codes(edit(source("chassis-01"), tilted)) == ["hinge-axis-reject"]
+
+
+def test_mirrored_empty() -> None:
+    def mirror(doc: dict) -> None:
+        n = node(doc, "Mount_Chip")
+        n.pop("matrix", None)
+        n["scale"] = [-1, 1, 1]
+
+    assert "empty-mirrored" in codes(edit(source("chip-01"), mirror))
+
+
+def test_interface_deviation_fields() -> None:
+    assert codes(edit(source("chip-01"), set_root(auto_feature_deviations=[{"feature": "Mount_Chip"}]))) == ["interface-deviation-exceed"]
+    assert codes(edit(source("chip-01"), set_root(auto_feature_deviations="none"))) == ["interface-measurement-invalid"]
+
+
+def test_battery_output_rule() -> None:
+    assert codes(edit(source("battery-01"), set_root(configured_output_w=1729))) == ["battery-output-exceeds-volume"]  # 21.6 cm³ → 1728 W
+    assert codes(edit(source("battery-01"), set_root(configured_output_w=1728))) == []
+    assert codes(edit(source("battery-01"), set_root(configured_output_w=0))) == ["battery-output-exceeds-volume"]
+    assert codes(edit(source("battery-01"), set_root(configured_output_w=Decimal("1.0005")))) == ["field-invalid"]  # finer than 1 mW
+    rule = findings_for(edit(source("battery-01"), set_root(configured_output_w=5000))).items[0].rule
+    assert rule == "PART-R-001"
+
+
+@pytest.mark.parametrize(
+    "slots",
+    [
+        [{"skill": "boost", "allocation_pct": 60}, {"skill": "brake", "allocation_pct": 50}],  # sum > 100
+        [{"skill": "boost", "allocation_pct": 10}, {"skill": "boost", "allocation_pct": 10}],  # duplicate
+        [{"skill": "boost", "allocation_pct": 0}],
+        [{"skill": "boost", "allocation_pct": Decimal("10.5")}],
+        [{"skill": "teleport", "allocation_pct": 10}],
+        [{"skill": s, "allocation_pct": 10} for s in ("boost", "brake", "jump", "slam")],  # 4 slots on a 3-slot chip
+        "boost",
+    ],
+)
+def test_chip_allocation(slots: Any) -> None:
+    findings = findings_for(edit(source("chip-01"), set_root(skill_slots=slots)))
+    assert findings.codes() == ["chip-allocation-invalid"]
+    assert findings.items[0].rule == "PHYS-R-001"
+
+
+def test_chip_slot_count_follows_integer_volume() -> None:
+    from sim_core.assets.part import chip_slot_count
+
+    assert [chip_slot_count(v) for v in (0, 1_499_999_999_999, 1_500_000_000_000, 3_000_000_000_000, 6_000_000_000_000)] == [1, 1, 2, 3, 4]
+
+
+def test_weapon_rules() -> None:
+    assert codes(edit(source("weapon-02"), drop_root("weapon_mechanism"))) == ["weapon-active-incomplete"]
+    assert codes(edit(source("weapon-02"), set_root(weapon_main_mesh_node="Nowhere"))) == ["weapon-active-incomplete"]
+
+    def no_axis(doc: dict) -> None:
+        node(doc, "Axis")["name"] = "Not_Axis"
+
+    assert codes(edit(source("weapon-03"), no_axis)) == ["weapon-active-incomplete"]
+    actuator = {"pivot_node": "Pivot_Rotor", "rotation_axis": [0, 1, 0], "weapon_max_angle_deg": 360, "mesh_node": "Spinner_Rotor"}
+    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "weapon_max_angle_deg": 0}]))) == ["weapon-actuator-invalid"]
+    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{k: v for k, v in actuator.items() if k != "weapon_max_angle_deg"}]))) == ["weapon-actuator-invalid"]
+    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[actuator] * 9))) == ["weapon-actuator-invalid"]
+    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "chain": ["Chain_Segment_1"]}]))) == ["weapon-payload-invalid"]
+    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "mesh_node": "Pivot_Rotor"}]))) == ["weapon-payload-invalid"]
+
+    def unarm(doc: dict) -> None:
+        for i in (1, 2, 3):
+            node(doc, f"Dart_{i}")["extras"] = {}
+        root(doc)["materials"] = []
+
+    assert codes(edit(source("weapon-03"), unarm)) == ["launch-ammo-invalid"]
+
+
+def test_no_mesh() -> None:
+    b = GlbBuilder()
+    b.node("Mount_Chip", matrix=frame_matrix((0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)))
+    assert codes(b.build({"open4wd_version": 1, "type": "chip", "material": "pc", "skill_slots": SLOTS})) == ["no-mesh"]
