@@ -86,17 +86,20 @@ async def _receive_handshake_frame(stream: trio.abc.Stream) -> bytes:
     return body
 
 
+async def _send_handshake(stream: trio.abc.Stream, messages: list[Message]) -> None:
+    if messages:  # one write per step: the listener's hello and auth must not wait on each other
+        await stream.send_all(b"".join(_frame(msg, HANDSHAKE) for msg in messages))
+
+
 async def _run_handshake(stream: trio.abc.Stream, handshake: Handshake) -> HandshakeResult:
     with trio.move_on_at(handshake.deadline_ms / 1000):
-        for msg in handshake.start():
-            await stream.send_all(_frame(msg, HANDSHAKE))
+        await _send_handshake(stream, handshake.start())
         while handshake.result is None:
             msg = decode_handshake_message(await _receive_handshake_frame(stream))
             if isinstance(msg, LinkClose):
                 code, text = close_reason(msg)
                 raise LinkClosed(code, f"the peer refused the link: {text}", by_peer=True)
-            for reply in handshake.receive(msg, now_ms()):
-                await stream.send_all(_frame(reply, HANDSHAKE))
+            await _send_handshake(stream, handshake.receive(msg, now_ms()))
         return handshake.result
     handshake.expire(handshake.deadline_ms)  # the deadline timer fired
     raise AssertionError("unreachable: expire raises once the deadline has passed")

@@ -80,16 +80,22 @@ class IngressGuard:
         if not (self.general.take(now_ms) and self.general_bytes.take(now_ms, len(body))):
             return self._drop()
         try:
-            kind = peek_message_type(body)
-            if kind in self.expensive and not self.expensive_bucket.take(now_ms):
-                return self._drop()
-            self.consecutive_drops = 0
+            expensive = peek_message_type(body) in self.expensive
+        except ProtocolError as exc:
+            return self._violation(exc)
+        if expensive and not self.expensive_bucket.take(now_ms):
+            return self._drop()
+        self.consecutive_drops = 0
+        try:
             return decode_message(body, self.registry)
         except ProtocolError as exc:
-            self.consecutive_drops = 0
-            if self.violations.record(exc.code):
-                raise ProtocolError(exc.code, f"{self.violations.count} protocol violations; the last: {exc.message}") from None
-            return None
+            return self._violation(exc)
+
+    def _violation(self, exc: ProtocolError) -> None:
+        self.consecutive_drops = 0
+        if self.violations.record(exc.code):
+            raise ProtocolError(exc.code, f"{self.violations.count} protocol violations; the last: {exc.message}")
+        return None
 
     def _drop(self) -> None:
         self.dropped += 1

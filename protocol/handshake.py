@@ -1,6 +1,8 @@
 """Sans-IO mutual authentication of a link: both sides prove their master identity over one transcript.
 
-Dialer → ``link-hello``; listener → ``link-hello`` + ``link-auth``; dialer → ``link-auth``. Each
+Dialer → ``link-hello``; listener → ``link-hello`` + ``link-auth``; dialer → ``link-auth``, only after
+it has checked the listener's proof (so it signs nothing for an impostor, and a stream without any
+buffering cannot deadlock with both sides sending). Each
 ``link-auth`` signs a role-tagged message over the transcript digest: SHA-256 of the canonical DAG-CBOR
 map of the domain, the protocol version and both sides' PeerId and fresh 32-byte nonce, each under its
 fixed role. Fresh nonces make every digest unique, so a signature cannot be replayed into another link,
@@ -189,8 +191,7 @@ class Handshake:
         else:
             self._transcript = transcript_digest(self.protocol_version, hello.peerId, hello.nonce, self.identity.peer_id, self.nonce)
         self._state = "await-auth"
-        # The listener answers with its hello and proof at once; the dialer proves itself after seeing the listener's.
-        return [self._auth()] if self.role == DIALER else [self._hello(), self._auth()]
+        return [] if self.role == DIALER else [self._hello(), self._auth()]
 
     def _on_auth(self, auth: LinkAuth) -> list[Message]:
         assert self._peer is not None and self._transcript is not None
@@ -199,4 +200,4 @@ class Handshake:
             raise self._fail("handshake-invalid-signature", f"the peer's link-auth is not a valid signature by {self._peer.peerId}")
         self._state = "done"
         self.result = HandshakeResult(peer_id=self._peer.peerId, transcript=self._transcript, role=self.role)
-        return []
+        return [self._auth()] if self.role == DIALER else []

@@ -149,7 +149,8 @@ def _listener_waiting_for_auth():
     (hello,) = d.start()
     l.start()
     l_hello, l_auth = l.receive(wire(hello), 0)
-    (d_auth,) = d.receive(wire(l_hello), 0)
+    assert d.receive(wire(l_hello), 0) == []
+    (d_auth,) = d.receive(wire(l_auth), 0)
     return d, l, l_auth, d_auth
 
 
