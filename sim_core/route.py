@@ -173,8 +173,11 @@ class Route:
         return 0 if arc < 0 else self.length_um if arc > self.length_um else arc
 
     def point(self, arc: int, lateral: int, height: int) -> Vec3:
-        """World position (µm) of the ribbon point at ``arc`` offset by ``lateral`` (right) and ``height`` (up)."""
-        s = self.wrap(arc)
+        """World position (µm) of the ribbon point at ``arc`` offset by ``lateral`` (right) and ``height`` (up).
+
+        Beyond the ends of a linear route the end frames extend straight along their tangents.
+        """
+        s = arc % self.length_um if self.loop else arc
         i = self.index(s)
         ds = s - self.arc[i]
         return (
