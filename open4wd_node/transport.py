@@ -2,7 +2,8 @@
 
 The listener runs the handshake on each accepted connection in its own task; a connection that fails
 the handshake, or a handler that ends by ``LinkClosed`` or a coded ``ProtocolError``, costs only that
-connection, never the listener.
+connection, never the listener. At most ``max_handshakes`` connections may be mid-handshake at once;
+more are closed on arrival, so a burst of silent connections cannot pile up tasks.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from protocol.wire import Message
 from open4wd_node.link import Link, LinkClosed, open_link
 from open4wd_node.link_rules import LinkLimits
 
+__all__ = ["Link", "LinkClosed", "LinkLimits", "ListenAddress", "dial", "serve"]
+
 log = structlog.get_logger("open4wd_node.transport")
+MAX_HANDSHAKES = 64
 
 LinkHandler = Callable[[Link], Awaitable[None]]
 
@@ -65,20 +69,30 @@ async def serve(
     expensive: frozenset[str] = frozenset(),
     limits: LinkLimits = LinkLimits(),
     registry: dict[str, type[Message]] | None = None,
+    max_handshakes: int = MAX_HANDSHAKES,
     task_status: trio.TaskStatus[ListenAddress] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Listen on ``host:port`` until cancelled; use ``await nursery.start(serve, ...)`` to get the
     ``ListenAddress``. Each authenticated link goes to ``handler(link)`` and is closed when it returns."""
     listeners = await trio.open_tcp_listeners(port, host=host)
     bound_host, bound_port = listeners[0].socket.getsockname()[:2]
+    pending = 0
 
     async def on_connection(stream: trio.SocketStream) -> None:
+        nonlocal pending
         address = _address(stream)
+        if pending >= max_handshakes:
+            log.info("link-refused", code="listener-busy", reason=f"{pending} handshakes in progress", address=address)
+            await trio.aclose_forcefully(stream)
+            return
+        pending += 1
         try:
             link = await open_link(stream, identity, LISTENER, expensive=expensive, limits=limits, registry=registry)
         except LinkClosed as exc:
             log.info("link-refused", code=exc.code, reason=exc.message, address=address)
             return
+        finally:
+            pending -= 1
         try:
             await handler(link)
         except LinkClosed as exc:

@@ -12,7 +12,7 @@ from protocol.errors import ProtocolError
 from protocol.handshake import DIALER, LISTENER, Handshake, LinkAuth, LinkClose, LinkHello
 from protocol.identity import Identity
 from protocol.version_collection import VersionInfoMessage, VersionRequest
-from protocol.wire import HANDSHAKE, FrameDecoder, decode_message, encode_frame, encode_message
+from protocol.wire import HANDSHAKE, HEADER, FrameDecoder, decode_message, encode_frame, encode_message
 from tests.transport.peers import RawPeer, frame
 
 HOST_ID = Identity(bytes([2]) * 32)
@@ -283,3 +283,11 @@ async def test_eof_without_a_reason():
     await raw.stream.aclose()
     reason = await closed_reason(link.receive)
     assert (reason.code, reason.by_peer) == ("link-eof", True)
+
+
+async def test_an_oversize_handshake_frame_is_refused_before_its_body_is_read():
+    left, right = trio.testing.memory_stream_pair()
+    await left.send_all(HEADER.pack(HANDSHAKE.max_frame_bytes + 1))
+    reason = await closed_reason(open_link, right, HOST_ID, LISTENER)
+    assert reason.code == "frame-too-large"
+    assert [m.code for m in await raw_handshake_frames(left)] == ["frame-too-large"]

@@ -5,14 +5,14 @@ import dataclasses
 import pytest
 import trio
 
-from open4wd_node.link import LinkClosed
+from open4wd_node.link import LinkClosed, now_ms
 from open4wd_node.link_rules import LinkLimits
 from open4wd_node.transport import dial, serve
 from protocol.errors import ProtocolError
-from protocol.handshake import LinkClose
+from protocol.handshake import DIALER, Handshake, LinkClose, decode_handshake_message
 from protocol.identity import Identity
 from protocol.version_collection import VersionInfoMessage, VersionRequest
-from protocol.wire import HEADER, ROOM
+from protocol.wire import HANDSHAKE, HEADER, ROOM, FrameDecoder, encode_frame, encode_message
 from tests.transport.peers import RawPeer, frame
 
 HOST_ID = Identity(bytes([2]) * 32)
@@ -175,4 +175,38 @@ async def test_ping_round_trip_is_measured():
                 await link.receive()  # nothing comes; the link pings and reads pongs meanwhile
             assert isinstance(link.rtt_ms, int) and link.rtt_ms >= 0
             assert host.received == []  # pings and pongs never reach the caller
+        nursery.cancel_scope.cancel()
+
+
+async def test_connections_beyond_the_handshake_limit_are_closed_on_arrival():
+    host = Host()
+    async with trio.open_nursery() as nursery:
+        address = await start_host(nursery, host, max_handshakes=1)
+        slow = await trio.open_tcp_stream(address.host, address.port)
+        handshake = Handshake(GUEST_ID, DIALER, now_ms())
+        await slow.send_all(b"".join(encode_frame(encode_message(m), HANDSHAKE) for m in handshake.start()))
+        decoder, replies = FrameDecoder(HANDSHAKE), []
+        while len(replies) < 2:  # the listener's hello and auth: its handshake is now in progress
+            replies += decoder.feed(await slow.receive_some(4096))
+        async with await trio.open_tcp_stream(address.host, address.port) as refused:
+            assert await RawPeer(refused, THIRD_ID).messages_until_eof() == []
+        for body in replies:
+            answer = handshake.receive(decode_handshake_message(body), now_ms())
+        await slow.send_all(b"".join(encode_frame(encode_message(m), HANDSHAKE) for m in answer))
+        await wait_for(lambda: host.links)  # the slot is free again
+        async with await dial(address.host, address.port, THIRD_ID) as link:
+            await link.send(VersionRequest(sender="after"))
+            assert await link.receive() == VersionRequest(sender="echo:after")
+        await slow.aclose()
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_silent_connection_times_out_over_tcp(autojump_clock):
+    host = Host()
+    async with trio.open_nursery() as nursery:
+        address = await start_host(nursery, host)
+        async with await trio.open_tcp_stream(address.host, address.port) as silent:
+            told = await RawPeer(silent, GUEST_ID).messages_until_eof()
+        assert [m.code for m in told] == ["handshake-timeout"]
+        assert trio.current_time() >= 5.0
         nursery.cancel_scope.cancel()
