@@ -9,6 +9,7 @@ Sans-IO: methods take ``now_ms`` and return ``room_actions``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from protocol.errors import ProtocolError
@@ -108,7 +109,7 @@ class MemberRoom:
         my_info: ClientVersionInfo,
         assets: RoomAssets,
         *,
-        rotation: list[Any] | None = None,
+        choose_car: Callable[[int], list[Any]] | None = None,
         auto_ready: bool = False,
     ) -> None:
         self.identity = identity
@@ -118,7 +119,8 @@ class MemberRoom:
         self.role = role
         self.my_info = my_info
         self.assets = assets
-        self.rotation = rotation
+        self.choose_car = choose_car  # rounds -> one loadout per round, asked once the rounds are known
+        self.rotation: list[Any] | None = None
         self.auto_ready = auto_ready
         self.state: RoomState | None = None
         self.collector: VersionCollector | None = None
@@ -168,10 +170,7 @@ class MemberRoom:
     def _on_verdict(self, msg: JoinVerdict, now_ms: int) -> list[object]:
         if not msg.ok:
             return [Notify("error", {"code": msg.reason, "message": msg.detail or "the host refused to admit this node"})]
-        actions: list[object] = [Notify("joined", {"room_id": self.room_id, "role": self.role})]
-        if self.role == "participant" and self.rotation is not None:
-            actions.append(Send(self.host_peer, CarRotation(list(self.rotation))))
-        return actions
+        return [Notify("joined", {"room_id": self.room_id, "role": self.role})]
 
     def _on_state(self, msg: RoomState, now_ms: int) -> list[object]:
         if msg.roomId != self.room_id or msg.hostPeerId != self.host_peer:
@@ -190,6 +189,8 @@ class MemberRoom:
             self.compatibility.pop(peer, None)
         if set(self.members) != before:
             actions += self._restart_collection(now_ms)
+        if self.role == "participant" and self.rotation is None and self.choose_car is not None:
+            actions += self.set_rotation(self.choose_car(len(self.config.rounds)))
         actions += self._fetch_missing()
         return actions + self._maybe_auto_ready(now_ms)
 

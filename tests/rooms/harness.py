@@ -80,7 +80,7 @@ class Net:
                    secret: str | None = None, link=True, rotation=None) -> MemberRoom:
         member = MemberRoom(
             identity, self.room_id, self.host_id.peer_id, role, info or node_version_info("sim_core/1", 1, 0, "t"),
-            assets or FakeAssets(), rotation=[LOADOUT] * self.rounds if rotation is None else rotation,
+            assets or FakeAssets(), choose_car=lambda rounds: [LOADOUT] * rounds if rotation is None else rotation,
             auto_ready=auto_ready,
         )
         self.members[identity.peer_id] = member

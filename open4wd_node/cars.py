@@ -1,0 +1,52 @@
+"""Cars a player can bring: the three built-in archetypes, or a loadout JSON file of their own.
+
+``--car speed|heavy|control`` picks the matching built-in parts (``builtin:<type>-01/02/03``) for every
+round; ``--car FILE.json`` reads one loadout object (used for every round) or a list with one loadout
+per round. Parts in a file are ``builtin:`` refs or content ids of assets in the local store.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from open4wd_node.context_errors import UserError
+
+ARCHETYPES = {"speed": 1, "heavy": 2, "control": 3}
+CORNERS = ("FL", "FR", "RL", "RR")
+MAX_CAR_FILE_BYTES = 64 * 1024
+
+
+def archetype_loadout(name: str) -> dict[str, Any]:
+    n = ARCHETYPES[name]
+    part = lambda kind: f"builtin:{kind}-{n:02d}"  # noqa: E731 - a one-line naming rule
+    return {
+        "chassis": part("chassis"),
+        "body": part("body"),
+        "motor": part("motor"),
+        "battery": part("battery"),
+        "tires": {corner: part("tire") for corner in CORNERS},
+        "rollers": {corner: part("roller") for corner in CORNERS},
+        "chip": part("chip"),
+        "weapon": part("weapon"),
+    }
+
+
+def car_rotation(ref: str, rounds: int) -> list[dict[str, Any]]:
+    """One loadout per round from ``--car``; refuses anything that is not a car description."""
+    if ref in ARCHETYPES:
+        return [archetype_loadout(ref)] * rounds
+    path = Path(ref)
+    try:
+        if path.stat().st_size > MAX_CAR_FILE_BYTES:
+            raise UserError("car-invalid", f"{ref} is larger than {MAX_CAR_FILE_BYTES} bytes")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError("car-invalid", f"--car takes {', '.join(ARCHETYPES)} or a loadout JSON file; {ref!r} is neither") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UserError("car-invalid", f"cannot read the loadout file {ref}: {exc}") from None
+    cars = data if isinstance(data, list) else [data] * rounds
+    if len(cars) != rounds or not all(isinstance(c, dict) for c in cars):
+        raise UserError("car-invalid", f"{ref} must hold one loadout object, or a list of {rounds} (one per round)")
+    return cars

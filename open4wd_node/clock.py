@@ -1,0 +1,20 @@
+"""Wall-clock milliseconds derived from trio's clock.
+
+Signed payloads carry epoch milliseconds that peers compare (±30 s), so the protocol needs wall time;
+deriving it from trio's monotonic clock (offset fixed once) keeps it monotonic on a real run and lets
+``trio.testing.MockClock`` drive every protocol deadline in tests.
+"""
+
+from __future__ import annotations
+
+import time
+
+import trio
+
+
+class NodeClock:
+    def __init__(self) -> None:
+        self._offset_ms = time.time_ns() // 1_000_000 - int(trio.current_time() * 1000)
+
+    def now_ms(self) -> int:
+        return self._offset_ms + int(trio.current_time() * 1000)

@@ -1,0 +1,37 @@
+"""``open4wd-node host``: open a room, print its invitation, show the room until the match starts."""
+
+from __future__ import annotations
+
+import trio
+
+from open4wd_node.cars import ARCHETYPES, car_rotation
+from open4wd_node.room_cli import add_room_output_options, finish, parse_listen, room_identity
+from open4wd_node.room_session import HostOptions, host_room
+
+
+def run(args, ctx) -> int:
+    host, port = parse_listen(args.listen)
+    options = HostOptions(
+        listen_host=host, listen_port=port, track=args.track, rounds=args.rounds, laps=args.laps,
+        min_players=args.min_players, max_players=args.max_players, spectators=args.spectators,
+        auto_ready=args.auto_ready, nickname=args.nickname,
+    )
+    car = args.car
+    car_rotation(car, options.rounds)  # refuse a bad --car before opening anything
+    identity, events = room_identity(ctx, args)
+    outcome = trio.run(host_room, ctx, identity, options, lambda rounds: car_rotation(car, rounds), events)
+    return finish(outcome, events)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("host", help="host a room and wait for players")
+    parser.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT", help="address to listen on (port 0 picks a free one)")
+    parser.add_argument("--track", default="builtin:track-02", metavar="REF", help="track of every round (builtin:track-NN or a content id)")
+    parser.add_argument("--rounds", type=int, default=1, metavar="N", help="rounds in the match (1..5)")
+    parser.add_argument("--laps", type=int, default=3, metavar="L", help="laps per round on loop tracks (1..10)")
+    parser.add_argument("--car", default="speed", metavar="REF", help=f"your car: {', '.join(ARCHETYPES)} or a loadout JSON file")
+    parser.add_argument("--min-players", type=int, default=2, metavar="N", help="participants needed before the start (2..8)")
+    parser.add_argument("--max-players", type=int, default=8, metavar="N", help="participant seats (2..8, at most the track's)")
+    parser.add_argument("--spectators", type=int, default=0, metavar="N", help="spectator seats (0 = no spectators)")
+    add_room_output_options(parser)
+    parser.set_defaults(run=run)

@@ -1,0 +1,54 @@
+"""What a node tells its user: one JSON object per line (``--json``), or readable lines.
+
+Every event has an ``event`` key; the names are the stable ``--json`` interface (README). PeerIds in
+the readable form are shortened to their last 4 characters, as the spec's own messages do.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+
+def short(peer: object) -> str:
+    return f"…{peer[-4:]}" if isinstance(peer, str) and len(peer) > 4 else str(peer)
+
+
+def _text(event: str, d: dict[str, Any]) -> str:
+    if event == "room-created":
+        lines = [f"room {d['room_id']} is open; share an invitation:"]
+        lines += [f"  {role:<11} {invite}" for role, invite in d.get("invites", {}).items()]
+        return "\n".join(lines)
+    if event == "compatibility":
+        if d["compatible"]:
+            return f"version check {short(d['peer'])}: compatible"
+        detail = "; ".join(d.get("differences") or d["reasons"])
+        return f"version check {short(d['peer'])}: INCOMPATIBLE ({detail})"
+    if event == "member-joined":
+        return f"+ {short(d['peer'])} joined as {d.get('role', 'participant')} ({d.get('nickname', '')})"
+    if event == "member-left":
+        return f"- {short(d['peer'])} left ({d.get('reason', 'link closed')})"
+    if event == "notice":
+        return f"notice [{d['kind']}]: {d['text']}"
+    if event == "ready":
+        return f"{short(d['peer'])} is {'ready' if d['ready'] else 'not ready'}"
+    if event == "countdown":
+        return f"start locked: match {d['match_id'][:12]}…, countdown 5 s"
+    if event == "match-start":
+        roster = ", ".join(short(p) for p in d["roster"])
+        return f"match {d['match_id']} started with {roster}"
+    if event == "error":
+        return f"error[{d['code']}]: {d['message']}"
+    rest = ", ".join(f"{k}={v}" for k, v in d.items())
+    return f"{event}: {rest}" if rest else event
+
+
+class EventSink:
+    def __init__(self, *, as_json: bool, stream: TextIO | None = None) -> None:
+        self.as_json = as_json
+        self.stream = stream or sys.stdout
+
+    def emit(self, event: str, **data: Any) -> None:
+        line = json.dumps({"event": event, **data}, default=str) if self.as_json else _text(event, data)
+        print(line, file=self.stream, flush=True)

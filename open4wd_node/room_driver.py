@@ -1,0 +1,235 @@
+"""Runs a room's sans-IO machines over real links: routing, per-link outboxes, timers, asset transfer.
+
+One driver per node. In a host node the host's own ``MemberRoom`` talks to its ``HostRoom`` in
+process (the host's PeerId is the sender both ways); every other member is a ``Link``. All machine
+calls happen synchronously in trio tasks of one nursery, so no locking is needed; sends go through a
+bounded outbox per link and a slow peer whose outbox overflows is disconnected instead of stalling
+the room.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+import structlog
+import trio
+
+from open4wd_node.asset_transfer import AssetTransfer
+from open4wd_node.clock import NodeClock
+from open4wd_node.events import EventSink
+from open4wd_node.link import Link, LinkClosed
+from protocol.errors import ProtocolError
+from protocol.room_actions import CloseLink, Notify, Send
+from protocol.room_host import HostRoom
+from protocol.room_member import FetchAssets, MatchStarted, MemberRoom, RelayedIn
+from protocol.room_messages import JoinRequest
+from protocol.wire import Message
+
+log = structlog.get_logger("open4wd_node.room")
+
+OUTBOX_CAPACITY = 512
+JOIN_REQUEST_TIMEOUT_S = 10
+TICK_S = 0.05
+# In a host node the member machine reports what every member sees; the host adds only these.
+HOST_EVENTS = frozenset({"ready", "ready-set", "ready-set-refused", "grid-cancelled", "error"})
+
+
+@dataclass
+class Outbox:
+    link: Link
+    send: trio.MemorySendChannel
+    receive: trio.MemoryReceiveChannel
+
+
+@dataclass
+class RoomOutcome:
+    started: MatchStarted | None = None
+    links: dict[str, Link] = field(default_factory=dict)
+
+
+class RoomDriver:
+    def __init__(
+        self, member: MemberRoom, events: EventSink, transfer: AssetTransfer, host: HostRoom | None = None,
+        on_notices=None,
+    ) -> None:
+        self.member = member
+        self.host = host
+        self.events = events
+        self.transfer = transfer
+        self.me = member.me
+        self.outboxes: dict[str, Outbox] = {}
+        self.outcome = RoomOutcome()
+        self.done = trio.Event()
+        self.clock = NodeClock()
+        self._nursery: trio.Nursery | None = None
+        self._on_notices = on_notices
+
+    # ---- routing (synchronous) --------------------------------------------------------------------
+
+    def from_host(self, actions: list[object]) -> None:
+        for action in actions:
+            if isinstance(action, Send):
+                if action.peer == self.me:
+                    self.from_member(self.member.message(self.me, action.message, self.clock.now_ms()))
+                else:
+                    self._enqueue(action.peer, action.message)
+            elif isinstance(action, CloseLink):
+                self._close_soon(action.peer, action.code)
+            elif isinstance(action, Notify):
+                if action.event in HOST_EVENTS:
+                    self.events.emit(action.event, **action.data)
+
+    def from_member(self, actions: list[object]) -> None:
+        for action in actions:
+            if isinstance(action, Send):
+                if self.host is not None:
+                    self.from_host(self.host.message(self.me, action.message, self.clock.now_ms()))
+                else:
+                    self._enqueue(self.member.host_peer, action.message)
+            elif isinstance(action, Notify):
+                self.events.emit(action.event, **action.data)
+            elif isinstance(action, FetchAssets):
+                self._nursery.start_soon(self._fetch, action)
+            elif isinstance(action, RelayedIn):
+                for reply in self.transfer.on_relayed(action.origin, action.message):
+                    self._relay_send(reply)
+            elif isinstance(action, MatchStarted):
+                self.outcome.started = action
+                self.done.set()
+        if self._on_notices is not None:
+            self._on_notices()
+
+    def _enqueue(self, peer: str, message: Message) -> None:
+        outbox = self.outboxes.get(peer)
+        if outbox is None:
+            return
+        try:
+            outbox.send.send_nowait(message)
+        except trio.WouldBlock:
+            self._close_soon(peer, "link-backlog")
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+
+    def _close_soon(self, peer: str, code: str) -> None:
+        outbox = self.outboxes.get(peer)
+        if outbox is not None:
+            outbox.send.close()  # the writer flushes what is queued (a verdict), then closes the link
+
+    async def _fetch(self, request: FetchAssets) -> None:
+        for ref in request.refs:
+            stored = await self.transfer.fetch(request.owner, ref, self._relay_send)
+            if stored:
+                self.from_member(self.member.asset_stored(ref, self.clock.now_ms()))
+
+    def _relay_send(self, message: Message) -> None:
+        self.from_member([Send(self.member.host_peer, message)])
+
+    # ---- per-link tasks ---------------------------------------------------------------------------
+
+    def attach(self, link: Link) -> Outbox:
+        old = self.outboxes.get(link.peer_id)
+        if old is not None:
+            old.send.close()
+        send, receive = trio.open_memory_channel[Message](OUTBOX_CAPACITY)
+        outbox = Outbox(link, send, receive)
+        self.outboxes[link.peer_id] = outbox
+        return outbox
+
+    async def _writer(self, outbox: Outbox) -> None:
+        async with outbox.receive:
+            async for message in outbox.receive:
+                await outbox.link.send(message)
+        await outbox.link.aclose("closed-by-host", "the room closed this link")
+
+    async def run_link(self, outbox: Outbox, on_message, on_closed) -> None:
+        """Read and write one link until it ends; report its end exactly once."""
+        link = outbox.link
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._writer, outbox)
+                try:
+                    async for message in link:
+                        on_message(link.peer_id, message)
+                except LinkClosed as exc:
+                    log.info("link-ended", peer=link.peer_id, code=exc.code, reason=exc.message)
+                nursery.cancel_scope.cancel()
+        finally:
+            if self.outboxes.get(link.peer_id) is outbox:
+                del self.outboxes[link.peer_id]
+                on_closed(link.peer_id)
+
+    async def ticker(self) -> None:
+        while True:
+            await trio.sleep(TICK_S)
+            now = self.clock.now_ms()
+            if self.host is not None:
+                self.from_host(self.host.tick(now))
+            self.from_member(self.member.tick(now))
+
+    # ---- host side --------------------------------------------------------------------------------
+
+    async def accept(self, link: Link) -> None:
+        """Handler for every authenticated link a host accepts: a join request within 10 s, then the room."""
+        first = None
+        with trio.move_on_after(JOIN_REQUEST_TIMEOUT_S):
+            try:
+                first = await link.receive()
+            except LinkClosed:
+                return
+        if first is None:
+            await link.aclose("join-timeout", f"no join request within {JOIN_REQUEST_TIMEOUT_S} s")
+            return
+        if not isinstance(first, JoinRequest):
+            await link.aclose("join-expected", "the first message on a room link must be a join request")
+            return
+        outbox = self.attach(link)
+        self.from_host(self.host.join(link.peer_id, link.transcript, first, self.clock.now_ms()))
+        await self.run_link(
+            outbox,
+            lambda peer, msg: self.from_host(self.host.message(peer, msg, self.clock.now_ms())),
+            lambda peer: self.from_host(self.host.link_closed(peer, self.clock.now_ms())),
+        )
+
+    # ---- member side ------------------------------------------------------------------------------
+
+    async def run_member_link(self, link: Link) -> None:
+        outbox = self.attach(link)
+        await self.run_link(
+            outbox,
+            lambda peer, msg: self.from_member(self.member.message(peer, msg, self.clock.now_ms())),
+            self._host_lost,
+        )
+
+    def _host_lost(self, peer: str) -> None:
+        if not self.done.is_set():
+            self.events.emit("error", code="host-lost", message="the link to the host ended before the match started")
+            self.done.set()
+
+    def handle_error(self, exc: ProtocolError) -> None:
+        self.events.emit("error", code=exc.code, message=exc.message)
+
+
+PLAYER_COMMANDS = "ready | cancel | leave"
+
+
+async def read_player_commands(driver: RoomDriver) -> None:
+    """Lines on stdin steer the player's seat: ``ready``, ``cancel`` (un-ready), ``leave``."""
+    while True:
+        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return  # no terminal (or end of input): --auto-ready or the host's view only
+        command = line.strip().lower()
+        try:
+            if command == "ready":
+                driver.from_member(driver.member.declare_ready(driver.clock.now_ms()))
+            elif command == "cancel":
+                driver.from_member(driver.member.cancel_ready())
+            elif command == "leave":
+                driver.events.emit("error", code="left", message="you left the room")
+                driver.done.set()
+                return
+            elif command:
+                driver.events.emit("error", code="unknown-command", message=f"commands: {PLAYER_COMMANDS}")
+        except ProtocolError as exc:
+            driver.handle_error(exc)

@@ -1,0 +1,159 @@
+"""Hosting and joining a room over real TCP, up to ``match-start`` (issue: Rooms).
+
+``host_room`` listens, admits members through ``HostRoom`` and takes its own seat through a
+``MemberRoom``; ``join_room`` dials the host named by an invitation (authenticating it by PeerId) and
+proves the invitation secret over the link transcript. Both return the verified ``LockedStart``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import trio
+
+from open4wd_node.asset_store import AssetStore
+from open4wd_node.asset_transfer import AssetTransfer
+from open4wd_node.build_info import own_version_info
+from open4wd_node.context import NodeContext
+from open4wd_node.context_errors import UserError
+from open4wd_node.events import EventSink
+from open4wd_node.link import LinkClosed
+from open4wd_node.notice_board import NoticeBoard
+from open4wd_node.room_assets import NodeRoomAssets
+from open4wd_node.room_driver import RoomDriver, RoomOutcome, read_player_commands
+from open4wd_node.transport import dial, serve
+from protocol.errors import ProtocolError
+from protocol.identity import Identity
+from protocol.invitation import Invitation, new_room_id, new_secret, parse_secret
+from protocol.room_config import MatchConfig, RoomLimits
+from protocol.room_host import HostRoom
+from protocol.room_member import MemberRoom
+from protocol.room_messages import EXPENSIVE_TYPES
+
+START_FLUSH_S = 1.0
+
+
+@dataclass(frozen=True)
+class HostOptions:
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 0
+    track: str = "builtin:track-02"
+    rounds: int = 1
+    laps: int = 3
+    min_players: int = 2
+    max_players: int = 8
+    spectators: int = 0
+    auto_ready: bool = False
+    nickname: str = "host"
+
+
+@dataclass(frozen=True)
+class JoinOptions:
+    spectate: bool = False
+    auto_ready: bool = False
+    nickname: str = "player"
+
+
+def _room_assets(ctx: NodeContext, events: EventSink) -> tuple[NodeRoomAssets, AssetStore]:
+    store = AssetStore.in_data_dir(ctx.data_dir)
+    return NodeRoomAssets(store, ctx.config), store
+
+
+def _own_refs(assets: NodeRoomAssets, choose_car, rounds_hint: int = 5) -> set[str]:
+    return set(assets.rotation_refs(choose_car(rounds_hint))) if choose_car else set()
+
+
+def _check_own_car(assets: NodeRoomAssets, identity: Identity, choose_car, rounds: int) -> None:
+    try:
+        assets.check_rotation(identity.peer_id, choose_car(rounds))
+    except ProtocolError as exc:
+        raise UserError(exc.code, f"your car cannot race: {exc.message}") from None
+
+
+async def _drive(driver: RoomDriver, board: NoticeBoard, start: Callable[[trio.Nursery], Any]) -> RoomOutcome:
+    async with trio.open_nursery() as nursery:
+        driver._nursery = nursery
+        await start(nursery)
+        board.refresh()
+        nursery.start_soon(driver.ticker)
+        nursery.start_soon(read_player_commands, driver)
+        await driver.done.wait()
+        with trio.move_on_after(START_FLUSH_S):  # let the last messages (match-start) leave the outboxes
+            while any(o.receive.statistics().current_buffer_used for o in driver.outboxes.values()):
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    return driver.outcome
+
+
+async def host_room(
+    ctx: NodeContext, identity: Identity, options: HostOptions, choose_car, events: EventSink
+) -> RoomOutcome:
+    assets, store = _room_assets(ctx, events)
+    try:
+        config = MatchConfig.uniform(options.track, options.rounds, options.laps)
+        digests = assets.track_digests(config)
+    except ProtocolError as exc:
+        raise UserError("room-bad-config", exc.message) from None
+    player_max = min(assets.resolve(r.track_ref).manifest.get("player_max", 8) for r in config.rounds)
+    try:
+        limits = RoomLimits(options.min_players, min(options.max_players, player_max), options.spectators)
+    except ProtocolError as exc:
+        raise UserError("room-bad-config", f"{exc.message} (the tracks allow at most {player_max} players)") from None
+    _check_own_car(assets, identity, choose_car, options.rounds)
+    secrets = {"participant": new_secret(), "spectator": new_secret() if options.spectators > 0 else None}
+    room_id = new_room_id()
+    info = own_version_info(ctx.config.economy_config_version)
+    member = MemberRoom(identity, room_id, identity.peer_id, "participant", info, assets, choose_car=choose_car,
+                        auto_ready=options.auto_ready)
+    board = NoticeBoard(member, assets, events)
+    transfer = AssetTransfer(store, events, servable=_own_refs(assets, choose_car).__contains__)
+
+    async def start(nursery: trio.Nursery) -> None:
+        address = await nursery.start(
+            partial(serve, driver.accept, identity, options.listen_host, options.listen_port, expensive=EXPENSIVE_TYPES)
+        )
+        now = driver.clock.now_ms()
+        host = HostRoom(identity, room_id, config, limits, {k: parse_secret(v) if v else None for k, v in secrets.items()},
+                        digests, now, nickname=options.nickname)
+        driver.host = host
+        invites = {
+            role: str(Invitation(address.host, address.port, room_id, identity.peer_id, role, secret))
+            for role, secret in secrets.items() if secret
+        }
+        events.emit("room-created", room_id=room_id, invite=invites["participant"], invites=invites,
+                    host=identity.peer_id, listen=f"{address.host}:{address.port}")
+        driver.from_member(member.message(identity.peer_id, host.state_message(), now))
+
+    driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
+    return await _drive(driver, board, start)
+
+
+async def join_room(
+    ctx: NodeContext, identity: Identity, invite: Invitation, options: JoinOptions, choose_car, events: EventSink
+) -> RoomOutcome:
+    role = "spectator" if options.spectate else "participant"
+    if invite.role != role:
+        raise UserError("invitation-role", f"this invitation is for a {invite.role}; "
+                        + ("drop --spectate" if invite.role == "participant" else "add --spectate"))
+    assets, store = _room_assets(ctx, events)
+    if role == "participant":
+        _check_own_car(assets, identity, choose_car, 1)
+    info = own_version_info(ctx.config.economy_config_version)
+    member = MemberRoom(identity, invite.room_id, invite.host_peer_id, role, info, assets,
+                        choose_car=choose_car if role == "participant" else None, auto_ready=options.auto_ready)
+    board = NoticeBoard(member, assets, events)
+    transfer = AssetTransfer(store, events, servable=_own_refs(assets, choose_car if role == "participant" else None).__contains__)
+    driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
+
+    async def start(nursery: trio.Nursery) -> None:
+        try:
+            link = await dial(invite.host, invite.port, identity, expected_peer=invite.host_peer_id, expensive=EXPENSIVE_TYPES)
+        except LinkClosed as exc:
+            raise UserError(exc.code, exc.message) from None
+        await link.send(member.join_request(link.transcript, parse_secret(invite.secret), options.nickname))
+        nursery.start_soon(driver.run_member_link, link)
+
+    return await _drive(driver, board, start)
