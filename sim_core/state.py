@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from itertools import chain
 
 from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC
 from sim_core.errors import SimError
@@ -46,7 +47,7 @@ class StateCodec:
 
     def pack(self, world: list[int], cars: list[list[int]]) -> bytes:
         try:
-            return self.header + self.values.pack(*world, *[v for car in cars for v in car])
+            return self.header + self.values.pack(*world, *chain.from_iterable(cars))
         except struct.error as exc:
             raise SimError("state-overflow", f"a state value does not fit in 64 bits: {exc}") from None
 
@@ -93,29 +94,29 @@ class StateLimits:
         self.penalty_frames = penalty_frames
 
     def check(self, world: list[int], cars: list[list[int]]) -> None:
-        _require(world[W_FRAME] >= 0 and world[W_DONE] in (0, 1) and 0 <= world[W_END_REASON] <= 3,
-                 "world frame/done/end_reason")
-        _require(world[W_ENDGAME] >= 0 and world[W_SETTLED] >= 0, "world endgame counters")
+        _require(world[W_FRAME] >= 0 and world[W_DONE] in (0, 1) and 0 <= world[W_END_REASON] <= 3
+                 and world[W_ENDGAME] >= 0 and world[W_SETTLED] >= 0, "world")
         for slot, c in enumerate(cars):
-            where = f"car[{slot}]"
-            _require(c[STATUS] in (0, 1, 2), f"{where}.status")
-            _require(c[OUTSIDE] in (0, 1) and c[ARMED] in (0, 1), f"{where} flags")
-            _require(0 <= c[AIR_FRAMES] <= 255, f"{where}.air_frames")
-            _require(0 <= c[REMAINING_Q] <= self.initial_q[slot], f"{where}.remaining_q")
-            _require(0 <= c[LAPS] <= self.laps_to_finish, f"{where}.laps")
-            _require(0 <= c[NEXT_CP] <= self.checkpoint_count, f"{where}.next_checkpoint")
-            _require(c[PROGRESS] >= 0 and c[FINISHED_FRAME] >= -1, f"{where}.progress/finished_frame")
-            _require(c[PENALTY_KIND] in (0, 1, 2) and 0 <= c[PENALTY_TIMER] <= self.penalty_frames,
-                     f"{where}.penalty")
-            _require((c[PENALTY_KIND] == 0) == (c[PENALTY_TIMER] == 0), f"{where}.penalty kind/timer")
-            _require(0 <= c[BROKEN_MASK] < 1 << self.part_counts[slot], f"{where}.broken_mask")
-            for part in range(self.part_counts[slot]):
-                base = CAR_HEADER + part * PART_STRIDE
-                _require(MIN_TEMPERATURE_MC <= c[base + P_TEMP] <= MAX_TEMPERATURE_MC, f"{where}.part[{part}].temp")
-                _require(0 <= c[base + P_FATIGUE] <= 1_000_000 and c[base + P_FATIGUE_REM] >= 0,
-                         f"{where}.part[{part}].fatigue")
+            temps = c[CAR_HEADER + P_TEMP :: PART_STRIDE]
+            fatigue = c[CAR_HEADER + P_FATIGUE :: PART_STRIDE]
+            ok = (
+                c[STATUS] in (0, 1, 2) and c[OUTSIDE] in (0, 1) and c[ARMED] in (0, 1)
+                and 0 <= c[AIR_FRAMES] <= 255
+                and 0 <= c[REMAINING_Q] <= self.initial_q[slot]
+                and 0 <= c[LAPS] <= self.laps_to_finish
+                and 0 <= c[NEXT_CP] <= self.checkpoint_count
+                and c[PROGRESS] >= 0 and c[FINISHED_FRAME] >= -1
+                and c[PENALTY_KIND] in (0, 1, 2) and 0 <= c[PENALTY_TIMER] <= self.penalty_frames
+                and (c[PENALTY_KIND] == 0) == (c[PENALTY_TIMER] == 0)
+                and 0 <= c[BROKEN_MASK] < 1 << self.part_counts[slot]
+                and MIN_TEMPERATURE_MC <= min(temps) and max(temps) <= MAX_TEMPERATURE_MC
+                and min(fatigue) >= 0 and max(fatigue) <= 1_000_000
+                and min(c[CAR_HEADER + P_FATIGUE_REM :: PART_STRIDE]) >= 0
+            )
+            if not ok:
+                raise SimError("state-invalid", f"saved state has a value out of range in car[{slot}]")
 
 
 def _require(ok: bool, what: str) -> None:
     if not ok:
-        raise SimError("state-invalid", f"saved state value out of range: {what}")
+        raise SimError("state-invalid", f"saved state has a value out of range in {what}")
