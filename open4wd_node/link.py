@@ -16,12 +16,12 @@ import trio
 
 from protocol.errors import ProtocolError
 from protocol.handshake import (
-    LinkClose,
+    MAX_CLOSE_TEXT,
     Handshake,
     HandshakeResult,
+    LinkClose,
     close_reason,
     decode_handshake_message,
-    MAX_CLOSE_TEXT,
 )
 from protocol.identity import Identity
 from protocol.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
@@ -46,8 +46,11 @@ class LinkClosed(Exception):
 
 
 def now_ms() -> int:
-    """trio's clock in whole milliseconds (MockClock in tests), the ``now_ms`` of the sans-IO rules."""
-    return int(trio.current_time() * 1000)
+    """trio's clock in whole milliseconds (MockClock in tests), the ``now_ms`` of the sans-IO rules.
+
+    Rounded, not floored: when a ``move_on_at(deadline_ms / 1000)`` fires, this must read at least
+    ``deadline_ms`` (4.011 * 1000 is 4010.999…), or the timer would fire again and again."""
+    return round(trio.current_time() * 1000)
 
 
 def _frame(msg: Message, channel: Channel) -> bytes:
@@ -117,18 +120,17 @@ async def open_link(
 ) -> "Link":
     """Authenticate ``stream`` as ``role`` ("dialer" or "listener"); on failure the stream is closed
     (after telling the peer the code) and ``LinkClosed`` is raised."""
-    handshake = Handshake(identity, role, now_ms(), expected_peer=expected_peer, timeout_ms=limits.handshake_timeout_ms)
     try:
+        handshake = Handshake(identity, role, now_ms(), expected_peer=expected_peer, timeout_ms=limits.handshake_timeout_ms)
         result = await _run_handshake(stream, handshake)
     except ProtocolError as exc:
         await _tell_and_close(stream, exc.code, exc.message)
         raise LinkClosed(exc.code, exc.message) from None
-    except LinkClosed:
+    except BaseException as exc:  # LinkClosed, a broken stream, cancellation: never leave the stream open
         await trio.aclose_forcefully(stream)
+        if isinstance(exc, (trio.BrokenResourceError, trio.ClosedResourceError)):
+            raise LinkClosed("link-broken", "the connection broke during the handshake", by_peer=True) from None
         raise
-    except (trio.BrokenResourceError, trio.ClosedResourceError):
-        await trio.aclose_forcefully(stream)
-        raise LinkClosed("link-broken", "the connection broke during the handshake", by_peer=True) from None
     return Link(stream, result, expensive=expensive, limits=limits, registry=registry)
 
 
@@ -185,11 +187,12 @@ class Link:
         try:
             with trio.move_on_after(self.limits.send_timeout_ms / 1000) as scope:
                 async with self._send_lock:
-                    await self._stream.send_all(frame)
-        except trio.Cancelled:
-            # part of the frame may be out: nothing more can be framed on this stream
-            self._closed = self._closed or LinkClosed("link-broken", "a send was cancelled part-way")
-            raise
+                    try:
+                        await self._stream.send_all(frame)
+                    except trio.Cancelled:
+                        if not scope.cancel_called:  # cancelled from outside, part of the frame may be out
+                            self._closed = self._closed or LinkClosed("link-broken", "a send was cancelled part-way")
+                        raise
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             await self._end(LinkClosed("link-broken", "the connection broke while sending", by_peer=True), notify=False)
         if scope.cancelled_caught:

@@ -6,7 +6,7 @@ import pytest
 import trio
 import trio.testing
 
-from open4wd_node.link import LinkClosed, open_link
+from open4wd_node.link import LinkClosed, now_ms, open_link
 from open4wd_node.link_rules import LinkLimits, LinkPing, LinkPong
 from protocol.errors import ProtocolError
 from protocol.handshake import DIALER, LISTENER, Handshake, LinkAuth, LinkClose, LinkHello
@@ -291,3 +291,18 @@ async def test_an_oversize_handshake_frame_is_refused_before_its_body_is_read():
     reason = await closed_reason(open_link, right, HOST_ID, LISTENER)
     assert reason.code == "frame-too-large"
     assert [m.code for m in await raw_handshake_frames(left)] == ["frame-too-large"]
+
+
+async def test_a_send_cancelled_from_outside_ends_the_link(autojump_clock):
+    raw, link = await raw_and_listener(trio.testing.lockstep_stream_pair)
+    with trio.move_on_after(1):
+        await link.send(VersionRequest(sender="nobody reads this"))
+    assert (await closed_reason(link.send, VersionRequest(sender="next"))).code == "link-broken"
+    await link.aclose()
+
+
+async def test_the_clock_reads_a_deadline_as_reached(mock_clock):
+    # 2.006 s * 1000 is 2005.999… in floating point; flooring it would make a timer fire again and again
+    for seconds, expected in ((2.006, 2_006), (4.011, 4_011)):
+        mock_clock.jump(seconds - trio.current_time())
+        assert now_ms() == expected

@@ -210,3 +210,13 @@ async def test_a_silent_connection_times_out_over_tcp(autojump_clock):
         assert [m.code for m in told] == ["handshake-timeout"]
         assert trio.current_time() >= 5.0
         nursery.cancel_scope.cancel()
+
+
+async def test_an_invalid_expected_peer_is_refused():
+    host = Host()
+    async with trio.open_nursery() as nursery:
+        address = await start_host(nursery, host)
+        with pytest.raises(LinkClosed) as info:
+            await dial(address.host, address.port, GUEST_ID, expected_peer="z-not-a-peer")
+        assert info.value.code == "peer-id-invalid"
+        nursery.cancel_scope.cancel()
