@@ -69,8 +69,21 @@ def main(argv: list[str] | None = None) -> int:
     except (ProtocolError, SimError, UserError) as exc:
         print(f"error[{exc.code}]: {exc.message}", file=sys.stderr)
         return 1
+    except BaseExceptionGroup as group:  # a coded error raised inside a trio nursery
+        coded = _first_coded(group)
+        if coded is None:
+            raise
+        print(f"error[{coded.code}]: {coded.message}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _first_coded(group: BaseExceptionGroup) -> ProtocolError | SimError | UserError | None:
+    matched, _ = group.split((ProtocolError, SimError, UserError))
+    while isinstance(matched, BaseExceptionGroup):
+        matched = matched.exceptions[0]
+    return matched
 
 
 if __name__ == "__main__":

@@ -216,7 +216,10 @@ PLAYER_COMMANDS = "ready | cancel | leave"
 async def read_player_commands(driver: RoomDriver) -> None:
     """Lines on stdin steer the player's seat: ``ready``, ``cancel`` (un-ready), ``leave``."""
     while True:
-        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        try:
+            line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        except OSError:
+            return
         if not line:
             return  # no terminal (or end of input): --auto-ready or the host's view only
         command = line.strip().lower()

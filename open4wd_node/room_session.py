@@ -48,6 +48,7 @@ class HostOptions:
     spectators: int = 0
     auto_ready: bool = False
     nickname: str = "host"
+    interactive: bool = False  # read ready / cancel / leave from stdin
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class JoinOptions:
     spectate: bool = False
     auto_ready: bool = False
     nickname: str = "player"
+    interactive: bool = False
 
 
 def _room_assets(ctx: NodeContext, events: EventSink) -> tuple[NodeRoomAssets, AssetStore]:
@@ -73,13 +75,16 @@ def _check_own_car(assets: NodeRoomAssets, identity: Identity, choose_car, round
         raise UserError(exc.code, f"your car cannot race: {exc.message}") from None
 
 
-async def _drive(driver: RoomDriver, board: NoticeBoard, start: Callable[[trio.Nursery], Any]) -> RoomOutcome:
+async def _drive(
+    driver: RoomDriver, board: NoticeBoard, start: Callable[[trio.Nursery], Any], interactive: bool
+) -> RoomOutcome:
     async with trio.open_nursery() as nursery:
         driver._nursery = nursery
         await start(nursery)
         board.refresh()
         nursery.start_soon(driver.ticker)
-        nursery.start_soon(read_player_commands, driver)
+        if interactive:
+            nursery.start_soon(read_player_commands, driver)
         await driver.done.wait()
         with trio.move_on_after(START_FLUSH_S):  # let the last messages (match-start) leave the outboxes
             while any(o.receive.statistics().current_buffer_used for o in driver.outboxes.values()):
@@ -112,9 +117,12 @@ async def host_room(
     transfer = AssetTransfer(store, events, servable=_own_refs(assets, choose_car).__contains__)
 
     async def start(nursery: trio.Nursery) -> None:
-        address = await nursery.start(
-            partial(serve, driver.accept, identity, options.listen_host, options.listen_port, expensive=EXPENSIVE_TYPES)
-        )
+        try:
+            address = await nursery.start(
+                partial(serve, driver.accept, identity, options.listen_host, options.listen_port, expensive=EXPENSIVE_TYPES)
+            )
+        except OSError as exc:
+            raise UserError("listen-failed", f"cannot listen on {options.listen_host}:{options.listen_port}: {exc.strerror}") from None
         now = driver.clock.now_ms()
         host = HostRoom(identity, room_id, config, limits, {k: parse_secret(v) if v else None for k, v in secrets.items()},
                         digests, now, nickname=options.nickname)
@@ -128,7 +136,7 @@ async def host_room(
         driver.from_member(member.message(identity.peer_id, host.state_message(), now))
 
     driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
-    return await _drive(driver, board, start)
+    return await _drive(driver, board, start, options.interactive)
 
 
 async def join_room(
@@ -148,12 +156,13 @@ async def join_room(
     transfer = AssetTransfer(store, events, servable=_own_refs(assets, choose_car if role == "participant" else None).__contains__)
     driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
 
+    try:
+        link = await dial(invite.host, invite.port, identity, expected_peer=invite.host_peer_id, expensive=EXPENSIVE_TYPES)
+    except LinkClosed as exc:
+        raise UserError(exc.code, exc.message) from None
+
     async def start(nursery: trio.Nursery) -> None:
-        try:
-            link = await dial(invite.host, invite.port, identity, expected_peer=invite.host_peer_id, expensive=EXPENSIVE_TYPES)
-        except LinkClosed as exc:
-            raise UserError(exc.code, exc.message) from None
         await link.send(member.join_request(link.transcript, parse_secret(invite.secret), options.nickname))
         nursery.start_soon(driver.run_member_link, link)
 
-    return await _drive(driver, board, start)
+    return await _drive(driver, board, start, options.interactive)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import trio
 
 from open4wd_node.cars import ARCHETYPES, car_rotation
@@ -14,7 +16,7 @@ def run(args, ctx) -> int:
     options = HostOptions(
         listen_host=host, listen_port=port, track=args.track, rounds=args.rounds, laps=args.laps,
         min_players=args.min_players, max_players=args.max_players, spectators=args.spectators,
-        auto_ready=args.auto_ready, nickname=args.nickname,
+        auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty(),
     )
     car = args.car
     car_rotation(car, options.rounds)  # refuse a bad --car before opening anything

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import trio
 
 from open4wd_node.cars import ARCHETYPES, car_rotation
@@ -15,7 +17,9 @@ def run(args, ctx) -> int:
     car = args.car
     car_rotation(car, 1)
     identity, events = room_identity(ctx, args)
-    options = JoinOptions(spectate=args.spectate, auto_ready=args.auto_ready, nickname=args.nickname)
+    options = JoinOptions(
+        spectate=args.spectate, auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty()
+    )
     outcome = trio.run(join_room, ctx, identity, invite, options, lambda rounds: car_rotation(car, rounds), events)
     return finish(outcome, events)
 

@@ -1,0 +1,163 @@
+"""Rooms over real TCP on 127.0.0.1: whole nodes (host_room / join_room) in one trio run.
+
+Time runs on a MockClock at 5× real speed so the 5 s countdown costs one real second, while real
+sockets keep working.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import replace
+
+import pytest
+import trio
+import trio.testing
+
+from open4wd_node.cars import car_rotation
+from open4wd_node.config import DEFAULTS
+from open4wd_node.context import NodeContext
+from open4wd_node.context_errors import UserError
+from open4wd_node.events import EventSink
+from open4wd_node.room_session import HostOptions, JoinOptions, host_room, join_room
+from protocol.identity import Identity
+from protocol.invitation import Invitation
+
+TIME_LIMIT_S = 60
+
+
+@pytest.fixture
+def fast_clock():
+    return trio.testing.MockClock(rate=5)
+
+
+class Recorder(EventSink):
+    def __init__(self) -> None:
+        super().__init__(as_json=True)
+        self.events: list[tuple[str, dict]] = []
+        self.created = trio.Event()
+
+    def emit(self, event: str, **data) -> None:
+        self.events.append((event, data))
+        if event == "room-created":
+            self.created.set()
+
+    def of(self, name: str) -> list[dict]:
+        return [d for e, d in self.events if e == name]
+
+
+def ctx_for(tmp_path, name: str, **config) -> NodeContext:
+    return NodeContext(tmp_path / name, replace(DEFAULTS, **config))
+
+
+def car(rounds: int):
+    return car_rotation("speed", rounds)
+
+
+async def run_room(tmp_path, n: int, *, host_config=None, member_configs=None, min_players=None, deadline=TIME_LIMIT_S,
+                   host_options=None):
+    """Host + n-1 auto-ready members; returns (host recorder, member recorders, outcomes)."""
+    recorders = [Recorder() for _ in range(n)]
+    outcomes: dict[int, object] = {}
+    options = host_options or HostOptions(min_players=min_players or n, auto_ready=True)
+    with trio.move_on_after(deadline):
+        async with trio.open_nursery() as nursery:
+            async def host():
+                ctx = ctx_for(tmp_path, "host", **(host_config or {}))
+                outcomes[0] = await host_room(ctx, Identity(bytes([1]) * 32), options, car, recorders[0])
+
+            async def member(i: int):
+                await recorders[0].created.wait()
+                invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
+                ctx = ctx_for(tmp_path, f"m{i}", **((member_configs or {}).get(i, {})))
+                outcomes[i] = await join_room(ctx, Identity(bytes([i + 1]) * 32), invite,
+                                              JoinOptions(auto_ready=True), car, recorders[i])
+
+            nursery.start_soon(host)
+            for i in range(1, n):
+                nursery.start_soon(member, i)
+    return recorders, outcomes
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+async def test_nodes_reach_the_same_match(tmp_path, fast_clock, n):
+    recorders, outcomes = await run_room(tmp_path, n)
+    assert len(outcomes) == n and all(o.started is not None for o in outcomes.values())
+    match_ids = {o.started.locked.match_id for o in outcomes.values()}
+    digests = {o.started.locked.digest for o in outcomes.values()}
+    assert len(match_ids) == 1 and len(digests) == 1
+    for rec in recorders:
+        starts = rec.of("match-start")
+        assert starts and starts[0]["match_id"] in match_ids and len(starts[0]["roster"]) == n
+        assert all(line["compatible"] for line in rec.of("compatibility"))
+        assert len({line["peer"] for line in rec.of("compatibility")}) == n - 1
+
+
+async def test_version_mismatch_keeps_the_room_from_starting(tmp_path, fast_clock):
+    recorders, outcomes = await run_room(tmp_path, 2, member_configs={1: {"economy_config_version": 4}}, deadline=15)
+    assert not outcomes  # nobody reached match-start before the test gave up
+    line = recorders[1].of("compatibility")[0]
+    assert line["compatible"] is False and line["reasons"] == ["economy_config"]
+    assert line["differences"] == ["your economy_config_version 4, peer's 1"]
+    assert recorders[0].of("compatibility")[0]["differences"] == ["your economy_config_version 1, peer's 4"]
+    assert not recorders[0].of("countdown")
+
+
+async def test_deprecated_material_notice_is_local(tmp_path, fast_clock):
+    recorders, outcomes = await run_room(tmp_path, 2, member_configs={1: {"deprecated_materials": ("copper",)}})
+    assert all(o.started for o in outcomes.values())  # the notice never blocks
+    notices = recorders[1].of("notice")
+    assert [n["kind"] for n in notices] == ["deprecated-material"] and "copper" not in notices[0]["text"]
+    assert not recorders[0].of("notice")
+
+
+async def test_bad_joins_are_refused_and_the_host_survives(tmp_path, fast_clock):
+    host_rec = Recorder()
+    with trio.move_on_after(TIME_LIMIT_S):
+        async with trio.open_nursery() as nursery:
+            options = HostOptions(min_players=2, max_players=2, auto_ready=False)
+            nursery.start_soon(host_room, ctx_for(tmp_path, "host"), Identity(bytes([1]) * 32), options, car, host_rec)
+            await host_rec.created.wait()
+            invite = Invitation.parse(host_rec.of("room-created")[0]["invite"])
+
+            async def attempt(name, seed, inv, **kw):
+                rec = Recorder()
+                outcome = await join_room(ctx_for(tmp_path, name), Identity(bytes([seed]) * 32), inv, JoinOptions(**kw), car, rec)
+                return rec, outcome
+
+            wrong = replace(invite, secret="A" * 32)
+            rec, outcome = await attempt("wrong", 2, wrong)
+            assert outcome.started is None and [e["code"] for e in rec.of("error")][0] == "join-rejected"
+
+            with pytest.raises(UserError) as info:
+                await attempt("impostor", 3, replace(invite, host_peer_id=Identity(bytes([9]) * 32).peer_id))
+            assert info.value.code == "handshake-wrong-peer"
+
+            # garbage on a raw socket: refused at the handshake, the listener keeps serving
+            with socket.create_connection((invite.host, invite.port)) as raw:
+                raw.sendall(b"\x00\x00\x00\x05hello" + b"\xff" * 64)
+
+            nursery.start_soon(attempt, "first", 4, invite)
+            await trio.sleep(2)
+            rec, outcome = await attempt("full", 5, invite)
+            assert [e["code"] for e in rec.of("error")][0] == "join-rejected"
+            assert "full" in rec.of("error")[0]["message"]
+            nursery.cancel_scope.cancel()
+    joined = [d["peer"] for d in host_rec.of("member-joined")]
+    assert joined == [Identity(bytes([4]) * 32).peer_id]
+
+
+async def test_a_silent_link_is_closed_after_10_seconds(tmp_path, autojump_clock):
+    host_rec = Recorder()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(host_room, ctx_for(tmp_path, "host"), Identity(bytes([1]) * 32), HostOptions(), car, host_rec)
+        await host_rec.created.wait()
+        invite = Invitation.parse(host_rec.of("room-created")[0]["invite"])
+        from open4wd_node.link import LinkClosed
+        from open4wd_node.transport import dial
+
+        link = await dial(invite.host, invite.port, Identity(bytes([2]) * 32), expected_peer=invite.host_peer_id)
+        start = trio.current_time()
+        with pytest.raises(LinkClosed) as info:
+            await link.receive()
+        assert info.value.code == "join-timeout" and 10 <= trio.current_time() - start < 11
+        nursery.cancel_scope.cancel()
