@@ -24,9 +24,9 @@ def as_decimal(value: Any) -> Decimal | None:
     return None
 
 
-def scaled(value: Decimal, scale: int) -> int | None:
+def scaled(value: Decimal | int, scale: int) -> int | None:
     """``value × scale`` as an integer, or None when it has finer resolution than the scale."""
-    product = value * scale
+    product = Decimal(value) * scale
     return int(product) if product == product.to_integral_value() else None
 
 

@@ -29,14 +29,18 @@ class PartContext:
     findings: Findings
 
 
-def _solids(asset: GlbAsset, part_type: str, findings: Findings, deprecated: frozenset[str], for_new_product: bool) -> tuple[Solid, ...]:
+def _measure(asset: GlbAsset, part_type: str, findings: Findings, deprecated: frozenset[str], for_new_product: bool) -> tuple[tuple[Solid, ...], int | None]:
+    """The solids that got a material, and the total volume (None unless every mesh node was measured)."""
     materials = node_materials(asset, findings, part_type=part_type, deprecated=deprecated, for_new_product=for_new_product)
     solids = []
+    volume: int | None = 0
     for node in asset.mesh_nodes:
         assert node.mesh is not None
         if node.mesh.vertex_count > C.PART_MAX_VERTICES or node.mesh.triangle_count > C.PART_MAX_TRIANGLES:
-            continue  # reported by the budget check; measuring it would be wasted work
+            volume = None  # reported by the budget check; measuring it would be wasted work
+            continue
         metrics = measure(node.mesh)
+        volume = None if volume is None else volume + metrics.volume_um3
         label = node.name or f"node {node.index}"
         if metrics.degenerate_triangles:
             findings.error("degenerate-triangle", f"{label} has {metrics.degenerate_triangles} triangle(s) with area below 1e-8 m²")
@@ -46,7 +50,7 @@ def _solids(asset: GlbAsset, part_type: str, findings: Findings, deprecated: fro
             findings.error("mesh-volume-invalid", f"{label} encloses no positive volume (inside-out winding?)")
         if node.index in materials:
             solids.append(Solid(node, materials[node.index], metrics))
-    return tuple(solids)
+    return tuple(solids), volume
 
 
 def _check_budget(asset: GlbAsset, findings: Findings) -> None:
@@ -164,7 +168,8 @@ def _chip(ctx: PartContext, volume: int) -> dict[str, Any] | None:
             problems.append(f"slot {i}: skill {skill!r} is not one of {', '.join(C.SKILLS)}")
         elif skill in seen:
             problems.append(f"slot {i}: skill {skill} appears twice")
-        seen.add(skill)
+        else:
+            seen.add(skill)
         if isinstance(pct, bool) or not isinstance(pct, int) or not 1 <= pct <= 100:
             problems.append(f"slot {i}: allocation_pct must be an integer 1–100, got {pct!r}")
         else:
@@ -196,6 +201,17 @@ def _magnet(ctx: PartContext) -> int | None:
     return strength
 
 
+def _declarations(ctx: PartContext, volume: int) -> dict[str, Any] | None:
+    """Type declarations that depend only on volume; checked even when materials failed."""
+    if ctx.part_type == "motor":
+        return _motor(ctx, volume)
+    if ctx.part_type == "battery":
+        return _battery(ctx, volume)
+    if ctx.part_type == "chip":
+        return _chip(ctx, volume)
+    return {}
+
+
 def analyse_part(
     asset: GlbAsset, part_type: str, findings: Findings, *, deprecated: frozenset[str], for_new_product: bool
 ) -> dict[str, Any] | None:
@@ -204,22 +220,24 @@ def analyse_part(
         findings.error("no-mesh", "the part has no mesh node")
         return None
     _check_budget(asset, findings)
-    solids = _solids(asset, part_type, findings, deprecated, for_new_product)
+    solids, volume = _measure(asset, part_type, findings, deprecated, for_new_product)
     ctx = PartContext(asset, part_type, solids, findings)
     check_empties_not_mirrored(asset, findings)
     mounts = mount_nodes(asset, part_type, findings)
     _check_densities(solids, findings)
     _check_feature_deviations(asset.root_extras, findings)
+    check_mount_spacing(mounts, findings)
+    if volume is None:
+        return None
+    specific = _declarations(ctx, volume)
     if not solids or len(solids) != len(asset.mesh_nodes):
         return None
     lo, hi = union_aabb([(s.metrics.aabb_min_um, s.metrics.aabb_max_um) for s in solids])
     _check_aabb(lo, hi, findings)
     if part_type == "chassis":
         check_chassis_mounts(mounts, (lo, hi), findings)
-    check_mount_spacing(mounts, findings)
     magnet = _magnet(ctx)
     proxies = [_proxy(s) for s in solids]
-    volume = sum(p["volume_um3"] for p in proxies)
     total_mass = sum(p["mass_ug"] for p in proxies)
     if part_type == "tire":
         for solid, proxy in zip(solids, proxies):
@@ -227,14 +245,7 @@ def analyse_part(
             proxy["wear_capacity_mj"] = round_div(proxy["volume_um3"] * ultimate, 10**12)
         if any(p["wear_capacity_mj"] <= 0 for p in proxies):
             findings.error("field-invalid", "every tire sub-mesh needs a material with an ultimate strength (wear capacity > 0)")
-    specific: dict[str, Any] | None = {}
-    if part_type == "motor":
-        specific = _motor(ctx, volume)
-    elif part_type == "battery":
-        specific = _battery(ctx, volume)
-    elif part_type == "chip":
-        specific = _chip(ctx, volume)
-    elif part_type in ("tire", "roller"):
+    if part_type in ("tire", "roller"):
         specific = {"hinge": _hinge(lo, hi, driven=part_type == "tire")}
     elif part_type == "weapon":
         specific = analyse_weapon(asset, {s.node.index: p for s, p in zip(solids, proxies)}, mounts, findings)

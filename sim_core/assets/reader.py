@@ -17,7 +17,9 @@ from typing import Any
 
 import DracoPy
 import numpy as np
-from pygltflib import GLTF2
+from pygltflib import GLTF2, Accessor, Attributes, BufferView, Primitive, Scene
+from pygltflib import Mesh as GltfMesh
+from pygltflib import Node as GltfNode
 
 from sim_core.assets import constants as C
 from sim_core.assets.container import GlbContainer, read_container
@@ -29,6 +31,7 @@ _INDEX_COMPONENTS = (5121, 5123, 5125)
 _WIDTHS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4}
 _MAX_COORD_M = 1.0e6  # far beyond any legal asset; keeps µm integers well inside int64
 Matrix = list[float]  # 4×4 row-major
+_SECTIONS = {"nodes": GltfNode, "meshes": GltfMesh, "accessors": Accessor, "bufferViews": BufferView, "scenes": Scene}
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,9 +312,14 @@ def _load_model(container: GlbContainer) -> GLTF2:
         gltf = GLTF2.from_json(container.json_text)
     except Exception as exc:  # pygltflib raises whatever its dataclass decoder hits
         raise reject("gltf-invalid", f"the glTF JSON does not match the glTF 2.0 schema ({type(exc).__name__}: {exc})") from None
-    for section in ("nodes", "meshes", "accessors", "bufferViews", "scenes"):
-        if not isinstance(getattr(gltf, section) or [], list):
-            raise reject("gltf-invalid", f"{section} must be an array")
+    for section, kind in _SECTIONS.items():
+        items = getattr(gltf, section) or []
+        if not isinstance(items, list) or not all(isinstance(item, kind) for item in items):
+            raise reject("gltf-invalid", f"{section} must be an array of glTF {kind.__name__} objects")
+    for m, mesh in enumerate(gltf.meshes or []):
+        prims = mesh.primitives
+        if not isinstance(prims, list) or not all(isinstance(p, Primitive) and isinstance(p.attributes, Attributes) for p in prims):
+            raise reject("gltf-invalid", f"meshes[{m}].primitives must be an array of primitives with attributes")
     return gltf
 
 

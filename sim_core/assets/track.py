@@ -104,9 +104,9 @@ def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Find
 def _named_boxes(track: dict[str, Any], empties: dict[str, list[Node]], aabb: BoxAabb, findings: Findings) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     names = track.get("checkpoints", [])
     by_name = {n.name: n for n in empties["Checkpoint_"]}
-    if not isinstance(names, list) or len(set(map(str, names))) != len(names) or any(n not in by_name for n in names):
+    if not isinstance(names, list) or not all(isinstance(n, str) and n in by_name for n in names) or len(set(names)) != len(names):
         findings.error("route-empty-mismatch", "track.checkpoints must list distinct Checkpoint_<n> empties by name")
-        names = [n for n in names if n in by_name] if isinstance(names, list) else []
+        names = list(dict.fromkeys(n for n in names if isinstance(n, str) and n in by_name)) if isinstance(names, list) else []
     orphans = sorted(set(by_name) - set(names))
     if orphans:
         findings.error("route-empty-mismatch", f"Checkpoint empties not listed in track.checkpoints: {', '.join(orphans)}")
@@ -200,11 +200,14 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
         if kind == "kinematic_move":
             period = fields.number(node.extras, "period_ms", where, local, low=500, high=3_600_000, scale=1)
             phase = fields.number(node.extras, "phase_offset_ms", where, local, low=0, high=3_600_000, scale=1, default=0)
+            amplitude = [fields.scaled(d, 1_000_000) for d in fields.vector3(node.extras, "amplitude_m", where, local, default=(0, 0, 0)) or ()]
+            if None in amplitude or sum(a * a for a in amplitude if a is not None) > 20_000_000**2:
+                local.error("entity-invalid", f"{where}: amplitude_m must be µm-resolution and at most 20 m long")
             entry.update(
                 motion_curve=fields.choice(node.extras, "motion_curve", where, local, ("sin", "step", "linear")),
                 period_frames=None if period is None else period * 60 // 1000,
                 phase_offset_frames=None if phase is None else phase * 60 // 1000,
-                amplitude_um=[fields.scaled(d, 1_000_000) for d in fields.vector3(node.extras, "amplitude_m", where, local, default=(0, 0, 0)) or ()],
+                amplitude_um=amplitude,
             )
         elif kind == "kinematic_conveyor":
             entry["conveyor_velocity_um_s"] = fields.number(node.extras, "conveyor_velocity_m_s", where, local, low=-10, high=10, scale=1_000_000)

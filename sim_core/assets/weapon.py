@@ -73,7 +73,8 @@ def _actuators(asset: GlbAsset, findings: Findings) -> list[dict[str, Any]] | No
         pivot_node = asset.node(pivot) if isinstance(pivot, str) else None
         if pivot_node is None or pivot_node.mesh is not None or not pivot.startswith("Pivot_") or pivot in pivots:
             local.error("weapon-actuator-invalid", f"{where}: pivot_node {pivot!r} must name its own Pivot_* empty")
-        pivots.add(pivot)
+        else:
+            pivots.add(pivot)
         angle = fields.number(spec, "weapon_max_angle_deg", where, local, low=1, high=360, scale=1000, unit=" degrees")
         weight = fields.number(spec, "speed_weight", where, local, low=0, high=1000, scale=1000, default=1000)
         phase = fields.number(spec, "phase_offset_deg", where, local, low=0, high=360, scale=1000, default=0)

@@ -99,7 +99,7 @@ def test_density_ratio_exceeded() -> None:
     b.node("Mount_Chip", matrix=translation_matrix(0.0, 0.0, 0.0))
     data = b.build({"open4wd_version": 1, "type": "chip", "material": "copper", "skill_slots": SLOTS, "materials": [{"mesh_node": "Light", "material": "pe"}]})
     findings = Findings()
-    solids = part_module._solids(read_glb(data), "chip", findings, frozenset(), True)
+    solids, _ = part_module._measure(read_glb(data), "chip", findings, frozenset(), True)
     part_module._check_densities(solids, findings)
     assert findings.codes() == []  # copper / pe = 8.4
     lighter = tuple(replace(s, material=replace(s.material, density_kg_m3=100)) if s.material.id == "pe" else s for s in solids)
