@@ -1,6 +1,6 @@
 """The demo round built in code until the built-in GLB assets exist (the assets issue switches to them).
 
-Track: a fixed 8-player loop (~21 m, 1.5 m wide, asphalt with plastic walls 6 cm high and a 0.3 m
+Track: a fixed 8-player loop (~21 m, 1.5 m wide, 6 laps so that a 60 s headless run stays in one round, asphalt with plastic walls 6 cm high and a 0.3 m
 apron): a start straight that climbs 18 cm to a crest and drops, a 180° far turn, a back straight with
 an 8 cm dip, a 180° home turn; three checkpoints (crest, far turn, home turn), a kill-zone pit outside
 the far turn and two respawn points. Cars: the spec's three archetypes speed / heavy / control with
@@ -60,7 +60,7 @@ def demo_track() -> TrackSpec:
         wall_material="pc",
         wall_height_um=60_000,
         apron_um=300_000,
-        lap_count=3,
+        lap_count=6,
         checkpoints=(
             _box((0, 280, -4500), (850, 350, 300)),
             _box((3000, 100, -7000), (850, 350, 300)),

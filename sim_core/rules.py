@@ -34,6 +34,7 @@ class RuleContext:
     def __init__(self, track: TrackSpec, route: Route) -> None:
         self.route = route
         self.fixed = track.track_type == "fixed"
+        self.apron_um = track.apron_um
         self.loop = route.loop
         self.laps_to_finish = track.laps_to_finish
         self.checkpoints = track.checkpoints
@@ -84,7 +85,7 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
         _start_penalty(c, PENALTY_FALLOUT)
     elif dot(com, ctx.gravity) > ctx.fall_limit:
         _start_penalty(c, PENALTY_FALLOUT)
-    elif ctx.fixed and c[AIR_FRAMES] <= CONTACT_HYSTERESIS_FRAMES and not _inside(c, ctx):
+    elif ctx.fixed and c[AIR_FRAMES] <= CONTACT_HYSTERESIS_FRAMES and _beside_corridor(c, ctx):
         _start_penalty(c, PENALTY_BSOFT)
     _update_progress(c, ctx)
     if c[H] == 0 and c[AIR_FRAMES] == 0 and not c[OUTSIDE] and (not ctx.fixed or _inside(c, ctx)):
@@ -96,6 +97,14 @@ def _inside(c: list[int], ctx: RuleContext) -> bool:
     route = ctx.route
     half = route.width[route.index(route.wrap(c[ARC]))] // 2
     return -half <= c[LAT] <= half
+
+
+def _beside_corridor(c: list[int], ctx: RuleContext) -> bool:
+    """Off the corridor but over the ribbon's apron (over the void there is no surface to be on)."""
+    route = ctx.route
+    half = route.width[route.index(route.wrap(c[ARC]))] // 2
+    reach = half + ctx.apron_um
+    return not -half <= c[LAT] <= half and -reach <= c[LAT] <= reach
 
 
 def _remember(c: list[int], com: Vec3) -> None:

@@ -18,8 +18,8 @@ from sim_core.state import HEADER
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_FRAMES = 600
 GOLDEN = {
-    0: "bff93dd9fbf2a01fc6eb216c562054c50efaefa3c39270a18a6e5a9720e4d132",
-    7: "8f8d9464773ebd50822e7f4bb823a2db0be3dccfac60882907e4a915b53a3f51",
+    0: "35c4e86b142e2845b07029ae0f1a018882623f90887e6a7cd88f2f7d4b83afb2",
+    7: "057a88bf050d7bf9546381494de27707fa1056e05c74ceac546e3c4a5753781f",
 }
 
 
