@@ -16,7 +16,7 @@ UNIT = 1_000_000
 Vec3 = tuple[int, int, int]
 
 __all__ = ["UNIT", "Vec3", "isqrt", "div_round", "div_trunc", "clamp", "dot", "cross", "sub", "add",
-           "scale", "length", "normalize"]
+           "scale", "distance_sq", "length", "normalize"]
 
 
 def div_round(a: int, b: int) -> int:
@@ -52,6 +52,12 @@ def add(a: Vec3, b: Vec3) -> Vec3:
 def scale(v: Vec3, num: int, den: int) -> Vec3:
     """v · num / den, each component rounded with ``div_round``."""
     return (div_round(v[0] * num, den), div_round(v[1] * num, den), div_round(v[2] * num, den))
+
+
+def distance_sq(a: Vec3, b: Vec3) -> int:
+    """|a − b|² (exact)."""
+    dx, dy, dz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
+    return dx * dx + dy * dy + dz * dz
 
 
 def length(v: Vec3) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim_core.intmath import UNIT, Vec3, add, cross, div_round, dot, isqrt, normalize, scale, sub
+from sim_core.intmath import UNIT, Vec3, add, cross, distance_sq, div_round, dot, isqrt, normalize, scale, sub
 from sim_core.track import RoutePoint, TrackSpec
 
 SAMPLE_SPACING_UM = 10_000
@@ -190,7 +190,7 @@ class Route:
         """(arc, lateral, height) of the nearest ribbon frame to ``position`` (ties → lowest sample)."""
         best, best_d = 0, None
         for i in range(self.count + 1):
-            d = (position[0] - self.px[i]) ** 2 + (position[1] - self.py[i]) ** 2 + (position[2] - self.pz[i]) ** 2
+            d = distance_sq(position, (self.px[i], self.py[i], self.pz[i]))
             if best_d is None or d < best_d:
                 best, best_d = i, d
         rel = (position[0] - self.px[best], position[1] - self.py[best], position[2] - self.pz[best])

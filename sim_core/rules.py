@@ -14,7 +14,7 @@ from sim_core.constants import (
     CONTACT_HYSTERESIS_FRAMES, FALL_OUT_MARGIN_UM, FINISH_LATERAL_EPS_UM, FINISH_PLANE_EPS_UM, PENALTY_DECEL_FRAMES,
     PENALTY_FADE_FRAMES,
 )
-from sim_core.intmath import UNIT, Vec3, cross, dot, normalize
+from sim_core.intmath import UNIT, Vec3, cross, distance_sq, dot, normalize
 from sim_core.layout import (
     AIR_FRAMES, ARC, ARMED, FINISHED_FRAME, H, LAPS, LAT, LEGAL_ARC, LEGAL_LAT, NEXT_CP, OUTSIDE, PENALTY_BSOFT,
     PENALTY_FALLOUT, PENALTY_KIND, PENALTY_NONE, PENALTY_TIMER, PREV_X, PREV_Y, PREV_Z, PROGRESS, STATUS,
@@ -180,7 +180,7 @@ def _respawn_target(c: list[int], ctx: RuleContext) -> tuple[int, int]:
     best, best_d = None, None
     for arc, lat in ctx.respawns:
         p = route.point(arc, lat, 0)
-        d = (p[0] - anchor[0]) ** 2 + (p[1] - anchor[1]) ** 2 + (p[2] - anchor[2]) ** 2
+        d = distance_sq(p, anchor)
         if best_d is None or d < best_d:
             best, best_d = (arc, lat), d
     arc, lat = best if best is not None else (0, 0)

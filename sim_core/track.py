@@ -11,14 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim_core.errors import SimError
+from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.materials import material
 
 TRACK_TYPES = ("open", "fixed")
 LAP_MODES = ("linear", "loop")
-Vec3 = tuple[int, int, int]
-
-UNIT = 1_000_000
-"""Scale of integer unit vectors (×1e6)."""
 UNIT_TOLERANCE = 2_000
 """How far |v| of an authored unit vector may be from 1e6 (rounding of a quantised float vector)."""
 LOOP_DISTANCE_UM = 1_000_000
@@ -48,7 +45,7 @@ def check_unit_vector(value: object, what: str) -> None:
         _fail("track-invalid-vector", f"{what} must be a tuple of three ints (×1e6 unit vector)")
     x, y, z = value  # type: ignore[misc]
     length_sq = x * x + y * y + z * z
-    low, high = (UNIT - UNIT_TOLERANCE) ** 2, (UNIT + UNIT_TOLERANCE) ** 2
+    low, high = (UNIT - UNIT_TOLERANCE) * (UNIT - UNIT_TOLERANCE), (UNIT + UNIT_TOLERANCE) * (UNIT + UNIT_TOLERANCE)
     if not low <= length_sq <= high:
         _fail("track-invalid-vector", f"{what} {value} is not a unit vector scaled by 1e6")
 
@@ -163,8 +160,8 @@ class TrackSpec:
         if self.lap_mode is not None:
             return self.lap_mode
         first, last = self.route[0].position_um, self.route[-1].position_um
-        gap_sq = sum((a - b) ** 2 for a, b in zip(first, last))
-        return "loop" if len(self.route) >= 3 and gap_sq < LOOP_DISTANCE_UM**2 else "linear"
+        gap_sq = distance_sq(first, last)
+        return "loop" if len(self.route) >= 3 and gap_sq < LOOP_DISTANCE_UM * LOOP_DISTANCE_UM else "linear"
 
     @property
     def player_capacity(self) -> int:
@@ -225,7 +222,7 @@ class TrackSpec:
         points = self.route
         for i in range(len(points) - 1):
             a, b = points[i].position_um, points[i + 1].position_um
-            if sum((p - q) ** 2 for p, q in zip(a, b)) < MIN_SPACING_UM**2:
+            if distance_sq(a, b) < MIN_SPACING_UM * MIN_SPACING_UM:
                 _fail("track-invalid-route", f"route points {i} and {i + 1} are closer than 0.1 m")
 
     def _check_lap_mode(self) -> None:
