@@ -24,8 +24,8 @@ from protocol.handshake import (
     decode_handshake_message,
 )
 from protocol.identity import Identity
-from protocol.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
-from open4wd_node.link_rules import IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong
+from protocol.wire import HANDSHAKE, HEADER, ROOM, FrameDecoder, Message, encode_frame, encode_message
+from open4wd_node.link_rules import IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
 
 RECEIVE_CHUNK = 64 * 1024
 CLOSE_NOTICE_SECONDS = 1.0  # how long a closing side tries to tell the peer why
@@ -53,8 +53,8 @@ def now_ms() -> int:
     return round(trio.current_time() * 1000)
 
 
-def _frame(msg: Message, channel: Channel) -> bytes:
-    return encode_frame(encode_message(msg), channel)
+def _handshake_frame(msg: Message) -> bytes:
+    return encode_frame(encode_message(msg), HANDSHAKE)
 
 
 async def _tell_and_close(stream: trio.abc.Stream, code: str, text: str, send_lock: trio.Lock | None = None) -> None:
@@ -62,7 +62,7 @@ async def _tell_and_close(stream: trio.abc.Stream, code: str, text: str, send_lo
     try:
         with trio.move_on_after(CLOSE_NOTICE_SECONDS):
             async with send_lock or nullcontext():
-                await stream.send_all(_frame(LinkClose(code=code, message=text[:MAX_CLOSE_TEXT]), HANDSHAKE))
+                await stream.send_all(_handshake_frame(LinkClose(code=code, message=text[:MAX_CLOSE_TEXT])))
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         pass
     finally:
@@ -91,7 +91,7 @@ async def _receive_handshake_frame(stream: trio.abc.Stream) -> bytes:
 
 async def _send_handshake(stream: trio.abc.Stream, messages: list[Message]) -> None:
     if messages:  # one write per step: the listener's hello and auth must not wait on each other
-        await stream.send_all(b"".join(_frame(msg, HANDSHAKE) for msg in messages))
+        await stream.send_all(b"".join(_handshake_frame(msg) for msg in messages))
 
 
 async def _run_handshake(stream: trio.abc.Stream, handshake: Handshake) -> HandshakeResult:
@@ -154,6 +154,7 @@ class Link:
         self.limits = limits
         self._stream = stream
         self._guard = IngressGuard(limits, now, expensive, registry)
+        self._pacer = SendPacer(limits, now, expensive)
         self._keepalive = Keepalive(limits, now)
         self._decoder = FrameDecoder(ROOM)
         self._bodies: deque[bytes] = deque()
@@ -178,8 +179,15 @@ class Link:
     # ---- sending ---------------------------------------------------------------------------------
 
     async def send(self, msg: Message) -> None:
-        """Send one message; a message larger than the room channel's 256 KiB is ``frame-too-large``."""
-        await self._send_frame(_frame(msg, ROOM))
+        """Send one message, first waiting as long as the peer's rate limits require (so nothing we send
+        is dropped); a message larger than the room channel's 256 KiB is ``frame-too-large``."""
+        body = encode_message(msg)
+        frame = encode_frame(body, ROOM)
+        if self._closed is not None:
+            raise self._closed.copy()
+        while (wait_ms := self._pacer.delay_ms(msg.TYPE, len(body), now_ms())) > 0:
+            await trio.sleep(wait_ms / 1000)
+        await self._send_frame(frame)
 
     async def _send_frame(self, frame: bytes) -> None:
         if self._closed is not None:
@@ -240,7 +248,7 @@ class Link:
         except ProtocolError as exc:
             await self._fail(exc)
         if ping is not None:
-            await self._send_frame(_frame(ping, ROOM))
+            await self.send(ping)
         data = None
         with trio.move_on_at(self._keepalive.deadline_ms / 1000):
             try:
@@ -266,7 +274,7 @@ class Link:
         except ProtocolError as exc:
             await self._fail(exc)
         if isinstance(msg, LinkPing):
-            await self._send_frame(_frame(LinkPong(nonce=msg.nonce), ROOM))
+            await self.send(LinkPong(nonce=msg.nonce))
             return None
         if isinstance(msg, LinkPong):
             self._keepalive.pong(msg, now)

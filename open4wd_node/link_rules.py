@@ -5,6 +5,8 @@ Ingress order per frame: size cap (``FrameDecoder``, before buffering) → gener
 bytes) → the type, read without building the body → the expensive bucket for declared types → strict
 decode. A bucket drop is not delivered and does not count as a violation; a decode failure is a
 violation; ``ProtocolError`` from ``IngressGuard.admit`` or ``Keepalive.poll`` means close the link.
+``SendPacer`` keeps the same buckets for what this side sends, so a well-behaved sender waits instead of
+having its messages dropped by the peer.
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ from dataclasses import dataclass
 
 from protocol.errors import ProtocolError
 from protocol.handshake import HANDSHAKE_MESSAGES, LinkClose
-from protocol.wire import REGISTRY, Message, TokenBucket, ViolationCounter, decode_message, message, peek_message_type
+from protocol.wire import (
+    REGISTRY,
+    ROOM,
+    Message,
+    TokenBucket,
+    ViolationCounter,
+    decode_message,
+    message,
+    peek_message_type,
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,10 @@ class LinkLimits:
     idle_timeout_ms: int = 10_000
     handshake_timeout_ms: int = 5_000
     send_timeout_ms: int = 10_000
+
+    def __post_init__(self) -> None:
+        if self.general_bytes_burst < ROOM.max_frame_bytes:
+            raise ValueError("the byte burst must hold one largest frame, or such a frame could never pass")
 
 
 @message("link-ping")
@@ -55,6 +70,36 @@ def link_registry(registry: Mapping[str, type[Message]] | None) -> dict[str, typ
     return table
 
 
+class LinkBuckets:
+    """The token buckets of one direction of a link (spec/rooms.md §4.3)."""
+
+    def __init__(self, limits: LinkLimits, now_ms: int) -> None:
+        self.general = TokenBucket(limits.general_burst, limits.general_per_second, now_ms)
+        self.general_bytes = TokenBucket(limits.general_bytes_burst, limits.general_bytes_per_second, now_ms)
+        self.expensive = TokenBucket(limits.expensive_burst, limits.expensive_per_second, now_ms)
+
+    def charges(self, size: int, expensive: bool) -> list[tuple[TokenBucket, int]]:
+        general = [(self.general, 1), (self.general_bytes, size)]
+        return general + [(self.expensive, 1)] if expensive else general
+
+
+class SendPacer:
+    """Spends the peer's budget before sending, so our own messages are never dropped by its buckets."""
+
+    def __init__(self, limits: LinkLimits, now_ms: int, expensive: frozenset[str] = frozenset()) -> None:
+        self.expensive = frozenset(expensive)
+        self.buckets = LinkBuckets(limits, now_ms)
+
+    def delay_ms(self, kind: str, size: int, now_ms: int) -> int:
+        """0 after charging the frame; otherwise how long to wait before asking again."""
+        charges = self.buckets.charges(size, kind in self.expensive)
+        wait = max(bucket.wait_ms(now_ms, cost) for bucket, cost in charges)
+        if wait == 0:
+            for bucket, cost in charges:
+                bucket.take(now_ms, cost)
+        return wait
+
+
 class IngressGuard:
     """Rate limits, violation counting and strict decoding of one link's incoming frames."""
 
@@ -68,22 +113,20 @@ class IngressGuard:
         self.limits = limits
         self.expensive = frozenset(expensive)
         self.registry = link_registry(registry)
-        self.general = TokenBucket(limits.general_burst, limits.general_per_second, now_ms)
-        self.general_bytes = TokenBucket(limits.general_bytes_burst, limits.general_bytes_per_second, now_ms)
-        self.expensive_bucket = TokenBucket(limits.expensive_burst, limits.expensive_per_second, now_ms)
+        self.buckets = LinkBuckets(limits, now_ms)
         self.violations = ViolationCounter(limits.max_violations)
         self.consecutive_drops = 0
         self.dropped = 0
 
     def admit(self, body: bytes, now_ms: int) -> Message | None:
         """The decoded message, or None when a bucket dropped it or it was a (tolerated) violation."""
-        if not (self.general.take(now_ms) and self.general_bytes.take(now_ms, len(body))):
+        if not all(bucket.take(now_ms, cost) for bucket, cost in self.buckets.charges(len(body), False)):
             return self._drop()
         try:
             expensive = peek_message_type(body) in self.expensive
         except ProtocolError as exc:
             return self._violation(exc)
-        if expensive and not self.expensive_bucket.take(now_ms):
+        if expensive and not self.buckets.expensive.take(now_ms):
             return self._drop()
         self.consecutive_drops = 0
         try:

@@ -272,6 +272,12 @@ class TokenBucket:
         self._tokens = min(self.capacity, self._tokens + elapsed * self.per_second)
         self._last_ms = max(self._last_ms, now_ms)
 
+    def wait_ms(self, now_ms: int, cost: int = 1) -> int:
+        """Milliseconds until ``cost`` tokens are available (0: now), without spending them."""
+        self._refill(now_ms)
+        missing = cost * 1000 - self._tokens
+        return 0 if missing <= 0 else -(-missing // self.per_second)
+
     def take(self, now_ms: int, cost: int = 1) -> bool:
         """Spend ``cost`` tokens if available; False means drop the message."""
         self._refill(now_ms)

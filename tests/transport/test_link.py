@@ -306,3 +306,22 @@ async def test_the_clock_reads_a_deadline_as_reached(mock_clock):
     for seconds, expected in ((2.006, 2_006), (4.011, 4_011)):
         mock_clock.jump(seconds - trio.current_time())
         assert now_ms() == expected
+
+
+async def test_a_fast_sender_is_paced_so_the_receiver_drops_nothing(autojump_clock):
+    expensive = frozenset({"version-info"})
+    dialer, listener = await open_pair(expensive=expensive)
+    sent = [VersionRequest(sender=str(i)) for i in range(150)]
+    sent += [VersionInfoMessage(sender=str(i), payload={"blob": b"x" * 200_000}) for i in range(12)]
+    received = []
+
+    async def read_all():
+        while len(received) < len(sent):
+            received.append(await listener.receive())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read_all)
+        for msg in sent:
+            await dialer.send(msg)
+    assert received == sent
+    assert trio.current_time() >= (150 - 64) / 32  # the sender waited instead of overrunning

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from open4wd_node.link_rules import IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, link_registry
+from open4wd_node.link_rules import IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer, link_registry
 from protocol.errors import ProtocolError
 from protocol.handshake import LinkAuth, LinkClose, LinkHello
 from protocol.version_collection import VersionInfoMessage, VersionRequest
@@ -134,3 +134,34 @@ def test_keepalive_declares_silence_after_the_idle_timeout():
     short = Keepalive(dataclasses.replace(LIMITS, idle_timeout_ms=500), 0)
     assert short.deadline_ms == 500
     assert code_of(short.poll, 500) == "link-timeout"
+
+
+def test_the_pacer_spends_the_peers_budget_and_says_how_long_to_wait():
+    p = SendPacer(LIMITS, 0, EXPENSIVE)
+    assert [p.delay_ms("version-request", 10, 0) for _ in range(64)] == [0] * 64
+    assert p.delay_ms("version-request", 10, 0) == 32  # one token at 32 per second
+    assert p.delay_ms("version-request", 10, 31) == 1  # waiting spends nothing
+    assert p.delay_ms("version-request", 10, 32) == 0
+    q = SendPacer(LIMITS, 0, EXPENSIVE)
+    assert [q.delay_ms("version-info", 10, 0) for _ in range(9)] == [0] * 8 + [250]
+    assert q.delay_ms("version-request", 10, 0) == 0  # the expensive wait did not charge the general bucket
+    r = SendPacer(LIMITS, 0)
+    assert r.delay_ms("version-info", 200_000, 0) == 0
+    assert r.delay_ms("version-info", 200_000, 0) == -(-(200_000 * 1000 - 127_680 * 1000) // 262_144)
+
+
+def test_what_the_pacer_lets_through_the_guard_admits():
+    pacer, g = SendPacer(LIMITS, 0, EXPENSIVE), guard()
+    now = 0
+    for i in range(300):
+        body = COSTLY if i % 3 == 0 else CHEAP
+        kind = "version-info" if body is COSTLY else "version-request"
+        while (wait := pacer.delay_ms(kind, len(body), now)) > 0:
+            now += wait
+        assert g.admit(body, now) is not None
+    assert g.dropped == 0
+
+
+def test_limits_must_let_the_largest_frame_through():
+    with pytest.raises(ValueError):
+        LinkLimits(general_bytes_burst=100_000)
