@@ -74,12 +74,13 @@ class World:
 
     @classmethod
     def demo(cls, cars: int = 8, seed: int = 0) -> "World":
-        """The built-in demo round: an 8-player loop circuit and the three car archetypes in turn."""
-        from sim_core.demo import demo_track, demo_vehicles
+        """The built-in demo round: built-in track-02 (8-player loop) and the built-in speed, heavy and
+        control cars in turn, read from the shipped GLBs through admission and their manifests."""
+        from sim_core.assets.demo_round import builtin_demo_track, builtin_demo_vehicles
 
         if type(cars) is not int or not 1 <= cars <= 8:
             raise SimError("world-too-many-cars", "the demo track takes 1..8 cars")
-        return cls.new(demo_track(), demo_vehicles(cars), seed=seed)
+        return cls.new(builtin_demo_track(), builtin_demo_vehicles(cars), seed=seed)
 
     def _start_state(self, slot: int, count: int) -> list[int]:
         """Slot s of N: (s − (N−1)/2)·0.18 m along RP1's right, lifted 0.05 m, at rest, full battery."""

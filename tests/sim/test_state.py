@@ -18,8 +18,8 @@ from sim_core.state import HEADER
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_FRAMES = 600
 GOLDEN = {
-    0: "35c4e86b142e2845b07029ae0f1a018882623f90887e6a7cd88f2f7d4b83afb2",
-    7: "057a88bf050d7bf9546381494de27707fa1056e05c74ceac546e3c4a5753781f",
+    0: "665bb73230325d9ac52d1fc7272beaeaac1a3652b612964825d01b11c22bd5be",
+    7: "ebf2846d635a36f182fd6be2c4d6005822af045a2098b87993e409fe0637b0f9",
 }
 
 

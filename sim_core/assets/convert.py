@@ -1,0 +1,95 @@
+"""Manifests → the simulation's ``TrackSpec`` / ``VehicleSpec`` (the race reads nothing else).
+
+Inputs are admitted manifests (rebuilt and digest-checked) and an assembled loadout; every value is
+already an integer, so this module only renames and re-scales (nJ/K → mJ/°C) with explicit floors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim_core.assets.admission import AdmittedAsset
+from sim_core.assets.findings import AssetRejected
+from sim_core.assets.loadout import AssembledVehicle, Resolver, assemble
+from sim_core.errors import SimError
+from sim_core.track import Box, RespawnPoint, RoutePoint, TrackSpec
+from sim_core.vehicle import BatterySpec, ChipSlot, MotorSpec, PartSpec, VehicleSpec, WeaponSpec
+
+
+def _vec(values: list[int]) -> tuple[int, int, int]:
+    return (values[0], values[1], values[2])
+
+
+def _box(entry: dict[str, Any]) -> Box:
+    lo, hi = entry["min_um"], entry["max_um"]
+    return Box(tuple((lo[k] + hi[k]) // 2 for k in range(3)), tuple((hi[k] - lo[k]) // 2 for k in range(3)))  # type: ignore[arg-type]
+
+
+def track_spec(track: AdmittedAsset, *, track_id: str | None = None, lap_count: int = 3, time_limit_s: int = 600) -> TrackSpec:
+    """A race track from an admitted track manifest; lap count and time limit are room settings."""
+    m = track.manifest
+    if m.get("kind") != "track":
+        raise SimError("asset-not-a-track", f"{track.asset_type} {track.content_id[:16]}… is not a track")
+    return TrackSpec(
+        track_id=track_id or f"sha256:{track.content_id}",
+        track_type=m["track_type"],
+        route=tuple(RoutePoint(_vec(p["position_um"]), _vec(p["forward_ppm"]), _vec(p["up_ppm"]), p["width_um"]) for p in m["route"]),
+        surface_material=m["material"],
+        lap_mode=m["lap_mode"],
+        lap_count=lap_count,
+        checkpoints=tuple(_box(c) for c in m["checkpoints"]),
+        kill_zones=tuple(_box(k) for k in m["kill_zones"]),
+        respawn_points=tuple(RespawnPoint(_vec(r["position_um"]), _vec(r["forward_ppm"]), _vec(r["up_ppm"])) for r in m["respawn_points"]),
+        gravity_dir_e6=_vec(m["gravity"]["direction_ppm"]),
+        gravity_um_s2=m["gravity"]["strength_um_s2"],
+        time_limit_s=time_limit_s,
+        air_temperature_mc=m["weather"]["temperature_mc"],
+        aabb_min_um=_vec(m["aabb_min_um"]),
+        aabb_max_um=_vec(m["aabb_max_um"]),
+    )
+
+
+def _part(slot: str, manifest: dict[str, Any]) -> PartSpec:
+    g = manifest["geometry"]
+    kind = manifest["part_type"]
+    hinge = manifest.get(kind, {}).get("hinge") if kind in ("tire", "roller") else None
+    return PartSpec(
+        part_type=kind,
+        mass_ug=g["mass_ug"],
+        material=manifest["material"],
+        heat_capacity_mj_per_c=max(1, g["heat_capacity_nj_per_k"] // 1_000_000),
+        ambient_conductance_uw_per_c=g["ambient_conductance_uw_per_k"],
+        thermal_limit_mc=g["thermal_limit_mc"],
+        slot=slot.partition("_")[2],
+        radius_um=hinge["radius_um"] if hinge else 0,
+        wear_capacity_mj=sum(p.get("wear_capacity_mj", 0) for p in manifest["proxies"]) if kind == "tire" else 0,
+    )
+
+
+def vehicle_spec(car: AssembledVehicle, vehicle_id: str, passive_split_pct: int | None = None) -> VehicleSpec:
+    """A race car from an assembled loadout (baked masses; the spec applies the passive boost itself)."""
+    parts = {p.slot: p.manifest for p in car.parts}
+    weapon = parts.get("weapon")
+    chip = parts.get("chip")
+    size = [car.aabb_max_um[k] - car.aabb_min_um[k] for k in range(3)]
+    return VehicleSpec(
+        vehicle_id=vehicle_id,
+        parts=tuple(_part(slot, m) for slot, m in parts.items()),
+        motor=MotorSpec(parts["motor"]["motor"]["torque_ratio_pct"], parts["motor"]["motor"]["input_mw"]),
+        battery=BatterySpec(parts["battery"]["battery"]["configured_output_mw"], parts["battery"]["battery"]["energy_capacity_mj"]),
+        length_um=size[2],
+        width_um=size[0],
+        height_um=size[1],
+        chip_slots=tuple(ChipSlot(s["skill"], s["allocation_pct"]) for s in chip["chip"]["skill_slots"]) if chip else (),
+        weapon=None if weapon is None else WeaponSpec(
+            "passive" if weapon["weapon"]["passive"] else "active", 50 if passive_split_pct is None else passive_split_pct
+        ),
+    )
+
+
+def vehicle_from_loadout(loadout: dict[str, Any], resolver: Resolver, vehicle_id: str) -> VehicleSpec:
+    """Assemble and convert; ``AssetRejected`` lists every loadout finding when the car is illegal."""
+    findings, car = assemble(loadout, resolver)
+    if car is None:
+        raise AssetRejected(findings.errors)
+    return vehicle_spec(car, vehicle_id, loadout.get("passiveWeightSplitPct"))
