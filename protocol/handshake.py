@@ -157,7 +157,7 @@ class Handshake:
     def expire(self, now_ms: int) -> None:
         """Timer event: past the deadline the attempt fails with ``handshake-timeout``."""
         if not self.done and now_ms >= self.deadline_ms:
-            raise self._fail("handshake-timeout", f"the peer did not finish the handshake within {self.timeout_ms} ms")
+            raise self._fail("handshake-timeout", f"the handshake did not finish within {self.timeout_ms} ms")
 
     def receive(self, msg: Message, now_ms: int) -> list[Message]:
         self.expire(now_ms)
@@ -167,19 +167,25 @@ class Handshake:
             return self._on_auth(msg)
         raise self._fail("handshake-unexpected", f"{msg.TYPE} is out of order (handshake state: {self._state})")
 
+    @property
+    def _peer_role(self) -> str:
+        return LISTENER if self.role == DIALER else DIALER
+
     def _on_hello(self, hello: LinkHello) -> list[Message]:
+        # Messages name roles, not "this node" and "the peer": the other side reads them too (link-close).
         if hello.protocolVersion != self.protocol_version:
             theirs = hello.protocolVersion[:MAX_VERSION_CHARS]
             raise self._fail(
                 "handshake-version-mismatch",
-                f"the peer speaks protocol version {theirs!r}, this node speaks {self.protocol_version!r}; both must run the same protocol version",
+                f"protocol versions differ: {self.role} {self.protocol_version!r}, {self._peer_role} {theirs!r}; "
+                "both sides must run the same protocol version",
             )
         if not is_valid_peer_id(hello.peerId):
-            raise self._fail("handshake-malformed", "the peer's hello carries an invalid PeerId")
+            raise self._fail("handshake-malformed", f"the {self._peer_role}'s hello carries an invalid PeerId")
         if len(hello.nonce) != NONCE_BYTES:
-            raise self._fail("handshake-malformed", f"a hello nonce has {NONCE_BYTES} bytes, the peer sent {len(hello.nonce)}")
+            raise self._fail("handshake-malformed", f"a hello nonce has {NONCE_BYTES} bytes, the {self._peer_role} sent {len(hello.nonce)}")
         if hello.peerId == self.identity.peer_id:
-            raise self._fail("handshake-self", "the other side presents this node's own PeerId (a self-dial or a reflection)")
+            raise self._fail("handshake-self", f"both sides present PeerId {hello.peerId} (a self-dial or a reflection)")
         if self.expected_peer is not None and hello.peerId != self.expected_peer:
             raise self._fail(
                 "handshake-wrong-peer",
@@ -195,9 +201,10 @@ class Handshake:
 
     def _on_auth(self, auth: LinkAuth) -> list[Message]:
         assert self._peer is not None and self._transcript is not None
-        peer_role = LISTENER if self.role == DIALER else DIALER
-        if not verify_signature(self._peer.peerId, auth_message(peer_role, self._transcript), auth.signature):
-            raise self._fail("handshake-invalid-signature", f"the peer's link-auth is not a valid signature by {self._peer.peerId}")
+        if not verify_signature(self._peer.peerId, auth_message(self._peer_role, self._transcript), auth.signature):
+            raise self._fail(
+                "handshake-invalid-signature", f"the {self._peer_role}'s link-auth is not a valid signature by {self._peer.peerId}"
+            )
         self._state = "done"
         self.result = HandshakeResult(peer_id=self._peer.peerId, transcript=self._transcript, role=self.role)
         return [self._auth()] if self.role == DIALER else []
