@@ -22,7 +22,7 @@ from sim_core.layout import (
 )
 from sim_core.model import CarModel
 from sim_core.route import Route
-from sim_core.sweeps import FinishPlane, earliest_entry, segment_box_entry
+from sim_core.sweeps import FinishPlane, box_bounds, earliest_entry, segment_box_entry
 from sim_core.track import TrackSpec
 
 PENALTY_FRAMES = PENALTY_DECEL_FRAMES + PENALTY_FADE_FRAMES
@@ -37,8 +37,8 @@ class RuleContext:
         self.apron_um = track.apron_um
         self.loop = route.loop
         self.laps_to_finish = track.laps_to_finish
-        self.checkpoints = track.checkpoints
-        self.kill_zones = track.kill_zones
+        self.checkpoints = box_bounds(track.checkpoints)
+        self.kill_zones = box_bounds(track.kill_zones)
         self.checkpoint_arcs = tuple(route.project(box.center_um)[0] for box in track.checkpoints)
         self.respawns = tuple(route.project(p.position_um)[:2] for p in track.respawn_points)
         last = track.route[-1]

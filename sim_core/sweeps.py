@@ -9,15 +9,27 @@ from sim_core.intmath import Vec3
 from sim_core.track import Box
 
 
-def segment_box_entry(p0: Vec3, p1: Vec3, box: Box) -> Fraction | None:
+Bounds = tuple[Vec3, Vec3]
+
+
+def box_bounds(boxes: tuple[Box, ...]) -> tuple[Bounds, ...]:
+    """(min, max) corners of each box, computed once per track."""
+    return tuple((box.min_um, box.max_um) for box in boxes)
+
+
+def segment_box_entry(p0: Vec3, p1: Vec3, bounds: Bounds) -> Fraction | None:
     """Entry parameter t ∈ [0, 1] where the closed segment first touches the closed box, or None.
 
     A segment starting inside the box enters at t = 0.
     """
-    lo, hi = box.min_um, box.max_um
-    for a in range(3):  # cheap rejection on the segment's bounding box
-        if max(p0[a], p1[a]) < lo[a] or min(p0[a], p1[a]) > hi[a]:
-            return None
+    lo, hi = bounds
+    x0, y0, z0 = p0
+    x1, y1, z1 = p1
+    if (  # cheap rejection on the segment's bounding box
+        (x0 < lo[0] and x1 < lo[0]) or (x0 > hi[0] and x1 > hi[0]) or (y0 < lo[1] and y1 < lo[1])
+        or (y0 > hi[1] and y1 > hi[1]) or (z0 < lo[2] and z1 < lo[2]) or (z0 > hi[2] and z1 > hi[2])
+    ):
+        return None
     t_enter, t_exit = Fraction(0), Fraction(1)
     for a in range(3):
         d = p1[a] - p0[a]
@@ -34,11 +46,11 @@ def segment_box_entry(p0: Vec3, p1: Vec3, box: Box) -> Fraction | None:
     return t_enter
 
 
-def earliest_entry(p0: Vec3, p1: Vec3, boxes: tuple[Box, ...]) -> int:
+def earliest_entry(p0: Vec3, p1: Vec3, boxes: tuple[Bounds, ...]) -> int:
     """Index of the box the segment enters first (ties → lowest index), or -1."""
     best, best_t = -1, None
-    for index, box in enumerate(boxes):
-        t = segment_box_entry(p0, p1, box)
+    for index, bounds in enumerate(boxes):
+        t = segment_box_entry(p0, p1, bounds)
         if t is not None and (best_t is None or t < best_t):
             best, best_t = index, t
     return best

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sim_core import SkillEvent, World
 from sim_core.errors import SimError
@@ -103,7 +103,7 @@ def test_corrupt_for_testing_changes_exactly_one_value():
     assert w.car_state(0)["lat_um"] == World.demo(cars=2).car_state(0)["lat_um"] + 1
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_valid_input_streams_never_raise_and_round_trip_every_frame(data):
     world = World.demo(cars=3)

@@ -11,7 +11,7 @@ from sim_core.layout import (
     BROKEN_MASK, FINISHED_FRAME, LAPS, LEGAL_ARC, LEGAL_LAT, NEXT_CP, OUTSIDE, PENALTY_KIND, PENALTY_TIMER, PROGRESS,
     STATUS, STATUS_FINISHED, ARMED,
 )
-from sim_core.sweeps import earliest_entry, segment_box_entry
+from sim_core.sweeps import box_bounds, earliest_entry, segment_box_entry
 
 from tests.sim.helpers import Box, M, RespawnPoint, car, loop_track, place, straight_track, world
 
@@ -83,7 +83,7 @@ def test_checkpoints_light_only_in_order():
 
 
 def test_segment_box_entry_is_exact():
-    box = Box((0, 0, 0), (10, 10, 10))
+    (box,) = box_bounds((Box((0, 0, 0), (10, 10, 10)),))
     assert segment_box_entry((-30, 0, 0), (30, 0, 0), box) == Fraction(1, 3)
     assert segment_box_entry((0, 0, 0), (30, 0, 0), box) == 0  # starts inside
     assert segment_box_entry((-30, 11, 0), (30, 11, 0), box) is None
@@ -91,10 +91,9 @@ def test_segment_box_entry_is_exact():
 
 
 def test_kill_zone_earliest_entry_wins_and_ties_go_to_the_lowest_index():
-    near = Box((-5, 0, 0), (10, 10, 10))
-    far = Box((20, 0, 0), (10, 10, 10))
+    near, far, twin = box_bounds((Box((-5, 0, 0), (10, 10, 10)), Box((20, 0, 0), (10, 10, 10)),
+                                  Box((-5, 0, 0), (10, 20, 10))))  # twin: same entry face as near
     assert earliest_entry((-40, 0, 0), (40, 0, 0), (far, near)) == 1
-    twin = Box((-5, 0, 0), (10, 20, 10))  # same entry face as ``near``
     assert earliest_entry((-40, 0, 0), (40, 0, 0), (twin, near)) == 0
     assert earliest_entry((-40, 0, 0), (40, 0, 0), (near, twin)) == 0
     assert earliest_entry((-40, 50, 0), (40, 50, 0), (near, twin)) == -1
