@@ -13,11 +13,22 @@ from typing import Any
 
 from sim_core.assets import constants as C
 from sim_core.assets.admission import admit
-from sim_core.assets.common import ppm_vec, um_to_m, um_vec_to_m
 from sim_core.assets.encoding import write_glb
 from sim_core.assets.findings import AssetRejected, Findings
 from sim_core.assets.manifest import build_manifest, envelope
 from sim_core.assets.reader import read_glb
+
+
+def um_to_m(value: int) -> Decimal:
+    return Decimal(value).scaleb(-6)
+
+
+def um_vec_to_m(values: tuple[int, ...] | list[int]) -> list[Decimal]:
+    return [um_to_m(v) for v in values]
+
+
+def ppm_vec(values: tuple[int, ...]) -> list[Decimal]:
+    return [Decimal(v).scaleb(-6) for v in values]
 
 
 def _part_auto(m: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from sim_core.assets.bake import bake
 from sim_core.assets.glb_build import GlbBuilder, frame_matrix, translation_matrix
-from sim_core.assets.shapes import CIRCLE16, Shape, box, combine, cylinder_x, ribbon, shell
+from sim_core.assets.shapes import CIRCLE16, Shape, box, cylinder_x, ribbon, shell
 
 MM = 0.001
 ARCHETYPES = ("speed", "heavy", "control")

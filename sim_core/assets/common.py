@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from sim_core.assets import constants as C
 from sim_core.assets.findings import Findings
-from sim_core.assets.geometry import MeshMetrics, measure, round_div
+from sim_core.assets.geometry import MeshMetrics, round_div
 from sim_core.assets.material_rules import check_material
 from sim_core.assets.reader import GlbAsset, Node
 from sim_core.materials import Material
@@ -91,18 +90,6 @@ def node_materials(
 def mass_ug(volume_um3: int, material: Material) -> int:
     """µg = µm³ × (kg/m³) × 1e-9, rounded half away from zero."""
     return round_div(volume_um3 * material.density_kg_m3, 10**9)
-
-
-def um_to_m(value: int) -> Decimal:
-    return Decimal(value).scaleb(-6)
-
-
-def um_vec_to_m(values: tuple[int, ...] | list[int]) -> list[Decimal]:
-    return [um_to_m(v) for v in values]
-
-
-def ppm_vec(values: tuple[int, ...]) -> list[Decimal]:
-    return [Decimal(v).scaleb(-6) for v in values]
 
 
 def frame_dict(node: Node) -> dict[str, Any]:

@@ -273,5 +273,3 @@ def analyse_part(
         part_type: specific,
     }
 
-
-__all__ = ["analyse_part", "chip_slot_count", "Node"]

@@ -23,7 +23,7 @@ from pygltflib import Node as GltfNode
 
 from sim_core.assets import constants as C
 from sim_core.assets.container import GlbContainer, read_container
-from sim_core.assets.findings import AssetRejected, reject
+from sim_core.assets.findings import reject
 
 DRACO_EXTENSION = "KHR_draco_mesh_compression"
 _COMPONENTS = {5120: ("<i1", 1), 5121: ("<u1", 1), 5122: ("<i2", 2), 5123: ("<u2", 2), 5125: ("<u4", 4), 5126: ("<f4", 4)}
@@ -384,5 +384,3 @@ def duplicate_names(data_nodes: Any) -> list[str]:
             seen[name] = seen.get(name, 0) + 1
     return sorted(n for n, k in seen.items() if k > 1)
 
-
-__all__ = ["AssetRejected", "Frame", "GlbAsset", "Mesh", "Node", "duplicate_names", "read_glb"]
