@@ -215,7 +215,7 @@ def _finish(parts: list[PlacedPart], reduction: int, resist: int, findings: Find
     masses = [p.mass_ug for p in parts]
     if max(masses) > C.VEHICLE_PART_MASS_RATIO_MAX * min(masses):
         findings.error("loadout-part-mass-ratio", f"heaviest / lightest part is {max(masses)}/{min(masses)} µg, above {C.VEHICLE_PART_MASS_RATIO_MAX}")
-    if parts[0].mass_ug < C.CHASSIS_MIN_MASS_UG:
+    if next(p.mass_ug for p in parts if p.slot == "chassis") < C.CHASSIS_MIN_MASS_UG:
         findings.error("loadout-chassis-solver-floor", "the chassis must weigh at least 1 g")
     corners = [p.placement.apply(c) for p in parts for c in _corners(p.manifest["geometry"]["aabb_min_um"], p.manifest["geometry"]["aabb_max_um"])]
     lo = tuple(min(c[k] for c in corners) for k in range(3))

@@ -108,3 +108,26 @@ def test_total_mass_and_aabb_limits() -> None:
 def test_chip_weapon_slot_without_weapon_is_only_a_warning() -> None:
     findings, car = assemble(archetype(1, weapon=None), admitted_builtin)
     assert car is not None and findings.codes() == ["loadout-weapon-skill-unused"]
+
+
+def _without_mount(ref: str) -> AdmittedAsset:
+    asset = admitted_builtin(ref)
+    manifest = copy.deepcopy(asset.manifest)
+    manifest["mounts"] = []
+    return replace(asset, manifest=manifest)
+
+
+def test_mount_missing_and_solver_floor() -> None:
+    no_mount = lambda ref: _without_mount(ref) if ref == "builtin:motor-01" else admitted_builtin(ref)  # noqa: E731
+
+    assert codes(archetype(1), no_mount) == ["loadout-mount-missing"]
+
+    def feather_chassis(ref: str) -> AdmittedAsset:
+        asset = admitted_builtin(ref)
+        if ref != "builtin:chassis-03":
+            return asset
+        manifest = copy.deepcopy(asset.manifest)
+        manifest["geometry"]["mass_ug"] = 900_000
+        return replace(asset, manifest=manifest)
+
+    assert "loadout-chassis-solver-floor" in codes(archetype(3), feather_chassis)

@@ -233,3 +233,16 @@ def test_no_mesh() -> None:
     b = GlbBuilder()
     b.node("Mount_Chip", matrix=frame_matrix((0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)))
     assert codes(b.build({"open4wd_version": 1, "type": "chip", "material": "pc", "skill_slots": SLOTS})) == ["no-mesh"]
+
+
+def test_mount_warnings_do_not_refuse() -> None:
+    findings = findings_for(edit(source("chassis-01"), move_node("Mount_Chip", 0.0, 0.006, 0.002)))  # 8 mm from Mount_Battery
+    assert findings.codes() == ["mount-gap-warn"] and not findings.rejected
+    findings = findings_for(edit(source("chassis-01"), move_node("Mount_Chip", 0.0, 0.025, -0.022)))  # 19 mm above the plate
+    assert findings.codes() == ["mount-aabb-warn"] and not findings.rejected
+
+    def tilted(doc: dict) -> None:  # hinge axis +X turned 40° upwards
+        node(doc, "Mount_Roller_CL")["matrix"] = [0.766, 0.643, 0.0, 0.0, -0.643, 0.766, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, -0.044, 0.003, 0.0, 1.0]
+
+    findings = findings_for(edit(source("chassis-01"), tilted))
+    assert findings.codes() == ["hinge-axis-warn"] and not findings.rejected

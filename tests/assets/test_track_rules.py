@@ -173,3 +173,35 @@ def test_entities() -> None:
 @pytest.mark.parametrize("stem", ["track-01", "track-02", "track-03"])
 def test_start_grid_fits_eight(stem: str) -> None:
     assert manifest(source(stem))["player_max"] == 8
+
+
+def test_solid_region_budget() -> None:
+    from sim_core.assets.glb_build import GlbBuilder
+    from sim_core.assets.shapes import box
+
+    b = GlbBuilder()
+    mesh = b.mesh(*box((0.0, -1.0, 0.0), (0.5, 0.0, 0.5)))
+    for i in range(257):
+        b.node(f"Tile_{i}", mesh=mesh)
+    from sim_core.assets.glb_build import frame_matrix
+
+    b.node("RoutePoint_1", matrix=frame_matrix((0.1, 0.0, 0.4), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)))
+    b.node("RoutePoint_2", matrix=frame_matrix((0.1, 0.0, 0.1), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)))
+    data = b.build({"type": "track", "open4wd_version": 1, "material": "asphalt", "weather": {"type": "normal"}, "physics": {"gravity_strength_m_s2": 9.81},
+                    "track": {"type": "open", "route": [{"name": "RoutePoint_1", "width_m": 2}, {"name": "RoutePoint_2", "width_m": 2}]}})
+    assert codes(data) == ["track-budget"]
+
+
+def test_warnings_do_not_refuse() -> None:
+    def narrow(doc: dict) -> None:
+        root(doc)["track"]["route"][0]["width_m"] = 1.0
+
+    def no_respawn(doc: dict) -> None:
+        node(doc, "RespawnPoint_1")["name"] = "Marshal_Flag"
+
+    findings = Findings()
+    assert build_manifest(read_glb(track_edit("track-03", narrow)), findings, deprecated=frozenset(), for_new_product=True) is not None
+    assert findings.codes() == ["start-grid-narrow"]
+    findings = Findings()
+    assert build_manifest(read_glb(track_edit("track-03", no_respawn)), findings, deprecated=frozenset(), for_new_product=True) is not None
+    assert findings.codes() == ["killzone-without-respawn"]
