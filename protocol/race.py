@@ -1,0 +1,634 @@
+"""``RaceSession``: one round of signed input exchange with prediction, rollback and checksum votes.
+
+Sans-IO in the manner of a GGRS P2P session: the shell adds the local input, hands over every message
+with the link's authenticated peer, and calls ``advance_frame(now_ms)``, which steps at most one frame
+(after any rollback) or says why it waits. Every call returns actions (race_actions). Frames are per
+round; ``next_frame`` is the frame about to be stepped, the world's ``frame``.
+
+Finality: a frame is *confirmed* once no message can change it: every active peer's real input is in,
+and predictions of lost or removed peers are outside the input window. A connected peer is predicted
+for at most ``max_prediction`` frames, then the session waits (0 = lockstep), so a prediction of a
+connected peer never becomes final. Votes, the race log and catch-up offers only use confirmed frames.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+from protocol.consensus import quorum
+from protocol.dagcbor import signing_digest
+from protocol.errors import ProtocolError
+from protocol.identity import Identity, race_id as make_race_id
+from protocol.race_actions import (
+    CaughtUp, CloseLink, ConfirmedInput, DesyncRecord, FrameConfirmed, FrameReport, Misbehaviour, Notify,
+    RoundEnded, Send, SessionEnded, VoteDecided, WriteState,
+)
+from protocol.race_catchup import CatchUpRequest, OfferPins, RESUME_LEAD_FRAMES
+from protocol.race_inputs import NO_EVENTS, PeerInputs, parse_events, wire_events
+from protocol.race_keys import RaceKeyBook, announce, verify_race_signature
+from protocol.race_messages import (
+    LEAVE_REASONS, SYNC_SNAPSHOT_MAX_BYTES, InputRecord, RaceChecksum, RaceInput, RaceKey, RaceLeave, RaceOffer,
+    RaceProbe, RaceRejoin, RaceResume, RaceSnapshot, RaceSyncRequest,
+)
+from protocol.race_setup import RaceSetup, RaceWorld
+from protocol.race_signing import Event, catch_up_digest, checksum_digest, input_digest
+from protocol.race_votes import AGREED, MINORITY, STRIKE_LIMIT, TIE, VOTE_INTERVAL_FRAMES, VoteBook
+
+INPUT_WINDOW_BEHIND = 8
+INPUT_WINDOW_AHEAD = 24
+STATE_BUFFER_FRAMES = 12
+OWN_INPUT_HISTORY = 64
+PENDING_BEFORE_KEY = 64
+RECONNECT_WINDOW_MS = 15_000
+OFFER_ALIGNMENT = 8
+ACTIVE, LOST, REJOINING, REMOVED = "active", "lost", "rejoining", "removed"
+
+
+class RaceStats:
+    """Counters a benchmark or the shell reads; ``last_rollback`` is the depth of the newest rollback."""
+
+    __slots__ = ("frames", "predicted_inputs", "rollbacks", "rollback_frames", "max_rollback", "last_rollback")
+
+    def __init__(self) -> None:
+        self.frames = self.predicted_inputs = self.rollbacks = 0
+        self.rollback_frames = self.max_rollback = self.last_rollback = 0
+
+
+class RaceSession:
+    def __init__(self, setup: RaceSetup, identity: Identity, world: RaceWorld, keys: RaceKeyBook) -> None:
+        if identity.peer_id not in setup.slots:
+            raise ProtocolError("race-setup-invalid", "this node is not on the roster")
+        self.setup = setup
+        self.race_id = make_race_id(setup.match_id, setup.round_index)
+        self.me = identity.peer_id
+        self.peers = setup.roster
+        self.others = tuple(p for p in self.peers if p != self.me)
+        self.world = world
+        self.keys = keys
+        self.stats = RaceStats()
+        self.strikes = 0
+        self.ended: str | None = None
+        self._identity = identity
+        self._key = identity.race_key(self.race_id)
+        self._slot = dict(setup.slots)
+        self._skills = {p: frozenset(s) for p, s in setup.skills.items()}
+        self._inputs = {p: PeerInputs() for p in self.peers}
+        self._status = {p: ACTIVE for p in self.peers}
+        self._active_from = {p: 0 for p in self.peers}
+        self._lost_at: dict[str, int] = {}
+        self._pending: dict[str, list[RaceInput]] = {p: [] for p in self.others}
+        self._next = world.frame
+        self._ring: list[tuple[int, bytes]] = [(-1, b"")] * STATE_BUFFER_FRAMES
+        self._frontier = self._next - 1
+        self._confirmed = self._next - 1
+        self._rollback_to: int | None = None
+        self._votes = VoteBook(self.me)
+        self._vote_states: dict[int, bytes] = {}
+        self._off_line = False
+        self._offered: tuple[int, bytes] | None = None
+        self._pins = OfferPins()
+        self._catch_up: CatchUpRequest | None = None
+        self._request_ids = 0
+        self._round_ended = False
+
+    # ---- the shell's view ------------------------------------------------------------------------
+
+    @property
+    def next_frame(self) -> int:
+        """The frame the next step computes (= frames stepped so far)."""
+        return self._next
+
+    @property
+    def confirmed_frame(self) -> int:
+        """The newest frame no message can change any more (-1 before the first)."""
+        return self._confirmed
+
+    def status(self, peer: str) -> str:
+        return self._status[peer]
+
+    @property
+    def needs_local_input(self) -> bool:
+        """True while this node's input for ``next_frame + input_delay`` is still missing."""
+        frame = self._next + self.setup.input_delay
+        return self.ended is None and frame >= self._active_from[self.me] and frame not in self._inputs[self.me].real
+
+    def start(self) -> list[Any]:
+        """Announce this round's race key, and send empty inputs for the frames the input delay skips."""
+        actions: list[Any] = self._broadcast(announce(self._identity, self.race_id))
+        for frame in range(self._next, self._next + self.setup.input_delay):
+            actions += self._sign_local(frame, NO_EVENTS)
+        return actions
+
+    def add_local_input(self, events: Iterable[Event]) -> list[Any]:
+        """Sign and broadcast this node's input for ``next_frame + input_delay`` (first call per frame wins)."""
+        if not self.needs_local_input:
+            return []
+        parsed = parse_events([list(e) for e in events], self._skills[self.me])
+        return self._sign_local(self._next + self.setup.input_delay, parsed)
+
+    def leave(self, reason: str = "voluntary") -> list[Any]:
+        """Leave the race on purpose: tell everyone, then end."""
+        if self.ended is not None:
+            return []
+        return self._broadcast(RaceLeave(reason)) + self._end(reason, "this node left the race")
+
+    # ---- messages --------------------------------------------------------------------------------
+
+    def receive(self, peer: str, msg: object, now_ms: int) -> list[Any]:
+        """Handle one decoded message from the link's authenticated ``peer``. Never raises for what
+        a peer sent: a bad message is dropped with a ``Misbehaviour`` action."""
+        if self.ended is not None or peer not in self._pending:
+            return []
+        handler = self._HANDLERS.get(type(msg))
+        if handler is None:
+            return [Misbehaviour(peer, "race-unexpected-message")]
+        try:
+            return handler(self, peer, msg, now_ms)
+        except ProtocolError as exc:
+            return [Misbehaviour(peer, exc.code)]
+
+    def _on_key(self, peer: str, msg: RaceKey, now_ms: int) -> list[Any]:
+        if not self.keys.add(peer, msg) or msg.raceId != self.race_id:
+            return []
+        actions: list[Any] = []
+        pending, self._pending[peer] = self._pending[peer], []
+        for early in pending:
+            actions += self.receive(peer, early, now_ms)
+        return actions
+
+    def _on_input(self, peer: str, msg: RaceInput, now_ms: int) -> list[Any]:
+        if self._status[peer] != ACTIVE or msg.frame < self._active_from[peer]:
+            return []
+        frame = msg.frame
+        if not self._next - INPUT_WINDOW_BEHIND <= frame <= self._next + INPUT_WINDOW_AHEAD:
+            raise ProtocolError("race-input-outside-window", f"frame {frame} is outside the input window")
+        key = self.keys.key(self.race_id, peer)
+        if key is None:
+            if len(self._pending[peer]) >= PENDING_BEFORE_KEY:
+                raise ProtocolError("race-input-before-key", "inputs arrived before the peer's race key")
+            self._pending[peer].append(msg)
+            return []
+        events = parse_events(msg.events, self._skills[peer])
+        if not verify_race_signature(key, input_digest(self.race_id, frame, events), msg.signature):
+            raise ProtocolError("race-input-bad-signature", "the input is not signed by the peer's race key")
+        buffer = self._inputs[peer]
+        known = buffer.real.get(frame)
+        if known is not None:
+            if known == events:
+                return []
+            return self._end("equivocation", f"{peer} signed two different inputs for frame {frame}", {
+                "peer": peer, "frame": frame, "first": buffer.signed[frame], "second": msg,
+            })
+        buffer.real[frame] = events
+        buffer.signed[frame] = msg
+        predicted = buffer.predicted.get(frame)
+        if predicted is not None and predicted != events and frame < self._next:
+            if self._rollback_to is None or frame < self._rollback_to:
+                self._rollback_to = frame
+        self._advance_frontier()
+        return []
+
+    def _on_checksum(self, peer: str, msg: RaceChecksum, now_ms: int) -> list[Any]:
+        if not self._votes.accepts(msg.frame, self._next) or msg.frame > self._next + INPUT_WINDOW_AHEAD:
+            raise ProtocolError("race-vote-outside-window", f"no open vote for frame {msg.frame}")
+        key = self.keys.key(self.race_id, peer)
+        if key is None or len(msg.hash) != 32 or not verify_race_signature(
+            key, checksum_digest(self.race_id, msg.frame, msg.hash), msg.signature
+        ):
+            raise ProtocolError("race-vote-bad-signature", "the vote is not signed by the peer's race key")
+        self._votes.add(peer, msg.frame, msg.hash)
+        return []
+
+    def _on_leave(self, peer: str, msg: RaceLeave, now_ms: int) -> list[Any]:
+        if msg.reason not in LEAVE_REASONS:
+            raise ProtocolError("race-leave-invalid", f"a leave reason is one of {', '.join(LEAVE_REASONS)}")
+        return self._remove(peer, msg.reason)
+
+    # ---- stepping --------------------------------------------------------------------------------
+
+    def advance_frame(self, now_ms: int) -> FrameReport:
+        """Run timers, roll back if a real input contradicted a prediction, then step at most one frame."""
+        actions = self.tick(now_ms)
+        rolled = 0
+        if self.ended is None and self._rollback_to is not None:
+            rolled, more = self._rollback()
+            actions += more
+        waiting = self._blocked()
+        stepped = waiting is None
+        if stepped:
+            self._step()
+        if self.ended is None:
+            actions += self._confirm()
+        if self.ended is None:
+            actions += self._decide_votes()
+        return FrameReport(stepped, self._next - 1 if stepped else self._next, waiting, rolled, actions)
+
+    def _blocked(self) -> str | None:
+        if self.ended is not None:
+            return "ended"
+        if self._catch_up is not None:
+            return "catch-up"
+        if self.world.done:
+            return "round-over"
+        if any(self.keys.key(self.race_id, p) is None for p in self.others if self._status[p] != REMOVED):
+            return "keys"
+        if self._frontier < self._next - self.setup.max_prediction:
+            return "inputs"
+        return None
+
+    def _frame_inputs(self, frame: int) -> dict[int, tuple[Event, ...]]:
+        inputs = {}
+        for peer in self.peers:
+            buffer = self._inputs[peer]
+            events = buffer.real.get(frame)
+            if events is None:
+                events = buffer.predict(frame)
+                buffer.predicted[frame] = events
+                self.stats.predicted_inputs += 1
+            if events:
+                inputs[self._slot[peer]] = events
+        return inputs
+
+    def _step(self) -> None:
+        frame = self._next
+        self._ring[frame % STATE_BUFFER_FRAMES] = (frame, self.world.save_state())
+        self.world.step(self._frame_inputs(frame))
+        self._next = frame + 1
+        self.stats.frames += 1
+
+    def _saved(self, frame: int) -> bytes | None:
+        """The pre-step state of ``frame``: the world's own for ``next_frame``, else the ring's."""
+        if frame == self._next:
+            return self.world.save_state()
+        kept, state = self._ring[frame % STATE_BUFFER_FRAMES]
+        return state if kept == frame else None
+
+    def _rollback(self) -> tuple[int, list[Any]]:
+        target, self._rollback_to = self._rollback_to, None
+        state = self._saved(target)
+        if state is None:
+            return 0, self._end("rollback-too-deep", f"frame {target} is older than the {STATE_BUFFER_FRAMES} saved states")
+        end = self._next
+        self.world.load_state(state)
+        self._next = target
+        self.world.step(self._frame_inputs(target))
+        self._next += 1
+        while self._next < end:
+            self._step()
+        depth = end - target
+        stats = self.stats
+        stats.rollbacks += 1
+        stats.rollback_frames += depth
+        stats.last_rollback = depth
+        stats.max_rollback = max(stats.max_rollback, depth)
+        return depth, []
+
+    # ---- finality --------------------------------------------------------------------------------
+
+    def _required(self, peer: str, frame: int) -> bool:
+        return self._status[peer] == ACTIVE and frame >= self._active_from[peer]
+
+    def _advance_frontier(self) -> None:
+        frame = self._frontier + 1
+        limit = self._next + INPUT_WINDOW_AHEAD + self.setup.input_delay
+        while frame <= limit and all(
+            frame in self._inputs[p].real for p in self.peers if self._required(p, frame)
+        ):
+            frame += 1
+        self._frontier = frame - 1
+
+    def _recompute_frontier(self) -> None:
+        self._frontier = self._confirmed
+        self._advance_frontier()
+
+    def _final_limit(self) -> int:
+        limit = min(self._next - 1, self._frontier)
+        if any(s in (LOST, REJOINING) for s in self._status.values()) and not self.world.done:
+            limit = min(limit, self._next - INPUT_WINDOW_BEHIND - 1)
+        return limit
+
+    def _confirm(self) -> list[Any]:
+        actions: list[Any] = []
+        limit = self._final_limit()
+        removed = sum(1 for s in self._status.values() if s == REMOVED)
+        minority = self._present_count() < quorum(len(self.peers) - removed)
+        while self._confirmed < limit:
+            frame = self._confirmed + 1
+            self._confirmed = frame
+            if minority:
+                self._off_line = True
+            actions.append(FrameConfirmed(frame, tuple(self._confirmed_inputs(frame))))
+            if (frame + 1) % OFFER_ALIGNMENT == 0:
+                self._offered = (frame + 1, self._saved(frame + 1))
+            if frame % VOTE_INTERVAL_FRAMES == 0:
+                actions += self._vote(frame)
+        if self.world.done and self._confirmed == self._next - 1 and not self._round_ended:
+            self._round_ended = True
+            actions.append(RoundEnded(self._next))
+        self._prune()
+        return actions
+
+    def _confirmed_inputs(self, frame: int) -> Iterable[ConfirmedInput]:
+        for peer in self.peers:
+            buffer = self._inputs[peer]
+            signed = buffer.signed.get(frame)
+            events = buffer.real[frame] if signed is not None else buffer.predicted.get(frame, NO_EVENTS)
+            yield ConfirmedInput(peer, self._slot[peer], events, signed)
+
+    def _prune(self) -> None:
+        low = self._confirmed + 1 - STATE_BUFFER_FRAMES
+        for peer in self.peers:
+            self._inputs[peer].prune(low - OWN_INPUT_HISTORY if peer == self.me else low)
+
+    # ---- votes -----------------------------------------------------------------------------------
+
+    def _vote(self, frame: int) -> list[Any]:
+        state = self._saved(frame + 1)
+        digest = hashlib.sha256(state).digest()
+        self._vote_states[frame] = state
+        for old in [f for f in self._vote_states if f < frame - 2 * VOTE_INTERVAL_FRAMES]:
+            del self._vote_states[old]
+        self._votes.add(self.me, frame, digest)
+        signature = self._key.sign(checksum_digest(self.race_id, frame, digest))
+        return self._broadcast(RaceChecksum(frame, digest, signature))
+
+    def _decide_votes(self) -> list[Any]:
+        actions: list[Any] = []
+        voters = [p for p in self.others if self._status[p] != REMOVED]
+        for outcome in self._votes.decide(self._next, voters):
+            if self.ended is not None:
+                break
+            hashes = {p: h.hex() for p, h in sorted(outcome.hashes.items())}
+            actions.append(VoteDecided(outcome.frame, outcome.kind, outcome.hashes, outcome.dissenters))
+            actions.append(Notify("checksum", {"frame": outcome.frame, "agreed": outcome.kind == AGREED}))
+            if outcome.kind != AGREED:
+                actions.append(WriteState(outcome.frame, self._vote_states[outcome.frame], f"vote-{outcome.kind}"))
+                actions.append(Notify("desync", {"frame": outcome.frame, "peers": list(outcome.dissenters), "hashes": hashes}))
+            if outcome.kind == TIE:
+                actions += self._end("consensus-invalid", f"no strict majority at frame {outcome.frame}", {
+                    "frame": outcome.frame, "hashes": hashes,
+                })
+            elif outcome.kind == MINORITY:
+                self.strikes += 1
+                if self.strikes >= STRIKE_LIMIT:
+                    actions += self._persistent_desync(outcome.frame, hashes)
+            else:
+                self.strikes = 0
+        return actions
+
+    def _persistent_desync(self, frame: int, hashes: dict[str, str]) -> list[Any]:
+        event: dict[str, Any] = {
+            "type": "desync", "raceId": self.race_id, "frame": frame,
+            "participatingPeers": sorted(hashes), "hashes": hashes,
+        }
+        event["signatures"] = [{"signer": self.me, "sig": self._identity.sign(signing_digest(event))}]
+        actions = self._broadcast(RaceLeave("desync")) + [DesyncRecord(event)]
+        return actions + self._end("persistent-desync", f"three minority votes in a row (last at frame {frame})", {
+            "frame": frame, "hashes": hashes,
+        })
+
+    # ---- peers come and go -----------------------------------------------------------------------
+
+    def _present_count(self) -> int:
+        return 1 + sum(1 for p in self.others if self._status[p] == ACTIVE)
+
+    def _remove(self, peer: str, reason: str) -> list[Any]:
+        if self._status[peer] == REMOVED:
+            return []
+        self._status[peer] = REMOVED
+        self._lost_at.pop(peer, None)
+        self._pins.drop(peer)
+        self._recompute_frontier()
+        return [Notify("leave", {"peer": peer, "reason": reason})]
+
+    def peer_lost(self, peer: str, now_ms: int) -> list[Any]:
+        """The link to ``peer`` broke: predict it for the reconnect window (``tick`` closes the window)."""
+        if self.ended is not None or self._status.get(peer) != ACTIVE or peer == self.me:
+            return []
+        self._status[peer] = LOST
+        self._lost_at[peer] = now_ms
+        self._recompute_frontier()
+        return [Notify("peer-lost", {"peer": peer})]
+
+    def tick(self, now_ms: int) -> list[Any]:
+        """Timers: reconnect windows (the partition guard) and catch-up retries."""
+        if self.ended is not None:
+            return []
+        actions: list[Any] = []
+        expired = [p for p, at in sorted(self._lost_at.items()) if now_ms - at >= RECONNECT_WINDOW_MS]
+        if expired:
+            if self._present_count() < quorum(len(self.peers)):
+                return self._end("partition-void", "this side of the partition is not a strict majority of the roster", {
+                    "present": sorted(p for p in self.peers if p == self.me or self._status[p] == ACTIVE),
+                })
+            for peer in expired:
+                actions += self._remove(peer, "disconnect")
+        if self._catch_up is not None:
+            actions += self._catch_up_timers(now_ms)
+        return actions
+
+    def peer_reconnected(self, peer: str, now_ms: int) -> list[Any]:
+        """A new link to ``peer`` is up: tell it who we race as and where we are."""
+        if self.ended is not None or peer not in self._pending:
+            return []
+        msg = RaceRejoin(self.race_id, self.setup.loadouts[self.me], self._next, self._off_line)
+        return [Send(peer, msg)]
+
+    def _on_rejoin(self, peer: str, msg: RaceRejoin, now_ms: int) -> list[Any]:
+        if msg.raceId != self.race_id:
+            raise ProtocolError("race-rejoin-invalid", "the rejoin is for another round")
+        if msg.loadoutDigest != self.setup.loadouts[peer]:
+            return [CloseLink(peer, "reconnect-loadout-mismatch")]
+        if self._status[peer] == REMOVED:
+            return [CloseLink(peer, "race-peer-removed")]
+        actions: list[Any] = []
+        if msg.catchUp:
+            if self._status[peer] == ACTIVE:
+                self._lost_at[peer] = now_ms
+            self._status[peer] = REJOINING
+            self._recompute_frontier()
+        else:
+            if self._status[peer] != ACTIVE:
+                self._status[peer] = ACTIVE
+                self._active_from[peer] = max(self._active_from[peer], self._confirmed + 1)
+                self._lost_at.pop(peer, None)
+                self._recompute_frontier()
+            actions = self._resend(peer, msg.nextFrame - INPUT_WINDOW_BEHIND)
+        if self._off_line:
+            actions += self._maybe_start_catch_up(now_ms)
+        return actions
+
+    def _resend(self, peer: str, first: int) -> list[Any]:
+        signed = self._inputs[self.me].signed
+        return [Send(peer, signed[f]) for f in sorted(signed) if f >= first]
+
+    # ---- catch-up: requester -----------------------------------------------------------------------
+
+    def _maybe_start_catch_up(self, now_ms: int) -> list[Any]:
+        if self._catch_up is not None:
+            return []
+        need = quorum(len(self.peers))
+        if len(self.peers) - 1 < need:
+            return self._end("catch-up-impossible", f"a {len(self.peers)}-player race cannot vouch for a snapshot")
+        voters = [p for p in self.others if self._status[p] == ACTIVE]
+        if len(voters) < need:
+            return []
+        self._request_ids += 1
+        self._catch_up = CatchUpRequest(self._request_ids, voters, need, now_ms, self._next)
+        return self._probe(voters)
+
+    def _probe(self, voters: Iterable[str]) -> list[Any]:
+        rid = self._catch_up.request_id
+        return [Send(p, RaceProbe(rid, self._key.sign(catch_up_digest(self.race_id, "probe", rid, p, 0, b""))))
+                for p in voters]
+
+    def _catch_up_timers(self, now_ms: int) -> list[Any]:
+        verdict = self._catch_up.on_timer(now_ms)
+        if verdict == "reprobe":
+            return self._probe(self._catch_up.voters)
+        if verdict == "next-voter":
+            return self._request_snapshot(now_ms)
+        if verdict == "failed":
+            self._catch_up = None
+            return self._end("catch-up-failed", "no strict majority vouched for one snapshot in time")
+        return []
+
+    def _signed_by(self, peer: str, digest: bytes, signature: bytes, code: str) -> None:
+        key = self.keys.key(self.race_id, peer)
+        if key is None or not verify_race_signature(key, digest, signature):
+            raise ProtocolError(code, "the message is not signed by the peer's race key")
+
+    def _on_offer(self, peer: str, msg: RaceOffer, now_ms: int) -> list[Any]:
+        request = self._catch_up
+        if request is None or msg.requestId != request.request_id or len(msg.hash) != 32:
+            raise ProtocolError("race-offer-unexpected", "no catch-up request matches this offer")
+        self._signed_by(peer, catch_up_digest(self.race_id, "offer", msg.requestId, self.me, msg.frame, msg.hash),
+                        msg.signature, "race-offer-bad-signature")
+        if request.add_offer(peer, msg.frame, msg.hash):
+            return self._request_snapshot(now_ms)
+        return []
+
+    def _request_snapshot(self, now_ms: int) -> list[Any]:
+        request = self._catch_up
+        target = request.next_voter(now_ms)
+        if target is None:
+            self._catch_up = None
+            return self._end("catch-up-failed", "every voter of the agreed snapshot failed to deliver it")
+        frame, digest = request.target
+        rid = request.request_id
+        signature = self._key.sign(catch_up_digest(self.race_id, "sync-request", rid, target, frame, digest))
+        return [Send(target, RaceSyncRequest(rid, frame, digest, signature))]
+
+    def _on_snapshot(self, peer: str, msg: RaceSnapshot, now_ms: int) -> list[Any]:
+        request = self._catch_up
+        if request is None or request.pending != peer or msg.requestId != request.request_id:
+            raise ProtocolError("race-snapshot-unexpected", "no sync request to this peer matches the snapshot")
+        frame, digest = request.target
+        try:
+            if msg.frame != frame or len(msg.state) > SYNC_SNAPSHOT_MAX_BYTES or hashlib.sha256(msg.state).digest() != digest:
+                raise ProtocolError("race-snapshot-mismatch", "the snapshot is not the one the majority vouched for")
+            self._signed_by(peer, catch_up_digest(self.race_id, "snapshot", msg.requestId, self.me, frame, digest),
+                            msg.signature, "race-snapshot-bad-signature")
+            bases = [self._check_base(record, frame) for record in msg.bases]
+            self._load_snapshot(msg.state, frame)
+        except ProtocolError as exc:
+            return [Misbehaviour(peer, exc.code)] + self._request_snapshot(now_ms)
+        return self._apply_snapshot(frame, digest, bases)
+
+    def _check_base(self, record: InputRecord, frame: int) -> tuple[str, RaceInput, tuple[Event, ...]]:
+        if record.peer not in self._inputs or record.frame >= frame:
+            raise ProtocolError("race-snapshot-mismatch", "a prediction base is not an earlier input of the roster")
+        events = parse_events(record.events, self._skills[record.peer])
+        self._signed_by(record.peer, input_digest(self.race_id, record.frame, events), record.signature,
+                        "race-snapshot-bad-signature")
+        return record.peer, RaceInput(record.frame, record.events, record.signature), events
+
+    def _load_snapshot(self, state: bytes, frame: int) -> None:
+        try:
+            self.world.load_state(state)
+        except Exception:  # the world's own validation error; the snapshot came from a peer
+            raise ProtocolError("race-snapshot-invalid", "the world refused the snapshot") from None
+        if self.world.frame != frame:
+            raise ProtocolError("race-snapshot-invalid", "the snapshot's frame differs from its label")
+
+    def _apply_snapshot(self, frame: int, digest: bytes, bases: list[tuple[str, RaceInput, tuple[Event, ...]]]) -> list[Any]:
+        self._catch_up = None
+        self._off_line = False
+        self._next = frame
+        self._confirmed = frame - 1
+        self._rollback_to = None
+        self._ring = [(-1, b"")] * STATE_BUFFER_FRAMES
+        self._votes = VoteBook(self.me)
+        self._vote_states.clear()
+        self.strikes = 0
+        for buffer in self._inputs.values():
+            buffer.reset(frame)
+        for peer, signed, events in bases:
+            self._inputs[peer].set_base(signed.frame, events, signed)
+        resume = frame + RESUME_LEAD_FRAMES
+        for peer in self.peers:
+            self._active_from[peer] = resume if peer == self.me else frame
+        self._recompute_frontier()
+        active = [p for p in self.others if self._status[p] == ACTIVE]
+        return [Send(p, RaceResume(frame, resume)) for p in active] + [CaughtUp(frame, digest, resume)]
+
+    # ---- catch-up: responder -------------------------------------------------------------------------
+
+    def _on_probe(self, peer: str, msg: RaceProbe, now_ms: int) -> list[Any]:
+        self._signed_by(peer, catch_up_digest(self.race_id, "probe", msg.requestId, self.me, 0, b""), msg.signature,
+                        "race-probe-bad-signature")
+        if self._offered is None or self._off_line:
+            return []
+        frame, digest = self._pins.pin(peer, msg.requestId, self._offered, self._next)
+        signature = self._key.sign(catch_up_digest(self.race_id, "offer", msg.requestId, peer, frame, digest))
+        return [Send(peer, RaceOffer(msg.requestId, frame, digest, signature))]
+
+    def _on_sync_request(self, peer: str, msg: RaceSyncRequest, now_ms: int) -> list[Any]:
+        self._signed_by(peer, catch_up_digest(self.race_id, "sync-request", msg.requestId, self.me, msg.frame, msg.hash),
+                        msg.signature, "race-sync-request-bad-signature")
+        state = self._pins.take(peer, msg.requestId, msg.frame, msg.hash, self._next)
+        bases = []
+        for other in self.peers:
+            base = self._inputs[other].newest_before(msg.frame)
+            if base is not None:
+                bases.append(InputRecord(other, base.frame, base.events, base.signature))
+        signature = self._key.sign(catch_up_digest(self.race_id, "snapshot", msg.requestId, peer, msg.frame, msg.hash))
+        return [Send(peer, RaceSnapshot(msg.requestId, msg.frame, state, bases, signature))]
+
+    def _on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[Any]:
+        if self._status[peer] != REJOINING:
+            raise ProtocolError("race-resume-unexpected", "the peer was not catching up")
+        if msg.resumeFrame < self._next - INPUT_WINDOW_BEHIND or msg.frame > msg.resumeFrame:
+            return [CloseLink(peer, "rejoin-too-late")]
+        self._status[peer] = ACTIVE
+        self._active_from[peer] = msg.resumeFrame
+        self._lost_at.pop(peer, None)
+        self._recompute_frontier()
+        return self._resend(peer, msg.frame) + [Notify("rejoin", {"peer": peer, "frame": msg.resumeFrame})]
+
+    # ---- helpers ---------------------------------------------------------------------------------
+
+    def _sign_local(self, frame: int, events: tuple[Event, ...]) -> list[Any]:
+        msg = RaceInput(frame, wire_events(events), self._key.sign(input_digest(self.race_id, frame, events)))
+        buffer = self._inputs[self.me]
+        buffer.real[frame] = events
+        buffer.signed[frame] = msg
+        self._advance_frontier()
+        return self._broadcast(msg)
+
+    def _broadcast(self, msg: Any) -> list[Any]:
+        return [Send(p, msg) for p in self.others if self._status[p] != REMOVED]
+
+    def _end(self, reason: str, detail: str, evidence: dict[str, Any] | None = None) -> list[Any]:
+        if self.ended is not None:
+            return []
+        self.ended = reason
+        return [SessionEnded(reason, detail, evidence or {}), Notify("race-end", {"reason": reason})]
+
+    _HANDLERS = {
+        RaceInput: _on_input, RaceChecksum: _on_checksum, RaceKey: _on_key, RaceLeave: _on_leave,
+        RaceRejoin: _on_rejoin, RaceProbe: _on_probe, RaceOffer: _on_offer, RaceSyncRequest: _on_sync_request,
+        RaceSnapshot: _on_snapshot, RaceResume: _on_resume,
+    }

@@ -1,0 +1,111 @@
+"""Race wire messages (spec/netcode.md §3), as strict msgpack dataclasses.
+
+The sender of every message is the authenticated peer of the link it arrived on, never a field.
+Signed messages carry an Ed25519 signature by the round's race sign key over a ``race_signing``
+digest; ``race-key`` is signed by the master key. Events travel as ``[skill, hold]`` pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.wire import Channel, Message, message
+
+MAX_INPUT_EVENTS_PER_FRAME = 4
+SYNC_SNAPSHOT_MAX_BYTES = 4_194_304
+RACE_MESSAGE_MAX_BYTES = 4_194_688
+RACE_LINK = Channel("race-link", RACE_MESSAGE_MAX_BYTES + 64 * 1024)
+"""Frame limit of a race link: a snapshot response plus its envelope (the plain RACE channel is 16 KiB)."""
+CONTROL_TYPES = frozenset({
+    "race-checksum", "race-probe", "race-offer", "race-sync-request", "race-snapshot",
+})
+"""Types that spend the race control bucket (32 burst, 32/s); ``race-input`` has its own (120, 90/s)."""
+LEAVE_REASONS = ("voluntary", "disconnect", "desync")
+
+
+@message("race-input")
+class RaceInput(Message):
+    frame: int
+    events: list[list[Any]]
+    signature: bytes
+
+
+@message("race-checksum")
+class RaceChecksum(Message):
+    frame: int
+    hash: bytes
+    signature: bytes
+
+
+@message("race-key")
+class RaceKey(Message):
+    raceId: str
+    publicKey: bytes
+    signature: bytes
+
+
+@message("race-leave")
+class RaceLeave(Message):
+    reason: str
+
+
+@message("race-rejoin")
+class RaceRejoin(Message):
+    """Sent on a re-established link: who I am racing as, where I am, whether I must catch up."""
+
+    raceId: str
+    loadoutDigest: str
+    nextFrame: int
+    catchUp: bool
+
+
+@message("race-probe")
+class RaceProbe(Message):
+    requestId: int
+    signature: bytes
+
+
+@message("race-offer")
+class RaceOffer(Message):
+    requestId: int
+    frame: int
+    hash: bytes
+    signature: bytes
+
+
+@message("race-sync-request")
+class RaceSyncRequest(Message):
+    requestId: int
+    frame: int
+    hash: bytes
+    signature: bytes
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    """A peer's own signed input, forwarded unchanged (its signature is by that peer's race key)."""
+
+    peer: str
+    frame: int
+    events: list[list[Any]]
+    signature: bytes
+
+
+@message("race-snapshot")
+class RaceSnapshot(Message):
+    """The pinned state of ``frame`` and, per peer, its newest signed input before ``frame``."""
+
+    requestId: int
+    frame: int
+    state: bytes
+    bases: list[InputRecord]
+    signature: bytes
+
+
+@message("race-resume")
+class RaceResume(Message):
+    """A caught-up peer: state loaded at ``frame``, its real inputs start at ``resumeFrame``."""
+
+    frame: int
+    resumeFrame: int

@@ -1,0 +1,91 @@
+"""Checksum votes (spec/netcode.md §5.2, ARCHITECTURE §6): collect, wait, tally by strict majority.
+
+Pure bookkeeping, no signatures (the session verifies before it records). A peer's first vote for a
+frame is locked; a different second one is refused. A frame is decided once every expected voter has
+voted or ``VOTE_WAIT_FRAMES`` passed; after that, and past the 150-frame horizon, votes are dropped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from protocol.errors import ProtocolError
+
+VOTE_INTERVAL_FRAMES = 120
+VOTE_WAIT_FRAMES = 30
+VOTE_HORIZON_FRAMES = 150
+STRIKE_LIMIT = 3
+AGREED, MAJORITY, MINORITY, TIE = "agreed", "majority", "minority", "tie"
+
+
+@dataclass(frozen=True)
+class VoteOutcome:
+    """``kind``: agreed (all equal), majority (mine won, some differ), minority (mine lost), tie."""
+
+    frame: int
+    kind: str
+    hashes: dict[str, bytes]
+    dissenters: tuple[str, ...]
+
+
+class VoteBook:
+    def __init__(self, me: str) -> None:
+        self.me = me
+        self._votes: dict[int, dict[str, bytes]] = {}
+        self._decided: set[int] = set()
+
+    def accepts(self, frame: int, next_frame: int) -> bool:
+        """Whether a vote for ``frame`` may still count: a vote frame, undecided, inside the horizon."""
+        return (
+            frame % VOTE_INTERVAL_FRAMES == 0
+            and frame not in self._decided
+            and next_frame - VOTE_HORIZON_FRAMES <= frame
+        )
+
+    def add(self, peer: str, frame: int, state_hash: bytes) -> bool:
+        """Record a vote; False for an identical repeat, ``vote-conflict`` for a different one."""
+        votes = self._votes.setdefault(frame, {})
+        known = votes.get(peer)
+        if known is not None:
+            if known != state_hash:
+                raise ProtocolError("vote-conflict", f"a second, different vote for frame {frame}")
+            return False
+        votes[peer] = state_hash
+        return True
+
+    def own(self, frame: int) -> bytes | None:
+        return self._votes.get(frame, {}).get(self.me)
+
+    def decide(self, next_frame: int, voters: Collection[str]) -> list[VoteOutcome]:
+        """Tally every frame whose own vote exists and whose wait is over (all ``voters`` in, or 30 frames)."""
+        outcomes = []
+        for frame in sorted(self._votes):
+            votes = self._votes[frame]
+            if self.me not in votes:
+                continue
+            if not (all(v in votes for v in voters) or next_frame - frame >= VOTE_WAIT_FRAMES):
+                continue
+            outcomes.append(_tally(frame, self.me, votes))
+            self._decided.add(frame)
+            del self._votes[frame]
+        horizon = next_frame - VOTE_HORIZON_FRAMES
+        for frame in [f for f in self._votes if f < horizon]:
+            del self._votes[frame]
+        self._decided = {f for f in self._decided if f >= horizon}
+        return outcomes
+
+
+def _tally(frame: int, me: str, votes: dict[str, bytes]) -> VoteOutcome:
+    counts = Counter(votes.values())
+    top_hash, top = max(counts.items(), key=lambda item: (item[1], item[0]))
+    received = len(votes)
+    if 2 * top <= received:
+        kind = TIE
+    elif len(counts) == 1:
+        kind = AGREED
+    else:
+        kind = MAJORITY if votes[me] == top_hash else MINORITY
+    dissenters = tuple(sorted(p for p, h in votes.items() if h != top_hash)) if kind != TIE else ()
+    return VoteOutcome(frame, kind, dict(votes), dissenters)
