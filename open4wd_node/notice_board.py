@@ -8,15 +8,14 @@ from protocol.room_member import MemberRoom
 
 
 class NoticeBoard:
-    def __init__(self, member: MemberRoom, assets: NodeRoomAssets, events: EventSink) -> None:
-        self.member = member
+    def __init__(self, assets: NodeRoomAssets, events: EventSink) -> None:
         self.assets = assets
         self.events = events
         self._seen_inputs: tuple | None = None
         self._shown: set[tuple[str, str]] = set()
 
-    def refresh(self) -> None:
-        state = self.member.state
+    def refresh(self, member: MemberRoom) -> None:
+        state = member.state
         if state is None:
             return
         rotations = [m.carRotation for m in state.members if m.role == "participant" and m.carRotation]
@@ -24,7 +23,7 @@ class NoticeBoard:
         if key == self._seen_inputs:
             return
         self._seen_inputs = key
-        for kind, text in self.assets.notices(self.member.config, rotations):
+        for kind, text in self.assets.notices(member.config, rotations):
             if (kind, text) not in self._shown:
                 self._shown.add((kind, text))
                 self.events.emit("notice", kind=kind, text=text)

@@ -10,6 +10,7 @@ the room.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
@@ -19,11 +20,13 @@ from open4wd_node.asset_transfer import AssetTransfer
 from open4wd_node.clock import NodeClock
 from open4wd_node.events import EventSink
 from open4wd_node.link import Link, LinkClosed
+from open4wd_node.transport import dial
 from protocol.errors import ProtocolError
 from protocol.room_actions import CloseLink, Notify, Send
 from protocol.room_host import HostRoom
-from protocol.room_member import FetchAssets, MatchStarted, MemberRoom, RelayedIn
-from protocol.room_messages import JoinRequest
+from protocol.room_member import FetchAssets, HostSuccession, MatchStarted, MemberRoom, RelayedIn
+from protocol.identity import Identity
+from protocol.room_messages import EXPENSIVE_TYPES, JoinRequest
 from protocol.wire import Message
 
 log = structlog.get_logger("open4wd_node.room")
@@ -42,6 +45,16 @@ class Outbox:
     receive: trio.MemoryReceiveChannel
 
 
+@dataclass(frozen=True)
+class SuccessionPlan:
+    """What a participant needs to take over, or follow, a new host (spec/rooms.md §4.2)."""
+
+    identity: Identity
+    participant_secret: bytes
+    listen: str  # this node's own room listener, "host:port"
+    new_member: Callable[[str], MemberRoom]  # host PeerId -> a fresh member machine for that host
+
+
 @dataclass
 class RoomOutcome:
     started: MatchStarted | None = None
@@ -51,7 +64,7 @@ class RoomOutcome:
 class RoomDriver:
     def __init__(
         self, member: MemberRoom, events: EventSink, transfer: AssetTransfer, host: HostRoom | None = None,
-        on_notices=None,
+        on_notices=None, succession: SuccessionPlan | None = None,
     ) -> None:
         self.member = member
         self.host = host
@@ -64,6 +77,7 @@ class RoomDriver:
         self.clock = NodeClock()
         self._nursery: trio.Nursery | None = None
         self._on_notices = on_notices
+        self.succession = succession
 
     # ---- routing (synchronous) --------------------------------------------------------------------
 
@@ -97,8 +111,10 @@ class RoomDriver:
             elif isinstance(action, MatchStarted):
                 self.outcome.started = action
                 self.done.set()
+            elif isinstance(action, HostSuccession):
+                self._follow_successor(action)
         if self._on_notices is not None:
-            self._on_notices()
+            self._on_notices(self.member)
 
     def _enqueue(self, peer: str, message: Message) -> None:
         outbox = self.outboxes.get(peer)
@@ -171,6 +187,9 @@ class RoomDriver:
 
     async def accept(self, link: Link) -> None:
         """Handler for every authenticated link a host accepts: a join request within 10 s, then the room."""
+        if self.host is None:
+            await link.aclose("not-host", "this node is not hosting the room (yet)")
+            return
         first = None
         with trio.move_on_after(JOIN_REQUEST_TIMEOUT_S):
             try:
@@ -202,9 +221,42 @@ class RoomDriver:
         )
 
     def _host_lost(self, peer: str) -> None:
-        if not self.done.is_set():
+        if self.done.is_set() or peer != self.member.host_peer:
+            return
+        actions = self.member.host_lost(self.clock.now_ms())
+        if self.succession is None or not any(isinstance(a, HostSuccession) for a in actions):
             self.events.emit("error", code="host-lost", message="the link to the host ended before the match started")
             self.done.set()
+            return
+        self.from_member(actions)
+
+    def _follow_successor(self, succession: HostSuccession) -> None:
+        plan = self.succession
+        now = self.clock.now_ms()
+        if succession.successor == self.me:
+            digests = self.member.assets.track_digests(self.member.config)
+            self.host = HostRoom.succeed(
+                plan.identity, succession.state, self.member.host_peer, plan.participant_secret, digests, now, plan.listen
+            )
+            self.member = plan.new_member(self.me)
+            self.events.emit("room-hosted", room_id=self.host.room_id, listen=plan.listen)
+            self.from_member(self.member.message(self.me, self.host.state_message(), now))
+        else:
+            self.member = plan.new_member(succession.successor)
+            self._nursery.start_soon(self._dial_successor, succession)
+
+    async def _dial_successor(self, succession: HostSuccession) -> None:
+        host, _, port = succession.listen.rpartition(":")
+        try:
+            link = await dial(host, int(port), self.succession.identity, expected_peer=succession.successor,
+                              expensive=EXPENSIVE_TYPES)
+        except (LinkClosed, ValueError) as exc:
+            self.events.emit("error", code="succession-failed", message=f"cannot reach the new host: {exc}")
+            self.done.set()
+            return
+        request = self.member.join_request(link.transcript, self.succession.participant_secret)
+        await link.send(request)
+        await self.run_member_link(link)
 
     def handle_error(self, exc: ProtocolError) -> None:
         self.events.emit("error", code=exc.code, message=exc.message)

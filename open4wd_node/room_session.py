@@ -23,7 +23,7 @@ from open4wd_node.events import EventSink
 from open4wd_node.link import LinkClosed
 from open4wd_node.notice_board import NoticeBoard
 from open4wd_node.room_assets import NodeRoomAssets
-from open4wd_node.room_driver import RoomDriver, RoomOutcome, read_player_commands
+from open4wd_node.room_driver import RoomDriver, RoomOutcome, SuccessionPlan, read_player_commands
 from open4wd_node.transport import dial, serve
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
@@ -53,6 +53,8 @@ class HostOptions:
 
 @dataclass(frozen=True)
 class JoinOptions:
+    listen_host: str = "127.0.0.1"  # a participant listens too, in case it must succeed the host
+    listen_port: int = 0
     spectate: bool = False
     auto_ready: bool = False
     nickname: str = "player"
@@ -75,13 +77,10 @@ def _check_own_car(assets: NodeRoomAssets, identity: Identity, choose_car, round
         raise UserError(exc.code, f"your car cannot race: {exc.message}") from None
 
 
-async def _drive(
-    driver: RoomDriver, board: NoticeBoard, start: Callable[[trio.Nursery], Any], interactive: bool
-) -> RoomOutcome:
+async def _drive(driver: RoomDriver, start: Callable[[trio.Nursery], Any], interactive: bool) -> RoomOutcome:
     async with trio.open_nursery() as nursery:
         driver._nursery = nursery
         await start(nursery)
-        board.refresh()
         nursery.start_soon(driver.ticker)
         if interactive:
             nursery.start_soon(read_player_commands, driver)
@@ -112,8 +111,8 @@ async def host_room(
     room_id = new_room_id()
     info = own_version_info(ctx.config.economy_config_version)
     member = MemberRoom(identity, room_id, identity.peer_id, "participant", info, assets, choose_car=choose_car,
-                        auto_ready=options.auto_ready)
-    board = NoticeBoard(member, assets, events)
+                        auto_ready=options.auto_ready, nickname=options.nickname)
+    board = NoticeBoard(assets, events)
     transfer = AssetTransfer(store, events, servable=_own_refs(assets, choose_car).__contains__)
 
     async def start(nursery: trio.Nursery) -> None:
@@ -136,7 +135,7 @@ async def host_room(
         driver.from_member(member.message(identity.peer_id, host.state_message(), now))
 
     driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
-    return await _drive(driver, board, start, options.interactive)
+    return await _drive(driver, start, options.interactive)
 
 
 async def join_room(
@@ -150,19 +149,31 @@ async def join_room(
     if role == "participant":
         _check_own_car(assets, identity, choose_car, 1)
     info = own_version_info(ctx.config.economy_config_version)
-    member = MemberRoom(identity, invite.room_id, invite.host_peer_id, role, info, assets,
-                        choose_car=choose_car if role == "participant" else None, auto_ready=options.auto_ready)
-    board = NoticeBoard(member, assets, events)
-    transfer = AssetTransfer(store, events, servable=_own_refs(assets, choose_car if role == "participant" else None).__contains__)
-    driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
+    car = choose_car if role == "participant" else None
 
+    def new_member(host_peer: str, listen: str = "") -> MemberRoom:
+        return MemberRoom(identity, invite.room_id, host_peer, role, info, assets, choose_car=car,
+                          auto_ready=options.auto_ready, nickname=options.nickname, listen=listen)
+
+    transfer = AssetTransfer(store, events, servable=_own_refs(assets, car).__contains__)
     try:
         link = await dial(invite.host, invite.port, identity, expected_peer=invite.host_peer_id, expensive=EXPENSIVE_TYPES)
     except LinkClosed as exc:
         raise UserError(exc.code, exc.message) from None
+    board = NoticeBoard(assets, events)
+    driver = RoomDriver(new_member(invite.host_peer_id), events, transfer, on_notices=board.refresh)
 
     async def start(nursery: trio.Nursery) -> None:
-        await link.send(member.join_request(link.transcript, parse_secret(invite.secret), options.nickname))
+        listen = ""
+        if role == "participant":
+            address = await nursery.start(
+                partial(serve, driver.accept, identity, options.listen_host, options.listen_port, expensive=EXPENSIVE_TYPES)
+            )
+            listen = f"{address.host}:{address.port}"
+            driver.succession = SuccessionPlan(identity, parse_secret(invite.secret), listen,
+                                               lambda host_peer: new_member(host_peer, listen))
+        driver.member = new_member(invite.host_peer_id, listen)
+        await link.send(driver.member.join_request(link.transcript, parse_secret(invite.secret)))
         nursery.start_soon(driver.run_member_link, link)
 
-    return await _drive(driver, board, start, options.interactive)
+    return await _drive(driver, start, options.interactive)

@@ -114,6 +114,38 @@ class HostRoom:
         self.seeded: dict[str, Member] = {}  # members carried over by host succession
         self._add(identity.peer_id, "participant", nickname, listen)
 
+    @classmethod
+    def succeed(
+        cls,
+        identity: Identity,
+        state: RoomState,
+        lost_host: str,
+        participant_secret: bytes,
+        track_digests: list[str],
+        now_ms: int,
+        listen: str = "",
+    ) -> "HostRoom":
+        """The successor's room after the host was lost while waiting (spec/rooms.md §4.2).
+
+        Participants keep their join order, epochs and cars and are re-admitted with the participant
+        invitation they already hold; their seats stay reserved. The successor never learned the
+        spectator secret, so spectating closes (fail closed) instead of falling back to open.
+        """
+        me = next(m for m in state.members if m.peerId == identity.peer_id)
+        room = cls(
+            identity, state.roomId, MatchConfig.from_wire(state.matchConfig),
+            RoomLimits(state.minPlayers, state.maxPlayers, 0), {"participant": participant_secret, "spectator": None},
+            track_digests, now_ms, nickname=me.nickname, listen=listen,
+        )
+        room.members[identity.peer_id].epoch = me.membershipEpoch
+        room.members[identity.peer_id].rotation = list(me.carRotation) or None
+        room.membership_epoch = max(m.membershipEpoch for m in state.members)
+        for m in state.members:
+            if m.role == "participant" and m.peerId not in (identity.peer_id, lost_host):
+                room.seeded[m.peerId] = Member(m.peerId, m.role, m.nickname, m.membershipEpoch, m.listen, list(m.carRotation) or None)
+                room.seats["participant"].try_reserve(m.peerId)
+        return room
+
     # ---- helpers ----------------------------------------------------------------------------------
 
     def _is_participant(self, peer: str) -> bool:
@@ -126,7 +158,8 @@ class HostRoom:
 
     def _add(self, peer: str, role: str, nickname: str, listen: str) -> Member:
         seeded = self.seeded.pop(peer, None)
-        self.membership_epoch += 1
+        if seeded is None:
+            self.membership_epoch += 1
         member = Member(peer, role, nickname, self.membership_epoch if seeded is None else seeded.epoch, listen)
         if seeded is not None:
             member.rotation = seeded.rotation
@@ -201,7 +234,7 @@ class HostRoom:
         if role == "participant" and self.phase == COUNTDOWN and peer not in self.members:
             return "join-rejected", "participant admission is closed during the countdown"
         seats = self.seats[role]
-        if not seats.try_reserve(peer):
+        if peer not in self.seeded and not seats.try_reserve(peer):
             return ("spectator-full", "no spectator seat is free") if role == "spectator" else (
                 "join-rejected", "the room is full")
         if secret is None or not check_role_proof(

@@ -94,6 +94,15 @@ class FetchAssets:
 
 
 @dataclass(frozen=True)
+class HostSuccession:
+    """The host was lost while waiting: ``successor`` (listening at ``listen``) hosts from now on."""
+
+    successor: str
+    listen: str
+    state: RoomState
+
+
+@dataclass(frozen=True)
 class MatchStarted:
     locked: LockedStart
     pre_start_disconnects: list[str]
@@ -111,6 +120,8 @@ class MemberRoom:
         *,
         choose_car: Callable[[int], list[Any]] | None = None,
         auto_ready: bool = False,
+        nickname: str = "player",
+        listen: str = "",
     ) -> None:
         self.identity = identity
         self.me = identity.peer_id
@@ -122,6 +133,8 @@ class MemberRoom:
         self.choose_car = choose_car  # rounds -> one loadout per round, asked once the rounds are known
         self.rotation: list[Any] | None = None
         self.auto_ready = auto_ready
+        self.nickname = nickname
+        self.listen = listen  # where this node accepts links if it must succeed the host
         self.state: RoomState | None = None
         self.collector: VersionCollector | None = None
         self.compatibility: dict[str, list[str]] = {}
@@ -162,10 +175,10 @@ class MemberRoom:
         except ProtocolError as exc:
             return [Notify("error", {"code": exc.code, "message": exc.message})]
 
-    def join_request(self, transcript: bytes, secret: bytes, nickname: str, listen: str = "") -> JoinRequest:
+    def join_request(self, transcript: bytes, secret: bytes) -> JoinRequest:
         """The first message on a new link: a role proof bound to this link's transcript."""
         proof = role_proof(secret, transcript, self.room_id, self.role, self.me, self.host_peer)
-        return JoinRequest(self.room_id, self.role, proof, nickname, listen)
+        return JoinRequest(self.room_id, self.role, proof, self.nickname, self.listen)
 
     def _on_verdict(self, msg: JoinVerdict, now_ms: int) -> list[object]:
         if not msg.ok:
@@ -241,6 +254,19 @@ class MemberRoom:
                 return []
             return self._collector_actions(self.collector.receive(origin, inner, now_ms), now_ms) + self._maybe_auto_ready(now_ms)
         return [RelayedIn(origin, inner)]
+
+    def host_lost(self, now_ms: int) -> list[object]:
+        """The link to the host ended. While waiting, the next participant in join order succeeds it."""
+        waiting = self.state is not None and self.state.phase in ("collecting", "verifying", "grid-commit", "grid-reveal")
+        if not waiting or self.started or self.role != "participant":
+            return [Notify("error", {"code": "host-lost", "message": "the link to the host ended; the room is over"})]
+        successor = next(
+            (m for m in self.state.members if m.role == "participant" and m.peerId != self.host_peer), None
+        )
+        if successor is None:
+            return [Notify("error", {"code": "room-closed", "message": "the host left and nobody can succeed it"})]
+        notice = Notify("host-succession", {"lost": self.host_peer, "successor": successor.peerId})
+        return [notice, HostSuccession(successor.peerId, successor.listen, self.state)]
 
     def tick(self, now_ms: int) -> list[object]:
         if self.collector is None:

@@ -12,7 +12,7 @@ from protocol.invitation import new_room_id, new_secret, parse_secret
 from protocol.room_actions import CloseLink, Notify, Send
 from protocol.room_config import MatchConfig, RoomLimits
 from protocol.room_host import HostRoom
-from protocol.room_member import FetchAssets, MatchStarted, MemberRoom, RelayedIn
+from protocol.room_member import FetchAssets, HostSuccession, MatchStarted, MemberRoom, RelayedIn
 from protocol.versions import node_version_info
 from protocol.wire import decode_message, encode_message
 
@@ -81,12 +81,12 @@ class Net:
         member = MemberRoom(
             identity, self.room_id, self.host_id.peer_id, role, info or node_version_info("sim_core/1", 1, 0, "t"),
             assets or FakeAssets(), choose_car=lambda rounds: [LOADOUT] * rounds if rotation is None else rotation,
-            auto_ready=auto_ready,
+            auto_ready=auto_ready, nickname=identity.peer_id[-4:],
         )
         self.members[identity.peer_id] = member
         if link:
             transcript = hashlib.sha256(b"link" + identity.public_key).digest()
-            request = member.join_request(transcript, parse_secret(secret or self.secrets[role]), identity.peer_id[-4:])
+            request = member.join_request(transcript, parse_secret(secret or self.secrets[role]))
             self.route(self.host.join(identity.peer_id, transcript, self._wire(request), self.now), None)
         return member
 
@@ -131,3 +131,24 @@ class Net:
 
     def of(self, peer: str | None, event: str) -> list[dict]:
         return [n.data for n in self.events.get(peer or "host", []) if n.event == event]
+
+
+def succeed(net: Net, successor: Identity, others: list[Identity], *, auto_ready: bool = True) -> Net:
+    """After the host is lost: the successor hosts from the last room state; the others re-join it."""
+    old = net.members[successor.peer_id]
+    (succession,) = [a for a in old.host_lost(net.now) if isinstance(a, HostSuccession)]
+    assert succession.successor == successor.peer_id
+    new = Net.__new__(Net)
+    new.__dict__.update(net.__dict__)
+    new.events, new.started, new.closed, new.fetches, new.gone, new.deaf = {}, {}, [], [], set(), {}
+    new.host_id = successor
+    new.host = HostRoom.succeed(
+        successor, succession.state, net.host_id.peer_id, parse_secret(net.secrets["participant"]),
+        FakeAssets().track_digests(MatchConfig.from_wire(succession.state.matchConfig)), net.now,
+    )
+    new.members = {}
+    new.host_member = new.add_member(successor, link=False, auto_ready=auto_ready)
+    new.route(new.host_member.message(successor.peer_id, new.host.state_message(), new.now), successor.peer_id)
+    for other in others:
+        new.add_member(other, auto_ready=auto_ready)
+    return new

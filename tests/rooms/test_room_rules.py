@@ -11,7 +11,7 @@ from protocol.room_messages import GridCommitRequest, JoinRequest, ReadyDeclarat
 from protocol.version_collection import VersionRequest
 from protocol.versions import COMPARED_FIELDS, node_version_info
 from protocol.wire import encode_message
-from tests.rooms.harness import LOADOUT, FakeAssets, Net
+from tests.rooms.harness import LOADOUT, FakeAssets, Net, succeed
 
 A, B, C, D, E = (Identity(bytes([i]) * 32) for i in range(1, 6))
 DIFFERENT = {
@@ -229,3 +229,40 @@ def test_tampered_package_is_refused():
     for change in ({"startedAt": package["startedAt"] + 1}, {"matchId": "f" * 64}, {"acks": package["acks"][:1]}):
         result = member.message(A.peer_id, LockedStartPackageMsg(package | change), net.now)
         assert result[0].event == "error", change
+
+
+def test_host_succession_while_waiting():
+    net = Net(A, min_players=3, max_spectators=2)
+    net.add_member(B, auto_ready=False)
+    net.add_member(C, auto_ready=False)
+    net.add_member(D, role="spectator")
+    assert not net.started
+    epochs = {p: m.epoch for p, m in net.host.members.items()}
+    moved = succeed(net, B, [C])
+    assert moved.host.identity.peer_id == B.peer_id
+    assert list(moved.host.members) == [B.peer_id, C.peer_id]
+    assert {p: m.epoch for p, m in moved.host.members.items()} == {B.peer_id: epochs[B.peer_id], C.peer_id: epochs[C.peer_id]}
+    assert moved.host.secrets["spectator"] is None  # the successor never knew it: spectating closes
+    moved.add_member(D, role="spectator")
+    assert [e["code"] for e in moved.of(D.peer_id, "error")] == ["spectators-disabled"]
+    assert moved.host.phase == "collecting"  # min players 3: B and C wait
+    moved.add_member(E)
+    assert moved.host.phase == "countdown"
+
+
+def test_succession_reaches_a_match():
+    net = Net(A, min_players=2)
+    net.add_member(B, auto_ready=False)
+    moved = succeed(net, B, [], auto_ready=True)
+    moved.add_member(C)
+    assert moved.host.phase == "countdown"
+    moved.advance(5_000)
+    assert set(moved.started) == {B.peer_id, C.peer_id}
+
+
+def test_no_succession_after_the_start_or_for_spectators():
+    net = Net(A, min_players=2)
+    net.add_member(B)
+    net.advance(5_000)
+    codes_after = [a.data["code"] for a in net.members[B.peer_id].host_lost(net.now)]
+    assert codes_after == ["host-lost"]

@@ -161,3 +161,31 @@ async def test_a_silent_link_is_closed_after_10_seconds(tmp_path, autojump_clock
             await link.receive()
         assert info.value.code == "join-timeout" and 10 <= trio.current_time() - start < 11
         nursery.cancel_scope.cancel()
+
+
+async def test_host_succession_over_tcp(tmp_path, fast_clock):
+    recorders = [Recorder() for _ in range(3)]
+    ids = [Identity(bytes([i + 1]) * 32) for i in range(3)]
+    with trio.move_on_after(TIME_LIMIT_S):
+        async with trio.open_nursery() as nursery:
+            host_scope = trio.CancelScope()
+
+            async def host():
+                with host_scope:
+                    await host_room(ctx_for(tmp_path, "a"), ids[0], HostOptions(min_players=3, auto_ready=True), car, recorders[0])
+
+            nursery.start_soon(host)
+            await recorders[0].created.wait()
+            invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
+            for i in (1, 2):
+                nursery.start_soon(join_room, ctx_for(tmp_path, f"m{i}"), ids[i], invite, JoinOptions(auto_ready=True),
+                                   car, recorders[i])
+                while len(recorders[i].of("compatibility")) < i:
+                    await trio.sleep(0.05)
+            host_scope.cancel()  # the host goes away while the room waits for a third player
+            while not recorders[2].of("host-succession") or len(recorders[2].of("joined")) < 2:
+                await trio.sleep(0.05)
+            nursery.cancel_scope.cancel()
+    assert recorders[1].of("room-hosted")
+    assert recorders[2].of("host-succession")[0] == {"lost": ids[0].peer_id, "successor": ids[1].peer_id}
+    assert len(recorders[2].of("joined")) == 2
