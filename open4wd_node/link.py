@@ -83,9 +83,9 @@ async def _receive_handshake_frame(stream: trio.abc.Stream) -> bytes:
     """One handshake frame, read exactly, so bytes of the first link messages stay in the stream."""
     decoder = FrameDecoder(HANDSHAKE)
     header = await _receive_exactly(stream, HEADER.size)
-    decoder.feed(header)  # refuses an oversize announcement before any body byte is read
     (length,) = HEADER.unpack(header)
-    (body,) = decoder.feed(await _receive_exactly(stream, length))
+    # feeding the header first refuses an oversize announcement before any body byte is read
+    (body,) = decoder.feed(header) + decoder.feed(await _receive_exactly(stream, length))
     return body
 
 

@@ -325,3 +325,9 @@ async def test_a_fast_sender_is_paced_so_the_receiver_drops_nothing(autojump_clo
             await dialer.send(msg)
     assert received == sent
     assert trio.current_time() >= (150 - 64) / 32  # the sender waited instead of overrunning
+
+
+async def test_an_empty_handshake_frame_is_a_coded_refusal():
+    left, right = trio.testing.memory_stream_pair()
+    await left.send_all(HEADER.pack(0))
+    assert (await closed_reason(open_link, right, HOST_ID, LISTENER)).code == "malformed-frame"
