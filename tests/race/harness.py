@@ -36,10 +36,11 @@ class CounterWorld:
 
     MAGIC = b"CW01"
 
-    def __init__(self, slots: int, length: int = 1 << 30) -> None:
+    def __init__(self, slots: int, length: int = 1 << 30, fault_frame: int = -1) -> None:
         self._frame = 0
         self.values = [0] * slots
         self.length = length
+        self.fault_frame = fault_frame
 
     @property
     def frame(self) -> int:
@@ -54,6 +55,8 @@ class CounterWorld:
         for slot in range(len(self.values)):
             text = repr((self._frame, slot, self.values[slot], tuple(inputs.get(slot, ())))).encode()
             self.values[slot] = int.from_bytes(hashlib.sha256(text).digest()[:8], "little")
+        if self._frame == self.fault_frame:  # like --fault corrupt-state@FRAME: survives any rollback
+            self.values[0] ^= 1
         self._frame += 1
 
     def save_state(self) -> bytes:
@@ -95,7 +98,7 @@ class Mesh:
     """Sessions wired through a seeded router; records every action by node."""
 
     def __init__(self, n: int, *, seed: int = 1, max_delay_ms: int = 40, length: int = 600,
-                 world_factory=None, **options: Any) -> None:
+                 world_factory=None, faults: Mapping[int, int] | None = None, **options: Any) -> None:
         self.ids = identities(n)
         self.peers = [i.peer_id for i in self.ids]
         self.rng = random.Random(seed)
@@ -103,8 +106,9 @@ class Mesh:
         self.max_delay_ms = max_delay_ms
         self.now = 0
         self.setup = make_setup(self.ids, **options)
-        make_world = world_factory or (lambda: CounterWorld(n, length))
-        self.worlds = {p: make_world() for p in self.peers}
+        faults = faults or {}
+        make_world = world_factory or (lambda k: CounterWorld(n, length, faults.get(k, -1)))
+        self.worlds = {p: make_world(k) for k, p in enumerate(self.peers)}
         self.sessions = {
             i.peer_id: RaceSession(self.setup, i, self.worlds[i.peer_id], RaceKeyBook(self.peers)) for i in self.ids
         }
