@@ -82,6 +82,15 @@ class LinkBuckets:
         general = [(self.general, 1), (self.general_bytes, size)]
         return general + [(self.expensive, 1)] if expensive else general
 
+    @staticmethod
+    def charge(charges: list[tuple[TokenBucket, int]], now_ms: int) -> int:
+        """0 after spending every charge; otherwise the wait until all fit, with nothing spent."""
+        wait = max(bucket.wait_ms(now_ms, cost) for bucket, cost in charges)
+        if wait == 0:
+            for bucket, cost in charges:
+                bucket.take(now_ms, cost)
+        return wait
+
 
 class SendPacer:
     """Spends the peer's budget before sending, so our own messages are never dropped by its buckets."""
@@ -92,12 +101,7 @@ class SendPacer:
 
     def delay_ms(self, kind: str, size: int, now_ms: int) -> int:
         """0 after charging the frame; otherwise how long to wait before asking again."""
-        charges = self.buckets.charges(size, kind in self.expensive)
-        wait = max(bucket.wait_ms(now_ms, cost) for bucket, cost in charges)
-        if wait == 0:
-            for bucket, cost in charges:
-                bucket.take(now_ms, cost)
-        return wait
+        return self.buckets.charge(self.buckets.charges(size, kind in self.expensive), now_ms)
 
 
 class IngressGuard:
@@ -120,13 +124,13 @@ class IngressGuard:
 
     def admit(self, body: bytes, now_ms: int) -> Message | None:
         """The decoded message, or None when a bucket dropped it or it was a (tolerated) violation."""
-        if not all(bucket.take(now_ms, cost) for bucket, cost in self.buckets.charges(len(body), False)):
+        if self.buckets.charge(self.buckets.charges(len(body), False), now_ms):
             return self._drop()
         try:
             expensive = peek_message_type(body) in self.expensive
         except ProtocolError as exc:
             return self._violation(exc)
-        if expensive and not self.buckets.expensive.take(now_ms):
+        if expensive and self.buckets.charge([(self.buckets.expensive, 1)], now_ms):
             return self._drop()
         self.consecutive_drops = 0
         try:
