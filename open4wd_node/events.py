@@ -49,6 +49,11 @@ class EventSink:
         self.as_json = as_json
         self.stream = stream or sys.stdout
 
+    def view(self, lines: list[str]) -> None:
+        """The live room view (readable mode only: ``--json`` replaces it with events)."""
+        if not self.as_json:
+            print("\n".join(lines), file=self.stream, flush=True)
+
     def emit(self, event: str, **data: Any) -> None:
         line = json.dumps({"event": event, **data}, default=str) if self.as_json else _text(event, data)
         print(line, file=self.stream, flush=True)

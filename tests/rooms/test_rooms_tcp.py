@@ -189,3 +189,59 @@ async def test_host_succession_over_tcp(tmp_path, fast_clock):
     assert recorders[1].of("room-hosted")
     assert recorders[2].of("host-succession")[0] == {"lost": ids[0].peer_id, "successor": ids[1].peer_id}
     assert len(recorders[2].of("joined")) == 2
+
+
+async def test_spectator_follows_the_room_to_the_start(tmp_path, fast_clock):
+    recorders = [Recorder() for _ in range(3)]
+    outcomes = {}
+    with trio.move_on_after(TIME_LIMIT_S):
+        async with trio.open_nursery() as nursery:
+            async def host():
+                options = HostOptions(min_players=2, auto_ready=True, spectators=2)
+                outcomes[0] = await host_room(ctx_for(tmp_path, "h"), Identity(bytes([1]) * 32), options, car, recorders[0])
+
+            nursery.start_soon(host)
+            await recorders[0].created.wait()
+            invites = recorders[0].of("room-created")[0]["invites"]
+            watch = Invitation.parse(invites["spectator"])
+
+            async def spectator():
+                outcomes[2] = await join_room(ctx_for(tmp_path, "s"), Identity(bytes([3]) * 32), watch,
+                                              JoinOptions(spectate=True), car, recorders[2])
+
+            nursery.start_soon(spectator)
+            while not recorders[2].of("joined"):
+                await trio.sleep(0.05)
+            outcomes[1] = await join_room(ctx_for(tmp_path, "p"), Identity(bytes([2]) * 32), Invitation.parse(invites["participant"]),
+                                          JoinOptions(auto_ready=True), car, recorders[1])
+    assert all(o.started for o in outcomes.values()) and len(outcomes) == 3
+    assert len({o.started.locked.match_id for o in outcomes.values()}) == 1
+    assert recorders[2].of("match-start")[0]["roster"] == sorted(
+        [Identity(bytes([1]) * 32).peer_id, Identity(bytes([2]) * 32).peer_id]
+    )
+
+
+async def test_a_missing_asset_is_fetched_from_its_owner(tmp_path, fast_clock):
+    from open4wd_node.asset_store import AssetStore
+    from sim_core.assets.builtins import builtin_bytes
+
+    owner_ctx = ctx_for(tmp_path, "owner")
+    cid = AssetStore.in_data_dir(owner_ctx.data_dir).put(builtin_bytes("builtin:body-01"))
+    custom = dict(car_rotation("speed", 1)[0], body=cid)
+    recorders = [Recorder(), Recorder()]
+    outcomes = {}
+    with trio.move_on_after(TIME_LIMIT_S):
+        async with trio.open_nursery() as nursery:
+            async def host():
+                options = HostOptions(min_players=2, auto_ready=True)
+                outcomes[0] = await host_room(ctx_for(tmp_path, "h"), Identity(bytes([1]) * 32), options, car, recorders[0])
+
+            nursery.start_soon(host)
+            await recorders[0].created.wait()
+            invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
+            outcomes[1] = await join_room(owner_ctx, Identity(bytes([2]) * 32), invite, JoinOptions(auto_ready=True),
+                                          lambda rounds: [custom] * rounds, recorders[1])
+    assert all(o.started for o in outcomes.values()) and len(outcomes) == 2
+    fetched = recorders[0].of("asset-fetched")
+    assert fetched and fetched[0]["content_id"] == cid
+    assert AssetStore.in_data_dir(tmp_path / "h").has(cid)
