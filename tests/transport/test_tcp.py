@@ -3,6 +3,7 @@
 import dataclasses
 
 import pytest
+import structlog
 import trio
 
 from open4wd_node.link import LinkClosed, now_ms
@@ -130,13 +131,16 @@ async def test_a_flood_is_dropped_and_sixteen_drops_in_a_row_close_the_link():
 
 async def test_an_impersonator_is_refused_and_both_sides_learn_why():
     host = Host()
-    async with trio.open_nursery() as nursery:
-        address = await start_host(nursery, host)
-        with pytest.raises(LinkClosed) as info:
-            await dial(address.host, address.port, GUEST_ID, expected_peer=THIRD_ID.peer_id)
-        assert info.value.code == "handshake-wrong-peer" and not info.value.by_peer
-        assert host.links == []
-        nursery.cancel_scope.cancel()
+    with structlog.testing.capture_logs() as logs:
+        async with trio.open_nursery() as nursery:
+            address = await start_host(nursery, host)
+            with pytest.raises(LinkClosed) as info:
+                await dial(address.host, address.port, GUEST_ID, expected_peer=THIRD_ID.peer_id)
+            assert info.value.code == "handshake-wrong-peer" and not info.value.by_peer
+            await wait_for(lambda: logs)
+            nursery.cancel_scope.cancel()
+    assert host.links == []
+    assert [(entry["event"], entry["code"]) for entry in logs] == [("link-refused", "handshake-wrong-peer")]
 
 
 async def test_a_handler_rejecting_with_a_coded_error_closes_only_that_link():
