@@ -196,7 +196,7 @@ def _accessor(gltf: GLTF2, blob: bytes, index: Any, what: str, want: str, compon
     return np.ndarray((count, width), dtype=dtype, buffer=blob, offset=view_offset + start, strides=(stride, size)).copy()
 
 
-def _draco_primitive(gltf: GLTF2, blob: bytes, ext: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
+def _draco_primitive(gltf: GLTF2, blob: bytes, ext: Any, declared: int, what: str) -> tuple[np.ndarray, np.ndarray]:
     if not isinstance(ext, dict):
         raise reject("gltf-invalid", f"{what}: {DRACO_EXTENSION} must be an object")
     view = _item(gltf.bufferViews, ext.get("bufferView"), f"{what} draco bufferView")
@@ -208,8 +208,8 @@ def _draco_primitive(gltf: GLTF2, blob: bytes, ext: Any, what: str) -> tuple[np.
         faces = np.asarray(decoded.faces, dtype=np.int64).reshape(-1, 3)
     except Exception as exc:  # the decoder's own errors are many; every one means "undecodable"
         raise reject("draco-decode-failed", f"{what}: Draco data does not decode ({type(exc).__name__}: {exc})") from None
-    if faces.shape[0] > C.MAX_SOURCE_TRIANGLES:
-        raise reject("triangle-budget", f"{what}: Draco mesh decodes to {faces.shape[0]} triangles")
+    if faces.shape[0] > declared:
+        raise reject("draco-decode-failed", f"{what}: Draco data decodes to {faces.shape[0]} triangles but its accessors declare {declared}")
     return points, faces
 
 
@@ -218,7 +218,7 @@ def _primitive(gltf: GLTF2, blob: bytes, prim: Any, what: str) -> tuple[np.ndarr
         raise reject("gltf-unsupported", f"{what}: only triangle primitives (mode 4) are supported, got mode {prim.mode!r}")
     extensions = prim.extensions if isinstance(prim.extensions, dict) else {}
     if DRACO_EXTENSION in extensions:
-        points, faces = _draco_primitive(gltf, blob, extensions[DRACO_EXTENSION], what)
+        points, faces = _draco_primitive(gltf, blob, extensions[DRACO_EXTENSION], _declared_triangles(gltf, prim), what)
     else:
         position = getattr(prim.attributes, "POSITION", None)
         if position is None:
@@ -240,22 +240,22 @@ def _primitive(gltf: GLTF2, blob: bytes, prim: Any, what: str) -> tuple[np.ndarr
     return points, faces
 
 
-def _declared_triangles(gltf: GLTF2) -> int:
-    """Triangle count from accessor counts alone, to enforce the budget before decoding any geometry."""
-    total = 0
-    for mesh in gltf.meshes or []:
-        for prim in getattr(mesh, "primitives", None) or []:
-            ref = prim.indices if prim.indices is not None else getattr(prim.attributes, "POSITION", None)
-            if ref is None:
-                continue
-            acc = _item(gltf.accessors, ref, "primitive accessor")
-            total += _int(acc.count, "accessor.count") // 3
-    return total
+def _declared_triangles(gltf: GLTF2, prim: Any) -> int:
+    """A primitive's triangle count from its accessor counts alone (no geometry decoded)."""
+    ref = prim.indices if prim.indices is not None else getattr(prim.attributes, "POSITION", None)
+    if ref is None:
+        return 0
+    return _int(_item(gltf.accessors, ref, "primitive accessor").count, "accessor.count") // 3
 
 
-def _mesh(gltf: GLTF2, blob: bytes, mesh_index: Any, world: Matrix, what: str) -> Mesh:
-    mesh = _item(gltf.meshes, mesh_index, f"{what}.mesh")
-    prims = mesh.primitives if isinstance(mesh.primitives, list) else None
+def _mesh_triangles(gltf: GLTF2) -> list[int]:
+    """Declared triangles per mesh, to enforce the budget before decoding any geometry."""
+    return [sum(_declared_triangles(gltf, p) for p in mesh.primitives) for mesh in gltf.meshes or []]
+
+
+def _local_geometry(gltf: GLTF2, blob: bytes, mesh_index: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """A mesh's positions (float64, mesh-local) and triangles, all primitives concatenated."""
+    prims = gltf.meshes[mesh_index].primitives
     if not prims:
         raise reject("gltf-invalid", f"{what}: mesh has no primitives")
     all_points, all_faces, base = [], [], 0
@@ -264,13 +264,16 @@ def _mesh(gltf: GLTF2, blob: bytes, mesh_index: Any, world: Matrix, what: str) -
         all_points.append(points)
         all_faces.append(faces + base)
         base += points.shape[0]
-    pts = np.concatenate(all_points)
-    x, y, z = pts[:, 0], pts[:, 1], pts[:, 2]
+    return np.concatenate(all_points), np.concatenate(all_faces).astype(np.int64)
+
+
+def _placed(points: np.ndarray, faces: np.ndarray, world: Matrix, what: str) -> Mesh:
+    """Mesh-local geometry moved into the asset frame and quantised to integer µm."""
+    x, y, z = points[:, 0], points[:, 1], points[:, 2]
     world_pts = np.stack([((world[r * 4] * x + world[r * 4 + 1] * y) + world[r * 4 + 2] * z) + world[r * 4 + 3] for r in range(3)], axis=1)
     if not np.isfinite(world_pts).all() or (np.abs(world_pts) > _MAX_COORD_M).any():
         raise reject("non-finite-number", f"{what}: a transformed vertex is not finite within 10^6 m")
-    vertices = np.floor(world_pts * 1e6 + 0.5).astype(np.int64)
-    return Mesh(vertices, np.concatenate(all_faces).astype(np.int64))
+    return Mesh(np.floor(world_pts * 1e6 + 0.5).astype(np.int64), faces)
 
 
 # ---------------------------------------------------------------- nodes and extras
@@ -327,7 +330,8 @@ def read_glb(data: bytes) -> GlbAsset:
     """Read and check a GLB; raises ``AssetRejected`` (a ``SimError``) with a coded finding on any defect."""
     container = read_container(data)
     gltf = _load_model(container)
-    if _declared_triangles(gltf) > C.MAX_SOURCE_TRIANGLES:
+    per_mesh = _mesh_triangles(gltf)
+    if sum(per_mesh) > C.MAX_SOURCE_TRIANGLES:
         raise reject("triangle-budget", f"the file declares more than {C.MAX_SOURCE_TRIANGLES} triangles")
     raw_nodes = gltf.nodes or []
     duplicates = duplicate_names(container.doc.get("nodes") or [])
@@ -355,11 +359,21 @@ def read_glb(data: bytes) -> GlbAsset:
         worlds[index] = local if parent is None else _matmul(worlds[parent], local)
         order.append(index)
         stack.extend((c, index) for c in reversed(raw_nodes[index].children or []))
+    for index in order:
+        if raw_nodes[index].mesh is not None:
+            _int(raw_nodes[index].mesh, f"nodes[{index}].mesh", 0, len(per_mesh) - 1)
+    if sum(per_mesh[raw_nodes[i].mesh] for i in order if raw_nodes[i].mesh is not None) > C.MAX_SOURCE_TRIANGLES:
+        raise reject("triangle-budget", f"the scene instances more than {C.MAX_SOURCE_TRIANGLES} triangles (counting every node that uses a mesh)")
+    decoded: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     nodes = []
     for index in sorted(order):
         raw = raw_nodes[index]
         name = raw.name if isinstance(raw.name, str) else ""
-        mesh = None if raw.mesh is None else _mesh(gltf, container.bin_chunk, raw.mesh, worlds[index], f"node {name or index}")
+        mesh = None
+        if raw.mesh is not None:
+            if raw.mesh not in decoded:  # decode each mesh once, however many nodes instance it
+                decoded[raw.mesh] = _local_geometry(gltf, container.bin_chunk, raw.mesh, f"node {name or index}")
+            mesh = _placed(*decoded[raw.mesh], worlds[index], f"node {name or index}")
         nodes.append(
             Node(
                 index=index,

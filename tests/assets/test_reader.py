@@ -203,3 +203,38 @@ def test_non_finite_transform_is_refused() -> None:
 def test_nodes_outside_the_default_scene_are_ignored() -> None:
     data = json_glb({**MINIMAL, "nodes": [{"name": "A"}, {"name": "B"}], "extras": {"n": json.loads("1")}})
     assert [n.name for n in read_glb(data).nodes] == ["A"]  # B is not in the default scene
+
+
+def test_instanced_triangles_count_against_the_budget_before_decoding() -> None:
+    count = 3_001  # 3 001 nodes × 1 000 declared triangles > 3 000 000
+    doc = {
+        "asset": {"version": "2.0"},
+        "scenes": [{"nodes": list(range(count))}],
+        "nodes": [{"name": f"N{i}", "mesh": 0} for i in range(count)],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
+        "buffers": [{"byteLength": 48}],
+        "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 48}],
+        "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3"}, {"bufferView": 0, "componentType": 5125, "count": 3000, "type": "SCALAR"}],
+    }
+    assert code_of(json_glb(doc, TRIANGLE)) == "triangle-budget"
+
+
+def test_draco_payload_larger_than_declared_is_refused() -> None:
+    vertices, faces = box((0.0, 0.0, 0.0), (0.02, 0.01, 0.03))
+    encoded = DracoPy.encode(vertices.astype(np.float32), faces.astype(np.uint32))
+    b = GlbBuilder()
+    view = b._view(encoded, 34962)
+    one = (vertices[:3], np.array([[0, 1, 2]]))  # accessors declare a single triangle
+    mesh = b.mesh(*one, extra_primitive={"KHR_draco_mesh_compression": {"bufferView": view, "attributes": {"POSITION": 0}}})
+    b.node("Block", mesh=mesh)
+    assert code_of(b.build({})) == "draco-decode-failed"
+
+
+def test_shared_mesh_is_placed_per_node() -> None:
+    b = GlbBuilder()
+    mesh = b.mesh(*box((0.0, 0.0, 0.0), (0.01, 0.01, 0.01)))
+    b.node("Left", mesh=mesh, matrix=translation_matrix(-0.1, 0.0, 0.0))
+    b.node("Right", mesh=mesh, matrix=translation_matrix(0.1, 0.0, 0.0))
+    asset = read_glb(b.build({}))
+    assert asset.node("Left").mesh.vertices_um[:, 0].min() == -100_000  # type: ignore[union-attr]
+    assert asset.node("Right").mesh.vertices_um[:, 0].min() == 100_000  # type: ignore[union-attr]
