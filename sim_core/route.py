@@ -18,6 +18,7 @@ A loop whose RPn does not coincide with RP1 gets a closing segment RPn→RP1; th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sim_core.intmath import UNIT, Vec3, add, cross, distance_sq, div_round, dot, isqrt, normalize, scale, sub
 from sim_core.track import RoutePoint, TrackSpec
@@ -199,3 +200,9 @@ class Route:
         lateral = div_round(rel[0] * self.rx[best] + rel[1] * self.ry[best] + rel[2] * self.rz[best], UNIT)
         height = div_round(rel[0] * self.ux[best] + rel[1] * self.uy[best] + rel[2] * self.uz[best], UNIT)
         return arc, lateral, height
+
+
+@lru_cache(maxsize=16)
+def route_for(track: TrackSpec) -> Route:
+    """The route of ``track``, built once per distinct track (a Route is never modified after building)."""
+    return Route(track)

@@ -24,7 +24,7 @@ from sim_core.layout import (
 from sim_core.model import CarModel
 from sim_core.physics import TrackContext, advance
 from sim_core.race import ranking, status_name, update_round_end
-from sim_core.route import Route
+from sim_core.route import route_for
 from sim_core.rules import PENALTY_FRAMES, RuleContext, apply_rules
 from sim_core.state import StateCodec, StateLimits, digest_of
 from sim_core.thermal import settle
@@ -41,7 +41,7 @@ class World:
     def __init__(self, track: TrackSpec, vehicles: tuple[VehicleSpec, ...], seed: int) -> None:
         self.track = track
         self.vehicles = vehicles
-        self.route = Route(track)
+        self.route = route_for(track)
         self.models = [CarModel(v, track) for v in vehicles]
         self.motion = TrackContext(self.route, track.track_type == "fixed", track.wall_height_um, track.apron_um)
         self.rules = RuleContext(track, self.route)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from sim_core import World
 from sim_core.layout import ARC, ARMED, H, LAT, PREV_X, PREV_Y, PREV_Z, VH, VLAT, VS
@@ -45,6 +46,19 @@ def car(chip=ALL_SKILLS, *, motor=MotorSpec(50, 100_000), battery=BatterySpec(50
     return VehicleSpec("test:car", tuple(parts), motor, battery, 160_000, 100_000, 60_000, tuple(chip), weapon)
 
 
+@lru_cache(maxsize=None)
+def _demo_specs():
+    """The demo round's specs, read once (``World.demo`` reads the built-in GLBs on every call)."""
+    demo = World.demo(cars=8)
+    return demo.track, demo.vehicles
+
+
+def demo_world(cars: int = 8, seed: int = 0) -> World:
+    """Same round as ``World.demo(cars, seed)`` (slot s = archetype s mod 3), without re-reading assets."""
+    track, vehicles = _demo_specs()
+    return World.new(track, vehicles[:cars], seed=seed)
+
+
 def world(track=None, cars=None, count: int = 1) -> World:
     return World.new(track or straight_track(), cars or [car()] * count)
 
@@ -73,5 +87,5 @@ def loop_track(**overrides) -> TrackSpec:
     return TrackSpec(**fields)
 
 
-__all__ = ["ALL_SKILLS", "Box", "M", "RespawnPoint", "car", "loop_track", "place", "replace", "straight_track",
-           "world"]
+__all__ = ["ALL_SKILLS", "Box", "M", "RespawnPoint", "car", "demo_world", "loop_track", "place", "replace",
+           "straight_track", "world"]

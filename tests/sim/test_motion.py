@@ -1,12 +1,12 @@
 """Route geometry and the route-frame motion: slopes, crests, curves, walls and rollers, course-out,
 tire shares, rolling resistance, car-to-car contact."""
 
-from sim_core.demo import demo_track
 from sim_core.intmath import div_round, div_trunc, isqrt, normalize
 from sim_core.layout import BROKEN_MASK, H, LAT, OUTSIDE, PENALTY_KIND, VLAT, VS
 from sim_core.route import Route
 from sim_core.track import RoutePoint, TrackSpec
 
+from tests.sim.circuit import circuit_track
 from tests.sim.helpers import M, UP, car, place, straight_track, world
 
 
@@ -35,8 +35,8 @@ def test_quarter_turn_length_and_curvature():
     assert route.k_vertical[middle] == 0
 
 
-def test_demo_route_crest_and_dip_have_opposite_vertical_curvature():
-    track = demo_track()
+def test_circuit_crest_and_dip_have_opposite_vertical_curvature():
+    track = circuit_track()
     route = Route(track)
     crest_arc, _, _ = route.project(track.route[3].position_um)
     dip_arc, _, _ = route.project(track.route[8].position_um)
@@ -81,7 +81,7 @@ def test_a_fast_car_leaves_the_ground_over_a_crest_and_a_slow_one_does_not():
 
 
 def test_fast_car_drifts_to_the_outer_wall_in_a_curve():
-    track = demo_track()
+    track = circuit_track()
     w = world(track)
     far_turn, _, _ = w.route.project(track.route[5].position_um)
     place(w, 0, arc=far_turn, lat=0, h=0, vh=0, vs=4_500_000)  # v²/r ≈ 13.5 m/s² > μg

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 SIM_CORE = Path(__file__).resolve().parents[2] / "sim_core"
-CONSENSUS_MODULES = ("constants", "contact", "demo", "inputs", "intmath", "layout", "model", "physics", "race",
+CONSENSUS_MODULES = ("constants", "contact", "inputs", "intmath", "layout", "model", "physics", "race",
                      "route", "rules", "state", "sweeps", "thermal", "track", "vehicle", "world")
 FORBIDDEN_IMPORTS = {"trio", "protocol", "open4wd_node", "random", "time", "math.sin", "numpy"}
 

@@ -15,6 +15,8 @@ from sim_core.inputs import HOLD_SKILLS
 from sim_core.scripted import RandomInputs
 from sim_core.state import HEADER
 
+from tests.sim.helpers import demo_world
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_FRAMES = 600
 GOLDEN = {
@@ -45,13 +47,17 @@ def test_golden_hashes_hold_in_another_process_with_another_hash_seed():
     assert {int(k): v for k, v in json.loads(out.stdout).items()} == GOLDEN
 
 
+def test_demo_world_helper_is_the_demo_round():
+    assert demo_world(3, seed=5).save_state() == World.demo(cars=3, seed=5).save_state()
+
+
 def test_save_load_save_is_identical_and_hash_covers_the_bytes():
-    w = World.demo(cars=4)
+    w = demo_world(4)
     for _ in range(30):
         w.step({})
     data = w.save_state()
     assert data[:4] == b"O4WS"
-    other = World.demo(cars=4)
+    other = demo_world(4)
     other.load_state(data)
     assert other.save_state() == data and other.state_hash() == w.state_hash() and other.frame == 30
     w.step({})
@@ -60,7 +66,7 @@ def test_save_load_save_is_identical_and_hash_covers_the_bytes():
 
 
 def test_different_seeds_give_different_states():
-    assert World.demo(seed=1).state_hash() != World.demo(seed=2).state_hash()
+    assert demo_world(seed=1).state_hash() != demo_world(seed=2).state_hash()
 
 
 def _corrupt(data: bytes, offset: int, value: bytes) -> bytes:
@@ -79,7 +85,7 @@ def _corrupt(data: bytes, offset: int, value: bytes) -> bytes:
     ],
 )
 def test_load_rejects_bad_states_atomically(mutate, code):
-    w = World.demo(cars=2)
+    w = demo_world(2)
     for _ in range(5):
         w.step({})
     before = w.save_state()
@@ -91,24 +97,24 @@ def test_load_rejects_bad_states_atomically(mutate, code):
 
 def test_state_of_a_world_with_other_cars_is_rejected():
     with pytest.raises(SimError, match="state-invalid"):
-        World.demo(cars=3).load_state(World.demo(cars=2).save_state())
+        demo_world(3).load_state(demo_world(2).save_state())
 
 
 def test_corrupt_for_testing_changes_exactly_one_value():
-    w = World.demo(cars=2)
+    w = demo_world(2)
     before = w.save_state()
     w.corrupt_for_testing()
     after = w.save_state()
     assert len(before) == len(after) and before != after
-    assert w.car_state(0)["lat_um"] == World.demo(cars=2).car_state(0)["lat_um"] + 1
+    assert w.car_state(0)["lat_um"] == demo_world(2).car_state(0)["lat_um"] + 1
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_valid_input_streams_never_raise_and_round_trip_every_frame(data):
-    world = World.demo(cars=3)
+    world = demo_world(3)
     chips = [m.chip_skills for m in world.models]
-    replica = World.demo(cars=3)
+    replica = demo_world(3)
     frames = data.draw(st.integers(min_value=1, max_value=40))
     for _ in range(frames):
         frame_inputs = {}
