@@ -7,7 +7,7 @@ import sys
 import trio
 
 from open4wd_node.cars import ARCHETYPES, car_rotation
-from open4wd_node.room_cli import add_room_output_options, finish, room_identity
+from open4wd_node.room_cli import add_room_output_options, finish, parse_listen, room_identity
 from open4wd_node.room_session import JoinOptions, join_room
 from protocol.invitation import Invitation
 
@@ -17,8 +17,9 @@ def run(args, ctx) -> int:
     car = args.car
     car_rotation(car, 1)
     identity, events = room_identity(ctx, args)
+    listen_host, listen_port = parse_listen(args.listen)
     options = JoinOptions(
-        spectate=args.spectate, auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty()
+        listen_host=listen_host, listen_port=listen_port, spectate=args.spectate, auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty()
     )
     outcome = trio.run(join_room, ctx, identity, invite, options, lambda rounds: car_rotation(car, rounds), events)
     return finish(outcome, events)
@@ -28,6 +29,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("join", help="join a room from its invitation")
     parser.add_argument("invite", metavar="INVITE", help="open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET")
     parser.add_argument("--car", default="speed", metavar="REF", help=f"your car: {', '.join(ARCHETYPES)} or a loadout JSON file")
+    parser.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT",
+                        help="where this node accepts links if it must take over as host (port 0 picks one)")
     parser.add_argument("--spectate", action="store_true", help="join as a spectator (needs a spectator invitation)")
     add_room_output_options(parser)
     parser.set_defaults(run=run)
