@@ -71,12 +71,12 @@ WEATHER_TYPES = ("normal", "rain", "snow")
 # weather.temperature range and default per type, milli-°C (場地.md §8.3)
 WEATHER_TEMPERATURE_MC = {"normal": (-20_000, 40_000, 20_000), "rain": (2_000, 35_000, 15_000), "snow": (-30_000, 2_000, -5_000)}
 WIND_SPEED_MAX_UM_S = 30_000_000
-# patch fields: (min, max, default-rain, default-snow) in the manifest's integer unit
-PATCH_SPAWN_RATE_X1000 = (0, 30_000, 5_000, 5_000)
-PATCH_LIFETIME_MS = (30_000, 60_000, 45_000, 45_000)
-PATCH_RADIUS_UM = (200_000, 1_000_000, 500_000, 500_000)
-PATCH_FRICTION_MILLI = (300, 900, 650, 500)
-PATCH_ROLLING_MILLI = (1_000, 2_500, 1_500, 2_000)
+# patch fields: (min, max) as authored (decimal text), then the rain and snow defaults in the manifest's unit
+PATCH_SPAWN_RATE_PER_MIN = ("0", "30", 5_000, 5_000)  # manifest: ×1000
+PATCH_LIFETIME_MS = ("30000", "60000", 45_000, 45_000)
+PATCH_RADIUS_M = ("0.2", "1.0", 500_000, 500_000)  # manifest: µm
+PATCH_FRICTION_MODIFIER = ("0.3", "0.9", 650, 500)  # manifest: ×1000
+PATCH_ROLLING_MODIFIER = ("1.0", "2.5", 1_500, 2_000)  # manifest: ×1000
 
 # --- manifest ---
 MANIFEST_FORMAT_VERSION = 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
 from sim_core.assets import constants as C
@@ -160,15 +161,16 @@ def _weather(weather: dict[str, Any], findings: Findings) -> dict[str, Any] | No
         raw = patch_raw if isinstance(patch_raw, dict) else {}
         snow = kind == "snow"
 
-        def get(key: str, spec: tuple[int, int, int, int], scale: int) -> int | None:
-            return fields.number(raw, key, "weather.patch", findings, low=fields.as_decimal(spec[0]) / scale, high=fields.as_decimal(spec[1]) / scale, scale=scale, default=spec[3] if snow else spec[2])  # type: ignore[operator]
+        def get(key: str, spec: tuple[str, str, int, int], scale: int) -> int | None:
+            low, high = Decimal(spec[0]), Decimal(spec[1])
+            return fields.number(raw, key, "weather.patch", findings, low=low, high=high, scale=scale, default=spec[3] if snow else spec[2])
 
         patch = {
-            "spawn_rate_per_min_x1000": get("spawn_rate_per_min", C.PATCH_SPAWN_RATE_X1000, 1000),
+            "spawn_rate_per_min_x1000": get("spawn_rate_per_min", C.PATCH_SPAWN_RATE_PER_MIN, 1000),
             "lifetime_frames": None,
-            "radius_um": get("radius_m", C.PATCH_RADIUS_UM, 1_000_000),
-            "friction_modifier_milli": get("friction_modifier", C.PATCH_FRICTION_MILLI, 1000),
-            "rolling_modifier_milli": get("rolling_modifier", C.PATCH_ROLLING_MILLI, 1000),
+            "radius_um": get("radius_m", C.PATCH_RADIUS_M, 1_000_000),
+            "friction_modifier_milli": get("friction_modifier", C.PATCH_FRICTION_MODIFIER, 1000),
+            "rolling_modifier_milli": get("rolling_modifier", C.PATCH_ROLLING_MODIFIER, 1000),
         }
         lifetime_ms = get("lifetime_ms", C.PATCH_LIFETIME_MS, 1)
         patch["lifetime_frames"] = None if lifetime_ms is None else lifetime_ms * 60 // 1000
