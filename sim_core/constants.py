@@ -22,7 +22,6 @@ ROLLING_DEN = 10_000_000_000
 
 # Skills (§5.2, §5.3). Effect energy in µJ = budget_mw · effect_frames · 50 / 3.
 EFFECT_UJ_NUM, EFFECT_UJ_DEN = 50, 3
-EVENT_EFFECT_FRAMES = 60
 COST_FRAMES = {"boost": 3600, "brake": 1800, "jump": 3600, "slam": 3600,
                "swerve_left": 1, "swerve_right": 1, "stabilize": 1, "weapon": 1}
 EFFECT_FRAMES = {"boost": 60, "brake": 60, "jump": 60, "slam": 60,

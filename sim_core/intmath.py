@@ -16,7 +16,7 @@ UNIT = 1_000_000
 Vec3 = tuple[int, int, int]
 
 __all__ = ["UNIT", "Vec3", "isqrt", "div_round", "div_trunc", "clamp", "dot", "cross", "sub", "add",
-           "scale", "distance_sq", "length", "normalize"]
+           "scale", "distance_sq", "normalize"]
 
 
 def div_round(a: int, b: int) -> int:
@@ -58,11 +58,6 @@ def distance_sq(a: Vec3, b: Vec3) -> int:
     """|a − b|² (exact)."""
     dx, dy, dz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
     return dx * dx + dy * dy + dz * dz
-
-
-def length(v: Vec3) -> int:
-    """floor(|v|)."""
-    return isqrt(dot(v, v))
 
 
 def normalize(v: Vec3) -> Vec3:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim_core.constants import QUANTA_PER_MJ
-from sim_core.inputs import EVENT_SKILLS, SKILLS
+from sim_core.inputs import SKILLS
 from sim_core.materials import material
 from sim_core.track import TrackSpec
 from sim_core.vehicle import LEFT_ROLLER_SLOTS, RIGHT_ROLLER_SLOTS, VehicleSpec
@@ -74,9 +74,6 @@ class CarModel:
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
         self._cache: dict[int, Mechanics] = {}
-
-    def is_event_skill(self, index: int) -> bool:
-        return SKILLS[index] in EVENT_SKILLS
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from sim_core.constants import (
     FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, THERMAL_C_TU, WEAR_NJ_DEN,
 )
-from sim_core.intmath import div_round
+from sim_core.intmath import clamp, div_round
 from sim_core.layout import BROKEN_MASK, CAR_HEADER, P_FATIGUE, P_FATIGUE_REM, P_TEMP, PART_STRIDE
 from sim_core.model import CarModel
 
@@ -55,12 +55,12 @@ def _wear(c: list[int], base: int, raw: int, temp: int, air_mc: int, limit: int 
     energy_nj = raw // WEAR_NJ_DEN
     if energy_nj == 0:
         return False
-    if limit is None or temp <= air_mc:
+    if limit is None:
         r = 0
-    elif limit <= air_mc or temp >= limit:
-        r = R_SCALE
+    elif limit <= air_mc:
+        r = R_SCALE if temp > air_mc else 0
     else:
-        r = (temp - air_mc) * R_SCALE // (limit - air_mc)
+        r = clamp((temp - air_mc) * R_SCALE // (limit - air_mc), 0, R_SCALE)
     den = capacity_mj * R2_SCALE
     total = c[base + P_FATIGUE_REM] + energy_nj * (R2_SCALE + 2 * r * r)
     fatigue = c[base + P_FATIGUE] + total // den

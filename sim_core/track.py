@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim_core.constants import START_GRID_CELL_UM
 from sim_core.errors import SimError
 from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.materials import material
@@ -22,8 +23,6 @@ LOOP_DISTANCE_UM = 1_000_000
 """LAP_MODE_LOOP_DISTANCE_M: RP1 and RPn closer than 1 m (and ≥ 3 points) make a loop."""
 MIN_SPACING_UM = 100_000
 """ROUTEPOINT_MIN_SPACING_M: adjacent route points at least 0.1 m apart."""
-START_GRID_CELL_UM = 180_000
-"""START_GRID_CELL_WIDTH_M: one start slot is 0.18 m wide."""
 RACE_DURATION_MIN_S, RACE_DURATION_DEFAULT_S, RACE_DURATION_MAX_S = 60, 600, 1800
 LAP_COUNT_MIN, LAP_COUNT_DEFAULT, LAP_COUNT_MAX = 1, 3, 10
 GRAVITY_MIN_UM_S2, GRAVITY_DEFAULT_UM_S2, GRAVITY_MAX_UM_S2 = 1_600_000, 9_810_000, 25_000_000

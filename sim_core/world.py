@@ -126,14 +126,16 @@ class World:
         update_round_end(self._world, cars, models, self.track.time_limit_frames)
 
     def _validated(self, inputs: Mapping[int, Sequence[SkillEvent]] | None) -> list[tuple[int, ...]]:
+        """Every slot's events as canonical skill indices; raises before anything changes."""
         skills = [NO_EVENTS] * len(self._cars)
         if inputs is None:
             return skills
         if not isinstance(inputs, Mapping):
             raise SimError("input-invalid", "inputs must map slot numbers to lists of SkillEvent")
-        for slot in sorted(inputs, key=lambda s: (type(s) is not int, s if type(s) is int else 0)):
+        for slot in inputs:
             if type(slot) is not int or not 0 <= slot < len(self._cars):
                 raise SimError("input-unknown-slot", f"slot {slot!r} is not a slot of this race (0..{len(self._cars) - 1})")
+        for slot in sorted(inputs):
             skills[slot] = validate_events(inputs[slot], self.models[slot].chip_skills, slot)
         return skills
 

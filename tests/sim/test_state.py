@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from sim_core import SkillEvent, World
+from sim_core import SKILLS, SkillEvent, World
 from sim_core.errors import SimError
 from sim_core.inputs import HOLD_SKILLS
 from sim_core.scripted import RandomInputs
@@ -126,3 +126,21 @@ def test_random_valid_input_streams_never_raise_and_round_trip_every_frame(data)
         saved = world.save_state()
         replica.load_state(saved)
         assert replica.save_state() == saved
+
+
+arbitrary_events = st.lists(
+    st.builds(SkillEvent, st.sampled_from(SKILLS + ("teleport",)), st.booleans()), max_size=6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.integers(min_value=-1, max_value=3), arbitrary_events, max_size=4))
+def test_arbitrary_inputs_either_step_or_raise_a_coded_error_without_side_effects(inputs):
+    world = demo_world(3)
+    before = world.save_state()
+    try:
+        world.step(inputs)
+    except SimError as exc:
+        assert exc.code.startswith("input-")
+        assert world.save_state() == before
+    else:
+        assert world.frame == 1
