@@ -293,6 +293,7 @@ async def read_player_commands(driver: RoomDriver) -> None:
             elif command == "cancel":
                 driver.from_member(driver.member.cancel_ready())
             elif command == "leave":
+                driver.from_member(driver.member.leave())
                 driver.events.emit("error", code="left", message="you left the room")
                 driver.done.set()
                 return

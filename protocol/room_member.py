@@ -34,6 +34,7 @@ from protocol.room_messages import (
     GridReveal,
     JoinRequest,
     JoinVerdict,
+    Leave,
     LockedStartPackageMsg,
     MatchStart,
     ReadyDeclarationMsg,
@@ -311,6 +312,9 @@ class MemberRoom:
             self.identity, self.room_id, self.state.configDigest, me.membershipEpoch, self.my_info, self.rotation, now_ms
         )
         return [Send(self.host_peer, ReadyDeclarationMsg(envelope.to_wire()))]
+
+    def leave(self) -> list[object]:
+        return [Send(self.host_peer, Leave("voluntary"))]
 
     def cancel_ready(self) -> list[object]:
         """Withdraw Ready; an explicit cancel also stops auto-ready (the player decided)."""

@@ -266,3 +266,17 @@ def test_no_succession_after_the_start_or_for_spectators():
     net.advance(5_000)
     codes_after = [a.data["code"] for a in net.members[B.peer_id].host_lost(net.now)]
     assert codes_after == ["host-lost"]
+
+
+def test_room_closed_after_the_start_and_voluntary_leave():
+    net = Net(A, min_players=2)
+    net.add_member(B)
+    net.advance(5_000)
+    assert net.started
+    net.add_member(C)
+    assert codes(net, C.peer_id) == ["room-closed"]
+    fresh = Net(A, min_players=3)
+    fresh.add_member(B)
+    fresh.route(fresh.members[B.peer_id].leave(), B.peer_id)
+    assert B.peer_id not in fresh.host.members
+    assert fresh.of(A.peer_id, "member-left") == [{"peer": B.peer_id}]
