@@ -149,13 +149,15 @@ def _tires(model: CarModel, tires: tuple[int, ...], normal: int, m: int, vs: int
         if share > traction and vtop > vs:  # wheel spins at the surface top speed: slip heat and wear
             slip = vtop - vs
             heat[t] += traction * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
-            wear[t] += SLIP_WEAR_MULT * traction * slip
+            if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
+                wear[t] += SLIP_WEAR_MULT * traction * slip
     need = -(m * vlat + m * acc_l // 60)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
         for t, grip in zip(tires, spare):
             heat[t] += grip * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
-            wear[t] += SLIP_WEAR_MULT * grip * slip
+            if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
+                wear[t] += SLIP_WEAR_MULT * grip * slip
         need = lateral_cap if need > 0 else -lateral_cap
     return js, need, rolling
 
