@@ -30,7 +30,7 @@ from protocol.race_inputs import NO_EVENTS, PeerInputs, parse_events, wire_event
 from protocol.race_keys import RaceKeyBook, announce, verify_race_signature
 from protocol.race_messages import (
     LEAVE_REASONS, SYNC_SNAPSHOT_MAX_BYTES, InputRecord, RaceChecksum, RaceInput, RaceKey, RaceLeave, RaceOffer,
-    RaceProbe, RaceRejoin, RaceResume, RaceSnapshot, RaceSyncRequest,
+    RaceProbe, RaceRejoin, RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
 from protocol.race_setup import RaceSetup, RaceWorld
 from protocol.race_signing import Event, catch_up_digest, checksum_digest, input_digest
@@ -72,6 +72,7 @@ class RaceSession:
         self.ended: str | None = None
         self._identity = identity
         self._key = identity.race_key(self.race_id)
+        keys.add(self.me, announce(identity, self.race_id))  # own key too: snapshot bases may be our inputs
         self._slot = dict(setup.slots)
         self._skills = {p: frozenset(s) for p, s in setup.skills.items()}
         self._inputs = {p: PeerInputs() for p in self.peers}
@@ -159,19 +160,37 @@ class RaceSession:
         return actions
 
     def _on_input(self, peer: str, msg: RaceInput, now_ms: int) -> list[Any]:
-        if self._status[peer] != ACTIVE or msg.frame < self._active_from[peer]:
+        if self._status[peer] != ACTIVE or msg.frame < self._active_from[peer] or self._catch_up is not None:
             return []
-        frame = msg.frame
-        if not self._next - INPUT_WINDOW_BEHIND <= frame <= self._next + INPUT_WINDOW_AHEAD:
-            raise ProtocolError("race-input-outside-window", f"frame {frame} is outside the input window")
-        key = self.keys.key(self.race_id, peer)
-        if key is None:
+        if not self._next - INPUT_WINDOW_BEHIND <= msg.frame <= self._next + INPUT_WINDOW_AHEAD:
+            raise ProtocolError("race-input-outside-window", f"frame {msg.frame} is outside the input window")
+        if self.keys.key(self.race_id, peer) is None:
             if len(self._pending[peer]) >= PENDING_BEFORE_KEY:
                 raise ProtocolError("race-input-before-key", "inputs arrived before the peer's race key")
             self._pending[peer].append(msg)
             return []
+        return self._admit(peer, msg)
+
+    def _on_relay(self, peer: str, msg: RaceRelay, now_ms: int) -> list[Any]:
+        """Inputs of a lost peer that another peer still got: each is checked against its owner's key."""
+        actions: list[Any] = []
+        for record in msg.inputs:
+            owner = record.peer
+            if owner not in self._pending or self._status[owner] == REMOVED or self._catch_up is not None:
+                continue
+            if not max(self._next - INPUT_WINDOW_BEHIND, self._active_from[owner]) <= record.frame <= self._next + INPUT_WINDOW_AHEAD:
+                continue
+            actions += self._admit(owner, RaceInput(record.frame, record.events, record.signature))
+            if self.ended is not None:
+                break
+        return actions
+
+    def _admit(self, peer: str, msg: RaceInput) -> list[Any]:
+        """Validate, verify and store one input of ``peer`` whose frame is inside the window."""
+        frame = msg.frame
+        key = self.keys.key(self.race_id, peer)
         events = parse_events(msg.events, self._skills[peer])
-        if not verify_race_signature(key, input_digest(self.race_id, frame, events), msg.signature):
+        if key is None or not verify_race_signature(key, input_digest(self.race_id, frame, events), msg.signature):
             raise ProtocolError("race-input-bad-signature", "the input is not signed by the peer's race key")
         buffer = self._inputs[peer]
         known = buffer.real.get(frame)
@@ -191,8 +210,10 @@ class RaceSession:
         return []
 
     def _on_checksum(self, peer: str, msg: RaceChecksum, now_ms: int) -> list[Any]:
-        if not self._votes.accepts(msg.frame, self._next) or msg.frame > self._next + INPUT_WINDOW_AHEAD:
-            raise ProtocolError("race-vote-outside-window", f"no open vote for frame {msg.frame}")
+        if msg.frame > self._next + INPUT_WINDOW_AHEAD:
+            raise ProtocolError("race-vote-outside-window", f"frame {msg.frame} is ahead of any vote")
+        if self._status[peer] != ACTIVE or not self._votes.accepts(msg.frame, self._next):
+            return []  # decided, too old, or from a peer that is catching up: not counted, not misbehaviour
         key = self.keys.key(self.race_id, peer)
         if key is None or len(msg.hash) != 32 or not verify_race_signature(
             key, checksum_digest(self.race_id, msg.frame, msg.hash), msg.signature
@@ -317,9 +338,10 @@ class RaceSession:
         while self._confirmed < limit:
             frame = self._confirmed + 1
             self._confirmed = frame
-            if minority:
-                self._off_line = True
-            actions.append(FrameConfirmed(frame, tuple(self._confirmed_inputs(frame))))
+            inputs = tuple(self._confirmed_inputs(frame))
+            if minority and any(i.signed is None and self._status[i.peer] in (LOST, REJOINING) for i in inputs):
+                self._off_line = True  # a minority made a lost peer's prediction final: not the race's history
+            actions.append(FrameConfirmed(frame, inputs))
             if (frame + 1) % OFFER_ALIGNMENT == 0:
                 self._offered = (frame + 1, self._saved(frame + 1))
             if frame % VOTE_INTERVAL_FRAMES == 0:
@@ -410,7 +432,12 @@ class RaceSession:
         self._status[peer] = LOST
         self._lost_at[peer] = now_ms
         self._recompute_frontier()
-        return [Notify("peer-lost", {"peer": peer})]
+        signed = self._inputs[peer].signed
+        relay = [InputRecord(peer, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f > self._confirmed]
+        actions: list[Any] = [Notify("peer-lost", {"peer": peer})]
+        if relay:
+            actions += [Send(p, RaceRelay(relay)) for p in self.others if self._status[p] == ACTIVE]
+        return actions
 
     def tick(self, now_ms: int) -> list[Any]:
         """Timers: reconnect windows (the partition guard) and catch-up retries."""
@@ -630,5 +657,5 @@ class RaceSession:
     _HANDLERS = {
         RaceInput: _on_input, RaceChecksum: _on_checksum, RaceKey: _on_key, RaceLeave: _on_leave,
         RaceRejoin: _on_rejoin, RaceProbe: _on_probe, RaceOffer: _on_offer, RaceSyncRequest: _on_sync_request,
-        RaceSnapshot: _on_snapshot, RaceResume: _on_resume,
+        RaceSnapshot: _on_snapshot, RaceResume: _on_resume, RaceRelay: _on_relay,
     }

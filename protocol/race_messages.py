@@ -103,6 +103,13 @@ class RaceSnapshot(Message):
     signature: bytes
 
 
+@message("race-relay")
+class RaceRelay(Message):
+    """Signed inputs of a lost peer, forwarded so every survivor predicts it from the same inputs."""
+
+    inputs: list[InputRecord]
+
+
 @message("race-resume")
 class RaceResume(Message):
     """A caught-up peer: state loaded at ``frame``, its real inputs start at ``resumeFrame``."""

@@ -1,5 +1,6 @@
-"""An in-memory race mesh for sans-IO sessions: a seeded router with delays and reordering, a small
-deterministic test world, bot inputs and a 60 Hz-ish pump on a simulated clock."""
+"""An in-memory race mesh for sans-IO sessions: a seeded router with random delays (each link an ordered
+stream, the links reordered against each other), a small deterministic test world, bot inputs and a
+60 Hz pump on a simulated clock."""
 
 from __future__ import annotations
 
@@ -114,6 +115,7 @@ class Mesh:
         }
         self.queue: list[tuple[int, int, str, str, bytes]] = []
         self.seq = 0
+        self.last: dict[tuple[str, str], int] = {}
         self.down: set[frozenset[str]] = set()
         self.actions: dict[str, list[Any]] = defaultdict(list)
         self.paused: set[str] = set()
@@ -131,8 +133,10 @@ class Mesh:
             self.actions[src].append(action)
             if isinstance(action, Send) and self.link_up(src, action.peer):
                 self.seq += 1
-                delay = self.rng.randint(0, self.max_delay_ms)
-                heapq.heappush(self.queue, (self.now + delay, self.seq, src, action.peer, encode_message(action.message)))
+                link = (src, action.peer)
+                at = max(self.now + self.rng.randint(0, self.max_delay_ms), self.last.get(link, 0))
+                self.last[link] = at  # links are ordered streams (TCP); different links reorder freely
+                heapq.heappush(self.queue, (at, self.seq, src, action.peer, encode_message(action.message)))
 
     def deliver(self) -> None:
         while self.queue and self.queue[0][0] <= self.now:
