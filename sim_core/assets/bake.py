@@ -31,6 +31,16 @@ def ppm_vec(values: tuple[int, ...]) -> list[Decimal]:
     return [Decimal(v).scaleb(-6) for v in values]
 
 
+def _chassis_mounts(mounts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The spec's ``{tire[4], roller[6], body[4], single[…]}`` grouping, each ``{name, pos, axes}``."""
+    groups: dict[str, list[dict[str, Any]]] = {"tire": [], "roller": [], "body": [], "single": []}
+    for f in mounts:
+        kind = f["name"].split("_")[1].lower()
+        entry = {"name": f["name"], "pos": um_vec_to_m(f["position_um"]), "axes": [ppm_vec(a) for a in f["axes_ppm"]]}
+        groups[kind if kind in ("tire", "roller", "body") else "single"].append(entry)
+    return groups
+
+
 def _part_auto(m: dict[str, Any]) -> dict[str, Any]:
     g = m["geometry"]
     lo, hi = g["aabb_min_um"], g["aabb_max_um"]
@@ -63,7 +73,7 @@ def _part_auto(m: dict[str, Any]) -> dict[str, Any]:
         auto["auto_inferred"] = bool(specific["axis"] and specific["axis"]["inferred"])
         auto["auto_launch_ammo"] = [{"node_name": a["node"], "material": a["material"], "volume_m3": Decimal(a["volume_um3"]).scaleb(-18)} for a in specific["ammo"]]
     elif kind == "chassis":
-        auto["auto_chassis_mounts"] = [{"name": f["name"], "pos": um_vec_to_m(f["position_um"])} for f in m["mounts"]]
+        auto["auto_chassis_mounts"] = _chassis_mounts(m["mounts"])
     return auto
 
 

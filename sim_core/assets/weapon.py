@@ -13,6 +13,14 @@ from sim_core.assets.reader import GlbAsset, Node
 ROOT = "root extras"
 
 
+def _children(asset: GlbAsset, parent: int | None) -> list[Node]:
+    """A node's children in glTF ``children`` order (the order that means something: chains, firing)."""
+    by_index = {n.index: n for n in asset.nodes}
+    if parent is None:
+        return [n for n in asset.nodes if n.parent is None]
+    return [by_index[i] for i in by_index[parent].children if i in by_index]
+
+
 def _axis(asset: GlbAsset, mounts: dict[str, Node], passive: bool, findings: Findings) -> dict[str, Any] | None:
     node = asset.node("Axis")
     if node is not None and node.mesh is None:
@@ -49,8 +57,8 @@ def _payload(asset: GlbAsset, spec: dict[str, Any], where: str, claimed: set[str
     if len(parents) != 1:
         findings.error("weapon-payload-invalid", f"{where}: chain segments must be siblings (one formed chain)")
         return None
-    siblings = [c for c in asset.nodes if c.parent in parents and c.name in chain]
-    if [c.name for c in siblings] != list(chain):
+    siblings = [c.name for c in _children(asset, nodes[0].parent) if c.name in chain]  # type: ignore[union-attr]
+    if siblings != list(chain):
         findings.error("weapon-payload-invalid", f"{where}: chain order must follow the glTF children order")
         return None
     claimed.update(chain)
@@ -109,7 +117,7 @@ def _as_actuator_findings(local: Findings) -> Findings:
 
 
 def _ammo(asset: GlbAsset, main: Node, axis: dict[str, Any], proxies: dict[int, dict[str, Any]], findings: Findings) -> list[dict[str, Any]] | None:
-    bullets = [n for n in asset.nodes if n.parent == main.index and n.mesh is not None and "material" in n.extras]
+    bullets = [n for n in _children(asset, main.index) if n.mesh is not None and "material" in n.extras]  # firing order
     if not 1 <= len(bullets) <= C.LAUNCH_AMMO_COUNT_MAX:
         findings.error("launch-ammo-invalid", f"a launch weapon needs 1–{C.LAUNCH_AMMO_COUNT_MAX} bullets (mesh children of the main mesh node with a node-level material); found {len(bullets)}")
         return None

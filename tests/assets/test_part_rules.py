@@ -246,3 +246,43 @@ def test_mount_warnings_do_not_refuse() -> None:
 
     findings = findings_for(edit(source("chassis-01"), tilted))
     assert findings.codes() == ["hinge-axis-warn"] and not findings.rejected
+
+
+def _flail() -> bytes:
+    b = GlbBuilder()
+    base = b.node("Flail_Base", mesh=b.mesh(*box((-0.01, 0.0, -0.02), (0.01, 0.016, 0.0))))
+    for i, z in enumerate((-0.03, -0.04), start=1):
+        b.node(f"Chain_Segment_{i}", mesh=b.mesh(*box((-0.002, 0.004, z), (0.002, 0.008, z + 0.008))), parent=base)
+    b.node("Axis", matrix=frame_matrix((0.0, 0.008, -0.02), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, -1.0)))
+    b.node("Pivot_Flail", matrix=translation_matrix(0.0, 0.008, -0.02))
+    b.node("Mount_Weapon", matrix=translation_matrix(0.0, 0.0, 0.0))
+    return b.build({
+        "open4wd_version": 1, "type": "weapon", "material": "steel", "passive": False, "weapon_mechanism": "general",
+        "weapon_main_mesh_node": "Flail_Base",
+        "weapon_actuators": [{"pivot_node": "Pivot_Flail", "rotation_axis": [0, 1, 0], "weapon_max_angle_deg": 90, "motion_curve": "sin",
+                              "chain": ["Chain_Segment_1", "Chain_Segment_2"]}],
+    })
+
+
+def test_chain_follows_the_gltf_children_order() -> None:
+    findings = Findings()
+    manifest = build_manifest(read_glb(_flail()), findings, deprecated=frozenset(), for_new_product=True)
+    assert manifest is not None, findings.codes()
+    assert manifest["weapon"]["actuators"][0]["chain"] == ["Chain_Segment_1", "Chain_Segment_2"]
+    assert manifest["weapon"]["actuators"][0]["max_angle_mdeg"] == 90_000
+
+    def reverse(doc: dict) -> None:
+        node(doc, "Flail_Base")["children"].reverse()
+
+    assert codes(edit(_flail(), reverse)) == ["weapon-payload-invalid"]
+
+
+def test_darts_fire_in_children_order() -> None:
+    def reverse(doc: dict) -> None:
+        node(doc, "Dart_Launcher")["children"].reverse()
+
+    findings = Findings()
+    manifest = build_manifest(read_glb(edit(source("weapon-03"), reverse)), findings, deprecated=frozenset(), for_new_product=True)
+    assert manifest is not None
+    assert [a["node"] for a in manifest["weapon"]["ammo"]] == ["Dart_3", "Dart_2", "Dart_1"]
+    assert all(a["exit_distance_um"] > 0 for a in manifest["weapon"]["ammo"])
