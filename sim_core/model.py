@@ -68,6 +68,7 @@ class CarModel:
                         for i, m in zip(self.tire_parts, tire_mats)}
         self.landing_restitution = min([m.restitution_milli for m in tire_mats] + [surface.restitution_milli])
         self.body_restitution = material(parts[self.body].material).restitution_milli
+        self.chassis_mu = _average(material(parts[self.chassis].material).friction_milli, surface.friction_milli)
         self.heat_capacity = tuple(p.heat_capacity_mj_per_c for p in parts)
         self.conductance = tuple(p.ambient_conductance_uw_per_c for p in parts)
         self.thermal_limit = tuple(p.thermal_limit_mc for p in parts)

@@ -77,9 +77,15 @@ def advance(c: list[int], model: CarModel, ctx: TrackContext, skills: tuple[int,
     js = jl = jh = 0
     rolling = 0
     in_control = penalty == 0
-    if grounded and load > 0 and mech.tires:
-        js, jl, rolling = _tires(model, mech.tires, m * load // 60, m, vs, vlat, acc_l, drive_mw if in_control else 0,
-                                 heat, wear)
+    if grounded and load > 0:
+        normal = m * load // 60
+        if mech.tires:
+            js, jl, rolling = _tires(model, mech.tires, normal, m, vs, vlat, acc_l, drive_mw if in_control else 0,
+                                     heat, wear)
+        else:  # every tire broken: the chassis scrapes along the surface
+            rolling = normal * model.chassis_mu // 1000
+            need = -(m * vlat + m * acc_l // 60)
+            jl = need if -rolling <= need <= rolling else rolling if need > 0 else -rolling
     damping = 0
     if skills and in_control and mech.skills_enabled:
         ds, dl, dh, damping = _skills(c, model, mech.weapon_alive, skills, available, heat)

@@ -148,6 +148,18 @@ def test_rolling_resistance_stops_a_coasting_car_but_never_reverses_it():
     assert speeds[-1] == 0 and min(speeds) >= 0 and speeds[0] < 2_000
 
 
+def test_a_car_without_tires_scrapes_to_a_stop():
+    w = world(count=2)
+    place(w, 0, h=0, vh=0, arc=M, vs=1_000_000)
+    w._cars[0][BROKEN_MASK] = sum(1 << t for t in w.models[0].tire_parts)
+    speeds = []
+    for _ in range(30):
+        w.step({})
+        speeds.append(w._cars[0][VS])
+    stop = speeds.index(0)
+    assert 8 <= stop <= 14 and min(speeds) == 0  # μ = Average(abs 0.40, asphalt 0.85): ~6 m/s², ~0.17 s
+
+
 def _collision(order):
     w = world(straight_track(width_um=1_000_000), count=2)
     fast, slow = order
