@@ -63,7 +63,7 @@ class AssetRejected(SimError):
     """The asset breaks at least one hard rule; ``findings`` lists every error found."""
 
     def __init__(self, findings: list[Finding]) -> None:
-        first = findings[0]
+        first = findings[0] if findings else Finding("asset-rejected", "the asset was refused")
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         super().__init__(first.code, first.message + more)
         self.findings = list(findings)

@@ -59,6 +59,12 @@ def _inside(box: BoxAabb, aabb: BoxAabb) -> bool:
     return all(aabb[0][k] <= box[0][k] and box[1][k] <= aabb[1][k] for k in range(3))
 
 
+def _orthonormal(up: tuple[int, int, int], back: tuple[int, int, int]) -> bool:
+    """Unit vectors (±0.2 %) within ~3° of perpendicular, as the simulation's route frames require."""
+    unit = all(998_000**2 <= sum(c * c for c in v) <= 1_002_000**2 for v in (up, back))
+    return unit and abs(sum(a * b for a, b in zip(up, back))) <= 50_000 * 1_000_000
+
+
 def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Findings) -> tuple[str, str, list[dict[str, Any]]] | None:
     track_type = fields.choice(track, "type", "track", findings, ("open", "fixed"))
     raw = track.get("route")
@@ -81,6 +87,9 @@ def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Find
         if width is None:
             continue
         f = node.frame
+        if not _orthonormal(f.axes_ppm[1], f.axes_ppm[2]):
+            findings.error("route-frame-invalid", f"{name}: the empty's +Y (up) and −Z (forward) must be unit length and perpendicular")
+            continue
         points.append({"name": name, "position_um": list(f.position_um), "forward_ppm": [-a for a in f.axes_ppm[2]], "up_ppm": list(f.axes_ppm[1]), "width_um": width})
     orphans = sorted(set(by_name) - set(listed))
     if orphans:
@@ -122,6 +131,11 @@ def _named_boxes(track: dict[str, Any], empties: dict[str, list[Node]], aabb: Bo
             findings.error("checkpoint-scale-invalid", f"{name}: size must be at least [0.1, 0.1, 1] m and at most 10 % of the track AABB per axis")
         checkpoints.append(_box_entry(name, box))
     kill_zones = [_box_entry(n.name, _box(n)) for n in empties["KillZone_"]]
+    for entry in kill_zones:
+        if any(hi - lo <= 0 for lo, hi in zip(entry["min_um"], entry["max_um"])):
+            findings.error("killzone-scale-invalid", f"{entry['name']}: a kill zone box needs a positive size on every axis")
+    if len(checkpoints) > C.MAX_CHECKPOINTS or len(kill_zones) > C.MAX_KILL_ZONES:
+        findings.error("track-budget", f"at most {C.MAX_CHECKPOINTS} checkpoints and {C.MAX_KILL_ZONES} kill zones")
     for entry in checkpoints + kill_zones:
         if not _inside((tuple(entry["min_um"]), tuple(entry["max_um"])), aabb):  # type: ignore[arg-type]
             findings.error("box-outside-track", f"{entry['name']} is not fully inside the track AABB")
@@ -252,6 +266,8 @@ def analyse_track(asset: GlbAsset, findings: Findings, *, deprecated: frozenset[
     checkpoints, kill_zones = _named_boxes(track, empties, aabb, findings)
     respawns = []
     for n in empties["RespawnPoint_"]:
+        if not _orthonormal(n.frame.axes_ppm[1], n.frame.axes_ppm[2]):
+            findings.error("route-frame-invalid", f"{n.name}: the empty's +Y (up) and −Z (heading) must be unit length and perpendicular")
         if not _inside((n.frame.position_um, n.frame.position_um), aabb):
             findings.error("box-outside-track", f"{n.name} is not inside the track AABB")
         respawns.append({"name": n.name, "position_um": list(n.frame.position_um), "forward_ppm": [-a for a in n.frame.axes_ppm[2]], "up_ppm": list(n.frame.axes_ppm[1])})

@@ -205,3 +205,21 @@ def test_warnings_do_not_refuse() -> None:
     findings = Findings()
     assert build_manifest(read_glb(track_edit("track-03", no_respawn)), findings, deprecated=frozenset(), for_new_product=True) is not None
     assert findings.codes() == ["killzone-without-respawn"]
+
+
+def test_route_and_respawn_frames_must_be_rigid() -> None:
+    def shear(doc: dict) -> None:
+        node(doc, "RoutePoint_3")["matrix"][4:7] = [0.0, 1.0, 0.5]  # +Y leans into −Z
+
+    def flatten(doc: dict) -> None:
+        node(doc, "RespawnPoint_1")["matrix"][4:7] = [0.0, 0.0, 0.0]  # zero-length up axis
+
+    assert codes(track_edit("track-03", shear)) == ["route-frame-invalid"]
+    assert codes(track_edit("track-03", flatten)) == ["route-frame-invalid"]
+
+
+def test_kill_zone_needs_a_size() -> None:
+    def flat(doc: dict) -> None:
+        node(doc, "KillZone_1")["matrix"][4:7] = [0.0, 0.0, 0.0]
+
+    assert codes(track_edit("track-03", flat)) == ["killzone-scale-invalid"]
