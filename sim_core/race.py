@@ -44,7 +44,9 @@ def update_round_end(world: list[int], cars: list[list[int]], models: list[CarMo
         # endgame_frames: 0 = not open; n ≥ 1 = opened n − 1 frames ago (the opening frame is not counted)
         world[W_ENDGAME] += 1
         if world[W_ENDGAME] > 1:
-            moving = any(c[VS] * c[VS] + c[VLAT] * c[VLAT] + c[VH] * c[VH] >= SETTLED_SPEED_SQ for c, _ in unfinished)
+            moving = any(c[STATUS] != STATUS_RETIRED  # retired cars are out of the physics: at rest
+                         and c[VS] * c[VS] + c[VLAT] * c[VLAT] + c[VH] * c[VH] >= SETTLED_SPEED_SQ
+                         for c, _ in unfinished)
             world[W_SETTLED] = 0 if moving else world[W_SETTLED] + 1
             if world[W_SETTLED] >= ENDGAME_SETTLED_FRAMES or world[W_ENDGAME] > ENDGAME_MAX_FRAMES:
                 _end(world, END_ENDGAME)

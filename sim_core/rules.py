@@ -88,7 +88,7 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
     elif ctx.fixed and c[AIR_FRAMES] <= CONTACT_HYSTERESIS_FRAMES and _beside_corridor(c, ctx):
         _start_penalty(c, PENALTY_BSOFT)
     _update_progress(c, ctx)
-    if c[H] == 0 and c[AIR_FRAMES] == 0 and not c[OUTSIDE] and (not ctx.fixed or _inside(c, ctx)):
+    if not c[PENALTY_TIMER] and c[H] == 0 and c[AIR_FRAMES] == 0 and not c[OUTSIDE] and (not ctx.fixed or _inside(c, ctx)):
         c[LEGAL_ARC], c[LEGAL_LAT] = c[ARC], c[LAT]
     _remember(c, com)
 

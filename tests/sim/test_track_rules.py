@@ -9,7 +9,7 @@ from sim_core import World
 from sim_core.errors import SimError
 from sim_core.layout import (
     BROKEN_MASK, FINISHED_FRAME, LAPS, LEGAL_ARC, LEGAL_LAT, NEXT_CP, OUTSIDE, PENALTY_KIND, PENALTY_TIMER, PROGRESS,
-    STATUS, STATUS_FINISHED, ARMED,
+    RETIRED_FRAME, STATUS, STATUS_FINISHED, ARMED,
 )
 from sim_core.sweeps import box_bounds, earliest_entry, segment_box_entry
 
@@ -224,6 +224,19 @@ def test_endgame_window_lasts_at_most_120_frames():
         w.step({})
         frames += 1
     assert w.end_reason == "endgame-closed" and frames == 1 + 120
+
+
+def test_retired_cars_count_as_settled_in_the_endgame_window():
+    w = world(count=2)
+    place(w, 0, arc=L - 5_000, h=0, vh=0, vs=FAST)
+    place(w, 1, arc=M, h=0, vh=0, vs=FAST)  # retired while moving: removed from physics, so at rest
+    w._cars[1][BROKEN_MASK] = 1 << w.models[1].chassis
+    w._cars[1][STATUS], w._cars[1][RETIRED_FRAME] = 2, 0
+    frames = 0
+    while not w.done:
+        w.step({})
+        frames += 1
+    assert w.end_reason == "endgame-closed" and frames == 1 + 15
 
 
 def test_ranking_blocks_and_points():
