@@ -48,6 +48,16 @@ def test_reverse_crossing_does_not_count():
     assert w._cars[0][STATUS] != STATUS_FINISHED
 
 
+def test_coplanar_and_from_the_plane_motion_does_not_count():
+    plane = world().rules.finish  # plane z = -10 m, normal -Z
+    on_plane_a, on_plane_b = (0, 30_000, -L), (200_000, 30_000, -L)
+    assert not plane.crossed(on_plane_a, on_plane_b, plane.side(on_plane_a), plane.side(on_plane_b))
+    ahead = (0, 30_000, -L - 10_000)
+    assert not plane.crossed(on_plane_a, ahead, plane.side(on_plane_a), plane.side(ahead))  # starts at 0
+    behind = (0, 30_000, -L + 10_000)
+    assert plane.crossed(behind, ahead, plane.side(behind), plane.side(ahead))
+
+
 @pytest.mark.parametrize(("lateral", "finishes"), [(500_000 + 999, True), (500_000 + 1_001, False)])
 def test_crossing_must_be_within_half_width_plus_one_millimetre(lateral, finishes):
     w = world(straight_track(track_type="open"))
