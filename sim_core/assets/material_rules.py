@@ -9,7 +9,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sim_core.assets.findings import Findings
+from sim_core.errors import SimError
 from sim_core.materials import MATERIALS, Material
+
+PART_TYPES = ("chassis", "body", "tire", "motor", "battery", "roller", "chip", "weapon")
+
+
+def check_scope_invariants(materials: tuple[Material, ...]) -> None:
+    """Fluids are sensors: on vehicles only weapons may carry them (材質表.md §3); refuse a table that says otherwise."""
+    for m in materials:
+        if m.is_fluid and any(m.usable_on_vehicle(t) for t in PART_TYPES if t != "weapon"):
+            raise SimError("material-table-invalid", f"{m.id}: a fluid may be used on vehicles only by weapons")
+
+
+check_scope_invariants(MATERIALS)
 
 DEPRECATED_MATERIAL_IDS: frozenset[str] = frozenset()
 """Material ids this client ships as deprecated (today none); the node configuration extends it."""

@@ -109,3 +109,30 @@ def test_seeds_are_accepted() -> None:
     assert len(BUILTIN_REFS) == 27
     for seed in SEEDS:
         assert check(seed)[1] is not None
+
+
+TRACK_NUMBERS = st.one_of(st.integers(-3, 3), st.floats(-2.0, 2.0, allow_nan=False), st.sampled_from([0.0, 1.0, -1.0, 0.5]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_every_track_the_bake_accepts_converts_for_the_race(data: st.DataObject) -> None:
+    """Whatever a valid-looking source says, an admitted track becomes a TrackSpec without error."""
+    from sim_core.assets.bake import bake
+    from sim_core.assets.convert import track_spec
+    from sim_core.assets.findings import AssetRejected
+    from tests.assets.crafting import source
+
+    container = read_container(source(data.draw(st.sampled_from(["track-02", "track-03"]))))
+    doc = copy.deepcopy(container.doc)
+    for _ in range(data.draw(st.integers(1, 4))):
+        target = data.draw(st.sampled_from([n for n in doc["nodes"] if "matrix" in n]))
+        target["matrix"][data.draw(st.integers(0, 14))] = data.draw(TRACK_NUMBERS)
+    try:
+        baked = bake(write_glb(doc, container.bin_chunk))
+    except AssetRejected as exc:
+        assert exc.findings
+        return
+    findings, admitted = check(baked)
+    assert admitted is not None, findings.codes()
+    track_spec(admitted)

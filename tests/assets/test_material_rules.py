@@ -32,3 +32,19 @@ def test_scope_classes_follow_the_table() -> None:
     assert len(vehicle) == 14 and vehicle[-1] == "steel"
     assert len(weapon) == 19 and "lava" in weapon and "asphalt" not in weapon  # fluids only on weapons
     assert len(track) == 31
+
+
+def test_a_table_that_lets_fluids_onto_other_parts_is_refused() -> None:
+    import dataclasses
+
+    import pytest
+
+    from sim_core.assets.material_rules import check_scope_invariants
+    from sim_core.errors import SimError
+
+    check_scope_invariants(MATERIALS)
+    oil = next(m for m in MATERIALS if m.id == "oil")
+    leaky = tuple(dataclasses.replace(m, allowed_part_types=("weapon", "tire")) if m is oil else m for m in MATERIALS)
+    with pytest.raises(SimError) as exc:
+        check_scope_invariants(leaky)
+    assert exc.value.code == "material-table-invalid"
