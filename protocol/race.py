@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from protocol.consensus import quorum
+from protocol.consensus import canonical_peers, quorum
 from protocol.dagcbor import signing_digest
 from protocol.errors import ProtocolError
 from protocol.identity import Identity, race_id as make_race_id
@@ -25,11 +25,13 @@ from protocol.race_actions import (
     CaughtUp, CloseLink, ConfirmedInput, DesyncRecord, FrameConfirmed, FrameReport, Misbehaviour, Notify,
     RoundEnded, Send, SessionEnded, VoteDecided, WriteState,
 )
+from protocol.race_anchor import AnchorFacts, AnchorRound
 from protocol.race_catchup import CatchUpRequest, OfferPins, RESUME_LEAD_FRAMES
 from protocol.race_inputs import NO_EVENTS, PeerInputs, parse_events, wire_events
 from protocol.race_keys import RaceKeyBook, announce, verify_race_signature
 from protocol.race_messages import (
-    LEAVE_REASONS, SYNC_SNAPSHOT_MAX_BYTES, InputRecord, RaceChecksum, RaceInput, RaceKey, RaceLeave, RaceOffer,
+    LEAVE_REASONS, SYNC_SNAPSHOT_MAX_BYTES, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceChecksum,
+    RaceInput, RaceKey, RaceLeave, RaceOffer,
     RaceProbe, RaceRejoin, RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
 from protocol.race_setup import RaceSetup, RaceWorld
@@ -93,6 +95,9 @@ class RaceSession:
         self._catch_up: CatchUpRequest | None = None
         self._request_ids = 0
         self._round_ended = False
+        self._own_hashes: dict[int, bytes] = {}
+        self._anchor: AnchorRound | None = None
+        self._early_anchor: list[tuple[str, Any]] = []
 
     # ---- the shell's view ------------------------------------------------------------------------
 
@@ -241,7 +246,7 @@ class RaceSession:
         if stepped:
             self._step()
         if self.ended is None:
-            actions += self._confirm()
+            actions += self._confirm(now_ms)
         if self.ended is None:
             actions += self._decide_votes()
         return FrameReport(stepped, self._next - 1 if stepped else self._next, waiting, rolled, actions)
@@ -330,7 +335,7 @@ class RaceSession:
             limit = min(limit, self._next - INPUT_WINDOW_BEHIND - 1)
         return limit
 
-    def _confirm(self) -> list[Any]:
+    def _confirm(self, now_ms: int) -> list[Any]:
         actions: list[Any] = []
         limit = self._final_limit()
         removed = sum(1 for s in self._status.values() if s == REMOVED)
@@ -349,6 +354,7 @@ class RaceSession:
         if self.world.done and self._confirmed == self._next - 1 and not self._round_ended:
             self._round_ended = True
             actions.append(RoundEnded(self._next))
+            actions += self._start_anchor(now_ms)
         self._prune()
         return actions
 
@@ -370,8 +376,10 @@ class RaceSession:
         state = self._saved(frame + 1)
         digest = hashlib.sha256(state).digest()
         self._vote_states[frame] = state
+        self._own_hashes[frame] = digest
         for old in [f for f in self._vote_states if f < frame - 2 * VOTE_INTERVAL_FRAMES]:
             del self._vote_states[old]
+            del self._own_hashes[old]
         self._votes.add(self.me, frame, digest)
         signature = self._key.sign(checksum_digest(self.race_id, frame, digest))
         return self._broadcast(RaceChecksum(frame, digest, signature))
@@ -454,6 +462,8 @@ class RaceSession:
                 actions += self._remove(peer, "disconnect")
         if self._catch_up is not None:
             actions += self._catch_up_timers(now_ms)
+        if self._anchor is not None:
+            actions += self._anchor.tick(now_ms)
         return actions
 
     def peer_reconnected(self, peer: str, now_ms: int) -> list[Any]:
@@ -589,6 +599,7 @@ class RaceSession:
         self._ring = [(-1, b"")] * STATE_BUFFER_FRAMES
         self._votes = VoteBook(self.me)
         self._vote_states.clear()
+        self._own_hashes.clear()
         self.strikes = 0
         for buffer in self._inputs.values():
             buffer.reset(frame)
@@ -635,6 +646,32 @@ class RaceSession:
         self._recompute_frontier()
         return self._resend(peer, msg.frame) + [Notify("rejoin", {"peer": peer, "frame": msg.resumeFrame})]
 
+    # ---- round end: the consensus anchor ------------------------------------------------------------
+
+    def _start_anchor(self, now_ms: int) -> list[Any]:
+        setup = self.setup
+        facts = AnchorFacts(
+            match_id=setup.match_id, grid_context_digest=setup.grid_context_digest, grid_seed=setup.grid_seed,
+            round_index=setup.round_index, terminal_frame=self._next,
+            checksums={f: h.hex() for f, h in self._own_hashes.items()},
+            present_peers=tuple(canonical_peers(p for p in self.peers if self._status[p] != REMOVED)),
+        )
+        self._anchor = AnchorRound(self._identity, facts, setup.ledger_address, now_ms)
+        actions = self._anchor.tick(now_ms)
+        early, self._early_anchor = self._early_anchor, []
+        for peer, msg in early:
+            actions += self.receive(peer, msg, now_ms)
+        return actions
+
+    def _on_anchor_message(self, peer: str, msg: Any, now_ms: int) -> list[Any]:
+        if self._anchor is None:
+            if len(self._early_anchor) < 2 * len(self.peers):
+                self._early_anchor.append((peer, msg))  # this node's round has not ended yet
+            return []
+        if isinstance(msg, RaceAnchorProposal):
+            return self._anchor.on_proposal(peer, msg)
+        return self._anchor.on_signature(peer, msg)
+
     # ---- helpers ---------------------------------------------------------------------------------
 
     def _sign_local(self, frame: int, events: tuple[Event, ...]) -> list[Any]:
@@ -658,4 +695,5 @@ class RaceSession:
         RaceInput: _on_input, RaceChecksum: _on_checksum, RaceKey: _on_key, RaceLeave: _on_leave,
         RaceRejoin: _on_rejoin, RaceProbe: _on_probe, RaceOffer: _on_offer, RaceSyncRequest: _on_sync_request,
         RaceSnapshot: _on_snapshot, RaceResume: _on_resume, RaceRelay: _on_relay,
+        RaceAnchorProposal: _on_anchor_message, RaceAnchorSignature: _on_anchor_message,
     }

@@ -10,7 +10,7 @@ from protocol.race_signing import Event
 from protocol.room_actions import CloseLink, Notify, Send
 
 __all__ = [
-    "CaughtUp", "CloseLink", "ConfirmedInput", "DesyncRecord", "FrameConfirmed", "FrameReport", "Misbehaviour",
+    "AnchorDecided", "CaughtUp", "CloseLink", "ConfirmedInput", "DesyncRecord", "FrameConfirmed", "FrameReport", "Misbehaviour",
     "Notify", "RoundEnded", "Send", "SessionEnded", "VoteDecided", "WriteState",
 ]
 
@@ -81,6 +81,14 @@ class RoundEnded:
     """The world reported the round over at ``frame`` and every input before it is final."""
 
     frame: int
+
+
+@dataclass(frozen=True)
+class AnchorDecided:
+    """The round's consensus anchor with its quorum of signatures, or ``event=None`` after the timeout."""
+
+    round_index: int
+    event: dict[str, Any] | None
 
 
 @dataclass(frozen=True)

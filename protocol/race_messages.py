@@ -116,3 +116,18 @@ class RaceResume(Message):
 
     frame: int
     resumeFrame: int
+
+
+@message("race-anchor-proposal")
+class RaceAnchorProposal(Message):
+    """A RaceConsensusAnchorEvent proposed by its ``peerId`` (the link's peer), without signatures."""
+
+    event: dict[str, Any]
+
+
+@message("race-anchor-signature")
+class RaceAnchorSignature(Message):
+    """A master-key signature over ``digest`` = ledger_signing_digest of the proposal it endorses."""
+
+    digest: bytes
+    signature: bytes

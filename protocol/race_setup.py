@@ -13,6 +13,8 @@ from protocol.race_signing import SKILL_ORDER, Event
 
 MAX_INPUT_DELAY = 8
 MAX_PREDICTION = 8
+LOCAL_LEDGER_ADDRESS = "/orbitdb/open4wd-node-local"
+"""This node keeps no ledger yet; anchors are bound to this chain id until one exists (docs/race.md)."""
 
 
 class RaceWorld(Protocol):
@@ -42,15 +44,19 @@ def loadout_digest(car: Any) -> str:
 
 @dataclass(frozen=True)
 class RaceSetup:
-    """One round: ``slots`` (peer → start slot) is the roster; ``skills`` are each car's chip skills."""
+    """One round: ``slots`` (peer → start slot) is the roster; ``skills`` are each car's chip skills,
+    ``loadouts`` each car's ``loadout_digest``; the grid fields (hex) go into the round's anchor."""
 
     match_id: str
     round_index: int
     slots: Mapping[str, int]
     skills: Mapping[str, frozenset[str]]
     loadouts: Mapping[str, str]
+    grid_context_digest: str
+    grid_seed: str
     input_delay: int = 0
     max_prediction: int = MAX_PREDICTION
+    ledger_address: str = LOCAL_LEDGER_ADDRESS
 
     def __post_init__(self) -> None:
         peers = set(self.slots)
@@ -68,3 +74,18 @@ class RaceSetup:
     @property
     def roster(self) -> tuple[str, ...]:
         return tuple(sorted(self.slots))
+
+    @classmethod
+    def from_locked_start(cls, locked: Any, round_index: int, skills: Mapping[str, frozenset[str]],
+                          **options: Any) -> "RaceSetup":
+        """The round ``round_index`` of a verified ``LockedStart``; ``skills`` come from the baked cars."""
+        return cls(
+            match_id=locked.match_id,
+            round_index=round_index,
+            slots=locked.slots(round_index),
+            skills=skills,
+            loadouts={peer: loadout_digest(locked.car(peer, round_index)) for peer in locked.roster},
+            grid_context_digest=locked.grid_context_digest.hex(),
+            grid_seed=locked.grid_seed.hex(),
+            **options,
+        )

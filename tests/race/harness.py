@@ -82,6 +82,8 @@ def make_setup(ids: list[Identity], round_index: int = 0, **options: Any) -> Rac
         slots={p: k for k, p in enumerate(peers)},
         skills={p: CHIPS[k % len(CHIPS)] for k, p in enumerate(peers)},
         loadouts={p: loadout_digest({"car": k}) for k, p in enumerate(peers)},
+        grid_context_digest="cd" * 32,
+        grid_seed="5e" * 32,
         **options,
     )
 
