@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from sim_core.assets.constants import PART_TYPES
 from sim_core.assets.findings import Findings
 from sim_core.errors import SimError
 from sim_core.materials import MATERIALS, Material
-
-PART_TYPES = ("chassis", "body", "tire", "motor", "battery", "roller", "chip", "weapon")
-
 
 def check_scope_invariants(materials: tuple[Material, ...]) -> None:
     """Fluids are sensors: on vehicles only weapons may carry them (材質表.md §3); refuse a table that says otherwise."""

@@ -30,17 +30,17 @@ class PartContext:
 
 
 def _measure(asset: GlbAsset, part_type: str, findings: Findings, deprecated: frozenset[str], for_new_product: bool) -> tuple[tuple[Solid, ...], int | None]:
-    """The solids that got a material, and the total volume (None unless every mesh node was measured)."""
+    """The solids that got a material, and the total volume (None when the part is over its budget:
+    exact integer measuring is linear in triangles, so an oversized part is never measured)."""
     materials = node_materials(asset, findings, part_type=part_type, deprecated=deprecated, for_new_product=for_new_product)
+    if not _check_budget(asset, findings):
+        return (), None
     solids = []
-    volume: int | None = 0
+    volume = 0
     for node in asset.mesh_nodes:
         assert node.mesh is not None
-        if node.mesh.vertex_count > C.PART_MAX_VERTICES or node.mesh.triangle_count > C.PART_MAX_TRIANGLES:
-            volume = None  # reported by the budget check; measuring it would be wasted work
-            continue
         metrics = measure(node.mesh)
-        volume = None if volume is None else volume + metrics.volume_um3
+        volume += metrics.volume_um3
         label = node.name or f"node {node.index}"
         if metrics.degenerate_triangles:
             findings.error("degenerate-triangle", f"{label} has {metrics.degenerate_triangles} triangle(s) with area below 1e-8 m²")
@@ -53,13 +53,16 @@ def _measure(asset: GlbAsset, part_type: str, findings: Findings, deprecated: fr
     return tuple(solids), volume
 
 
-def _check_budget(asset: GlbAsset, findings: Findings) -> None:
+def _check_budget(asset: GlbAsset, findings: Findings) -> bool:
     vertices = sum(n.mesh.vertex_count for n in asset.mesh_nodes if n.mesh)
     triangles = sum(n.mesh.triangle_count for n in asset.mesh_nodes if n.mesh)
+    within = True
     if vertices > C.PART_MAX_VERTICES or triangles > C.PART_MAX_TRIANGLES:
         findings.error("part-geometry-budget", f"the part has {vertices} vertices and {triangles} triangles; at most {C.PART_MAX_VERTICES} of each")
+        within = False
     if len(asset.mesh_nodes) > C.MAX_PROXIES_PER_PART:
         findings.error("part-geometry-budget", f"the part has {len(asset.mesh_nodes)} mesh nodes; at most {C.MAX_PROXIES_PER_PART} collider proxies")
+    return within
 
 
 def _check_aabb(lo: tuple[int, ...], hi: tuple[int, ...], findings: Findings) -> None:
@@ -219,7 +222,6 @@ def analyse_part(
     if not asset.mesh_nodes:
         findings.error("no-mesh", "the part has no mesh node")
         return None
-    _check_budget(asset, findings)
     solids, volume = _measure(asset, part_type, findings, deprecated, for_new_product)
     ctx = PartContext(asset, part_type, solids, findings)
     check_empties_not_mirrored(asset, findings)

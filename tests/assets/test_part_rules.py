@@ -286,3 +286,15 @@ def test_darts_fire_in_children_order() -> None:
     assert manifest is not None
     assert [a["node"] for a in manifest["weapon"]["ammo"]] == ["Dart_3", "Dart_2", "Dart_1"]
     assert all(a["exit_distance_um"] > 0 for a in manifest["weapon"]["ammo"])
+
+
+def test_oversized_part_is_refused_without_measuring(monkeypatch: pytest.MonkeyPatch) -> None:
+    v, t = box((0.0, 0.0, 0.0), (0.02, 0.01, 0.02))
+    tiles = [(v + [0.0, 0.0, 0.03 * i], t) for i in range(8400)]  # 100 800 triangles in one node
+    data = _part_from(combine(*tiles))
+
+    def refuse(*_: Any) -> None:
+        raise AssertionError("an oversized part must not be measured")
+
+    monkeypatch.setattr(part_module, "measure", refuse)
+    assert codes(data) == ["part-geometry-budget"]
