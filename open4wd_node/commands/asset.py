@@ -1,4 +1,4 @@
-"""``open4wd-node asset``: validate, bake, inspect and import GLB assets; list the built-ins.
+"""``open4wd-node asset``: validate, bake, inspect and import GLB assets; check loadouts; list the built-ins.
 
 Every FILE may be a path, a ``builtin:<type>-NN`` ref, or the content id of an asset in the local store.
 """
@@ -18,6 +18,7 @@ from open4wd_node.context import NodeContext
 from sim_core.assets import admission, builtins
 from sim_core.assets.bake import bake
 from sim_core.assets.findings import AssetRejected, Findings
+from sim_core.assets.loadout import assemble
 from sim_core.assets.manifest import build_manifest
 from sim_core.assets.material_rules import deprecated_set
 from sim_core.assets.reader import read_glb
@@ -169,6 +170,37 @@ def run_import(args: argparse.Namespace, ctx: NodeContext) -> int:
     return status
 
 
+def run_loadout(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Assemble a loadout (JSON file) from built-ins and stored assets; print findings and key figures."""
+    try:
+        loadout = json.loads(Path(args.file).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SimError("file-unreadable", f"cannot read {args.file}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise SimError("loadout-invalid", f"{args.file} is not JSON: {exc}") from None
+    findings, car = assemble(loadout, AssetStore.in_data_dir(ctx.data_dir).admitted)
+    figures = None
+    if car is not None:
+        motor, battery = car.part("motor").manifest["motor"], car.part("battery").manifest["battery"]  # type: ignore[union-attr]
+        figures = {
+            "parts": len(car.parts),
+            "total_mass_ug": car.total_mass_ug,
+            "drive_power_mw": min(motor["input_mw"], battery["configured_output_mw"]),
+            "part_mass_ratio_x1000": car.mass_ratio_x1000(),
+            "size_um": [car.aabb_max_um[k] - car.aabb_min_um[k] for k in range(3)],
+            "centre_of_mass_um": list(car.centre_of_mass_um),
+        }
+    if args.json:
+        print(json.dumps({"accepted": car is not None, "figures": figures, "findings": [f.as_dict() for f in findings.items]}))
+    else:
+        print(f"{args.file}: {'legal car' if car is not None else 'rejected'}")
+        for key, value in (figures or {}).items():
+            print(f"  {key + ':':<24}{value}")
+        for f in findings.items:
+            print(f"  {f.severity}[{f.code}]: {f.message}")
+    return 0 if car is not None else 1
+
+
 def run_builtin(args: argparse.Namespace, ctx: NodeContext) -> int:
     if not args.list:
         raise SimError("usage", "say what to do: open4wd-node asset builtin --list [--json]")
@@ -203,6 +235,10 @@ def register(subparsers: Any) -> None:
     imp = sub.add_parser("import", help="admit assets and add them to the local content-addressed store")
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.set_defaults(run=run_import)
+    loadout = sub.add_parser("loadout", help="assemble a loadout JSON file and check every loadout rule")
+    loadout.add_argument("file", metavar="LOADOUT.json")
+    loadout.add_argument("--json", action="store_true", help="print one JSON object")
+    loadout.set_defaults(run=run_loadout)
     listing = sub.add_parser("builtin", help="the 27 built-in assets shipped with this node")
     listing.add_argument("--list", action="store_true", help="list the built-in refs")
     listing.add_argument("--json", action="store_true", help="print one JSON object")

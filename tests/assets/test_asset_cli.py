@@ -95,3 +95,18 @@ def test_import_into_the_store(tmp_path: Path, capsys: pytest.CaptureFixture[str
     unbaked.write_bytes(source("tire-03"))
     assert run(tmp_path, "import", str(unbaked)) == 1
     assert list(store.ids()) == [cid]
+
+
+def test_loadout_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sim_core.assets.demo_round import archetype_loadout
+
+    good, bad = tmp_path / "speed.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(archetype_loadout(1)))
+    bad.write_text(json.dumps({**archetype_loadout(1), "chip": None}))
+    assert run(tmp_path, "loadout", "--json", str(good)) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["figures"]["drive_power_mw"] == 125_377 and report["figures"]["parts"] == 12
+    assert run(tmp_path, "loadout", str(bad)) == 1
+    assert "error[loadout-weapon-requires-chip]" in capsys.readouterr().out
+    (tmp_path / "junk.json").write_text("{")
+    assert run(tmp_path, "loadout", str(tmp_path / "junk.json")) == 1
