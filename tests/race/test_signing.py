@@ -1,0 +1,86 @@
+"""Frozen race signing digests (docs/race.md lists the same vectors) and the race message codec."""
+
+import pytest
+
+from protocol.errors import ProtocolError
+from protocol.identity import Identity, race_id
+from protocol.race_keys import announce
+from protocol.race_messages import InputRecord, RaceRelay, RaceSnapshot
+from protocol.race_setup import RaceSetup
+from protocol.race_signing import (
+    HOLD_SKILLS, SKILLS, canonical_events, catch_up_digest, checksum_digest, input_digest, key_digest,
+)
+from protocol.wire import decode_message, encode_message
+from tests.race.harness import identities, make_setup
+
+MASTER = Identity(bytes([7]) * 32)
+RACE = race_id("ab" * 32, 0)
+KEY = MASTER.race_key(RACE)
+EVENTS = canonical_events([("stabilize", True), ("boost", False)])
+
+
+def test_race_key_vector():
+    assert MASTER.peer_id == "z6MkvDqGT54cXesYGvABpF1UapVNwjCqRcafi4Px6Thv5T3Z"
+    assert KEY.public_key.hex() == "5895ec9612f36c9583038b11b98bce87269f78126f82d233989ac180c4e8d747"
+    digest = key_digest(RACE, MASTER.peer_id, KEY.public_key)
+    assert digest.hex() == "c7c8eacbf9a0ed13f0868ace82d930dff586f54bc935e6bb70cc1b482a8ecf43"
+    assert announce(MASTER, RACE).signature.hex() == (
+        "27dce7db9e5baa37ea01a63a90fa39d9c94557f2ca6dac44a28a4a43f494c7ca"
+        "19369865072a5e055417e7857383fe7e760d2520f2b9af4565f405f0a8ca6c01"
+    )
+
+
+def test_input_vectors():
+    assert EVENTS == (("boost", False), ("stabilize", True))
+    digest = input_digest(RACE, 42, EVENTS)
+    assert digest.hex() == "5eb8426df535ed27e0c2ef9ab6011ca878866ab0e34d34445c4549a2797d9ec4"
+    assert KEY.sign(digest).hex() == (
+        "1c23f2ed5ff0d3eb7f3fa589e7893667fe3707358effd2216af75226249b415f"
+        "1f21066a282b8d411d1944b11a52e68ad0d2b0acad3b21d736fcaf7bf7155807"
+    )
+    assert input_digest(RACE, 43, ()).hex() == "314b770d83b78c0735c2088590f249173add94ae39865e5e9c636d6e9f0b5ac3"
+    assert input_digest(race_id("ab" * 32, 1), 42, EVENTS) != digest  # bound to the round
+
+
+def test_checksum_and_catch_up_vectors():
+    digest = checksum_digest(RACE, 120, bytes(range(32)))
+    assert digest.hex() == "07d41ea52180915da6473c20ea8c87c5aedbd07fad74c8e175457c850edc44f6"
+    assert KEY.sign(digest).hex() == (
+        "3ea3ce8b857d43782a558dd3f628d397633a5b410d3392207b342b565178422526"
+        "abc78da1e6f6dab5746f67432d394f614ce81cda8f90a89fc50ef2bac2fe0e"
+    )
+    assert catch_up_digest(RACE, "offer", 7, MASTER.peer_id, 304, bytes(32)).hex() == (
+        "8ad67574f8d9458c186cbdd1e9f2eef488b00d0b39af0342e1a0e966eb771b1e"
+    )
+    assert catch_up_digest(RACE, "probe", 7, MASTER.peer_id, 0, b"").hex() == (
+        "07977a842d47da9f6bd2e65c3cfa4feb30a948710b5325c0b64c9ad618a28ce8"
+    )
+
+
+def test_skill_tables_match_the_simulation():
+    from sim_core.inputs import HOLD_SKILLS as SIM_HOLD
+    from sim_core.inputs import SKILLS as SIM_SKILLS
+
+    assert SKILLS == SIM_SKILLS and HOLD_SKILLS == SIM_HOLD
+
+
+def test_nested_messages_round_trip():
+    record = InputRecord("zPeer", 3, [["weapon", True]], bytes(64))
+    for msg in (RaceRelay([record]), RaceSnapshot(1, 8, b"state", [record], bytes(64))):
+        assert decode_message(encode_message(msg)) == msg
+
+
+@pytest.mark.parametrize("change", [
+    {"input_delay": 9}, {"max_prediction": -1}, {"max_prediction": True},
+])
+def test_setup_options_are_checked(change):
+    with pytest.raises(ProtocolError) as err:
+        make_setup(identities(2), **change)
+    assert err.value.code == "race-setup-invalid"
+
+
+def test_setup_roster_is_checked():
+    good = make_setup(identities(2))
+    for slots in ({next(iter(good.slots)): 0}, dict.fromkeys(good.slots, 0)):
+        with pytest.raises(ProtocolError):
+            RaceSetup(good.match_id, 0, slots, good.skills, good.loadouts, good.grid_context_digest, good.grid_seed)

@@ -1,0 +1,51 @@
+"""The session driving the real ``sim_core.World`` through the small adapter a shell would use."""
+
+import hashlib
+
+from sim_core import SkillEvent, World
+from tests.race.harness import Mesh, VoteDecided
+
+
+class WorldAdapter:
+    """``sim_core.World`` as a ``RaceWorld``: plain (skill, hold) pairs become SkillEvents."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    @property
+    def frame(self) -> int:
+        return self.world.frame
+
+    @property
+    def done(self) -> bool:
+        return self.world.done
+
+    def step(self, inputs):
+        self.world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, events in inputs.items()})
+
+    def save_state(self) -> bytes:
+        return self.world.save_state()
+
+    def load_state(self, data: bytes) -> None:
+        self.world.load_state(data)
+
+
+def test_four_nodes_race_the_demo_world_and_the_log_replays():
+    mesh = Mesh(4, seed=41, max_delay_ms=50, world_factory=lambda k: WorldAdapter(World.demo(4, seed=9)))
+    mesh.run(400 * 16)
+    first = mesh.peers[0]
+    confirmed = mesh.sessions[first].confirmed_frame
+    assert confirmed > 300 and all(mesh.ended(p) is None for p in mesh.peers)
+    assert sum(mesh.sessions[p].stats.rollbacks for p in mesh.peers) > 0
+    votes = [v for p in mesh.peers for v in mesh.of(p, VoteDecided)]
+    assert {v.kind for v in votes} == {"agreed"} and {0, 120, 240} <= {v.frame for v in votes}
+    # votes are SHA-256 of the saved state, i.e. World.state_hash of that frame
+    replay = World.demo(4, seed=9)
+    log = mesh.confirmed_log(first)
+    for frame in range(confirmed + 1):
+        replay.step({slot: [SkillEvent(s, h) for s, h in events]
+                     for slot, (_, events, _) in enumerate(log[frame]) if events})
+        if frame == 240:
+            vote = next(v for v in mesh.of(first, VoteDecided) if v.frame == 240)
+            assert vote.hashes[first] == replay.state_hash() == hashlib.sha256(replay.save_state()).digest()
+    assert len({mesh.confirmed_log(p)[confirmed] for p in mesh.peers}) == 1
