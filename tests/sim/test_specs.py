@@ -109,3 +109,16 @@ def test_passive_weapon_reduces_weapon_mass():
     # 50 % allocation × 77 % split × 30 / 100 = 1155 → 11.55 % lighter
     assert vehicle.passive_mass_reduction_x100 == 1155
     assert vehicle.effective_masses_ug[-1] == 20_000_000 * (10_000 - 1155) // 10_000
+
+
+def test_world_new_rejects_bad_arguments():
+    from sim_core import World
+
+    with pytest.raises(SimError, match="world-invalid-track"):
+        World.new("track", [car()])
+    with pytest.raises(SimError, match="world-invalid-vehicles"):
+        World.new(straight(), [])
+    with pytest.raises(SimError, match="world-invalid-seed"):
+        World.new(straight(), [car()], seed=-1)
+    with pytest.raises(SimError, match="world-too-many-cars"):
+        World.new(straight(), [car()] * 6)  # 1 m wide RP1: 5 slots
