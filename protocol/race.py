@@ -49,12 +49,13 @@ ACTIVE, LOST, REJOINING, REMOVED = "active", "lost", "rejoining", "removed"
 
 
 class RaceStats:
-    """Counters a benchmark or the shell reads; ``last_rollback`` is the depth of the newest rollback."""
+    """Counters for the shell and benchmarks: ``steps`` counts world steps including re-simulation,
+    ``rollback_frames`` the re-simulated ones; ``last_rollback`` is the depth of the newest rollback."""
 
-    __slots__ = ("frames", "predicted_inputs", "rollbacks", "rollback_frames", "max_rollback", "last_rollback")
+    __slots__ = ("steps", "predicted_inputs", "rollbacks", "rollback_frames", "max_rollback", "last_rollback")
 
     def __init__(self) -> None:
-        self.frames = self.predicted_inputs = self.rollbacks = 0
+        self.steps = self.predicted_inputs = self.rollbacks = 0
         self.rollback_frames = self.max_rollback = self.last_rollback = 0
 
 
@@ -135,10 +136,12 @@ class RaceSession:
         return self._sign_local(self._next + self.setup.input_delay, parsed)
 
     def leave(self, reason: str = "voluntary") -> list[Any]:
-        """Leave the race on purpose: tell everyone, then end."""
+        """Leave the race (``voluntary`` or ``disconnect``): tell everyone, then end as ``left``."""
+        if reason not in LEAVE_REASONS:
+            raise ProtocolError("race-leave-invalid", f"a leave reason is one of {', '.join(LEAVE_REASONS)}")
         if self.ended is not None:
             return []
-        return self._broadcast(RaceLeave(reason)) + self._end(reason, "this node left the race")
+        return self._broadcast(RaceLeave(reason)) + self._end("left", "this node left the race", {"reason": reason})
 
     # ---- messages --------------------------------------------------------------------------------
 
@@ -282,7 +285,7 @@ class RaceSession:
         self._ring[frame % STATE_BUFFER_FRAMES] = (frame, self.world.save_state())
         self.world.step(self._frame_inputs(frame))
         self._next = frame + 1
-        self.stats.frames += 1
+        self.stats.steps += 1
 
     def _saved(self, frame: int) -> bytes | None:
         """The pre-step state of ``frame``: the world's own for ``next_frame``, else the ring's."""
@@ -299,8 +302,9 @@ class RaceSession:
         end = self._next
         self.world.load_state(state)
         self._next = target
-        self.world.step(self._frame_inputs(target))
+        self.world.step(self._frame_inputs(target))  # its pre-step state is the one just loaded
         self._next += 1
+        self.stats.steps += 1
         while self._next < end:
             self._step()
         depth = end - target
@@ -638,7 +642,9 @@ class RaceSession:
     def _on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[Any]:
         if self._status[peer] != REJOINING:
             raise ProtocolError("race-resume-unexpected", "the peer was not catching up")
-        if msg.resumeFrame < self._next - INPUT_WINDOW_BEHIND or msg.frame > msg.resumeFrame:
+        if msg.resumeFrame != msg.frame + RESUME_LEAD_FRAMES:
+            raise ProtocolError("race-resume-invalid", f"real inputs resume {RESUME_LEAD_FRAMES} frames after the snapshot")
+        if msg.resumeFrame < self._next - INPUT_WINDOW_BEHIND:
             return [CloseLink(peer, "rejoin-too-late")]
         self._status[peer] = ACTIVE
         self._active_from[peer] = msg.resumeFrame
@@ -689,7 +695,7 @@ class RaceSession:
         if self.ended is not None:
             return []
         self.ended = reason
-        return [SessionEnded(reason, detail, evidence or {}), Notify("race-end", {"reason": reason})]
+        return [SessionEnded(reason, detail, evidence or {})]
 
     _HANDLERS = {
         RaceInput: _on_input, RaceChecksum: _on_checksum, RaceKey: _on_key, RaceLeave: _on_leave,
