@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 
 from sim_core import World
 from sim_core.layout import ARC, ARMED, H, LAT, PREV_X, PREV_Y, PREV_Z, VH, VLAT, VS
 from sim_core.track import Box, RespawnPoint, RoutePoint, TrackSpec
-from sim_core.vehicle import BatterySpec, ChipSlot, MotorSpec, VehicleSpec, baked_part
+from sim_core.vehicle import BatterySpec, ChipSlot, MotorSpec, VehicleSpec, WeaponSpec, baked_part
 
 M = 1_000_000
 FWD = (0, 0, -M)
@@ -46,17 +45,28 @@ def car(chip=ALL_SKILLS, *, motor=MotorSpec(50, 100_000), battery=BatterySpec(50
     return VehicleSpec("test:car", tuple(parts), motor, battery, 160_000, 100_000, 60_000, tuple(chip), weapon)
 
 
-@lru_cache(maxsize=None)
-def _demo_specs():
-    """The demo round's specs, read once (``World.demo`` reads the built-in GLBs on every call)."""
-    demo = World.demo(cars=8)
-    return demo.track, demo.vehicles
+def archetype(slot: int) -> VehicleSpec:
+    """Code-built stand-ins for the speed / heavy / control archetypes (slot mod 3), independent of assets."""
+    kind = slot % 3
+    if kind == 0:
+        return car((ChipSlot("boost", 50), ChipSlot("brake", 20), ChipSlot("weapon", 30)),
+                   motor=MotorSpec(30, 150_000), battery=BatterySpec(600_000, 1_944_000_000),
+                   weapon=WeaponSpec("passive", 50))
+    if kind == 1:
+        return car((ChipSlot("slam", 40), ChipSlot("stabilize", 20), ChipSlot("weapon", 40)),
+                   motor=MotorSpec(70, 220_000), battery=BatterySpec(900_000, 2_268_000_000),
+                   weapon=WeaponSpec("active"), rollers=("FL", "FR", "CL", "CR", "RL", "RR"))
+    return car((ChipSlot("stabilize", 30), ChipSlot("swerve_left", 20), ChipSlot("swerve_right", 20),
+                ChipSlot("weapon", 30)), motor=MotorSpec(50, 170_000), battery=BatterySpec(750_000, 2_106_000_000),
+               weapon=WeaponSpec("active"))
 
 
-def demo_world(cars: int = 8, seed: int = 0) -> World:
-    """Same round as ``World.demo(cars, seed)`` (slot s = archetype s mod 3), without re-reading assets."""
-    track, vehicles = _demo_specs()
-    return World.new(track, vehicles[:cars], seed=seed)
+def code_round(cars: int = 8, seed: int = 0) -> World:
+    """An 8-player round built entirely in code (circuit track, archetype stand-ins): stable across asset
+    changes, so golden hashes and harness tests depend on sim_core alone."""
+    from tests.sim.circuit import circuit_track
+
+    return World.new(circuit_track(), [archetype(slot) for slot in range(cars)], seed=seed)
 
 
 def world(track=None, cars=None, count: int = 1) -> World:
@@ -87,5 +97,5 @@ def loop_track(**overrides) -> TrackSpec:
     return TrackSpec(**fields)
 
 
-__all__ = ["ALL_SKILLS", "Box", "M", "RespawnPoint", "car", "demo_world", "loop_track", "place", "replace",
-           "straight_track", "world"]
+__all__ = ["ALL_SKILLS", "Box", "M", "RespawnPoint", "archetype", "car", "code_round", "loop_track", "place",
+           "replace", "straight_track", "world"]

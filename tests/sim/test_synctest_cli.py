@@ -3,21 +3,22 @@
 import json
 
 from open4wd_node.cli import main
+from sim_core import World
 from sim_core.scripted import RandomInputs
 from sim_core.synctest import run_synctest
 
-from tests.sim.helpers import demo_world
+from tests.sim.helpers import code_round
 
 
 def test_synctest_passes_with_random_inputs():
-    world = demo_world(8, seed=3)
+    world = code_round(8, seed=3)
     inputs = RandomInputs([m.chip_skills for m in world.models], 3)
     result = run_synctest(world, 240, 7, inputs.next_frame)
     assert result.ok and result.frames == 240 and result.resimulated_frames == (240 - 7 + 1) * 7
 
 
 def test_synctest_catches_an_injected_fault_and_names_the_field():
-    world = demo_world(2, seed=1)
+    world = code_round(2, seed=1)
     inputs = RandomInputs([m.chip_skills for m in world.models], 1)
     result = run_synctest(world, 100, 4, inputs.next_frame, fault_frame=50)
     assert not result.ok and result.mismatch_frame == 50
@@ -30,7 +31,7 @@ def test_sim_command_json(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert status == 0 and report["frames"] == 120 and len(bytes.fromhex(report["state_hash"])) == 32
     assert [row["points"] for row in report["standings"]] == [3, 2, 1] and report["step_us_median"] > 0
-    world = demo_world(3, seed=5)
+    world = World.demo(cars=3, seed=5)
     inputs = RandomInputs([m.chip_skills for m in world.models], 5)
     for _ in range(120):
         world.step(inputs.next_frame())
