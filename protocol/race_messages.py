@@ -17,10 +17,9 @@ SYNC_SNAPSHOT_MAX_BYTES = 4_194_304
 RACE_MESSAGE_MAX_BYTES = 4_194_688
 RACE_LINK = Channel("race-link", RACE_MESSAGE_MAX_BYTES + 64 * 1024)
 """Frame limit of a race link: a snapshot response plus its envelope (the plain RACE channel is 16 KiB)."""
-CONTROL_TYPES = frozenset({
-    "race-checksum", "race-probe", "race-offer", "race-sync-request", "race-snapshot",
-})
-"""Types that spend the race control bucket (32 burst, 32/s); ``race-input`` has its own (120, 90/s)."""
+INPUT_TYPES = frozenset({"race-input", "race-relay"})
+"""Types that spend a race link's input bucket (120 burst, 90/s); every other race type spends the
+control bucket (32 burst, 32/s), as checksums and catch-up do in spec/netcode.md §2.4."""
 LEAVE_REASONS = ("voluntary", "disconnect", "desync")
 
 

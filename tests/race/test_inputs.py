@@ -147,3 +147,17 @@ def test_arbitrary_messages_and_bytes_never_raise_anything_but_coded_errors(msg,
         session.receive(peer, decoded, 0)  # must not raise
     session.receive(peer, msg, 0)
     session.advance_frame(0)
+
+
+def test_prediction_repeats_hold_ticks_of_the_newest_earlier_real_input_only():
+    from protocol.race_inputs import PeerInputs
+
+    buffer = PeerInputs()
+    buffer.real[3] = (("boost", False), ("swerve_left", True))
+    assert buffer.predict(3) == ()  # nothing real before frame 3
+    assert buffer.predict(5) == (("swerve_left", True),)  # the Event skill is never repeated
+    buffer.real[7] = (("stabilize", True),)  # a later input arriving out of order
+    assert buffer.predict(5) == (("swerve_left", True),)  # does not change an earlier frame's prediction
+    assert buffer.predict(9) == (("stabilize", True),)
+    buffer.prune(8)  # pruned inputs still serve as the base of later predictions
+    assert buffer.predict(12) == (("stabilize", True),) and not buffer.real
