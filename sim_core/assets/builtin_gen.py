@@ -213,16 +213,19 @@ def track_open() -> bytes:
 
 
 def _stadium(half_straight: float, radius: float) -> list[tuple[Vec, Vec]]:
-    """Centreline samples (position, forward) of a stadium loop driven clockwise seen from above."""
+    """Centreline samples (position, forward) of a stadium loop, counter-clockwise in the x-z plane:
+    the top straight (z = +radius) heading −X, the −X semicircle, the bottom straight heading +X, the
+    +X semicircle. Arc samples every 22.5°; forward is the tangent (−sin θ, cos θ)."""
     out: list[tuple[Vec, Vec]] = []
     for x in (half_straight * 0.5, 0.0, -half_straight * 0.5, -half_straight):
         out.append(((x, 0.0, radius), (-1.0, 0.0, 0.0)))
-    for c, s in CIRCLE16[5:12]:  # around the −X end, 112.5° … 247.5°, mirrored to run through −X
-        out.append(((-half_straight - radius * s, 0.0, radius * c), (-c, 0.0, -s)))
+    for c, s in CIRCLE16[5:12]:  # θ = 112.5° … 247.5° around (−half_straight, 0)
+        out.append(((-half_straight + radius * c, 0.0, radius * s), (-s, 0.0, c)))
     for x in (-half_straight, -half_straight * 0.5, 0.0, half_straight * 0.5, half_straight):
         out.append(((x, 0.0, -radius), (1.0, 0.0, 0.0)))
-    for c, s in CIRCLE16[5:12]:
-        out.append(((half_straight + radius * s, 0.0, -radius * c), (c, 0.0, s)))
+    for c, s in CIRCLE16[13:] + CIRCLE16[:4]:  # θ = −67.5° … 67.5° around (+half_straight, 0)
+        out.append(((half_straight + radius * c, 0.0, radius * s), (-s, 0.0, c)))
+    out.append(((half_straight, 0.0, radius), (-1.0, 0.0, 0.0)))
     return out
 
 

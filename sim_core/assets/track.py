@@ -1,7 +1,7 @@
 """Track rules (spec/assets.md §5, §9.3) and the track's physics manifest, computed in one pass.
 
-Not checked (documented in docs/assets.md): the ±5 mm route-point surface snap, Draco/KTX2 being
-mandatory for distribution, exposure grids and the narrowest-path measurement (reported as RP widths).
+Not checked (documented in docs/assets.md): Draco/KTX2 being mandatory for distribution, exposure
+grids and the narrowest-path measurement (reported as the narrowest route width).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from sim_core.assets import fields
 from sim_core.assets.common import check_empties_not_mirrored, node_materials
 from sim_core.assets.findings import Findings
 from sim_core.assets.reader import GlbAsset, Node
+from sim_core.assets.surface import within
 
 EMPTY_PREFIXES = ("RoutePoint_", "Checkpoint_", "KillZone_", "RespawnPoint_")
 _INDEXED = re.compile(r"^(RoutePoint|Checkpoint|KillZone|RespawnPoint)_([1-9][0-9]*)$")
@@ -234,6 +235,14 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
     return entities
 
 
+def _check_surface_snap(points: list[dict[str, Any]], solids: list[Node], findings: Findings) -> None:
+    """Every route point lies within ±5 mm of a static collider surface (ROUTEPOINT_SURFACE_TOLERANCE_M)."""
+    meshes = [n.mesh for n in solids if n.mesh is not None]
+    for p in points:
+        if not any(within(tuple(p["position_um"]), m.vertices_um, m.triangles, C.ROUTEPOINT_SURFACE_TOLERANCE_UM) for m in meshes):  # type: ignore[arg-type]
+            findings.error("routepoint-off-surface", f"{p['name']} is more than 5 mm from every static collider surface")
+
+
 def analyse_track(asset: GlbAsset, findings: Findings, *, deprecated: frozenset[str], for_new_product: bool) -> dict[str, Any] | None:
     """Check every track rule; return the track's manifest body, or None when any error was found."""
     root = asset.root_extras
@@ -263,6 +272,8 @@ def analyse_track(asset: GlbAsset, findings: Findings, *, deprecated: frozenset[
     if track is None or weather is None or physics is None:
         return None
     route = _route(track, empties, findings)
+    if route is not None:
+        _check_surface_snap(route[2], solids, findings)
     checkpoints, kill_zones = _named_boxes(track, empties, aabb, findings)
     respawns = []
     for n in empties["RespawnPoint_"]:

@@ -223,3 +223,23 @@ def test_kill_zone_needs_a_size() -> None:
         node(doc, "KillZone_1")["matrix"][4:7] = [0.0, 0.0, 0.0]
 
     assert codes(track_edit("track-03", flat)) == ["killzone-scale-invalid"]
+
+
+def test_route_points_snap_to_the_surface_within_5_mm() -> None:
+    assert codes(track_edit("track-03", move_node("RoutePoint_2", 0.0, 0.004, -8.0))) == []
+    assert codes(track_edit("track-03", move_node("RoutePoint_2", 0.0, 0.006, -8.0))) == ["routepoint-off-surface"]
+    assert codes(track_edit("track-03", move_node("RoutePoint_2", 0.95, 0.0, -8.0))) == ["routepoint-off-surface"]  # past the road edge
+
+
+def test_surface_distance_is_exact_near_edges_and_faces() -> None:
+    import numpy as np
+
+    from sim_core.assets.surface import within
+
+    vertices = np.array([[0, 0, 0], [1_000_000, 0, 0], [0, 0, 1_000_000]], dtype=np.int64)
+    triangles = np.array([[0, 1, 2]])
+    assert within((300_000, 5_000, 300_000), vertices, triangles, 5_000)  # above the face
+    assert not within((300_000, 5_001, 300_000), vertices, triangles, 5_000)
+    assert within((-3_000, 4_000, 500_000), vertices, triangles, 5_000)  # beside an edge: 3-4-5
+    assert not within((-3_000, 4_001, 500_000), vertices, triangles, 5_000)
+    assert not within((0, 0, 0), vertices[:0], triangles[:0], 5_000)
