@@ -53,6 +53,8 @@ def node_materials(
     root_id = root.get("material")
     if root_id is None:
         findings.error("missing-required-field", f"{where}: required field 'material' (the default material) is missing")
+    elif check_material(root_id, where, findings, part_type=part_type, deprecated=deprecated, for_new_product=for_new_product) is None:
+        root_id = None  # reported once here, not again for every node that falls back to it
     mesh_nodes = {n.name: n for n in asset.mesh_nodes if n.name}
     listed: dict[str, Any] = {}
     entries = root.get("materials", [])

@@ -298,3 +298,8 @@ def test_oversized_part_is_refused_without_measuring(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(part_module, "measure", refuse)
     assert codes(data) == ["part-geometry-budget"]
+
+
+def test_root_material_is_checked_even_when_every_node_overrides_it() -> None:
+    data = edit(source("chip-01"), set_root(material="asphalt", materials=[{"mesh_node": "Chip_Board", "material": "pc"}]))
+    assert codes(data) == ["material-not-allowed"]
