@@ -12,7 +12,7 @@ reported as ``gltf-invalid`` with the parser's message, never as another excepti
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import DracoPy
@@ -76,12 +76,14 @@ class GlbAsset:
     root_extras: dict[str, Any]
     root_extras_location: str  # "scene" or "root"
     nodes: tuple[Node, ...]  # nodes of the default scene, in glTF index order
+    by_name: dict[str, Node] = field(default_factory=dict)  # names are unique (checked by the reader)
+
+    def __post_init__(self) -> None:
+        self.by_name.update((n.name, n) for n in self.nodes if n.name)
 
     def node(self, name: str) -> Node | None:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        return None
+        """Constant-time lookup: extras may name nodes many times (chains, materials[])."""
+        return self.by_name.get(name)
 
     @property
     def mesh_nodes(self) -> tuple[Node, ...]:

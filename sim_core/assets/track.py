@@ -16,7 +16,7 @@ from sim_core.assets import fields
 from sim_core.assets.common import check_empties_not_mirrored, node_materials
 from sim_core.assets.findings import Findings
 from sim_core.assets.reader import GlbAsset, Node
-from sim_core.assets.surface import within
+from sim_core.assets.surface import SurfaceIndex
 
 EMPTY_PREFIXES = ("RoutePoint_", "Checkpoint_", "KillZone_", "RespawnPoint_")
 _INDEXED = re.compile(r"^(RoutePoint|Checkpoint|KillZone|RespawnPoint)_([1-9][0-9]*)$")
@@ -72,15 +72,19 @@ def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Find
     if not isinstance(raw, list):
         findings.error("missing-required-field", "track.route must be a list of {name, width_m}")
         return None
+    if len(raw) > C.MAX_ROUTE_POINTS:
+        findings.error("route-count-invalid", f"track.route has {len(raw)} points; at most {C.MAX_ROUTE_POINTS}")
+        return None
     by_name = {n.name: n for n in empties["RoutePoint_"]}
-    listed, points = [], []
+    listed: set[str] = set()
+    points = []
     for i, entry in enumerate(raw):
         name = entry.get("name") if isinstance(entry, dict) else None
         node = by_name.get(name) if isinstance(name, str) else None
         if node is None or name in listed:
             findings.error("route-empty-mismatch", f"track.route[{i}] names {name!r}, which is not a RoutePoint_<n> empty listed once")
             continue
-        listed.append(name)
+        listed.add(name)
         width = fields.number(entry, "width_m", f"track.route[{i}]", findings, low=0, high=500, scale=1_000_000, unit=" m")
         if width is not None and width <= 0:
             findings.error("route-width-invalid", f"track.route[{i}] width_m must be > 0")
@@ -237,9 +241,9 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
 
 def _check_surface_snap(points: list[dict[str, Any]], solids: list[Node], findings: Findings) -> None:
     """Every route point lies within ±5 mm of a static collider surface (ROUTEPOINT_SURFACE_TOLERANCE_M)."""
-    meshes = [n.mesh for n in solids if n.mesh is not None]
+    surfaces = [SurfaceIndex(n.mesh.vertices_um, n.mesh.triangles) for n in solids if n.mesh is not None]
     for p in points:
-        if not any(within(tuple(p["position_um"]), m.vertices_um, m.triangles, C.ROUTEPOINT_SURFACE_TOLERANCE_UM) for m in meshes):  # type: ignore[arg-type]
+        if not any(s.within(tuple(p["position_um"]), C.ROUTEPOINT_SURFACE_TOLERANCE_UM) for s in surfaces):  # type: ignore[arg-type]
             findings.error("routepoint-off-surface", f"{p['name']} is more than 5 mm from every static collider surface")
 
 

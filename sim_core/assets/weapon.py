@@ -49,7 +49,10 @@ def _payload(asset: GlbAsset, spec: dict[str, Any], where: str, claimed: set[str
         claimed.add(name)
         return {"mesh_node": name}, 1
     chain = spec["chain"]
-    nodes = [asset.node(n) if isinstance(n, str) else None for n in chain] if isinstance(chain, list) and chain else [None]
+    if not isinstance(chain, list) or len(chain) > C.MAX_WEAPON_DRIVEN_BODIES:
+        findings.error("weapon-payload-invalid", f"{where}: chain must be a list of at most {C.MAX_WEAPON_DRIVEN_BODIES} segment names")
+        return None
+    nodes = [asset.node(n) if isinstance(n, str) else None for n in chain] if chain else [None]
     if any(n is None or n.mesh is None or not n.name.startswith("Chain_Segment_") or n.name in claimed for n in nodes):
         findings.error("weapon-payload-invalid", f"{where}: chain must list Chain_Segment_* mesh nodes not driven by another actuator")
         return None

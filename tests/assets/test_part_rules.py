@@ -220,6 +220,8 @@ def test_weapon_rules() -> None:
     assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[actuator] * 9))) == ["weapon-actuator-invalid"]
     assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "chain": ["Chain_Segment_1"]}]))) == ["weapon-payload-invalid"]
     assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "mesh_node": "Pivot_Rotor"}]))) == ["weapon-payload-invalid"]
+    long_chain = {k: v for k, v in actuator.items() if k != "mesh_node"} | {"chain": ["Spinner_Rotor"] * 17}
+    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[long_chain]))) == ["weapon-payload-invalid"]
 
     def unarm(doc: dict) -> None:
         for i in (1, 2, 3):

@@ -234,12 +234,19 @@ def test_route_points_snap_to_the_surface_within_5_mm() -> None:
 def test_surface_distance_is_exact_near_edges_and_faces() -> None:
     import numpy as np
 
-    from sim_core.assets.surface import within
+    from sim_core.assets.surface import SurfaceIndex
 
     vertices = np.array([[0, 0, 0], [1_000_000, 0, 0], [0, 0, 1_000_000]], dtype=np.int64)
-    triangles = np.array([[0, 1, 2]])
-    assert within((300_000, 5_000, 300_000), vertices, triangles, 5_000)  # above the face
-    assert not within((300_000, 5_001, 300_000), vertices, triangles, 5_000)
-    assert within((-3_000, 4_000, 500_000), vertices, triangles, 5_000)  # beside an edge: 3-4-5
-    assert not within((-3_000, 4_001, 500_000), vertices, triangles, 5_000)
-    assert not within((0, 0, 0), vertices[:0], triangles[:0], 5_000)
+    surface = SurfaceIndex(vertices, np.array([[0, 1, 2]]))
+    assert surface.within((300_000, 5_000, 300_000), 5_000)  # above the face
+    assert not surface.within((300_000, 5_001, 300_000), 5_000)
+    assert surface.within((-3_000, 4_000, 500_000), 5_000)  # beside an edge: 3-4-5
+    assert not surface.within((-3_000, 4_001, 500_000), 5_000)
+    assert not SurfaceIndex(vertices, np.zeros((0, 3), dtype=np.int64)).within((0, 0, 0), 5_000)
+
+
+def test_route_length_is_capped_before_any_per_point_work() -> None:
+    def long_route(doc: dict) -> None:
+        root(doc)["track"]["route"] = [{"name": "RoutePoint_1", "width_m": 2}] * 513
+
+    assert "route-count-invalid" in codes(track_edit("track-02", long_route))
