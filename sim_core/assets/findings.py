@@ -54,10 +54,6 @@ class Findings:
     def codes(self) -> list[str]:
         return [f.code for f in self.items]
 
-    def raise_if_rejected(self) -> None:
-        if self.rejected:
-            raise AssetRejected(self.errors)
-
 
 class AssetRejected(SimError):
     """The asset breaks at least one hard rule; ``findings`` lists every error found."""

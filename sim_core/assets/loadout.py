@@ -40,9 +40,6 @@ class Placement:
         d = [p[k] - self.part_origin_um[k] for k in range(3)]
         return tuple(round_div(sum(self.rotation[r][k] * d[k] for k in range(3)), 1_000_000) + self.chassis_origin_um[r] for r in range(3))  # type: ignore[return-value]
 
-    def rotate(self, v: tuple[int, ...] | list[int]) -> tuple[int, int, int]:
-        return tuple(round_div(sum(self.rotation[r][k] * v[k] for k in range(3)), 1_000_000) for r in range(3))  # type: ignore[return-value]
-
 
 @dataclass(frozen=True)
 class PlacedPart:
