@@ -26,11 +26,11 @@ from protocol.race_actions import (
     RoundEnded, Send, SessionEnded, VoteDecided, WriteState,
 )
 from protocol.race_anchor import AnchorFacts, AnchorRound
-from protocol.race_catchup import CatchUpRequest, OfferPins, RESUME_LEAD_FRAMES
+from protocol.race_catchup import RESUME_LEAD_FRAMES, CatchUpRequest, Offer, OfferPins
 from protocol.race_inputs import NO_EVENTS, PeerInputs, parse_events, wire_events
 from protocol.race_keys import RaceKeyBook, announce, verify_race_signature
 from protocol.race_messages import (
-    LEAVE_REASONS, SYNC_SNAPSHOT_MAX_BYTES, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceChecksum,
+    LEAVE_REASONS, OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceChecksum,
     RaceInput, RaceKey, RaceLeave, RaceOffer,
     RaceProbe, RaceRejoin, RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
@@ -91,7 +91,7 @@ class RaceSession:
         self._votes = VoteBook(self.me)
         self._vote_states: dict[int, bytes] = {}
         self._off_line = False
-        self._offered: tuple[int, bytes] | None = None
+        self._offered: list[Offer] = []
         self._pins = OfferPins()
         self._catch_up: CatchUpRequest | None = None
         self._request_ids = 0
@@ -352,7 +352,7 @@ class RaceSession:
                 self._off_line = True  # a minority made a lost peer's prediction final: not the race's history
             actions.append(FrameConfirmed(frame, inputs))
             if (frame + 1) % OFFER_ALIGNMENT == 0:
-                self._offered = (frame + 1, self._saved(frame + 1))
+                self._offered = [self._offer(frame + 1)] + self._offered[:OFFER_CANDIDATES - 1]
             if frame % VOTE_INTERVAL_FRAMES == 0:
                 actions += self._vote(frame)
         if self.world.done and self._confirmed == self._next - 1 and not self._round_ended:
@@ -361,6 +361,14 @@ class RaceSession:
             actions += self._start_anchor(now_ms)
         self._prune()
         return actions
+
+    def _offer(self, frame: int) -> Offer:
+        bases = []
+        for peer in self.peers:
+            base = self._inputs[peer].newest_before(frame)
+            if base is not None:
+                bases.append(InputRecord(peer, base.frame, base.events, base.signature))
+        return Offer(frame, self._saved(frame), bases)
 
     def _confirmed_inputs(self, frame: int) -> Iterable[ConfirmedInput]:
         for peer in self.peers:
@@ -458,7 +466,7 @@ class RaceSession:
         actions: list[Any] = []
         expired = [p for p, at in sorted(self._lost_at.items()) if now_ms - at >= RECONNECT_WINDOW_MS]
         if expired:
-            if self._present_count() < quorum(len(self.peers)):
+            if self._off_line or self._present_count() < quorum(len(self.peers)):
                 return self._end("partition-void", "this side of the partition is not a strict majority of the roster", {
                     "present": sorted(p for p in self.peers if p == self.me or self._status[p] == ACTIVE),
                 })
@@ -522,12 +530,14 @@ class RaceSession:
 
     def _probe(self, voters: Iterable[str]) -> list[Any]:
         rid = self._catch_up.request_id
-        return [Send(p, RaceProbe(rid, self._key.sign(catch_up_digest(self.race_id, "probe", rid, p, 0, b""))))
+        return [Send(p, RaceProbe(rid, self._key.sign(catch_up_digest(self.race_id, "probe", rid, p, []))))
                 for p in voters]
 
     def _catch_up_timers(self, now_ms: int) -> list[Any]:
         verdict = self._catch_up.on_timer(now_ms)
         if verdict == "reprobe":
+            self._request_ids += 1
+            self._catch_up.restart(self._request_ids)
             return self._probe(self._catch_up.voters)
         if verdict == "next-voter":
             return self._request_snapshot(now_ms)
@@ -543,11 +553,14 @@ class RaceSession:
 
     def _on_offer(self, peer: str, msg: RaceOffer, now_ms: int) -> list[Any]:
         request = self._catch_up
-        if request is None or msg.requestId != request.request_id or len(msg.hash) != 32:
-            raise ProtocolError("race-offer-unexpected", "no catch-up request matches this offer")
-        self._signed_by(peer, catch_up_digest(self.race_id, "offer", msg.requestId, self.me, msg.frame, msg.hash),
+        if request is None or msg.requestId != request.request_id:
+            return []  # an answer to an earlier probe round
+        candidates = [(c.frame, c.hash) for c in msg.candidates]
+        if len(candidates) > OFFER_CANDIDATES or any(len(h) != 32 for _, h in candidates):
+            raise ProtocolError("race-offer-invalid", f"an offer has at most {OFFER_CANDIDATES} (frame, 32-byte hash) candidates")
+        self._signed_by(peer, catch_up_digest(self.race_id, "offer", msg.requestId, self.me, candidates),
                         msg.signature, "race-offer-bad-signature")
-        if request.add_offer(peer, msg.frame, msg.hash):
+        if request.add_offer(peer, candidates):
             return self._request_snapshot(now_ms)
         return []
 
@@ -559,7 +572,7 @@ class RaceSession:
             return self._end("catch-up-failed", "every voter of the agreed snapshot failed to deliver it")
         frame, digest = request.target
         rid = request.request_id
-        signature = self._key.sign(catch_up_digest(self.race_id, "sync-request", rid, target, frame, digest))
+        signature = self._key.sign(catch_up_digest(self.race_id, "sync-request", rid, target, [(frame, digest)]))
         return [Send(target, RaceSyncRequest(rid, frame, digest, signature))]
 
     def _on_snapshot(self, peer: str, msg: RaceSnapshot, now_ms: int) -> list[Any]:
@@ -570,7 +583,7 @@ class RaceSession:
         try:
             if msg.frame != frame or len(msg.state) > SYNC_SNAPSHOT_MAX_BYTES or hashlib.sha256(msg.state).digest() != digest:
                 raise ProtocolError("race-snapshot-mismatch", "the snapshot is not the one the majority vouched for")
-            self._signed_by(peer, catch_up_digest(self.race_id, "snapshot", msg.requestId, self.me, frame, digest),
+            self._signed_by(peer, catch_up_digest(self.race_id, "snapshot", msg.requestId, self.me, [(frame, digest)]),
                             msg.signature, "race-snapshot-bad-signature")
             bases = [self._check_base(record, frame) for record in msg.bases]
             self._load_snapshot(msg.state, frame)
@@ -619,25 +632,21 @@ class RaceSession:
     # ---- catch-up: responder -------------------------------------------------------------------------
 
     def _on_probe(self, peer: str, msg: RaceProbe, now_ms: int) -> list[Any]:
-        self._signed_by(peer, catch_up_digest(self.race_id, "probe", msg.requestId, self.me, 0, b""), msg.signature,
+        self._signed_by(peer, catch_up_digest(self.race_id, "probe", msg.requestId, self.me, []), msg.signature,
                         "race-probe-bad-signature")
-        if self._offered is None or self._off_line:
+        if not self._offered or self._off_line:
             return []
-        frame, digest = self._pins.pin(peer, msg.requestId, self._offered, self._next)
-        signature = self._key.sign(catch_up_digest(self.race_id, "offer", msg.requestId, peer, frame, digest))
-        return [Send(peer, RaceOffer(msg.requestId, frame, digest, signature))]
+        candidates = self._pins.pin(peer, msg.requestId, self._offered, self._next)
+        signature = self._key.sign(catch_up_digest(self.race_id, "offer", msg.requestId, peer, candidates))
+        return [Send(peer, RaceOffer(msg.requestId, [Candidate(f, h) for f, h in candidates], signature))]
 
     def _on_sync_request(self, peer: str, msg: RaceSyncRequest, now_ms: int) -> list[Any]:
-        self._signed_by(peer, catch_up_digest(self.race_id, "sync-request", msg.requestId, self.me, msg.frame, msg.hash),
+        candidate = (msg.frame, msg.hash)
+        self._signed_by(peer, catch_up_digest(self.race_id, "sync-request", msg.requestId, self.me, [candidate]),
                         msg.signature, "race-sync-request-bad-signature")
-        state = self._pins.take(peer, msg.requestId, msg.frame, msg.hash, self._next)
-        bases = []
-        for other in self.peers:
-            base = self._inputs[other].newest_before(msg.frame)
-            if base is not None:
-                bases.append(InputRecord(other, base.frame, base.events, base.signature))
-        signature = self._key.sign(catch_up_digest(self.race_id, "snapshot", msg.requestId, peer, msg.frame, msg.hash))
-        return [Send(peer, RaceSnapshot(msg.requestId, msg.frame, state, bases, signature))]
+        offer = self._pins.take(peer, msg.requestId, candidate, self._next)
+        signature = self._key.sign(catch_up_digest(self.race_id, "snapshot", msg.requestId, peer, [candidate]))
+        return [Send(peer, RaceSnapshot(msg.requestId, msg.frame, offer.state, offer.bases, signature))]
 
     def _on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[Any]:
         if self._status[peer] != REJOINING:

@@ -21,6 +21,7 @@ INPUT_TYPES = frozenset({"race-input", "race-relay"})
 """Types that spend a race link's input bucket (120 burst, 90/s); every other race type spends the
 control bucket (32 burst, 32/s), as checksums and catch-up do in spec/netcode.md §2.4."""
 LEAVE_REASONS = ("voluntary", "disconnect", "desync")
+OFFER_CANDIDATES = 2
 
 
 @message("race-input")
@@ -65,11 +66,20 @@ class RaceProbe(Message):
     signature: bytes
 
 
-@message("race-offer")
-class RaceOffer(Message):
-    requestId: int
+@dataclass(frozen=True)
+class Candidate:
+    """A pinned pre-step snapshot offered for catch-up: its frame and the SHA-256 of its bytes."""
+
     frame: int
     hash: bytes
+
+
+@message("race-offer")
+class RaceOffer(Message):
+    """Up to two pinned candidates, the newest final 8-aligned snapshots of the responder."""
+
+    requestId: int
+    candidates: list[Candidate]
     signature: bytes
 
 

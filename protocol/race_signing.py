@@ -47,13 +47,15 @@ def key_digest(race_id: str, peer_id: str, public_key: bytes) -> bytes:
     return _digest({"type": "race-key", "raceId": race_id, "peerId": peer_id, "publicKey": public_key})
 
 
-def catch_up_digest(race_id: str, kind: str, request_id: int, target: str, frame: int, state_hash: bytes) -> bytes:
+def catch_up_digest(race_id: str, kind: str, request_id: int, target: str,
+                    candidates: list[tuple[int, bytes]]) -> bytes:
     """What a race key signs for a catch-up probe, offer, sync request or snapshot.
 
     ``target`` is the PeerId the message is addressed to, so it cannot be replayed to another peer;
-    probes carry frame 0 and an empty hash.
+    ``candidates`` are (frame, state hash) pairs: none for a probe, up to two for an offer, the one
+    asked for in a sync request, and the sent state's for a snapshot.
     """
     return _digest({
         "type": f"race-{kind}", "raceId": race_id, "requestId": request_id, "target": target,
-        "frame": frame, "hash": state_hash,
+        "candidates": [[frame, state_hash] for frame, state_hash in candidates],
     })

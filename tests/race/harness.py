@@ -122,6 +122,7 @@ class Mesh:
         self.actions: dict[str, list[Any]] = defaultdict(list)
         self.paused: set[str] = set()
         self.inputs_hook = None
+        self.tamper = None  # (src, dst, message) -> message: a hostile or broken sender
         for peer, session in self.sessions.items():
             self.handle(peer, session.start())
 
@@ -134,11 +135,12 @@ class Mesh:
         for action in actions:
             self.actions[src].append(action)
             if isinstance(action, Send) and self.link_up(src, action.peer):
+                message = action.message if self.tamper is None else self.tamper(src, action.peer, action.message)
                 self.seq += 1
                 link = (src, action.peer)
                 at = max(self.now + self.rng.randint(0, self.max_delay_ms), self.last.get(link, 0))
                 self.last[link] = at  # links are ordered streams (TCP); different links reorder freely
-                heapq.heappush(self.queue, (at, self.seq, src, action.peer, encode_message(action.message)))
+                heapq.heappush(self.queue, (at, self.seq, src, action.peer, encode_message(message)))
 
     def deliver(self) -> None:
         while self.queue and self.queue[0][0] <= self.now:

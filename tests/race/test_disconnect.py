@@ -1,6 +1,6 @@
 """Disconnects: prediction through the reconnect window, catch-up from a vouched snapshot, the partition guard."""
 
-from protocol.race_messages import RaceRejoin
+from protocol.race_messages import RaceOffer, RaceRejoin, RaceSnapshot
 from tests.race.harness import CaughtUp, CloseLink, Mesh, Misbehaviour, Notify, VoteDecided
 
 
@@ -81,3 +81,54 @@ def test_reconnect_with_another_loadout_is_refused():
     forged = RaceRejoin(session.race_id, "00" * 32, session.next_frame, True)
     assert session.receive(lost, forged, mesh.now) == [CloseLink(lost, "reconnect-loadout-mismatch")]
     assert session.status(lost) == "lost"
+
+
+def _cut_and_heal(seed):
+    mesh = Mesh(4, seed=seed, length=1400)
+    lost, others = mesh.peers[3], mesh.peers[:3]
+    mesh.run(1500)
+    mesh.cut([lost], others)
+    mesh.run(2000)
+    return mesh, lost, others
+
+
+def test_a_bad_snapshot_is_misbehaviour_and_the_next_voter_serves():
+    mesh, lost, others = _cut_and_heal(27)
+    served = []
+
+    def corrupt_first_snapshot(src, dst, msg):
+        if isinstance(msg, RaceSnapshot) and not served:
+            served.append(src)
+            return RaceSnapshot(msg.requestId, msg.frame, msg.state[:-1] + bytes([msg.state[-1] ^ 1]), msg.bases, msg.signature)
+        return msg
+
+    mesh.tamper = corrupt_first_snapshot
+    mesh.heal([lost], others)
+    mesh.run(500)
+    assert [m.code for m in mesh.of(lost, Misbehaviour)] == ["race-snapshot-mismatch"]
+    assert len(mesh.of(lost, CaughtUp)) == 1 and len(served) == 1
+    mesh.run_to_end()
+    assert len({mesh.state(p) for p in mesh.peers}) == 1
+
+
+def test_catch_up_fails_closed_without_a_quorum_of_valid_offers():
+    mesh, lost, others = _cut_and_heal(28)
+
+    def forge_offers(src, dst, msg):
+        if isinstance(msg, RaceOffer) and src != others[0]:
+            return RaceOffer(msg.requestId, msg.candidates, bytes(64))
+        return msg
+
+    mesh.tamper = forge_offers
+    mesh.heal([lost], others)
+    mesh.run(3500)
+    assert mesh.ended(lost).reason == "catch-up-failed"
+    assert [m.code for m in mesh.of(lost, Misbehaviour)].count("race-offer-bad-signature") >= 2
+
+
+def test_an_off_line_node_that_never_caught_up_is_void_when_its_window_closes():
+    mesh, lost, others = _cut_and_heal(29)
+    mesh.heal([lost], others[:2])  # two voters are one short of quorum(4) = 3 remote offers
+    mesh.run(16_000)
+    assert mesh.ended(lost).reason == "partition-void"
+    assert all(mesh.ended(p) is None and mesh.sessions[p].status(lost) == "removed" for p in others)

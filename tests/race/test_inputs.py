@@ -9,7 +9,7 @@ from protocol.race_keys import announce
 from dataclasses import fields
 
 from protocol.race_messages import (
-    InputRecord, RaceChecksum, RaceInput, RaceKey, RaceLeave, RaceOffer, RaceProbe, RaceRejoin, RaceResume,
+    Candidate, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceRelay, RaceChecksum, RaceInput, RaceKey, RaceLeave, RaceOffer, RaceProbe, RaceRejoin, RaceResume,
     RaceSnapshot, RaceSyncRequest,
 )
 from protocol.race_signing import input_digest
@@ -115,18 +115,24 @@ FIELDS = {
     "events": st.lists(EVENT, max_size=6),
 }
 MESSAGES = [RaceInput, RaceChecksum, RaceKey, RaceLeave, RaceRejoin, RaceProbe, RaceOffer, RaceSyncRequest,
-            RaceSnapshot, RaceResume]
+            RaceSnapshot, RaceResume, RaceRelay, RaceAnchorProposal, RaceAnchorSignature]
+RECORDS = st.lists(st.builds(InputRecord, peer=st.text(max_size=50), frame=INTS, events=FIELDS["events"],
+                             signature=st.binary(max_size=70)), max_size=2)
+SPECIAL = {
+    "events": FIELDS["events"],
+    "bases": RECORDS,
+    "inputs": RECORDS,
+    "candidates": st.lists(st.builds(Candidate, frame=INTS, hash=st.binary(max_size=40)), max_size=3),
+    "event": st.dictionaries(st.text(max_size=12), st.one_of(INTS, st.text(max_size=8), st.binary(max_size=8)), max_size=12),
+}
 
 
 def _message(cls):
     hints = {f.name: f.type for f in fields(cls)}
     kwargs = {}
     for name, hint in hints.items():
-        if name == "events":
-            kwargs[name] = FIELDS["events"]
-        elif name == "bases":
-            kwargs[name] = st.lists(st.builds(InputRecord, peer=st.text(max_size=50), frame=INTS,
-                                              events=FIELDS["events"], signature=st.binary(max_size=70)), max_size=2)
+        if name in SPECIAL:
+            kwargs[name] = SPECIAL[name]
         else:
             kwargs[name] = FIELDS[{"int": int, "bytes": bytes, "str": str, "bool": bool}[hint]]
     return st.builds(cls, **kwargs)

@@ -49,11 +49,10 @@ def test_checksum_and_catch_up_vectors():
         "3ea3ce8b857d43782a558dd3f628d397633a5b410d3392207b342b565178422526"
         "abc78da1e6f6dab5746f67432d394f614ce81cda8f90a89fc50ef2bac2fe0e"
     )
-    assert catch_up_digest(RACE, "offer", 7, MASTER.peer_id, 304, bytes(32)).hex() == (
-        "8ad67574f8d9458c186cbdd1e9f2eef488b00d0b39af0342e1a0e966eb771b1e"
-    )
-    assert catch_up_digest(RACE, "probe", 7, MASTER.peer_id, 0, b"").hex() == (
-        "07977a842d47da9f6bd2e65c3cfa4feb30a948710b5325c0b64c9ad618a28ce8"
+    offer = catch_up_digest(RACE, "offer", 7, MASTER.peer_id, [(304, bytes(32)), (296, bytes([1]) * 32)])
+    assert offer.hex() == "69a7205e1f2c4c54ed8967c2889ca28f03a279eedc557216fc57e6be610d6a0c"
+    assert catch_up_digest(RACE, "probe", 7, MASTER.peer_id, []).hex() == (
+        "1a6fdb13b9026dcb66279093e5c5791bcdcdfcb0b25444c1dd8be80709068469"
     )
 
 
