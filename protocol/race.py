@@ -3,7 +3,7 @@
 Sans-IO in the manner of a GGRS P2P session: the shell adds the local input, hands over every message
 with the link's authenticated peer, and calls ``advance_frame(now_ms)``, which steps at most one frame
 (after any rollback) or says why it waits. Every call returns actions (race_actions). Frames are per
-round; ``next_frame`` is the frame about to be stepped, the world's ``frame``.
+round; ``current_frame`` is the frame about to be stepped, the world's ``frame``.
 
 Finality: a frame is *confirmed* once no message can change it: every active peer's real input is in,
 and predictions of lost or removed peers are outside the input window. A connected peer is predicted
@@ -103,8 +103,8 @@ class RaceSession:
     # ---- the shell's view ------------------------------------------------------------------------
 
     @property
-    def next_frame(self) -> int:
-        """The frame the next step computes (= frames stepped so far)."""
+    def current_frame(self) -> int:
+        """The frame the next step computes (= frames stepped so far; the spec's ``current``)."""
         return self._next
 
     @property
@@ -117,7 +117,7 @@ class RaceSession:
 
     @property
     def needs_local_input(self) -> bool:
-        """True while this node's input for ``next_frame + input_delay`` is still missing."""
+        """True while this node's input for ``current_frame + input_delay`` is still missing."""
         frame = self._next + self.setup.input_delay
         return self.ended is None and frame >= self._active_from[self.me] and frame not in self._inputs[self.me].real
 
@@ -129,7 +129,7 @@ class RaceSession:
         return actions
 
     def add_local_input(self, events: Iterable[Event]) -> list[Any]:
-        """Sign and broadcast this node's input for ``next_frame + input_delay`` (first call per frame wins)."""
+        """Sign and broadcast this node's input for ``current_frame + input_delay`` (first call per frame wins)."""
         if not self.needs_local_input:
             return []
         parsed = parse_events([list(e) for e in events], self._skills[self.me])
@@ -288,7 +288,7 @@ class RaceSession:
         self.stats.steps += 1
 
     def _saved(self, frame: int) -> bytes | None:
-        """The pre-step state of ``frame``: the world's own for ``next_frame``, else the ring's."""
+        """The pre-step state of ``frame``: the world's own for ``current_frame``, else the ring's."""
         if frame == self._next:
             return self.world.save_state()
         kept, state = self._ring[frame % STATE_BUFFER_FRAMES]

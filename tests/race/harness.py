@@ -173,10 +173,10 @@ class Mesh:
     def pump_once(self, peer: str, until: int) -> None:
         session = self.sessions[peer]
         for _ in range(4):
-            if session.ended is not None or session.next_frame >= until:
+            if session.ended is not None or session.current_frame >= until:
                 return
             if session.needs_local_input:
-                frame = session.next_frame + session.setup.input_delay
+                frame = session.current_frame + session.setup.input_delay
                 events = bot_events(session.setup.skills[peer], peer, frame, self.seed)
                 if self.inputs_hook is not None:
                     events = self.inputs_hook(peer, frame, events)

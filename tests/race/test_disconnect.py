@@ -78,7 +78,7 @@ def test_reconnect_with_another_loadout_is_refused():
     mesh.run(500)
     mesh.cut([lost], others)
     session = mesh.sessions[others[0]]
-    forged = RaceRejoin(session.race_id, "00" * 32, session.next_frame, True)
+    forged = RaceRejoin(session.race_id, "00" * 32, session.current_frame, True)
     assert session.receive(lost, forged, mesh.now) == [CloseLink(lost, "reconnect-loadout-mismatch")]
     assert session.status(lost) == "lost"
 

@@ -39,13 +39,13 @@ def codes(actions):
 
 def test_inputs_outside_the_window_are_dropped_as_misbehaviour():
     mesh, sender, session, peer = pair()
-    now = session.next_frame
+    now = session.current_frame
     assert codes(session.receive(peer, signed(sender, now + 25, []), 0)) == ["race-input-outside-window"]
     assert codes(session.receive(peer, signed(sender, now + 24, []), 0)) == []
     # walk forward until frame 0 lies behind the window, then send it late
     mesh.run(400)
-    assert session.next_frame > 9
-    assert codes(session.receive(peer, signed(sender, session.next_frame - 9, []), 0)) == ["race-input-outside-window"]
+    assert session.current_frame > 9
+    assert codes(session.receive(peer, signed(sender, session.current_frame - 9, []), 0)) == ["race-input-outside-window"]
 
 
 def test_event_rules_have_their_codes():
