@@ -130,3 +130,21 @@ def test_mass_volume_and_centroid_are_exact() -> None:
     assert g["heat_capacity_nj_per_k"] == 7_200_000 * 1170
     assert g["thermal_limit_mc"] == 130_000
     assert admitted.manifest["chip"]["slot_count"] == 4
+
+
+def test_draco_compressed_part_bakes_and_is_admitted() -> None:
+    import DracoPy
+    import numpy as np
+
+    vertices, faces = box((-0.015, 0.0, -0.01), (0.015, 0.006, 0.01))
+    encoded = DracoPy.encode(vertices.astype(np.float32), faces.astype(np.uint32), quantization_bits=14)
+    b = GlbBuilder()
+    view = b._view(encoded, 34962)
+    mesh = b.mesh(vertices, faces, extra_primitive={"KHR_draco_mesh_compression": {"bufferView": view, "attributes": {"POSITION": 0}}})
+    b.node("Chip_Board", mesh=mesh)
+    b.node("Mount_Chip", matrix=translation_matrix(0.0, 0.0, 0.0))
+    baked = bake(b.build({"type": "chip", "material": "pc", "skill_slots": [{"skill": "boost", "allocation_pct": 40}]}))
+    admitted = admit(baked)
+    assert abs(admitted.manifest["geometry"]["volume_um3"] - 3_600_000_000_000) < 3_600_000_000  # within 0.1 % of 3.6 cm³
+    assert admitted.manifest["chip"]["slot_count"] == 3
+    assert bake(baked) == baked
