@@ -1,7 +1,7 @@
 """Cars a player can bring: the three built-in archetypes, or a loadout JSON file of their own.
 
-``--car speed|heavy|control`` picks the matching built-in parts (``builtin:<type>-01/02/03``) for every
-round; ``--car FILE.json`` reads one loadout object (used for every round) or a list with one loadout
+``--car speed|heavy|control`` picks the built-in archetype car (``builtin:<type>-01/02/03``, as the
+simulation's demo round uses it) for every round; ``--car FILE.json`` reads one loadout object (used for every round) or a list with one loadout
 per round. Parts in a file are ``builtin:`` refs or content ids of assets in the local store.
 """
 
@@ -12,31 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from open4wd_node.context_errors import UserError
+from sim_core.assets.demo_round import archetype_loadout
 
 ARCHETYPES = {"speed": 1, "heavy": 2, "control": 3}
-CORNERS = ("FL", "FR", "RL", "RR")
 MAX_CAR_FILE_BYTES = 64 * 1024
-
-
-def archetype_loadout(name: str) -> dict[str, Any]:
-    n = ARCHETYPES[name]
-    part = lambda kind: f"builtin:{kind}-{n:02d}"  # noqa: E731 - a one-line naming rule
-    return {
-        "chassis": part("chassis"),
-        "body": part("body"),
-        "motor": part("motor"),
-        "battery": part("battery"),
-        "tires": {corner: part("tire") for corner in CORNERS},
-        "rollers": {corner: part("roller") for corner in CORNERS},
-        "chip": part("chip"),
-        "weapon": part("weapon"),
-    }
 
 
 def car_rotation(ref: str, rounds: int) -> list[dict[str, Any]]:
     """One loadout per round from ``--car``; refuses anything that is not a car description."""
     if ref in ARCHETYPES:
-        return [archetype_loadout(ref)] * rounds
+        return [archetype_loadout(ARCHETYPES[ref])] * rounds
     path = Path(ref)
     try:
         if path.stat().st_size > MAX_CAR_FILE_BYTES:

@@ -7,6 +7,7 @@ with ``--json`` where the command has it); exit status 1 means "rejected", 2 mea
 from __future__ import annotations
 
 import argparse
+import os
 import importlib
 import pkgutil
 import sys
@@ -77,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into a reader that stopped early (| head): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
+        return 141
 
 
 def _first_coded(group: BaseExceptionGroup) -> ProtocolError | SimError | UserError | None:

@@ -17,7 +17,8 @@ from protocol.errors import ProtocolError
 from protocol.room_config import MatchConfig
 from sim_core.assets.admission import AdmittedAsset
 from sim_core.assets.builtins import is_builtin_ref
-from sim_core.assets.loadout import assemble
+from sim_core.assets.convert import vehicle_from_loadout
+from sim_core.assets.findings import AssetRejected
 from sim_core.errors import SimError
 
 LOADOUT_SINGLE_SLOTS = ("chassis", "body", "motor", "battery", "chip", "weapon")
@@ -39,8 +40,8 @@ def asset_materials(asset: AdmittedAsset) -> set[str]:
     """Every material id an admitted part or track uses (its own, its solids and proxies)."""
     manifest = asset.manifest
     found = {manifest.get("material")}
-    for key in ("proxies", "solids"):
-        found.update(item.get("material") for item in manifest.get(key, ()))
+    for key in ("proxies", "solids", "entities"):
+        found.update(item.get("material") for item in manifest.get(key, ()) if isinstance(item, dict))
     return {m for m in found if isinstance(m, str)}
 
 
@@ -87,10 +88,13 @@ class NodeRoomAssets:
         if missing:
             raise ProtocolError("asset-missing", f"{peer[-4:]}'s car uses {missing[0][:12]}…, which this node does not hold yet")
         for index, car in enumerate(rotation):
-            findings, vehicle = assemble(car, self.resolve)
-            if vehicle is None:
-                first = findings.errors[0]
-                raise ProtocolError(first.code, f"{peer[-4:]}'s car for round {index + 1}: {first.message}")
+            try:
+                vehicle_from_loadout(car, self.resolve, f"{peer}#{index}")  # legal, and the simulation accepts it
+            except AssetRejected as exc:
+                first = exc.findings[0]
+                raise ProtocolError(first.code, f"{peer[-4:]}'s car for round {index + 1}: {first.message}") from None
+            except SimError as exc:
+                raise ProtocolError(exc.code, f"{peer[-4:]}'s car for round {index + 1}: {exc.message}") from None
         report = self.version_report(refs)
         if report.unusable:
             raise ProtocolError("asset-version-unusable", f"asset-version-unusable:{report.unusable[0]}")
