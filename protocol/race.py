@@ -170,7 +170,7 @@ class RaceSession:
     def _on_input(self, peer: str, msg: RaceInput, now_ms: int) -> list[Any]:
         if self._status[peer] != ACTIVE or msg.frame < self._active_from[peer] or self._catch_up is not None:
             return []
-        if not self._next - INPUT_WINDOW_BEHIND <= msg.frame <= self._next + INPUT_WINDOW_AHEAD:
+        if not self._next - INPUT_WINDOW_BEHIND <= msg.frame <= self._window_end():
             raise ProtocolError("race-input-outside-window", f"frame {msg.frame} is outside the input window")
         if self.keys.key(self.race_id, peer) is None:
             if len(self._pending[peer]) >= PENDING_BEFORE_KEY:
@@ -186,7 +186,7 @@ class RaceSession:
             owner = record.peer
             if owner not in self._pending or self._status[owner] == REMOVED or self._catch_up is not None:
                 continue
-            if not max(self._next - INPUT_WINDOW_BEHIND, self._active_from[owner]) <= record.frame <= self._next + INPUT_WINDOW_AHEAD:
+            if not max(self._next - INPUT_WINDOW_BEHIND, self._active_from[owner]) <= record.frame <= self._window_end():
                 continue
             actions += self._admit(owner, RaceInput(record.frame, record.events, record.signature))
             if self.ended is not None:
@@ -218,7 +218,7 @@ class RaceSession:
         return []
 
     def _on_checksum(self, peer: str, msg: RaceChecksum, now_ms: int) -> list[Any]:
-        if msg.frame > self._next + INPUT_WINDOW_AHEAD:
+        if msg.frame > self._window_end():
             raise ProtocolError("race-vote-outside-window", f"frame {msg.frame} is ahead of any vote")
         if self._status[peer] != ACTIVE or not self._votes.accepts(msg.frame, self._next):
             return []  # decided, too old, or from a peer that is catching up: not counted, not misbehaviour
@@ -317,12 +317,17 @@ class RaceSession:
 
     # ---- finality --------------------------------------------------------------------------------
 
+    def _window_end(self) -> int:
+        """The newest frame accepted: current + 24, or, for a node that caught up and is still short of
+        its resume frame, resume + 24 (the others, waiting for its input of that frame, are up to there)."""
+        return max(self._next, self._active_from[self.me]) + INPUT_WINDOW_AHEAD
+
     def _required(self, peer: str, frame: int) -> bool:
         return self._status[peer] == ACTIVE and frame >= self._active_from[peer]
 
     def _advance_frontier(self) -> None:
         frame = self._frontier + 1
-        limit = self._next + INPUT_WINDOW_AHEAD + self.setup.input_delay
+        limit = self._window_end() + self.setup.input_delay
         while frame <= limit and all(
             frame in self._inputs[p].real for p in self.peers if self._required(p, frame)
         ):
@@ -453,7 +458,8 @@ class RaceSession:
         self._lost_at[peer] = now_ms
         self._recompute_frontier()
         signed = self._inputs[peer].signed
-        relay = [InputRecord(peer, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f > self._confirmed]
+        first = self._confirmed + 1 - STATE_BUFFER_FRAMES  # survivors a little behind this node need these too
+        relay = [InputRecord(peer, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
         actions: list[Any] = [Notify("peer-lost", {"peer": peer})]
         if relay:
             actions += [Send(p, RaceRelay(relay)) for p in self.others if self._status[p] == ACTIVE]
