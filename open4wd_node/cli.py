@@ -15,6 +15,7 @@ from pathlib import Path
 
 from open4wd_node import commands
 from open4wd_node.context import NodeContext, UserError
+from open4wd_node.context_errors import first_coded
 from open4wd_node.logs import LOG_FORMATS, configure_logging
 from open4wd_node.paths import default_data_dir
 from protocol.errors import ProtocolError
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error[{exc.code}]: {exc.message}", file=sys.stderr)
         return 1
     except BaseExceptionGroup as group:  # a coded error raised inside a trio nursery
-        coded = _first_coded(group)
+        coded = first_coded(group, (ProtocolError, SimError, UserError))
         if coded is None:
             raise
         print(f"error[{coded.code}]: {coded.message}", file=sys.stderr)
@@ -81,13 +82,6 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into a reader that stopped early (| head): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
         return 141
-
-
-def _first_coded(group: BaseExceptionGroup) -> ProtocolError | SimError | UserError | None:
-    matched, _ = group.split((ProtocolError, SimError, UserError))
-    while isinstance(matched, BaseExceptionGroup):
-        matched = matched.exceptions[0]
-    return matched
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ from protocol.wire import Message
 log = structlog.get_logger("open4wd_node.room")
 
 OUTBOX_CAPACITY = 512
-JOIN_REQUEST_TIMEOUT_S = 10
 TICK_S = 0.05
 # In a host node the member machine reports what every member sees; the host adds only these.
 HOST_EVENTS = frozenset({"ready", "ready-set", "ready-set-refused", "grid-cancelled", "error"})
@@ -197,22 +196,10 @@ class RoomDriver:
 
     # ---- host side --------------------------------------------------------------------------------
 
-    async def accept(self, link: Link) -> None:
-        """Handler for every authenticated link a host accepts: a join request within 10 s, then the room."""
+    async def accept_join(self, link: Link, first: JoinRequest) -> None:
+        """A link whose first message is a join request (``NodeListener`` enforces the 10 s limit)."""
         if self.host is None:
             await link.aclose("not-host", "this node is not hosting the room (yet)")
-            return
-        first = None
-        with trio.move_on_after(JOIN_REQUEST_TIMEOUT_S):
-            try:
-                first = await link.receive()
-            except LinkClosed:
-                return
-        if first is None:
-            await link.aclose("join-timeout", f"no join request within {JOIN_REQUEST_TIMEOUT_S} s")
-            return
-        if not isinstance(first, JoinRequest):
-            await link.aclose("join-expected", "the first message on a room link must be a join request")
             return
         outbox = self.attach(link)
         self.from_host(self.host.join(link.peer_id, link.transcript, first, self.clock.now_ms()))

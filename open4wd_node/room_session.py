@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import trio
@@ -23,23 +22,22 @@ from open4wd_node.events import EventSink
 from open4wd_node.link import LinkClosed
 from open4wd_node.notice_board import NoticeBoard
 from open4wd_node.room_assets import NodeRoomAssets
+from open4wd_node.node_listener import NodeListener
 from open4wd_node.room_driver import RoomDriver, RoomOutcome, SuccessionPlan, read_player_commands
-from open4wd_node.transport import dial, serve
+from open4wd_node.transport import dial
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
 from protocol.invitation import Invitation, new_room_id, new_secret, parse_secret
 from protocol.room_config import MatchConfig, RoomLimits
 from protocol.room_host import HostRoom
 from protocol.room_member import MemberRoom
-from protocol.room_messages import EXPENSIVE_TYPES
+from protocol.room_messages import EXPENSIVE_TYPES, JoinRequest
 
 START_FLUSH_S = 1.0
 
 
 @dataclass(frozen=True)
 class HostOptions:
-    listen_host: str = "127.0.0.1"
-    listen_port: int = 0
     track: str = "builtin:track-02"
     rounds: int = 1
     laps: int = 3
@@ -53,8 +51,6 @@ class HostOptions:
 
 @dataclass(frozen=True)
 class JoinOptions:
-    listen_host: str = "127.0.0.1"  # a participant listens too, in case it must succeed the host
-    listen_port: int = 0
     spectate: bool = False
     auto_ready: bool = False
     nickname: str = "player"
@@ -77,7 +73,9 @@ def _check_own_car(assets: NodeRoomAssets, identity: Identity, choose_car, round
         raise UserError(exc.code, f"your car cannot race: {exc.message}") from None
 
 
-async def _drive(driver: RoomDriver, start: Callable[[trio.Nursery], Any], interactive: bool) -> RoomOutcome:
+async def _drive(
+    driver: RoomDriver, start: Callable[[trio.Nursery], Any], interactive: bool, listener: NodeListener
+) -> RoomOutcome:
     async with trio.open_nursery() as nursery:
         driver._nursery = nursery
         await start(nursery)
@@ -89,12 +87,14 @@ async def _drive(driver: RoomDriver, start: Callable[[trio.Nursery], Any], inter
             while any(o.receive.statistics().current_buffer_used for o in driver.outboxes.values()):
                 await trio.sleep(0.01)
         nursery.cancel_scope.cancel()
+    listener.handlers.pop(JoinRequest, None)
     return driver.outcome
 
 
 async def host_room(
-    ctx: NodeContext, identity: Identity, options: HostOptions, choose_car, events: EventSink
+    ctx: NodeContext, identity: Identity, options: HostOptions, choose_car, events: EventSink, listener: NodeListener
 ) -> RoomOutcome:
+    """Host a room on ``listener`` (already serving) until the match starts or the room ends."""
     assets, store = _room_assets(ctx, events)
     try:
         config = MatchConfig.uniform(options.track, options.rounds, options.laps)
@@ -116,15 +116,11 @@ async def host_room(
     transfer = AssetTransfer(store, events, servable=_own_refs(assets, choose_car).__contains__)
 
     async def start(nursery: trio.Nursery) -> None:
-        try:
-            address = await nursery.start(
-                partial(serve, driver.accept, identity, options.listen_host, options.listen_port, expensive=EXPENSIVE_TYPES)
-            )
-        except OSError as exc:
-            raise UserError("listen-failed", f"cannot listen on {options.listen_host}:{options.listen_port}: {exc.strerror}") from None
+        address = listener.address
+        listener.handlers[JoinRequest] = driver.accept_join
         now = driver.clock.now_ms()
         host = HostRoom(identity, room_id, config, limits, {k: parse_secret(v) if v else None for k, v in secrets.items()},
-                        digests, now, nickname=options.nickname)
+                        digests, now, nickname=options.nickname, listen=listener.listen)
         driver.host = host
         invites = {
             role: str(Invitation(address.host, address.port, room_id, identity.peer_id, role, secret))
@@ -135,12 +131,14 @@ async def host_room(
         driver.from_member(member.message(identity.peer_id, host.state_message(), now))
 
     driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
-    return await _drive(driver, start, options.interactive)
+    return await _drive(driver, start, options.interactive, listener)
 
 
 async def join_room(
-    ctx: NodeContext, identity: Identity, invite: Invitation, options: JoinOptions, choose_car, events: EventSink
+    ctx: NodeContext, identity: Identity, invite: Invitation, options: JoinOptions, choose_car, events: EventSink,
+    listener: NodeListener,
 ) -> RoomOutcome:
+    """Join the room of ``invite``; ``listener`` (already serving) takes links if this node must succeed the host."""
     role = "spectator" if options.spectate else "participant"
     if invite.role != role:
         raise UserError("invitation-role", f"this invitation is for a {invite.role}; "
@@ -166,14 +164,12 @@ async def join_room(
     async def start(nursery: trio.Nursery) -> None:
         listen = ""
         if role == "participant":
-            address = await nursery.start(
-                partial(serve, driver.accept, identity, options.listen_host, options.listen_port, expensive=EXPENSIVE_TYPES)
-            )
-            listen = f"{address.host}:{address.port}"
+            listen = listener.listen
+            listener.handlers[JoinRequest] = driver.accept_join
             driver.succession = SuccessionPlan(identity, parse_secret(invite.secret), listen,
                                                lambda host_peer: new_member(host_peer, listen))
         driver.member = new_member(invite.host_peer_id, listen)
         await link.send(driver.member.join_request(link.transcript, parse_secret(invite.secret)))
         nursery.start_soon(driver.run_member_link, link)
 
-    return await _drive(driver, start, options.interactive)
+    return await _drive(driver, start, options.interactive, listener)

@@ -8,20 +8,23 @@ import trio
 
 from open4wd_node.cars import ARCHETYPES, car_rotation
 from open4wd_node.room_cli import add_room_output_options, finish, parse_listen, room_identity
+from open4wd_node.node_listener import with_listener
 from open4wd_node.room_session import HostOptions, host_room
 
 
 def run(args, ctx) -> int:
     host, port = parse_listen(args.listen)
     options = HostOptions(
-        listen_host=host, listen_port=port, track=args.track, rounds=args.rounds, laps=args.laps,
+        track=args.track, rounds=args.rounds, laps=args.laps,
         min_players=args.min_players, max_players=args.max_players, spectators=args.spectators,
         auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty(),
     )
     car = args.car
     car_rotation(car, options.rounds)  # refuse a bad --car before opening anything
     identity, events = room_identity(ctx, args)
-    outcome = trio.run(host_room, ctx, identity, options, lambda rounds: car_rotation(car, rounds), events)
+    choose = lambda rounds: car_rotation(car, rounds)  # noqa: E731
+    outcome = trio.run(with_listener, identity, host, port,
+                       lambda listener: host_room(ctx, identity, options, choose, events, listener))
     return finish(outcome, events)
 
 

@@ -8,6 +8,7 @@ import trio
 
 from open4wd_node.cars import ARCHETYPES, car_rotation
 from open4wd_node.room_cli import add_room_output_options, finish, parse_listen, room_identity
+from open4wd_node.node_listener import with_listener
 from open4wd_node.room_session import JoinOptions, join_room
 from protocol.invitation import Invitation
 
@@ -19,9 +20,11 @@ def run(args, ctx) -> int:
     identity, events = room_identity(ctx, args)
     listen_host, listen_port = parse_listen(args.listen)
     options = JoinOptions(
-        listen_host=listen_host, listen_port=listen_port, spectate=args.spectate, auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty()
+        spectate=args.spectate, auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty()
     )
-    outcome = trio.run(join_room, ctx, identity, invite, options, lambda rounds: car_rotation(car, rounds), events)
+    choose = lambda rounds: car_rotation(car, rounds)  # noqa: E731
+    outcome = trio.run(with_listener, identity, listen_host, listen_port,
+                       lambda listener: join_room(ctx, identity, invite, options, choose, events, listener))
     return finish(outcome, events)
 
 
