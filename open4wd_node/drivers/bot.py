@@ -1,0 +1,186 @@
+"""``BotDriver``: a small built-in driver that uses whatever skills its chip has, sensibly.
+
+Heuristics, each frame, for a racing car whose skills are not disabled and that is not under a penalty:
+
+- **boost** on straights: when the speed the route allows from here on (``speed_plan``: curvature ahead,
+  braking distance included) leaves room for one more boost (speed + one boost ≤ margin · allowed), no
+  car blocks the lane ahead, and the battery can pay without its output dropping below what the motor
+  draws (so boosting never slows the drive);
+- **brake** before sharp curves and crests: when the car is faster than the route allows here;
+- **stabilize** (hold) when airborne and rising (after a landing bounce or a crest) or drifting sideways
+  (after a hit or a slide): it damps lateral and vertical velocity;
+- **swerve** (hold) left or right around a car ahead in its lane that it is catching up with, to the
+  side away from that car, unless the wall is too near there (a dead-even case is settled by the seed);
+- **slam** only when high above the surface and not already falling fast (the drive needs the tires on
+  the ground); **jump** and **weapon** never: the route-frame model has no gaps to clear and weapons
+  have no effect yet (an active weapon only burns energy).
+
+Deterministic: a pure function of its seed, the world state and the frame. The seed sets a small
+"temperament" (boost margin, how far ahead it watches for cars) and breaks dead-even swerve choices,
+drawn from SplitMix64 so no global random state or clock is involved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim_core import World
+from sim_core.constants import (
+    BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, COST_FRAMES, EFFECT_FRAMES, EFFECT_UJ_DEN, EFFECT_UJ_NUM,
+    K_EVENT_IMPULSE_PER_UJ, QUANTA_PER_MJ, THERMAL_C_TU,
+)
+from sim_core.layout import (
+    ARC, H, LAPS, LAT, P_TEMP, PENALTY_TIMER, REMAINING_Q, RETIRED_FRAME, STATUS, STATUS_RACING, VH, VLAT, VS,
+    part_field,
+)
+from sim_core.scripted import SplitMix64
+from sim_core.vehicle import VehicleSpec
+
+from open4wd_node.drivers import Decision
+from open4wd_node.drivers.observe import CarRows
+from open4wd_node.drivers.speed_plan import speed_profile
+from open4wd_node.race_world import chip_skills
+
+DRIFT_UM_S = 100_000  # lateral speed treated as drift worth damping (0.1 m/s)
+SLAM_HEIGHT_UM = 20_000  # slam only when the underside is more than 2 cm above the ribbon
+LANE_MARGIN_UM = 20_000  # extra lateral clearance counted as "in my lane"
+WALL_MARGIN_UM = 30_000  # do not swerve towards a wall nearer than this
+HEAT_RESERVE_PCT = 25  # keep this share of a part's headroom (limit − air) unused by skills
+MAX_EVENTS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class _Car:
+    """What the bot needs to know about its own car, derived once per vehicle."""
+
+    skills: frozenset[str]
+    mass_ug: int
+    width_um: int
+    length_um: int
+    configured_mw: int
+    initial_q: int
+    auto_input_mw: int
+    pct: dict[str, int]
+    heated: tuple[tuple[int, int, int, int], ...]  # (temp field, tu per quantum, heat capacity, highest temp)
+
+
+def _car(world: World, slot: int) -> _Car:
+    v: VehicleSpec = world.vehicles[slot]
+    heated = []
+    for kind, tu_per_q in (("battery", BATTERY_SKILL_TU_PER_Q), ("chip", CHIP_SKILL_TU_PER_Q)):
+        index = next((i for i, p in enumerate(v.parts) if p.part_type == kind), None)
+        limit = None if index is None else v.parts[index].thermal_limit_mc
+        if limit is not None:
+            air = world.track.air_temperature_mc
+            highest = limit - max(0, limit - air) * HEAT_RESERVE_PCT // 100
+            heated.append((part_field(index, P_TEMP), tu_per_q, v.parts[index].heat_capacity_mj_per_c, highest))
+    return _Car(chip_skills(world, slot), v.total_mass_ug, v.width_um, v.length_um,
+                v.battery.configured_output_mw, v.battery.energy_capacity_mj * QUANTA_PER_MJ,
+                v.motor.auto_input_mw, {s.skill: s.allocation_pct for s in v.chip_slots}, tuple(heated))
+
+
+class BotDriver:
+    """Built-in driver, deterministic per ``seed`` (see the module docstring for the heuristics)."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        rng = SplitMix64(seed)
+        self.boost_margin_pct = 85 + rng.next() % 11  # boost up to 85..95 % of the allowed speed
+        self.watch_frames = 45 + rng.next() % 46  # look 0.75..1.5 s of closing speed ahead for cars
+        self._rows = CarRows()
+        self._route = self._profile = self._vehicle = self._car = None
+
+    def decide(self, world: World, slot: int, frame: int) -> Decision:
+        if world.done or world.disable_reason(slot) is not None:
+            return []
+        rows = self._rows.read(world)
+        me = rows[slot]
+        if me[STATUS] != STATUS_RACING or me[PENALTY_TIMER] > 0:
+            return []  # finished, or a penalty: skills would take no effect
+        car = self._car_of(world, slot)
+        route = world.route
+        if route is not self._route:
+            self._route, self._profile = route, speed_profile(route)
+        allowed = self._profile[route.index(route.wrap(me[ARC]))]
+        v = me[VS]
+        blocker = self._blocker(world, rows, slot, car)
+        decision: Decision = []
+        if "brake" in car.skills and v > allowed:
+            decision.append(("brake", False))
+        elif ("boost" in car.skills and blocker is None
+              and (v + self._impulse_dv(car, me, "boost")) * 100 <= allowed * self.boost_margin_pct
+              and self._affordable(car, me, "boost")):
+            decision.append(("boost", False))
+        airborne = me[H] > 0 or me[VH] != 0
+        if ("slam" in car.skills and me[H] > SLAM_HEIGHT_UM and me[VH] > -self._impulse_dv(car, me, "slam")
+                and self._affordable(car, me, "slam")):
+            decision.append(("slam", False))
+        if "stabilize" in car.skills and ((airborne and me[VH] > 0) or abs(me[VLAT]) > DRIFT_UM_S):
+            decision.append(("stabilize", True))
+        if blocker is not None:
+            side = self._swerve_side(world, me, blocker, car, frame, slot)
+            if side in car.skills:
+                decision.append((side, True))
+        return decision[:MAX_EVENTS]
+
+    def _car_of(self, world: World, slot: int) -> _Car:
+        vehicle = world.vehicles[slot]
+        if vehicle is not self._vehicle:
+            self._vehicle, self._car = vehicle, _car(world, slot)
+        return self._car
+
+    @staticmethod
+    def _budget(car: _Car, me: tuple[int, ...], skill: str) -> int:
+        """The skill's power budget now: battery output at this charge times its chip share (spec §5.2)."""
+        return car.configured_mw * me[REMAINING_Q] // car.initial_q * car.pct[skill] // 100
+
+    def _impulse_dv(self, car: _Car, me: tuple[int, ...], skill: str) -> int:
+        """Speed change (µm/s) one press of an Event skill gives this car at this charge."""
+        effect_uj = self._budget(car, me, skill) * EFFECT_FRAMES[skill] * EFFECT_UJ_NUM // EFFECT_UJ_DEN
+        return effect_uj * K_EVENT_IMPULSE_PER_UJ // car.mass_ug
+
+    def _affordable(self, car: _Car, me: tuple[int, ...], skill: str) -> bool:
+        """After paying, the battery still delivers at least what the motor draws, and the waste heat
+        leaves battery and chip a reserve below their thermal limits (a broken battery stops the drive)."""
+        cost = self._budget(car, me, skill) * COST_FRAMES[skill]
+        left = me[REMAINING_Q] - cost
+        if left <= 0 or car.configured_mw * left // car.initial_q < car.auto_input_mw:
+            return False
+        return all(me[field] + tu_per_q * cost // (THERMAL_C_TU * capacity) <= highest
+                   for field, tu_per_q, capacity, highest in car.heated)
+
+    def _blocker(self, world: World, rows: list[tuple[int, ...]], slot: int, car: _Car) -> tuple[int, ...] | None:
+        """The nearest racing car ahead in this car's lane that it is catching up with, if any."""
+        me = rows[slot]
+        route = world.route
+        best = best_gap = None
+        for other, row in enumerate(rows):
+            if other == slot or row[STATUS] != STATUS_RACING or row[PENALTY_TIMER] or row[RETIRED_FRAME] >= 0:
+                continue  # finished, retired and penalised cars are out of the way (or ghosts)
+            closing = me[VS] - row[VS]
+            if closing <= 0:
+                continue
+            spec = world.vehicles[other]
+            if abs(row[LAT] - me[LAT]) >= (car.width_um + spec.width_um) // 2 + LANE_MARGIN_UM:
+                continue
+            ahead = row[ARC] - me[ARC]
+            if route.loop:
+                ahead = (ahead + (row[LAPS] - me[LAPS]) * route.length_um) % route.length_um
+            gap = ahead - (car.length_um + spec.length_um) // 2
+            if 0 <= gap <= closing * self.watch_frames // 60 + car.length_um and (best_gap is None or gap < best_gap):
+                best, best_gap = row, gap
+        return best
+
+    def _swerve_side(self, world: World, me: tuple[int, ...], blocker: tuple[int, ...], car: _Car, frame: int,
+                     slot: int) -> str:
+        """Away from the car ahead, unless the wall on that side is too near; dead even → the seed decides."""
+        route = world.route
+        half = route.width[route.index(route.wrap(me[ARC]))] // 2 - car.width_um // 2 - WALL_MARGIN_UM
+        room_left, room_right = me[LAT] + half, half - me[LAT]
+        offset = blocker[LAT] - me[LAT]
+        if offset == 0:
+            coin = SplitMix64(self.seed ^ (frame // 60) << 8 ^ slot).next() & 1
+            offset = room_left - room_right or (1 if coin else -1)
+        if offset > 0:
+            return "swerve_left" if room_left > 0 else "swerve_right"
+        return "swerve_right" if room_right > 0 else "swerve_left"
