@@ -95,6 +95,7 @@ class RaceSession:
         self._pins = OfferPins()
         self._catch_up: CatchUpRequest | None = None
         self._request_ids = 0
+        self._resumes: dict[str, int] = {}
         self._round_ended = False
         self._own_hashes: dict[int, bytes] = {}
         self._anchor: AnchorRound | None = None
@@ -208,8 +209,7 @@ class RaceSession:
             return self._end("equivocation", f"{peer} signed two different inputs for frame {frame}", {
                 "peer": peer, "frame": frame, "first": buffer.signed[frame], "second": msg,
             })
-        buffer.real[frame] = events
-        buffer.signed[frame] = msg
+        buffer.add(frame, events, msg)
         predicted = buffer.predicted.get(frame)
         if predicted is not None and predicted != events and frame < self._next:
             if self._rollback_to is None or frame < self._rollback_to:
@@ -218,6 +218,8 @@ class RaceSession:
         return []
 
     def _on_checksum(self, peer: str, msg: RaceChecksum, now_ms: int) -> list[Any]:
+        if self._catch_up is not None:
+            return []  # this node's frames are about to be replaced
         if msg.frame > self._window_end():
             raise ProtocolError("race-vote-outside-window", f"frame {msg.frame} is ahead of any vote")
         if self._status[peer] != ACTIVE or not self._votes.accepts(msg.frame, self._next):
@@ -361,6 +363,8 @@ class RaceSession:
             if frame % VOTE_INTERVAL_FRAMES == 0:
                 actions += self._vote(frame)
         if self.world.done and self._confirmed == self._next - 1 and not self._round_ended:
+            if self._off_line:
+                return actions + self._end("partition-void", "the round ended on a minority's history")
             self._round_ended = True
             actions.append(RoundEnded(self._next))
             actions += self._start_anchor(now_ms)
@@ -383,9 +387,12 @@ class RaceSession:
             yield ConfirmedInput(peer, self._slot[peer], events, signed)
 
     def _prune(self) -> None:
+        """Forget old frames; a lost peer's inputs are kept whole (no more come): a catching-up peer
+        gets them with its snapshot."""
         low = self._confirmed + 1 - STATE_BUFFER_FRAMES
         for peer in self.peers:
-            self._inputs[peer].prune(low - OWN_INPUT_HISTORY if peer == self.me else low)
+            if self._status[peer] not in (LOST, REJOINING):
+                self._inputs[peer].prune(low - OWN_INPUT_HISTORY if peer == self.me else low)
 
     # ---- votes -----------------------------------------------------------------------------------
 
@@ -513,6 +520,8 @@ class RaceSession:
             actions = self._resend(peer, msg.nextFrame - INPUT_WINDOW_BEHIND)
         if self._off_line:
             actions += self._maybe_start_catch_up(now_ms)
+            if self._catch_up is not None and msg.catchUp is False and self._catch_up.add_voter(peer):
+                actions += self._probe([peer])  # a voter that came back after the probes went out
         return actions
 
     def _resend(self, peer: str, first: int) -> list[Any]:
@@ -544,6 +553,7 @@ class RaceSession:
         if verdict == "reprobe":
             self._request_ids += 1
             self._catch_up.restart(self._request_ids)
+            self._catch_up.voters = [p for p in self.others if self._status[p] == ACTIVE]
             return self._probe(self._catch_up.voters)
         if verdict == "next-voter":
             return self._request_snapshot(now_ms)
@@ -591,19 +601,26 @@ class RaceSession:
                 raise ProtocolError("race-snapshot-mismatch", "the snapshot is not the one the majority vouched for")
             self._signed_by(peer, catch_up_digest(self.race_id, "snapshot", msg.requestId, self.me, [(frame, digest)]),
                             msg.signature, "race-snapshot-bad-signature")
-            bases = [self._check_base(record, frame) for record in msg.bases]
+            inputs = self._check_records(msg.inputs)
             self._load_snapshot(msg.state, frame)
         except ProtocolError as exc:
             return [Misbehaviour(peer, exc.code)] + self._request_snapshot(now_ms)
-        return self._apply_snapshot(frame, digest, bases)
+        return self._apply_snapshot(frame, digest, inputs)
 
-    def _check_base(self, record: InputRecord, frame: int) -> tuple[str, RaceInput, tuple[Event, ...]]:
-        if record.peer not in self._inputs or record.frame >= frame:
-            raise ProtocolError("race-snapshot-mismatch", "a prediction base is not an earlier input of the roster")
-        events = parse_events(record.events, self._skills[record.peer])
-        self._signed_by(record.peer, input_digest(self.race_id, record.frame, events), record.signature,
-                        "race-snapshot-bad-signature")
-        return record.peer, RaceInput(record.frame, record.events, record.signature), events
+    def _check_records(self, records: list[InputRecord]) -> dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]:
+        """Verify every forwarded input against its owner's race key; two different ones for one
+        (peer, frame) make the snapshot unusable."""
+        checked: dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]] = {}
+        for record in records:
+            if record.peer not in self._inputs:
+                raise ProtocolError("race-snapshot-mismatch", "a forwarded input is not of the roster")
+            events = parse_events(record.events, self._skills[record.peer])
+            self._signed_by(record.peer, input_digest(self.race_id, record.frame, events), record.signature,
+                            "race-snapshot-bad-signature")
+            known = checked.setdefault((record.peer, record.frame), (RaceInput(record.frame, record.events, record.signature), events))
+            if known[1] != events:
+                raise ProtocolError("race-snapshot-mismatch", "two different inputs for one peer and frame")
+        return checked
 
     def _load_snapshot(self, state: bytes, frame: int) -> None:
         try:
@@ -613,7 +630,8 @@ class RaceSession:
         if self.world.frame != frame:
             raise ProtocolError("race-snapshot-invalid", "the snapshot's frame differs from its label")
 
-    def _apply_snapshot(self, frame: int, digest: bytes, bases: list[tuple[str, RaceInput, tuple[Event, ...]]]) -> list[Any]:
+    def _apply_snapshot(self, frame: int, digest: bytes,
+                        inputs: dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]) -> list[Any]:
         self._catch_up = None
         self._off_line = False
         self._next = frame
@@ -626,11 +644,14 @@ class RaceSession:
         self.strikes = 0
         for buffer in self._inputs.values():
             buffer.reset(frame)
-        for peer, signed, events in bases:
-            self._inputs[peer].set_base(signed.frame, events, signed)
+        for (peer, at), (signed, events) in sorted(inputs.items()):
+            if at < frame:
+                self._inputs[peer].set_base(at, events, signed)
+            else:
+                self._inputs[peer].add(at, events, signed)
         resume = frame + RESUME_LEAD_FRAMES
         for peer in self.peers:
-            self._active_from[peer] = resume if peer == self.me else frame
+            self._active_from[peer] = resume if peer == self.me else max(frame, self._resumes.get(peer, 0))
         self._recompute_frontier()
         active = [p for p in self.others if self._status[p] == ACTIVE]
         return [Send(p, RaceResume(frame, resume)) for p in active] + [CaughtUp(frame, digest, resume)]
@@ -651,18 +672,28 @@ class RaceSession:
         self._signed_by(peer, catch_up_digest(self.race_id, "sync-request", msg.requestId, self.me, [candidate]),
                         msg.signature, "race-sync-request-bad-signature")
         offer = self._pins.take(peer, msg.requestId, candidate, self._next)
+        inputs = list(offer.bases)
+        for other in self.others:
+            if self._status[other] != ACTIVE:  # nobody re-sends these: forward what this node used
+                signed = self._inputs[other].signed
+                inputs += [InputRecord(other, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= msg.frame]
         signature = self._key.sign(catch_up_digest(self.race_id, "snapshot", msg.requestId, peer, [candidate]))
-        return [Send(peer, RaceSnapshot(msg.requestId, msg.frame, offer.state, offer.bases, signature))]
+        return [Send(peer, RaceSnapshot(msg.requestId, msg.frame, offer.state, inputs, signature))]
 
     def _on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[Any]:
-        if self._status[peer] != REJOINING:
+        """A peer caught up. It was ``rejoining`` here, or it is a fellow of this node's minority that
+        never lost its link to us: either way its real inputs restart at ``resumeFrame``."""
+        if self._status[peer] not in (REJOINING, ACTIVE):
             raise ProtocolError("race-resume-unexpected", "the peer was not catching up")
         if msg.resumeFrame != msg.frame + RESUME_LEAD_FRAMES:
             raise ProtocolError("race-resume-invalid", f"real inputs resume {RESUME_LEAD_FRAMES} frames after the snapshot")
+        self._resumes[peer] = msg.resumeFrame
+        if self._catch_up is not None:
+            return []  # taken into account when this node's own snapshot arrives
         if msg.resumeFrame < self._next - INPUT_WINDOW_BEHIND:
             return [CloseLink(peer, "rejoin-too-late")]
         self._status[peer] = ACTIVE
-        self._active_from[peer] = msg.resumeFrame
+        self._active_from[peer] = max(self._active_from[peer], msg.resumeFrame)
         self._lost_at.pop(peer, None)
         self._recompute_frontier()
         return self._resend(peer, msg.frame) + [Notify("rejoin", {"peer": peer, "frame": msg.resumeFrame})]
@@ -697,9 +728,7 @@ class RaceSession:
 
     def _sign_local(self, frame: int, events: tuple[Event, ...]) -> list[Any]:
         msg = RaceInput(frame, wire_events(events), self._key.sign(input_digest(self.race_id, frame, events)))
-        buffer = self._inputs[self.me]
-        buffer.real[frame] = events
-        buffer.signed[frame] = msg
+        self._inputs[self.me].add(frame, events, msg)
         self._advance_frontier()
         return self._broadcast(msg)
 

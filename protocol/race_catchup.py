@@ -54,6 +54,13 @@ class CatchUpRequest:
         self.groups: dict[tuple[int, bytes], list[str]] = {}
         self.answered: set[str] = set()
 
+    def add_voter(self, peer: str) -> bool:
+        """Ask one more peer while no target is chosen; True if it is new."""
+        if self.target is not None or peer in self.voters:
+            return False
+        self.voters.append(peer)
+        return True
+
     def add_offer(self, peer: str, candidates: list[tuple[int, bytes]]) -> bool:
         """Count one peer's offer; True exactly when a (frame, hash) group first reaches the quorum."""
         if self.target is not None or peer in self.answered:

@@ -56,7 +56,7 @@ def wire_events(events: tuple[Event, ...]) -> list[list[Any]]:
 class PeerInputs:
     """One peer's inputs around the current frame; frames below ``low`` are pruned."""
 
-    __slots__ = ("real", "signed", "predicted", "base_frame", "base_events", "base_signed", "low")
+    __slots__ = ("real", "signed", "predicted", "base_frame", "base_events", "base_signed", "low", "newest")
 
     def __init__(self) -> None:
         self.real: dict[int, tuple[Event, ...]] = {}
@@ -66,10 +66,18 @@ class PeerInputs:
         self.base_events: tuple[Event, ...] = NO_EVENTS
         self.base_signed: RaceInput | None = None
         self.low = 0
+        self.newest = -1
+
+    def add(self, frame: int, events: tuple[Event, ...], signed: RaceInput) -> None:
+        self.real[frame] = events
+        self.signed[frame] = signed
+        self.newest = max(self.newest, frame)
 
     def predict(self, frame: int) -> tuple[Event, ...]:
         """The prediction for ``frame``: Hold ticks of the newest real input before it."""
         real = self.real
+        if self.newest < frame:  # the common case, and a lost peer's: no scan
+            return holds(real.get(self.newest, self.base_events))
         for g in range(frame - 1, max(self.low, self.base_frame + 1) - 1, -1):
             events = real.get(g)
             if events is not None:
@@ -86,6 +94,7 @@ class PeerInputs:
     def set_base(self, frame: int, events: tuple[Event, ...], signed: RaceInput | None) -> None:
         if frame > self.base_frame:
             self.base_frame, self.base_events, self.base_signed = frame, events, signed
+            self.newest = max(self.newest, frame)
 
     def prune(self, low: int) -> None:
         """Forget frames below ``low``, keeping the newest real input among them as the prediction base."""
@@ -104,3 +113,4 @@ class PeerInputs:
         self.predicted.clear()
         self.base_frame, self.base_events, self.base_signed = -1, NO_EVENTS, None
         self.low = low
+        self.newest = -1

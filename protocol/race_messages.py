@@ -103,12 +103,14 @@ class InputRecord:
 
 @message("race-snapshot")
 class RaceSnapshot(Message):
-    """The pinned state of ``frame`` and, per peer, its newest signed input before ``frame``."""
+    """The pinned state of ``frame``; ``inputs`` holds each peer's newest signed input before ``frame``
+    (its prediction base) and every signed input from ``frame`` on of the peers that will not re-send
+    their own (lost, catching up or gone), so the requester predicts them exactly as the sender did."""
 
     requestId: int
     frame: int
     state: bytes
-    bases: list[InputRecord]
+    inputs: list[InputRecord]
     signature: bytes
 
 

@@ -99,7 +99,7 @@ def test_a_bad_snapshot_is_misbehaviour_and_the_next_voter_serves():
     def corrupt_first_snapshot(src, dst, msg):
         if isinstance(msg, RaceSnapshot) and not served:
             served.append(src)
-            return RaceSnapshot(msg.requestId, msg.frame, msg.state[:-1] + bytes([msg.state[-1] ^ 1]), msg.bases, msg.signature)
+            return RaceSnapshot(msg.requestId, msg.frame, msg.state[:-1] + bytes([msg.state[-1] ^ 1]), msg.inputs, msg.signature)
         return msg
 
     mesh.tamper = corrupt_first_snapshot

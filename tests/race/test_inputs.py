@@ -120,7 +120,6 @@ RECORDS = st.lists(st.builds(InputRecord, peer=st.text(max_size=50), frame=INTS,
                              signature=st.binary(max_size=70)), max_size=2)
 SPECIAL = {
     "events": FIELDS["events"],
-    "bases": RECORDS,
     "inputs": RECORDS,
     "candidates": st.lists(st.builds(Candidate, frame=INTS, hash=st.binary(max_size=40)), max_size=3),
     "event": st.dictionaries(st.text(max_size=12), st.one_of(INTS, st.text(max_size=8), st.binary(max_size=8)), max_size=12),
@@ -159,10 +158,10 @@ def test_prediction_repeats_hold_ticks_of_the_newest_earlier_real_input_only():
     from protocol.race_inputs import PeerInputs
 
     buffer = PeerInputs()
-    buffer.real[3] = (("boost", False), ("swerve_left", True))
+    buffer.add(3, (("boost", False), ("swerve_left", True)), RaceInput(3, [], bytes(64)))
     assert buffer.predict(3) == ()  # nothing real before frame 3
     assert buffer.predict(5) == (("swerve_left", True),)  # the Event skill is never repeated
-    buffer.real[7] = (("stabilize", True),)  # a later input arriving out of order
+    buffer.add(7, (("stabilize", True),), RaceInput(7, [], bytes(64)))  # a later input arriving out of order
     assert buffer.predict(5) == (("swerve_left", True),)  # does not change an earlier frame's prediction
     assert buffer.predict(9) == (("stabilize", True),)
     buffer.prune(8)  # pruned inputs still serve as the base of later predictions
