@@ -46,7 +46,6 @@ SLAM_HEIGHT_UM = 20_000  # slam only when the underside is more than 2 cm above 
 LANE_MARGIN_UM = 20_000  # extra lateral clearance counted as "in my lane"
 WALL_MARGIN_UM = 30_000  # do not swerve towards a wall nearer than this
 HEAT_RESERVE_PCT = 25  # keep this share of a part's headroom (limit − air) unused by skills
-MAX_EVENTS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +87,7 @@ class BotDriver:
         self.boost_margin_pct = 85 + rng.next() % 11  # boost up to 85..95 % of the allowed speed
         self.watch_frames = 45 + rng.next() % 46  # look 0.75..1.5 s of closing speed ahead for cars
         self._rows = CarRows()
-        self._route = self._profile = self._vehicle = self._car = None
+        self._route = self._profile = self._car_key = self._car = None
 
     def decide(self, world: World, slot: int, frame: int) -> Decision:
         if world.done or world.disable_reason(slot) is not None:
@@ -121,12 +120,12 @@ class BotDriver:
             side = self._swerve_side(world, me, blocker, car, frame, slot)
             if side in car.skills:
                 decision.append((side, True))
-        return decision[:MAX_EVENTS]
+        return decision  # at most 4 by construction: boost or brake, slam, stabilize, one swerve
 
     def _car_of(self, world: World, slot: int) -> _Car:
-        vehicle = world.vehicles[slot]
-        if vehicle is not self._vehicle:
-            self._vehicle, self._car = vehicle, _car(world, slot)
+        key = self._car_key
+        if key is None or key[0] is not world.vehicles[slot] or key[1] is not world.track:
+            self._car_key, self._car = (world.vehicles[slot], world.track), _car(world, slot)
         return self._car
 
     @staticmethod
