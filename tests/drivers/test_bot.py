@@ -41,7 +41,8 @@ def test_same_seed_and_same_world_give_the_same_decisions_over_a_whole_race():
     logs = []
     for _ in range(2):
         seen: list = []
-        world = race(builtin_world("builtin:track-03", list(archetypes())), {s: BotDriver(40 + s) for s in range(3)}, seen)
+        bots = {slot: BotDriver(40 + slot) for slot in range(3)}
+        world = race(builtin_world("builtin:track-03", list(archetypes())), bots, seen)
         logs.append((seen, world.state_hash()))
     assert logs[0] == logs[1]
     assert any(decision for _, _, decision in logs[0][0])
@@ -161,7 +162,8 @@ def test_does_not_boost_into_a_car_ahead():
 
 def test_a_dead_even_swerve_is_settled_by_the_seed():
     world = two_cars(CONTROL, other_lat=0)
-    sides = {seed: skills_of(BotDriver(seed).decide(world, 0, 1)) & {"swerve_left", "swerve_right"} for seed in range(16)}
+    swerves = {"swerve_left", "swerve_right"}
+    sides = {seed: skills_of(BotDriver(seed).decide(world, 0, 1)) & swerves for seed in range(16)}
     assert {frozenset(s) for s in sides.values()} == {frozenset({"swerve_left"}), frozenset({"swerve_right"})}
     assert all(skills_of(BotDriver(seed).decide(world, 0, 1)) >= side for seed, side in sides.items())
 
