@@ -24,7 +24,7 @@ from protocol.handshake import (
     decode_handshake_message,
 )
 from protocol.identity import Identity
-from protocol.wire import HANDSHAKE, HEADER, ROOM, FrameDecoder, Message, encode_frame, encode_message
+from protocol.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
 from open4wd_node.link_rules import IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
 
 RECEIVE_CHUNK = 64 * 1024
@@ -156,6 +156,7 @@ class Link:
         self._guard = IngressGuard(limits, now, expensive, registry)
         self._pacer = SendPacer(limits, now, expensive)
         self._keepalive = Keepalive(limits, now)
+        self._channel = ROOM
         self._decoder = FrameDecoder(ROOM)
         self._bodies: deque[bytes] = deque()
         self._send_lock = trio.Lock()
@@ -165,6 +166,16 @@ class Link:
 
     def __repr__(self) -> str:
         return f"Link(peer_id={self.peer_id!r}, role={self.role!r})"
+
+    def repurpose(self, channel: Channel, limits: LinkLimits, expensive: frozenset[str] = frozenset()) -> None:
+        """Apply the size cap and buckets of what this link turned out to be for (a race-mesh link
+        carries 60 inputs a second and 4 MiB snapshots; a room link does not). Both ends must agree."""
+        now = now_ms()
+        self.limits = limits
+        self._channel = channel
+        self._decoder.channel = channel
+        self._guard = IngressGuard(limits, now, expensive, self._guard.registry)
+        self._pacer = SendPacer(limits, now, expensive)
 
     @property
     def rtt_ms(self) -> int | None:
@@ -182,7 +193,7 @@ class Link:
         """Send one message, first waiting as long as the peer's rate limits require (so nothing we send
         is dropped); a message larger than the room channel's 256 KiB is ``frame-too-large``."""
         body = encode_message(msg)
-        frame = encode_frame(body, ROOM)
+        frame = encode_frame(body, self._channel)
         if self._closed is not None:
             raise self._closed.copy()
         while (wait_ms := self._pacer.delay_ms(msg.TYPE, len(body), now_ms())) > 0:

@@ -1,0 +1,46 @@
+"""The 60 Hz frame pump: ticks at exact multiples of 1/60 s from its start on trio's clock.
+
+Tick k is scheduled at ``start + k/60`` (computed from the integer k, so no error accumulates: no
+drift). At each tick the pump asks for the frames that are due, at most 4 per tick when it is behind,
+and reports the lag (frames due but not stepped) so the shell can show and count it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import trio
+
+FRAME_HZ = 60
+MAX_STEPS_PER_TICK = 4
+
+
+class FramePump:
+    def __init__(self, step: Callable[[], bool], current_frame: Callable[[], int]) -> None:
+        """``step()`` steps one frame (True) or says it must wait (False); ``current_frame()`` counts frames."""
+        self.step = step
+        self.current_frame = current_frame
+        self.max_lag = 0
+        self.lag = 0
+        self.ticks = 0
+
+    @staticmethod
+    def due(start: float, now: float) -> int:
+        """Frames due by ``now``: frame k is due at ``start + k/60`` (the epsilon absorbs float error
+        in a tick that is exactly on time)."""
+        return int((now - start) * FRAME_HZ + 1e-6) + 1
+
+    async def run(self, until: Callable[[], bool]) -> None:
+        start = trio.current_time()
+        base = self.current_frame()
+        tick = 0
+        while not until():
+            due = base + self.due(start, trio.current_time())
+            for _ in range(MAX_STEPS_PER_TICK):
+                if self.current_frame() >= due or until() or not self.step():
+                    break
+            self.lag = max(0, due - self.current_frame())
+            self.max_lag = max(self.max_lag, self.lag)
+            self.ticks += 1
+            tick += 1
+            await trio.sleep_until(start + tick / FRAME_HZ)

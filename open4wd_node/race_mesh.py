@@ -1,0 +1,147 @@
+"""The race's fixed-roster full mesh: one authenticated link per pair of roster peers.
+
+The peer with the smaller PeerId dials the other's room listen address (checking its PeerId); the
+other accepts the link on its ``NodeListener`` when the first message names this match. A lost link
+is re-dialled by the same side every 500 ms while the race runs, so a peer that comes back within the
+session's reconnect window resumes on a fresh link. Messages go through a bounded outbox per link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import structlog
+import trio
+
+from open4wd_node.link import Link, LinkClosed
+from open4wd_node.link_rules import LinkLimits
+from open4wd_node.node_listener import NodeListener
+from open4wd_node.transport import dial
+from protocol.identity import Identity
+from protocol.mesh_messages import MeshHello
+from protocol.race_messages import INPUT_TYPES, RACE_LINK
+from protocol.wire import REGISTRY, Message
+
+log = structlog.get_logger("open4wd_node.mesh")
+
+OUTBOX_CAPACITY = 1024
+REDIAL_S = 0.5
+RACE_LIMITS = LinkLimits(
+    general_burst=120, general_per_second=90,
+    general_bytes_burst=RACE_LINK.max_frame_bytes + 64 * 1024, general_bytes_per_second=4 * 1024 * 1024,
+    expensive_burst=32, expensive_per_second=32,
+)
+RACE_CONTROL_TYPES = frozenset(t for t in REGISTRY if t.startswith("race-") and t not in INPUT_TYPES)
+
+
+class Mesh:
+    def __init__(
+        self,
+        identity: Identity,
+        match_id: str,
+        addresses: dict[str, str],
+        listener: NodeListener,
+        on_message: Callable[[str, Message], None],
+        on_lost: Callable[[str], None],
+        on_back: Callable[[str], None],
+    ) -> None:
+        self.me = identity.peer_id
+        self.identity = identity
+        self.match_id = match_id
+        self.addresses = addresses  # every other roster peer -> "host:port"
+        self.listener = listener
+        self.on_message, self.on_lost, self.on_back = on_message, on_lost, on_back
+        self.outboxes: dict[str, trio.MemorySendChannel] = {}
+        self.ever_linked: set[str] = set()
+        self.linked = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._closing = False
+
+    @property
+    def peers(self) -> list[str]:
+        return sorted(self.addresses)
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            self.listener.handlers[MeshHello] = self._accept
+            for peer in self.peers:
+                if self.me < peer:
+                    nursery.start_soon(self._dial_loop, peer)
+            task_status.started()
+            try:
+                await trio.sleep_forever()
+            finally:
+                self._closing = True
+                self.listener.handlers.pop(MeshHello, None)
+
+    def send(self, peer: str, message: Message) -> None:
+        channel = self.outboxes.get(peer)
+        if channel is None:
+            return  # not linked (lost): the session predicts the peer and relays what it missed later
+        try:
+            channel.send_nowait(message)
+        except trio.WouldBlock:
+            log.info("mesh-backlog", peer=peer)
+            channel.close()
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+
+    async def _dial_loop(self, peer: str) -> None:
+        host, _, port = self.addresses[peer].rpartition(":")
+        while not self._closing:
+            try:
+                link = await dial(host.strip("[]"), int(port), self.identity, expected_peer=peer,
+                                  expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
+                link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
+                await link.send(MeshHello(self.match_id))
+            except (LinkClosed, ValueError, OSError) as exc:
+                log.debug("mesh-dial-failed", peer=peer, reason=str(exc))
+                await trio.sleep(REDIAL_S)
+                continue
+            await self._run_link(link)
+            await trio.sleep(REDIAL_S)
+
+    async def _accept(self, link: Link, first: MeshHello) -> None:
+        peer = link.peer_id
+        if first.matchId != self.match_id or peer not in self.addresses or not peer < self.me:
+            await link.aclose("mesh-refused", "this node is not racing that match with that peer")
+            return
+        link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
+        await self._run_link(link)
+
+    async def _run_link(self, link: Link) -> None:
+        peer = link.peer_id
+        old = self.outboxes.pop(peer, None)
+        if old is not None:
+            old.close()
+        send, receive = trio.open_memory_channel[Message](OUTBOX_CAPACITY)
+        self.outboxes[peer] = send
+        returning = peer in self.ever_linked
+        self.ever_linked.add(peer)
+        if self.ever_linked >= set(self.addresses):
+            self.linked.set()
+        if returning:
+            self.on_back(peer)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._writer, link, receive)
+                try:
+                    async for message in link:
+                        self.on_message(peer, message)
+                except LinkClosed as exc:
+                    log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)
+                nursery.cancel_scope.cancel()
+        finally:
+            if self.outboxes.get(peer) is send:
+                del self.outboxes[peer]
+                if not self._closing:
+                    self.on_lost(peer)
+            with trio.CancelScope(shield=True):
+                await link.aclose("mesh-closed", "the race mesh closed this link")
+
+    @staticmethod
+    async def _writer(link: Link, receive: trio.MemoryReceiveChannel) -> None:
+        async with receive:
+            async for message in receive:
+                await link.send(message)
