@@ -535,7 +535,7 @@ class RaceSession:
             return []
         need = quorum(len(self.peers))
         if len(self.peers) - 1 < need:
-            return self._end("catch-up-impossible", f"a {len(self.peers)}-player race cannot vouch for a snapshot")
+            return self._give_up("catch-up-impossible", f"a {len(self.peers)}-player race cannot vouch for a snapshot")
         voters = [p for p in self.others if self._status[p] == ACTIVE]
         if len(voters) < need:
             return []
@@ -559,7 +559,7 @@ class RaceSession:
             return self._request_snapshot(now_ms)
         if verdict == "failed":
             self._catch_up = None
-            return self._end("catch-up-failed", "no strict majority vouched for one snapshot in time")
+            return self._give_up("catch-up-failed", "no strict majority vouched for one snapshot in time")
         return []
 
     def _signed_by(self, peer: str, digest: bytes, signature: bytes, code: str) -> None:
@@ -585,7 +585,7 @@ class RaceSession:
         target = request.next_voter(now_ms)
         if target is None:
             self._catch_up = None
-            return self._end("catch-up-failed", "every voter of the agreed snapshot failed to deliver it")
+            return self._give_up("catch-up-failed", "every voter of the agreed snapshot failed to deliver it")
         frame, digest = request.target
         rid = request.request_id
         signature = self._key.sign(catch_up_digest(self.race_id, "sync-request", rid, target, [(frame, digest)]))
@@ -734,6 +734,10 @@ class RaceSession:
 
     def _broadcast(self, msg: Any) -> list[Any]:
         return [Send(p, msg) for p in self.others if self._status[p] != REMOVED]
+
+    def _give_up(self, reason: str, detail: str) -> list[Any]:
+        """End after a failed catch-up, telling the others so that none of them waits for this node."""
+        return self._broadcast(RaceLeave("disconnect")) + self._end(reason, detail)
 
     def _end(self, reason: str, detail: str, evidence: dict[str, Any] | None = None) -> list[Any]:
         if self.ended is not None:
