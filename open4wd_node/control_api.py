@@ -206,7 +206,7 @@ class ControlServer:
         try:
             request = json.loads(line)
         except ValueError as exc:  # also bad UTF-8
-            return _error("bad-json", f"not a JSON object: {exc}")
+            return _error("bad-json", f"not valid JSON: {exc}")
         if not isinstance(request, dict):
             return _error("bad-request", 'a request is a JSON object such as {"op": "subscribe", "topics": ["frames"]}')
         op = request.get("op")
