@@ -8,7 +8,8 @@ request. A client can never stall the race: the publisher only queues into a bou
 and a client whose outbox is full is disconnected; a bad request costs an error line, never the node.
 
 The shell runs ``serve`` in its nursery, uses ``server.driver`` as the node's ``Driver``, calls
-``publish_frame(world, slot)`` after each step and ``publish_event(event, data)`` for what it emits.
+``publish_frame(world, slot)`` once when a round's world is built (clients get the round's ``hello``)
+and after each step, and ``publish_event(event, data)`` for what it emits.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import trio
 
+from open4wd_node.context_errors import UserError
 from open4wd_node.drivers.external import ExternalDriver
 from open4wd_node.race_world import chip_skills
 from sim_core import SkillEvent, World
@@ -30,6 +32,7 @@ TOPICS = ("frames", "standings", "events")
 MAX_LINE_BYTES = 4096
 OUTBOX_MESSAGES = 256
 MAX_CLIENTS = 8
+FLUSH_SECONDS = 1  # after a client's end of input, how long its queued replies may take to go out
 
 
 def _line(message: Mapping[str, Any]) -> bytes:
@@ -82,8 +85,15 @@ class ControlServer:
         return len(self._clients)
 
     async def serve(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
-        """Listen until cancelled; ``await nursery.start(server.serve)`` returns the bound port."""
-        listeners = await trio.open_tcp_listeners(self.port, host=self.host)
+        """Listen until cancelled; ``await nursery.start(server.serve)`` returns the bound port.
+
+        Raises ``UserError`` ``control-port-unavailable`` when the address cannot be bound."""
+        try:
+            listeners = await trio.open_tcp_listeners(self.port, host=self.host)
+        except OSError as exc:
+            raise UserError("control-port-unavailable",
+                            f"cannot listen on {self.host}:{self.port} for the control API ({exc.strerror or exc}); "
+                            "choose another port, or 0 for a free one") from None
         self.host, self.port = listeners[0].socket.getsockname()[:2]
         task_status.started(self.port)
         await trio.serve_listeners(self._connection, listeners)
@@ -157,12 +167,18 @@ class ControlServer:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._write, stream, client)
                     await self._read(stream, client)
-                    nursery.cancel_scope.cancel()
+                    # the client is done sending: its holds end now, the replies already queued still go out
+                    self._leave(client)
+                    nursery.cancel_scope.deadline = trio.current_time() + FLUSH_SECONDS
         finally:
+            self._leave(client)
+            await trio.aclose_forcefully(stream)
+
+    def _leave(self, client: _Client) -> None:
+        if client in self._clients:
             self._clients.remove(client)
             self.driver.release(client)
             client.send.close()
-            await trio.aclose_forcefully(stream)
 
     @staticmethod
     async def _write(stream: trio.SocketStream, client: _Client) -> None:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import socket
 
+import pytest
 import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from open4wd_node.context_errors import UserError
 from open4wd_node.control_api import MAX_LINE_BYTES, ControlServer, _Client
 from sim_core import SKILLS
 from sim_core.vehicle import ChipSlot
@@ -150,6 +152,20 @@ async def test_press_and_hold_reach_the_driver_and_holds_end_with_the_connection
     assert server.driver.decide(w, 0, 6) == []
 
 
+async def test_a_client_that_ends_its_input_still_gets_its_replies_and_its_holds_end(nursery):
+    server = await start(nursery)
+    w = world(cars=[car(CHIP)])
+    server.publish_frame(w, 0)
+    client = await Client.connect(server.port)
+    await client.recv()
+    await client.send({"op": "hold", "skill": "stabilize", "on": True})
+    await client.send({"op": "press", "skill": "warp"})
+    await client.stream.send_eof()  # like `printf '...' | nc -q 1`
+    assert (await client.recv())["type"] == "ack" and (await client.recv())["code"] == "input-unknown-skill"
+    assert await client.closed_by_node()
+    assert server.client_count == 0 and server.driver.decide(w, 0, 1) == []
+
+
 BAD_REQUESTS = [
     (b"press boost", "bad-json"),
     (b"\xff\xfe{}", "bad-json"),
@@ -218,6 +234,13 @@ async def test_a_client_that_never_reads_is_dropped_without_holding_up_the_other
         readers.cancel_scope.cancel()
     assert received == list(range(sent))
     assert await stalled.closed_by_node()
+
+
+async def test_a_port_in_use_is_a_coded_error(nursery):
+    taken = await start(nursery)
+    with pytest.raises(UserError) as refused:
+        await nursery.start(ControlServer(peer="zTestPeer", port=taken.port).serve)
+    assert refused.value.code == "control-port-unavailable"
 
 
 async def test_surplus_clients_are_refused_with_a_code(nursery):
