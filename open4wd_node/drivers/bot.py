@@ -30,7 +30,7 @@ from sim_core.constants import (
     K_EVENT_IMPULSE_PER_UJ, QUANTA_PER_MJ, THERMAL_C_TU,
 )
 from sim_core.layout import (
-    ARC, H, LAPS, LAT, P_TEMP, PENALTY_TIMER, REMAINING_Q, RETIRED_FRAME, STATUS, STATUS_RACING, VH, VLAT, VS,
+    ARC, H, LAT, P_TEMP, PENALTY_TIMER, REMAINING_Q, RETIRED_FRAME, STATUS, STATUS_RACING, VH, VLAT, VS,
     part_field,
 )
 from sim_core.scripted import SplitMix64
@@ -163,8 +163,8 @@ class BotDriver:
             if abs(row[LAT] - me[LAT]) >= (car.width_um + spec.width_um) // 2 + LANE_MARGIN_UM:
                 continue
             ahead = row[ARC] - me[ARC]
-            if route.loop:
-                ahead = (ahead + (row[LAPS] - me[LAPS]) * route.length_um) % route.length_um
+            if route.loop:  # around the loop, whatever the laps: a car just past the line is still ahead
+                ahead %= route.length_um
             gap = ahead - (car.length_um + spec.length_um) // 2
             if 0 <= gap <= closing * self.watch_frames // 60 + car.length_um and (best_gap is None or gap < best_gap):
                 best, best_gap = row, gap

@@ -154,6 +154,14 @@ def test_swerves_away_from_a_slower_car_ahead_in_its_lane():
     assert bot.decide(two_cars(CONTROL, other_lat=0, other_arc=600_000), 0, 1) == []  # behind
 
 
+def test_on_a_loop_a_car_just_past_the_line_is_ahead():
+    track = loop_track()
+    length = World.new(track, [CONTROL]).route.length_um
+    world = staged([CONTROL, HEAVY], track, arc_um=length - 200_000, lat_um=0, vs_um_s=1_500_000)
+    set_fields(world, 1, {"arc_um": 100_000, "lat_um": 30_000, "vs_um_s": 300_000})
+    assert ("swerve_left", True) in BotDriver(8).decide(world, 0, 1)
+
+
 def test_does_not_boost_into_a_car_ahead():
     bot = BotDriver(6)
     assert "boost" not in skills_of(bot.decide(two_cars(SPEED, other_lat=0), 0, 1))
