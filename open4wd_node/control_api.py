@@ -223,6 +223,8 @@ class ControlServer:
             request = json.loads(line)
         except ValueError as exc:  # also bad UTF-8
             return _error("bad-json", f"not valid JSON: {exc}")
+        except RecursionError:
+            return _error("bad-json", "JSON nested too deeply")
         if not isinstance(request, dict):
             return _error("bad-request", 'a request is a JSON object such as {"op": "subscribe", "topics": ["frames"]}')
         op = request.get("op")

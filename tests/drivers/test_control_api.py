@@ -169,6 +169,8 @@ async def test_a_client_that_ends_its_input_still_gets_its_replies_and_its_holds
 BAD_REQUESTS = [
     (b"press boost", "bad-json"),
     (b"\xff\xfe{}", "bad-json"),
+    (b"[" * 4000 + b"]" * 4000, "line-too-long"),
+    (b"[" * 2000 + b"]" * 2000, "bad-json"),
     (b"[1, 2]", "bad-request"),
     (b'{"op": "fly"}', "unknown-op"),
     (b'{"topics": ["frames"]}', "unknown-op"),
