@@ -22,30 +22,28 @@ from protocol.dagcbor import signing_digest
 from protocol.errors import ProtocolError
 from protocol.identity import Identity, race_id as make_race_id
 from protocol.race_actions import (
-    CaughtUp, CloseLink, ConfirmedInput, DesyncRecord, FrameConfirmed, FrameReport, Misbehaviour, Notify,
+    ConfirmedInput, DesyncRecord, FrameConfirmed, FrameReport, Misbehaviour, Notify,
     RoundEnded, Send, SessionEnded, VoteDecided, WriteState,
 )
 from protocol.race_anchor import AnchorFacts, AnchorRound
-from protocol.race_catchup import RESUME_LEAD_FRAMES, CatchUpRequest, Offer, OfferPins
-from protocol.race_inputs import NO_EVENTS, PeerInputs, parse_events, wire_events
+from protocol.race_catchup import CatchUpRequest, Offer, OfferPins
+from protocol.race_inputs import (
+    INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, NO_EVENTS, STATE_BUFFER_FRAMES, PeerInputs, parse_events, wire_events,
+)
 from protocol.race_keys import RaceKeyBook, announce, verify_race_signature
 from protocol.race_messages import (
-    LEAVE_REASONS, OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceChecksum,
+    LEAVE_REASONS, OFFER_CANDIDATES, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceChecksum,
     RaceInput, RaceKey, RaceLeave, RaceOffer,
     RaceProbe, RaceRejoin, RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
+from protocol.race_recovery import ACTIVE, LOST, REJOINING, REMOVED, RecoveryMixin
 from protocol.race_setup import RaceSetup, RaceWorld
-from protocol.race_signing import Event, catch_up_digest, checksum_digest, input_digest
+from protocol.race_signing import Event, checksum_digest, input_digest
 from protocol.race_votes import AGREED, MINORITY, STRIKE_LIMIT, TIE, VOTE_INTERVAL_FRAMES, VoteBook
 
-INPUT_WINDOW_BEHIND = 8
-INPUT_WINDOW_AHEAD = 24
-STATE_BUFFER_FRAMES = 12
 OWN_INPUT_HISTORY = 64
 PENDING_BEFORE_KEY = 64
-RECONNECT_WINDOW_MS = 15_000
 OFFER_ALIGNMENT = 8
-ACTIVE, LOST, REJOINING, REMOVED = "active", "lost", "rejoining", "removed"
 
 
 class RaceStats:
@@ -59,7 +57,7 @@ class RaceStats:
         self.rollback_frames = self.max_rollback = self.last_rollback = 0
 
 
-class RaceSession:
+class RaceSession(RecoveryMixin):
     def __init__(self, setup: RaceSetup, identity: Identity, world: RaceWorld, keys: RaceKeyBook) -> None:
         if identity.peer_id not in setup.slots:
             raise ProtocolError("race-setup-invalid", "this node is not on the roster")
@@ -179,20 +177,6 @@ class RaceSession:
             self._pending[peer].append(msg)
             return []
         return self._admit(peer, msg)
-
-    def _on_relay(self, peer: str, msg: RaceRelay, now_ms: int) -> list[Any]:
-        """Inputs of a lost peer that another peer still got: each is checked against its owner's key."""
-        actions: list[Any] = []
-        for record in msg.inputs:
-            owner = record.peer
-            if owner not in self._pending or self._status[owner] == REMOVED or self._catch_up is not None:
-                continue
-            if not max(self._next - INPUT_WINDOW_BEHIND, self._active_from[owner]) <= record.frame <= self._window_end():
-                continue
-            actions += self._admit(owner, RaceInput(record.frame, record.events, record.signature))
-            if self.ended is not None:
-                break
-        return actions
 
     def _admit(self, peer: str, msg: RaceInput) -> list[Any]:
         """Validate, verify and store one input of ``peer`` whose frame is inside the window."""
@@ -443,261 +427,6 @@ class RaceSession:
             "frame": frame, "hashes": hashes,
         })
 
-    # ---- peers come and go -----------------------------------------------------------------------
-
-    def _present_count(self) -> int:
-        return 1 + sum(1 for p in self.others if self._status[p] == ACTIVE)
-
-    def _remove(self, peer: str, reason: str) -> list[Any]:
-        if self._status[peer] == REMOVED:
-            return []
-        self._status[peer] = REMOVED
-        self._lost_at.pop(peer, None)
-        self._pins.drop(peer)
-        self._recompute_frontier()
-        return [Notify("leave", {"peer": peer, "reason": reason})]
-
-    def peer_lost(self, peer: str, now_ms: int) -> list[Any]:
-        """The link to ``peer`` broke: predict it for the reconnect window (``tick`` closes the window)."""
-        if self.ended is not None or self._status.get(peer) != ACTIVE or peer == self.me:
-            return []
-        self._status[peer] = LOST
-        self._lost_at[peer] = now_ms
-        self._recompute_frontier()
-        signed = self._inputs[peer].signed
-        first = self._confirmed + 1 - STATE_BUFFER_FRAMES  # survivors a little behind this node need these too
-        relay = [InputRecord(peer, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
-        actions: list[Any] = [Notify("peer-lost", {"peer": peer})]
-        if relay:
-            actions += [Send(p, RaceRelay(relay)) for p in self.others if self._status[p] == ACTIVE]
-        return actions
-
-    def tick(self, now_ms: int) -> list[Any]:
-        """Timers: reconnect windows (the partition guard) and catch-up retries."""
-        if self.ended is not None:
-            return []
-        actions: list[Any] = []
-        expired = [p for p, at in sorted(self._lost_at.items()) if now_ms - at >= RECONNECT_WINDOW_MS]
-        if expired:
-            if self._off_line or self._present_count() < quorum(len(self.peers)):
-                return self._end("partition-void", "this side of the partition is not a strict majority of the roster", {
-                    "present": sorted(p for p in self.peers if p == self.me or self._status[p] == ACTIVE),
-                })
-            for peer in expired:
-                actions += self._remove(peer, "disconnect")
-        if self._catch_up is not None:
-            actions += self._catch_up_timers(now_ms)
-        if self._anchor is not None:
-            actions += self._anchor.tick(now_ms)
-        return actions
-
-    def peer_reconnected(self, peer: str, now_ms: int) -> list[Any]:
-        """A new link to ``peer`` is up: tell it who we race as and where we are."""
-        if self.ended is not None or peer not in self._pending:
-            return []
-        msg = RaceRejoin(self.race_id, self.setup.loadouts[self.me], self._next, self._off_line)
-        return [Send(peer, msg)]
-
-    def _on_rejoin(self, peer: str, msg: RaceRejoin, now_ms: int) -> list[Any]:
-        if msg.raceId != self.race_id:
-            raise ProtocolError("race-rejoin-invalid", "the rejoin is for another round")
-        if msg.loadoutDigest != self.setup.loadouts[peer]:
-            return [CloseLink(peer, "reconnect-loadout-mismatch")]
-        if self._status[peer] == REMOVED:
-            return [CloseLink(peer, "race-peer-removed")]
-        actions: list[Any] = []
-        if msg.catchUp:
-            if self._status[peer] == ACTIVE:
-                self._lost_at[peer] = now_ms
-            self._status[peer] = REJOINING
-            self._recompute_frontier()
-        else:
-            if self._status[peer] != ACTIVE:
-                self._status[peer] = ACTIVE
-                self._active_from[peer] = max(self._active_from[peer], self._confirmed + 1)
-                self._lost_at.pop(peer, None)
-                self._recompute_frontier()
-            actions = self._resend(peer, msg.nextFrame - INPUT_WINDOW_BEHIND)
-        if self._off_line:
-            actions += self._maybe_start_catch_up(now_ms)
-            if self._catch_up is not None and msg.catchUp is False and self._catch_up.add_voter(peer):
-                actions += self._probe([peer])  # a voter that came back after the probes went out
-        return actions
-
-    def _resend(self, peer: str, first: int) -> list[Any]:
-        signed = self._inputs[self.me].signed
-        return [Send(peer, signed[f]) for f in sorted(signed) if f >= first]
-
-    # ---- catch-up: requester -----------------------------------------------------------------------
-
-    def _maybe_start_catch_up(self, now_ms: int) -> list[Any]:
-        if self._catch_up is not None:
-            return []
-        need = quorum(len(self.peers))
-        if len(self.peers) - 1 < need:
-            return self._give_up("catch-up-impossible", f"a {len(self.peers)}-player race cannot vouch for a snapshot")
-        voters = [p for p in self.others if self._status[p] == ACTIVE]
-        if len(voters) < need:
-            return []
-        self._request_ids += 1
-        self._catch_up = CatchUpRequest(self._request_ids, voters, need, now_ms, self._next)
-        return self._probe(voters)
-
-    def _probe(self, voters: Iterable[str]) -> list[Any]:
-        rid = self._catch_up.request_id
-        return [Send(p, RaceProbe(rid, self._key.sign(catch_up_digest(self.race_id, "probe", rid, p, []))))
-                for p in voters]
-
-    def _catch_up_timers(self, now_ms: int) -> list[Any]:
-        verdict = self._catch_up.on_timer(now_ms)
-        if verdict == "reprobe":
-            self._request_ids += 1
-            self._catch_up.restart(self._request_ids)
-            self._catch_up.voters = [p for p in self.others if self._status[p] == ACTIVE]
-            return self._probe(self._catch_up.voters)
-        if verdict == "next-voter":
-            return self._request_snapshot(now_ms)
-        if verdict == "failed":
-            self._catch_up = None
-            return self._give_up("catch-up-failed", "no strict majority vouched for one snapshot in time")
-        return []
-
-    def _signed_by(self, peer: str, digest: bytes, signature: bytes, code: str) -> None:
-        key = self.keys.key(self.race_id, peer)
-        if key is None or not verify_race_signature(key, digest, signature):
-            raise ProtocolError(code, "the message is not signed by the peer's race key")
-
-    def _on_offer(self, peer: str, msg: RaceOffer, now_ms: int) -> list[Any]:
-        request = self._catch_up
-        if request is None or msg.requestId != request.request_id:
-            return []  # an answer to an earlier probe round
-        candidates = [(c.frame, c.hash) for c in msg.candidates]
-        if len(candidates) > OFFER_CANDIDATES or any(len(h) != 32 for _, h in candidates):
-            raise ProtocolError("race-offer-invalid", f"an offer has at most {OFFER_CANDIDATES} (frame, 32-byte hash) candidates")
-        self._signed_by(peer, catch_up_digest(self.race_id, "offer", msg.requestId, self.me, candidates),
-                        msg.signature, "race-offer-bad-signature")
-        if request.add_offer(peer, candidates):
-            return self._request_snapshot(now_ms)
-        return []
-
-    def _request_snapshot(self, now_ms: int) -> list[Any]:
-        request = self._catch_up
-        target = request.next_voter(now_ms)
-        if target is None:
-            self._catch_up = None
-            return self._give_up("catch-up-failed", "every voter of the agreed snapshot failed to deliver it")
-        frame, digest = request.target
-        rid = request.request_id
-        signature = self._key.sign(catch_up_digest(self.race_id, "sync-request", rid, target, [(frame, digest)]))
-        return [Send(target, RaceSyncRequest(rid, frame, digest, signature))]
-
-    def _on_snapshot(self, peer: str, msg: RaceSnapshot, now_ms: int) -> list[Any]:
-        request = self._catch_up
-        if request is None or request.pending != peer or msg.requestId != request.request_id:
-            raise ProtocolError("race-snapshot-unexpected", "no sync request to this peer matches the snapshot")
-        frame, digest = request.target
-        try:
-            if msg.frame != frame or len(msg.state) > SYNC_SNAPSHOT_MAX_BYTES or hashlib.sha256(msg.state).digest() != digest:
-                raise ProtocolError("race-snapshot-mismatch", "the snapshot is not the one the majority vouched for")
-            self._signed_by(peer, catch_up_digest(self.race_id, "snapshot", msg.requestId, self.me, [(frame, digest)]),
-                            msg.signature, "race-snapshot-bad-signature")
-            inputs = self._check_records(msg.inputs)
-            self._load_snapshot(msg.state, frame)
-        except ProtocolError as exc:
-            return [Misbehaviour(peer, exc.code)] + self._request_snapshot(now_ms)
-        return self._apply_snapshot(frame, digest, inputs)
-
-    def _check_records(self, records: list[InputRecord]) -> dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]:
-        """Verify every forwarded input against its owner's race key; two different ones for one
-        (peer, frame) make the snapshot unusable."""
-        checked: dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]] = {}
-        for record in records:
-            if record.peer not in self._inputs:
-                raise ProtocolError("race-snapshot-mismatch", "a forwarded input is not of the roster")
-            events = parse_events(record.events, self._skills[record.peer])
-            self._signed_by(record.peer, input_digest(self.race_id, record.frame, events), record.signature,
-                            "race-snapshot-bad-signature")
-            known = checked.setdefault((record.peer, record.frame), (RaceInput(record.frame, record.events, record.signature), events))
-            if known[1] != events:
-                raise ProtocolError("race-snapshot-mismatch", "two different inputs for one peer and frame")
-        return checked
-
-    def _load_snapshot(self, state: bytes, frame: int) -> None:
-        try:
-            self.world.load_state(state)
-        except Exception:  # the world's own validation error; the snapshot came from a peer
-            raise ProtocolError("race-snapshot-invalid", "the world refused the snapshot") from None
-        if self.world.frame != frame:
-            raise ProtocolError("race-snapshot-invalid", "the snapshot's frame differs from its label")
-
-    def _apply_snapshot(self, frame: int, digest: bytes,
-                        inputs: dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]) -> list[Any]:
-        self._catch_up = None
-        self._off_line = False
-        self._next = frame
-        self._confirmed = frame - 1
-        self._rollback_to = None
-        self._ring = [(-1, b"")] * STATE_BUFFER_FRAMES
-        self._votes = VoteBook(self.me)
-        self._vote_states.clear()
-        self._own_hashes.clear()
-        self.strikes = 0
-        for buffer in self._inputs.values():
-            buffer.reset(frame)
-        for (peer, at), (signed, events) in sorted(inputs.items()):
-            if at < frame:
-                self._inputs[peer].set_base(at, events, signed)
-            else:
-                self._inputs[peer].add(at, events, signed)
-        resume = frame + RESUME_LEAD_FRAMES
-        for peer in self.peers:
-            self._active_from[peer] = resume if peer == self.me else max(frame, self._resumes.get(peer, 0))
-        self._recompute_frontier()
-        active = [p for p in self.others if self._status[p] == ACTIVE]
-        return [Send(p, RaceResume(frame, resume)) for p in active] + [CaughtUp(frame, digest, resume)]
-
-    # ---- catch-up: responder -------------------------------------------------------------------------
-
-    def _on_probe(self, peer: str, msg: RaceProbe, now_ms: int) -> list[Any]:
-        self._signed_by(peer, catch_up_digest(self.race_id, "probe", msg.requestId, self.me, []), msg.signature,
-                        "race-probe-bad-signature")
-        if not self._offered or self._off_line:
-            return []
-        candidates = self._pins.pin(peer, msg.requestId, self._offered, self._next)
-        signature = self._key.sign(catch_up_digest(self.race_id, "offer", msg.requestId, peer, candidates))
-        return [Send(peer, RaceOffer(msg.requestId, [Candidate(f, h) for f, h in candidates], signature))]
-
-    def _on_sync_request(self, peer: str, msg: RaceSyncRequest, now_ms: int) -> list[Any]:
-        candidate = (msg.frame, msg.hash)
-        self._signed_by(peer, catch_up_digest(self.race_id, "sync-request", msg.requestId, self.me, [candidate]),
-                        msg.signature, "race-sync-request-bad-signature")
-        offer = self._pins.take(peer, msg.requestId, candidate, self._next)
-        inputs = list(offer.bases)
-        for other in self.others:
-            if self._status[other] != ACTIVE:  # nobody re-sends these: forward what this node used
-                signed = self._inputs[other].signed
-                inputs += [InputRecord(other, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= msg.frame]
-        signature = self._key.sign(catch_up_digest(self.race_id, "snapshot", msg.requestId, peer, [candidate]))
-        return [Send(peer, RaceSnapshot(msg.requestId, msg.frame, offer.state, inputs, signature))]
-
-    def _on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[Any]:
-        """A peer caught up. It was ``rejoining`` here, or it is a fellow of this node's minority that
-        never lost its link to us: either way its real inputs restart at ``resumeFrame``."""
-        if self._status[peer] not in (REJOINING, ACTIVE):
-            raise ProtocolError("race-resume-unexpected", "the peer was not catching up")
-        if msg.resumeFrame != msg.frame + RESUME_LEAD_FRAMES:
-            raise ProtocolError("race-resume-invalid", f"real inputs resume {RESUME_LEAD_FRAMES} frames after the snapshot")
-        self._resumes[peer] = msg.resumeFrame
-        if self._catch_up is not None:
-            return []  # taken into account when this node's own snapshot arrives
-        if msg.resumeFrame < self._next - INPUT_WINDOW_BEHIND:
-            return [CloseLink(peer, "rejoin-too-late")]
-        self._status[peer] = ACTIVE
-        self._active_from[peer] = max(self._active_from[peer], msg.resumeFrame)
-        self._lost_at.pop(peer, None)
-        self._recompute_frontier()
-        return self._resend(peer, msg.frame) + [Notify("rejoin", {"peer": peer, "frame": msg.resumeFrame})]
-
     # ---- round end: the consensus anchor ------------------------------------------------------------
 
     def _start_anchor(self, now_ms: int) -> list[Any]:
@@ -747,7 +476,8 @@ class RaceSession:
 
     _HANDLERS = {
         RaceInput: _on_input, RaceChecksum: _on_checksum, RaceKey: _on_key, RaceLeave: _on_leave,
-        RaceRejoin: _on_rejoin, RaceProbe: _on_probe, RaceOffer: _on_offer, RaceSyncRequest: _on_sync_request,
-        RaceSnapshot: _on_snapshot, RaceResume: _on_resume, RaceRelay: _on_relay,
         RaceAnchorProposal: _on_anchor_message, RaceAnchorSignature: _on_anchor_message,
+        RaceRejoin: RecoveryMixin._on_rejoin, RaceRelay: RecoveryMixin._on_relay, RaceResume: RecoveryMixin._on_resume,
+        RaceProbe: RecoveryMixin._on_probe, RaceOffer: RecoveryMixin._on_offer,
+        RaceSyncRequest: RecoveryMixin._on_sync_request, RaceSnapshot: RecoveryMixin._on_snapshot,
     }

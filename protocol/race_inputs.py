@@ -13,6 +13,11 @@ from protocol.errors import ProtocolError
 from protocol.race_messages import MAX_INPUT_EVENTS_PER_FRAME, RaceInput
 from protocol.race_signing import HOLD_SKILLS, SKILL_ORDER, Event, canonical_events
 
+INPUT_WINDOW_BEHIND = 8
+INPUT_WINDOW_AHEAD = 24
+"""Inputs are accepted for frames [current − 8, current + 24] (spec/netcode.md §2.1)."""
+STATE_BUFFER_FRAMES = 12
+"""Saved pre-step states kept for rollback; inputs are kept as long (plus this node's own for re-sends)."""
 NO_EVENTS: tuple[Event, ...] = ()
 _HOLDS: dict[tuple[Event, ...], tuple[Event, ...]] = {}
 

@@ -4,7 +4,7 @@ import pytest
 
 from protocol.errors import ProtocolError
 from protocol.race_votes import VoteBook
-from tests.race.harness import DesyncRecord, Mesh, Notify, SessionEnded, VoteDecided, WriteState
+from tests.race.harness import DesyncRecord, Mesh, Notify, VoteDecided, WriteState
 from protocol.race_messages import RaceLeave
 from tests.race.harness import Send
 
