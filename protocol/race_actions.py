@@ -69,9 +69,11 @@ class DesyncRecord:
 
 @dataclass(frozen=True)
 class CaughtUp:
-    """A snapshot replaced the state: frames restart at ``frame``; real local inputs at ``resume_frame``."""
+    """A snapshot replaced the state: frames restart at ``frame`` from ``state`` (the race log keeps it
+    so a replay can start there); real local inputs resume at ``resume_frame``."""
 
     frame: int
+    state: bytes
     state_hash: bytes
     resume_frame: int
 

@@ -207,7 +207,7 @@ class RecoveryMixin:
             self._load_snapshot(msg.state, frame)
         except ProtocolError as exc:
             return [Misbehaviour(peer, exc.code)] + self._request_snapshot(now_ms)
-        return self._apply_snapshot(frame, digest, inputs)
+        return self._apply_snapshot(frame, msg.state, digest, inputs)
 
     def _check_records(self, records: list[InputRecord]) -> dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]:
         """Verify every forwarded input against its owner's race key; two different ones for one
@@ -232,10 +232,11 @@ class RecoveryMixin:
         if self.world.frame != frame:
             raise ProtocolError("race-snapshot-invalid", "the snapshot's frame differs from its label")
 
-    def _apply_snapshot(self, frame: int, digest: bytes,
+    def _apply_snapshot(self, frame: int, state: bytes, digest: bytes,
                         inputs: dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]) -> list[Any]:
         self._catch_up = None
         self._off_line = False
+        self._offered = []
         self._next = frame
         self._confirmed = frame - 1
         self._rollback_to = None
@@ -256,7 +257,7 @@ class RecoveryMixin:
             self._active_from[peer] = resume if peer == self.me else max(frame, self._resumes.get(peer, 0))
         self._recompute_frontier()
         active = [p for p in self.others if self._status[p] == ACTIVE]
-        return [Send(p, RaceResume(frame, resume)) for p in active] + [CaughtUp(frame, digest, resume)]
+        return [Send(p, RaceResume(frame, resume)) for p in active] + [CaughtUp(frame, state, digest, resume)]
 
     # ---- catch-up: responder -------------------------------------------------------------------------
 

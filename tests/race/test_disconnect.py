@@ -132,3 +132,32 @@ def test_an_off_line_node_that_never_caught_up_is_void_when_its_window_closes():
     mesh.run(16_000)
     assert mesh.ended(lost).reason == "partition-void"
     assert all(mesh.ended(p) is None and mesh.sessions[p].status(lost) == "removed" for p in others)
+
+
+def test_a_two_node_minority_of_five_catches_up_together():
+    mesh = Mesh(5, seed=210, length=900, max_delay_ms=30)
+    minority, majority = [mesh.peers[0], mesh.peers[2]], [mesh.peers[1], mesh.peers[3], mesh.peers[4]]
+    mesh.run(1200)
+    mesh.cut(minority, majority)
+    mesh.run(1500)
+    mesh.heal(minority, majority)
+    mesh.run_to_end()
+    assert all(len(mesh.of(p, CaughtUp)) == 1 for p in minority)
+    assert not any(mesh.of(p, CaughtUp) for p in majority)
+    assert all(mesh.ended(p) is None for p in mesh.peers)
+    assert len({mesh.state(p) for p in mesh.peers}) == 1
+    assert all(v.kind == "agreed" for p in mesh.peers for v in mesh.of(p, VoteDecided))
+
+
+def test_a_voluntary_leave_removes_the_peer_and_the_race_goes_on():
+    mesh = Mesh(3, seed=30, length=500)
+    leaver, stayers = mesh.peers[1], [mesh.peers[0], mesh.peers[2]]
+    mesh.run(2000)
+    mesh.handle(leaver, mesh.sessions[leaver].leave("voluntary"))
+    mesh.paused.add(leaver)
+    mesh.run_to_end()
+    assert mesh.ended(leaver).reason == "left"
+    for peer in stayers:
+        assert mesh.ended(peer) is None and mesh.sessions[peer].status(leaver) == "removed"
+        assert notes(mesh, peer, "leave") == [{"peer": leaver, "reason": "voluntary"}]
+    assert mesh.state(stayers[0]) == mesh.state(stayers[1])
