@@ -58,6 +58,8 @@ class RaceStats:
 
 
 class RaceSession(RecoveryMixin):
+    """One node's side of one race round (see the module docstring and docs/race.md)."""
+
     def __init__(self, setup: RaceSetup, identity: Identity, world: RaceWorld, keys: RaceKeyBook) -> None:
         if identity.peer_id not in setup.slots:
             raise ProtocolError("race-setup-invalid", "this node is not on the roster")
@@ -73,7 +75,8 @@ class RaceSession(RecoveryMixin):
         self.ended: str | None = None
         self._identity = identity
         self._key = identity.race_key(self.race_id)
-        keys.add(self.me, announce(identity, self.race_id))  # own key too: snapshot bases may be our inputs
+        self._announce = announce(identity, self.race_id)
+        keys.add(self.me, self._announce)  # own key too: forwarded inputs may be this node's
         self._slot = dict(setup.slots)
         self._skills = {p: frozenset(s) for p, s in setup.skills.items()}
         self._inputs = {p: PeerInputs() for p in self.peers}
@@ -118,11 +121,12 @@ class RaceSession(RecoveryMixin):
     def needs_local_input(self) -> bool:
         """True while this node's input for ``current_frame + input_delay`` is still missing."""
         frame = self._next + self.setup.input_delay
-        return self.ended is None and frame >= self._active_from[self.me] and frame not in self._inputs[self.me].real
+        return (self.ended is None and self._catch_up is None and frame >= self._active_from[self.me]
+                and frame not in self._inputs[self.me].real)
 
     def start(self) -> list[Any]:
         """Announce this round's race key, and send empty inputs for the frames the input delay skips."""
-        actions: list[Any] = self._broadcast(announce(self._identity, self.race_id))
+        actions: list[Any] = self._broadcast(self._announce)
         for frame in range(self._next, self._next + self.setup.input_delay):
             actions += self._sign_local(frame, NO_EVENTS)
         return actions
