@@ -8,8 +8,8 @@ request. A client can never stall the race: the publisher only queues into a bou
 and a client whose outbox is full is disconnected; a bad request costs an error line, never the node.
 
 The shell runs ``serve`` in its nursery, uses ``server.driver`` as the node's ``Driver``, calls
-``publish_frame(world, slot)`` once when a round's world is built (clients get the round's ``hello``)
-and after each step, and ``publish_event(event, data)`` for what it emits.
+``publish_frame(world, slot)`` after each step and ``publish_event(event, data)`` for what it emits. A
+new world (a new round) is noticed by whichever sees it first, the driver or ``publish_frame``.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class ControlServer:
         self.peer, self.host, self.port = peer, host, port
         self.frame_every, self.standings_every = frame_every, standings_every
         self.outbox, self.max_clients = outbox, max_clients
-        self.driver = ExternalDriver()
+        self.driver = ExternalDriver(on_world=self._follow)
         self._clients: list[_Client] = []
         self._world: World | None = None
         self._slot: int | None = None
@@ -102,8 +102,7 @@ class ControlServer:
 
     def publish_frame(self, world: World, slot: int) -> None:
         """Call after each step with this node's world and its car's slot; rates apply here."""
-        if world is not self._world or slot != self._slot:
-            self._attach(world, slot)
+        self._follow(world, slot)
         frame = world.frame
         if self._due("frames", frame, self.frame_every):
             car = {k: v for k, v in world.car_state(slot).items() if "." not in k}
@@ -118,8 +117,11 @@ class ControlServer:
         message.update((k, v) for k, v in data.items() if k not in message)
         self._publish("events", message)
 
-    def _attach(self, world: World, slot: int) -> None:
-        """A new round (or car): tell every client its slot and skills; holds and presses start afresh."""
+    def _follow(self, world: World, slot: int) -> None:
+        """A new round (or car), seen first by a publish or by the driver: tell every client its slot and
+        skills; holds and presses start afresh."""
+        if world is self._world and slot == self._slot:
+            return
         self._world, self._slot = world, slot
         chip = chip_skills(world, slot)
         self._skills = tuple(s for s in SKILLS if s in chip)

@@ -10,7 +10,7 @@ at most 4, only skills in the car's chip, nothing while the car's skills are dis
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from sim_core import World
 from sim_core.inputs import HOLD_SKILLS, MAX_INPUT_EVENTS_PER_FRAME, SKILLS
@@ -20,7 +20,11 @@ from open4wd_node.race_world import chip_skills
 
 
 class ExternalDriver:
-    def __init__(self) -> None:
+    """``on_world(world, slot)`` runs first in every ``decide``: the control server uses it to notice a new
+    round even before it publishes that round's first frame."""
+
+    def __init__(self, on_world: Callable[[World, int], None] | None = None) -> None:
+        self._on_world = on_world
         self._pressed: set[str] = set()
         self._held: dict[Hashable, set[str]] = {}
 
@@ -46,6 +50,8 @@ class ExternalDriver:
         self._held.clear()
 
     def decide(self, world: World, slot: int, frame: int) -> Decision:
+        if self._on_world is not None:
+            self._on_world(world, slot)
         pressed, self._pressed = self._pressed, set()
         if world.done or world.disable_reason(slot) is not None:
             return []

@@ -166,6 +166,22 @@ async def test_a_client_that_ends_its_input_still_gets_its_replies_and_its_holds
     assert server.client_count == 0 and server.driver.decide(w, 0, 1) == []
 
 
+async def test_a_new_round_seen_first_by_the_driver_sends_hello_and_ends_old_holds(nursery):
+    server = await start(nursery)
+    client = await Client.connect(server.port)
+    await client.recv()
+    server.publish_frame(world(cars=[car(CHIP)]), 0)
+    await client.recv()
+    await client.request({"op": "hold", "skill": "stabilize", "on": True})
+    next_round = world(cars=[archetype(0), archetype(2)])
+    assert server.driver.decide(next_round, 1, 1) == []
+    hello = await client.recv()
+    skills = ["swerve_left", "swerve_right", "stabilize", "weapon"]
+    assert (hello["type"], hello["slot"], hello["skills"]) == ("hello", 1, skills)
+    await client.request({"op": "hold", "skill": "stabilize", "on": True})
+    assert server.driver.decide(next_round, 1, 2) == [("stabilize", True)]
+
+
 BAD_REQUESTS = [
     (b"press boost", "bad-json"),
     (b"\xff\xfe{}", "bad-json"),
@@ -193,7 +209,8 @@ async def test_every_bad_request_gets_its_coded_error_and_the_connection_stays_u
     await client.recv()
     refused = await client.request({"op": "press", "skill": "boost"})
     assert (refused["type"], refused["code"]) == ("error", "no-race")
-    server.publish_frame(world(cars=[car(CHIP)]), 0)
+    w = world(cars=[car(CHIP)])
+    server.publish_frame(w, 0)
     await client.recv()
     for line, code in BAD_REQUESTS:
         reply = await client.request(line)
@@ -203,7 +220,7 @@ async def test_every_bad_request_gets_its_coded_error_and_the_connection_stays_u
     reply = await client.request(b"y")
     assert reply["code"] == "line-too-long"
     assert (await client.request({"op": "press", "skill": "boost"}))["type"] == "ack"
-    assert server.driver.decide(world(cars=[car(CHIP)]), 0, 1) == [("boost", False)]
+    assert server.driver.decide(w, 0, 1) == [("boost", False)]
 
 
 async def test_a_client_that_never_reads_is_dropped_without_holding_up_the_others(nursery):
