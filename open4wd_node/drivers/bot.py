@@ -5,7 +5,8 @@ Heuristics, each frame, for a racing car whose skills are not disabled and that 
 - **boost** on straights: when the speed the route allows from here on (``speed_plan``: curvature ahead,
   braking distance included) leaves room for one more boost (speed + one boost ≤ margin · allowed), no
   car blocks the lane ahead, and the battery can pay without its output dropping below what the motor
-  draws (so boosting never slows the drive);
+  draws (so boosting never slows the drive) and without the waste heat taking battery or chip into the
+  last quarter of their headroom below the thermal limit (a broken battery ends the drive for good);
 - **brake** before sharp curves and crests: when the car is faster than the route allows here;
 - **stabilize** (hold) when airborne and rising (after a landing bounce or a crest) or drifting sideways
   (after a hit or a slide): it damps lateral and vertical velocity;
