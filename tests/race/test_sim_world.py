@@ -7,10 +7,12 @@ from tests.race.harness import Mesh, VoteDecided
 
 
 class WorldAdapter:
-    """``sim_core.World`` as a ``RaceWorld``: plain (skill, hold) pairs become SkillEvents."""
+    """``sim_core.World`` as a ``RaceWorld``: plain (skill, hold) pairs become SkillEvents.
+    ``fault_frame`` alters the state whenever that frame is (re)computed, like ``--fault corrupt-state``."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, fault_frame: int = -1) -> None:
         self.world = world
+        self.fault_frame = fault_frame
 
     @property
     def frame(self) -> int:
@@ -22,6 +24,8 @@ class WorldAdapter:
 
     def step(self, inputs):
         self.world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, events in inputs.items()})
+        if self.world.frame == self.fault_frame:
+            self.world.corrupt_for_testing()
 
     def save_state(self) -> bytes:
         return self.world.save_state()
@@ -49,3 +53,17 @@ def test_four_nodes_race_the_demo_world_and_the_log_replays():
             vote = next(v for v in mesh.of(first, VoteDecided) if v.frame == 240)
             assert vote.hashes[first] == replay.state_hash() == hashlib.sha256(replay.save_state()).digest()
     assert len({mesh.confirmed_log(p)[confirmed] for p in mesh.peers}) == 1
+
+
+def test_a_corrupted_real_world_is_the_minority_and_leaves():
+    mesh = Mesh(4, seed=42, max_delay_ms=40,
+                world_factory=lambda k: WorldAdapter(World.demo(4, seed=9), fault_frame=50 if k == 1 else -1))
+    bad = mesh.peers[1]
+    mesh.run(460 * 16)
+    assert mesh.ended(bad).reason == "persistent-desync"
+    assert [v.kind for v in mesh.of(bad, VoteDecided)] == ["agreed", "minority", "minority", "minority"]
+    good = [p for p in mesh.peers if p != bad]
+    assert all(mesh.ended(p) is None and mesh.sessions[p].status(bad) == "removed" for p in good)
+    for peer in good:
+        vote = next(v for v in mesh.of(peer, VoteDecided) if v.frame == 360)
+        assert vote.kind == "majority" and vote.dissenters == (bad,)
