@@ -1,7 +1,8 @@
 """The race's fixed-roster full mesh: one authenticated link per pair of roster peers.
 
 The peer with the smaller PeerId dials the other's room listen address (checking its PeerId); the
-other accepts the link on its ``NodeListener`` when the first message names this match. A lost link
+other accepts the link on its ``NodeListener`` when the first message names this match, and echoes it
+to confirm (a peer whose race has not started yet refuses, and the dialer tries again). A lost link
 is re-dialled by the same side every 500 ms while the race runs, so a peer that comes back within the
 session's reconnect window resumes on a fresh link. Messages go through a bounded outbox per link.
 """
@@ -95,7 +96,12 @@ class Mesh:
                                   expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
                 link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
                 await link.send(MeshHello(self.match_id))
-            except (LinkClosed, ValueError, OSError) as exc:
+                with trio.fail_after(REDIAL_S * 10):
+                    echo = await link.receive()  # the peer's race has started and it took this link
+                if echo != MeshHello(self.match_id):
+                    await link.aclose("mesh-refused", "the peer did not confirm the race link")
+                    raise LinkClosed("mesh-refused", "no confirmation")
+            except (LinkClosed, ValueError, OSError, trio.TooSlowError) as exc:
                 log.debug("mesh-dial-failed", peer=peer, reason=str(exc))
                 await trio.sleep(REDIAL_S)
                 continue
@@ -108,6 +114,7 @@ class Mesh:
             await link.aclose("mesh-refused", "this node is not racing that match with that peer")
             return
         link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
+        await link.send(MeshHello(self.match_id))  # confirm: from now on this is the race link
         await self._run_link(link)
 
     async def _run_link(self, link: Link) -> None:

@@ -58,7 +58,7 @@ class SuccessionPlan:
 @dataclass
 class RoomOutcome:
     started: MatchStarted | None = None
-    links: dict[str, Link] = field(default_factory=dict)
+    addresses: dict[str, str] = field(default_factory=dict)  # roster PeerId -> listen "host:port"
 
 
 class RoomDriver:
@@ -111,6 +111,7 @@ class RoomDriver:
                     self._relay_send(reply)
             elif isinstance(action, MatchStarted):
                 self.outcome.started = action
+                self.outcome.addresses = {m.peerId: m.listen for m in self.member.state.members}
                 self.done.set()
             elif isinstance(action, HostSuccession):
                 self._follow_successor(action)

@@ -1,14 +1,11 @@
-"""``open4wd-node host``: open a room, print its invitation, show the room until the match starts."""
+"""``open4wd-node host``: open a room, print its invitation, show the room, then race the match."""
 
 from __future__ import annotations
 
 import sys
 
-import trio
-
 from open4wd_node.cars import ARCHETYPES, car_rotation
-from open4wd_node.room_cli import add_room_output_options, finish, parse_listen, room_identity
-from open4wd_node.node_listener import with_listener
+from open4wd_node.room_cli import add_room_output_options, parse_listen, play_options, room_identity, room_then_race, run_node
 from open4wd_node.room_session import HostOptions, host_room
 
 
@@ -21,11 +18,11 @@ def run(args, ctx) -> int:
     )
     car = args.car
     car_rotation(car, options.rounds)  # refuse a bad --car before opening anything
+    play = play_options(args)
     identity, events = room_identity(ctx, args)
     choose = lambda rounds: car_rotation(car, rounds)  # noqa: E731
-    outcome = trio.run(with_listener, identity, host, port,
-                       lambda listener: host_room(ctx, identity, options, choose, events, listener))
-    return finish(outcome, events)
+    room = lambda listener: host_room(ctx, identity, options, choose, events, listener)  # noqa: E731
+    return run_node(identity, host, port, lambda listener: room_then_race(ctx, identity, events, listener, play, room, True))
 
 
 def register(subparsers) -> None:

@@ -1,14 +1,11 @@
-"""``open4wd-node join INVITE``: join a room as a participant (or spectator) until the match starts."""
+"""``open4wd-node join INVITE``: join a room as a participant (or spectator), then race the match."""
 
 from __future__ import annotations
 
 import sys
 
-import trio
-
 from open4wd_node.cars import ARCHETYPES, car_rotation
-from open4wd_node.room_cli import add_room_output_options, finish, parse_listen, room_identity
-from open4wd_node.node_listener import with_listener
+from open4wd_node.room_cli import add_room_output_options, parse_listen, play_options, room_identity, room_then_race, run_node
 from open4wd_node.room_session import JoinOptions, join_room
 from protocol.invitation import Invitation
 
@@ -17,15 +14,16 @@ def run(args, ctx) -> int:
     invite = Invitation.parse(args.invite)
     car = args.car
     car_rotation(car, 1)
+    play = play_options(args)
     identity, events = room_identity(ctx, args)
     listen_host, listen_port = parse_listen(args.listen)
     options = JoinOptions(
         spectate=args.spectate, auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty()
     )
     choose = lambda rounds: car_rotation(car, rounds)  # noqa: E731
-    outcome = trio.run(with_listener, identity, listen_host, listen_port,
-                       lambda listener: join_room(ctx, identity, invite, options, choose, events, listener))
-    return finish(outcome, events)
+    room = lambda listener: join_room(ctx, identity, invite, options, choose, events, listener)  # noqa: E731
+    return run_node(identity, listen_host, listen_port,
+                    lambda listener: room_then_race(ctx, identity, events, listener, play, room, not args.spectate))
 
 
 def register(subparsers) -> None:
@@ -33,7 +31,7 @@ def register(subparsers) -> None:
     parser.add_argument("invite", metavar="INVITE", help="open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET")
     parser.add_argument("--car", default="speed", metavar="REF", help=f"your car: {', '.join(ARCHETYPES)} or a loadout JSON file")
     parser.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT",
-                        help="where this node accepts links if it must take over as host (port 0 picks one)")
+                        help="where this node accepts links: the race mesh, and the room if it must take over as host")
     parser.add_argument("--spectate", action="store_true", help="join as a spectator (needs a spectator invitation)")
     add_room_output_options(parser)
     parser.set_defaults(run=run)

@@ -1,0 +1,75 @@
+"""From ``match-start`` to the results: the driver, the optional control API and the match runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from open4wd_node.asset_store import AssetStore
+from open4wd_node.context import NodeContext
+from open4wd_node.control_api import ControlServer
+from open4wd_node.drivers.bot import BotDriver
+from open4wd_node.events import EventSink
+from open4wd_node.node_listener import NodeListener
+from open4wd_node.race_runner import MatchReport, MatchRunner, RaceOptions
+from open4wd_node.room_assets import NodeRoomAssets
+from open4wd_node.room_driver import RoomOutcome
+from protocol.identity import Identity
+
+DRIVERS = ("bot", "external", "idle")
+
+
+class IdleDriver:
+    """Presses nothing: the car drives on its motor alone (a baseline, and for soak tests)."""
+
+    def decide(self, world: Any, slot: int, frame: int) -> list[tuple[str, bool]]:
+        return []
+
+
+@dataclass(frozen=True)
+class PlayOptions:
+    driver: str = "bot"
+    seed: int = 0
+    control_host: str = "127.0.0.1"
+    control_port: int = 0
+    race: RaceOptions = field(default_factory=RaceOptions)
+
+
+class ControlTee(EventSink):
+    """Every node event also goes to the control API clients."""
+
+    def __init__(self, inner: EventSink, server: ControlServer) -> None:
+        super().__init__(as_json=inner.as_json, stream=inner.stream)
+        self.inner, self.server = inner, server
+
+    def emit(self, event: str, **data: Any) -> None:
+        self.inner.emit(event, **data)
+        self.server.publish_event(event, data)
+
+
+async def play_match(
+    ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, listener: NodeListener,
+    options: PlayOptions,
+) -> MatchReport:
+    assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
+    log_dir = ctx.data_dir / "races"
+    async with trio.open_nursery() as nursery:
+        on_step = None
+        if options.driver == "external":
+            server = ControlServer(peer=identity.peer_id, host=options.control_host, port=options.control_port)
+            port = await nursery.start(server.serve)
+            events = ControlTee(events, server)
+            events.emit("control-api", host=server.host, port=port)
+            driver: Any = server.driver
+            on_step = server.publish_frame
+        elif options.driver == "bot":
+            driver = BotDriver(options.seed)
+        else:
+            driver = IdleDriver()
+        runner = MatchRunner(identity, events, outcome.started.locked, outcome.addresses, listener, assets, driver,
+                             options.race, log_dir, on_step=on_step)
+        report = await runner.run()
+        nursery.cancel_scope.cancel()
+    return report
