@@ -23,6 +23,7 @@ from open4wd_node.race_log import RaceLogWriter
 from open4wd_node.race_mesh import Mesh
 from open4wd_node.race_world import WorldAdapter, build_round_world, chip_skills
 from open4wd_node.room_assets import NodeRoomAssets
+from open4wd_node.state_files import write_state_file
 from protocol.identity import Identity
 from protocol.locked_start import LockedStart
 from protocol.mesh_messages import MeshReady
@@ -239,9 +240,9 @@ class MatchRunner:
         })
 
     def _write_state(self, action: WriteState) -> None:
-        self._state_dir.mkdir(parents=True, exist_ok=True)
         path = self._state_dir / f"round{self.round_index}-frame{action.frame}.state"
-        path.write_bytes(action.state)
+        write_state_file(path, match_id=self.locked.match_id, round_index=self.round_index, frame=action.frame,
+                         node=self.me, fields=self.world.field_names(), state=action.state)
         self.log.append({"kind": "state-file", "round": self.round_index, "frame": action.frame, "path": str(path),
                          "reason": action.reason})
         self.events.emit("state-saved", round=self.round_index, frame=action.frame, path=str(path))

@@ -1,0 +1,37 @@
+"""``open4wd-node state-diff A B``: the first fields two saved states of one frame disagree on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from open4wd_node.state_files import read_state_file, state_differences
+
+
+def run(args, ctx) -> int:
+    a, b = read_state_file(Path(args.a)), read_state_file(Path(args.b))
+    differences = state_differences(a, b, args.limit)
+    if args.json:
+        print(json.dumps({
+            "a": {"node": a.get("node"), "round": a.get("round"), "frame": a.get("frame")},
+            "b": {"node": b.get("node"), "round": b.get("round"), "frame": b.get("frame")},
+            "identical": not differences,
+            "differences": [{"field": f, "a": x, "b": y} for f, x, y in differences],
+        }))
+    elif not differences:
+        print(f"identical: round {a.get('round')} frame {a.get('frame')}")
+    else:
+        print(f"A: node …{str(a.get('node'))[-4:]} round {a.get('round')} frame {a.get('frame')}; "
+              f"B: node …{str(b.get('node'))[-4:]} round {b.get('round')} frame {b.get('frame')}")
+        for field, x, y in differences:
+            print(f"  {field:<28} A {x:>16}   B {y:>16}   (B − A = {y - x})")
+    return 0 if not differences else 1
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("state-diff", help="compare two saved states (written after a checksum mismatch)")
+    parser.add_argument("a", metavar="A", help="a saved-state file")
+    parser.add_argument("b", metavar="B", help="another node's saved state of the same frame")
+    parser.add_argument("--limit", type=int, default=16, help="show at most this many differing fields")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)

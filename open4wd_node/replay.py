@@ -1,0 +1,106 @@
+"""Re-simulating a race log and checking every hash it recorded (``open4wd-node replay``).
+
+The start package in the header is verified again (signatures, ReadySet, grid proof, match id); each
+round's world is rebuilt exactly as the race built it; the confirmed inputs are stepped in order, and
+the node's own vote hash at every checksum frame and the state hash at each round end must match.
+The first difference is reported with its round and frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sim_core
+from open4wd_node.context_errors import UserError
+from open4wd_node.race_log import LogReader
+from open4wd_node.race_world import build_round_world
+from open4wd_node.room_assets import NodeRoomAssets
+from protocol.errors import ProtocolError
+from protocol.race_votes import VOTE_INTERVAL_FRAMES
+from protocol.room_config import MatchConfig
+from protocol.locked_start import verify_package
+from protocol.versions import ClientVersionInfo
+from sim_core import SkillEvent
+
+
+@dataclass
+class ReplayReport:
+    match_id: str = ""
+    node: str = ""
+    rounds: int = 0
+    frames: int = 0
+    hashes_checked: int = 0
+    truncated: bool = False
+    standings: list[list[dict[str, Any]]] = field(default_factory=list)
+
+
+def _mismatch(round_index: int, frame: int, what: str) -> UserError:
+    return UserError("replay-mismatch", f"round {round_index} frame {frame}: {what}")
+
+
+def _locked_start(header: dict[str, Any], assets: NodeRoomAssets):
+    package, node = header["package"], header["node"]
+    declared = next((d for d in package.get("declarations", []) if d.get("signer") == node), None)
+    if declared is None:
+        raise UserError("race-log-damaged", "the header's start package has no declaration by the logging node")
+    mine = ClientVersionInfo.from_wire(declared["payload"]["clientVersion"])
+    if mine.rapier_version != sim_core.ENGINE_ID:
+        raise UserError("replay-engine-mismatch",
+                        f"the log was raced on engine {mine.rapier_version}; this node runs {sim_core.ENGINE_ID}")
+    try:
+        digests = assets.track_digests(MatchConfig.from_wire(package["matchConfig"]))
+        return verify_package(package, room_id=package["roomId"], mine=mine, track_digests=digests), package["matchConfig"]["rounds"]
+    except (ProtocolError, KeyError, TypeError) as exc:
+        raise UserError("replay-package-invalid", f"the start package in the log does not verify: {exc}") from None
+
+
+def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
+    reader = LogReader(path)
+    report = ReplayReport()
+    locked = world = None
+    config_rounds: list[dict[str, Any]] = []
+    round_index = -1
+    vote_hashes: dict[tuple[int, int], str] = {}  # hash after stepping each vote frame, until its vote record
+    for entry in reader:
+        record = entry.record
+        kind = record["kind"]
+        if kind == "header":
+            locked, config_rounds = _locked_start(record, assets)
+            report.match_id, report.node = locked.match_id, record["node"]
+        elif locked is None:
+            raise UserError("race-log-damaged", f"record {entry.index} comes before the header")
+        elif kind == "round-start":
+            round_index = record["round"]
+            if record["slots"] != locked.slots(round_index):
+                raise _mismatch(round_index, 0, "the recorded start slots differ from the start package")
+            cars = {peer: locked.car(peer, round_index) for peer in locked.roster}
+            world = build_round_world(assets, locked.match_id, round_index, config_rounds[round_index],
+                                      record["slots"], cars)
+            report.rounds += 1
+        elif kind == "frame":
+            if world is None or record["frame"] != world.frame:
+                raise _mismatch(round_index, record["frame"], f"inputs out of order (the world is at frame {world and world.frame})")
+            world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, _, events, _ in record["inputs"] if events})
+            report.frames += 1
+            if record["frame"] % VOTE_INTERVAL_FRAMES == 0:
+                vote_hashes[(round_index, record["frame"])] = world.state_hash().hex()
+        elif kind == "checksum":
+            own = record["hashes"].get(report.node)
+            if own is not None:
+                replayed = vote_hashes.pop((round_index, record["frame"]), None)
+                if replayed is None:
+                    raise _mismatch(round_index, record["frame"], "a checksum for a frame the log never reached")
+                if replayed != own:
+                    raise _mismatch(round_index, record["frame"], "the re-simulated state hash differs from the recorded vote")
+                report.hashes_checked += 1
+        elif kind == "round-end":
+            if world is None or world.state_hash().hex() != record["stateHash"]:
+                raise _mismatch(round_index, record["frame"], "the round's final state hash differs")
+            report.hashes_checked += 1
+            report.standings.append(record["standings"])
+    if locked is None:
+        raise UserError("race-log-damaged", f"{path} holds no header record")
+    report.truncated = reader.truncated
+    return report
