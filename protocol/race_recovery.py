@@ -46,12 +46,15 @@ class RecoveryMixin:
         return [Notify("leave", {"peer": peer, "reason": reason})]
 
     def _on_relay(self, peer: str, msg: RaceRelay, now_ms: int) -> list[Any]:
-        """Inputs of a lost peer that another peer still got: each is checked against its owner's key."""
+        """Signed inputs forwarded by ``peer``: a lost peer's that it still got, or its own re-sent after a
+        reconnect. Each is checked against its owner's race key; those outside the window are skipped."""
         actions: list[Any] = []
         for record in msg.inputs:
             owner = record.peer
             if owner not in self._pending or self._status[owner] == REMOVED or self._catch_up is not None:
                 continue
+            if owner == peer and self._status[peer] != ACTIVE:
+                continue  # a peer's own re-sent inputs count only once it is active again
             if not max(self._next - INPUT_WINDOW_BEHIND, self._active_from[owner]) <= record.frame <= self._window_end():
                 continue
             actions += self._admit(owner, RaceInput(record.frame, record.events, record.signature))
@@ -119,7 +122,8 @@ class RecoveryMixin:
                 self._active_from[peer] = max(self._active_from[peer], self._confirmed + 1)
                 self._lost_at.pop(peer, None)
                 self._recompute_frontier()
-            actions = self._resend(peer, msg.nextFrame - INPUT_WINDOW_BEHIND)
+            if not self._off_line:  # an off-line node's inputs are not the race's: it catches up instead
+                actions = self._resend(peer, msg.nextFrame - INPUT_WINDOW_BEHIND)
         if self._off_line:
             actions += self._maybe_start_catch_up(now_ms)
             if self._catch_up is not None and msg.catchUp is False and self._catch_up.add_voter(peer):
@@ -127,8 +131,11 @@ class RecoveryMixin:
         return actions
 
     def _resend(self, peer: str, first: int) -> list[Any]:
+        """This node's own inputs from ``first`` on, as a relay: the peer may have moved on meanwhile,
+        and a relayed input outside its window is skipped rather than counted as misbehaviour."""
         signed = self._inputs[self.me].signed
-        return [Send(peer, signed[f]) for f in sorted(signed) if f >= first]
+        records = [InputRecord(self.me, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
+        return [Send(peer, RaceRelay(records))] if records else []
 
     # ---- catch-up: requester -----------------------------------------------------------------------
 
