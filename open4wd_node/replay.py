@@ -57,6 +57,19 @@ def _locked_start(header: dict[str, Any], assets: NodeRoomAssets):
 
 
 def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
+    """Raises ``replay-mismatch`` naming the first bad round and frame, ``race-log-damaged`` (with the
+    last good frame) for a damaged record."""
+    progress = {"round": -1, "frame": -1}
+    try:
+        return _replay(path, assets, progress)
+    except UserError as exc:
+        if exc.code != "race-log-damaged" or progress["frame"] < 0:
+            raise
+        raise UserError(exc.code, f"{exc.message}; the log is good up to round {progress['round']} "
+                                  f"frame {progress['frame']}") from None
+
+
+def _replay(path: Path, assets: NodeRoomAssets, progress: dict[str, int]) -> ReplayReport:
     reader = LogReader(path)
     report = ReplayReport()
     locked = world = None
@@ -84,6 +97,7 @@ def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
                 raise _mismatch(round_index, record["frame"], f"inputs out of order (the world is at frame {world and world.frame})")
             world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, _, events, _ in record["inputs"] if events})
             report.frames += 1
+            progress.update(round=round_index, frame=record["frame"])
             if record["frame"] % VOTE_INTERVAL_FRAMES == 0:
                 vote_hashes[(round_index, record["frame"])] = world.state_hash().hex()
         elif kind == "checksum":

@@ -70,7 +70,7 @@ async def room_then_race(
     if not racing:
         return 0
     report = await play_match(ctx, identity, events, outcome, listener, play)
-    events.emit("result", outcome=report.outcome, detail=report.detail, agreed_hashes=report.agreed,
+    events.emit("result", peer=identity.peer_id, outcome=report.outcome, detail=report.detail, agreed_hashes=report.agreed,
                 disagreements=report.disagreements, leaves=report.leaves, standings=report.standings,
                 log=report.log, max_lag=report.max_lag, rollbacks=report.rollbacks, max_rollback=report.max_rollback)
     return 0 if report.outcome == "finished" else 1
