@@ -1,0 +1,96 @@
+"""Whole nodes in one trio run over real loopback sockets: host + joiners, room then race."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import trio
+
+from open4wd_node.asset_store import AssetStore
+from open4wd_node.cars import car_rotation
+from open4wd_node.config import DEFAULTS
+from open4wd_node.context import NodeContext
+from open4wd_node.events import EventSink
+from open4wd_node.match_play import PlayOptions
+from open4wd_node.node_listener import with_listener
+from open4wd_node.race_runner import RaceOptions
+from open4wd_node.room_cli import room_then_race
+from open4wd_node.room_session import HostOptions, JoinOptions, host_room, join_room
+from protocol.identity import Identity
+from protocol.invitation import Invitation
+from sim_core.assets.bake import bake
+from sim_core.assets.builtin_gen import _add_route, _solid
+from sim_core.assets.glb_build import GlbBuilder
+from sim_core.assets.shapes import box
+
+CARS = ("speed", "control", "speed", "control", "speed", "control", "speed", "control")
+
+
+def short_track(length_m: float) -> bytes:
+    """An open asphalt straight of ``length_m``: a real baked track GLB, for rounds of a few seconds."""
+    half = length_m / 2
+    b = GlbBuilder()
+    _solid(b, "Field", box((-6.0, -1.0, -half - 6.0), (6.0, 0.0, half + 6.0)))
+    route = _add_route(b, [((0.0, 0.0, half), (0.0, 0.0, -1.0)), ((0.0, 0.0, -half), (0.0, 0.0, -1.0))], 4.0)
+    return bake(b.build({
+        "open4wd_version": 1, "type": "track", "material": "asphalt",
+        "track": {"type": "open", "route": route},
+        "weather": {"type": "normal", "temperature": 20},
+        "physics": {"gravity_direction": [0, -1, 0], "gravity_strength_m_s2": 9.81},
+    }))
+
+
+class Recorder(EventSink):
+    def __init__(self) -> None:
+        super().__init__(as_json=True)
+        self.events: list[tuple[str, dict]] = []
+        self.created = trio.Event()
+
+    def emit(self, event: str, **data) -> None:
+        self.events.append((event, data))
+        if event == "room-created":
+            self.created.set()
+
+    def of(self, name: str) -> list[dict]:
+        return [d for e, d in self.events if e == name]
+
+
+async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1, mode: str = "rollback",
+               faults: dict[int, int] | None = None, limit_s: float = 120) -> tuple[list[Recorder], dict[int, int]]:
+    """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end)."""
+    recorders = [Recorder() for _ in range(n)]
+    codes: dict[int, int] = {}
+    identities = [Identity(bytes([i + 1]) * 32) for i in range(n)]
+    track = None
+    for i in range(n):
+        track = AssetStore.in_data_dir(tmp_path / f"n{i}").put(track_bytes)
+
+    def play(i: int) -> PlayOptions:
+        fault = (faults or {}).get(i)
+        return PlayOptions(driver="bot", seed=i, race=RaceOptions(mode=mode, fault_frame=fault))
+
+    def ctx(i: int) -> NodeContext:
+        return NodeContext(tmp_path / f"n{i}", replace(DEFAULTS))
+
+    def choose(i: int):
+        return lambda count: car_rotation(CARS[i], count)
+
+    async def host() -> None:
+        options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n, auto_ready=True)
+        room = lambda lis: host_room(ctx(0), identities[0], options, choose(0), recorders[0], lis)  # noqa: E731
+        codes[0] = await with_listener(identities[0], "127.0.0.1", 0,
+                                       lambda lis: room_then_race(ctx(0), identities[0], recorders[0], lis, play(0), room, True))
+
+    async def member(i: int) -> None:
+        await recorders[0].created.wait()
+        invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
+        room = lambda lis: join_room(ctx(i), identities[i], invite, JoinOptions(auto_ready=True), choose(i), recorders[i], lis)  # noqa: E731
+        codes[i] = await with_listener(identities[i], "127.0.0.1", 0,
+                                       lambda lis: room_then_race(ctx(i), identities[i], recorders[i], lis, play(i), room, True))
+
+    with trio.move_on_after(limit_s):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host)
+            for i in range(1, n):
+                nursery.start_soon(member, i)
+    return recorders, codes

@@ -1,0 +1,86 @@
+"""Races between whole nodes over loopback TCP: the room, the mesh, the pump, votes, logs, replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio.testing
+
+from open4wd_node.asset_store import AssetStore
+from open4wd_node.config import DEFAULTS
+from open4wd_node.context_errors import UserError
+from open4wd_node.replay import replay
+from open4wd_node.room_assets import NodeRoomAssets
+from open4wd_node.state_files import read_state_file, state_differences
+from tests.race_net.nodes import race, short_track
+
+SHORT = short_track(8.0)
+
+
+@pytest.fixture
+def fast_clock():
+    return trio.testing.MockClock(rate=3)
+
+
+def results(recorders):
+    return [rec.of("result")[0] for rec in recorders]
+
+
+def replays(tmp_path, recorders):
+    for i, result in enumerate(results(recorders)):
+        assets = NodeRoomAssets(AssetStore.in_data_dir(tmp_path / f"n{i}"), DEFAULTS)
+        report = replay(Path(result["log"]), assets)
+        assert report.frames > 0 and report.hashes_checked >= 2
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+async def test_nodes_race_and_agree(tmp_path, fast_clock, n):
+    recorders, codes = await race(tmp_path, n, track_bytes=SHORT)
+    assert codes == {i: 0 for i in range(n)}
+    res = results(recorders)
+    assert {r["outcome"] for r in res} == {"finished"}
+    assert len({str(r["standings"]) for r in res}) == 1 and len(res[0]["standings"]) == n
+    assert all(r["agreed_hashes"] >= 1 and r["disagreements"] == 0 for r in res)
+    ends = [rec.of("round-end")[0]["standings"] for rec in recorders]
+    assert all(e == ends[0] for e in ends)
+    replays(tmp_path, recorders)
+
+
+async def test_lockstep_mode_agrees_too(tmp_path, fast_clock):
+    recorders, codes = await race(tmp_path, 3, track_bytes=SHORT, mode="lockstep")
+    assert codes == {0: 0, 1: 0, 2: 0}
+    assert {r["rollbacks"] for r in results(recorders)} == {0}  # lockstep never predicts, never rolls back
+
+
+async def test_a_corrupted_node_is_outvoted_and_leaves(tmp_path, fast_clock):
+    recorders, codes = await race(tmp_path, 4, track_bytes=short_track(40.0), faults={3: 30})
+    res = results(recorders)
+    assert res[3]["outcome"] == "persistent-desync" and codes[3] == 1
+    assert [r["outcome"] for r in res[:3]] == ["finished"] * 3
+    assert all(r["disagreements"] >= 3 for r in res[:3])  # each saw the minority three times
+    left = [e for rec in recorders[:3] for e in rec.of("leave")]
+    assert left and {e["reason"] for e in left} == {"desync"}
+    states = sorted((tmp_path / "n0" / "races").glob("*.states/*.state"))
+    theirs = sorted((tmp_path / "n3" / "races").glob("*.states/*.state"))
+    assert states and theirs
+    diff = state_differences(read_state_file(states[0]), read_state_file(theirs[0]))
+    assert diff and diff[0][0].endswith("lat_um")
+    replays(tmp_path, recorders[:3])
+
+
+async def test_two_nodes_that_diverge_end_consensus_invalid(tmp_path, fast_clock):
+    recorders, codes = await race(tmp_path, 2, track_bytes=short_track(20.0), faults={1: 30})
+    assert [r["outcome"] for r in results(recorders)] == ["consensus-invalid", "consensus-invalid"]
+    assert codes == {0: 1, 1: 1}
+
+
+async def test_a_damaged_log_fails_with_its_code(tmp_path, fast_clock):
+    recorders, _ = await race(tmp_path, 2, track_bytes=SHORT)
+    path = Path(results(recorders)[0]["log"])
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(UserError) as info:
+        replay(path, NodeRoomAssets(AssetStore.in_data_dir(tmp_path / "n0"), DEFAULTS))
+    assert info.value.code == "race-log-damaged" and "good up to round 0 frame" in info.value.message
