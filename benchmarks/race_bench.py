@@ -1,0 +1,133 @@
+"""Race figures (issue 6 targets): input delivery on loopback, an 8-frame rollback inside a live session,
+and, with --processes, N real node processes racing at 60 Hz (their worst lag in frames).
+
+    python benchmarks/race_bench.py [--samples 2000] [--processes 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+import trio
+
+from open4wd_node.race_mesh import RACE_CONTROL_TYPES, RACE_LIMITS
+from open4wd_node.race_world import WorldAdapter, chip_skills
+from open4wd_node.transport import dial, serve
+from protocol.identity import Identity
+from protocol.race import RaceSession
+from protocol.race_keys import RaceKeyBook, announce
+from protocol.race_messages import RACE_LINK, RaceInput
+from protocol.race_setup import RaceSetup
+from protocol.race_signing import input_digest
+from sim_core import World
+
+MATCH = "cd" * 32
+
+
+async def input_delivery(samples: int) -> list[float]:
+    """One-way time of a signed input, sign → send → receive → decode → verify, from echo round trips."""
+    a, b = Identity(bytes([1]) * 32), Identity(bytes([2]) * 32)
+    race_id = f"{MATCH}#0"
+    key_a = a.race_key(race_id)
+    book = RaceKeyBook([a.peer_id, b.peer_id])
+    book.add(a.peer_id, announce(a, race_id))
+    times: list[float] = []
+
+    async def echo(link) -> None:
+        link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
+        async for msg in link:
+            from protocol.race_keys import verify_race_signature
+
+            events = tuple(tuple(e) for e in msg.events)
+            assert verify_race_signature(book.key(race_id, a.peer_id), input_digest(race_id, msg.frame, events), msg.signature)
+            await link.send(msg)
+
+    async with trio.open_nursery() as nursery:
+        address = await nursery.start(serve, echo, b, "127.0.0.1", 0)
+        link = await dial(address.host, address.port, a, expected_peer=b.peer_id, limits=RACE_LIMITS,
+                          expensive=RACE_CONTROL_TYPES)
+        link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
+        for frame in range(samples):
+            start = time.perf_counter()
+            events = (("boost", False),)
+            signature = key_a.sign(input_digest(race_id, frame, events))
+            await link.send(RaceInput(frame, [list(e) for e in events], signature))
+            await link.receive()
+            times.append((time.perf_counter() - start) / 2 * 1e3)
+            await trio.sleep(1 / 90)  # under the input bucket's 90 per second
+        nursery.cancel_scope.cancel()
+    return times
+
+
+def rollback_in_session(repeats: int) -> list[float]:
+    """An 8-car session that learns, 8 frames late, that one peer's input differed from the prediction."""
+    ids = [Identity(bytes([i + 1]) * 32) for i in range(8)]
+    world = World.demo(8, seed=3)
+    peers = sorted(i.peer_id for i in ids)
+    slots = {p: n for n, p in enumerate(peers)}
+    skills = {p: chip_skills(world, slots[p]) for p in peers}
+    setup = RaceSetup(MATCH, 0, slots, skills, {p: "00" * 32 for p in peers}, "aa" * 32, "bb" * 32)
+    me = next(i for i in ids if i.peer_id == peers[0])
+    late = next(i for i in ids if i.peer_id == peers[1])
+    book = RaceKeyBook(peers)
+    session = RaceSession(setup, me, WorldAdapter(world), book)
+    race_id = session.race_id
+    for ident in ids:
+        if ident is not me:
+            session.receive(ident.peer_id, announce(ident, race_id), 0)
+    keys = {i.peer_id: i.race_key(race_id) for i in ids}
+    press = [[next(s for s in ("boost", "brake", "jump", "slam") if s in skills[late.peer_id]), False]]
+
+    def send(peer: str, frame: int, events) -> None:
+        ev = tuple(tuple(e) for e in events)
+        session.receive(peer, RaceInput(frame, [list(e) for e in ev], keys[peer].sign(input_digest(race_id, frame, ev))), 0)
+
+    times = []
+    frame = 0
+    while len(times) < repeats:
+        for peer in peers[2:]:
+            send(peer, frame, [])
+        if frame >= 8:  # the late peer is 8 frames behind; now and then its input was not the prediction
+            send(late.peer_id, frame - 8, press if (frame - 8) % 16 == 1 else [])
+        session.add_local_input([])
+        start = time.perf_counter()
+        report = session.advance_frame(0)
+        elapsed = time.perf_counter() - start
+        assert report.stepped, report.waiting
+        if report.rollback_frames >= 8:
+            times.append(elapsed * 1e6)
+        frame += 1
+    return times
+
+
+def processes(count: int) -> dict:
+    out = subprocess.run([sys.executable, "-m", "open4wd_node.cli", "--data-dir", "/tmp/open4wd-race-bench", "demo",
+                          "--nodes", str(count), "--json"], capture_output=True, text=True, timeout=900)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--samples", type=int, default=1000)
+    parser.add_argument("--processes", type=int, default=0, help="also run N node processes (the demo)")
+    args = parser.parse_args()
+    delivery = trio.run(input_delivery, args.samples)
+    print(f"input delivery (loopback, signed + verified)  median {statistics.median(delivery):.3f} ms, "
+          f"p99 {sorted(delivery)[int(len(delivery) * 0.99)]:.3f} ms over {len(delivery)} inputs")
+    rollback = rollback_in_session(100)
+    print(f"8-frame rollback in a live 8-car session      median {statistics.median(rollback) / 1000:.3f} ms "
+          f"(max {max(rollback) / 1000:.3f} ms over {len(rollback)})")
+    if args.processes:
+        summary = processes(args.processes)
+        print(f"{args.processes} node processes at 60 Hz: worst lag {summary['max_lag']} frames, "
+              f"{summary['finished']} finished, {summary['agreed_hashes']} agreed hashes, "
+              f"{summary['disagreements']} disagreements, {summary['elapsed_s']} s")
+
+
+if __name__ == "__main__":
+    main()
