@@ -53,6 +53,8 @@ class Mesh:
         self.listener = listener
         self.on_message, self.on_lost, self.on_back = on_message, on_lost, on_back
         self.outboxes: dict[str, trio.MemorySendChannel] = {}
+        self.links: dict[str, Link] = {}
+        self._offline_until = 0.0  # trio time before which this node refuses and makes no mesh links
         self.ever_linked: set[str] = set()
         self.linked = trio.Event()
         self._nursery: trio.Nursery | None = None
@@ -88,9 +90,16 @@ class Mesh:
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
 
+    def cut(self, seconds: float) -> None:
+        """Fault injection for soak tests: drop every mesh link and stay unreachable for ``seconds``."""
+        self._offline_until = trio.current_time() + seconds
+        for link in list(self.links.values()):
+            self._nursery.start_soon(link.aclose, "fault-disconnect", "this node dropped its links (fault injection)")
+
     async def _dial_loop(self, peer: str) -> None:
         host, _, port = self.addresses[peer].rpartition(":")
         while not self._closing:
+            await trio.sleep_until(self._offline_until)
             try:
                 link = await dial(host.strip("[]"), int(port), self.identity, expected_peer=peer,
                                   expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
@@ -110,6 +119,9 @@ class Mesh:
 
     async def _accept(self, link: Link, first: MeshHello) -> None:
         peer = link.peer_id
+        if trio.current_time() < self._offline_until:
+            await link.aclose("mesh-offline", "this node is unreachable for now")
+            return
         if first.matchId != self.match_id or peer not in self.addresses or not peer < self.me:
             await link.aclose("mesh-refused", "this node is not racing that match with that peer")
             return
@@ -124,6 +136,7 @@ class Mesh:
             old.close()
         send, receive = trio.open_memory_channel[Message](OUTBOX_CAPACITY)
         self.outboxes[peer] = send
+        self.links[peer] = link
         returning = peer in self.ever_linked
         self.ever_linked.add(peer)
         if self.ever_linked >= set(self.addresses):
@@ -142,6 +155,7 @@ class Mesh:
         finally:
             if self.outboxes.get(peer) is send:
                 del self.outboxes[peer]
+                del self.links[peer]
                 if not self._closing:
                     self.on_lost(peer)
             with trio.CancelScope(shield=True):
@@ -149,6 +163,10 @@ class Mesh:
 
     @staticmethod
     async def _writer(link: Link, receive: trio.MemoryReceiveChannel) -> None:
+        """Sends until the outbox closes or the link ends (the reader reports the end)."""
         async with receive:
-            async for message in receive:
-                await link.send(message)
+            try:
+                async for message in receive:
+                    await link.send(message)
+            except LinkClosed:
+                return

@@ -50,6 +50,8 @@ class RaceOptions:
     mode: str = "rollback"  # or "lockstep"
     input_delay: int = 0
     fault_frame: int | None = None  # corrupt this node's own state after this frame of round 0
+    cut_frame: int | None = None  # drop every mesh link after this frame of round 0 …
+    cut_seconds: float = 5.0  # … and stay unreachable this long
 
 
 @dataclass
@@ -183,9 +185,13 @@ class MatchRunner:
         self._route(report.actions)
         if report.stepped and self.on_step is not None:
             self.on_step(self.world, self.slot)
-        if report.stepped and self.options.fault_frame == report.frame and self.round_index == 0:
-            self.world.corrupt_for_testing(self.slot)
-            self.events.emit("fault", kind="corrupt-state", frame=report.frame)
+        if report.stepped and self.round_index == 0:
+            if self.options.fault_frame == report.frame:
+                self.world.corrupt_for_testing(self.slot)
+                self.events.emit("fault", kind="corrupt-state", frame=report.frame)
+            if self.options.cut_frame == report.frame:
+                self.mesh.cut(self.options.cut_seconds)
+                self.events.emit("fault", kind="disconnect", frame=report.frame, seconds=self.options.cut_seconds)
         return report.stepped
 
     # ---- mesh callbacks ----------------------------------------------------------------------------
@@ -278,6 +284,9 @@ class MatchRunner:
         log.info("race-misbehaviour", peer=action.peer, code=action.code)
 
     def _caught_up(self, action: CaughtUp) -> None:
+        """The world now holds a snapshot a quorum vouched for; replay restarts from the same bytes."""
+        self.log.append({"kind": "caught-up", "round": self.round_index, "frame": action.frame,
+                         "stateHash": action.state_hash.hex(), "state": self.world.save_state()})
         self.events.emit("caught-up", round=self.round_index, frame=action.frame, resume_frame=action.resume_frame)
 
     def _close(self, action: CloseLink) -> None:

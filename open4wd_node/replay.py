@@ -8,6 +8,7 @@ The first difference is reported with its round and frame.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,12 @@ def _replay(path: Path, assets: NodeRoomAssets, progress: dict[str, int]) -> Rep
             progress.update(round=round_index, frame=record["frame"])
             if record["frame"] % VOTE_INTERVAL_FRAMES == 0:
                 vote_hashes[(round_index, record["frame"])] = world.state_hash().hex()
+        elif kind == "caught-up":
+            state = record["state"]
+            if world is None or hashlib.sha256(state).hexdigest() != record["stateHash"]:
+                raise _mismatch(round_index, record["frame"], "the caught-up snapshot does not match its hash")
+            world.load_state(state)  # a snapshot a strict majority vouched for: the race went on from it
+            vote_hashes = {k: v for k, v in vote_hashes.items() if k[1] < record["frame"]}
         elif kind == "checksum":
             own = record["hashes"].get(report.node)
             if own is not None:

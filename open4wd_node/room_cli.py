@@ -15,7 +15,7 @@ from open4wd_node.race_runner import RaceOptions
 from open4wd_node.room_driver import RoomOutcome
 from protocol.identity import Identity, load_or_create_identity
 
-FAULT = re.compile(r"corrupt-state@([0-9]{1,7})")
+FAULT = re.compile(r"(corrupt-state|disconnect)@([0-9]{1,7})(?::([0-9]{1,3}))?")
 
 
 def add_room_output_options(parser) -> None:
@@ -30,8 +30,9 @@ def add_room_output_options(parser) -> None:
     parser.add_argument("--input-delay", type=int, default=0, metavar="FRAMES", help="local input delay, 0..8 frames")
     parser.add_argument("--control-port", type=int, default=0, metavar="PORT",
                         help="control API port on 127.0.0.1 with --driver external (0 picks one; see docs/drivers.md)")
-    parser.add_argument("--fault", default=None, metavar="corrupt-state@FRAME",
-                        help="soak testing: alter one value of this node's own state at FRAME of round 1")
+    parser.add_argument("--fault", default=None, metavar="KIND@FRAME",
+                        help="soak testing, in round 1: corrupt-state@FRAME alters one value of this node's own "
+                             "state; disconnect@FRAME[:SECONDS] drops its mesh links for SECONDS (default 5)")
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -42,15 +43,19 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def play_options(args) -> PlayOptions:
-    fault = None
+    faults: dict[str, int | float] = {}
     if args.fault is not None:
         match = FAULT.fullmatch(args.fault)
-        if match is None:
-            raise UserError("fault-invalid", f"--fault takes corrupt-state@FRAME, got {args.fault!r}")
-        fault = int(match[1])
+        if match is None or (match[1] == "corrupt-state" and match[3]):
+            raise UserError("fault-invalid",
+                            f"--fault takes corrupt-state@FRAME or disconnect@FRAME[:SECONDS], got {args.fault!r}")
+        if match[1] == "corrupt-state":
+            faults["fault_frame"] = int(match[2])
+        else:
+            faults.update(cut_frame=int(match[2]), cut_seconds=float(match[3] or 5))
     if not 0 <= args.input_delay <= 8:
         raise UserError("input-delay-invalid", "--input-delay takes 0..8 frames")
-    race = RaceOptions(mode=args.mode, input_delay=args.input_delay, fault_frame=fault)
+    race = RaceOptions(mode=args.mode, input_delay=args.input_delay, **faults)
     return PlayOptions(driver=args.driver, seed=args.seed, control_port=args.control_port, race=race)
 
 

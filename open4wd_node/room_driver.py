@@ -165,9 +165,13 @@ class RoomDriver:
         return outbox
 
     async def _writer(self, outbox: Outbox) -> None:
+        """Sends until the outbox closes (then closes the link) or the link ends (the reader reports it)."""
         async with outbox.receive:
-            async for message in outbox.receive:
-                await outbox.link.send(message)
+            try:
+                async for message in outbox.receive:
+                    await outbox.link.send(message)
+            except LinkClosed:
+                return
         await outbox.link.aclose("closed-by-host", "the room closed this link")
 
     async def run_link(self, outbox: Outbox, on_message, on_closed) -> None:

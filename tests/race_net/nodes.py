@@ -56,7 +56,8 @@ class Recorder(EventSink):
 
 
 async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1, mode: str = "rollback",
-               faults: dict[int, int] | None = None, limit_s: float = 120) -> tuple[list[Recorder], dict[int, int]]:
+               faults: dict[int, int] | None = None, cuts: dict[int, tuple[int, float]] | None = None,
+               limit_s: float = 120) -> tuple[list[Recorder], dict[int, int]]:
     """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end)."""
     recorders = [Recorder() for _ in range(n)]
     codes: dict[int, int] = {}
@@ -67,7 +68,9 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
 
     def play(i: int) -> PlayOptions:
         fault = (faults or {}).get(i)
-        return PlayOptions(driver="bot", seed=i, race=RaceOptions(mode=mode, fault_frame=fault))
+        cut_frame, cut_seconds = (cuts or {}).get(i, (None, 5.0))
+        race = RaceOptions(mode=mode, fault_frame=fault, cut_frame=cut_frame, cut_seconds=cut_seconds)
+        return PlayOptions(driver="bot", seed=i, race=race)
 
     def ctx(i: int) -> NodeContext:
         return NodeContext(tmp_path / f"n{i}", replace(DEFAULTS))

@@ -84,3 +84,18 @@ async def test_a_damaged_log_fails_with_its_code(tmp_path, fast_clock):
     with pytest.raises(UserError) as info:
         replay(path, NodeRoomAssets(AssetStore.in_data_dir(tmp_path / "n0"), DEFAULTS))
     assert info.value.code == "race-log-damaged" and "good up to round 0 frame" in info.value.message
+
+
+async def test_a_disconnected_node_reconnects_and_the_race_goes_on(tmp_path, fast_clock):
+    recorders, codes = await race(tmp_path, 4, track_bytes=short_track(40.0), cuts={3: (120, 3.0)})
+    res = results(recorders)
+    assert [r["outcome"] for r in res] == ["finished"] * 4, [r["detail"] for r in res]
+    assert any(rec.of("peer-lost") for rec in recorders[:3])
+    assert len({str(r["standings"]) for r in res}) == 1
+    replays(tmp_path, recorders)
+
+
+async def test_a_two_two_partition_is_void(tmp_path, fast_clock):
+    recorders, _ = await race(tmp_path, 4, track_bytes=short_track(60.0), cuts={2: (60, 30.0), 3: (60, 30.0)})
+    outcomes = [r["outcome"] for r in results(recorders)]
+    assert outcomes[:2] == ["partition-void", "partition-void"]
