@@ -83,3 +83,24 @@ def test_setup_roster_is_checked():
     for slots in ({next(iter(good.slots)): 0}, dict.fromkeys(good.slots, 0)):
         with pytest.raises(ProtocolError):
             RaceSetup(good.match_id, 0, slots, good.skills, good.loadouts, good.grid_context_digest, good.grid_seed)
+
+
+def test_setup_from_a_locked_start_takes_the_round_s_slots_cars_and_grid():
+    from types import SimpleNamespace
+
+    from protocol.locked_start import LockedStart
+    from protocol.race_setup import loadout_digest
+
+    peers = [i.peer_id for i in identities(3)]
+    cars = {p: [{"car": f"{p[-4:]}-{r}"} for r in range(2)] for p in peers}
+    locked = LockedStart(
+        match_id="ab" * 32, started_at=0, countdown_deadline=5000, roster=peers, config=None,
+        declarations={p: SimpleNamespace(car_rotation=cars[p]) for p in peers},
+        grid_seed=bytes(range(32)), grid_context_digest=bytes(32), digest="", package={},
+    )
+    skills = {p: frozenset({"boost"}) for p in peers}
+    first, second = (RaceSetup.from_locked_start(locked, r, skills, input_delay=1) for r in (0, 1))
+    assert first.slots == locked.slots(0) and second.slots == locked.slots(1) and first.slots != second.slots
+    assert second.loadouts == {p: loadout_digest(cars[p][1]) for p in peers}
+    assert first.grid_seed == bytes(range(32)).hex() and first.grid_context_digest == "00" * 32
+    assert second.round_index == 1 and second.input_delay == 1 and second.match_id == "ab" * 32
