@@ -55,9 +55,6 @@ class VoteBook:
         votes[peer] = state_hash
         return True
 
-    def own(self, frame: int) -> bytes | None:
-        return self._votes.get(frame, {}).get(self.me)
-
     def decide(self, next_frame: int, voters: Collection[str]) -> list[VoteOutcome]:
         """Tally every frame whose own vote exists and whose wait is over (all ``voters`` in, or 30 frames)."""
         outcomes = []
