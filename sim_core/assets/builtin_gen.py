@@ -2,8 +2,11 @@
 
 Design targets from the spec: the weakest speed build drives at ≈ 125.4 W and weighs ≈ 215 g with 12
 parts, and its heaviest/lightest part ratio (body/roller) is ≈ 249:1, under the 300 limit. Dimensions
-follow the visual guide (96 mm wheelbase, Ø32 × 12 tires, 60 × 30 × 12–14 batteries, ...). Everything
-is deterministic: same code, same bytes (``scripts/gen_builtins.py --check`` verifies it).
+follow the visual guide (96 mm wheelbase, Ø32 × 12 tires, Ø24 × 30 motor cans, 60 × 30 mm batteries,
+...). Balance targets of this project (``benchmarks/builtin_balance.py`` measures them): no part breaks
+from normal driving in a 3-lap race on any built-in track, and one lap of track-02 with the built-in bot
+takes every archetype ≤ 40 s, speed fastest, control next, heavy last. Everything is deterministic: same
+code, same bytes (``scripts/gen_builtins.py --check`` verifies it).
 """
 
 from __future__ import annotations
@@ -55,9 +58,12 @@ def _part(kind: str, material: str, **fields: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- parts
 
+CHASSIS_THICKNESS = {"speed": 8.0, "heavy": 4.0, "control": 5.0}  # plate mm; speed 8 keeps the build ≈ 215 g (lighter battery)
+
+
 def chassis(arch: str) -> bytes:
     b = GlbBuilder()
-    thickness = {"speed": 7.0, "heavy": 4.0, "control": 5.0}[arch]
+    thickness = CHASSIS_THICKNESS[arch]
     _solid(b, "Chassis_Plate", _box_mm((-35, 0, -60), (35, thickness, 60)))
     extras = {"speed": _part("chassis", "abs"), "heavy": _part("chassis", "aluminum", materials=[{"mesh_node": "Chassis_Ballast", "material": "steel"}]),
               "control": _part("chassis", "pc")}[arch]
@@ -95,19 +101,43 @@ def roller(arch: str) -> bytes:
     return b.build(_part("roller", material))
 
 
+# Drive and heat (spec/simcore.md §4.2–4.3, §7.1): a motor draws volume × 80 W/cm³, top speed is
+# P·(100 − torque ratio)/100 · 0.015 m/s per W, and drive heats the motor with 0.2·P and the battery with
+# 0.15·P, shed through H = area · 80 W/(m²·°C) · (0.25 + 0.75·min(k, 50)/50). A part runs at
+# T_air + heat/H in the long run, so what decides whether it survives a race is its area per watt.
+# Motors are therefore thin copper cans of the visual guide's Ø24 × 30 mm (control Ø26): the volume (the
+# power) sits in a 0.7–1.8 mm wall, and speed keeps its ≈ 125.4 W (1.567 cm³, as before).
+# Top speeds: speed 1.50 m/s, control 1.46, heavy 1.35 (heavy pays its torque and mass).
+MOTOR = {  # (outer radius, width, bore radius, material, torque ratio) in mm
+    "speed": (12.0, 30.0, 11.2665, "copper", 20), "heavy": (12.0, 30.0, 10.157, "copper", 70),
+    "control": (13.0, 30.0, 11.936, "copper", 50),
+}
+# Batteries, 60 × 30 mm in plan. Speed: seven 1 mm ABS cells with 0.6 mm air gaps — ABS keeps its 80 °C
+# limit (boost waste heat, 0.02 of a boost's cost, can still cook it), the gaps give it the area to shed
+# the drive's 0.15·P (≈ 55 °C in the long run instead of ≈ 180 °C for a solid ABS block). Heavy and
+# control: magnesium slabs (350 °C), their motors draw 300 W / 195 W.
+BATTERY = {  # (cells, cell height mm, air gap mm, material, configured output W)
+    "speed": (7, 1.0, 0.6, "abs", 150.0), "heavy": (1, 14.0, 0.0, "magnesium", 312.0), "control": (1, 9.0, 0.0, "magnesium", 203.0),
+}
+
+
 def motor(arch: str) -> bytes:
-    # 16-gon prism: volume = 3.0614675 r² w; speed 1.5673 cm³ → auto_input_mw ≈ 125 380 (the spec's ≈ 125.4 W)
+    """A can about X (a ring with a bore); speed 1.5672 cm³ → auto_input_mw 125 379 (the spec's ≈ 125.4 W)."""
     b = GlbBuilder()
-    radius, width, torque = {"speed": (6.0, 14.22, 30), "heavy": (7.0, 13.33, 70), "control": (6.5, 13.92, 50)}[arch]
-    _solid(b, "Motor_Can", cylinder_x((0.0, 0.0, 0.0), radius * MM, width * MM))
+    radius, width, bore, material, torque = MOTOR[arch]
+    _solid(b, "Motor_Can", cylinder_x((0.0, 0.0, 0.0), radius * MM, width * MM, bore * MM))
     _empty(b, "Mount_Motor", (0, -radius, 0))
-    return b.build(_part("motor", "copper", torque_ratio=torque))
+    return b.build(_part("motor", material, torque_ratio=torque))
 
 
 def battery(arch: str) -> bytes:
     b = GlbBuilder()
-    height, output, material = {"speed": (12.0, 150.0, "abs"), "heavy": (14.0, 140.0, "magnesium"), "control": (13.0, 145.0, "pc")}[arch]
-    _solid(b, "Battery_Pack", _box_mm((-15, 0, -30), (15, height, 30)))
+    cells, height, gap, material, output = BATTERY[arch]
+    if cells == 1:
+        _solid(b, "Battery_Pack", _box_mm((-15, 0, -30), (15, height, 30)))
+    for i in range(cells if cells > 1 else 0):  # a stack of flat cells with air gaps between them
+        bottom = i * (height + gap)
+        _solid(b, f"Battery_Cell_{i + 1}", _box_mm((-15, bottom, -30), (15, bottom + height, 30)))
     _empty(b, "Mount_Battery", (0, 0, 0))
     return b.build(_part("battery", material, configured_output_w=output))
 
@@ -229,28 +259,35 @@ def _stadium(half_straight: float, radius: float) -> list[tuple[Vec, Vec]]:
     return out
 
 
+# track-02 stadium: half straight length, turn radius, road width (m). 14 m straights and 3 m turns: a
+# 46.85 m lap, 60 % straight, that the slowest built-in (heavy, 1.35 m/s) drives in ≈ 35 s.
+LOOP = (7.0, 3.0, 2.0)
+
+
 def track_loop() -> bytes:
     """track-02: fixed loop circuit on asphalt for 8 players, 6 checkpoints, kill zones, respawn points."""
     b = GlbBuilder()
-    centre = _stadium(12.0, 8.0)
-    half = 1.1
+    straight, radius, width = LOOP
+    centre = _stadium(straight, radius)
+    half = width / 2.0 + 0.1
     left = [(p[0] - f[2] * half, 0.0, p[2] + f[0] * half) for p, f in centre]
     right = [(p[0] + f[2] * half, 0.0, p[2] - f[0] * half) for p, f in centre]
     _solid(b, "Circuit_Road", ribbon(left, right, closed=True))
     _solid(b, "Infield_Ground", box((-30.0, -6.0, -20.0), (30.0, -0.02, 20.0)))
-    _solid(b, "Grandstand", box((-10.0, 0.0, 14.0), (10.0, 2.0, 18.0)))
+    stand = min(10.0, straight)
+    _solid(b, "Grandstand", box((-stand, 0.0, radius + 6.0), (stand, 2.0, radius + 10.0)))
     start, start_forward = centre[0][0], centre[0][1]
     route_points = [(start, start_forward)] + centre[1:] + [((start[0] + 0.6, 0.0, start[2]), start_forward)]
-    route = _add_route(b, route_points, 2.0)
+    route = _add_route(b, route_points, width)
     checkpoints = []
     for n, k in enumerate((2, 6, 10, 14, 18, 21), start=1):
         p, f = centre[k]
-        _box_empty(b, f"Checkpoint_{n}", (p[0], 0.2, p[2]), f, (3.0, 0.5, 1.0))
+        _box_empty(b, f"Checkpoint_{n}", (p[0], 0.2, p[2]), f, (width + 1.0, 0.5, 1.0))
         checkpoints.append(f"Checkpoint_{n}")
-    _box_empty(b, "KillZone_1", (0.0, -4.0, 0.0), (0.0, 0.0, -1.0), (20.0, 2.0, 6.0))
-    _box_empty(b, "KillZone_2", (0.0, -4.0, 11.5), (0.0, 0.0, -1.0), (40.0, 2.0, 2.0))
-    b.node("RespawnPoint_1", matrix=_route_frame((6.0, 0.05, 8.0), (-1.0, 0.0, 0.0)))
-    b.node("RespawnPoint_2", matrix=_route_frame((-6.0, 0.05, -8.0), (1.0, 0.0, 0.0)))
+    _box_empty(b, "KillZone_1", (0.0, -4.0, 0.0), (0.0, 0.0, -1.0), (2.0 * straight - 4.0, 2.0, max(2.0 * radius - 10.0, 2.0)))
+    _box_empty(b, "KillZone_2", (0.0, -4.0, radius + 3.5), (0.0, 0.0, -1.0), (2.0 * (straight + radius), 2.0, 2.0))
+    b.node("RespawnPoint_1", matrix=_route_frame((straight / 2.0, 0.05, radius), (-1.0, 0.0, 0.0)))
+    b.node("RespawnPoint_2", matrix=_route_frame((-straight / 2.0, 0.05, -radius), (1.0, 0.0, 0.0)))
     return b.build({
         "open4wd_version": 1, "type": "track", "material": "asphalt",
         "materials": [{"mesh_node": "Infield_Ground", "material": "grass"}, {"mesh_node": "Grandstand", "material": "concrete"}],

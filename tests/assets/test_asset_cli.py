@@ -53,7 +53,7 @@ def test_bake_then_validate_and_inspect(tmp_path: Path, capsys: pytest.CaptureFi
     capsys.readouterr()
     assert run(tmp_path, "inspect", str(out)) == 0
     text = capsys.readouterr().out
-    assert "input_mw:" in text and "159975" in text
+    assert "input_mw:" in text and "300042" in text
     assert run(tmp_path, "inspect", "--json", str(out)) == 0
     assert json.loads(capsys.readouterr().out)["manifest"]["motor"]["torque_ratio_pct"] == 70
 
@@ -105,7 +105,7 @@ def test_loadout_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     bad.write_text(json.dumps({**archetype_loadout(1), "chip": None}))
     assert run(tmp_path, "loadout", "--json", str(good)) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["figures"]["drive_power_mw"] == 125_377 and report["figures"]["parts"] == 12
+    assert report["figures"]["drive_power_mw"] == 125_379 and report["figures"]["parts"] == 12
     assert run(tmp_path, "loadout", str(bad)) == 1
     assert "error[loadout-weapon-requires-chip]" in capsys.readouterr().out
     (tmp_path / "junk.json").write_text("{")

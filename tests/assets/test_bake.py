@@ -32,10 +32,10 @@ def test_round_trip_embeds_the_manifest_that_admission_rebuilds() -> None:
     assert env["manifest"] == admitted.manifest
     assert admitted.content_id == hashlib.sha256(baked).hexdigest()
     battery = admitted.manifest["battery"]
-    assert battery == {"configured_output_mw": 150_000, "energy_capacity_mj": 1_944_000_000}  # 21.6 cm³ × 9e13 mJ/m³
+    assert battery == {"configured_output_mw": 150_000, "energy_capacity_mj": 1_134_000_000}  # 7 cells, 12.6 cm³ × 9e13 mJ/m³
     extras = read_glb(baked).root_extras
     assert extras["open4wd_version"] == 1
-    assert extras["auto_volume_m3"] == Decimal("0.0000216") and extras["auto_energy_capacity_mj"] == 1_944_000_000
+    assert extras["auto_volume_m3"] == Decimal("0.0000126") and extras["auto_energy_capacity_mj"] == 1_134_000_000
     assert extras["auto_feature_deviations"] == []
 
 

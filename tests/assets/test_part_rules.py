@@ -174,8 +174,8 @@ def test_interface_deviation_fields() -> None:
 
 
 def test_battery_output_rule() -> None:
-    assert codes(edit(source("battery-01"), set_root(configured_output_w=1729))) == ["battery-output-exceeds-volume"]  # 21.6 cm³ → 1728 W
-    assert codes(edit(source("battery-01"), set_root(configured_output_w=1728))) == []
+    assert codes(edit(source("battery-01"), set_root(configured_output_w=1009))) == ["battery-output-exceeds-volume"]  # 12.6 cm³ → 1008 W
+    assert codes(edit(source("battery-01"), set_root(configured_output_w=1008))) == []
     assert codes(edit(source("battery-01"), set_root(configured_output_w=0))) == ["battery-output-exceeds-volume"]
     assert codes(edit(source("battery-01"), set_root(configured_output_w=Decimal("1.0005")))) == ["field-invalid"]  # finer than 1 mW
     rule = findings_for(edit(source("battery-01"), set_root(configured_output_w=5000))).items[0].rule

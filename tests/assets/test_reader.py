@@ -32,10 +32,10 @@ def test_valid_part_reads_nodes_frames_and_geometry() -> None:
     assert asset.root_extras["type"] == "motor"
     can = asset.node("Motor_Can")
     assert can is not None and can.mesh is not None
-    assert (can.mesh.vertex_count, can.mesh.triangle_count) == (34, 64)
+    assert (can.mesh.vertex_count, can.mesh.triangle_count) == (64, 128)  # a can: a ring with a bore
     mount = asset.node("Mount_Motor")
     assert mount is not None and mount.mesh is None
-    assert mount.frame.position_um == (0, -6000, 0)
+    assert mount.frame.position_um == (0, -12000, 0)
     assert mount.frame.axes_ppm == ((1_000_000, 0, 0), (0, 1_000_000, 0), (0, 0, 1_000_000))
 
 
