@@ -13,13 +13,18 @@ import trio
 
 FRAME_HZ = 60
 MAX_STEPS_PER_TICK = 4
+LAG_REPORT_FRAMES = 8
 
 
 class FramePump:
-    def __init__(self, step: Callable[[], bool], current_frame: Callable[[], int]) -> None:
-        """``step()`` steps one frame (True) or says it must wait (False); ``current_frame()`` counts frames."""
+    def __init__(
+        self, step: Callable[[], bool], current_frame: Callable[[], int], on_lag: Callable[[int], None] | None = None
+    ) -> None:
+        """``step()`` steps one frame (True) or says it must wait (False); ``current_frame()`` counts frames;
+        ``on_lag(frames)`` hears about a lag above 8 frames, at most once a second."""
         self.step = step
         self.current_frame = current_frame
+        self.on_lag = on_lag
         self.max_lag = 0
         self.lag = 0
         self.ticks = 0
@@ -33,7 +38,7 @@ class FramePump:
     async def run(self, until: Callable[[], bool]) -> None:
         start = trio.current_time()
         base = self.current_frame()
-        tick = 0
+        tick = next_report = 0
         while not until():
             due = base + self.due(start, trio.current_time())
             for _ in range(MAX_STEPS_PER_TICK):
@@ -41,6 +46,9 @@ class FramePump:
                     break
             self.lag = max(0, due - self.current_frame())
             self.max_lag = max(self.max_lag, self.lag)
+            if self.on_lag is not None and self.lag > LAG_REPORT_FRAMES and tick >= next_report:
+                self.on_lag(self.lag)
+                next_report = tick + FRAME_HZ
             self.ticks += 1
             tick += 1
             await trio.sleep_until(start + tick / FRAME_HZ)

@@ -90,6 +90,12 @@ class Mesh:
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
 
+    async def flush(self, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) until every queued message has been handed to its link."""
+        with trio.move_on_after(timeout_s):
+            while any(channel.statistics().current_buffer_used for channel in self.outboxes.values()):
+                await trio.sleep(0.01)
+
     def cut(self, seconds: float) -> None:
         """Fault injection for soak tests: drop every mesh link and stay unreachable for ``seconds``."""
         self._offline_until = trio.current_time() + seconds

@@ -42,7 +42,7 @@ log = structlog.get_logger("open4wd_node.race")
 MESH_TIMEOUT_S = 10
 BARRIER_TIMEOUT_S = 10
 ANCHOR_WAIT_S = 13
-LAG_REPORT_FRAMES = 8
+FLUSH_S = 2
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,7 @@ class MatchRunner:
                         break
                 else:
                     await self._barrier(rounds)  # everyone is done with the last anchor before links close
+                await self.mesh.flush(FLUSH_S)  # e.g. a leave {desync} must reach the others before links close
                 nursery.cancel_scope.cancel()
         finally:
             self._finish()
@@ -147,13 +148,15 @@ class MatchRunner:
         )
         self.world, self.round_index, self.round_over = world, round_index, False
         self.anchor_done = trio.Event()
-        self.session = RaceSession(setup, self.identity, WorldAdapter(world), RaceKeyBook(setup.roster))
         self.slot = slots[self.me]
+        fault = self.options.fault_frame if round_index == 0 else None
+        self.session = RaceSession(setup, self.identity, WorldAdapter(world, fault, self.slot), RaceKeyBook(setup.roster))
         self.log.append({"kind": "round-start", "round": round_index, "slots": slots, "cars": cars})
         await self._barrier(round_index)
         self.events.emit("race-start", round=round_index, slot=self.slot, roster=list(setup.roster))
         self._route(self.session.start())
-        pump = FramePump(self._step, lambda: self.session.current_frame)
+        pump = FramePump(self._step, lambda: self.session.current_frame,
+                         lambda lag: self.events.emit("lag", round=round_index, frame=self.session.current_frame, frames=lag))
         await pump.run(lambda: self.round_over or self.session.ended is not None)
         self.report.max_lag = max(self.report.max_lag, pump.max_lag)
         stats = self.session.stats
@@ -187,7 +190,6 @@ class MatchRunner:
             self.on_step(self.world, self.slot)
         if report.stepped and self.round_index == 0:
             if self.options.fault_frame == report.frame:
-                self.world.corrupt_for_testing(self.slot)
                 self.events.emit("fault", kind="corrupt-state", frame=report.frame)
             if self.options.cut_frame == report.frame:
                 self.mesh.cut(self.options.cut_seconds)

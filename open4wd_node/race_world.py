@@ -48,10 +48,16 @@ def chip_skills(world: World, slot: int) -> frozenset[str]:
 
 
 class WorldAdapter:
-    """``sim_core.World`` as the session's ``RaceWorld``: ``(skill, hold)`` pairs become SkillEvents."""
+    """``sim_core.World`` as the session's ``RaceWorld``: ``(skill, hold)`` pairs become SkillEvents.
 
-    def __init__(self, world: World) -> None:
+    ``fault_frame`` (soak testing, ``--fault corrupt-state@FRAME``) corrupts this node's own car every
+    time that frame is stepped, so a rollback that re-simulates it corrupts it again, as a real bug would.
+    """
+
+    def __init__(self, world: World, fault_frame: int | None = None, fault_slot: int = 0) -> None:
         self.world = world
+        self.fault_frame = fault_frame
+        self.fault_slot = fault_slot
 
     @property
     def frame(self) -> int:
@@ -62,7 +68,10 @@ class WorldAdapter:
         return self.world.done
 
     def step(self, inputs: Mapping[int, Sequence[Event]]) -> None:
+        frame = self.world.frame
         self.world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, events in inputs.items()})
+        if frame == self.fault_frame:
+            self.world.corrupt_for_testing(self.fault_slot)
 
     def save_state(self) -> bytes:
         return self.world.save_state()

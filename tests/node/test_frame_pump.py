@@ -25,8 +25,10 @@ async def test_when_behind_it_steps_at_most_4_per_tick_and_reports_lag(autojump_
         ticks.append(pump.ticks)
         return True
 
-    pump = FramePump(step, lambda: len(frames))
+    lags = []
+    pump = FramePump(step, lambda: len(frames), lags.append)
     await pump.run(lambda: len(frames) >= 150)
+    assert lags == [26]  # reported once (at most once a second), only above 8 frames
     assert pump.max_lag == 26  # 30 frames fell due during the stall; the next tick stepped 4 of them
     per_tick: dict[int, int] = {}
     for tick in ticks:
