@@ -99,3 +99,20 @@ async def test_a_two_two_partition_is_void(tmp_path, fast_clock):
     recorders, _ = await race(tmp_path, 4, track_bytes=short_track(60.0), cuts={2: (60, 30.0), 3: (60, 30.0)})
     outcomes = [r["outcome"] for r in results(recorders)]
     assert outcomes[:2] == ["partition-void", "partition-void"]
+
+
+async def test_two_rounds_rotate_the_grid_and_sum_the_points(tmp_path, fast_clock):
+    recorders, codes = await race(tmp_path, 3, track_bytes=SHORT, rounds=2)
+    assert codes == {0: 0, 1: 0, 2: 0}
+    starts = [e for e in recorders[0].of("race-start")]
+    assert [s["round"] for s in starts] == [0, 1] and starts[0]["slot"] != starts[1]["slot"]
+    ends = recorders[0].of("round-end")
+    assert len(ends) == 2
+    final = results(recorders)[0]["standings"]
+    per_round = {}
+    for end in ends:
+        for row in end["standings"]:
+            per_round[row["peer"]] = per_round.get(row["peer"], 0) + row["points"]
+    assert {row["peer"]: row["points"] for row in final} == per_round
+    assert len({str(r["standings"]) for r in results(recorders)}) == 1
+    replays(tmp_path, recorders)
