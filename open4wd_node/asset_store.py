@@ -7,12 +7,11 @@ half-written asset under a valid id; reads re-hash the bytes, so a corrupted fil
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from open4wd_node.atomic_file import write_atomic
 from sim_core.assets.admission import AdmittedAsset, admit
 from sim_core.assets.builtins import admitted_builtin, is_builtin_ref
 from sim_core.assets.constants import MAX_GLB_BYTES
@@ -64,16 +63,7 @@ class AssetStore:
         if self.total_bytes() + len(data) > self.max_total_bytes:
             raise SimError("store-full", f"storing {len(data)} more bytes would exceed the store cap of {self.max_total_bytes}; remove assets first")
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(target, data)
         return cid
 
     def get(self, cid: str) -> bytes:

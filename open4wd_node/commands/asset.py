@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from open4wd_node.asset_store import CONTENT_ID, AssetStore
+from open4wd_node.atomic_file import write_atomic
 from open4wd_node.context import NodeContext
 from sim_core.assets import admission, builtins
 from sim_core.assets.bake import bake
@@ -87,19 +86,6 @@ def run_validate(args: argparse.Namespace, ctx: NodeContext) -> int:
     return 0 if accepted else 1
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def run_bake(args: argparse.Namespace, ctx: NodeContext) -> int:
     data = _load(args.input, AssetStore.in_data_dir(ctx.data_dir))
     try:
@@ -109,7 +95,7 @@ def run_bake(args: argparse.Namespace, ctx: NodeContext) -> int:
             print(f"error[{f.code}]: {f.message}", file=sys.stderr)
         return 1
     try:
-        _write_atomic(Path(args.output), out)
+        write_atomic(Path(args.output), out)
     except OSError as exc:
         raise SimError("file-unwritable", f"cannot write {args.output}: {exc.strerror}") from None
     admitted = admission.admit(out)

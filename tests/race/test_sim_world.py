@@ -2,36 +2,9 @@
 
 import hashlib
 
+from open4wd_node.race_world import WorldAdapter
 from sim_core import SkillEvent, World
 from tests.race.harness import Mesh, VoteDecided
-
-
-class WorldAdapter:
-    """``sim_core.World`` as a ``RaceWorld``: plain (skill, hold) pairs become SkillEvents.
-    ``fault_frame`` alters the state whenever that frame is (re)computed, like ``--fault corrupt-state``."""
-
-    def __init__(self, world: World, fault_frame: int = -1) -> None:
-        self.world = world
-        self.fault_frame = fault_frame
-
-    @property
-    def frame(self) -> int:
-        return self.world.frame
-
-    @property
-    def done(self) -> bool:
-        return self.world.done
-
-    def step(self, inputs):
-        self.world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, events in inputs.items()})
-        if self.world.frame == self.fault_frame:
-            self.world.corrupt_for_testing()
-
-    def save_state(self) -> bytes:
-        return self.world.save_state()
-
-    def load_state(self, data: bytes) -> None:
-        self.world.load_state(data)
 
 
 def test_four_nodes_race_the_demo_world_and_the_log_replays():

@@ -10,7 +10,7 @@ from open4wd_node.asset_store import AssetStore
 from open4wd_node.cars import car_rotation
 from open4wd_node.config import DEFAULTS
 from open4wd_node.context import NodeContext
-from open4wd_node.events import EventSink
+from tests.recorder import Recorder
 from open4wd_node.match_play import PlayOptions
 from open4wd_node.node_listener import with_listener
 from open4wd_node.race_runner import RaceOptions
@@ -38,21 +38,6 @@ def short_track(length_m: float) -> bytes:
         "weather": {"type": "normal", "temperature": 20},
         "physics": {"gravity_direction": [0, -1, 0], "gravity_strength_m_s2": 9.81},
     }))
-
-
-class Recorder(EventSink):
-    def __init__(self) -> None:
-        super().__init__(as_json=True)
-        self.events: list[tuple[str, dict]] = []
-        self.created = trio.Event()
-
-    def emit(self, event: str, **data) -> None:
-        self.events.append((event, data))
-        if event == "room-created":
-            self.created.set()
-
-    def of(self, name: str) -> list[dict]:
-        return [d for e, d in self.events if e == name]
 
 
 async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1, mode: str = "rollback",

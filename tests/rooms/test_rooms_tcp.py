@@ -17,7 +17,7 @@ from open4wd_node.cars import car_rotation
 from open4wd_node.config import DEFAULTS
 from open4wd_node.context import NodeContext
 from open4wd_node.context_errors import UserError, first_coded
-from open4wd_node.events import EventSink
+from tests.recorder import Recorder
 from open4wd_node import room_session
 from open4wd_node.node_listener import with_listener
 from open4wd_node.room_session import HostOptions, JoinOptions
@@ -30,21 +30,6 @@ TIME_LIMIT_S = 60
 @pytest.fixture
 def fast_clock():
     return trio.testing.MockClock(rate=5)
-
-
-class Recorder(EventSink):
-    def __init__(self) -> None:
-        super().__init__(as_json=True)
-        self.events: list[tuple[str, dict]] = []
-        self.created = trio.Event()
-
-    def emit(self, event: str, **data) -> None:
-        self.events.append((event, data))
-        if event == "room-created":
-            self.created.set()
-
-    def of(self, name: str) -> list[dict]:
-        return [d for e, d in self.events if e == name]
 
 
 def ctx_for(tmp_path, name: str, **config) -> NodeContext:
