@@ -22,6 +22,7 @@ import trio
 
 from open4wd_node.context_errors import UserError
 from open4wd_node.drivers.external import ExternalDriver
+from open4wd_node.outbox import Outbox, flush
 from open4wd_node.race_world import chip_skills
 from sim_core import SkillEvent, World
 from sim_core.errors import SimError
@@ -48,17 +49,14 @@ class _Client:
 
     def __init__(self, outbox: int) -> None:
         self.topics: frozenset[str] = frozenset()
-        self.send, self.receive = trio.open_memory_channel[bytes](outbox)
+        self.outbox: Outbox[bytes] = Outbox(outbox)
         self.scope = trio.CancelScope()
+        self.closed = False
 
     def queue(self, line: bytes) -> None:
         """Queue without waiting; a full outbox means the client does not keep up: drop it."""
-        try:
-            self.send.send_nowait(line)
-        except trio.WouldBlock:
+        if not self.outbox.put(line) and not self.closed:
             self.scope.cancel()
-        except trio.ClosedResourceError:
-            pass
 
 
 class ControlServer:
@@ -97,6 +95,10 @@ class ControlServer:
         self.host, self.port = listeners[0].socket.getsockname()[:2]
         task_status.started(self.port)
         await trio.serve_listeners(self._connection, listeners)
+
+    async def flush(self, timeout_s: float) -> None:
+        """Let every client receive what is queued for it (the last events of a match) before stopping."""
+        await flush([c.outbox for c in self._clients], timeout_s)
 
     # -- publishing (sync, never waits) -----------------------------------------------------------------
 
@@ -180,13 +182,13 @@ class ControlServer:
         if client in self._clients:
             self._clients.remove(client)
             self.driver.release(client)
-            client.send.close()
+            client.closed = True
+            client.outbox.close()
 
     @staticmethod
     async def _write(stream: trio.SocketStream, client: _Client) -> None:
         try:
-            async for line in client.receive:
-                await stream.send_all(line)
+            await client.outbox.drain(stream.send_all)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             client.scope.cancel()
 

@@ -15,7 +15,7 @@ def short(peer: object) -> str:
     return f"…{peer[-4:]}" if isinstance(peer, str) and len(peer) > 4 else str(peer)
 
 
-def _text(event: str, d: dict[str, Any]) -> str:
+def _text(event: str, d: dict[str, Any]) -> str | None:
     if event == "room-created":
         lines = [f"room {d['room_id']} is open; share an invitation:"]
         lines += [f"  {role:<11} {invite}" for role, invite in d.get("invites", {}).items()]
@@ -40,6 +40,23 @@ def _text(event: str, d: dict[str, Any]) -> str:
         return f"match {d['match_id']} started with {roster}"
     if event == "error":
         return f"error[{d['code']}]: {d['message']}"
+    if event == "race-start":
+        return f"round {d['round'] + 1}: racing from start slot {d['slot'] + 1} of {len(d['roster'])}"
+    if event == "checksum":
+        return None if d["agreed"] else f"frame {d['frame']}: the state hashes did NOT agree"
+    if event == "round-end":
+        rows = ", ".join(f"{r['rank']}. {short(r['peer'])} ({r['points']} pts)" for r in d["standings"])
+        return f"round {d['round'] + 1} over at frame {d['frame']}: {rows}"
+    if event == "match-end":
+        rows = "\n".join(f"  {r['rank']}. {short(r['peer'])}  {r['points']} pts" for r in d["results"])
+        return f"match over ({d['outcome']}):\n{rows}"
+    if event == "result":
+        return (f"{d['agreed_hashes']} state hashes agreed, {d['disagreements']} disagreed; "
+                f"worst lag {d['max_lag']} frames; race log {d['log']}")
+    if event == "leave":
+        return f"{short(d['peer'])} left the race ({d['reason']})"
+    if event == "session-end":
+        return f"the race ended for this node: {d['reason']} ({d['detail']})"
     rest = ", ".join(f"{k}={v}" for k, v in d.items())
     return f"{event}: {rest}" if rest else event
 
@@ -56,4 +73,5 @@ class EventSink:
 
     def emit(self, event: str, **data: Any) -> None:
         line = json.dumps({"event": event, **data}, default=str) if self.as_json else _text(event, data)
-        print(line, file=self.stream, flush=True)
+        if line is not None:  # the readable view leaves out routine events (agreed checksums)
+            print(line, file=self.stream, flush=True)

@@ -19,6 +19,7 @@ from open4wd_node.room_driver import RoomOutcome
 from protocol.identity import Identity
 
 DRIVERS = ("bot", "external", "idle")
+FLUSH_S = 1.0
 
 
 class IdleDriver:
@@ -55,6 +56,7 @@ async def play_match(
 ) -> MatchReport:
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     log_dir = ctx.data_dir / "races"
+    server: ControlServer | None = None
     async with trio.open_nursery() as nursery:
         on_step = None
         if options.driver == "external":
@@ -71,5 +73,7 @@ async def play_match(
         runner = MatchRunner(identity, events, outcome.started.locked, outcome.addresses, listener, assets, driver,
                              options.race, log_dir, on_step=on_step)
         report = await runner.run()
+        if server is not None:
+            await server.flush(FLUSH_S)
         nursery.cancel_scope.cancel()
     return report

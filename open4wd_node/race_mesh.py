@@ -17,6 +17,7 @@ import trio
 from open4wd_node.link import Link, LinkClosed
 from open4wd_node.link_rules import LinkLimits
 from open4wd_node.node_listener import NodeListener
+from open4wd_node.outbox import Outbox, flush
 from open4wd_node.transport import dial
 from protocol.identity import Identity
 from protocol.mesh_messages import MeshHello
@@ -52,7 +53,7 @@ class Mesh:
         self.addresses = addresses  # every other roster peer -> "host:port"
         self.listener = listener
         self.on_message, self.on_lost, self.on_back = on_message, on_lost, on_back
-        self.outboxes: dict[str, trio.MemorySendChannel] = {}
+        self.outboxes: dict[str, Outbox[Message]] = {}
         self.links: dict[str, Link] = {}
         self._offline_until = 0.0  # trio time before which this node refuses and makes no mesh links
         self.ever_linked: set[str] = set()
@@ -79,22 +80,16 @@ class Mesh:
                 self.listener.handlers.pop(MeshHello, None)
 
     def send(self, peer: str, message: Message) -> None:
-        channel = self.outboxes.get(peer)
-        if channel is None:
+        outbox = self.outboxes.get(peer)
+        if outbox is None:
             return  # not linked (lost): the session predicts the peer and relays what it missed later
-        try:
-            channel.send_nowait(message)
-        except trio.WouldBlock:
+        if not outbox.put(message):
             log.info("mesh-backlog", peer=peer)
-            channel.close()
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
+            self._nursery.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
 
     async def flush(self, timeout_s: float) -> None:
-        """Wait (at most ``timeout_s``) until every queued message has been handed to its link."""
-        with trio.move_on_after(timeout_s):
-            while any(channel.statistics().current_buffer_used for channel in self.outboxes.values()):
-                await trio.sleep(0.01)
+        """Wait (at most ``timeout_s``) until every queued message has been written to its link."""
+        await flush(list(self.outboxes.values()), timeout_s)
 
     def cut(self, seconds: float) -> None:
         """Fault injection for soak tests: drop every mesh link and stay unreachable for ``seconds``."""
@@ -140,8 +135,8 @@ class Mesh:
         old = self.outboxes.pop(peer, None)
         if old is not None:
             old.close()
-        send, receive = trio.open_memory_channel[Message](OUTBOX_CAPACITY)
-        self.outboxes[peer] = send
+        outbox: Outbox[Message] = Outbox(OUTBOX_CAPACITY)
+        self.outboxes[peer] = outbox
         self.links[peer] = link
         returning = peer in self.ever_linked
         self.ever_linked.add(peer)
@@ -151,7 +146,7 @@ class Mesh:
             self.on_back(peer)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._writer, link, receive)
+                nursery.start_soon(self._writer, link, outbox)
                 try:
                     async for message in link:
                         self.on_message(peer, message)
@@ -159,7 +154,7 @@ class Mesh:
                     log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)
                 nursery.cancel_scope.cancel()
         finally:
-            if self.outboxes.get(peer) is send:
+            if self.outboxes.get(peer) is outbox:
                 del self.outboxes[peer]
                 del self.links[peer]
                 if not self._closing:
@@ -168,11 +163,9 @@ class Mesh:
                 await link.aclose("mesh-closed", "the race mesh closed this link")
 
     @staticmethod
-    async def _writer(link: Link, receive: trio.MemoryReceiveChannel) -> None:
+    async def _writer(link: Link, outbox: Outbox[Message]) -> None:
         """Sends until the outbox closes or the link ends (the reader reports the end)."""
-        async with receive:
-            try:
-                async for message in receive:
-                    await link.send(message)
-            except LinkClosed:
-                return
+        try:
+            await outbox.drain(link.send)
+        except LinkClosed:
+            return

@@ -21,6 +21,7 @@ from open4wd_node.clock import NodeClock
 from open4wd_node.events import EventSink
 from open4wd_node.room_view import render
 from open4wd_node.link import Link, LinkClosed
+from open4wd_node.outbox import Outbox, flush
 from open4wd_node.transport import dial
 from protocol.errors import ProtocolError
 from protocol.room_actions import CloseLink, Notify, Send
@@ -39,10 +40,9 @@ HOST_EVENTS = frozenset({"ready", "ready-set", "ready-set-refused", "grid-cancel
 
 
 @dataclass
-class Outbox:
+class LinkOutbox:
     link: Link
-    send: trio.MemorySendChannel
-    receive: trio.MemoryReceiveChannel
+    queue: Outbox[Message]
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class RoomDriver:
         self.events = events
         self.transfer = transfer
         self.me = member.me
-        self.outboxes: dict[str, Outbox] = {}
+        self.outboxes: dict[str, LinkOutbox] = {}
         self.outcome = RoomOutcome()
         self.done = trio.Event()
         self.clock = NodeClock()
@@ -130,19 +130,13 @@ class RoomDriver:
 
     def _enqueue(self, peer: str, message: Message) -> None:
         outbox = self.outboxes.get(peer)
-        if outbox is None:
-            return
-        try:
-            outbox.send.send_nowait(message)
-        except trio.WouldBlock:
+        if outbox is not None and not outbox.queue.put(message):
             self._close_soon(peer, "link-backlog")
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
 
     def _close_soon(self, peer: str, code: str) -> None:
         outbox = self.outboxes.get(peer)
         if outbox is not None:
-            outbox.send.close()  # the writer flushes what is queued (a verdict), then closes the link
+            outbox.queue.close()  # the writer flushes what is queued (a verdict), then closes the link
 
     async def _fetch(self, request: FetchAssets) -> None:
         for ref in request.refs:
@@ -155,26 +149,27 @@ class RoomDriver:
 
     # ---- per-link tasks ---------------------------------------------------------------------------
 
-    def attach(self, link: Link) -> Outbox:
+    def attach(self, link: Link) -> LinkOutbox:
         old = self.outboxes.get(link.peer_id)
         if old is not None:
-            old.send.close()
-        send, receive = trio.open_memory_channel[Message](OUTBOX_CAPACITY)
-        outbox = Outbox(link, send, receive)
+            old.queue.close()
+        outbox = LinkOutbox(link, Outbox(OUTBOX_CAPACITY))
         self.outboxes[link.peer_id] = outbox
         return outbox
 
-    async def _writer(self, outbox: Outbox) -> None:
+    async def _writer(self, outbox: LinkOutbox) -> None:
         """Sends until the outbox closes (then closes the link) or the link ends (the reader reports it)."""
-        async with outbox.receive:
-            try:
-                async for message in outbox.receive:
-                    await outbox.link.send(message)
-            except LinkClosed:
-                return
+        try:
+            await outbox.queue.drain(outbox.link.send)
+        except LinkClosed:
+            return
         await outbox.link.aclose("closed-by-host", "the room closed this link")
 
-    async def run_link(self, outbox: Outbox, on_message, on_closed) -> None:
+    async def flush(self, timeout_s: float) -> None:
+        """Let what is queued (``match-start``, say) reach the links before the room stops."""
+        await flush([o.queue for o in self.outboxes.values()], timeout_s)
+
+    async def run_link(self, outbox: LinkOutbox, on_message, on_closed) -> None:
         """Read and write one link until it ends; report its end exactly once."""
         link = outbox.link
         try:

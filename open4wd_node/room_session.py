@@ -83,9 +83,7 @@ async def _drive(
         if interactive:
             nursery.start_soon(read_player_commands, driver)
         await driver.done.wait()
-        with trio.move_on_after(START_FLUSH_S):  # let the last messages (match-start) leave the outboxes
-            while any(o.receive.statistics().current_buffer_used for o in driver.outboxes.values()):
-                await trio.sleep(0.01)
+        await driver.flush(START_FLUSH_S)  # let the last messages (match-start) leave the outboxes
         nursery.cancel_scope.cancel()
     listener.handlers.pop(JoinRequest, None)
     return driver.outcome

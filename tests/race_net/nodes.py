@@ -42,9 +42,11 @@ def short_track(length_m: float) -> bytes:
 
 async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1, mode: str = "rollback",
                faults: dict[int, int] | None = None, cuts: dict[int, tuple[int, float]] | None = None,
-               limit_s: float = 120) -> tuple[list[Recorder], dict[int, int]]:
+               drivers: dict[int, str] | None = None, recorders_out: dict | None = None, limit_s: float = 120) -> tuple[list[Recorder], dict[int, int]]:
     """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end)."""
     recorders = [Recorder() for _ in range(n)]
+    if recorders_out is not None:
+        recorders_out["recorders"] = recorders  # for a test that watches the nodes while they run
     codes: dict[int, int] = {}
     identities = [Identity(bytes([i + 1]) * 32) for i in range(n)]
     track = None
@@ -55,7 +57,7 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
         fault = (faults or {}).get(i)
         cut_frame, cut_seconds = (cuts or {}).get(i, (None, 5.0))
         race = RaceOptions(mode=mode, fault_frame=fault, cut_frame=cut_frame, cut_seconds=cut_seconds)
-        return PlayOptions(driver="bot", seed=i, race=race)
+        return PlayOptions(driver=(drivers or {}).get(i, "bot"), seed=i, race=race)
 
     def ctx(i: int) -> NodeContext:
         return NodeContext(tmp_path / f"n{i}", replace(DEFAULTS))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import trio
 import trio.testing
 
 from open4wd_node.asset_store import AssetStore
@@ -116,3 +118,48 @@ async def test_two_rounds_rotate_the_grid_and_sum_the_points(tmp_path, fast_cloc
     assert {row["peer"]: row["points"] for row in final} == per_round
     assert len({str(r["standings"]) for r in results(recorders)}) == 1
     replays(tmp_path, recorders)
+
+
+async def test_a_game_ui_steers_through_the_control_api(tmp_path, fast_clock):
+    received: list[dict] = []
+
+    async def ui(recorders) -> None:
+        while not recorders[1].of("control-api"):
+            await trio.sleep(0.05)
+        stream = await trio.open_tcp_stream("127.0.0.1", recorders[1].of("control-api")[0]["port"])
+        await stream.send_all(b'{"op": "subscribe", "topics": ["frames", "events"]}\n')
+        buffer = b""
+        pressed = False
+        async for chunk in stream:
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                received.append(json.loads(line))
+                if received[-1].get("type") == "frame" and not pressed:
+                    pressed = True
+                    skill = next(s for s in ("stabilize", "swerve_left") if s in hello()["skills"])
+                    await stream.send_all(json.dumps({"op": "hold", "skill": skill, "on": True}).encode() + b"\n")
+                    await stream.send_all(b'{"op": "subscribe", "topics": ["events"]}\n')  # enough frames seen
+                if received[-1].get("event") == "match-end":
+                    return
+
+    def hello() -> dict:
+        return [m for m in received if m.get("type") == "hello"][-1]
+
+    async with trio.open_nursery() as nursery:
+        holder = {}
+
+        async def run_race():
+            holder["result"] = await race(tmp_path, 2, track_bytes=SHORT, drivers={1: "external"},
+                                          recorders_out=holder)
+
+        nursery.start_soon(run_race)
+        while "recorders" not in holder:
+            await trio.sleep(0.01)
+        await ui(holder["recorders"])
+    recorders, codes = holder["result"]
+    assert codes == {0: 0, 1: 0}
+    assert hello()["slot"] in (0, 1) and hello()["skills"]
+    assert [m for m in received if m.get("type") == "frame"]
+    assert [m for m in received if m.get("type") == "ack" and m.get("op") == "hold"]
+    assert {m.get("event") for m in received} >= {"race-start", "round-end", "match-end"}, [m.get("event") or m.get("type") for m in received][-6:]
