@@ -24,7 +24,7 @@ from open4wd_node.race_mesh import Mesh
 from open4wd_node.race_world import WorldAdapter, build_round_world, chip_skills
 from open4wd_node.room_assets import NodeRoomAssets
 from open4wd_node.state_files import write_state_file
-from protocol.identity import Identity
+from protocol.identity import Identity, race_id
 from protocol.locked_start import LockedStart
 from protocol.mesh_messages import MeshReady
 from protocol.race import RaceSession
@@ -32,7 +32,8 @@ from protocol.race_actions import (
     AnchorDecided, CaughtUp, CloseLink, DesyncRecord, FrameConfirmed, Misbehaviour, Notify, RoundEnded, Send,
     SessionEnded, VoteDecided, WriteState,
 )
-from protocol.race_keys import RaceKeyBook
+from protocol.race_keys import RaceKeyBook, announce
+from protocol.race_messages import RaceKey
 from protocol.race_results import match_standings, round_result
 from protocol.race_setup import RaceSetup
 from protocol.wire import Message
@@ -149,6 +150,7 @@ class MatchRunner:
         self.world, self.round_index, self.round_over = world, round_index, False
         self.anchor_done = trio.Event()
         self.slot = slots[self.me]
+        self._log_key(self.me, announce(self.identity, race_id(locked.match_id, round_index)))
         fault = self.options.fault_frame if round_index == 0 else None
         self.session = RaceSession(setup, self.identity, WorldAdapter(world, fault, self.slot), RaceKeyBook(setup.roster))
         self.log.append({"kind": "round-start", "round": round_index, "slots": slots, "cars": cars})
@@ -198,7 +200,14 @@ class MatchRunner:
 
     # ---- mesh callbacks ----------------------------------------------------------------------------
 
+    def _log_key(self, peer: str, key: RaceKey) -> None:
+        """Race keys go into the log so that ``replay`` can check every input's signature."""
+        self.log.append({"kind": "race-key", "peer": peer, "raceId": key.raceId, "publicKey": key.publicKey,
+                         "signature": key.signature})
+
     def _on_message(self, peer: str, message: Message) -> None:
+        if isinstance(message, RaceKey):
+            self._log_key(peer, message)
         if isinstance(message, MeshReady):
             self.ready.setdefault(message.round, set()).add(peer)
         elif self.session is not None:

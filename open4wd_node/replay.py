@@ -1,7 +1,8 @@
 """Re-simulating a race log and checking every hash it recorded (``open4wd-node replay``).
 
 The start package in the header is verified again (signatures, ReadySet, grid proof, match id); each
-round's world is rebuilt exactly as the race built it; the confirmed inputs are stepped in order, and
+round's world is rebuilt exactly as the race built it; every signed input is checked against its
+peer's race key (announced under its master key, logged); the confirmed inputs are stepped in order, and
 the node's own vote hash at every checksum frame and the state hash at each round end must match.
 The first difference is reported with its round and frame.
 """
@@ -19,6 +20,10 @@ from open4wd_node.race_log import LogReader
 from open4wd_node.race_world import build_round_world
 from open4wd_node.room_assets import NodeRoomAssets
 from protocol.errors import ProtocolError
+from protocol.identity import race_id
+from protocol.race_keys import RaceKeyBook, verify_race_signature
+from protocol.race_messages import RaceKey
+from protocol.race_signing import input_digest
 from protocol.race_votes import VOTE_INTERVAL_FRAMES
 from protocol.room_config import MatchConfig
 from protocol.locked_start import verify_package
@@ -57,6 +62,18 @@ def _locked_start(header: dict[str, Any], assets: NodeRoomAssets):
         raise UserError("replay-package-invalid", f"the start package in the log does not verify: {exc}") from None
 
 
+def _check_inputs(keys: RaceKeyBook, race: str, record: dict[str, Any]) -> None:
+    """Every signed input of a confirmed frame must verify under its peer's announced race key."""
+    for _, peer, events, signature in record["inputs"]:
+        if signature is None:
+            continue  # a final prediction of a lost peer: nothing was signed
+        key = keys.key(race, peer)
+        canonical = tuple(tuple(e) for e in events)
+        if key is None or not verify_race_signature(key, input_digest(race, record["frame"], canonical), signature):
+            raise UserError("replay-signature-invalid",
+                            f"round {race.rsplit('#', 1)[1]} frame {record['frame']}: {peer[-4:]}'s input is not signed by its race key")
+
+
 def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
     """Raises ``replay-mismatch`` naming the first bad round and frame, ``race-log-damaged`` (with the
     last good frame) for a damaged record."""
@@ -73,7 +90,7 @@ def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
 def _replay(path: Path, assets: NodeRoomAssets, progress: dict[str, int]) -> ReplayReport:
     reader = LogReader(path)
     report = ReplayReport()
-    locked = world = None
+    locked = world = keys = None
     config_rounds: list[dict[str, Any]] = []
     round_index = -1
     vote_hashes: dict[tuple[int, int], str] = {}  # hash after stepping each vote frame, until its vote record
@@ -83,8 +100,14 @@ def _replay(path: Path, assets: NodeRoomAssets, progress: dict[str, int]) -> Rep
         if kind == "header":
             locked, config_rounds = _locked_start(record, assets)
             report.match_id, report.node = locked.match_id, record["node"]
+            keys = RaceKeyBook(locked.roster)
         elif locked is None:
             raise UserError("race-log-damaged", f"record {entry.index} comes before the header")
+        elif kind == "race-key":
+            try:
+                keys.add(record["peer"], RaceKey(record["raceId"], record["publicKey"], record["signature"]))
+            except ProtocolError as exc:
+                raise UserError("replay-signature-invalid", f"record {entry.index}: {exc.message}") from None
         elif kind == "round-start":
             round_index = record["round"]
             if record["slots"] != locked.slots(round_index):
@@ -96,6 +119,7 @@ def _replay(path: Path, assets: NodeRoomAssets, progress: dict[str, int]) -> Rep
         elif kind == "frame":
             if world is None or record["frame"] != world.frame:
                 raise _mismatch(round_index, record["frame"], f"inputs out of order (the world is at frame {world and world.frame})")
+            _check_inputs(keys, race_id(locked.match_id, round_index), record)
             world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, _, events, _ in record["inputs"] if events})
             report.frames += 1
             progress.update(round=round_index, frame=record["frame"])

@@ -163,3 +163,19 @@ async def test_a_game_ui_steers_through_the_control_api(tmp_path, fast_clock):
     assert [m for m in received if m.get("type") == "frame"]
     assert [m for m in received if m.get("type") == "ack" and m.get("op") == "hold"]
     assert {m.get("event") for m in received} >= {"race-start", "round-end", "match-end"}, [m.get("event") or m.get("type") for m in received][-6:]
+
+
+async def test_replay_refuses_a_rewritten_input(tmp_path, fast_clock):
+    """A log whose records are intact but whose inputs were altered (and re-checksummed) is caught."""
+    from open4wd_node.race_log import MAGIC, LogReader, encode_record
+
+    recorders, _ = await race(tmp_path, 2, track_bytes=SHORT)
+    path = Path(results(recorders)[0]["log"])
+    records = [r.record for r in LogReader(path)]
+    frame = next(r for r in records if r["kind"] == "frame" and r["frame"] == 5)
+    slot, peer, events, signature = frame["inputs"][0]
+    frame["inputs"][0] = [slot, peer, [["brake", False]] if events != [["brake", False]] else [], signature]
+    path.write_bytes(MAGIC + b"".join(encode_record(r) for r in records))
+    with pytest.raises(UserError) as info:
+        replay(path, NodeRoomAssets(AssetStore.in_data_dir(tmp_path / "n0"), DEFAULTS))
+    assert info.value.code == "replay-signature-invalid" and "frame 5" in info.value.message
