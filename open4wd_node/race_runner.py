@@ -34,7 +34,7 @@ from protocol.race_actions import (
 )
 from protocol.race_keys import RaceKeyBook, announce
 from protocol.race_messages import RaceKey
-from protocol.race_results import match_standings, round_result
+from protocol.race_results import match_standings, rank_with_quits, round_result
 from protocol.race_setup import RaceSetup
 from protocol.wire import Message
 
@@ -270,12 +270,13 @@ class MatchRunner:
     def _round_ended(self, action: RoundEnded) -> None:
         self.round_over = True
         slots = self.locked.slots(self.round_index)
+        quit_peers = {p for p in self.locked.roster if p != self.me and self.session.status(p) == "removed"}
+        rows = rank_with_quits(self.world.standings(), slots, quit_peers)
         peer_of = {slot: peer for peer, slot in slots.items()}
-        standings = [dict(row, peer=peer_of[row["slot"]]) for row in self.world.standings()]
+        standings = [dict(row, peer=peer_of[row["slot"]]) for row in rows]
         limit = self.locked.config.rounds[self.round_index].duration_limit_s * 60
-        result = round_result(self.world.standings(), slots, limit)
         self.report.rounds.append({"round": self.round_index, "frame": action.frame, "standings": standings,
-                                   "result": result})
+                                   "result": round_result(rows, slots, limit)})
         self.log.append({"kind": "round-end", "round": self.round_index, "frame": action.frame,
                          "stateHash": self.world.state_hash().hex(), "standings": standings})
         self.log.sync()

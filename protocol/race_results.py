@@ -23,6 +23,23 @@ class RoundResult:
     time_limit_frames: int
 
 
+def rank_with_quits(standings: Sequence[Mapping[str, Any]], slots: Mapping[str, int], quit_peers: set[str]) -> list[dict[str, Any]]:
+    """The simulation's round standings with the peers that left the race moved to the last block
+    (spec/simcore.md §6.5: finished, alive, disabled, quit), re-ranked and re-pointed (P − k + 1).
+
+    A legal finish is never demoted; within the quit block: laps ↓, route progress ↓, then PeerId.
+    """
+    peer_of = {slot: peer for peer, slot in slots.items()}
+    stay = [dict(row) for row in standings if peer_of[row["slot"]] not in quit_peers or row["finished_frame"] is not None]
+    gone = [dict(row, status="quit") for row in standings
+            if peer_of[row["slot"]] in quit_peers and row["finished_frame"] is None]
+    gone.sort(key=lambda row: (-row["laps"], -row["progress_um"], peer_of[row["slot"]]))
+    rows = stay + gone
+    for rank, row in enumerate(rows, start=1):
+        row["rank"], row["points"] = rank, len(rows) - rank + 1
+    return rows
+
+
 def round_result(standings: Sequence[Mapping[str, Any]], slots: Mapping[str, int], time_limit_frames: int) -> RoundResult:
     """A round from the simulation's slot standings (``rank``, ``slot``, ``points``, ``finished_frame``)."""
     peer_of = {slot: peer for peer, slot in slots.items()}

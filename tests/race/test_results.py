@@ -39,3 +39,20 @@ def test_round_result_from_the_real_simulation():
     result = round_result(world.standings(), {"a": 0, "b": 1, "c": 2}, world.track.time_limit_frames)
     assert sorted(result.points.values()) == [1, 2, 3]
     assert set(result.finish_frames.values()) == {None}
+
+
+def test_quitters_go_to_the_last_block_but_a_finish_is_never_demoted():
+    from protocol.race_results import rank_with_quits
+
+    slots = {"pa": 0, "pb": 1, "pc": 2, "pd": 3}
+    standings = [
+        {"rank": 1, "slot": 0, "status": "finished", "laps": 1, "progress_um": 50, "finished_frame": 900, "points": 4},
+        {"rank": 2, "slot": 3, "status": "racing", "laps": 0, "progress_um": 40, "finished_frame": None, "points": 3},
+        {"rank": 3, "slot": 1, "status": "racing", "laps": 0, "progress_um": 30, "finished_frame": None, "points": 2},
+        {"rank": 4, "slot": 2, "status": "racing", "laps": 0, "progress_um": 10, "finished_frame": None, "points": 1},
+    ]
+    rows = rank_with_quits(standings, slots, {"pa", "pd"})
+    assert [(r["slot"], r["rank"], r["points"], r["status"]) for r in rows] == [
+        (0, 1, 4, "finished"), (1, 2, 3, "racing"), (2, 3, 2, "racing"), (3, 4, 1, "quit"),
+    ]
+    assert rank_with_quits(standings, slots, set()) == [dict(r) for r in standings]

@@ -63,6 +63,8 @@ async def test_a_corrupted_node_is_outvoted_and_leaves(tmp_path, fast_clock):
     assert all(r["disagreements"] >= 3 for r in res[:3])  # each saw the minority three times
     left = [e for rec in recorders[:3] for e in rec.of("leave")]
     assert left and {e["reason"] for e in left} == {"desync"}
+    last = recorders[0].of("round-end")[0]["standings"][-1]
+    assert last["peer"] == left[0]["peer"] and last["status"] == "quit" and last["points"] == 1
     states = sorted((tmp_path / "n0" / "races").glob("*.states/*.state"))
     theirs = sorted((tmp_path / "n3" / "races").glob("*.states/*.state"))
     assert states and theirs
