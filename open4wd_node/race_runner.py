@@ -148,6 +148,7 @@ class MatchRunner:
             max_prediction=0 if self.options.mode == "lockstep" else 8,
         )
         self.world, self.round_index, self.round_over = world, round_index, False
+        self._last_signed: dict[str, int] = {}  # peer -> newest confirmed frame with its own signed input
         self.anchor_done = trio.Event()
         self.slot = slots[self.me]
         self._log_key(self.me, announce(self.identity, race_id(locked.match_id, round_index)))
@@ -238,6 +239,9 @@ class MatchRunner:
         self.events.emit(action.event, **{"round": self.round_index, **action.data})
 
     def _confirmed(self, action: FrameConfirmed) -> None:
+        for confirmed in action.inputs:
+            if confirmed.signed is not None:
+                self._last_signed[confirmed.peer] = action.frame
         self.log.append({
             "kind": "frame", "round": self.round_index, "frame": action.frame,
             "inputs": [[i.slot, i.peer, [list(e) for e in i.events], None if i.signed is None else i.signed.signature]
@@ -270,8 +274,9 @@ class MatchRunner:
     def _round_ended(self, action: RoundEnded) -> None:
         self.round_over = True
         slots = self.locked.slots(self.round_index)
-        quit_peers = {p for p in self.locked.roster if p != self.me and self.session.status(p) == "removed"}
-        rows = rank_with_quits(self.world.standings(), slots, quit_peers)
+        quits = {p: self._last_signed.get(p, -1) + 1 for p in self.locked.roster
+                 if p != self.me and self.session.status(p) == "removed"}
+        rows = rank_with_quits(self.world.standings(), slots, quits)
         peer_of = {slot: peer for peer, slot in slots.items()}
         standings = [dict(row, peer=peer_of[row["slot"]]) for row in rows]
         limit = self.locked.config.rounds[self.round_index].duration_limit_s * 60

@@ -23,16 +23,25 @@ class RoundResult:
     time_limit_frames: int
 
 
-def rank_with_quits(standings: Sequence[Mapping[str, Any]], slots: Mapping[str, int], quit_peers: set[str]) -> list[dict[str, Any]]:
+def rank_with_quits(
+    standings: Sequence[Mapping[str, Any]], slots: Mapping[str, int], quits: Mapping[str, int]
+) -> list[dict[str, Any]]:
     """The simulation's round standings with the peers that left the race moved to the last block
     (spec/simcore.md §6.5: finished, alive, disabled, quit), re-ranked and re-pointed (P − k + 1).
 
-    A legal finish is never demoted; within the quit block: laps ↓, route progress ↓, then PeerId.
+    ``quits`` maps each peer that left to the frame count up to which it still played (its last signed
+    input + 1; the same on every node, since it comes from the confirmed inputs). A finish by then is
+    legal and never demoted; a car that crossed the line later drove on predictions alone. Within the
+    quit block: laps ↓, route progress ↓, then PeerId.
     """
     peer_of = {slot: peer for peer, slot in slots.items()}
-    stay = [dict(row) for row in standings if peer_of[row["slot"]] not in quit_peers or row["finished_frame"] is not None]
-    gone = [dict(row, status="quit") for row in standings
-            if peer_of[row["slot"]] in quit_peers and row["finished_frame"] is None]
+
+    def quit_before_finish(row: Mapping[str, Any]) -> bool:
+        peer = peer_of[row["slot"]]
+        return peer in quits and (row["finished_frame"] is None or row["finished_frame"] > quits[peer])
+
+    stay = [dict(row) for row in standings if not quit_before_finish(row)]
+    gone = [dict(row, status="quit") for row in standings if quit_before_finish(row)]
     gone.sort(key=lambda row: (-row["laps"], -row["progress_um"], peer_of[row["slot"]]))
     rows = stay + gone
     for rank, row in enumerate(rows, start=1):

@@ -51,8 +51,10 @@ def test_quitters_go_to_the_last_block_but_a_finish_is_never_demoted():
         {"rank": 3, "slot": 1, "status": "racing", "laps": 0, "progress_um": 30, "finished_frame": None, "points": 2},
         {"rank": 4, "slot": 2, "status": "racing", "laps": 0, "progress_um": 10, "finished_frame": None, "points": 1},
     ]
-    rows = rank_with_quits(standings, slots, {"pa", "pd"})
+    rows = rank_with_quits(standings, slots, {"pa": 900, "pd": 700})  # pa finished at 900, still playing
     assert [(r["slot"], r["rank"], r["points"], r["status"]) for r in rows] == [
         (0, 1, 4, "finished"), (1, 2, 3, "racing"), (2, 3, 2, "racing"), (3, 4, 1, "quit"),
     ]
-    assert rank_with_quits(standings, slots, set()) == [dict(r) for r in standings]
+    late = rank_with_quits(standings, slots, {"pa": 899})  # pa had left before its car crossed the line
+    assert [(r["slot"], r["status"]) for r in late] == [(3, "racing"), (1, "racing"), (2, "racing"), (0, "quit")]
+    assert rank_with_quits(standings, slots, {}) == [dict(r) for r in standings]

@@ -64,7 +64,7 @@ async def test_a_corrupted_node_is_outvoted_and_leaves(tmp_path, fast_clock):
     left = [e for rec in recorders[:3] for e in rec.of("leave")]
     assert left and {e["reason"] for e in left} == {"desync"}
     last = recorders[0].of("round-end")[0]["standings"][-1]
-    assert last["peer"] == left[0]["peer"] and last["status"] == "quit" and last["points"] == 1
+    assert last["peer"] == left[0]["peer"] and last["status"] == "quit" and last["points"] == 1, recorders[0].of("round-end")[0]["standings"]
     states = sorted((tmp_path / "n0" / "races").glob("*.states/*.state"))
     theirs = sorted((tmp_path / "n3" / "races").glob("*.states/*.state"))
     assert states and theirs
