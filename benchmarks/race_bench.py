@@ -20,7 +20,7 @@ from open4wd_node.race_world import WorldAdapter, chip_skills
 from open4wd_node.transport import dial, serve
 from protocol.identity import Identity
 from protocol.race import RaceSession
-from protocol.race_keys import RaceKeyBook, announce
+from protocol.race_keys import RaceKeyBook, announce, verify_race_signature
 from protocol.race_messages import RACE_LINK, RaceInput
 from protocol.race_setup import RaceSetup
 from protocol.race_signing import input_digest
@@ -41,8 +41,6 @@ async def input_delivery(samples: int) -> list[float]:
     async def echo(link) -> None:
         link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
         async for msg in link:
-            from protocol.race_keys import verify_race_signature
-
             events = tuple(tuple(e) for e in msg.events)
             assert verify_race_signature(book.key(race_id, a.peer_id), input_digest(race_id, msg.frame, events), msg.signature)
             await link.send(msg)

@@ -15,7 +15,7 @@ from sim_core.assets.common import Solid, check_empties_not_mirrored, frame_dict
 from sim_core.assets.findings import Findings
 from sim_core.assets.geometry import CONTACT_DIRECTIONS, measure, round_div, union_aabb
 from sim_core.assets.mounts import check_chassis_mounts, check_mount_spacing, mount_nodes
-from sim_core.assets.reader import GlbAsset, Node
+from sim_core.assets.reader import GlbAsset
 from sim_core.assets.weapon import analyse_weapon
 
 ROOT = "root extras"

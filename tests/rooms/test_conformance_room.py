@@ -1,6 +1,5 @@
 """The spec's room vector families, with the scenario each vector's name describes (spec/rooms.md §7)."""
 
-import base64
 import json
 from pathlib import Path
 

@@ -1,6 +1,5 @@
 """Bad cases of the sans-IO room: each is refused with its code and nothing crashes."""
 
-import hashlib
 
 import pytest
 

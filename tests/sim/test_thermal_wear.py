@@ -5,7 +5,7 @@ from sim_core.layout import BROKEN_MASK, P_BREAK_FRAME, P_FATIGUE, P_FATIGUE_REM
 from sim_core.materials import material
 from sim_core.thermal import settle
 
-from tests.sim.helpers import car, place, world
+from tests.sim.helpers import place, world
 
 
 def grounded():

@@ -5,7 +5,6 @@ from fractions import Fraction
 
 import pytest
 
-from sim_core import World
 from sim_core.errors import SimError
 from sim_core.layout import (
     BROKEN_MASK, FINISHED_FRAME, LAPS, LEGAL_ARC, LEGAL_LAT, NEXT_CP, OUTSIDE, PENALTY_KIND, PENALTY_TIMER, PROGRESS,
@@ -13,7 +12,7 @@ from sim_core.layout import (
 )
 from sim_core.sweeps import box_bounds, earliest_entry, segment_box_entry
 
-from tests.sim.helpers import Box, M, RespawnPoint, car, loop_track, place, straight_track, world
+from tests.sim.helpers import Box, M, RespawnPoint, loop_track, place, straight_track, world
 
 L = 10 * M  # straight_track length
 FAST = 1_200_000  # 1.2 m/s = 20 mm per frame

@@ -9,7 +9,7 @@ import trio.testing
 from open4wd_node.link import LinkClosed, now_ms, open_link
 from open4wd_node.link_rules import LinkLimits, LinkPing, LinkPong
 from protocol.errors import ProtocolError
-from protocol.handshake import DIALER, LISTENER, Handshake, LinkAuth, LinkClose, LinkHello
+from protocol.handshake import DIALER, LISTENER, LinkAuth, LinkClose, LinkHello
 from protocol.identity import Identity
 from protocol.version_collection import VersionInfoMessage, VersionRequest
 from protocol.wire import HANDSHAKE, HEADER, FrameDecoder, decode_message, encode_frame, encode_message
