@@ -24,6 +24,14 @@ Handler = Callable[[Link, Message], Awaitable[None]]
 T = TypeVar("T")
 
 
+def parse_address(text: str, code: str = "address-invalid") -> tuple[str, int]:
+    """``HOST:PORT`` (an IPv6 host in brackets) as given on the command line or announced by a peer."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise UserError(code, f"an address is HOST:PORT (port 0..65535), got {text[:80]!r}")
+    return host.strip("[]"), int(port)
+
+
 class NodeListener:
     def __init__(self, identity: Identity) -> None:
         self.identity = identity

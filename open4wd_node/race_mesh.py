@@ -16,7 +16,8 @@ import trio
 
 from open4wd_node.link import Link, LinkClosed
 from open4wd_node.link_rules import LinkLimits
-from open4wd_node.node_listener import NodeListener
+from open4wd_node.context_errors import UserError
+from open4wd_node.node_listener import NodeListener, parse_address
 from open4wd_node.outbox import Outbox, flush
 from open4wd_node.transport import dial
 from protocol.identity import Identity
@@ -98,11 +99,15 @@ class Mesh:
             self._nursery.start_soon(link.aclose, "fault-disconnect", "this node dropped its links (fault injection)")
 
     async def _dial_loop(self, peer: str) -> None:
-        host, _, port = self.addresses[peer].rpartition(":")
+        try:
+            host, port = parse_address(self.addresses[peer])
+        except UserError as exc:
+            log.info("mesh-address-invalid", peer=peer, reason=exc.message)
+            return  # the session predicts the peer, then removes it when its reconnect window ends
         while not self._closing:
             await trio.sleep_until(self._offline_until)
             try:
-                link = await dial(host.strip("[]"), int(port), self.identity, expected_peer=peer,
+                link = await dial(host, port, self.identity, expected_peer=peer,
                                   expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
                 link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
                 await link.send(MeshHello(self.match_id))
@@ -111,7 +116,7 @@ class Mesh:
                 if echo != MeshHello(self.match_id):
                     await link.aclose("mesh-refused", "the peer did not confirm the race link")
                     raise LinkClosed("mesh-refused", "no confirmation")
-            except (LinkClosed, ValueError, OSError, trio.TooSlowError) as exc:
+            except (LinkClosed, OSError, trio.TooSlowError) as exc:
                 log.debug("mesh-dial-failed", peer=peer, reason=str(exc))
                 await trio.sleep(REDIAL_S)
                 continue

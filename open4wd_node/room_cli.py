@@ -10,7 +10,7 @@ import trio
 from open4wd_node.context_errors import UserError
 from open4wd_node.events import EventSink
 from open4wd_node.match_play import DRIVERS, PlayOptions, play_match
-from open4wd_node.node_listener import NodeListener, with_listener
+from open4wd_node.node_listener import NodeListener, parse_address, with_listener
 from open4wd_node.race_runner import RaceOptions
 from open4wd_node.room_driver import RoomOutcome
 from protocol.identity import Identity, load_or_create_identity
@@ -36,10 +36,7 @@ def add_room_output_options(parser) -> None:
 
 
 def parse_listen(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) < 65536 or not host:
-        raise UserError("listen-invalid", f"--listen takes HOST:PORT (port 0..65535), got {text!r}")
-    return host.strip("[]"), int(port)
+    return parse_address(text, "listen-invalid")
 
 
 def play_options(args) -> PlayOptions:

@@ -20,7 +20,9 @@ from open4wd_node.asset_transfer import AssetTransfer
 from open4wd_node.clock import NodeClock
 from open4wd_node.events import EventSink
 from open4wd_node.room_view import render
+from open4wd_node.context_errors import UserError
 from open4wd_node.link import Link, LinkClosed
+from open4wd_node.node_listener import parse_address
 from open4wd_node.outbox import Outbox, flush
 from open4wd_node.transport import dial
 from protocol.errors import ProtocolError
@@ -245,11 +247,11 @@ class RoomDriver:
             self._nursery.start_soon(self._dial_successor, succession)
 
     async def _dial_successor(self, succession: HostSuccession) -> None:
-        host, _, port = succession.listen.rpartition(":")
         try:
-            link = await dial(host, int(port), self.succession.identity, expected_peer=succession.successor,
+            host, port = parse_address(succession.listen)
+            link = await dial(host, port, self.succession.identity, expected_peer=succession.successor,
                               expensive=EXPENSIVE_TYPES)
-        except (LinkClosed, ValueError) as exc:
+        except (LinkClosed, UserError) as exc:
             self.events.emit("error", code="succession-failed", message=f"cannot reach the new host: {exc}")
             self.done.set()
             return
