@@ -16,6 +16,7 @@ import trio
 from open4wd_node.asset_store import AssetStore
 from open4wd_node.asset_transfer import AssetTransfer
 from open4wd_node.build_info import own_version_info
+from open4wd_node.cars import CarChoice
 from open4wd_node.context import NodeContext
 from open4wd_node.context_errors import UserError
 from open4wd_node.events import EventSink
@@ -57,18 +58,16 @@ class JoinOptions:
     interactive: bool = False
 
 
-def _room_assets(ctx: NodeContext, events: EventSink) -> tuple[NodeRoomAssets, AssetStore]:
+def _room_assets(ctx: NodeContext) -> tuple[NodeRoomAssets, AssetStore]:
     store = AssetStore.in_data_dir(ctx.data_dir)
     return NodeRoomAssets(store, ctx.config), store
 
 
-def _own_refs(assets: NodeRoomAssets, choose_car, rounds_hint: int = 5) -> set[str]:
-    return set(assets.rotation_refs(choose_car(rounds_hint))) if choose_car else set()
-
-
-def _check_own_car(assets: NodeRoomAssets, identity: Identity, choose_car, rounds: int) -> None:
+def _check_own_car(assets: NodeRoomAssets, identity: Identity, car: CarChoice) -> set[str]:
+    """Refuse a car that cannot race before opening anything; returns the refs this node may serve."""
     try:
-        assets.check_rotation(identity.peer_id, choose_car(rounds))
+        assets.check_rotation(identity.peer_id, list(car.cars))
+        return set(assets.rotation_refs(list(car.cars)))
     except ProtocolError as exc:
         raise UserError(exc.code, f"your car cannot race: {exc.message}") from None
 
@@ -90,10 +89,10 @@ async def _drive(
 
 
 async def host_room(
-    ctx: NodeContext, identity: Identity, options: HostOptions, choose_car, events: EventSink, listener: NodeListener
+    ctx: NodeContext, identity: Identity, options: HostOptions, car: CarChoice, events: EventSink, listener: NodeListener
 ) -> RoomOutcome:
     """Host a room on ``listener`` (already serving) until the match starts or the room ends."""
-    assets, store = _room_assets(ctx, events)
+    assets, store = _room_assets(ctx)
     try:
         config = MatchConfig.uniform(options.track, options.rounds, options.laps)
         digests = assets.track_digests(config)
@@ -104,14 +103,15 @@ async def host_room(
         limits = RoomLimits(options.min_players, min(options.max_players, player_max), options.spectators)
     except ProtocolError as exc:
         raise UserError("room-bad-config", f"{exc.message} (the tracks allow at most {player_max} players)") from None
-    _check_own_car(assets, identity, choose_car, options.rounds)
+    car.rotation(options.rounds)
+    own_refs = _check_own_car(assets, identity, car)
     secrets = {"participant": new_secret(), "spectator": new_secret() if options.spectators > 0 else None}
     room_id = new_room_id()
     info = own_version_info(ctx.config.economy_config_version)
-    member = MemberRoom(identity, room_id, identity.peer_id, "participant", info, assets, choose_car=choose_car,
+    member = MemberRoom(identity, room_id, identity.peer_id, "participant", info, assets, choose_car=car.rotation,
                         auto_ready=options.auto_ready, nickname=options.nickname)
     board = NoticeBoard(assets, events)
-    transfer = AssetTransfer(store, events, servable=_own_refs(assets, choose_car).__contains__)
+    transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
 
     async def start(nursery: trio.Nursery) -> None:
         address = listener.address
@@ -133,7 +133,7 @@ async def host_room(
 
 
 async def join_room(
-    ctx: NodeContext, identity: Identity, invite: Invitation, options: JoinOptions, choose_car, events: EventSink,
+    ctx: NodeContext, identity: Identity, invite: Invitation, options: JoinOptions, car: CarChoice, events: EventSink,
     listener: NodeListener,
 ) -> RoomOutcome:
     """Join the room of ``invite``; ``listener`` (already serving) takes links if this node must succeed the host."""
@@ -141,17 +141,16 @@ async def join_room(
     if invite.role != role:
         raise UserError("invitation-role", f"this invitation is for a {invite.role}; "
                         + ("drop --spectate" if invite.role == "participant" else "add --spectate"))
-    assets, store = _room_assets(ctx, events)
-    if role == "participant":
-        _check_own_car(assets, identity, choose_car, 1)
+    assets, store = _room_assets(ctx)
+    own_refs = _check_own_car(assets, identity, car) if role == "participant" else set()
     info = own_version_info(ctx.config.economy_config_version)
-    car = choose_car if role == "participant" else None
+    choose_car = car.rotation if role == "participant" else None
 
     def new_member(host_peer: str, listen: str = "") -> MemberRoom:
-        return MemberRoom(identity, invite.room_id, host_peer, role, info, assets, choose_car=car,
+        return MemberRoom(identity, invite.room_id, host_peer, role, info, assets, choose_car=choose_car,
                           auto_ready=options.auto_ready, nickname=options.nickname, listen=listen)
 
-    transfer = AssetTransfer(store, events, servable=_own_refs(assets, car).__contains__)
+    transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
     try:
         link = await dial(invite.host, invite.port, identity, expected_peer=invite.host_peer_id, expensive=EXPENSIVE_TYPES)
     except LinkClosed as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from open4wd_node.cars import ARCHETYPES, car_rotation
+from open4wd_node.cars import ARCHETYPES, CarChoice
 from open4wd_node.room_cli import add_room_output_options, parse_listen, play_options, room_identity, room_then_race, run_node
 from open4wd_node.room_session import HostOptions, host_room
 
@@ -16,12 +16,11 @@ def run(args, ctx) -> int:
         min_players=args.min_players, max_players=args.max_players, spectators=args.spectators,
         auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty(),
     )
-    car = args.car
-    car_rotation(car, options.rounds)  # refuse a bad --car before opening anything
+    car = CarChoice.parse(args.car)
+    car.rotation(options.rounds)  # refuse a bad --car before opening anything
     play = play_options(args)
     identity, events = room_identity(ctx, args)
-    choose = lambda rounds: car_rotation(car, rounds)  # noqa: E731
-    room = lambda listener: host_room(ctx, identity, options, choose, events, listener)  # noqa: E731
+    room = lambda listener: host_room(ctx, identity, options, car, events, listener)  # noqa: E731
     return run_node(identity, host, port, lambda listener: room_then_race(ctx, identity, events, listener, play, room, True))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from open4wd_node.cars import ARCHETYPES, car_rotation
+from open4wd_node.cars import ARCHETYPES, CarChoice
 from open4wd_node.room_cli import add_room_output_options, parse_listen, play_options, room_identity, room_then_race, run_node
 from open4wd_node.room_session import JoinOptions, join_room
 from protocol.invitation import Invitation
@@ -12,16 +12,14 @@ from protocol.invitation import Invitation
 
 def run(args, ctx) -> int:
     invite = Invitation.parse(args.invite)
-    car = args.car
-    car_rotation(car, 1)
+    car = CarChoice.parse(args.car)  # the rounds are known once the room state arrives
     play = play_options(args)
     identity, events = room_identity(ctx, args)
     listen_host, listen_port = parse_listen(args.listen)
     options = JoinOptions(
         spectate=args.spectate, auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty()
     )
-    choose = lambda rounds: car_rotation(car, rounds)  # noqa: E731
-    room = lambda listener: join_room(ctx, identity, invite, options, choose, events, listener)  # noqa: E731
+    room = lambda listener: join_room(ctx, identity, invite, options, car, events, listener)  # noqa: E731
     return run_node(identity, listen_host, listen_port,
                     lambda listener: room_then_race(ctx, identity, events, listener, play, room, not args.spectate))
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 import trio
 
 from open4wd_node.asset_store import AssetStore
-from open4wd_node.cars import car_rotation
+from open4wd_node.cars import CarChoice
 from open4wd_node.config import DEFAULTS
 from open4wd_node.context import NodeContext
 from tests.recorder import Recorder
@@ -62,8 +62,8 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
     def ctx(i: int) -> NodeContext:
         return NodeContext(tmp_path / f"n{i}", replace(DEFAULTS))
 
-    def choose(i: int):
-        return lambda count: car_rotation(CARS[i], count)
+    def choose(i: int) -> CarChoice:
+        return CarChoice.parse(CARS[i])
 
     async def host() -> None:
         options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n, auto_ready=True)

@@ -13,7 +13,7 @@ import pytest
 import trio
 import trio.testing
 
-from open4wd_node.cars import car_rotation
+from open4wd_node.cars import CarChoice
 from open4wd_node.config import DEFAULTS
 from open4wd_node.context import NodeContext
 from open4wd_node.context_errors import UserError, first_coded
@@ -36,8 +36,7 @@ def ctx_for(tmp_path, name: str, **config) -> NodeContext:
     return NodeContext(tmp_path / name, replace(DEFAULTS, **config))
 
 
-def car(rounds: int):
-    return car_rotation("speed", rounds)
+car = CarChoice.parse("speed")
 
 
 async def host_room(ctx, identity, options, choose, events):
@@ -222,7 +221,7 @@ async def test_a_missing_asset_is_fetched_from_its_owner(tmp_path, fast_clock):
 
     owner_ctx = ctx_for(tmp_path, "owner")
     cid = AssetStore.in_data_dir(owner_ctx.data_dir).put(builtin_bytes("builtin:body-01"))
-    custom = dict(car_rotation("speed", 1)[0], body=cid)
+    custom = dict(car.cars[0], body=cid)
     recorders = [Recorder(), Recorder()]
     outcomes = {}
     with trio.move_on_after(TIME_LIMIT_S):
@@ -235,7 +234,7 @@ async def test_a_missing_asset_is_fetched_from_its_owner(tmp_path, fast_clock):
             await recorders[0].created.wait()
             invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
             outcomes[1] = await join_room(owner_ctx, Identity(bytes([2]) * 32), invite, JoinOptions(auto_ready=True),
-                                          lambda rounds: [custom] * rounds, recorders[1])
+                                          CarChoice((custom,), False, "custom"), recorders[1])
     assert all(o.started for o in outcomes.values()) and len(outcomes) == 2
     fetched = recorders[0].of("asset-fetched")
     assert fetched and fetched[0]["content_id"] == cid
