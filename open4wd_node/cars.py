@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from open4wd_node.choices import ARCHETYPES
 from open4wd_node.context_errors import UserError
 from sim_core.assets.demo_round import archetype_loadout
 
-ARCHETYPES = {"speed": 1, "heavy": 2, "control": 3}
 MAX_CAR_FILE_BYTES = 64 * 1024
 
 

@@ -1,35 +1,55 @@
 """The ``open4wd-node`` console script: global options, then one sub-command per module.
 
-Every error that reaches the user is printed as ``error[<code>]: <sentence>`` (and as a JSON object
-with ``--json`` where the command has it); exit status 1 means "rejected", 2 means "bad usage".
+Every error that reaches the user is printed as ``error[<code>]: <sentence>`` on stderr and, when the
+command was given ``--json``, also as ``{"event": "error", "code": …, "message": …}`` on stdout. Exit
+status: 1 the input was refused, 2 the command line itself was wrong, 130 / 143 stopped by SIGINT /
+SIGTERM (one line, no traceback).
+
+Start-up cost matters (``open4wd-node version`` should cost about as much as ``import trio``): the
+command modules only declare their options; each imports what it runs when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import importlib
 import pkgutil
+import re
 import sys
+from importlib import import_module
 from pathlib import Path
+from typing import Any, NoReturn
 
 from open4wd_node import commands
-from open4wd_node.context import NodeContext, UserError
-from open4wd_node.context_errors import first_coded
-from open4wd_node.logs import LOG_FORMATS, configure_logging
+from open4wd_node.context import NodeContext
+from open4wd_node.context_errors import UsageError, UserError, first_coded
 from open4wd_node.paths import default_data_dir
+from open4wd_node.signals import Interrupted, interrupted_by_keyboard, sigterm_raises
+from open4wd_node.values import IntRange, MAX_SAFE_INTEGER
 from protocol.errors import ProtocolError
 from sim_core.errors import SimError
 
+CODED = (ProtocolError, SimError, UserError)
+LOG_FORMATS = ("console", "json")
+
+
+class CommandLineParser(argparse.ArgumentParser):
+    """argparse that raises a coded ``UsageError`` instead of printing and exiting by itself."""
+
+    def error(self, message: str) -> NoReturn:
+        message = re.sub(r"^argument ([^:]+): takes ", r"\1 takes ", message)  # a value rule (values.py)
+        raise UsageError(f"{message} (see: {self.prog} --help)")
 
 
 def command_modules() -> list[str]:
-    """Every module in ``open4wd_node.commands`` is a command; adding one needs no edit here."""
-    return sorted(info.name for info in pkgutil.iter_modules(commands.__path__))
+    """Every public module in ``open4wd_node.commands`` is a command; adding one needs no edit here
+    (``_``-prefixed modules hold options that several commands share)."""
+    return sorted(info.name for info in pkgutil.iter_modules(commands.__path__) if not info.name.startswith("_"))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="open4wd-node", description="Open4WD peer-to-peer race node")
+    parser = CommandLineParser(prog="open4wd-node", description="Open4WD peer-to-peer race node")
     parser.add_argument("--log-format", choices=LOG_FORMATS, default="console", help="log rendering")
     parser.add_argument(
         "--data-dir",
@@ -40,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, default=None, help="node configuration TOML file")
     parser.add_argument(
         "--economy-config-version",
-        type=int,
+        type=IntRange(1, MAX_SAFE_INTEGER),
         default=None,
         metavar="N",
         help="governance epoch this node plays under (overrides the configuration)",
@@ -54,34 +74,63 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in command_modules():
-        importlib.import_module(f"open4wd_node.commands.{name}").register(subparsers)
+        import_module(f"open4wd_node.commands.{name}").register(subparsers)
     return parser
 
 
+def _report(error: Any, as_json: bool) -> None:
+    """The human line on stderr; with ``--json`` also one JSON object on stdout."""
+    print(f"error[{error.code}]: {error.message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"event": "error", "code": error.code, "message": error.message}), flush=True)
+
+
+def _run(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "logs", False):  # set by the commands that log (the networked ones)
+        from open4wd_node.logs import configure_logging
+
+        configure_logging(args.log_format)
+    ctx = NodeContext.open(args.data_dir or default_data_dir(), args.config).with_overrides(
+        economy_config_version=args.economy_config_version,
+        deprecated_materials=args.deprecated_material,
+    )
+    return int(args.run(args, ctx) or 0)
+
+
+def _stop(group: BaseExceptionGroup) -> Interrupted | None:
+    stop = first_coded(group, (Interrupted, KeyboardInterrupt))
+    if isinstance(stop, KeyboardInterrupt):
+        return interrupted_by_keyboard()
+    return stop  # type: ignore[return-value]
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    configure_logging(args.log_format)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv
     try:
-        ctx = NodeContext.open(args.data_dir or default_data_dir(), args.config).with_overrides(
-            economy_config_version=args.economy_config_version,
-            deprecated_materials=args.deprecated_material,
-        )
-        return int(args.run(args, ctx) or 0)
-    except (ProtocolError, SimError, UserError) as exc:
-        print(f"error[{exc.code}]: {exc.message}", file=sys.stderr)
-        return 1
-    except BaseExceptionGroup as group:  # a coded error raised inside a trio nursery
-        coded = first_coded(group, (ProtocolError, SimError, UserError))
-        if coded is None:
-            raise
-        print(f"error[{coded.code}]: {coded.message}", file=sys.stderr)
-        return 1
+        with sigterm_raises():
+            return _run(argv)
+    except CODED as exc:
+        _report(exc, as_json)
+        return getattr(exc, "exit_status", 1)
     except KeyboardInterrupt:
-        return 130
+        stop: Interrupted | None = interrupted_by_keyboard()
+    except Interrupted as exc:
+        stop = exc
+    except BaseExceptionGroup as group:  # raised inside a trio nursery
+        stop = _stop(group)
+        if stop is None:
+            coded = first_coded(group, CODED)
+            if coded is None:
+                raise
+            _report(coded, as_json)
+            return getattr(coded, "exit_status", 1)
     except BrokenPipeError:  # output piped into a reader that stopped early (| head): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
         return 141
+    _report(stop, as_json)
+    return stop.exit_status
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from open4wd_node.context_errors import UserError
+from open4wd_node.values import MAX_SAFE_INTEGER, IntRange, ValueRejected
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class NodeConfig:
 
 DEFAULTS = NodeConfig()
 _TYPES: dict[str, Any] = {
-    "economy_config_version": int,
+    "economy_config_version": IntRange(1, MAX_SAFE_INTEGER),
     "deprecated_materials": tuple,
     "identity_file": str,
     "asset_walls": "versions-by-type",
@@ -46,8 +47,11 @@ def _positive_int(value: Any) -> bool:
 
 def _coerce(key: str, value: Any) -> Any:
     want = _TYPES[key]
-    if want is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise UserError("config-invalid", f"option {key!r} must be an integer, got {value!r}")
+    if isinstance(want, IntRange):  # the same rule as the command-line option
+        try:
+            return want.check(value)
+        except ValueRejected as exc:
+            raise UserError("config-invalid", f"option {key!r} {exc}") from None
     if want is str and not isinstance(value, str):
         raise UserError("config-invalid", f"option {key!r} must be a string, got {value!r}")
     if want in ("versions-by-type", "version-by-type"):

@@ -15,7 +15,7 @@ from typing import Any
 
 import trio
 
-from open4wd_node.cars import ARCHETYPES
+from open4wd_node.choices import ARCHETYPES
 from open4wd_node.context_errors import UserError
 
 NODE_TIMEOUT_S = 900

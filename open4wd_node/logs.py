@@ -7,8 +7,6 @@ import sys
 
 import structlog
 
-LOG_FORMATS = ("console", "json")
-
 
 def configure_logging(log_format: str, level: int = logging.INFO) -> None:
     renderer = (

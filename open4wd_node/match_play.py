@@ -18,7 +18,6 @@ from open4wd_node.room_assets import NodeRoomAssets
 from open4wd_node.room_driver import RoomOutcome
 from protocol.identity import Identity
 
-DRIVERS = ("bot", "external", "idle")
 FLUSH_S = 1.0
 
 

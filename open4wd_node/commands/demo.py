@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import re
 import sys
-import time
-from pathlib import Path
 
-import trio
-
+from open4wd_node.choices import LAPS, RACE_MODES, ROUNDS
 from open4wd_node.context_errors import UserError
-from open4wd_node.demo import DemoOptions, run_demo, summarize
+from open4wd_node.values import SEED, IntRange
+
+NODES = IntRange(2, 8)
 
 CORRUPT = re.compile(r"([0-9]+)@([0-9]+)")
 
@@ -30,8 +29,12 @@ def _progress(as_json: bool):
 
 
 def run(args, ctx) -> int:
-    if not 2 <= args.nodes <= 8:
-        raise UserError("demo-invalid", "--nodes takes 2..8")
+    import time
+    from pathlib import Path
+
+    from open4wd_node.demo import DemoOptions, run_demo, summarize
+    from open4wd_node.trio_main import run_trio
+
     corrupt = None
     if args.corrupt is not None:
         match = CORRUPT.fullmatch(args.corrupt)
@@ -42,7 +45,7 @@ def run(args, ctx) -> int:
                           corrupt=corrupt, track=args.track)
     base = ctx.data_dir / "demo" / time.strftime("%Y%m%d-%H%M%S")
     started = time.monotonic()
-    runs = trio.run(run_demo, options, Path(base), _progress(args.json))
+    runs = run_trio(run_demo, options, Path(base), _progress(args.json))
     summary = summarize(runs, time.monotonic() - started)
     if args.json:
         print(json.dumps(summary))
@@ -67,12 +70,12 @@ def _print(summary: dict) -> None:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("demo", help="start N real nodes on 127.0.0.1 that form a room and race with bots")
-    parser.add_argument("--nodes", type=int, default=4, metavar="N", help="node processes, 2..8 (default 4)")
-    parser.add_argument("--rounds", type=int, default=1, metavar="R", help="rounds (default 1)")
-    parser.add_argument("--laps", type=int, default=1, metavar="L", help="laps per round (default 1)")
+    parser.add_argument("--nodes", type=NODES, default=4, metavar="N", help="node processes, 2..8 (default 4)")
+    parser.add_argument("--rounds", type=ROUNDS, default=1, metavar="R", help="rounds, 1..5 (default 1)")
+    parser.add_argument("--laps", type=LAPS, default=1, metavar="L", help="laps per round, 1..10 (default 1)")
     parser.add_argument("--track", default="builtin:track-02", metavar="REF", help="track of every round")
-    parser.add_argument("--mode", choices=("rollback", "lockstep"), default="rollback")
-    parser.add_argument("--seed", type=int, default=0, help="bot seeds are SEED + node number")
+    parser.add_argument("--mode", choices=RACE_MODES, default="rollback")
+    parser.add_argument("--seed", type=SEED, default=0, help="bot seeds are SEED + node number")
     parser.add_argument("--corrupt", default=None, metavar="NODE@FRAME",
                         help="alter one value of node NODE's own state at FRAME (it should be outvoted and leave)")
     parser.add_argument("--json", action="store_true", help="print one final JSON object")

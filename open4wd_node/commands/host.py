@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-
-from open4wd_node.cars import ARCHETYPES, CarChoice
-from open4wd_node.room_cli import add_room_output_options, parse_listen, play_options, room_identity, room_then_race, run_node
-from open4wd_node.room_session import HostOptions, host_room
+from open4wd_node.choices import LAPS, PLAYERS, ROUNDS, SPECTATORS
+from open4wd_node.commands._room_options import add_car_option, add_room_options
 
 
 def run(args, ctx) -> int:
+    import sys
+
+    from open4wd_node.cars import CarChoice
+    from open4wd_node.room_cli import parse_listen, play_options, room_identity, room_then_race, run_node
+    from open4wd_node.room_session import HostOptions, host_room
+
     host, port = parse_listen(args.listen)
     options = HostOptions(
         track=args.track, rounds=args.rounds, laps=args.laps,
@@ -28,11 +31,11 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("host", help="host a room and wait for players")
     parser.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT", help="address to listen on (port 0 picks a free one)")
     parser.add_argument("--track", default="builtin:track-02", metavar="REF", help="track of every round (builtin:track-NN or a content id)")
-    parser.add_argument("--rounds", type=int, default=1, metavar="N", help="rounds in the match (1..5)")
-    parser.add_argument("--laps", type=int, default=3, metavar="L", help="laps per round on loop tracks (1..10)")
-    parser.add_argument("--car", default="speed", metavar="REF", help=f"your car: {', '.join(ARCHETYPES)} or a loadout JSON file")
-    parser.add_argument("--min-players", type=int, default=2, metavar="N", help="participants needed before the start (2..8)")
-    parser.add_argument("--max-players", type=int, default=8, metavar="N", help="participant seats (2..8, at most the track's)")
-    parser.add_argument("--spectators", type=int, default=0, metavar="N", help="spectator seats (0 = no spectators)")
-    add_room_output_options(parser)
+    parser.add_argument("--rounds", type=ROUNDS, default=1, metavar="N", help="rounds in the match (1..5)")
+    parser.add_argument("--laps", type=LAPS, default=3, metavar="L", help="laps per round on loop tracks (1..10)")
+    add_car_option(parser)
+    parser.add_argument("--min-players", type=PLAYERS, default=2, metavar="N", help="participants needed before the start (2..8)")
+    parser.add_argument("--max-players", type=PLAYERS, default=8, metavar="N", help="participant seats (2..8, at most the track's)")
+    parser.add_argument("--spectators", type=SPECTATORS, default=0, metavar="N", help="spectator seats (0..50; 0 = no spectators)")
+    add_room_options(parser)
     parser.set_defaults(run=run)

@@ -6,10 +6,11 @@ import json
 import sys
 
 from open4wd_node.context_errors import UserError
-from protocol.identity import Identity, load_or_create_identity, new_mnemonic, seed_from_mnemonic, write_identity_file
 
 
 def _show(args, ctx) -> int:
+    from protocol.identity import load_or_create_identity
+
     identity, created = load_or_create_identity(ctx.identity_path)
     record = {"peer_id": identity.peer_id, "key_file": str(ctx.identity_path), "created": created}
     if args.json:
@@ -22,6 +23,8 @@ def _show(args, ctx) -> int:
 
 
 def _new(args, ctx) -> int:
+    from protocol.identity import Identity, new_mnemonic, seed_from_mnemonic, write_identity_file
+
     mnemonic = new_mnemonic(args.words)
     identity = Identity(seed_from_mnemonic(mnemonic))
     write_identity_file(ctx.identity_path, identity, overwrite=args.force)
@@ -35,6 +38,8 @@ def _new(args, ctx) -> int:
 
 
 def _import(args, ctx) -> int:
+    from protocol.identity import Identity, seed_from_mnemonic, write_identity_file
+
     source = open(args.mnemonic_file, encoding="utf-8") if args.mnemonic_file else sys.stdin
     try:
         with source:

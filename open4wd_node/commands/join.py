@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-
-from open4wd_node.cars import ARCHETYPES, CarChoice
-from open4wd_node.room_cli import add_room_output_options, parse_listen, play_options, room_identity, room_then_race, run_node
-from open4wd_node.room_session import JoinOptions, join_room
-from protocol.invitation import Invitation
+from open4wd_node.commands._room_options import add_car_option, add_room_options
 
 
 def run(args, ctx) -> int:
+    import sys
+
+    from open4wd_node.cars import CarChoice
+    from open4wd_node.room_cli import parse_listen, play_options, room_identity, room_then_race, run_node
+    from open4wd_node.room_session import JoinOptions, join_room
+    from protocol.invitation import Invitation
+
     invite = Invitation.parse(args.invite)
     car = CarChoice.parse(args.car)  # the rounds are known once the room state arrives
     play = play_options(args)
@@ -27,9 +29,9 @@ def run(args, ctx) -> int:
 def register(subparsers) -> None:
     parser = subparsers.add_parser("join", help="join a room from its invitation")
     parser.add_argument("invite", metavar="INVITE", help="open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET")
-    parser.add_argument("--car", default="speed", metavar="REF", help=f"your car: {', '.join(ARCHETYPES)} or a loadout JSON file")
+    add_car_option(parser)
     parser.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT",
                         help="where this node accepts links: the race mesh, and the room if it must take over as host")
     parser.add_argument("--spectate", action="store_true", help="join as a spectator (needs a spectator invitation)")
-    add_room_output_options(parser)
+    add_room_options(parser)
     parser.set_defaults(run=run)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
-from pathlib import Path
-
-from open4wd_node.asset_store import AssetStore
-from open4wd_node.replay import replay
-from open4wd_node.room_assets import NodeRoomAssets
 
 
 def run(args, ctx) -> int:
+    import json
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from open4wd_node.asset_store import AssetStore
+    from open4wd_node.replay import replay
+    from open4wd_node.room_assets import NodeRoomAssets
+
     report = replay(Path(args.log), NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config))
     if args.json:
         print(json.dumps({"ok": True, **asdict(report)}))

@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-import json
-import statistics
-import time
-
-from sim_core import ENGINE_ID, World
-from sim_core.errors import SimError
-from sim_core.scripted import RandomInputs, no_inputs
+from open4wd_node.choices import CARS, FRAMES
+from open4wd_node.values import SEED
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("sim", help="run a headless race and print the final state hash and standings")
-    parser.add_argument("--cars", type=int, default=8, help="number of cars, 1..8 (default 8)")
-    parser.add_argument("--frames", type=int, default=3600, help="frames to run at most (default 3600 = 60 s)")
-    parser.add_argument("--seed", type=int, default=0, help="world seed and random-input seed (default 0)")
+    parser.add_argument("--cars", type=CARS, default=8, help="number of cars, 1..8 (default 8)")
+    parser.add_argument("--frames", type=FRAMES, default=3600, help="frames to run at most (default 3600 = 60 s)")
+    parser.add_argument("--seed", type=SEED, default=0, help="world seed and random-input seed (default 0)")
     parser.add_argument("--inputs", choices=("random", "none"), default="random", help="skill inputs (default random)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
 
 def run(args, ctx) -> int:
-    if args.frames < 0:
-        raise SimError("sim-invalid-frames", "--frames must be ≥ 0")
+    import json
+    import statistics
+    import time
+
+    from sim_core import ENGINE_ID, World
+    from sim_core.scripted import RandomInputs, no_inputs
+
     world = World.demo(cars=args.cars, seed=args.seed)
     source = RandomInputs([m.chip_skills for m in world.models], args.seed).next_frame if args.inputs == "random" \
         else no_inputs

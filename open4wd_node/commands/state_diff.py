@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from open4wd_node.values import IntRange
 
-from open4wd_node.state_files import read_state_file, state_differences
+LIMIT = IntRange(1, 100_000)
 
 
 def run(args, ctx) -> int:
+    import json
+    from pathlib import Path
+
+    from open4wd_node.state_files import read_state_file, state_differences
+
     a, b = read_state_file(Path(args.a)), read_state_file(Path(args.b))
     differences = state_differences(a, b, args.limit)
     if args.json:
@@ -32,6 +36,6 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("state-diff", help="compare two saved states (written after a checksum mismatch)")
     parser.add_argument("a", metavar="A", help="a saved-state file")
     parser.add_argument("b", metavar="B", help="another node's saved state of the same frame")
-    parser.add_argument("--limit", type=int, default=16, help="show at most this many differing fields")
+    parser.add_argument("--limit", type=LIMIT, default=16, help="show at most this many differing fields")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)

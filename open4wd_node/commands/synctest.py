@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
-import time
+from open4wd_node.choices import CARS, FRAMES
+from open4wd_node.values import SEED, IntRange
 
-from sim_core import World
-from sim_core.errors import SimError
-from sim_core.scripted import RandomInputs
-from sim_core.synctest import run_synctest
+CHECK_DISTANCE = IntRange(1, 12)  # at most STATE_BUFFER_MAX_FRAMES saved states back
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "synctest", help="every frame, roll back and re-simulate D frames with random inputs and compare hashes")
-    parser.add_argument("--cars", type=int, default=8, help="number of cars, 1..8 (default 8)")
-    parser.add_argument("--frames", type=int, default=600, help="frames to run (default 600)")
-    parser.add_argument("--check-distance", type=int, default=7, help="rollback distance D, 1..12 (default 7)")
-    parser.add_argument("--seed", type=int, default=0, help="world and input seed (default 0)")
+    parser.add_argument("--cars", type=CARS, default=8, help="number of cars, 1..8 (default 8)")
+    parser.add_argument("--frames", type=FRAMES, default=600, help="frames to run (default 600)")
+    parser.add_argument("--check-distance", type=CHECK_DISTANCE, default=7, help="rollback distance D, 1..12 (default 7)")
+    parser.add_argument("--seed", type=SEED, default=0, help="world and input seed (default 0)")
     parser.set_defaults(run=run)
 
 
 def run(args, ctx) -> int:
-    if not 1 <= args.check_distance <= 12:
-        raise SimError("synctest-invalid-distance", "--check-distance must be 1..12 (STATE_BUFFER_MAX_FRAMES)")
-    if args.frames < 0:
-        raise SimError("sim-invalid-frames", "--frames must be ≥ 0")
+    import time
+
+    from sim_core import World
+    from sim_core.scripted import RandomInputs
+    from sim_core.synctest import run_synctest
+
     world = World.demo(cars=args.cars, seed=args.seed)
     inputs = RandomInputs([m.chip_skills for m in world.models], args.seed)
     started = time.perf_counter()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
-from open4wd_node.build_info import own_version_info
 
 
 def run(args, ctx) -> int:
+    import json
+
+    from open4wd_node.build_info import own_version_info
+
     info = own_version_info(ctx.config.economy_config_version)
     if args.json:
         print(json.dumps(info.to_wire(), sort_keys=False))

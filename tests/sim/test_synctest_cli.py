@@ -51,14 +51,14 @@ def test_synctest_command(tmp_path, capsys):
 
 
 def test_synctest_command_rejects_a_bad_distance(tmp_path, capsys):
-    assert main(["--data-dir", str(tmp_path), "synctest", "--check-distance", "0"]) == 1
-    assert "error[synctest-invalid-distance]" in capsys.readouterr().err
+    assert main(["--data-dir", str(tmp_path), "synctest", "--check-distance", "0"]) == 2
+    assert "error[usage]: --check-distance takes an integer in 1..12, got 0" in capsys.readouterr().err
 
 
 def test_synctest_command_reports_a_mismatch(tmp_path, capsys, monkeypatch):
-    from open4wd_node.commands import synctest as command
+    import sim_core.synctest as harness
 
-    monkeypatch.setattr(command, "run_synctest",
+    monkeypatch.setattr(harness, "run_synctest",
                         lambda world, frames, distance, inputs: run_synctest(world, frames, distance, inputs,
                                                                              fault_frame=20))
     assert main(["--data-dir", str(tmp_path), "synctest", "--cars", "2", "--frames", "60"]) == 1
