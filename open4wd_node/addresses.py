@@ -70,9 +70,7 @@ class ListenRule(Rule):
         return "HOST:PORT (port 0..65535; 0.0.0.0 or :: listens on every interface)"
 
     def check(self, value: Any) -> Address:
-        if not isinstance(value, str):
-            raise ValueRejected(f"takes {self.rule}, got {shown(value)}")
-        return Address(*_split(value.strip(), port_optional=False))  # type: ignore[arg-type]
+        return Address(*_split(self.text_of(value).strip(), port_optional=False))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -120,9 +118,7 @@ class AdvertiseRule(Rule):
         return "HOST or HOST:PORT that peers can dial (port 1..65535; an IPv6 host in brackets; empty = automatic)"
 
     def check(self, value: Any) -> Advertise:
-        if not isinstance(value, str):
-            raise ValueRejected(f"takes {self.rule}, got {shown(value)}")
-        text = value.strip()
+        text = self.text_of(value).strip()
         if not text:
             return AUTOMATIC
         host, port = _split(text, port_optional=True)

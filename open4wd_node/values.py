@@ -44,6 +44,15 @@ class Rule:
     def parse(self, text: str) -> Any:
         return self.check(text)
 
+    def refused(self, value: Any) -> ValueRejected:
+        return ValueRejected(f"takes {self.rule}, got {shown(value)}")
+
+    def text_of(self, value: Any) -> str:
+        """``value`` when it is a string (a file may hold any type), else the refusal."""
+        if not isinstance(value, str):
+            raise self.refused(value)
+        return value
+
     def combine(self, values: Sequence[Any]) -> Any:
         raise NotImplementedError(f"{type(self).__name__} is not repeatable")
 
@@ -107,8 +116,8 @@ class OneOf(Rule):
         return "|".join(self.choices)
 
     def check(self, value: Any) -> str:
-        if value not in self.choices or not isinstance(value, str):
-            raise ValueRejected(f"takes {self.rule}, got {shown(value)}")
+        if self.text_of(value) not in self.choices:
+            raise self.refused(value)
         return value
 
 
@@ -123,8 +132,8 @@ class Text(Rule):
         return f"a string of at most {self.max_chars} characters"
 
     def check(self, value: Any) -> str:
-        if not isinstance(value, str) or len(value) > self.max_chars:
-            raise ValueRejected(f"takes {self.rule}, got {shown(value)}")
+        if len(self.text_of(value)) > self.max_chars:
+            raise self.refused(value)
         return value
 
 
@@ -146,7 +155,7 @@ class ListOf(Rule):
 
     def check(self, value: Any) -> tuple[Any, ...]:
         if not isinstance(value, list):
-            raise ValueRejected(f"takes {self.rule}, got {shown(value)}")
+            raise self.refused(value)
         return self._normal([self.item.check(v) for v in value])
 
     def parse(self, text: str) -> tuple[Any, ...]:
@@ -182,7 +191,7 @@ class TableOf(Rule):
 
     def check(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise ValueRejected(f"takes {self.rule}, got {shown(value)}")
+            raise self.refused(value)
         return {self._name(k): self.value.check(v) for k, v in value.items()}
 
     def parse(self, text: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from open4wd_node.config import DEFAULTS
 from open4wd_node.context import NodeContext
 from open4wd_node.context_errors import UserError
 from open4wd_node.node_listener import NodeListener, with_listener
-from open4wd_node.room_session import HostOptions, host_room
+from open4wd_node.room_session import HostOptions, JoinOptions, host_room, join_room
 from open4wd_node.values import ValueRejected
 from protocol.identity import Identity
 from protocol.invitation import Invitation
@@ -131,6 +131,35 @@ async def test_hosting_on_a_wildcard_invites_to_a_concrete_address_and_says_so(t
     [said] = events.of("advertise")
     assert said == {"address": created["advertise"], "listen": created["listen"], "source": said["source"]}
     assert said["source"] in (Source.PRIMARY_INTERFACE.value, Source.LOOPBACK.value)
+
+
+async def test_a_host_on_every_interface_invites_to_the_address_it_is_told(tmp_path, fast_clock):
+    """``host --listen 0.0.0.0:0 --advertise 127.0.0.2``: the invitation names 127.0.0.2 and the bound port,
+    and a joiner that follows it forms the room."""
+    recorders, outcomes = [Recorder(), Recorder()], {}
+    identities = [Identity(bytes([i + 1]) * 32) for i in range(2)]
+    car = CarChoice.parse("speed")
+
+    async def host() -> None:
+        options = HostOptions(min_players=2, auto_ready=True)
+        outcomes[0] = await with_listener(identities[0], "0.0.0.0", 0, lambda lis: host_room(
+            NodeContext(tmp_path / "h", DEFAULTS), identities[0], options, car, recorders[0], lis), Advertise("127.0.0.2"))
+
+    async def joiner() -> None:
+        await recorders[0].created.wait()
+        invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
+        outcomes[1] = await with_listener(identities[1], "127.0.0.1", 0, lambda lis: join_room(
+            NodeContext(tmp_path / "j", DEFAULTS), identities[1], invite, JoinOptions(auto_ready=True), car, recorders[1], lis))
+
+    with trio.move_on_after(HANG_S):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host)
+            nursery.start_soon(joiner)
+    created = recorders[0].of("room-created")[0]
+    invite = Invitation.parse(created["invite"])
+    assert (invite.host, f"0.0.0.0:{invite.port}") == ("127.0.0.2", created["listen"])
+    assert all(outcome.started is not None for outcome in outcomes.values()) and len(outcomes) == 2
+    assert not any(rec.of("advertise") or rec.of("advertise-unreachable") for rec in recorders)
 
 
 class PortForward:
