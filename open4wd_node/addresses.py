@@ -4,7 +4,8 @@
 ``--advertise`` and the ``advertise`` key, and the address a peer announces in the room (dialled for
 the race mesh and host succession). An IPv6 host is written in brackets when a port follows.
 
-Start-up matters (see ``open4wd_node.cli``): this module imports only the standard library.
+Start-up matters (see ``open4wd_node.cli``): the configuration reads these rules, so this module
+imports nothing heavy (no trio, no sockets).
 """
 
 from __future__ import annotations
