@@ -188,8 +188,10 @@ def run_loadout(args: argparse.Namespace, ctx: NodeContext) -> int:
 
 
 def run_builtin(args: argparse.Namespace, ctx: NodeContext) -> int:
-    if not args.list:
-        raise SimError("usage", "say what to do: open4wd-node asset builtin --list [--json]")
+    """``--list`` the shipped built-ins, or ``--export NAME FILE`` one of them as a GLB file (written
+    atomically: a failed write leaves no torn file)."""
+    if args.export:
+        return _export_builtin(*args.export, as_json=args.json)
     rows = [
         {"ref": ref, "type": builtins.type_of(ref), "variant": builtins.describe(ref), "content_id": builtins.shipped_digests()[builtins.stem_of(ref) + ".glb"]}
         for ref in builtins.BUILTIN_REFS
@@ -199,6 +201,18 @@ def run_builtin(args: argparse.Namespace, ctx: NodeContext) -> int:
     else:
         for row in rows:
             print(f"{row['ref']:<22} {row['variant']:<9} {row['content_id']}")
+    return 0
+
+
+def _export_builtin(name: str, file: str, *, as_json: bool) -> int:
+    ref = name if builtins.is_builtin_ref(name) else builtins.PREFIX + name  # "tire-01" or "builtin:tire-01"
+    data = builtins.builtin_bytes(ref)  # unknown-builtin names the known refs
+    try:
+        write_atomic(Path(file), data)
+    except OSError as exc:
+        raise SimError("file-unwritable", f"cannot write {file}: {exc.strerror or exc}; choose a writable path") from None
+    report = {"ref": ref, "file": file, "content_id": admission.content_id(data), "bytes": len(data)}
+    print(json.dumps(report) if as_json else f"{ref} -> {file} ({len(data)} bytes, content id {report['content_id']})")
     return 0
 
 

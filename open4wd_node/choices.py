@@ -10,6 +10,7 @@ from open4wd_node.values import IntRange
 ARCHETYPES = {"speed": 1, "heavy": 2, "control": 3}
 DRIVERS = ("bot", "external", "idle")
 RACE_MODES = ("rollback", "lockstep")
+LOG_FORMATS = ("console", "json")
 
 ROUNDS = IntRange(ROUNDS_MIN, ROUNDS_MAX)
 LAPS = IntRange(LAPS_MIN, LAPS_MAX)

@@ -22,16 +22,16 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from open4wd_node import commands
+from open4wd_node.commands._settings import add_settings
+from open4wd_node.config import Scope, given_settings
 from open4wd_node.context import NodeContext
 from open4wd_node.context_errors import UsageError, UserError, first_coded
 from open4wd_node.paths import default_data_dir
 from open4wd_node.signals import Interrupted, interrupted_by_keyboard, sigterm_raises
-from open4wd_node.values import IntRange, MAX_SAFE_INTEGER
 from protocol.errors import ProtocolError
 from sim_core.errors import SimError
 
 CODED = (ProtocolError, SimError, UserError)
-LOG_FORMATS = ("console", "json")
 
 
 class CommandLineParser(argparse.ArgumentParser):
@@ -50,28 +50,16 @@ def command_modules() -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(prog="open4wd-node", description="Open4WD peer-to-peer race node")
-    parser.add_argument("--log-format", choices=LOG_FORMATS, default="console", help="log rendering")
     parser.add_argument(
         "--data-dir",
         type=Path,
         default=None,
         help="where this node keeps identity, stores and logs (default: $OPEN4WD_DATA_DIR or the XDG data dir)",
     )
-    parser.add_argument("--config", type=Path, default=None, help="node configuration TOML file")
-    parser.add_argument(
-        "--economy-config-version",
-        type=IntRange(1, MAX_SAFE_INTEGER),
-        default=None,
-        metavar="N",
-        help="governance epoch this node plays under (overrides the configuration)",
-    )
-    parser.add_argument(
-        "--deprecated-material",
-        action="append",
-        default=[],
-        metavar="ID",
-        help="add a material id to the client-local deprecated list (repeatable)",
-    )
+    parser.add_argument("--config", type=Path, default=None,
+                        help="node configuration TOML file (default: <data-dir>/node.toml if it exists); "
+                             "every key has the flag of the same name, and a flag wins over the file")
+    add_settings(parser, Scope.GLOBAL)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in command_modules():
         import_module(f"open4wd_node.commands.{name}").register(subparsers)
@@ -85,16 +73,18 @@ def _report(error: Any, as_json: bool) -> None:
         print(json.dumps({"event": "error", "code": error.code, "message": error.message}), flush=True)
 
 
+def node_context(args: argparse.Namespace) -> NodeContext:
+    """The data directory and the effective configuration: flags > configuration file > defaults."""
+    return NodeContext.open(args.data_dir or default_data_dir(), args.config).with_overrides(**given_settings(args))
+
+
 def _run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    ctx = node_context(args)
     if getattr(args, "logs", False):  # set by the commands that log (the networked ones)
         from open4wd_node.logs import configure_logging
 
-        configure_logging(args.log_format)
-    ctx = NodeContext.open(args.data_dir or default_data_dir(), args.config).with_overrides(
-        economy_config_version=args.economy_config_version,
-        deprecated_materials=args.deprecated_material,
-    )
+        configure_logging(ctx.config.log_format)
     return int(args.run(args, ctx) or 0)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from open4wd_node.config import NodeConfig, load_config
+from open4wd_node.config import NodeConfig, load_config, with_settings
 from open4wd_node.context_errors import UserError
 
 __all__ = ["NodeContext", "UserError"]
@@ -23,15 +24,10 @@ class NodeContext:
             config_path = data_dir / "node.toml"
         return cls(data_dir=data_dir, config=load_config(config_path))
 
-    def with_overrides(self, *, economy_config_version: int | None, deprecated_materials: list[str]) -> "NodeContext":
-        """Command-line options win over the file; deprecated ids add to the configured list."""
-        config = self.config
-        if economy_config_version is not None:
-            config = replace(config, economy_config_version=economy_config_version)
-        if deprecated_materials:
-            merged = tuple(dict.fromkeys((*config.deprecated_materials, *deprecated_materials)))
-            config = replace(config, deprecated_materials=merged)
-        return replace(self, config=config)
+    def with_overrides(self, **given: Any) -> "NodeContext":
+        """Settings given on the command line (``None`` = not given) win over the file; a list adds to
+        the file's, a table replaces the entries it names (``open4wd_node.config``)."""
+        return replace(self, config=with_settings(self.config, given))
 
     @property
     def identity_path(self) -> Path:

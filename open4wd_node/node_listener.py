@@ -1,7 +1,9 @@
 """One listener per node for a whole match: the first message on a link says what the link is for.
 
 A room join (``join-request``) goes to the room, a race-mesh greeting to the race; a link that says
-nothing within 10 s, or opens with anything no phase is waiting for, is closed with a code.
+nothing within 10 s, or opens with anything no phase is waiting for, is closed with a code. Once
+bound, the listener knows the address it advertises (``open4wd_node.advertise``): what invitations
+and the room announcement carry, never a wildcard.
 """
 
 from __future__ import annotations
@@ -10,37 +12,39 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 from functools import partial
 
+import structlog
 import trio
 
+from open4wd_node.addresses import AUTOMATIC, Address, Advertise, parse_address
+from open4wd_node.advertise import Advertised, Source, advertised_address, is_loopback_host
+from open4wd_node.events import EventSink
 from open4wd_node.link import Link, LinkClosed
 from open4wd_node.context_errors import UserError
-from open4wd_node.transport import ListenAddress, serve
+from open4wd_node.transport import serve
 from protocol.identity import Identity
 from protocol.room_messages import EXPENSIVE_TYPES
 from protocol.wire import Message
 
+__all__ = ["NodeListener", "parse_address", "with_listener"]
+
+log = structlog.get_logger("open4wd_node.listener")
 FIRST_MESSAGE_TIMEOUT_S = 10
 Handler = Callable[[Link, Message], Awaitable[None]]
 T = TypeVar("T")
 
 
-def parse_address(text: str, code: str = "address-invalid") -> tuple[str, int]:
-    """``HOST:PORT`` (an IPv6 host in brackets) as given on the command line or announced by a peer."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise UserError(code, f"an address is HOST:PORT (port 0..65535), got {text[:80]!r}")
-    return host.strip("[]"), int(port)
-
-
 class NodeListener:
-    def __init__(self, identity: Identity) -> None:
+    def __init__(self, identity: Identity, advertise: Advertise = AUTOMATIC) -> None:
         self.identity = identity
+        self.advertise = advertise
         self.handlers: dict[type[Message], Handler] = {}
-        self.address: ListenAddress | None = None
+        self.address: Address | None = None  # where it is bound (the real port, also when 0 was asked)
+        self.advertised: Advertised | None = None  # what peers are told to dial
 
     @property
-    def listen(self) -> str:
-        return f"{self.address.host}:{self.address.port}" if self.address else ""
+    def announced(self) -> str:
+        """``HOST:PORT`` for invitations and the room's member list (empty until bound)."""
+        return str(self.advertised.address) if self.advertised else ""
 
     async def run(self, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Serve until cancelled; ``await nursery.start(listener.run, host, port)`` gives the address."""
@@ -50,8 +54,27 @@ class NodeListener:
                     partial(serve, self._accept, self.identity, host, port, expensive=EXPENSIVE_TYPES)
                 )
             except OSError as exc:
-                raise UserError("listen-failed", f"cannot listen on {host}:{port}: {exc.strerror}") from None
+                raise UserError("listen-failed", f"cannot listen on {Address(host, port)}: {exc.strerror}") from None
+            self.advertised = advertised_address(self.address, self.advertise)
             task_status.started(self.address)
+
+    def report_advertised(self, events: EventSink, room_host: str | None = None) -> None:
+        """Say (an event and a log line) when the advertised address was guessed, because this node
+        listens on a wildcard; and when a joiner announces loopback to a host ``room_host`` on another
+        machine, whose peers could then not open race links to it."""
+        bound, advertised = self.address, self.advertised
+        if advertised.guessed:
+            where = ("this machine's primary interface" if advertised.source is Source.PRIMARY_INTERFACE
+                     else "loopback, as no interface has a route: only this machine can join")
+            log.warning("advertise-guessed", listen=str(bound), advertise=str(advertised.address),
+                        hint=f"listening on {bound} (every interface), peers are told {advertised.address}: {where}; "
+                             "give --advertise HOST[:PORT] when they must dial another address (docs/network.md)")
+            events.emit("advertise", address=str(advertised.address), listen=str(bound), source=advertised.source.value)
+        if room_host is not None and is_loopback_host(advertised.address.host) and not is_loopback_host(room_host):
+            log.warning("advertise-unreachable", advertise=str(advertised.address), room_host=room_host,
+                        hint="peers on other machines cannot open race links to a loopback address: "
+                             "listen with --listen 0.0.0.0:PORT (docs/network.md)")
+            events.emit("advertise-unreachable", address=str(advertised.address), room_host=room_host)
 
     async def _accept(self, link: Link) -> None:
         first = None
@@ -70,10 +93,12 @@ class NodeListener:
         await handler(link, first)
 
 
-async def with_listener(identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]]) -> T:
+async def with_listener(
+    identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC
+) -> T:
     """Run ``body`` while this node's listener serves on ``host:port``; stop listening afterwards."""
     async with trio.open_nursery() as nursery:
-        listener = NodeListener(identity)
+        listener = NodeListener(identity, advertise)
         await nursery.start(listener.run, host, port)
         result = await body(listener)
         nursery.cancel_scope.cancel()

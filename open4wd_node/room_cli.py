@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 
+from open4wd_node.config import NodeConfig
 from open4wd_node.context_errors import UserError
 from open4wd_node.events import EventSink
 from open4wd_node.match_play import PlayOptions, play_match
-from open4wd_node.node_listener import NodeListener, parse_address, with_listener
+from open4wd_node.node_listener import NodeListener, with_listener
 from open4wd_node.race_runner import RaceOptions
 from open4wd_node.room_driver import RoomOutcome
 from open4wd_node.trio_main import run_trio
@@ -17,11 +18,7 @@ from protocol.identity import Identity, load_or_create_identity
 FAULT = re.compile(r"(corrupt-state|disconnect)@([0-9]{1,7})(?::([0-9]{1,3}))?")
 
 
-def parse_listen(text: str) -> tuple[str, int]:
-    return parse_address(text, "listen-invalid")
-
-
-def play_options(args) -> PlayOptions:
+def play_options(args, config: NodeConfig) -> PlayOptions:
     faults: dict[str, int | float] = {}
     if args.fault is not None:
         match = FAULT.fullmatch(args.fault)
@@ -32,8 +29,8 @@ def play_options(args) -> PlayOptions:
             faults["fault_frame"] = int(match[2])
         else:
             faults.update(cut_frame=int(match[2]), cut_seconds=float(match[3] or 5))
-    race = RaceOptions(mode=args.mode, input_delay=args.input_delay, **faults)
-    return PlayOptions(driver=args.driver, seed=args.seed, control_port=args.control_port, race=race)
+    race = RaceOptions(mode=config.mode, input_delay=config.input_delay, **faults)
+    return PlayOptions(driver=config.driver, seed=args.seed, control_port=config.control_port, race=race)
 
 
 def room_identity(ctx, args) -> tuple[Identity, EventSink]:
@@ -58,5 +55,6 @@ async def room_then_race(
     return 0 if report.outcome == "finished" else 1
 
 
-def run_node(identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[int]]) -> int:
-    return run_trio(with_listener, identity, host, port, body)
+def run_node(identity: Identity, config: NodeConfig, body: Callable[[NodeListener], Awaitable[int]]) -> int:
+    """Listen where the configuration says (``listen``, ``advertise``) while ``body`` runs."""
+    return run_trio(with_listener, identity, config.listen.host, config.listen.port, body, config.advertise)

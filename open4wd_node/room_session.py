@@ -3,6 +3,7 @@
 ``host_room`` listens, admits members through ``HostRoom`` and takes its own seat through a
 ``MemberRoom``; ``join_room`` dials the host named by an invitation (authenticating it by PeerId) and
 proves the invitation secret over the link transcript. Both return the verified ``LockedStart``.
+Invitations and the room's member list carry the listener's advertised address, never a wildcard.
 """
 
 from __future__ import annotations
@@ -114,18 +115,19 @@ async def host_room(
     transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
 
     async def start(nursery: trio.Nursery) -> None:
-        address = listener.address
+        address = listener.advertised.address
         listener.handlers[JoinRequest] = driver.accept_join
         now = driver.clock.now_ms()
         host = HostRoom(identity, room_id, config, limits, {k: parse_secret(v) if v else None for k, v in secrets.items()},
-                        digests, now, nickname=options.nickname, listen=listener.listen)
+                        digests, now, nickname=options.nickname, listen=listener.announced)
         driver.host = host
         invites = {
             role: str(Invitation(address.host, address.port, room_id, identity.peer_id, role, secret))
             for role, secret in secrets.items() if secret
         }
+        listener.report_advertised(events)
         events.emit("room-created", room_id=room_id, invite=invites["participant"], invites=invites,
-                    host=identity.peer_id, listen=f"{address.host}:{address.port}")
+                    host=identity.peer_id, listen=str(listener.address), advertise=listener.announced)
         driver.from_member(member.message(identity.peer_id, host.state_message(), now))
 
     driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
@@ -161,7 +163,8 @@ async def join_room(
     async def start(nursery: trio.Nursery) -> None:
         listen = ""
         if role == "participant":
-            listen = listener.listen
+            listener.report_advertised(events, invite.host)
+            listen = listener.announced
             listener.handlers[JoinRequest] = driver.accept_join
             driver.succession = SuccessionPlan(identity, parse_secret(invite.secret), listen,
                                                lambda host_peer: new_member(host_peer, listen))

@@ -9,7 +9,6 @@ more are closed on arrival, so a burst of silent connections cannot pile up task
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 import structlog
 import trio
@@ -18,21 +17,16 @@ from protocol.errors import ProtocolError
 from protocol.handshake import DIALER, LISTENER
 from protocol.identity import Identity
 from protocol.wire import Message
+from open4wd_node.addresses import Address
 from open4wd_node.link import Link, LinkClosed, open_link
 from open4wd_node.link_rules import LinkLimits
 
-__all__ = ["Link", "LinkClosed", "LinkLimits", "ListenAddress", "dial", "serve"]
+__all__ = ["Link", "LinkClosed", "LinkLimits", "dial", "serve"]
 
 log = structlog.get_logger("open4wd_node.transport")
 MAX_HANDSHAKES = 64
 
 LinkHandler = Callable[[Link], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class ListenAddress:
-    host: str
-    port: int  # the real bound port, also when 0 was asked for
 
 
 async def dial(
@@ -54,7 +48,7 @@ async def dial(
             stream = await trio.open_tcp_stream(host, port)
     except (OSError, trio.TooSlowError) as exc:
         reason = "timed out" if isinstance(exc, trio.TooSlowError) else (exc.strerror or str(exc))
-        raise LinkClosed("dial-failed", f"cannot connect to {host}:{port}: {reason}") from None
+        raise LinkClosed("dial-failed", f"cannot connect to {Address(host, port)}: {reason}") from None
     return await open_link(
         stream, identity, DIALER, expected_peer=expected_peer, expensive=expensive, limits=limits, registry=registry
     )
@@ -70,10 +64,11 @@ async def serve(
     limits: LinkLimits = LinkLimits(),
     registry: dict[str, type[Message]] | None = None,
     max_handshakes: int = MAX_HANDSHAKES,
-    task_status: trio.TaskStatus[ListenAddress] = trio.TASK_STATUS_IGNORED,
+    task_status: trio.TaskStatus[Address] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Listen on ``host:port`` until cancelled; use ``await nursery.start(serve, ...)`` to get the
-    ``ListenAddress``. Each authenticated link goes to ``handler(link)`` and is closed when it returns."""
+    bound ``Address`` (the real port, also when 0 was asked for). Each authenticated link goes to
+    ``handler(link)`` and is closed when it returns."""
     listeners = await trio.open_tcp_listeners(port, host=host)
     bound_host, bound_port = listeners[0].socket.getsockname()[:2]
     pending = 0
@@ -103,7 +98,7 @@ async def serve(
         finally:
             await link.aclose()
 
-    task_status.started(ListenAddress(bound_host, bound_port))
+    task_status.started(Address(bound_host, bound_port))
     await trio.serve_listeners(on_connection, listeners)
 
 
@@ -112,4 +107,4 @@ def _address(stream: trio.SocketStream) -> str:
         host, port = stream.socket.getpeername()[:2]
     except OSError:
         return "unknown"
-    return f"{host}:{port}"
+    return str(Address(host, port))

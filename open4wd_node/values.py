@@ -10,19 +10,71 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every peer's JSON can carry exactly
-DECIMAL = re.compile(r"[+-]?[0-9]{1,20}")
+DECIMAL = re.compile(r"[+-]?[0-9]{1,4000}")  # any size a TOML file can hold: the same answer on both edges
+NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a key of a table value (an asset type)
 
 
 class ValueRejected(ValueError):
     """A value outside its rule; ``str()`` is the sentence shown to the user."""
 
 
+class Rule:
+    """One rule for one kind of value: ``check`` takes a value from a parsed file (TOML, JSON),
+    ``parse`` the text typed on the command line; an instance is an argparse ``type=``.
+
+    A repeatable rule (a list or a table) is declared with ``action="append"``: each occurrence of
+    the flag is parsed alone, ``combine`` joins them into what ``check`` gives for a whole file value,
+    and ``merge`` says how the command line's value meets the file's."""
+
+    repeatable = False
+    metavar: str | None = None
+
+    @property
+    def rule(self) -> str:
+        raise NotImplementedError
+
+    def check(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def parse(self, text: str) -> Any:
+        return self.check(text)
+
+    def refused(self, value: Any) -> ValueRejected:
+        return ValueRejected(f"takes {self.rule}, got {shown(value)}")
+
+    def text_of(self, value: Any) -> str:
+        """``value`` when it is a string (a file may hold any type), else the refusal."""
+        if not isinstance(value, str):
+            raise self.refused(value)
+        return value
+
+    def combine(self, values: Sequence[Any]) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} is not repeatable")
+
+    def merge(self, configured: Any, given: Any) -> Any:
+        """The command line wins over the file."""
+        return given
+
+    def __call__(self, text: str) -> Any:
+        try:
+            return self.parse(text)
+        except ValueRejected as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def shown(value: Any) -> str:
+    """A rejected value as the user sees it: cut short, so a huge value cannot flood the terminal."""
+    text = repr(value)
+    return text if len(text) <= 42 else f"{text[:40]}…"
+
+
 @dataclass(frozen=True)
-class IntRange:
+class IntRange(Rule):
     """An integer in ``lo..hi`` (inclusive). Usable directly as an argparse ``type=``."""
 
     lo: int
@@ -47,11 +99,112 @@ class IntRange:
             raise ValueRejected(f"takes {self.rule}, got {text[:40]!r}")
         return self.check(int(text))
 
-    def __call__(self, text: str) -> int:
-        try:
-            return self.parse(text)
-        except ValueRejected as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class OneOf(Rule):
+    """One of a closed set of words; a refusal names them all."""
+
+    choices: tuple[str, ...]
+
+    @property
+    def rule(self) -> str:
+        return f"one of {', '.join(self.choices)}"
+
+    @property
+    def metavar(self) -> str:  # type: ignore[override]
+        return "|".join(self.choices)
+
+    def check(self, value: Any) -> str:
+        if self.text_of(value) not in self.choices:
+            raise self.refused(value)
+        return value
+
+
+@dataclass(frozen=True)
+class Text(Rule):
+    """Any string (a name, a path); ``max_chars`` bounds what a peer or a file system will take."""
+
+    max_chars: int = 4096
+
+    @property
+    def rule(self) -> str:
+        return f"a string of at most {self.max_chars} characters"
+
+    def check(self, value: Any) -> str:
+        if len(self.text_of(value)) > self.max_chars:
+            raise self.refused(value)
+        return value
+
+
+@dataclass(frozen=True)
+class ListOf(Rule):
+    """A list: an array in TOML; on the command line comma-separated, the flag repeatable (the
+    occurrences add up). The command line adds to the file's list. ``unique_sorted`` for numbers."""
+
+    item: Rule
+    unique_sorted: bool = False
+    repeatable = True
+
+    @property
+    def rule(self) -> str:
+        return f"a list, each {self.item.rule}"
+
+    def _normal(self, items: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(sorted(set(items))) if self.unique_sorted else tuple(dict.fromkeys(items))
+
+    def check(self, value: Any) -> tuple[Any, ...]:
+        if not isinstance(value, list):
+            raise self.refused(value)
+        return self._normal([self.item.check(v) for v in value])
+
+    def parse(self, text: str) -> tuple[Any, ...]:
+        return self._normal([self.item.parse(part) for part in text.split(",")])
+
+    def combine(self, values: Sequence[tuple[Any, ...]]) -> tuple[Any, ...]:
+        return self._normal([item for value in values for item in value])
+
+    def merge(self, configured: Sequence[Any], given: Sequence[Any]) -> tuple[Any, ...]:
+        return self._normal([*configured, *given])
+
+
+@dataclass(frozen=True)
+class TableOf(Rule):
+    """A table of ``NAME = value``: a TOML table; on the command line ``NAME=VALUE``, the flag
+    repeatable. A name given on the command line replaces that name's value from the file."""
+
+    value: Rule
+    repeatable = True
+
+    @property
+    def rule(self) -> str:
+        return f"a table of NAME = value, each value {self.value.rule}"
+
+    @property
+    def metavar(self) -> str:  # type: ignore[override]
+        return "NAME=VALUE"
+
+    def _name(self, name: Any) -> str:
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            raise ValueRejected(f"takes {self.rule} (a name is letters, digits, _ or -), got name {shown(name)}")
+        return name
+
+    def check(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.refused(value)
+        return {self._name(k): self.value.check(v) for k, v in value.items()}
+
+    def parse(self, text: str) -> dict[str, Any]:
+        name, sep, rest = text.partition("=")
+        if not sep:
+            raise ValueRejected(f"takes NAME=VALUE ({self.rule}), got {shown(text)}")
+        return {self._name(name.strip()): self.value.parse(rest)}
+
+    def combine(self, values: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        return {k: v for value in values for k, v in value.items()}
+
+    def merge(self, configured: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+        return {**configured, **given}
 
 
 PORT = IntRange(0, 65535)

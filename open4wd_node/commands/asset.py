@@ -33,6 +33,9 @@ def register(subparsers: Any) -> None:
     loadout = sub.add_parser("loadout", help="assemble a loadout JSON file and check every loadout rule")
     loadout.add_argument("file", metavar="LOADOUT.json")
     loadout.add_argument("--json", action="store_true", help="print one JSON object")
-    listing = sub.add_parser("builtin", help="the 27 built-in assets shipped with this node")
-    listing.add_argument("--list", action="store_true", help="list the built-in refs")
+    listing = sub.add_parser("builtin", help="list the 27 built-in assets shipped with this node, or export one as a GLB file")
+    what = listing.add_mutually_exclusive_group(required=True)
+    what.add_argument("--list", action="store_true", help="list the built-in refs")
+    what.add_argument("--export", nargs=2, metavar=("NAME", "FILE"),
+                      help="write the built-in NAME (builtin:tire-01 or tire-01) to FILE, a GLB to edit or to inspect")
     listing.add_argument("--json", action="store_true", help="print one JSON object")

@@ -10,26 +10,24 @@ def run(args, ctx) -> int:
     import sys
 
     from open4wd_node.cars import CarChoice
-    from open4wd_node.room_cli import parse_listen, play_options, room_identity, room_then_race, run_node
+    from open4wd_node.room_cli import play_options, room_identity, room_then_race, run_node
     from open4wd_node.room_session import HostOptions, host_room
 
-    host, port = parse_listen(args.listen)
     options = HostOptions(
         track=args.track, rounds=args.rounds, laps=args.laps,
         min_players=args.min_players, max_players=args.max_players, spectators=args.spectators,
-        auto_ready=args.auto_ready, nickname=args.nickname, interactive=sys.stdin.isatty(),
+        auto_ready=args.auto_ready, nickname=ctx.config.nickname, interactive=sys.stdin.isatty(),
     )
     car = CarChoice.parse(args.car)
     car.rotation(options.rounds)  # refuse a bad --car before opening anything
-    play = play_options(args)
+    play = play_options(args, ctx.config)
     identity, events = room_identity(ctx, args)
     room = lambda listener: host_room(ctx, identity, options, car, events, listener)  # noqa: E731
-    return run_node(identity, host, port, lambda listener: room_then_race(ctx, identity, events, listener, play, room, True))
+    return run_node(identity, ctx.config, lambda listener: room_then_race(ctx, identity, events, listener, play, room, True))
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("host", help="host a room and wait for players")
-    parser.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT", help="address to listen on (port 0 picks a free one)")
     parser.add_argument("--track", default="builtin:track-02", metavar="REF", help="track of every round (builtin:track-NN or a content id)")
     parser.add_argument("--rounds", type=ROUNDS, default=1, metavar="N", help="rounds in the match (1..5)")
     parser.add_argument("--laps", type=LAPS, default=3, metavar="L", help="laps per round on loop tracks (1..10)")

@@ -79,7 +79,7 @@ def test_builtin_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert run(tmp_path, "builtin", "--list", "--json") == 0
     rows = json.loads(capsys.readouterr().out)["builtins"]
     assert len(rows) == 27 and rows[0] == {**rows[0], "ref": "builtin:chassis-01", "variant": "speed"}
-    assert run(tmp_path, "builtin") == 1
+    assert run(tmp_path, "builtin") == 2  # neither --list nor --export: a usage error
 
 
 def test_import_into_the_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,14 +5,9 @@ import os
 import stat
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
-import pytest
-
 from open4wd_node.cli import main
-from open4wd_node.config import DEFAULTS, config_from_mapping, load_config
-from open4wd_node.context_errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 ABANDON = "abandon " * 11 + "about"
@@ -76,53 +71,8 @@ def test_data_dir_option_wins_over_the_environment(tmp_path, capsys, monkeypatch
     assert (tmp_path / "opt" / "identity.key").exists() and not (tmp_path / "env").exists()
 
 
-def test_config_file_and_errors(tmp_path, capsys):
-    good = tmp_path / "node.toml"
-    good.write_text('economy_config_version = 5\ndeprecated_materials = ["wood"]\n')
-    assert main(["--data-dir", str(tmp_path), "version", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["economy_config_version"] == 5
-    assert main(["--data-dir", str(tmp_path), "--economy-config-version", "6", "version", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["economy_config_version"] == 6
-
-    bad = tmp_path / "bad.toml"
-    bad.write_text("economy_config_version = 'five'\n")
-    assert main(["--config", str(bad), "version"]) == 1
-    assert "error[config-invalid]" in capsys.readouterr().err
-    bad.write_text("nonsense = 1\n")
-    assert main(["--config", str(bad), "version"]) == 1
-    assert "known: asset_min_versions, asset_walls" in capsys.readouterr().err
-    bad.write_text("= broken")
-    assert main(["--config", str(bad), "version"]) == 1
-    assert main(["--config", str(tmp_path / "missing.toml"), "version"]) == 1
-    assert "error[config-unreadable]" in capsys.readouterr().err
-
-
-def test_config_merges_deprecated_materials():
-    with pytest.raises(UserError):
-        config_from_mapping({"deprecated_materials": [1]})
-    assert config_from_mapping({"deprecated_materials": ["wood"]}).deprecated_materials == ("wood",)
-
-
-def test_shipped_config_documents_every_default():
-    shipped = ROOT / "configs" / "node.toml"
-    data = tomllib.loads(shipped.read_text())
-    assert load_config(shipped) == DEFAULTS
-    assert set(data) == set(DEFAULTS.__dataclass_fields__)
-    text = shipped.read_text()
-    for key in data:
-        assert f"\n# " in text.split(f"\n{key} =")[0][-300:], f"{key} has no comment"
-
-
 def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     quick = readme.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].strip().splitlines()
     assert len(quick) == 2
     assert quick[1] in (ROOT / ".ci" / "run").read_text()
-
-
-def test_asset_policy_tables():
-    config = config_from_mapping({"asset_walls": {"tire": [3, 2, 3]}, "asset_min_versions": {"motor": 2}})
-    assert config.asset_walls == {"tire": (2, 3)} and config.asset_min_versions == {"motor": 2}
-    for bad in ({"asset_walls": {"tire": 3}}, {"asset_yanked": {"tire": [0]}}, {"asset_min_versions": {"motor": [2]}}):
-        with pytest.raises(UserError):
-            config_from_mapping(bad)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import trio
 
+from open4wd_node.addresses import AUTOMATIC, Advertise
 from open4wd_node.asset_store import AssetStore
 from open4wd_node.cars import CarChoice
 from open4wd_node.config import DEFAULTS
 from open4wd_node.context import NodeContext
 from tests.recorder import Recorder
 from open4wd_node.match_play import PlayOptions
-from open4wd_node.node_listener import with_listener
+from open4wd_node.node_listener import NodeListener, with_listener
 from open4wd_node.race_runner import RaceOptions
 from open4wd_node.room_cli import room_then_race
 from open4wd_node.room_session import HostOptions, JoinOptions, host_room, join_room
@@ -42,8 +44,12 @@ def short_track(length_m: float) -> bytes:
 
 async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1, mode: str = "rollback",
                faults: dict[int, int] | None = None, cuts: dict[int, tuple[int, float]] | None = None,
-               drivers: dict[int, str] | None = None, recorders_out: dict | None = None, limit_s: float = 120) -> tuple[list[Recorder], dict[int, int]]:
-    """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end)."""
+               drivers: dict[int, str] | None = None, recorders_out: dict | None = None, limit_s: float = 120,
+               cars: dict[int, str] | None = None, advertise: dict[int, Advertise] | None = None,
+               on_listening: Callable[[int, NodeListener], None] | None = None) -> tuple[list[Recorder], dict[int, int]]:
+    """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end). ``cars``
+    (a ``--car`` value per node), ``advertise`` and ``on_listening`` (told each node's bound listener)
+    default to the usual: archetype cars, nodes on 127.0.0.1 that advertise where they listen."""
     recorders = [Recorder() for _ in range(n)]
     if recorders_out is not None:
         recorders_out["recorders"] = recorders  # for a test that watches the nodes while they run
@@ -63,20 +69,24 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
         return NodeContext(tmp_path / f"n{i}", replace(DEFAULTS))
 
     def choose(i: int) -> CarChoice:
-        return CarChoice.parse(CARS[i])
+        return CarChoice.parse((cars or {}).get(i, CARS[i]))
+
+    async def node(i: int, room) -> None:
+        async def body(lis: NodeListener) -> int:
+            if on_listening is not None:
+                on_listening(i, lis)
+            return await room_then_race(ctx(i), identities[i], recorders[i], lis, play(i), room, True)
+
+        codes[i] = await with_listener(identities[i], "127.0.0.1", 0, body, (advertise or {}).get(i, AUTOMATIC))
 
     async def host() -> None:
         options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n, auto_ready=True)
-        room = lambda lis: host_room(ctx(0), identities[0], options, choose(0), recorders[0], lis)  # noqa: E731
-        codes[0] = await with_listener(identities[0], "127.0.0.1", 0,
-                                       lambda lis: room_then_race(ctx(0), identities[0], recorders[0], lis, play(0), room, True))
+        await node(0, lambda lis: host_room(ctx(0), identities[0], options, choose(0), recorders[0], lis))
 
     async def member(i: int) -> None:
         await recorders[0].created.wait()
         invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
-        room = lambda lis: join_room(ctx(i), identities[i], invite, JoinOptions(auto_ready=True), choose(i), recorders[i], lis)  # noqa: E731
-        codes[i] = await with_listener(identities[i], "127.0.0.1", 0,
-                                       lambda lis: room_then_race(ctx(i), identities[i], recorders[i], lis, play(i), room, True))
+        await node(i, lambda lis: join_room(ctx(i), identities[i], invite, JoinOptions(auto_ready=True), choose(i), recorders[i], lis))
 
     with trio.move_on_after(limit_s):
         async with trio.open_nursery() as nursery:
