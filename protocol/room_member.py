@@ -146,6 +146,7 @@ class MemberRoom:
         self.locked: LockedStart | None = None
         self.started = False
         self.requested: set[str] = set()
+        self.refused_for_assets: ReadySetRequest | None = None  # answered again once the fetch completes
 
     # ---- the view ---------------------------------------------------------------------------------
 
@@ -244,12 +245,17 @@ class MemberRoom:
 
     def _on_relay(self, msg: Relay, now_ms: int) -> list[object]:
         origin = msg.origin
-        if origin not in self.members or origin == self.me:
+        if origin == self.me:
             return []
         inner = decode_message(msg.body, RELAYED_TYPES)
         if isinstance(inner, VersionRequest):
+            # Served whether or not this node lists the origin yet (spec §3 serveVersionRequests has no
+            # membership rule; the host attests the origin): a request may overtake the room-state
+            # that lists its sender, and dropping it would leave the sender waiting for a timeout.
             reply = answer_version_request(inner, origin, self.me, self.my_info)
             return [] if reply is None else [Send(self.host_peer, Relay("", origin, encode_message(reply)))]
+        if origin not in self.members:
+            return []
         if isinstance(inner, VersionInfoMessage):
             if self.collector is None:
                 return []
@@ -295,8 +301,12 @@ class MemberRoom:
         return actions
 
     def asset_stored(self, ref: str, now_ms: int) -> list[object]:
-        """The shell stored a fetched asset; Ready may now be possible."""
+        """The shell stored a fetched asset: Ready may now be possible, and a ReadySet refused only
+        because this asset was still on its way is answered again (the host still waits for the ack)."""
         self.requested.discard(ref)
+        pending = self.refused_for_assets
+        if pending is not None and not self.requested and self.state is not None and self.state.phase == "verifying":
+            return self._on_ready_set(pending, now_ms)
         return self._maybe_auto_ready(now_ms)
 
     def set_rotation(self, rotation: list[Any]) -> list[object]:
@@ -336,6 +346,8 @@ class MemberRoom:
                 blockers.append(exc.code)
         if not self.versions_ok():
             blockers.append("versions not confirmed with every member")
+        if self.requested:
+            blockers.append("fetching the assets of other members' cars")
         participants = [m for m in self.state.members if m.role == "participant"]
         if len(participants) < self.state.minPlayers:
             blockers.append(f"waiting for {self.state.minPlayers} participants")
@@ -356,6 +368,7 @@ class MemberRoom:
     def _on_ready_set(self, msg: ReadySetRequest, now_ms: int) -> list[object]:
         if self.role != "participant":
             return []
+        self.refused_for_assets = None
         try:
             config = self.config
             verify_ready_set(
@@ -371,6 +384,8 @@ class MemberRoom:
                 raise ProtocolError("ready-set-invalid", "this node is not in the ReadySet")
             self.assets.track_digests(config)
         except ProtocolError as exc:
+            if exc.code == "asset-missing" and self.requested:
+                self.refused_for_assets = msg
             return [
                 Send(self.host_peer, ReadySetRefuse(_safe_digest(msg.context), exc.code, exc.message)),
                 Notify("error", {"code": exc.code, "message": f"not acknowledging the ReadySet: {exc.message}"}),
