@@ -167,7 +167,7 @@ async def test_host_succession_over_tcp(tmp_path, fast_clock):
 
             async def host():
                 with host_scope:
-                    await host_room(ctx_for(tmp_path, "a"), ids[0], HostOptions(min_players=3, auto_ready=True), car, recorders[0])
+                    await host_room(ctx_for(tmp_path, "a"), ids[0], HostOptions(min_players=4, auto_ready=True), car, recorders[0])
 
             nursery.start_soon(host)
             await recorders[0].created.wait()
@@ -177,7 +177,7 @@ async def test_host_succession_over_tcp(tmp_path, fast_clock):
                                    car, recorders[i])
                 while len(recorders[i].of("compatibility")) < i:
                     await trio.sleep(0.05)
-            host_scope.cancel()  # the host goes away while the room waits for a third player
+            host_scope.cancel()  # the host goes away while the room waits for a fourth player
             while not recorders[2].of("host-succession") or len(recorders[2].of("joined")) < 2:
                 await trio.sleep(0.05)
             nursery.cancel_scope.cancel()
