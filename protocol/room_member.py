@@ -49,6 +49,7 @@ from protocol.start_grid import build_commit, build_reveal, check_commit, commit
 from protocol.version_collection import (
     Broadcast,
     CollectionFinished,
+    Unicast,
     VersionCollector,
     VersionInfoMessage,
     VersionRequest,
@@ -212,7 +213,11 @@ class MemberRoom:
     # ---- versions ---------------------------------------------------------------------------------
 
     def _restart_collection(self, now_ms: int) -> list[object]:
-        self.collector = VersionCollector(self.me, self.my_info, self.members)
+        """A new member set: keep the records of the members still here, ask only the others."""
+        known = self.collector.collected if self.collector is not None else {}
+        self.collector = VersionCollector(
+            self.me, self.my_info, self.members, collected={p: info for p, info in known.items() if p in self.members}
+        )
         self.compatibility = {p: r for p, r in self.compatibility.items() if p in self.members}
         return self._collector_actions(self.collector.start(now_ms), now_ms)
 
@@ -221,11 +226,14 @@ class MemberRoom:
         for action in produced:
             if isinstance(action, Broadcast):
                 actions.append(Send(self.host_peer, Relay("", "*", encode_message(action.message))))
+            elif isinstance(action, Unicast):
+                actions.append(Send(self.host_peer, Relay("", action.peer, encode_message(action.message))))
             elif isinstance(action, CollectionFinished):
                 actions += self._report_compatibility(action)
         return actions
 
     def _report_compatibility(self, finished: CollectionFinished) -> list[object]:
+        """One ``compatibility`` event per peer whose verdict is new (a join does not repeat the others)."""
         actions: list[object] = []
         for peer in self.members:
             if peer == self.me:
@@ -237,6 +245,8 @@ class MemberRoom:
             else:
                 reasons = incompatibility_reasons(self.my_info, info)
                 differences = [f"your {f} {a}, peer's {b}" for f, a, b in field_differences(self.my_info, info)]
+            if self.compatibility.get(peer) == reasons:
+                continue
             self.compatibility[peer] = reasons
             actions.append(
                 Notify("compatibility", {"peer": peer, "compatible": not reasons, "reasons": reasons, "differences": differences})

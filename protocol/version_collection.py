@@ -3,6 +3,12 @@
 Request/answer, ``1 + retries`` attempts of ``timeout_ms`` each, ending early once every peer has
 answered. The first valid answer per peer wins; an answer whose claimed sender is not the link's
 authenticated peer is dropped. A node never starts on a partial set: ``verdict`` fails closed.
+
+A collector may start with the records it already holds (``collected``): when the member set changes
+only the peers still missing are asked (a broadcast when that is everyone, one request each
+otherwise), so a join costs each member one request and one answer instead of a new round with
+everyone. A node's record does not change while it runs, and the ReadySet re-checks the versions
+inside the signed declarations anyway.
 """
 
 from __future__ import annotations
@@ -46,6 +52,14 @@ class Broadcast:
 
 
 @dataclass(frozen=True)
+class Unicast:
+    """Send ``message`` to ``peer`` only."""
+
+    peer: str
+    message: Message
+
+
+@dataclass(frozen=True)
 class ArmTimer:
     deadline_ms: int
 
@@ -78,9 +92,13 @@ class VersionCollector:
         return [m for m in self.expected if m not in self.collected]
 
     def _attempt(self, now_ms: int) -> list[object]:
+        """Ask the peers still missing: a broadcast when that is everyone, one request each otherwise."""
         self.attempts += 1
         self.deadline_ms = now_ms + self.timeout_ms
-        return [Broadcast(VersionRequest(sender=self.me)), ArmTimer(self.deadline_ms)]
+        request = VersionRequest(sender=self.me)
+        missing = self.missing
+        asks = [Broadcast(request)] if missing == self.expected else [Unicast(peer, request) for peer in missing]
+        return [*asks, ArmTimer(self.deadline_ms)]
 
     def _finish(self) -> list[object]:
         self.finished = True
@@ -94,7 +112,7 @@ class VersionCollector:
     def start(self, now_ms: int) -> list[object]:
         if self.attempts:
             raise ProtocolError("collector-misuse", "a version collection starts only once")
-        if not self.expected:
+        if not self.missing:
             return self._finish()
         return self._attempt(now_ms)
 

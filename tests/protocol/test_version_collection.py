@@ -7,6 +7,7 @@ from protocol.version_collection import (
     ArmTimer,
     Broadcast,
     CollectionFinished,
+    Unicast,
     VersionCollector,
     VersionInfoMessage,
     VersionRequest,
@@ -49,7 +50,7 @@ def test_one_retry_then_fail_closed_naming_the_missing_peer():
     c.start(0)
     c.receive(BOB, answer(BOB), 100)
     assert c.timer_fired(2999) == []
-    assert c.timer_fired(3000) == [Broadcast(VersionRequest(sender=ME)), ArmTimer(6000)]
+    assert c.timer_fired(3000) == [Unicast(CAROL, VersionRequest(sender=ME)), ArmTimer(6000)]  # only the missing
     assert c.attempts == 2
     (done,) = c.timer_fired(6000)
     assert done.missing == [CAROL]
@@ -102,6 +103,19 @@ def test_incompatible_peer_fails_the_verdict():
     with pytest.raises(ProtocolError) as info:
         c.verdict()
     assert info.value.code == "version-incompatible" and info.value.message == "0002: protocol"
+
+
+def test_known_records_are_kept_and_only_newcomers_asked():
+    c = VersionCollector(ME, INFO, [ME, BOB, CAROL], collected={BOB: INFO})
+    assert c.start(0) == [Unicast(CAROL, VersionRequest(sender=ME)), ArmTimer(3000)]
+    (done,) = c.receive(CAROL, answer(CAROL), 5)
+    assert done.collected == {ME: INFO, BOB: INFO, CAROL: INFO} and done.missing == []
+
+
+def test_nobody_new_finishes_at_once():
+    c = VersionCollector(ME, INFO, [ME, BOB], collected={BOB: INFO})
+    (done,) = c.start(0)
+    assert done.missing == [] and c.deadline_ms is None
 
 
 def test_alone_finishes_at_once():

@@ -66,3 +66,27 @@ def test_a_node_still_fetching_a_car_does_not_declare_ready():
     net.host_member.assets.have.add("cid-body-of-b")
     net.route(net.host_member.asset_stored("cid-body-of-b", net.now), A.peer_id)
     assert net.host.phase == "countdown"
+
+
+def test_a_join_costs_each_member_one_request_and_one_answer():
+    """Members keep the records they hold: the newcomer asks everyone once, each member asks only the
+    newcomer, so a join relays 4 version messages per member already present (not a round with all)."""
+    people = [Identity(bytes([i]) * 32) for i in range(1, 9)]
+    net = Net(people[0], min_players=8)
+    relayed: list[Relay] = []
+    host_message = net.host.message
+
+    def counting(peer, msg, now_ms):
+        actions = host_message(peer, msg, now_ms)
+        relayed.extend(a.message for a in actions if isinstance(a, Send) and isinstance(a.message, Relay))
+        return actions
+
+    net.host.message = counting
+    for present, newcomer in enumerate(people[1:], start=1):
+        relayed.clear()
+        net.add_member(newcomer)
+        assert len(relayed) == 4 * present, newcomer
+    assert net.host.phase == "countdown"  # no timer was needed on the way
+    for who in people:
+        lines = net.of(who.peer_id, "compatibility")
+        assert len(lines) == 7 and all(line["compatible"] for line in lines)  # one line per peer, never repeated
