@@ -148,6 +148,7 @@ class MemberRoom:
         self.started = False
         self.requested: set[str] = set()
         self.refused_for_assets: ReadySetRequest | None = None  # answered again once the fetch completes
+        self.passed_rotations: set[str] = set()  # repr of every car rotation that passed the asset checks
 
     # ---- the view ---------------------------------------------------------------------------------
 
@@ -204,7 +205,7 @@ class MemberRoom:
             actions.append(Notify("member-left", {"peer": peer}))
             self.compatibility.pop(peer, None)
         if set(self.members) != before:
-            actions += self._restart_collection(now_ms)
+            actions += self._collect_versions(now_ms)
         if self.role == "participant" and self.rotation is None and self.choose_car is not None:
             actions += self.set_rotation(self.choose_car(len(self.config.rounds)))
         actions += self._fetch_missing()
@@ -212,14 +213,13 @@ class MemberRoom:
 
     # ---- versions ---------------------------------------------------------------------------------
 
-    def _restart_collection(self, now_ms: int) -> list[object]:
-        """A new member set: keep the records of the members still here, ask only the others."""
-        known = self.collector.collected if self.collector is not None else {}
-        self.collector = VersionCollector(
-            self.me, self.my_info, self.members, collected={p: info for p, info in known.items() if p in self.members}
-        )
+    def _collect_versions(self, now_ms: int) -> list[object]:
+        """A new member set: the collector keeps the records of the members still here, asks the others."""
         self.compatibility = {p: r for p, r in self.compatibility.items() if p in self.members}
-        return self._collector_actions(self.collector.start(now_ms), now_ms)
+        if self.collector is None:
+            self.collector = VersionCollector(self.me, self.my_info, self.members)
+            return self._collector_actions(self.collector.start(now_ms), now_ms)
+        return self._collector_actions(self.collector.update_members(self.members, now_ms), now_ms)
 
     def _collector_actions(self, produced: list[object], now_ms: int) -> list[object]:
         actions: list[object] = []
@@ -286,14 +286,24 @@ class MemberRoom:
         return [notice, HostSuccession(successor.peerId, successor.listen, self.state)]
 
     def tick(self, now_ms: int) -> list[object]:
-        if self.collector is None:
+        produced = self.collector.timer_fired(now_ms) if self.collector is not None else []
+        if not produced:
             return []
-        return self._collector_actions(self.collector.timer_fired(now_ms), now_ms) + self._maybe_auto_ready(now_ms)
+        return self._collector_actions(produced, now_ms) + self._maybe_auto_ready(now_ms)
 
     def next_deadline(self) -> int | None:
         return self.collector.deadline_ms if self.collector is not None else None
 
     # ---- cars and Ready ---------------------------------------------------------------------------
+
+    def _check_rotation(self, peer: str, rotation: list[Any]) -> None:
+        """The assets' verdict on a rotation, checked once per distinct rotation (assembling a car takes
+        milliseconds, and Ready, the ReadySet and the package ask for every car). A pass stays valid: a
+        room only ever adds assets to the store and its version policy is fixed; a failure is re-checked."""
+        key = repr(rotation)
+        if key not in self.passed_rotations:
+            self.assets.check_rotation(peer, rotation)
+            self.passed_rotations.add(key)
 
     def _fetch_missing(self) -> list[object]:
         actions: list[object] = []
@@ -351,7 +361,7 @@ class MemberRoom:
             blockers.append("no car chosen")
         else:
             try:
-                self.assets.check_rotation(self.me, self.rotation)
+                self._check_rotation(self.me, self.rotation)
             except ProtocolError as exc:
                 blockers.append(exc.code)
         if not self.versions_ok():
@@ -388,7 +398,7 @@ class MemberRoom:
                 config_digest=config.digest,
                 rounds=len(config.rounds),
                 mine=self.my_info,
-                check_rotation=self.assets.check_rotation,
+                check_rotation=self._check_rotation,
             )
             if self.me not in msg.context["roster"]:
                 raise ProtocolError("ready-set-invalid", "this node is not in the ReadySet")
@@ -451,7 +461,7 @@ class MemberRoom:
             expected_ready_digest=self.acked_digest if self.role == "participant" else None,
         )
         for peer in locked.roster:
-            self.assets.check_rotation(peer, locked.declarations[peer].car_rotation)
+            self._check_rotation(peer, locked.declarations[peer].car_rotation)
         self.locked = locked
         return [Notify("countdown", {"match_id": locked.match_id, "deadline_ms": locked.countdown_deadline})]
 
