@@ -14,6 +14,7 @@ of the room-state that lists the host, and every room waited out a version-colle
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -42,7 +43,6 @@ from protocol.wire import Message
 log = structlog.get_logger("open4wd_node.room")
 
 OUTBOX_CAPACITY = 512
-TICK_S = 0.05
 # In a host node the member machine reports what every member sees; the host adds only these.
 HOST_EVENTS = frozenset({"ready", "ready-set", "ready-set-refused", "grid-cancelled", "error"})
 
@@ -89,6 +89,7 @@ class RoomDriver:
         self._last_view: list[str] = []
         self._pending: deque[tuple[Callable[[object], None], object]] = deque()
         self._delivering = False
+        self._timer: trio.CancelScope | None = None  # the ticker's sleep, aimed at the next machine deadline
 
     # ---- routing (synchronous) --------------------------------------------------------------------
 
@@ -110,6 +111,8 @@ class RoomDriver:
                 route(action)
         finally:
             self._delivering = False
+        if self._timer is not None:
+            self._timer.deadline = self._next_wake()
         if self._on_notices is not None:
             self._on_notices(self.member)
         self._refresh_view()
@@ -213,9 +216,20 @@ class RoomDriver:
                 del self.outboxes[link.peer_id]
                 on_closed(link.peer_id)
 
+    def _next_wake(self) -> float:
+        """The trio time of the machines' next deadline (countdown, grid phase, version retry), or never."""
+        host = self.host.next_deadline() if self.host is not None else None
+        deadlines = [d for d in (host, self.member.next_deadline()) if d is not None]
+        if not deadlines:
+            return math.inf
+        return trio.current_time() + max(0, min(deadlines) - self.clock.now_ms()) / 1000
+
     async def ticker(self) -> None:
+        """Fires the machines' timers at their deadlines, re-aimed after every delivery (no polling, so
+        the countdown ends on time rather than up to a polling period late)."""
         while True:
-            await trio.sleep(TICK_S)
+            with trio.CancelScope(deadline=self._next_wake()) as self._timer:
+                await trio.sleep_forever()
             now = self.clock.now_ms()
             if self.host is not None:
                 self.from_host(self.host.tick(now))
