@@ -68,7 +68,10 @@ RELAYED_TYPES = {
 
 
 class RoomAssets(Protocol):
-    """What the member needs from the shell's asset code (pure answers over the local store)."""
+    """What the member needs from the shell's asset code (pure answers over the local store).
+
+    ``check_rotation``'s verdict depends on the rotation and the store only; ``peer`` just names the
+    car in messages, so the member may reuse a pass for the same rotation of another peer."""
 
     def track_digests(self, config: MatchConfig) -> list[str]: ...
 
