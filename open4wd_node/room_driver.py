@@ -5,11 +5,18 @@ process (the host's PeerId is the sender both ways); every other member is a ``L
 calls happen synchronously in trio tasks of one nursery, so no locking is needed; sends go through a
 bounded outbox per link and a slow peer whose outbox overflows is disconnected instead of stalling
 the room.
+
+Actions are delivered first in, first out: everything one machine call produced is routed, in order,
+before the reactions it causes in the other machine. Routing the host's own seat depth-first (handling
+its reaction in the middle of a broadcast) put the seat's version request on a newcomer's link ahead
+of the room-state that lists the host, and every room waited out a version-collection timeout.
 """
 
 from __future__ import annotations
 
+import math
 import sys
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -36,7 +43,6 @@ from protocol.wire import Message
 log = structlog.get_logger("open4wd_node.room")
 
 OUTBOX_CAPACITY = 512
-TICK_S = 0.05
 # In a host node the member machine reports what every member sees; the host adds only these.
 HOST_EVENTS = frozenset({"ready", "ready-set", "ready-set-refused", "grid-cancelled", "error"})
 
@@ -81,45 +87,67 @@ class RoomDriver:
         self._on_notices = on_notices
         self.succession = succession
         self._last_view: list[str] = []
+        self._pending: deque[tuple[Callable[[object], None], object]] = deque()
+        self._delivering = False
+        self._timer: trio.CancelScope | None = None  # the ticker's sleep, aimed at the next machine deadline
 
     # ---- routing (synchronous) --------------------------------------------------------------------
 
     def from_host(self, actions: list[object]) -> None:
-        for action in actions:
-            if isinstance(action, Send):
-                if action.peer == self.me:
-                    self.from_member(self.member.message(self.me, action.message, self.clock.now_ms()))
-                else:
-                    self._enqueue(action.peer, action.message)
-            elif isinstance(action, CloseLink):
-                self._close_soon(action.peer, action.code)
-            elif isinstance(action, Notify):
-                if action.event in HOST_EVENTS:
-                    self.events.emit(action.event, **action.data)
+        self._deliver([(self._host_action, a) for a in actions])
 
     def from_member(self, actions: list[object]) -> None:
-        for action in actions:
-            if isinstance(action, Send):
-                if self.host is not None:
-                    self.from_host(self.host.message(self.me, action.message, self.clock.now_ms()))
-                else:
-                    self._enqueue(self.member.host_peer, action.message)
-            elif isinstance(action, Notify):
-                self.events.emit(action.event, **action.data)
-            elif isinstance(action, FetchAssets):
-                self._nursery.start_soon(self._fetch, action)
-            elif isinstance(action, RelayedIn):
-                for reply in self.transfer.on_relayed(action.origin, action.message):
-                    self._relay_send(reply)
-            elif isinstance(action, MatchStarted):
-                self.outcome.started = action
-                self.outcome.addresses = {m.peerId: m.listen for m in self.member.state.members}
-                self.done.set()
-            elif isinstance(action, HostSuccession):
-                self._follow_successor(action)
+        self._deliver([(self._member_action, a) for a in actions])
+
+    def _deliver(self, batch: list[tuple[Callable[[object], None], object]]) -> None:
+        """Route ``batch`` after everything queued before it; a call made while routing only queues."""
+        self._pending.extend(batch)
+        if self._delivering:
+            return
+        self._delivering = True
+        try:
+            while self._pending:
+                route, action = self._pending.popleft()
+                route(action)
+        finally:
+            self._delivering = False
+        if self._timer is not None:
+            self._timer.deadline = self._next_wake()
         if self._on_notices is not None:
             self._on_notices(self.member)
         self._refresh_view()
+
+    def _host_action(self, action: object) -> None:
+        if isinstance(action, Send):
+            if action.peer == self.me:
+                self.from_member(self.member.message(self.me, action.message, self.clock.now_ms()))
+            else:
+                self._enqueue(action.peer, action.message)
+        elif isinstance(action, CloseLink):
+            self._close_soon(action.peer, action.code)
+        elif isinstance(action, Notify):
+            if action.event in HOST_EVENTS:
+                self.events.emit(action.event, **action.data)
+
+    def _member_action(self, action: object) -> None:
+        if isinstance(action, Send):
+            if self.host is not None:
+                self.from_host(self.host.message(self.me, action.message, self.clock.now_ms()))
+            else:
+                self._enqueue(self.member.host_peer, action.message)
+        elif isinstance(action, Notify):
+            self.events.emit(action.event, **action.data)
+        elif isinstance(action, FetchAssets):
+            self._nursery.start_soon(self._fetch, action)
+        elif isinstance(action, RelayedIn):
+            for reply in self.transfer.on_relayed(action.origin, action.message):
+                self._relay_send(reply)
+        elif isinstance(action, MatchStarted):
+            self.outcome.started = action
+            self.outcome.addresses = {m.peerId: m.listen for m in self.member.state.members}
+            self.done.set()
+        elif isinstance(action, HostSuccession):
+            self._follow_successor(action)
 
     def _refresh_view(self) -> None:
         state = self.member.state
@@ -188,9 +216,20 @@ class RoomDriver:
                 del self.outboxes[link.peer_id]
                 on_closed(link.peer_id)
 
+    def _next_wake(self) -> float:
+        """The trio time of the machines' next deadline (countdown, grid phase, version retry), or never."""
+        host = self.host.next_deadline() if self.host is not None else None
+        deadlines = [d for d in (host, self.member.next_deadline()) if d is not None]
+        if not deadlines:
+            return math.inf
+        return trio.current_time() + max(0, min(deadlines) - self.clock.now_ms()) / 1000
+
     async def ticker(self) -> None:
+        """Fires the machines' timers at their deadlines, re-aimed after every delivery (no polling, so
+        the countdown ends on time rather than up to a polling period late)."""
         while True:
-            await trio.sleep(TICK_S)
+            with trio.CancelScope(deadline=self._next_wake()) as self._timer:
+                await trio.sleep_forever()
             now = self.clock.now_ms()
             if self.host is not None:
                 self.from_host(self.host.tick(now))

@@ -49,6 +49,7 @@ from protocol.start_grid import build_commit, build_reveal, check_commit, commit
 from protocol.version_collection import (
     Broadcast,
     CollectionFinished,
+    Unicast,
     VersionCollector,
     VersionInfoMessage,
     VersionRequest,
@@ -67,7 +68,10 @@ RELAYED_TYPES = {
 
 
 class RoomAssets(Protocol):
-    """What the member needs from the shell's asset code (pure answers over the local store)."""
+    """What the member needs from the shell's asset code (pure answers over the local store).
+
+    ``check_rotation``'s verdict depends on the rotation and the store only; ``peer`` just names the
+    car in messages, so the member may reuse a pass for the same rotation of another peer."""
 
     def track_digests(self, config: MatchConfig) -> list[str]: ...
 
@@ -146,6 +150,8 @@ class MemberRoom:
         self.locked: LockedStart | None = None
         self.started = False
         self.requested: set[str] = set()
+        self.refused_for_assets: ReadySetRequest | None = None  # answered again once the fetch completes
+        self.passed_rotations: set[str] = set()  # repr of every car rotation that passed the asset checks
 
     # ---- the view ---------------------------------------------------------------------------------
 
@@ -202,7 +208,7 @@ class MemberRoom:
             actions.append(Notify("member-left", {"peer": peer}))
             self.compatibility.pop(peer, None)
         if set(self.members) != before:
-            actions += self._restart_collection(now_ms)
+            actions += self._collect_versions(now_ms)
         if self.role == "participant" and self.rotation is None and self.choose_car is not None:
             actions += self.set_rotation(self.choose_car(len(self.config.rounds)))
         actions += self._fetch_missing()
@@ -210,21 +216,27 @@ class MemberRoom:
 
     # ---- versions ---------------------------------------------------------------------------------
 
-    def _restart_collection(self, now_ms: int) -> list[object]:
-        self.collector = VersionCollector(self.me, self.my_info, self.members)
+    def _collect_versions(self, now_ms: int) -> list[object]:
+        """A new member set: the collector keeps the records of the members still here, asks the others."""
         self.compatibility = {p: r for p, r in self.compatibility.items() if p in self.members}
-        return self._collector_actions(self.collector.start(now_ms), now_ms)
+        if self.collector is None:
+            self.collector = VersionCollector(self.me, self.my_info, self.members)
+            return self._collector_actions(self.collector.start(now_ms), now_ms)
+        return self._collector_actions(self.collector.update_members(self.members, now_ms), now_ms)
 
     def _collector_actions(self, produced: list[object], now_ms: int) -> list[object]:
         actions: list[object] = []
         for action in produced:
             if isinstance(action, Broadcast):
                 actions.append(Send(self.host_peer, Relay("", "*", encode_message(action.message))))
+            elif isinstance(action, Unicast):
+                actions.append(Send(self.host_peer, Relay("", action.peer, encode_message(action.message))))
             elif isinstance(action, CollectionFinished):
                 actions += self._report_compatibility(action)
         return actions
 
     def _report_compatibility(self, finished: CollectionFinished) -> list[object]:
+        """One ``compatibility`` event per peer whose verdict is new (a join does not repeat the others)."""
         actions: list[object] = []
         for peer in self.members:
             if peer == self.me:
@@ -236,6 +248,8 @@ class MemberRoom:
             else:
                 reasons = incompatibility_reasons(self.my_info, info)
                 differences = [f"your {f} {a}, peer's {b}" for f, a, b in field_differences(self.my_info, info)]
+            if self.compatibility.get(peer) == reasons:
+                continue
             self.compatibility[peer] = reasons
             actions.append(
                 Notify("compatibility", {"peer": peer, "compatible": not reasons, "reasons": reasons, "differences": differences})
@@ -244,12 +258,17 @@ class MemberRoom:
 
     def _on_relay(self, msg: Relay, now_ms: int) -> list[object]:
         origin = msg.origin
-        if origin not in self.members or origin == self.me:
+        if origin == self.me:
             return []
         inner = decode_message(msg.body, RELAYED_TYPES)
         if isinstance(inner, VersionRequest):
+            # Served whether or not this node lists the origin yet (spec §3 serveVersionRequests has no
+            # membership rule; the host attests the origin): a request may overtake the room-state
+            # that lists its sender, and dropping it would leave the sender waiting for a timeout.
             reply = answer_version_request(inner, origin, self.me, self.my_info)
             return [] if reply is None else [Send(self.host_peer, Relay("", origin, encode_message(reply)))]
+        if origin not in self.members:
+            return []
         if isinstance(inner, VersionInfoMessage):
             if self.collector is None:
                 return []
@@ -270,14 +289,24 @@ class MemberRoom:
         return [notice, HostSuccession(successor.peerId, successor.listen, self.state)]
 
     def tick(self, now_ms: int) -> list[object]:
-        if self.collector is None:
+        produced = self.collector.timer_fired(now_ms) if self.collector is not None else []
+        if not produced:
             return []
-        return self._collector_actions(self.collector.timer_fired(now_ms), now_ms) + self._maybe_auto_ready(now_ms)
+        return self._collector_actions(produced, now_ms) + self._maybe_auto_ready(now_ms)
 
     def next_deadline(self) -> int | None:
         return self.collector.deadline_ms if self.collector is not None else None
 
     # ---- cars and Ready ---------------------------------------------------------------------------
+
+    def _check_rotation(self, peer: str, rotation: list[Any]) -> None:
+        """The assets' verdict on a rotation, checked once per distinct rotation (assembling a car takes
+        milliseconds, and Ready, the ReadySet and the package ask for every car). A pass stays valid: a
+        room only ever adds assets to the store and its version policy is fixed; a failure is re-checked."""
+        key = repr(rotation)
+        if key not in self.passed_rotations:
+            self.assets.check_rotation(peer, rotation)
+            self.passed_rotations.add(key)
 
     def _fetch_missing(self) -> list[object]:
         actions: list[object] = []
@@ -295,8 +324,12 @@ class MemberRoom:
         return actions
 
     def asset_stored(self, ref: str, now_ms: int) -> list[object]:
-        """The shell stored a fetched asset; Ready may now be possible."""
+        """The shell stored a fetched asset: Ready may now be possible, and a ReadySet refused only
+        because this asset was still on its way is answered again (the host still waits for the ack)."""
         self.requested.discard(ref)
+        pending = self.refused_for_assets
+        if pending is not None and not self.requested and self.state is not None and self.state.phase == "verifying":
+            return self._on_ready_set(pending, now_ms)
         return self._maybe_auto_ready(now_ms)
 
     def set_rotation(self, rotation: list[Any]) -> list[object]:
@@ -331,11 +364,13 @@ class MemberRoom:
             blockers.append("no car chosen")
         else:
             try:
-                self.assets.check_rotation(self.me, self.rotation)
+                self._check_rotation(self.me, self.rotation)
             except ProtocolError as exc:
                 blockers.append(exc.code)
         if not self.versions_ok():
             blockers.append("versions not confirmed with every member")
+        if self.requested:
+            blockers.append("fetching the assets of other members' cars")
         participants = [m for m in self.state.members if m.role == "participant"]
         if len(participants) < self.state.minPlayers:
             blockers.append(f"waiting for {self.state.minPlayers} participants")
@@ -356,6 +391,7 @@ class MemberRoom:
     def _on_ready_set(self, msg: ReadySetRequest, now_ms: int) -> list[object]:
         if self.role != "participant":
             return []
+        self.refused_for_assets = None
         try:
             config = self.config
             verify_ready_set(
@@ -365,12 +401,14 @@ class MemberRoom:
                 config_digest=config.digest,
                 rounds=len(config.rounds),
                 mine=self.my_info,
-                check_rotation=self.assets.check_rotation,
+                check_rotation=self._check_rotation,
             )
             if self.me not in msg.context["roster"]:
                 raise ProtocolError("ready-set-invalid", "this node is not in the ReadySet")
             self.assets.track_digests(config)
         except ProtocolError as exc:
+            if exc.code == "asset-missing" and self.requested:
+                self.refused_for_assets = msg
             return [
                 Send(self.host_peer, ReadySetRefuse(_safe_digest(msg.context), exc.code, exc.message)),
                 Notify("error", {"code": exc.code, "message": f"not acknowledging the ReadySet: {exc.message}"}),
@@ -426,7 +464,7 @@ class MemberRoom:
             expected_ready_digest=self.acked_digest if self.role == "participant" else None,
         )
         for peer in locked.roster:
-            self.assets.check_rotation(peer, locked.declarations[peer].car_rotation)
+            self._check_rotation(peer, locked.declarations[peer].car_rotation)
         self.locked = locked
         return [Notify("countdown", {"match_id": locked.match_id, "deadline_ms": locked.countdown_deadline})]
 

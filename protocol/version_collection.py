@@ -3,6 +3,13 @@
 Request/answer, ``1 + retries`` attempts of ``timeout_ms`` each, ending early once every peer has
 answered. The first valid answer per peer wins; an answer whose claimed sender is not the link's
 authenticated peer is dropped. A node never starts on a partial set: ``verdict`` fails closed.
+
+One collector lives as long as the room: when the member set changes (``update_members``) it keeps
+the records of the members still present and asks only peers it holds no record of and has not asked
+in the current attempt (a broadcast when that is everyone, one request each otherwise), so a join
+costs each member one request and one answer instead of a new round with everyone, even while joins
+overlap. A node's record does not change while it runs, and the ReadySet re-checks the versions inside
+the signed declarations anyway.
 """
 
 from __future__ import annotations
@@ -46,6 +53,14 @@ class Broadcast:
 
 
 @dataclass(frozen=True)
+class Unicast:
+    """Send ``message`` to ``peer`` only."""
+
+    peer: str
+    message: Message
+
+
+@dataclass(frozen=True)
 class ArmTimer:
     deadline_ms: int
 
@@ -66,6 +81,7 @@ class VersionCollector:
     collected: dict[str, ClientVersionInfo] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)  # peer -> code of its malformed record
     attempts: int = 0
+    asked: set[str] = field(default_factory=set)  # peers asked in the current attempt
     deadline_ms: int | None = None
     finished: bool = False
 
@@ -79,8 +95,16 @@ class VersionCollector:
 
     def _attempt(self, now_ms: int) -> list[object]:
         self.attempts += 1
+        self.asked = set()
+        return self._ask(self.missing, now_ms)
+
+    def _ask(self, peers: list[str], now_ms: int) -> list[object]:
+        """Ask ``peers`` (a broadcast when that is everyone); each gets a whole timeout to answer."""
+        self.asked.update(peers)
         self.deadline_ms = now_ms + self.timeout_ms
-        return [Broadcast(VersionRequest(sender=self.me)), ArmTimer(self.deadline_ms)]
+        request = VersionRequest(sender=self.me)
+        asks = [Broadcast(request)] if peers == self.expected else [Unicast(peer, request) for peer in peers]
+        return [*asks, ArmTimer(self.deadline_ms)]
 
     def _finish(self) -> list[object]:
         self.finished = True
@@ -94,9 +118,26 @@ class VersionCollector:
     def start(self, now_ms: int) -> list[object]:
         if self.attempts:
             raise ProtocolError("collector-misuse", "a version collection starts only once")
-        if not self.expected:
+        if not self.missing:
             return self._finish()
         return self._attempt(now_ms)
+
+    def update_members(self, members: list[str], now_ms: int) -> list[object]:
+        """The member set changed: forget who left, keep the other records, ask whoever is new.
+
+        A finished collection starts a new one over the new set (its peers still missing are asked
+        again); one in progress asks only the peers it has not asked in this attempt.
+        """
+        self.members = list(members)
+        self.collected = {p: info for p, info in self.collected.items() if p in self.expected}
+        self.rejected = {p: code for p, code in self.rejected.items() if p in self.expected}
+        if self.finished:
+            self.finished, self.attempts = False, 0
+            return self.start(now_ms)
+        if not self.missing:
+            return self._finish()
+        new = [p for p in self.missing if p not in self.asked]
+        return self._ask(new, now_ms) if new else []
 
     def receive(self, from_peer: str, msg: VersionInfoMessage, now_ms: int) -> list[object]:
         """An answer arrived on the link of ``from_peer`` (the authenticated identity)."""

@@ -7,6 +7,7 @@ from protocol.version_collection import (
     ArmTimer,
     Broadcast,
     CollectionFinished,
+    Unicast,
     VersionCollector,
     VersionInfoMessage,
     VersionRequest,
@@ -49,7 +50,7 @@ def test_one_retry_then_fail_closed_naming_the_missing_peer():
     c.start(0)
     c.receive(BOB, answer(BOB), 100)
     assert c.timer_fired(2999) == []
-    assert c.timer_fired(3000) == [Broadcast(VersionRequest(sender=ME)), ArmTimer(6000)]
+    assert c.timer_fired(3000) == [Unicast(CAROL, VersionRequest(sender=ME)), ArmTimer(6000)]  # only the missing
     assert c.attempts == 2
     (done,) = c.timer_fired(6000)
     assert done.missing == [CAROL]
@@ -102,6 +103,46 @@ def test_incompatible_peer_fails_the_verdict():
     with pytest.raises(ProtocolError) as info:
         c.verdict()
     assert info.value.code == "version-incompatible" and info.value.message == "0002: protocol"
+
+
+def test_a_newcomer_alone_is_asked_and_the_records_held_are_kept():
+    c = VersionCollector(ME, INFO, [ME, BOB])
+    c.start(0)
+    c.receive(BOB, answer(BOB), 5)
+    assert c.finished
+    assert c.update_members([ME, BOB, CAROL], 100) == [Unicast(CAROL, VersionRequest(sender=ME)), ArmTimer(3100)]
+    (done,) = c.receive(CAROL, answer(CAROL), 105)
+    assert done.collected == {ME: INFO, BOB: INFO, CAROL: INFO} and done.missing == []
+
+
+def test_overlapping_joins_ask_each_peer_once():
+    c = VersionCollector(ME, INFO, [ME, BOB])
+    assert c.start(0) == [Broadcast(VersionRequest(sender=ME)), ArmTimer(3000)]
+    assert c.update_members([ME, BOB, CAROL], 10) == [Unicast(CAROL, VersionRequest(sender=ME)), ArmTimer(3010)]
+    assert c.update_members([ME, BOB, CAROL], 20) == []  # Bob and Carol were asked: nothing to send
+    c.receive(BOB, answer(BOB), 30)
+    (done,) = c.receive(CAROL, answer(CAROL), 40)
+    assert done.missing == []
+
+
+def test_a_leaver_is_forgotten_and_may_complete_the_collection():
+    c = collector()
+    c.start(0)
+    c.receive(BOB, answer(BOB), 5)
+    (done,) = c.update_members([ME, BOB], 10)  # Carol left before answering
+    assert done.missing == [] and set(done.collected) == {ME, BOB}
+
+
+def test_a_failed_collection_asks_its_missing_peers_again_when_the_room_changes():
+    c = collector()
+    c.start(0)
+    c.receive(BOB, answer(BOB), 5)
+    c.timer_fired(3000)
+    (failed,) = c.timer_fired(6000)
+    assert failed.missing == [CAROL]
+    dave = "zDave004"
+    asks = c.update_members([ME, BOB, CAROL, dave], 7000)
+    assert asks == [Unicast(CAROL, VersionRequest(sender=ME)), Unicast(dave, VersionRequest(sender=ME)), ArmTimer(10000)]
 
 
 def test_alone_finishes_at_once():

@@ -22,8 +22,11 @@ from tests.recorder import Recorder
 from open4wd_node import room_session
 from open4wd_node.node_listener import with_listener
 from open4wd_node.room_session import HostOptions, JoinOptions
+from open4wd_node.transport import dial
 from protocol.identity import Identity
-from protocol.invitation import Invitation
+from protocol.invitation import Invitation, parse_secret, role_proof
+from protocol.room_messages import EXPENSIVE_TYPES, JoinRequest, Relay, RoomState
+from protocol.version_collection import VERSION_COLLECT_TIMEOUT_MS
 
 TIME_LIMIT_S = 60
 
@@ -48,10 +51,25 @@ async def join_room(ctx, identity, invite, options, choose, events):
     return await with_listener(identity, "127.0.0.1", 0, lambda lis: room_session.join_room(ctx, identity, invite, options, choose, events, lis))
 
 
+class TimedRecorder(Recorder):
+    """Also keeps the (virtual) trio time of each event."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[tuple[float, str]] = []
+
+    def emit(self, event: str, **data) -> None:
+        self.times.append((trio.current_time(), event))
+        super().emit(event, **data)
+
+    def first(self, name: str) -> float:
+        return next(t for t, e in self.times if e == name)
+
+
 async def run_room(tmp_path, n: int, *, host_config=None, member_configs=None, min_players=None, deadline=TIME_LIMIT_S,
-                   host_options=None):
+                   host_options=None, recorder=Recorder):
     """Host + n-1 auto-ready members; returns (host recorder, member recorders, outcomes)."""
-    recorders = [Recorder() for _ in range(n)]
+    recorders = [recorder() for _ in range(n)]
     outcomes: dict[int, object] = {}
     options = host_options or HostOptions(min_players=min_players or n, auto_ready=True)
     with trio.move_on_after(deadline):
@@ -85,6 +103,49 @@ async def test_nodes_reach_the_same_match(tmp_path, fast_clock, n):
         assert starts and starts[0]["match_id"] in match_ids and len(starts[0]["roster"]) == n
         assert all(line["compatible"] for line in rec.of("compatibility"))
         assert len({line["peer"] for line in rec.of("compatibility")}) == n - 1
+
+
+async def test_eight_nodes_reach_the_ready_set_without_waiting_on_a_timer(tmp_path, fast_clock):
+    """On an autojump clock virtual time moves only when every task waits for a deadline, so the
+    virtual time from join to ready-set counts timers that fired, never CPU work: a dropped message
+    would show up as VERSION_COLLECT_TIMEOUT_MS here (it did: 3 s)."""
+    recorders, outcomes = await run_room(tmp_path, 8, recorder=TimedRecorder)
+    assert len(outcomes) == 8 and all(o.started is not None for o in outcomes.values())
+    host = recorders[0]
+    ready_set = host.first("ready-set")
+    well_below = VERSION_COLLECT_TIMEOUT_MS / 1000 / 10
+    assert ready_set - host.first("ready") < well_below
+    assert ready_set - host.first("member-joined") < well_below
+    assert host.first("countdown") - ready_set < well_below  # acks and both grid phases: no PHASE_TIMEOUT_MS
+
+
+async def test_a_newcomer_hears_of_every_member_before_their_messages(tmp_path, fast_clock):
+    """The host's own seat was once routed depth-first: its version request reached a newcomer before
+    the room-state that lists the host, and the newcomer dropped it. A raw joiner checks the order."""
+    host_rec = Recorder()
+    joiner = Identity(bytes([2]) * 32)
+    relays: list[Relay] = []
+    with trio.move_on_after(TIME_LIMIT_S):
+        async with trio.open_nursery() as nursery:
+            options = HostOptions(min_players=3, auto_ready=True)
+            nursery.start_soon(host_room, ctx_for(tmp_path, "host"), Identity(bytes([1]) * 32), options, car, host_rec)
+            await host_rec.created.wait()
+            invite = Invitation.parse(host_rec.of("room-created")[0]["invite"])
+            link = await dial(invite.host, invite.port, joiner, expected_peer=invite.host_peer_id, expensive=EXPENSIVE_TYPES)
+            proof = role_proof(parse_secret(invite.secret), link.transcript, invite.room_id, "participant",
+                               joiner.peer_id, invite.host_peer_id)
+            await link.send(JoinRequest(invite.room_id, "participant", proof, "raw", ""))
+            assert (await link.receive()).ok
+            listed: set[str] = set()
+            while not relays:
+                message = await link.receive()
+                if isinstance(message, RoomState):
+                    listed = {m.peerId for m in message.members}
+                elif isinstance(message, Relay):
+                    assert message.origin in listed, "a relay arrived before the room-state listing its origin"
+                    relays.append(message)
+            nursery.cancel_scope.cancel()
+    assert relays and relays[0].origin == invite.host_peer_id  # the host's seat asked for this node's version
 
 
 async def test_version_mismatch_keeps_the_room_from_starting(tmp_path, fast_clock):
@@ -148,7 +209,6 @@ async def test_a_silent_link_is_closed_after_10_seconds(tmp_path, autojump_clock
         await host_rec.created.wait()
         invite = Invitation.parse(host_rec.of("room-created")[0]["invite"])
         from open4wd_node.link import LinkClosed
-        from open4wd_node.transport import dial
 
         link = await dial(invite.host, invite.port, Identity(bytes([2]) * 32), expected_peer=invite.host_peer_id)
         start = trio.current_time()
@@ -167,7 +227,7 @@ async def test_host_succession_over_tcp(tmp_path, fast_clock):
 
             async def host():
                 with host_scope:
-                    await host_room(ctx_for(tmp_path, "a"), ids[0], HostOptions(min_players=3, auto_ready=True), car, recorders[0])
+                    await host_room(ctx_for(tmp_path, "a"), ids[0], HostOptions(min_players=4, auto_ready=True), car, recorders[0])
 
             nursery.start_soon(host)
             await recorders[0].created.wait()
@@ -177,7 +237,7 @@ async def test_host_succession_over_tcp(tmp_path, fast_clock):
                                    car, recorders[i])
                 while len(recorders[i].of("compatibility")) < i:
                     await trio.sleep(0.05)
-            host_scope.cancel()  # the host goes away while the room waits for a third player
+            host_scope.cancel()  # the host goes away while the room waits for a fourth player
             while not recorders[2].of("host-succession") or len(recorders[2].of("joined")) < 2:
                 await trio.sleep(0.05)
             nursery.cancel_scope.cancel()
