@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from open4wd_node import commands
+from open4wd_node.cache_dir import CacheDir
 from open4wd_node.context import NodeContext
 from open4wd_node.context_errors import UsageError, UserError, first_coded
 from open4wd_node.paths import default_data_dir
 from open4wd_node.signals import Interrupted, interrupted_by_keyboard, sigterm_raises
 from open4wd_node.values import IntRange, MAX_SAFE_INTEGER
 from protocol.errors import ProtocolError
+from sim_core.derived_cache import backed_by
 from sim_core.errors import SimError
 
 CODED = (ProtocolError, SimError, UserError)
@@ -95,7 +97,8 @@ def _run(argv: list[str]) -> int:
         economy_config_version=args.economy_config_version,
         deprecated_materials=args.deprecated_material,
     )
-    return int(args.run(args, ctx) or 0)
+    with backed_by(CacheDir.in_data_dir(ctx.data_dir)):  # admitted assets and routes outlive the process
+        return int(args.run(args, ctx) or 0)
 
 
 def _stop(group: BaseExceptionGroup) -> Interrupted | None:
