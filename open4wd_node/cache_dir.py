@@ -2,7 +2,7 @@
 
 ``sim_core`` decides what an entry holds and whether to trust it; this module only keeps the bytes,
 ``<data-dir>/cache/<kind>/<key>``, written atomically (a crash leaves the old entry or the whole new
-one). The cache is an optimisation, so a folder that cannot be read or written costs speed, never a
+one; no fsync: an entry lost to a power cut is only rebuilt). The cache is an optimisation, so a folder that cannot be read or written costs speed, never a
 race: the failure is logged as a warning and the product is computed instead.
 """
 
@@ -48,7 +48,7 @@ class CacheDir:
         path = self.path(name)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, data)
+            write_atomic(path, data, durable=False)  # a lost entry is rebuilt; a torn one fails its checksum
         except OSError as exc:
             log.warning("cannot write cache entry %s (%s); the next start computes it again", path, exc.strerror)
 

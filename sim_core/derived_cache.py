@@ -179,6 +179,7 @@ class DerivedCache:
 
     def __init__(self, store: EntryStore | None = None, *, memory_entries: int = MEMORY_ENTRIES) -> None:
         self.store = store
+        self.open_store: Callable[[], EntryStore] | None = None  # opens ``store`` on first need (``backed_by``)
         self.stats = CacheStats()
         self._memory: OrderedDict[str, object] = OrderedDict()
         self._memory_entries = memory_entries
@@ -193,7 +194,7 @@ class DerivedCache:
                 self._memory.move_to_end(key)
                 self.stats.memory_hits += 1
                 return self._memory[key]  # type: ignore[return-value]
-        store = self.store
+        store = self._store()
         name = f"{kind.name}/{key}"
         if store is not None:
             value = self._load(store, kind, name, key, source_digest)
@@ -206,6 +207,12 @@ class DerivedCache:
             store.write(name, frame_entry(kind.name, key, kind.encode(value)))
         self._remember(key, value)
         return value
+
+    def _store(self) -> EntryStore | None:
+        with self._lock:
+            if self.store is None and self.open_store is not None:
+                self.store, self.open_store = self.open_store(), None
+            return self.store
 
     def _load(self, store: EntryStore, kind: EntryKind[T], name: str, key: str, source_digest: str) -> T | None:
         data = store.read(name)
@@ -240,13 +247,16 @@ def process_cache() -> DerivedCache:
 
 
 @contextmanager
-def backed_by(store: EntryStore) -> Iterator[DerivedCache]:
-    """Back the process cache by ``store`` while the block runs (a CLI command: its data dir).
+def backed_by(store: EntryStore | Callable[[], EntryStore]) -> Iterator[DerivedCache]:
+    """Back the process cache by ``store`` while the block runs (a CLI command: its data dir). A callable
+    is called when an entry is first needed, so a command that never derives anything (``version``)
+    does not even import the store's code.
 
     The memory layer is kept: its entries are valid whatever store backs it (same keys, same code)."""
-    previous = _PROCESS_CACHE.store
-    _PROCESS_CACHE.store = store
+    cache = _PROCESS_CACHE
+    previous = cache.store, cache.open_store
+    cache.store, cache.open_store = (None, store) if callable(store) else (store, None)
     try:
-        yield _PROCESS_CACHE
+        yield cache
     finally:
-        _PROCESS_CACHE.store = previous
+        cache.store, cache.open_store = previous

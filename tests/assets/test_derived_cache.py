@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +81,14 @@ def test_the_cli_keeps_the_cache_in_the_data_dir(tmp_path):
     assert sim()["state_hash"] == first["state_hash"]
     # nothing was rebuilt: an entry is only ever replaced (new inode) when it is written again
     assert {p: p.stat().st_ino for p in (tmp_path / "cache").rglob("*") if p.is_file()} == entries
+
+
+def test_a_command_that_derives_nothing_does_not_open_the_cache(tmp_path):
+    code = "from open4wd_node.cli import main\nmain(['version'])"
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint('open4wd_node.cache_dir' in sys.modules)"],
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "OPEN4WD_DATA_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "False" and not (tmp_path / "cache").exists()
 
 
 @pytest.mark.parametrize("ref", BUILTIN_REFS)
