@@ -68,6 +68,34 @@ def test_a_second_process_builds_the_demo_from_the_data_dir_cache(tmp_path):
     assert len(entry_names(tmp_path)) == 26
 
 
+ROOM_PROBE = """
+import json, sys
+from dataclasses import replace
+from pathlib import Path
+from open4wd_node.asset_store import AssetStore
+from open4wd_node.cache_dir import CacheDir
+from open4wd_node.config import DEFAULTS
+from open4wd_node.room_assets import NodeRoomAssets
+from sim_core.assets.builtins import BUILTIN_REFS
+from sim_core.derived_cache import backed_by
+data_dir = Path(sys.argv[1])
+with backed_by(CacheDir.in_data_dir(data_dir)) as cache:
+    assets = NodeRoomAssets(AssetStore.in_data_dir(data_dir), replace(DEFAULTS))
+    assets.prepare(BUILTIN_REFS)  # what a room does when it opens (room_session._room_assets)
+print(json.dumps(vars(cache.stats)))
+"""
+
+
+def test_a_room_in_a_second_process_does_not_admit_the_builtins_again(tmp_path):
+    def room() -> dict:
+        out = subprocess.run([sys.executable, "-c", ROOM_PROBE, str(tmp_path)], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.splitlines()[-1])
+
+    assert room() == {"memory_hits": 0, "store_hits": 0, "builds": 27, "bad_entries": 0}
+    assert room() == {"memory_hits": 0, "store_hits": 27, "builds": 0, "bad_entries": 0}
+
+
 def test_the_cli_keeps_the_cache_in_the_data_dir(tmp_path):
     def sim() -> dict:
         out = subprocess.run([sys.executable, "-m", "open4wd_node.cli", "--data-dir", str(tmp_path), "sim", "--frames", "30",
