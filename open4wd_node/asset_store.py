@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from open4wd_node.atomic_file import write_atomic
-from sim_core.assets.admission import AdmittedAsset, admit
+from sim_core.assets.admission import AdmittedAsset, admit_cached
 from sim_core.assets.builtins import admitted_builtin, is_builtin_ref
 from sim_core.assets.constants import MAX_GLB_BYTES
 from sim_core.errors import SimError
@@ -77,5 +77,7 @@ class AssetStore:
         return data
 
     def admitted(self, ref: str) -> AdmittedAsset:
-        """A loadout ref resolved for a race: built-ins from the package, content ids from this store."""
-        return admitted_builtin(ref) if is_builtin_ref(ref) else admit(self.get(ref))
+        """A loadout ref resolved for a race: built-ins from the package, content ids from this store.
+        The bytes are read and re-hashed every time; what admission concluded comes from the cache
+        (``sim_core.derived_cache``, keyed by the content id)."""
+        return admitted_builtin(ref) if is_builtin_ref(ref) else admit_cached(self.get(ref), ref)

@@ -2,7 +2,8 @@
 
 Chunked (64 KiB, well under the 256 KiB room frame), size-capped (the 80 MiB GLB cap), and verified:
 the assembled bytes must hash to the requested content id before they enter the store, so a peer can
-waste our time but never plant a different asset.
+waste our time but never plant a different asset. Store reads and writes run off the event loop
+(``run_blocking``); the asset being served is read (and re-hashed) once, not once per chunk.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import structlog
 import trio
 
 from open4wd_node.asset_store import AssetStore
+from open4wd_node.blocking import run_blocking
 from open4wd_node.events import EventSink
 from protocol.room_messages import AssetChunk, AssetMissing, AssetRequest, Relay
 from protocol.wire import Message, encode_message
@@ -36,11 +38,12 @@ class AssetTransfer:
         self.events = events
         self.servable = servable
         self._waiting: dict[tuple[str, str], trio.MemorySendChannel] = {}
+        self._serving: tuple[str, bytes] | None = None  # the asset last served: (content id, bytes)
 
-    def on_relayed(self, origin: str, message: Message) -> list[Relay]:
+    async def on_relayed(self, origin: str, message: Message) -> list[Relay]:
         """A relayed asset message from ``origin``: serve a request, or hand a chunk to its fetch."""
         if isinstance(message, AssetRequest):
-            return [relay_to(origin, self._serve(message))]
+            return [relay_to(origin, self._serve(message, await run_blocking(self._servable_bytes, message.contentId)))]
         if isinstance(message, (AssetChunk, AssetMissing)):
             channel = self._waiting.get((origin, message.contentId))
             if channel is not None:
@@ -50,13 +53,24 @@ class AssetTransfer:
                     log.info("asset-chunk-dropped", origin=origin, content_id=message.contentId)
         return []
 
-    def _serve(self, request: AssetRequest) -> Message:
-        cid = request.contentId
+    def _servable_bytes(self, cid: str) -> bytes | None:
+        """The bytes of ``cid`` if this node serves it and holds it intact (blocking: a store read)."""
+        if self._serving is not None and self._serving[0] == cid:
+            return self._serving[1]
         if not self.servable(cid) or not self.store.has(cid):
-            return AssetMissing(cid)
+            return None
         try:
             data = self.store.get(cid)
-        except SimError:
+        except SimError as exc:
+            log.warning("asset-unservable", content_id=cid, code=exc.code, reason=exc.message)
+            return None
+        self._serving = (cid, data)
+        return data
+
+    @staticmethod
+    def _serve(request: AssetRequest, data: bytes | None) -> Message:
+        cid = request.contentId
+        if data is None:
             return AssetMissing(cid)
         if not 0 <= request.offset <= len(data):
             return AssetMissing(cid)
@@ -71,7 +85,7 @@ class AssetTransfer:
             data = await self._fetch_chunks(owner, cid, send, receive_channel)
             if hashlib.sha256(data).hexdigest() != cid:
                 raise SimError("asset-fetch-mismatch", f"{owner[-4:]} sent bytes that do not hash to {cid[:12]}…")
-            self.store.put(data)
+            await run_blocking(self.store.put, data)
         except SimError as exc:
             self.events.emit("error", code=exc.code, message=exc.message)
             return False

@@ -19,7 +19,7 @@ import re
 import sys
 from importlib import import_module
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from open4wd_node import commands
 from open4wd_node.commands._settings import add_settings
@@ -29,7 +29,11 @@ from open4wd_node.context_errors import UsageError, UserError, first_coded
 from open4wd_node.paths import default_data_dir
 from open4wd_node.signals import Interrupted, interrupted_by_keyboard, sigterm_raises
 from protocol.errors import ProtocolError
+from sim_core.derived_cache import backed_by
 from sim_core.errors import SimError
+
+if TYPE_CHECKING:
+    from open4wd_node.cache_dir import CacheDir
 
 CODED = (ProtocolError, SimError, UserError)
 
@@ -85,7 +89,15 @@ def _run(argv: list[str]) -> int:
         from open4wd_node.logs import configure_logging
 
         configure_logging(ctx.config.log_format)
-    return int(args.run(args, ctx) or 0)
+    with backed_by(lambda: _cache_dir(ctx.data_dir)):  # admitted assets and routes outlive the process
+        return int(args.run(args, ctx) or 0)
+
+
+def _cache_dir(data_dir: Path) -> CacheDir:
+    """The data dir's cache folder, imported only when a command first derives something."""
+    from open4wd_node.cache_dir import CacheDir
+
+    return CacheDir.in_data_dir(data_dir)
 
 
 def _stop(group: BaseExceptionGroup) -> Interrupted | None:

@@ -65,6 +65,11 @@ class RaceLogWriter:
 
     def sync(self) -> None:
         self.flush()
+        self.fsync()
+
+    def fsync(self) -> None:
+        """Make what ``flush`` wrote durable. Touches only the file descriptor, so a worker thread may
+        run it (``run_blocking``) while the event loop keeps appending records."""
         os.fsync(self._fd)
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import structlog
 import trio
 
+from open4wd_node.blocking import run_blocking
 from open4wd_node.clock import NodeClock
 from open4wd_node.events import EventSink
 from open4wd_node.frame_pump import FramePump
@@ -140,8 +141,8 @@ class MatchRunner:
         locked = self.locked
         slots = locked.slots(round_index)
         cars = {peer: locked.car(peer, round_index) for peer in locked.roster}
-        world = build_round_world(self.assets, locked.match_id, round_index,
-                                  locked.config.rounds[round_index].to_wire(), slots, cars)
+        world = await run_blocking(build_round_world, self.assets, locked.match_id, round_index,
+                                   locked.config.rounds[round_index].to_wire(), slots, cars)
         skills = {peer: chip_skills(world, slots[peer]) for peer in locked.roster}
         setup = RaceSetup.from_locked_start(
             locked, round_index, skills, input_delay=self.options.input_delay,
@@ -161,6 +162,8 @@ class MatchRunner:
         pump = FramePump(self._step, lambda: self.session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=self.session.current_frame, frames=lag))
         await pump.run(lambda: self.round_over or self.session.ended is not None)
+        self.log.flush()
+        await run_blocking(self.log.fsync)  # the round-end record is durable before the anchor wait
         self.report.max_lag = max(self.report.max_lag, pump.max_lag)
         stats = self.session.stats
         self.report.rollbacks += stats.rollbacks
@@ -170,7 +173,8 @@ class MatchRunner:
                 while not self.anchor_done.is_set():
                     self._route(self.session.tick(self.clock.now_ms()))
                     await trio.sleep(0.05)
-        self.log.sync()
+        self.log.flush()
+        await run_blocking(self.log.fsync)
 
     async def _barrier(self, round_index: int) -> None:
         """Every present peer has built this round's session before anyone steps frame 0 (after the
@@ -284,7 +288,7 @@ class MatchRunner:
                                    "result": round_result(rows, slots, limit)})
         self.log.append({"kind": "round-end", "round": self.round_index, "frame": action.frame,
                          "stateHash": self.world.state_hash().hex(), "standings": standings})
-        self.log.sync()
+        self.log.flush()  # fsynced off the loop when the pump stops (``_round``)
         self.events.emit("round-end", round=self.round_index, frame=action.frame, standings=standings)
 
     def _anchor(self, action: AnchorDecided) -> None:

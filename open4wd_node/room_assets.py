@@ -51,12 +51,32 @@ class NodeRoomAssets:
         self.policy = policy_from_config(config)
         self.deprecated = frozenset(config.deprecated_materials)
         self._admitted: dict[str, AdmittedAsset] = {}
+        self._refused: dict[str, AssetRejected] = {}
 
     def resolve(self, ref: str) -> AdmittedAsset:
-        """Admit a ref once per process (admission rebuilds the manifest; it is the expensive part)."""
+        """Admit a ref once (admission rebuilds the manifest; it is the expensive part). A refusal is
+        remembered too: a ref names fixed bytes, so admitting them again would refuse them again."""
+        refused = self._refused.get(ref)
+        if refused is not None:
+            raise AssetRejected(refused.findings)
         if ref not in self._admitted:
-            self._admitted[ref] = self.store.admitted(ref)
+            try:
+                self._admitted[ref] = self.store.admitted(ref)
+            except AssetRejected as exc:
+                self._refused[ref] = exc
+                raise
         return self._admitted[ref]
+
+    def prepare(self, refs: Iterable[str]) -> None:
+        """Resolve ``refs`` ahead of the room's checks, which run synchronously on the event loop: the
+        shell calls this through ``run_blocking`` so that reading and admitting happen in a worker
+        thread and the checks find the answers ready. A ref that is missing or refused is not an error
+        here: the check that follows reports it with its code."""
+        for ref in refs:
+            try:
+                self.resolve(ref)
+            except SimError:
+                continue
 
     def _resolve_coded(self, ref: str) -> AdmittedAsset:
         try:

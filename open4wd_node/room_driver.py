@@ -24,6 +24,7 @@ import structlog
 import trio
 
 from open4wd_node.asset_transfer import AssetTransfer
+from open4wd_node.blocking import run_blocking
 from open4wd_node.clock import NodeClock
 from open4wd_node.events import EventSink
 from open4wd_node.room_view import render
@@ -140,8 +141,7 @@ class RoomDriver:
         elif isinstance(action, FetchAssets):
             self._nursery.start_soon(self._fetch, action)
         elif isinstance(action, RelayedIn):
-            for reply in self.transfer.on_relayed(action.origin, action.message):
-                self._relay_send(reply)
+            self._nursery.start_soon(self._relayed, action)
         elif isinstance(action, MatchStarted):
             self.outcome.started = action
             self.outcome.addresses = {m.peerId: m.listen for m in self.member.state.members}
@@ -172,7 +172,12 @@ class RoomDriver:
         for ref in request.refs:
             stored = await self.transfer.fetch(request.owner, ref, self._relay_send)
             if stored:
+                await run_blocking(self.member.assets.prepare, [ref])  # admitted off the loop, checked below
                 self.from_member(self.member.asset_stored(ref, self.clock.now_ms()))
+
+    async def _relayed(self, action: RelayedIn) -> None:
+        for reply in await self.transfer.on_relayed(action.origin, action.message):
+            self._relay_send(reply)
 
     def _relay_send(self, message: Message) -> None:
         self.from_member([Send(self.member.host_peer, message)])

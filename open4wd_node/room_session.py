@@ -16,6 +16,7 @@ import trio
 
 from open4wd_node.asset_store import AssetStore
 from open4wd_node.asset_transfer import AssetTransfer
+from open4wd_node.blocking import run_blocking
 from open4wd_node.build_info import own_version_info
 from open4wd_node.cars import CarChoice
 from open4wd_node.context import NodeContext
@@ -34,6 +35,7 @@ from protocol.room_config import MatchConfig, RoomLimits
 from protocol.room_host import HostRoom
 from protocol.room_member import MemberRoom
 from protocol.room_messages import EXPENSIVE_TYPES, JoinRequest
+from sim_core.assets.builtins import BUILTIN_REFS
 
 START_FLUSH_S = 1.0
 
@@ -59,9 +61,13 @@ class JoinOptions:
     interactive: bool = False
 
 
-def _room_assets(ctx: NodeContext) -> tuple[NodeRoomAssets, AssetStore]:
+async def _room_assets(ctx: NodeContext) -> tuple[NodeRoomAssets, AssetStore]:
+    """The room's asset view with every built-in admitted ahead, off the event loop: the room checks
+    peers' cars synchronously when their messages arrive, and then find the built-ins ready."""
     store = AssetStore.in_data_dir(ctx.data_dir)
-    return NodeRoomAssets(store, ctx.config), store
+    assets = NodeRoomAssets(store, ctx.config)
+    await run_blocking(assets.prepare, BUILTIN_REFS)
+    return assets, store
 
 
 def _check_own_car(assets: NodeRoomAssets, identity: Identity, car: CarChoice) -> set[str]:
@@ -93,10 +99,10 @@ async def host_room(
     ctx: NodeContext, identity: Identity, options: HostOptions, car: CarChoice, events: EventSink, listener: NodeListener
 ) -> RoomOutcome:
     """Host a room on ``listener`` (already serving) until the match starts or the room ends."""
-    assets, store = _room_assets(ctx)
+    assets, store = await _room_assets(ctx)
     try:
         config = MatchConfig.uniform(options.track, options.rounds, options.laps)
-        digests = assets.track_digests(config)
+        digests = await run_blocking(assets.track_digests, config)
     except ProtocolError as exc:
         raise UserError("room-bad-config", exc.message) from None
     player_max = min(assets.resolve(r.track_ref).manifest.get("player_max", 8) for r in config.rounds)
@@ -105,7 +111,7 @@ async def host_room(
     except ProtocolError as exc:
         raise UserError("room-bad-config", f"{exc.message} (the tracks allow at most {player_max} players)") from None
     car.rotation(options.rounds)
-    own_refs = _check_own_car(assets, identity, car)
+    own_refs = await run_blocking(_check_own_car, assets, identity, car)
     secrets = {"participant": new_secret(), "spectator": new_secret() if options.spectators > 0 else None}
     room_id = new_room_id()
     info = own_version_info(ctx.config.economy_config_version)
@@ -143,8 +149,8 @@ async def join_room(
     if invite.role != role:
         raise UserError("invitation-role", f"this invitation is for a {invite.role}; "
                         + ("drop --spectate" if invite.role == "participant" else "add --spectate"))
-    assets, store = _room_assets(ctx)
-    own_refs = _check_own_car(assets, identity, car) if role == "participant" else set()
+    assets, store = await _room_assets(ctx)
+    own_refs = await run_blocking(_check_own_car, assets, identity, car) if role == "participant" else set()
     info = own_version_info(ctx.config.economy_config_version)
     choose_car = car.rotation if role == "participant" else None
 

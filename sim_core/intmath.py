@@ -15,13 +15,23 @@ UNIT = 1_000_000
 
 Vec3 = tuple[int, int, int]
 
-__all__ = ["UNIT", "Vec3", "isqrt", "div_round", "div_trunc", "clamp", "dot", "cross", "sub", "add",
+__all__ = ["UNIT", "Vec3", "isqrt", "div_round", "round_div", "div_trunc", "clamp", "dot", "cross", "sub", "add",
            "scale", "distance_sq", "normalize"]
 
 
 def div_round(a: int, b: int) -> int:
     """a / b rounded to nearest, halves toward +∞; b must be > 0."""
     return (2 * a + b) // (2 * b)
+
+
+def round_div(numerator: int, denominator: int) -> int:
+    """Integer division rounding half away from zero (the one rounding rule of the bake)."""
+    if denominator < 0:
+        numerator, denominator = -numerator, -denominator
+    q, r = divmod(abs(numerator), denominator)
+    if 2 * r >= denominator:
+        q += 1
+    return q if numerator >= 0 else -q
 
 
 def div_trunc(a: int, b: int) -> int:

@@ -9,7 +9,7 @@ import hashlib
 from importlib import resources
 
 from sim_core.assets import constants as C
-from sim_core.assets.admission import AdmittedAsset, admit
+from sim_core.assets.admission import AdmittedAsset, admit_cached
 from sim_core.errors import SimError
 
 PREFIX = "builtin:"
@@ -42,6 +42,7 @@ def describe(ref: str) -> str:
     return (TRACK_THEMES if kind == "track" else ARCHETYPES)[int(number) - 1]
 
 
+@functools.cache
 def _data_dir() -> resources.abc.Traversable:
     return resources.files("sim_core").joinpath("data/builtin")
 
@@ -58,17 +59,24 @@ def shipped_digests() -> dict[str, str]:
 
 def builtin_bytes(ref: str) -> bytes:
     """The shipped GLB of a built-in, refused unless its SHA-256 matches the digest list."""
+    return _checked_builtin(ref)[0]
+
+
+def _checked_builtin(ref: str) -> tuple[bytes, str]:
+    """The shipped bytes and their SHA-256, which equals the digest list's entry."""
     name = stem_of(ref) + ".glb"
     try:
         data = _data_dir().joinpath(name).read_bytes()
     except OSError as exc:
         raise SimError("builtin-missing", f"built-in file {name} is not installed ({exc.strerror}); reinstall open4wd-node") from None
-    if hashlib.sha256(data).hexdigest() != shipped_digests().get(name):
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != shipped_digests().get(name):
         raise SimError("builtin-digest-mismatch", f"built-in file {name} does not match its shipped SHA-256; reinstall open4wd-node")
-    return data
+    return data, digest
 
 
-@functools.cache
 def admitted_builtin(ref: str) -> AdmittedAsset:
-    """A built-in through the same admission as any stranger's asset (no fast path), cached per process."""
-    return admit(builtin_bytes(ref))
+    """A built-in through the same admission as any stranger's asset (no fast path): its bytes are read
+    and checked on every call, and what admission concluded about them comes from the cache."""
+    data, digest = _checked_builtin(ref)
+    return admit_cached(data, digest)

@@ -7,10 +7,11 @@ from typing import Any
 
 from sim_core.assets import constants as C
 from sim_core.assets.findings import Findings
-from sim_core.assets.geometry import MeshMetrics, round_div
+from sim_core.assets.geometry import MeshMetrics
 from sim_core.assets.material_rules import check_material
 from sim_core.assets.reader import GlbAsset, Node
 from sim_core.materials import Material
+from sim_core.intmath import round_div
 
 
 def marker_type(root: dict[str, Any], findings: Findings, *, allow_missing_version: bool = False) -> str | None:

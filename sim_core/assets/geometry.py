@@ -14,21 +14,12 @@ import numpy as np
 
 from sim_core.assets.constants import DEGENERATE_TRIANGLE_AREA_UM2
 from sim_core.assets.reader import Mesh
+from sim_core.intmath import round_div
 
 CONTACT_DIRECTIONS = ("front", "back", "left", "right", "top", "bottom")
 # (axis, sign): front = −Z, back = +Z, left = −X, right = +X, top = +Y, bottom = −Y (零件與共用介面.md §4.1)
 _CONTACT_AXES = {"front": (2, -1), "back": (2, 1), "left": (0, -1), "right": (0, 1), "top": (1, 1), "bottom": (1, -1)}
 SUPPORT_DIRECTIONS = tuple((x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0))
-
-
-def round_div(numerator: int, denominator: int) -> int:
-    """Integer division rounding half away from zero (the one rounding rule of the bake)."""
-    if denominator < 0:
-        numerator, denominator = -numerator, -denominator
-    q, r = divmod(abs(numerator), denominator)
-    if 2 * r >= denominator:
-        q += 1
-    return q if numerator >= 0 else -q
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,9 @@ from sim_core.assets import constants as C
 from sim_core.assets.admission import AdmittedAsset
 from sim_core.assets.builtins import is_builtin_ref, stem_of, type_of
 from sim_core.assets.findings import Findings
-from sim_core.assets.geometry import round_div
 from sim_core.assets.mounts import ROLLER_SLOTS, TIRE_SLOTS, mount_matches
 from sim_core.errors import SimError
+from sim_core.intmath import round_div
 
 Resolver = Callable[[str], AdmittedAsset]
 Rotation = tuple[tuple[int, int, int], tuple[int, int, int], tuple[int, int, int]]  # rows, ppm

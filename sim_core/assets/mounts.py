@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sim_core.assets import constants as C
 from sim_core.assets.findings import Findings
-from sim_core.assets.reader import GlbAsset, Node
+
+if TYPE_CHECKING:  # the reader loads numpy and pygltflib; a loadout built from cached manifests needs neither
+    from sim_core.assets.reader import GlbAsset, Node
 
 TIRE_SLOTS = ("FL", "FR", "RL", "RR")
 ROLLER_SLOTS = ("FL", "FR", "CL", "CR", "RL", "RR")

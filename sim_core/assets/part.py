@@ -13,10 +13,11 @@ from sim_core.assets import constants as C
 from sim_core.assets import fields
 from sim_core.assets.common import Solid, check_empties_not_mirrored, frame_dict, mass_ug, node_materials
 from sim_core.assets.findings import Findings
-from sim_core.assets.geometry import CONTACT_DIRECTIONS, measure, round_div, union_aabb
+from sim_core.assets.geometry import CONTACT_DIRECTIONS, measure, union_aabb
 from sim_core.assets.mounts import check_chassis_mounts, check_mount_spacing, mount_nodes
 from sim_core.assets.reader import GlbAsset
 from sim_core.assets.weapon import analyse_weapon
+from sim_core.intmath import round_div
 
 ROOT = "root extras"
 

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 import trio
-import trio.testing
+import trio
 from hypothesis import given, strategies as st
 
 from open4wd_node.addresses import ADVERTISE, AUTOMATIC, LISTEN, Address, Advertise, parse_address
@@ -36,11 +36,6 @@ from tests.recorder import Recorder
 
 SHORT = short_track(8.0)
 HANG_S = 60  # only a hang reaches it (real processes, real sockets)
-
-
-@pytest.fixture
-def fast_clock():
-    return trio.testing.MockClock(autojump_threshold=0)
 
 
 @pytest.mark.parametrize("text, expected", [

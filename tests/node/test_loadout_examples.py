@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-import trio.testing
+import trio
 
 from open4wd_node.asset_store import AssetStore
 from open4wd_node.cars import CarChoice
@@ -36,11 +36,6 @@ def test_every_car_of_an_example_is_accepted_by_asset_loadout(tmp_path, capsys, 
         assert report["accepted"] and not [f for f in report["findings"] if f["severity"] == "error"]
     choice = CarChoice.parse(str(path))
     NodeRoomAssets(AssetStore.in_data_dir(tmp_path), DEFAULTS).check_rotation("z", choice.rotation(len(cars)))
-
-
-@pytest.fixture
-def fast_clock():
-    return trio.testing.MockClock(autojump_threshold=0)
 
 
 async def test_a_match_is_raced_with_the_example_cars(tmp_path, fast_clock):

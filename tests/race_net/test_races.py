@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import trio
-import trio.testing
 
 from open4wd_node.asset_store import AssetStore
 from open4wd_node.config import DEFAULTS
@@ -18,13 +17,6 @@ from open4wd_node.state_files import read_state_file, state_differences
 from tests.race_net.nodes import race, short_track
 
 SHORT = short_track(8.0)
-
-
-@pytest.fixture
-def fast_clock():
-    """Autojump: virtual time moves only while every task waits, so the 60 Hz pumps see no lag however
-    slow the machine is (CPU work costs no virtual time)."""
-    return trio.testing.MockClock(autojump_threshold=0)
 
 
 def results(recorders):

@@ -12,7 +12,6 @@ from dataclasses import replace
 
 import pytest
 import trio
-import trio.testing
 
 from open4wd_node.cars import CarChoice
 from open4wd_node.config import DEFAULTS
@@ -29,11 +28,6 @@ from protocol.room_messages import EXPENSIVE_TYPES, JoinRequest, Relay, RoomStat
 from protocol.version_collection import VERSION_COLLECT_TIMEOUT_MS
 
 TIME_LIMIT_S = 60
-
-
-@pytest.fixture
-def fast_clock():
-    return trio.testing.MockClock(autojump_threshold=0)
 
 
 def ctx_for(tmp_path, name: str, **config) -> NodeContext:
@@ -202,7 +196,7 @@ async def test_bad_joins_are_refused_and_the_host_survives(tmp_path, fast_clock)
     assert joined == [Identity(bytes([4]) * 32).peer_id]
 
 
-async def test_a_silent_link_is_closed_after_10_seconds(tmp_path, autojump_clock):
+async def test_a_silent_link_is_closed_after_10_seconds(tmp_path, fast_clock):
     host_rec = Recorder()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(host_room, ctx_for(tmp_path, "host"), Identity(bytes([1]) * 32), HostOptions(), car, host_rec)
