@@ -7,6 +7,7 @@ Validation collects findings instead of raising so that ``asset validate`` can l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from sim_core.errors import SimError
 
@@ -63,6 +64,16 @@ class AssetRejected(SimError):
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         super().__init__(first.code, first.message + more)
         self.findings = list(findings)
+
+
+SHOWN_CHARS = 60
+
+
+def shown(value: object) -> str:
+    """An author's value quoted in a message (``repr``; a decimal as its digits), cut short: a finding
+    names a value, it does not echo a megabyte string or a 10,000-digit number back at the user."""
+    text = str(value) if isinstance(value, Decimal) else repr(value)
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS - 12]}… ({len(text)} characters)"
 
 
 def reject(code: str, message: str, rule: str | None = None) -> AssetRejected:
