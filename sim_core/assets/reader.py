@@ -98,7 +98,7 @@ class GlbAsset:
 
 def _int(value: Any, what: str, low: int = 0, high: int = 2**62) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise reject("gltf-invalid", f"{what} must be an integer in [{low}, {high}], got {value!r}")
+        raise reject("gltf-invalid", f"{what} must be an integer in [{low}, {high}], got {shown(value)}")
     return value
 
 
@@ -219,7 +219,7 @@ def _draco_primitive(gltf: GLTF2, blob: bytes, ext: Any, declared: int, what: st
 
 def _primitive(gltf: GLTF2, blob: bytes, prim: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
     if prim.mode not in (None, 4):
-        raise reject("gltf-unsupported", f"{what}: only triangle primitives (mode 4) are supported, got mode {prim.mode!r}")
+        raise reject("gltf-unsupported", f"{what}: only triangle primitives (mode 4) are supported, got mode {shown(prim.mode)}")
     extensions = prim.extensions if isinstance(prim.extensions, dict) else {}
     if DRACO_EXTENSION in extensions:
         points, faces = _draco_primitive(gltf, blob, extensions[DRACO_EXTENSION], _declared_triangles(gltf, prim), what)
@@ -324,7 +324,7 @@ def _model_view(value: Any, path: str) -> Any:
     if isinstance(value, Decimal):
         return float(value)  # the container admitted only numbers within a double
     if isinstance(value, list):
-        return [_model_view(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return [_model_view(item, f"{path}.{i}") for i, item in enumerate(value)]
     if not isinstance(value, dict):
         return value
     if "extensions" in value and not isinstance(value["extensions"], dict):
@@ -333,8 +333,9 @@ def _model_view(value: Any, path: str) -> Any:
 
 
 def _load_model(container: GlbContainer) -> GLTF2:
+    model_json = json.dumps(_model_view(container.doc, "$"))
     try:
-        gltf = GLTF2.from_json(json.dumps(_model_view(container.doc, "$")))
+        gltf = GLTF2.from_json(model_json)
     except Exception as exc:  # pygltflib raises whatever its dataclass decoder hits
         raise reject("gltf-invalid", f"the glTF JSON does not match the glTF 2.0 schema ({type(exc).__name__}: {exc})") from None
     for section, kind in _SECTIONS.items():
