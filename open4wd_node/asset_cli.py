@@ -193,8 +193,13 @@ def _import_one(source: str, ctx: NodeContext, store: AssetStore) -> dict[str, A
         try:
             report["stored"] = store.put(data)
         except SimError as exc:  # the store is full, or refuses the size
-            report["accepted"] = False
-            report["findings"].append(Finding(exc.code, exc.message).as_dict())
+            refusal = Finding(exc.code, exc.message)
+        except OSError as exc:  # the data directory cannot hold files
+            refusal = Finding("store-unwritable", f"cannot write into the asset store {display_path(str(store.root))}: {exc.strerror or exc}")
+        else:
+            return report
+        report["accepted"] = False
+        report["findings"].append(refusal.as_dict())
     return report
 
 

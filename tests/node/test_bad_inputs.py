@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from open4wd_node.cli import main
 from protocol.identity import Identity
@@ -209,6 +211,28 @@ def test_a_good_car_file_still_reads(capsys, tmp_path):
     path = tmp_path / "two.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps([archetype_loadout(1), archetype_loadout(3)]).encode())
     assert CarChoice.parse(str(path)).rotation(2)[1]["motor"] == "builtin:motor-03"
+
+
+JSON_TEXT_PIECES = st.sampled_from(['{', '}', '[', ']', '"', '\\ud800', ',', ':', '1', '-0', '1e999', 'NaN', '9' * 30, 'null', '\xef\xbb\xbf', 'é', ' '])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.binary(max_size=200), st.lists(JSON_TEXT_PIECES, max_size=60).map(lambda parts: "".join(parts).encode("utf-8", "surrogatepass"))))
+def test_any_bytes_in_a_loadout_file_read_or_coded(tmp_path, data):
+    from open4wd_node.cars import loadout_file
+    from open4wd_node.context_errors import UserError
+    from open4wd_node.user_files import shape
+
+    path = tmp_path / "any.json"
+    path.write_bytes(data)
+    try:
+        value = loadout_file("the loadout file").read(str(path))
+    except UserError as exc:
+        assert exc.code in ("json-invalid", "json-too-deep", "file-invalid") and exc.message
+        return
+    depth, broken_text = shape(value)
+    assert depth <= 8 and not broken_text
+    json.dumps(value, ensure_ascii=False).encode("utf-8")  # printable as it is
 
 
 # ---------------------------------------------------------------- asset files
