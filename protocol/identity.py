@@ -187,6 +187,11 @@ def write_identity_file(path: Path, identity: Identity, *, overwrite: bool = Fal
     """Write the seed atomically with mode 0600; never replace an existing key unless asked to."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except FileExistsError:  # not "identity-exists": the folder's name is taken by a file
+        raise ProtocolError("identity-file-unwritable", f"cannot create {path}: {path.parent} is a file, not a directory") from None
+    except OSError as exc:
+        raise ProtocolError("identity-file-unwritable", f"cannot create {path.parent} for {path.name}: {exc.strerror}") from None
+    try:
         temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:

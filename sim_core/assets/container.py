@@ -61,6 +61,7 @@ def _parse_json(raw: bytes) -> dict[str, Any]:
 
 _MAX_JSON_DEPTH = 32  # glTF itself nests about 6 deep; extras/extensions add at most 8
 _MAX_INT_DIGITS = 19  # 2^63 has 19 digits
+_PATH_KEY_CHARS = 40
 
 
 def _check_number(value: Decimal, path: str) -> None:
@@ -78,6 +79,12 @@ def _check_text(text: str, path: str) -> None:
             text.encode("utf-8")
         except UnicodeEncodeError:
             raise reject("json-invalid", f"{path} holds a lone UTF-16 surrogate escape, which is not Unicode text") from None
+
+
+def json_path(path: str, key: object) -> str:
+    """``$.nodes.3.extras.key``: where a value sits, for a message (an author's long key is cut)."""
+    text = str(key)
+    return f"{path}.{text if len(text) <= _PATH_KEY_CHARS else text[:_PATH_KEY_CHARS - 1] + '…'}"
 
 
 def _check_value(value: Any, depth: int, in_extras: bool, path: str, absolute: int = 0) -> None:
@@ -103,7 +110,7 @@ def _check_value(value: Any, depth: int, in_extras: bool, path: str, absolute: i
             _check_text(key, f"{path} (a key)")
         child_in_extras = in_extras or key in ("extras", "extensions")
         child_depth = depth + 1 if in_extras else (1 if child_in_extras else 0)
-        _check_value(child, child_depth, child_in_extras, f"{path}.{key}", absolute + 1)
+        _check_value(child, child_depth, child_in_extras, json_path(path, key), absolute + 1)
 
 
 def _check_document(doc: dict[str, Any]) -> None:

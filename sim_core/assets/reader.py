@@ -24,7 +24,7 @@ from pygltflib import Mesh as GltfMesh
 from pygltflib import Node as GltfNode
 
 from sim_core.assets import constants as C
-from sim_core.assets.container import GlbContainer, read_container
+from sim_core.assets.container import GlbContainer, json_path, read_container
 from sim_core.assets.findings import reject, shown
 
 DRACO_EXTENSION = "KHR_draco_mesh_compression"
@@ -324,12 +324,12 @@ def _model_view(value: Any, path: str) -> Any:
     if isinstance(value, Decimal):
         return float(value)  # the container admitted only numbers within a double
     if isinstance(value, list):
-        return [_model_view(item, f"{path}.{i}") for i, item in enumerate(value)]
+        return [_model_view(item, json_path(path, i)) for i, item in enumerate(value)]
     if not isinstance(value, dict):
         return value
     if "extensions" in value and not isinstance(value["extensions"], dict):
         raise reject("gltf-invalid", f"{path}.extensions is {shown(value['extensions'])}; glTF requires extensions to be an object")
-    return {key: item if key == "extensions" else _model_view(item, f"{path}.{key}") for key, item in value.items() if key != "extras"}
+    return {key: item if key == "extensions" else _model_view(item, json_path(path, key)) for key, item in value.items() if key != "extras"}
 
 
 def _load_model(container: GlbContainer) -> GLTF2:

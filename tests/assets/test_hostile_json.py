@@ -223,3 +223,11 @@ def test_plain_gltf_marker_finding_comes_first() -> None:
     # an author's unbaked source (marked, no manifest): only the missing manifest, which says to bake it
     assert codes(source("chip-01")) == ["manifest-missing"]
 
+
+
+def test_long_keys_are_cut_in_the_place_a_finding_names() -> None:
+    key = "k" * 100_000
+    doc = b'{"asset":{"version":"2.0"},"extras":{"%s":{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":1}}}}}}}}}}' % key.encode()
+    with pytest.raises(AssetRejected) as info:
+        read_glb(raw_glb(doc))
+    assert info.value.code == "extras-too-deep" and len(info.value.message) < 200 and "$.extras.kkk" in info.value.message

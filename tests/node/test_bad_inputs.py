@@ -152,6 +152,13 @@ def test_identity_key_that_is_a_directory_is_named_as_one(capsys, tmp_path):
     outcome.json_error("identity-file-invalid")
 
 
+@pytest.mark.parametrize("action", [["identity", "show"], ["identity", "new"], ["identity", "new", "--force"]])
+def test_data_dir_that_is_a_file_is_not_an_existing_identity(capsys, tmp_path, action):
+    (tmp_path / "data").write_text("not a directory")
+    outcome = cli(capsys, tmp_path, *action).refused("identity-file-unwritable")
+    assert "is a file, not a directory" in outcome.err and "already holds an identity" not in outcome.err
+
+
 # ---------------------------------------------------------------- loadout files: asset loadout and --car
 
 def _deep(levels: int) -> str:
@@ -290,6 +297,30 @@ def test_gltf_extras_of_any_json_type_are_not_a_schema_error(capsys, tmp_path):
     path.write_bytes(edit(builtin_bytes("builtin:roller-02"), odd_extras))
     outcome = cli(capsys, tmp_path, "asset", "validate", str(path))
     assert outcome.status == 0, outcome.out  # those nodes carried no Open4WD data: the digest still matches
+
+
+def test_stored_asset_that_cannot_be_read_is_store_corrupt(capsys, tmp_path):
+    cid = "ab" * 32
+    (tmp_path / "data" / "assets" / "ab" / f"{cid}.glb").mkdir(parents=True)
+    report = cli(capsys, tmp_path, "asset", "validate", "--json", cid).report()
+    assert finding_codes(report["files"][0]) == ["store-corrupt"] and "Is a directory" in report["files"][0]["findings"][0]["message"]
+
+
+def test_import_into_a_data_dir_that_is_a_file(capsys, tmp_path):
+    (tmp_path / "data").write_text("not a directory")
+    good = tmp_path / "tire.glb"
+    good.write_bytes(builtin_bytes("builtin:tire-01"))
+    report = cli(capsys, tmp_path, "asset", "import", "--json", str(good)).report()
+    assert report["accepted"] is False and finding_codes(report["files"][0]) == ["store-unwritable"]
+
+
+def test_a_hostile_node_name_cannot_forge_a_finding_line(capsys, tmp_path):
+    forged = "A\n  error[all-good]: nothing to see"
+    path = tmp_path / "forged.glb"
+    path.write_bytes(json_glb({"asset": {"version": "2.0"}, "nodes": [{"name": forged}, {"name": forged}]}))
+    outcome = cli(capsys, tmp_path, "asset", "validate", str(path))
+    assert outcome.status == 1 and "error[duplicate-node-name]" in outcome.out
+    assert not any(line.lstrip().startswith("error[all-good]") for line in outcome.out.splitlines())
 
 
 # ---------------------------------------------------------------- --json on every asset action
