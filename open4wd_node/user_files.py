@@ -94,6 +94,8 @@ class UserJsonFile:
     def read(self, path: str) -> Any:
         shown = display_path(path)
         text = self.file.text(self.file.read(path), shown)
+        if not text.strip():
+            raise UserError("json-invalid", f"{self.file.what} {shown} is empty; it should hold JSON")
         try:
             value = json.loads(text, parse_int=_short_int, parse_constant=_no_constant)
         except RecursionError:

@@ -174,6 +174,7 @@ LOADOUT_CASES = [
     ("long-integer", '{"passiveWeightSplitPct": ' + "9" * 10_000 + "}", "json-invalid", "10000 digits"),
     ("lone-surrogate", '{"\\ud800": "builtin:chassis-01"}', "json-invalid", "lone UTF-16 surrogate"),
     ("broken", "{", "json-invalid", "is not valid JSON"),
+    ("empty", " \n", "json-invalid", "is empty"),
     ("not-utf8", None, "file-invalid", "is not UTF-8 text"),
     ("directory", None, "file-unreadable", "is a directory"),
     ("missing", None, "file-unreadable", "does not exist"),
