@@ -80,9 +80,6 @@ class UserFile:
         except UnicodeDecodeError as exc:
             raise UserError(self.invalid_code, f"{self.what} {shown} is not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x})") from None
 
-    def read_text(self, path: str) -> str:
-        return self.text(self.read(path), display_path(path))
-
 
 @dataclass(frozen=True)
 class UserJsonFile:
