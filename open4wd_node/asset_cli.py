@@ -1,12 +1,17 @@
 """What ``open4wd-node asset …`` does (its options are declared in ``open4wd_node.commands.asset``).
 
 Every FILE may be a path, a ``builtin:<type>-NN`` ref, or the content id of an asset in the local store.
+
+A refusal is always a list of coded findings, whether the file could not be read, is not a GLB, or
+breaks a rule: in text each is one ``error[code]: sentence`` line, and with ``--json`` every action
+prints exactly one JSON object on stdout holding ``accepted`` and ``findings``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,25 +19,49 @@ from typing import Any
 from open4wd_node.asset_store import CONTENT_ID, AssetStore
 from open4wd_node.atomic_file import write_atomic
 from open4wd_node.context import NodeContext
+from open4wd_node.context_errors import UserError
+from open4wd_node.user_files import UserFile, display_path
 from sim_core.assets import admission, builtins
 from sim_core.assets.bake import bake
-from sim_core.assets.findings import AssetRejected, Findings
+from sim_core.assets.constants import MAX_GLB_BYTES
+from sim_core.assets.findings import AssetRejected, Finding, Findings
 from sim_core.assets.loadout import assemble
 from sim_core.assets.manifest import build_manifest
 from sim_core.assets.material_rules import deprecated_set
 from sim_core.assets.reader import read_glb
 from sim_core.errors import SimError
 
+ASSET_FILE = UserFile("the asset file", MAX_GLB_BYTES, too_large_code="glb-too-large")
+
 
 def _load(source: str, store: AssetStore) -> bytes:
     if builtins.is_builtin_ref(source):
         return builtins.builtin_bytes(source)
-    if CONTENT_ID.match(source) and not Path(source).exists():
+    if CONTENT_ID.match(source) and not os.path.lexists(source):
         return store.get(source)
+    return ASSET_FILE.read(source)
+
+
+def _load_or_finding(source: str, ctx: NodeContext, findings: Findings) -> bytes | None:
+    """The bytes behind FILE, or None with the reason (missing, unreadable, not stored, …) as a finding."""
     try:
-        return Path(source).read_bytes()
-    except OSError as exc:
-        raise SimError("file-unreadable", f"cannot read {source}: {exc.strerror}") from None
+        return _load(source, AssetStore.in_data_dir(ctx.data_dir))
+    except (SimError, UserError) as exc:
+        findings.error(exc.code, exc.message)
+        return None
+
+
+def _findings_json(findings: list[Finding]) -> list[dict[str, str]]:
+    return [f.as_dict() for f in findings]
+
+
+def _refuse(source: str, findings: list[Finding], as_json: bool) -> int:
+    """A refused FILE: every finding on stderr and, with ``--json``, the report on stdout; exit 1."""
+    for f in findings:
+        print(f"{f.severity}[{f.code}]: {f.message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"file": display_path(source), "accepted": False, "findings": _findings_json(findings)}))
+    return 1
 
 
 def _check_unbaked(data: bytes, deprecated: frozenset[str]) -> tuple[Findings, str | None]:
@@ -47,24 +76,22 @@ def _check_unbaked(data: bytes, deprecated: frozenset[str]) -> tuple[Findings, s
     return findings, None if manifest is None else manifest.get("part_type", "track")
 
 
-def _validate_one(source: str, args: argparse.Namespace, ctx: NodeContext) -> dict[str, Any]:
-    report: dict[str, Any] = {"file": source, "content_id": None, "type": None, "manifest_digest": None}
-    try:
-        data = _load(source, AssetStore.in_data_dir(ctx.data_dir))
-    except SimError as exc:
-        findings = Findings()
-        findings.error(exc.code, exc.message)
-    else:
+def _check_one(source: str, ctx: NodeContext, *, unbaked: bool = False) -> tuple[dict[str, Any], bytes | None]:
+    """FILE's report (``accepted``, ``findings``, its ids) and, when it was read, its bytes."""
+    report: dict[str, Any] = {"file": display_path(source), "content_id": None, "type": None, "manifest_digest": None}
+    findings = Findings()
+    data = _load_or_finding(source, ctx, findings)
+    if data is not None:
         report["content_id"] = admission.content_id(data)
-        if args.unbaked:
+        if unbaked:
             findings, report["type"] = _check_unbaked(data, deprecated_set(ctx.config.deprecated_materials))
         else:
             findings, admitted = admission.check(data)
             if admitted is not None:
                 report["type"], report["manifest_digest"] = admitted.asset_type, admitted.digest
     report["accepted"] = not findings.rejected
-    report["findings"] = [f.as_dict() for f in findings.items]
-    return report
+    report["findings"] = _findings_json(findings.items)
+    return report, data
 
 
 def _print_report(report: dict[str, Any]) -> None:
@@ -76,30 +103,47 @@ def _print_report(report: dict[str, Any]) -> None:
 
 
 def run_validate(args: argparse.Namespace, ctx: NodeContext) -> int:
-    reports = [_validate_one(source, args, ctx) for source in args.files]
+    reports = [_check_one(source, ctx, unbaked=args.unbaked)[0] for source in args.files]
     accepted = all(r["accepted"] for r in reports)
     if args.json:
-        print(json.dumps({"accepted": accepted, "files": reports}, ensure_ascii=False))
+        print(json.dumps({"accepted": accepted, "files": reports}))
     else:
         for report in reports:
             _print_report(report)
     return 0 if accepted else 1
 
 
+def _output_path(text: str) -> Path:
+    """Where ``asset bake`` may write: a file name, not an empty string or an existing directory."""
+    if not text:
+        raise UserError("file-unwritable", "OUT is an empty path; give the name of the GLB file to write")
+    if os.path.isdir(text):
+        raise UserError("file-unwritable", f"OUT {display_path(text)} is a directory; give the name of the GLB file to write inside it")
+    return Path(text)
+
+
 def run_bake(args: argparse.Namespace, ctx: NodeContext) -> int:
-    data = _load(args.input, AssetStore.in_data_dir(ctx.data_dir))
+    output = _output_path(args.output)
+    findings = Findings()
+    data = _load_or_finding(args.input, ctx, findings)
+    if data is None:
+        return _refuse(args.input, findings.items, args.json)
     try:
         out = bake(data, deprecated=deprecated_set(ctx.config.deprecated_materials))
     except AssetRejected as exc:
-        for f in exc.findings:
-            print(f"error[{f.code}]: {f.message}", file=sys.stderr)
-        return 1
+        return _refuse(args.input, exc.findings, args.json)
     try:
-        write_atomic(Path(args.output), out)
+        write_atomic(output, out)
+    except FileNotFoundError:
+        raise UserError("file-unwritable", f"cannot write {display_path(args.output)}: the directory {display_path(str(output.parent))} does not exist") from None
     except OSError as exc:
-        raise SimError("file-unwritable", f"cannot write {args.output}: {exc.strerror}") from None
+        raise UserError("file-unwritable", f"cannot write {display_path(args.output)}: {exc.strerror or exc}") from None
     admitted = admission.admit(out)
-    print(f"{args.output}: {admitted.asset_type}, content id {admitted.content_id}, manifest {admitted.digest}")
+    if args.json:
+        print(json.dumps({"file": display_path(args.input), "accepted": True, "output": display_path(args.output), "type": admitted.asset_type,
+                          "content_id": admitted.content_id, "manifest_digest": admitted.digest, "findings": _findings_json(list(admitted.warnings))}))
+    else:
+        print(f"{display_path(args.output)}: {admitted.asset_type}, content id {admitted.content_id}, manifest {admitted.digest}")
     return 0
 
 
@@ -121,14 +165,16 @@ def _summary(m: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_inspect(args: argparse.Namespace, ctx: NodeContext) -> int:
-    data = _load(args.file, AssetStore.in_data_dir(ctx.data_dir))
-    findings, admitted = admission.check(data)
+    findings = Findings()
+    data = _load_or_finding(args.file, ctx, findings)
+    admitted = None
+    if data is not None:
+        findings, admitted = admission.check(data)
     if admitted is None:
-        for f in findings.items:
-            print(f"{f.severity}[{f.code}]: {f.message}", file=sys.stderr)
-        return 1
+        return _refuse(args.file, findings.items, args.json)
     if args.json:
-        print(json.dumps({"content_id": admitted.content_id, "type": admitted.asset_type, "manifest_digest": admitted.digest, "manifest": admitted.manifest}))
+        print(json.dumps({"file": display_path(args.file), "accepted": True, "content_id": admitted.content_id, "type": admitted.asset_type,
+                          "manifest_digest": admitted.digest, "manifest": admitted.manifest, "findings": _findings_json(list(admitted.warnings))}))
         return 0
     print(f"{'type:':<22}{admitted.asset_type}")
     print(f"{'content id:':<22}{admitted.content_id}")
@@ -140,46 +186,68 @@ def run_inspect(args: argparse.Namespace, ctx: NodeContext) -> int:
     return 0
 
 
+def _import_one(source: str, ctx: NodeContext, store: AssetStore) -> dict[str, Any]:
+    report, data = _check_one(source, ctx)
+    report["stored"] = None
+    if report["accepted"] and data is not None:
+        try:
+            report["stored"] = store.put(data)
+        except SimError as exc:  # the store is full, or refuses the size
+            refusal = Finding(exc.code, exc.message)
+        except OSError as exc:  # the data directory cannot hold files
+            refusal = Finding("store-unwritable", f"cannot write into the asset store {display_path(str(store.root))}: {exc.strerror or exc}")
+        else:
+            return report
+        report["accepted"] = False
+        report["findings"].append(refusal.as_dict())
+    return report
+
+
 def run_import(args: argparse.Namespace, ctx: NodeContext) -> int:
     store = AssetStore.in_data_dir(ctx.data_dir)
-    status = 0
-    for source in args.files:
-        data = _load(source, store)
-        findings, admitted = admission.check(data)
-        if admitted is None:
-            status = 1
-            print(f"{source}: rejected; not stored")
-            for f in findings.errors:
-                print(f"  error[{f.code}]: {f.message}")
+    reports = [_import_one(source, ctx, store) for source in args.files]
+    accepted = all(r["accepted"] for r in reports)
+    if args.json:
+        print(json.dumps({"accepted": accepted, "files": reports}))
+        return 0 if accepted else 1
+    for report in reports:
+        if report["accepted"]:
+            print(f"{report['file']}: stored as {report['stored']} ({report['type']})")
             continue
-        print(f"{source}: stored as {store.put(data)} ({admitted.asset_type})")
-    return status
+        print(f"{report['file']}: rejected; not stored")
+        for f in report["findings"]:
+            print(f"  {f['severity']}[{f['code']}]: {f['message']}")
+    return 0 if accepted else 1
+
+
+def _figures(car: Any) -> dict[str, Any]:
+    motor, battery = car.part("motor").manifest["motor"], car.part("battery").manifest["battery"]
+    return {
+        "parts": len(car.parts),
+        "total_mass_ug": car.total_mass_ug,
+        "drive_power_mw": min(motor["input_mw"], battery["configured_output_mw"]),
+        "part_mass_ratio_x1000": car.mass_ratio_x1000(),
+        "size_um": [car.aabb_max_um[k] - car.aabb_min_um[k] for k in range(3)],
+        "centre_of_mass_um": list(car.centre_of_mass_um),
+    }
 
 
 def run_loadout(args: argparse.Namespace, ctx: NodeContext) -> int:
     """Assemble a loadout (JSON file) from built-ins and stored assets; print findings and key figures."""
+    from open4wd_node.cars import loadout_file
+
     try:
-        loadout = json.loads(Path(args.file).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SimError("file-unreadable", f"cannot read {args.file}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise SimError("loadout-invalid", f"{args.file} is not JSON: {exc}") from None
-    findings, car = assemble(loadout, AssetStore.in_data_dir(ctx.data_dir).admitted)
-    figures = None
-    if car is not None:
-        motor, battery = car.part("motor").manifest["motor"], car.part("battery").manifest["battery"]  # type: ignore[union-attr]
-        figures = {
-            "parts": len(car.parts),
-            "total_mass_ug": car.total_mass_ug,
-            "drive_power_mw": min(motor["input_mw"], battery["configured_output_mw"]),
-            "part_mass_ratio_x1000": car.mass_ratio_x1000(),
-            "size_um": [car.aabb_max_um[k] - car.aabb_min_um[k] for k in range(3)],
-            "centre_of_mass_um": list(car.centre_of_mass_um),
-        }
-    if args.json:
-        print(json.dumps({"accepted": car is not None, "figures": figures, "findings": [f.as_dict() for f in findings.items]}))
+        loadout = loadout_file("the loadout file").read(args.file)
+    except UserError as exc:
+        findings, car = Findings(), None
+        findings.error(exc.code, exc.message)
     else:
-        print(f"{args.file}: {'legal car' if car is not None else 'rejected'}")
+        findings, car = assemble(loadout, AssetStore.in_data_dir(ctx.data_dir).admitted)
+    figures = None if car is None else _figures(car)
+    if args.json:
+        print(json.dumps({"file": display_path(args.file), "accepted": car is not None, "figures": figures, "findings": _findings_json(findings.items)}))
+    else:
+        print(f"{display_path(args.file)}: {'legal car' if car is not None else 'rejected'}")
         for key, value in (figures or {}).items():
             print(f"  {key + ':':<24}{value}")
         for f in findings.items:

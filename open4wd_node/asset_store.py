@@ -72,6 +72,8 @@ class AssetStore:
             data = path.read_bytes()
         except FileNotFoundError:
             raise SimError("store-missing", f"asset {cid} is not in the local store ({self.root})") from None
+        except OSError as exc:  # a directory in its place, no permission, …: the store was damaged outside the node
+            raise SimError("store-corrupt", f"stored file {path} cannot be read ({exc.strerror or exc}); delete it and fetch the asset again") from None
         if content_id(data) != cid:
             raise SimError("store-corrupt", f"stored file for {cid} no longer hashes to its id; delete {path} and fetch it again")
         return data

@@ -7,16 +7,22 @@ per round. Parts in a file are ``builtin:`` refs or content ids of assets in the
 
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from open4wd_node.choices import ARCHETYPES
 from open4wd_node.context_errors import UserError
+from open4wd_node.user_files import UserFile, UserJsonFile, display_path
 from sim_core.assets.demo_round import archetype_loadout
 
-MAX_CAR_FILE_BYTES = 64 * 1024
+LOADOUT_MAX_BYTES = 64 * 1024  # a loadout is a few hundred bytes, a list of one per round a few KiB
+LOADOUT_MAX_DEPTH = 8  # a per-round list nests 3 deep (list, loadout, tires); the rest is room to grow
+
+
+def loadout_file(what: str) -> UserJsonFile:
+    """The one rule for a loadout JSON file a user gives (``--car FILE``, ``asset loadout FILE``)."""
+    return UserJsonFile(UserFile(what, LOADOUT_MAX_BYTES), LOADOUT_MAX_DEPTH)
 
 
 @dataclass(frozen=True)
@@ -32,19 +38,13 @@ class CarChoice:
         """Refuses anything that is not a car description (the rules of the car itself come later)."""
         if ref in ARCHETYPES:
             return cls((archetype_loadout(ARCHETYPES[ref]),), False, ref)
-        path = Path(ref)
-        try:
-            if path.stat().st_size > MAX_CAR_FILE_BYTES:
-                raise UserError("car-invalid", f"{ref} is larger than {MAX_CAR_FILE_BYTES} bytes")
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise UserError("car-invalid", f"--car takes {', '.join(ARCHETYPES)} or a loadout JSON file; {ref!r} is neither") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise UserError("car-invalid", f"cannot read the loadout file {ref}: {exc}") from None
+        if not ref or not os.path.lexists(ref):  # most likely a mistyped archetype name
+            raise UserError("car-invalid", f"--car takes {', '.join(ARCHETYPES)} or a loadout JSON file; '{display_path(ref)}' is neither")
+        data = loadout_file("the --car loadout file").read(ref)
         per_round = isinstance(data, list)
         cars = tuple(data) if per_round else (data,)
         if not cars or not all(isinstance(car, dict) for car in cars):
-            raise UserError("car-invalid", f"{ref} must hold one loadout object, or a list with one per round")
+            raise UserError("car-invalid", f"{display_path(ref)} must hold one loadout object, or a list with one per round")
         return cls(cars, per_round, ref)
 
     def rotation(self, rounds: int) -> list[dict[str, Any]]:
@@ -52,6 +52,6 @@ class CarChoice:
         if not self.per_round:
             return list(self.cars) * rounds
         if len(self.cars) != rounds:
-            raise UserError("car-invalid", f"{self.ref} must hold one loadout object, or a list of {rounds} (one per round)")
+            raise UserError("car-invalid", f"{display_path(self.ref)} must hold one loadout object, or a list of {rounds} (one per round)")
         return list(self.cars)
 

@@ -16,6 +16,7 @@ import trio
 
 from protocol.errors import ProtocolError
 from protocol.handshake import (
+    LISTENER,
     MAX_CLOSE_TEXT,
     Handshake,
     HandshakeResult,
@@ -79,10 +80,40 @@ async def _receive_exactly(stream: trio.abc.Stream, count: int) -> bytes:
     return bytes(data)
 
 
+_FOREIGN_GREETINGS = (  # what other servers and clients send first, as 4 bytes
+    ((b"HTTP", b"GET ", b"POST", b"PUT ", b"HEAD", b"DELE", b"OPTI", b"PATC", b"CONN", b"PRI "), "HTTP"),
+    ((b"SSH-",), "SSH"),
+    ((b"\x16\x03\x00", b"\x16\x03\x01", b"\x16\x03\x02", b"\x16\x03\x03"), "TLS"),
+)
+
+
+def foreign_protocol(header: bytes) -> str | None:
+    """What the first 4 bytes of a connection are, when they cannot be an Open4WD frame header:
+    "HTTP", "SSH", "TLS", "text", or None (an Open4WD length, or bytes with no telling shape)."""
+    (length,) = HEADER.unpack(header)
+    if length <= HANDSHAKE.max_frame_bytes:
+        return None
+    for prefixes, name in _FOREIGN_GREETINGS:
+        if header.startswith(prefixes):
+            return name
+    return "text" if all(32 <= b < 127 or b in b"\r\n\t" for b in header) else None
+
+
+def _not_open4wd(header: bytes, kind: str) -> ProtocolError:
+    looks = "is text" if kind == "text" else f"look like {kind}"
+    return ProtocolError(
+        "peer-not-open4wd",
+        f"the other end does not speak the Open4WD link protocol: its first bytes {header.decode('latin-1')!r} {looks}; "
+        "check the host and port (another program listens there)",
+    )
+
+
 async def _receive_handshake_frame(stream: trio.abc.Stream) -> bytes:
     """One handshake frame, read exactly, so bytes of the first link messages stay in the stream."""
     decoder = FrameDecoder(HANDSHAKE)
     header = await _receive_exactly(stream, HEADER.size)
+    if (kind := foreign_protocol(header)) is not None:  # a web server on the dialled port, a browser on ours, …
+        raise _not_open4wd(header, kind)
     (length,) = HEADER.unpack(header)
     # feeding the header first refuses an oversize announcement before any body byte is read
     (body,) = decoder.feed(header) + decoder.feed(await _receive_exactly(stream, length))
@@ -95,16 +126,24 @@ async def _send_handshake(stream: trio.abc.Stream, messages: list[Message]) -> N
 
 
 async def _run_handshake(stream: trio.abc.Stream, handshake: Handshake) -> HandshakeResult:
+    heard = False
     with trio.move_on_at(handshake.deadline_ms / 1000):
         await _send_handshake(stream, handshake.start())
         while handshake.result is None:
             msg = decode_handshake_message(await _receive_handshake_frame(stream))
+            heard = True
             if isinstance(msg, LinkClose):
                 code, text = close_reason(msg)
                 raise LinkClosed(code, f"the peer refused the link: {text}", by_peer=True)
             await _send_handshake(stream, handshake.receive(msg, now_ms()))
         return handshake.result
-    handshake.expire(handshake.deadline_ms)  # the deadline timer fired
+    try:
+        handshake.expire(handshake.deadline_ms)  # the deadline timer fired
+    except ProtocolError as exc:
+        if heard or handshake.role == LISTENER:  # a listener waits for the dialer: silence is the dialer's
+            raise
+        raise ProtocolError(exc.code, f"{exc.message}: the other end accepted the connection but never answered; it is not an "
+                            "Open4WD node (a web server waiting for a request?) or that node is stuck: check the host and port") from None
     raise AssertionError("unreachable: expire raises once the deadline has passed")
 
 

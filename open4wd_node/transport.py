@@ -49,9 +49,14 @@ async def dial(
     except (OSError, trio.TooSlowError) as exc:
         reason = "timed out" if isinstance(exc, trio.TooSlowError) else (exc.strerror or str(exc))
         raise LinkClosed("dial-failed", f"cannot connect to {Address(host, port)}: {reason}") from None
-    return await open_link(
-        stream, identity, DIALER, expected_peer=expected_peer, expensive=expensive, limits=limits, registry=registry
-    )
+    try:
+        return await open_link(
+            stream, identity, DIALER, expected_peer=expected_peer, expensive=expensive, limits=limits, registry=registry
+        )
+    except LinkClosed as exc:
+        if exc.code == "peer-not-open4wd":  # say which address that was: usually a mistyped port
+            raise LinkClosed(exc.code, f"{Address(host, port)}: {exc.message}", by_peer=exc.by_peer) from None
+        raise
 
 
 async def serve(

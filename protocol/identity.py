@@ -162,9 +162,14 @@ def new_mnemonic(words: int = 24) -> str:
 
 
 def read_identity_file(path: Path) -> Identity:
-    """Load a key file, refusing one that others can read or that is not exactly 32 bytes."""
+    """Load a key file, refusing one that is not a regular file, that others can read, or that is not
+    exactly 32 bytes (a directory is named as one: its usual 0755 mode must not read as a leak)."""
     try:
         info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise ProtocolError("identity-file-invalid", f"{path} is a directory, not a key file; move it away, or set identity_file in the node configuration to another path")
+        if not stat.S_ISREG(info.st_mode):
+            raise ProtocolError("identity-file-invalid", f"{path} is not a regular file (a device, FIFO or socket); an identity key is a 32-byte file")
         if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
             raise ProtocolError(
                 "identity-file-insecure",
@@ -182,6 +187,11 @@ def write_identity_file(path: Path, identity: Identity, *, overwrite: bool = Fal
     """Write the seed atomically with mode 0600; never replace an existing key unless asked to."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except FileExistsError:  # not "identity-exists": the folder's name is taken by a file
+        raise ProtocolError("identity-file-unwritable", f"cannot create {path}: {path.parent} is a file, not a directory") from None
+    except OSError as exc:
+        raise ProtocolError("identity-file-unwritable", f"cannot create {path.parent} for {path.name}: {exc.strerror}") from None
+    try:
         temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:

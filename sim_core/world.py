@@ -63,7 +63,7 @@ class World:
             raise SimError("world-invalid-track", "track must be a TrackSpec")
         vehicles = tuple(vehicles)
         if not vehicles or not all(isinstance(v, VehicleSpec) for v in vehicles):
-            raise SimError("world-invalid-vehicles", "give at least one VehicleSpec, in slot order")
+            raise SimError("world-invalid-vehicles", "a round needs at least one car: give one VehicleSpec per car, in slot order")
         if len(vehicles) > track.player_capacity:
             raise SimError("world-too-many-cars",
                            f"{len(vehicles)} cars do not fit the start grid of {track.player_capacity} slots "
@@ -79,7 +79,8 @@ class World:
         from sim_core.assets.demo_round import builtin_demo_track, builtin_demo_vehicles
 
         if type(cars) is not int or not 1 <= cars <= 8:
-            raise SimError("world-too-many-cars", "the demo track takes 1..8 cars")
+            code = "world-too-many-cars" if type(cars) is int and cars > 8 else "world-invalid-vehicles"
+            raise SimError(code, f"the demo round takes 1..8 cars (built-in track-02 has 8 start slots), got {cars!r}")
         return cls.new(builtin_demo_track(), builtin_demo_vehicles(cars), seed=seed)
 
     def _start_state(self, slot: int, count: int) -> list[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from open4wd_node.context_errors import UserError
+MAX_MNEMONIC_BYTES = 4096  # 24 words of at most 8 letters are under 220 bytes; room for any spacing
 
 
 def _show(args, ctx) -> int:
@@ -38,14 +38,14 @@ def _new(args, ctx) -> int:
 
 
 def _import(args, ctx) -> int:
+    from open4wd_node.user_files import STDIN, UserFile, display_path
     from protocol.identity import Identity, seed_from_mnemonic, write_identity_file
 
-    source = open(args.mnemonic_file, encoding="utf-8") if args.mnemonic_file else sys.stdin
-    try:
-        with source:
-            mnemonic = source.read(4096)
-    except OSError as exc:
-        raise UserError("mnemonic-unreadable", f"cannot read {args.mnemonic_file}: {exc.strerror}") from None
+    words = UserFile("the mnemonic file", MAX_MNEMONIC_BYTES, "mnemonic-unreadable", "mnemonic-invalid", "mnemonic-invalid")
+    if args.mnemonic_file is None:
+        mnemonic = words.text(words.read_stdin(), STDIN)
+    else:
+        mnemonic = words.text(words.read(args.mnemonic_file), display_path(args.mnemonic_file))
     identity = Identity(seed_from_mnemonic(mnemonic))
     write_identity_file(ctx.identity_path, identity, overwrite=args.force)
     if args.json:

@@ -50,8 +50,8 @@ def check(data: bytes, *, deprecated: frozenset[str] = frozenset()) -> tuple[Fin
     except AssetRejected as exc:
         findings.items.extend(exc.findings)
         return findings, None
+    manifest = build_manifest(asset, findings, deprecated=deprecated, for_new_product=False)  # the marker finding first
     claimed = embedded_digest(asset.root_extras, findings)
-    manifest = build_manifest(asset, findings, deprecated=deprecated, for_new_product=False)
     if manifest is None or claimed is None or findings.rejected:
         return findings, None
     digest = manifest_digest(manifest)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim_core.assets import constants as C
-from sim_core.assets.findings import Findings
+from sim_core.assets.findings import Findings, shown
 from sim_core.assets.geometry import MeshMetrics
 from sim_core.assets.material_rules import check_material
 from sim_core.assets.reader import GlbAsset, Node
@@ -21,11 +21,11 @@ def marker_type(root: dict[str, Any], findings: Findings, *, allow_missing_versi
         findings.error("schema-marker-invalid", "root extras carry no open4wd_version marker; this is not a finalized Open4WD asset")
         return None
     if version is not None and (isinstance(version, bool) or version != C.ASSET_SCHEMA_VERSION or not isinstance(version, int)):
-        findings.error("schema-marker-invalid", f"open4wd_version is {version!r}; this node reads only version {C.ASSET_SCHEMA_VERSION}")
+        findings.error("schema-marker-invalid", f"open4wd_version is {shown(version)}; this node reads only version {C.ASSET_SCHEMA_VERSION}")
         return None
     kind = root.get("type")
     if kind not in C.ASSET_TYPES:
-        findings.error("schema-marker-invalid", f"root extras type {kind!r} is not one of {', '.join(C.ASSET_TYPES)}")
+        findings.error("schema-marker-invalid", f"root extras type {shown(kind)} is not one of {', '.join(C.ASSET_TYPES)}")
         return None
     return kind
 
@@ -68,16 +68,16 @@ def node_materials(
             continue
         name = entry["mesh_node"]
         if name not in mesh_nodes:
-            findings.error("field-invalid", f"{where}: materials[{i}] names {name!r}, which is not a mesh node")
+            findings.error("field-invalid", f"{where}: materials[{i}] names {shown(name)}, which is not a mesh node")
         elif name in listed:
-            findings.error("material-double-declared", f"mesh node {name!r} appears twice in materials[]")
+            findings.error("material-double-declared", f"mesh node {shown(name)} appears twice in materials[]")
         else:
             listed[name] = entry["material"]
     result: dict[int, Material] = {}
     for node in nodes if nodes is not None else asset.mesh_nodes:
         own = node.extras.get("material")
         if own is not None and node.name in listed:
-            findings.error("material-double-declared", f"mesh node {node.name!r} has a node-level material and a materials[] entry")
+            findings.error("material-double-declared", f"mesh node {shown(node.name)} has a node-level material and a materials[] entry")
             continue
         chosen = own if own is not None else listed.get(node.name, root_id)
         if chosen is None:

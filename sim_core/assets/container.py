@@ -19,6 +19,7 @@ from sim_core.assets.findings import reject
 GLB_MAGIC = b"glTF"
 CHUNK_JSON = 0x4E4F534A
 CHUNK_BIN = 0x004E4942
+_HEADER_BYTES = 12  # magic, container version, total length
 _FLOAT_MAX = Decimal("1.7976931348623157e308")
 
 
@@ -33,15 +34,24 @@ def _reject_constant(name: str) -> Any:
     raise reject("non-finite-number", f"the glTF JSON contains {name}; every number must be finite")
 
 
+def _parse_int(text: str) -> int:
+    """Integers as Python ints, refusing before conversion any too long for a glTF field (Python's
+    own refusal past 4300 digits reads as advice to a programmer, and the conversion is quadratic)."""
+    digits = len(text) - text.startswith("-")
+    if digits > _MAX_INT_DIGITS:
+        raise reject("non-finite-number", f"the glTF JSON holds an integer of {digits} digits; no glTF field takes one beyond 2^63")
+    return int(text)
+
+
 def _parse_json(raw: bytes) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise reject("json-invalid", "the JSON chunk is not valid UTF-8") from None
     try:
-        doc = json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
-    except RecursionError:
-        raise reject("extras-too-deep", "the glTF JSON is nested too deeply to read") from None
+        doc = json.loads(text, parse_float=Decimal, parse_int=_parse_int, parse_constant=_reject_constant)
+    except RecursionError:  # far past _MAX_JSON_DEPTH, wherever it is: the walk below names the place otherwise
+        raise reject("json-too-deep", f"the glTF JSON nests deeper than {_MAX_JSON_DEPTH} levels") from None
     except ValueError as exc:  # JSONDecodeError is a ValueError
         raise reject("json-invalid", f"the JSON chunk does not parse: {exc}") from None
     if not isinstance(doc, dict):
@@ -50,16 +60,44 @@ def _parse_json(raw: bytes) -> dict[str, Any]:
 
 
 _MAX_JSON_DEPTH = 32  # glTF itself nests about 6 deep; extras/extensions add at most 8
+_MAX_INT_DIGITS = 19  # 2^63 has 19 digits
+_PATH_KEY_CHARS = 40
+
+
+def _check_number(value: Decimal, path: str) -> None:
+    """Finite and within a double, judged without arithmetic: ``abs()`` or any rounding of a value such
+    as ``1e999999999999`` would overflow the decimal context, so compare its exponent first."""
+    if not value.is_finite() or (value and value.adjusted() > _FLOAT_MAX.adjusted()) or value.copy_abs() > _FLOAT_MAX:
+        raise reject("non-finite-number", f"{path} holds a number that is not a finite double")
+
+
+def _check_text(text: str, path: str) -> None:
+    """JSON may escape half of a UTF-16 pair (``"\\ud800"``); that is not Unicode text, and no glTF
+    string (a name, a key, an author's value) may hold it."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise reject("json-invalid", f"{path} holds a lone UTF-16 surrogate escape, which is not Unicode text") from None
+
+
+def json_path(path: str, key: object) -> str:
+    """``$.nodes.3.extras.key``: where a value sits, for a message (an author's long key is cut)."""
+    text = str(key)
+    return f"{path}.{text if len(text) <= _PATH_KEY_CHARS else text[:_PATH_KEY_CHARS - 1] + '…'}"
 
 
 def _check_value(value: Any, depth: int, in_extras: bool, path: str, absolute: int = 0) -> None:
-    """Depth of extras/extensions and finiteness of every number; recursion bounded by the depth caps."""
+    """Depth of extras/extensions, finiteness of every number, real text in every string; recursion
+    bounded by the depth caps."""
     if isinstance(value, Decimal):
-        if not value.is_finite() or abs(value) > _FLOAT_MAX:
-            raise reject("non-finite-number", f"{path} holds a number that is not a finite double")
+        _check_number(value, path)
         return
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**63:
         raise reject("non-finite-number", f"{path} holds an integer too large for any glTF field")
+    if isinstance(value, str):
+        _check_text(value, path)
+        return
     if not isinstance(value, (dict, list)):
         return
     if absolute > _MAX_JSON_DEPTH:
@@ -68,9 +106,11 @@ def _check_value(value: Any, depth: int, in_extras: bool, path: str, absolute: i
         raise reject("extras-too-deep", f"{path} nests deeper than {C.MAX_EXTRAS_DEPTH} levels")
     items = value.items() if isinstance(value, dict) else enumerate(value)
     for key, child in items:
+        if isinstance(key, str):
+            _check_text(key, f"{path} (a key)")
         child_in_extras = in_extras or key in ("extras", "extensions")
         child_depth = depth + 1 if in_extras else (1 if child_in_extras else 0)
-        _check_value(child, child_depth, child_in_extras, f"{path}.{key}", absolute + 1)
+        _check_value(child, child_depth, child_in_extras, json_path(path, key), absolute + 1)
 
 
 def _check_document(doc: dict[str, Any]) -> None:
@@ -95,8 +135,12 @@ def read_container(data: bytes) -> GlbContainer:
     """Split and check a GLB; raises ``AssetRejected`` with one coded finding on the first violation."""
     if len(data) > C.MAX_GLB_BYTES:
         raise reject("glb-too-large", f"the file is {len(data)} bytes; at most {C.MAX_GLB_BYTES} (80 MiB) are allowed")
-    if len(data) < 12 or data[:4] != GLB_MAGIC:
+    if not data:
+        raise reject("not-a-glb", "the file is empty (0 bytes); a GLB starts with a 12-byte header")
+    if not GLB_MAGIC.startswith(data[:4]):
         raise reject("not-a-glb", "the file does not start with the GLB magic 'glTF'")
+    if len(data) < _HEADER_BYTES:
+        raise reject("glb-truncated", f"the file is {len(data)} bytes, cut off inside the 12-byte GLB header")
     version, declared = struct.unpack_from("<II", data, 4)
     if version != 2:
         raise reject("not-a-glb", f"GLB container version {version} is not supported; only version 2 is")
@@ -105,7 +149,7 @@ def read_container(data: bytes) -> GlbContainer:
     if declared < len(data):
         raise reject("glb-invalid", f"the file has {len(data) - declared} bytes after the declared end")
     chunks: list[tuple[int, bytes]] = []
-    offset = 12
+    offset = _HEADER_BYTES
     while offset < declared:
         if offset + 8 > declared:
             raise reject("glb-truncated", f"chunk header at byte {offset} is cut off")

@@ -6,12 +6,14 @@ Numbers come from the reader as ``int`` or ``Decimal`` (never float), so a decla
 
 from __future__ import annotations
 
-from decimal import Context, Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from typing import Any
 
-from sim_core.assets.findings import Findings
+from sim_core.assets.findings import Findings, shown
 
 MISSING = object()
+_EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)  # products never rounded (used for × only)
+_SQUARE_SAFE_EXPONENT = -1000  # a component down to 10^-1000 squares without underflow in unit_ppm
 
 
 def as_decimal(value: Any) -> Decimal | None:
@@ -25,8 +27,9 @@ def as_decimal(value: Any) -> Decimal | None:
 
 
 def scaled(value: Decimal | int, scale: int) -> int | None:
-    """``value × scale`` as an integer, or None when it has finer resolution than the scale."""
-    product = Decimal(value) * scale
+    """``value × scale`` as an integer, or None when it has finer resolution than the scale. Exact for
+    any number the reader admits: 40 digits are not rounded to 28, 1e-999999999 does not underflow to 0."""
+    product = _EXACT.multiply(Decimal(value), scale)
     return int(product) if product == product.to_integral_value() else None
 
 
@@ -50,14 +53,14 @@ def number(
         return default
     value = as_decimal(extras[key])
     if value is None:
-        findings.error("field-invalid", f"{where}: {key!r} must be a number, got {extras[key]!r}")
+        findings.error("field-invalid", f"{where}: {key!r} must be a number, got {shown(extras[key])}")
         return None
     if not Decimal(low) <= value <= Decimal(high):
-        findings.error("field-invalid", f"{where}: {key!r} = {value} is outside [{low}, {high}]{unit}")
+        findings.error("field-invalid", f"{where}: {key!r} = {shown(value)} is outside [{low}, {high}]{unit}")
         return None
     result = scaled(value, scale)
     if result is None:
-        findings.error("field-invalid", f"{where}: {key!r} = {value} has finer resolution than 1/{scale}{unit}")
+        findings.error("field-invalid", f"{where}: {key!r} = {shown(value)} has finer resolution than 1/{scale}{unit}")
     return result
 
 
@@ -69,7 +72,7 @@ def choice(extras: dict[str, Any], key: str, where: str, findings: Findings, opt
         return default
     value = extras[key]
     if value not in options:
-        findings.error("field-invalid", f"{where}: {key!r} = {value!r} is not one of {', '.join(options)}")
+        findings.error("field-invalid", f"{where}: {key!r} = {shown(value)} is not one of {', '.join(options)}")
         return None
     return value
 
@@ -82,7 +85,7 @@ def flag(extras: dict[str, Any], key: str, where: str, findings: Findings, defau
         return default
     value = extras[key]
     if not isinstance(value, bool):
-        findings.error("field-invalid", f"{where}: {key!r} must be true or false, got {value!r}")
+        findings.error("field-invalid", f"{where}: {key!r} must be true or false, got {shown(value)}")
         return None
     return value
 
@@ -94,7 +97,7 @@ def text(extras: dict[str, Any], key: str, where: str, findings: Findings, requi
         return None
     value = extras[key]
     if not isinstance(value, str) or not value:
-        findings.error("field-invalid", f"{where}: {key!r} must be a non-empty string, got {value!r}")
+        findings.error("field-invalid", f"{where}: {key!r} must be a non-empty string, got {shown(value)}")
         return None
     return value
 
@@ -108,13 +111,24 @@ def vector3(extras: dict[str, Any], key: str, where: str, findings: Findings, de
     raw = extras[key]
     values = [as_decimal(v) for v in raw] if isinstance(raw, list) and len(raw) == 3 else None
     if values is None or any(v is None for v in values):
-        findings.error("field-invalid", f"{where}: {key!r} must be a list of 3 numbers, got {raw!r}")
+        findings.error("field-invalid", f"{where}: {key!r} must be a list of 3 numbers, got {shown(raw)}")
         return None
     return values[0], values[1], values[2]  # type: ignore[return-value]
 
 
 def unit_ppm(v: tuple[Decimal, Decimal, Decimal]) -> list[int]:
     """A declared non-zero direction as a ppm unit vector, via exact decimal arithmetic (same everywhere)."""
+    v = _squarable(v)
     ctx = Context(prec=34)
     norm = ctx.sqrt(sum((x * x for x in v), start=ctx.create_decimal(0)))
     return [int(ctx.divide(x * 1_000_000, norm).to_integral_value()) for x in v]
+
+
+def _squarable(v: tuple[Decimal, Decimal, Decimal]) -> tuple[Decimal, Decimal, Decimal]:
+    """The same direction, shifted by a power of ten when its largest component is so small that its
+    square would underflow to 0 (a zero norm). Any other vector is returned as it is, so every ordinary
+    direction keeps its digits and its result."""
+    top = max((x.adjusted() for x in v if x), default=0)
+    if top >= _SQUARE_SAFE_EXPONENT:
+        return v
+    return v[0].scaleb(-top, _EXACT), v[1].scaleb(-top, _EXACT), v[2].scaleb(-top, _EXACT)

@@ -7,6 +7,7 @@ Validation collects findings instead of raising so that ``asset validate`` can l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from sim_core.errors import SimError
 
@@ -20,6 +21,12 @@ class Finding:
     message: str
     severity: str = ERROR
     rule: str | None = None  # the spec's rule id (PART-R-001, PHYS-R-001, TRACK-R-001) when it has one
+
+    def __post_init__(self) -> None:
+        """Messages quote an author's names and values; a newline or other control character in one
+        must not start a line of its own (a forged ``error[…]`` line in ``asset validate``)."""
+        if not self.message.isprintable():
+            object.__setattr__(self, "message", "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in self.message))
 
     def as_dict(self) -> dict[str, str]:
         out = {"code": self.code, "severity": self.severity, "message": self.message}
@@ -63,6 +70,16 @@ class AssetRejected(SimError):
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         super().__init__(first.code, first.message + more)
         self.findings = list(findings)
+
+
+SHOWN_CHARS = 60
+
+
+def shown(value: object) -> str:
+    """An author's value quoted in a message (``repr``; a decimal as its digits), cut short: a finding
+    names a value, it does not echo a megabyte string or a 10,000-digit number back at the user."""
+    text = str(value) if isinstance(value, Decimal) else repr(value)
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS - 12]}… ({len(text)} characters)"
 
 
 def reject(code: str, message: str, rule: str | None = None) -> AssetRejected:

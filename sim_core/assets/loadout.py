@@ -15,7 +15,7 @@ from typing import Any
 from sim_core.assets import constants as C
 from sim_core.assets.admission import AdmittedAsset
 from sim_core.assets.builtins import is_builtin_ref, stem_of, type_of
-from sim_core.assets.findings import Findings
+from sim_core.assets.findings import Findings, shown
 from sim_core.assets.mounts import ROLLER_SLOTS, TIRE_SLOTS, mount_matches
 from sim_core.errors import SimError
 from sim_core.intmath import round_div
@@ -116,7 +116,7 @@ def _slots(loadout: dict[str, Any], findings: Findings) -> list[tuple[str, str, 
 
 def _resolve(slot: str, ref: Any, expected: str, resolver: Resolver, findings: Findings) -> AdmittedAsset | None:
     if not isinstance(ref, str) or not (is_builtin_ref(ref) or _CONTENT_ID.match(ref)):
-        findings.error("loadout-ref-invalid", f"slot {slot}: {ref!r} is neither builtin:<type>-NN nor a content id (64 hex); local: refs are for the test slot only")
+        findings.error("loadout-ref-invalid", f"slot {slot}: {shown(ref)} is neither builtin:<type>-NN nor a content id (64 hex); local: refs are for the test slot only")
         return None
     if is_builtin_ref(ref):
         try:
@@ -153,7 +153,7 @@ def _passive(loadout: dict[str, Any], weapon: AdmittedAsset | None, chip: Admitt
     """(massReductionPctX100, resistPctX100) of the passive weapon boost (算式表.md §3)."""
     split = loadout.get("passiveWeightSplitPct")
     if split is not None and (isinstance(split, bool) or not isinstance(split, int) or not 0 <= split <= 100):
-        findings.error("loadout-passive-split-range", f"passiveWeightSplitPct must be an integer 0–100, got {split!r}")
+        findings.error("loadout-passive-split-range", f"passiveWeightSplitPct must be an integer 0–100, got {shown(split)}")
         return 0, 0
     passive = weapon is not None and weapon.manifest["weapon"]["passive"]
     if split is not None and not passive:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sim_core.assets.constants import PART_TYPES
-from sim_core.assets.findings import Findings
+from sim_core.assets.findings import Findings, shown
 from sim_core.errors import SimError
 from sim_core.materials import MATERIALS, Material
 
@@ -61,7 +61,7 @@ def check_material(
     """
     m = material_by_id(material_id)
     if m is None:
-        findings.error("material-not-allowed", f"{where}: material {material_id!r} is not in the material table")
+        findings.error("material-not-allowed", f"{where}: material {shown(material_id)} is not in the material table")
         return None
     if part_type is None and not m.usable_on_track():
         findings.error("material-not-allowed", f"{where}: material {m.id!r} is not allowed on tracks (environment scope)")

@@ -12,7 +12,7 @@ from typing import Any
 from sim_core.assets import constants as C
 from sim_core.assets import fields
 from sim_core.assets.common import Solid, check_empties_not_mirrored, frame_dict, mass_ug, node_materials
-from sim_core.assets.findings import Findings
+from sim_core.assets.findings import Findings, shown
 from sim_core.assets.geometry import CONTACT_DIRECTIONS, measure, union_aabb
 from sim_core.assets.mounts import check_chassis_mounts, check_mount_spacing, mount_nodes
 from sim_core.assets.reader import GlbAsset
@@ -169,13 +169,13 @@ def _chip(ctx: PartContext, volume: int) -> dict[str, Any] | None:
         skill = slot.get("skill") if isinstance(slot, dict) else None
         pct = slot.get("allocation_pct") if isinstance(slot, dict) else None
         if skill not in C.SKILLS:
-            problems.append(f"slot {i}: skill {skill!r} is not one of {', '.join(C.SKILLS)}")
+            problems.append(f"slot {i}: skill {shown(skill)} is not one of {', '.join(C.SKILLS)}")
         elif skill in seen:
             problems.append(f"slot {i}: skill {skill} appears twice")
         else:
             seen.add(skill)
         if isinstance(pct, bool) or not isinstance(pct, int) or not 1 <= pct <= 100:
-            problems.append(f"slot {i}: allocation_pct must be an integer 1–100, got {pct!r}")
+            problems.append(f"slot {i}: allocation_pct must be an integer 1–100, got {shown(pct)}")
         else:
             total += pct
         parsed.append({"skill": skill, "allocation_pct": pct})

@@ -11,8 +11,10 @@ reported as ``gltf-invalid`` with the parser's message, never as another excepti
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import DracoPy
@@ -22,8 +24,8 @@ from pygltflib import Mesh as GltfMesh
 from pygltflib import Node as GltfNode
 
 from sim_core.assets import constants as C
-from sim_core.assets.container import GlbContainer, read_container
-from sim_core.assets.findings import reject
+from sim_core.assets.container import GlbContainer, json_path, read_container
+from sim_core.assets.findings import reject, shown
 
 DRACO_EXTENSION = "KHR_draco_mesh_compression"
 _COMPONENTS = {5120: ("<i1", 1), 5121: ("<u1", 1), 5122: ("<i2", 2), 5123: ("<u2", 2), 5125: ("<u4", 4), 5126: ("<f4", 4)}
@@ -96,7 +98,7 @@ class GlbAsset:
 
 def _int(value: Any, what: str, low: int = 0, high: int = 2**62) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise reject("gltf-invalid", f"{what} must be an integer in [{low}, {high}], got {value!r}")
+        raise reject("gltf-invalid", f"{what} must be an integer in [{low}, {high}], got {shown(value)}")
     return value
 
 
@@ -217,7 +219,7 @@ def _draco_primitive(gltf: GLTF2, blob: bytes, ext: Any, declared: int, what: st
 
 def _primitive(gltf: GLTF2, blob: bytes, prim: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
     if prim.mode not in (None, 4):
-        raise reject("gltf-unsupported", f"{what}: only triangle primitives (mode 4) are supported, got mode {prim.mode!r}")
+        raise reject("gltf-unsupported", f"{what}: only triangle primitives (mode 4) are supported, got mode {shown(prim.mode)}")
     extensions = prim.extensions if isinstance(prim.extensions, dict) else {}
     if DRACO_EXTENSION in extensions:
         points, faces = _draco_primitive(gltf, blob, extensions[DRACO_EXTENSION], _declared_triangles(gltf, prim), what)
@@ -312,9 +314,28 @@ def _raw_node_extras(doc: dict[str, Any], index: int) -> dict[str, Any]:
     return extras if isinstance(extras, dict) else {}
 
 
+def _model_view(value: Any, path: str) -> Any:
+    """The document as pygltflib should see it: without any ``extras`` and with numbers as floats.
+
+    glTF lets ``extras`` be any JSON value (a string, a list, …), but pygltflib decodes every one as an
+    object and fails on anything else; the reader takes extras from the raw document anyway (an
+    object's Open4WD keys are checked, any other value carries no Open4WD data). ``extensions`` must
+    be an object by the glTF schema, and is refused here with its place when it is not."""
+    if isinstance(value, Decimal):
+        return float(value)  # the container admitted only numbers within a double
+    if isinstance(value, list):
+        return [_model_view(item, json_path(path, i)) for i, item in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    if "extensions" in value and not isinstance(value["extensions"], dict):
+        raise reject("gltf-invalid", f"{path}.extensions is {shown(value['extensions'])}; glTF requires extensions to be an object")
+    return {key: item if key == "extensions" else _model_view(item, json_path(path, key)) for key, item in value.items() if key != "extras"}
+
+
 def _load_model(container: GlbContainer) -> GLTF2:
+    model_json = json.dumps(_model_view(container.doc, "$"))
     try:
-        gltf = GLTF2.from_json(container.json_text)
+        gltf = GLTF2.from_json(model_json)
     except Exception as exc:  # pygltflib raises whatever its dataclass decoder hits
         raise reject("gltf-invalid", f"the glTF JSON does not match the glTF 2.0 schema ({type(exc).__name__}: {exc})") from None
     for section, kind in _SECTIONS.items():

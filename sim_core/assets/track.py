@@ -14,7 +14,7 @@ from typing import Any
 from sim_core.assets import constants as C
 from sim_core.assets import fields
 from sim_core.assets.common import check_empties_not_mirrored, node_materials
-from sim_core.assets.findings import Findings
+from sim_core.assets.findings import Findings, shown
 from sim_core.assets.reader import GlbAsset, Node
 from sim_core.assets.surface import SurfaceIndex
 
@@ -38,7 +38,7 @@ def _indexed_empties(asset: GlbAsset, findings: Findings) -> dict[str, list[Node
         if prefix is None:
             continue
         if not _INDEXED.match(node.name) or node.mesh is not None:
-            findings.error("empty-name-invalid", f"{node.name!r} must be an empty named {prefix}<n> with n a positive integer")
+            findings.error("empty-name-invalid", f"{shown(node.name)} must be an empty named {prefix}<n> with n a positive integer")
             continue
         out[prefix].append(node)
     for nodes in out.values():
@@ -82,7 +82,7 @@ def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Find
         name = entry.get("name") if isinstance(entry, dict) else None
         node = by_name.get(name) if isinstance(name, str) else None
         if node is None or name in listed:
-            findings.error("route-empty-mismatch", f"track.route[{i}] names {name!r}, which is not a RoutePoint_<n> empty listed once")
+            findings.error("route-empty-mismatch", f"track.route[{i}] names {shown(name)}, which is not a RoutePoint_<n> empty listed once")
             continue
         listed.add(name)
         width = fields.number(entry, "width_m", f"track.route[{i}]", findings, low=0, high=500, scale=1_000_000, unit=" m")
@@ -112,7 +112,7 @@ def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Find
     auto = "loop" if track_type == "fixed" and len(points) >= 3 and ends2 < C.LAP_MODE_LOOP_DISTANCE_UM**2 else "linear"
     lap_mode = fields.choice(track, "lap_mode", "track", findings, ("linear", "loop"), default=auto)
     if lap_mode != auto and (track_type == "open" or len(points) < 3):
-        findings.error("field-invalid", f"track.lap_mode {lap_mode!r} may be overridden only on fixed tracks with ≥ 3 route points")
+        findings.error("field-invalid", f"track.lap_mode {shown(lap_mode)} may be overridden only on fixed tracks with ≥ 3 route points")
     return track_type, lap_mode or auto, points
 
 
@@ -208,7 +208,7 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
         where = f"entity {node.name or node.index}"
         local = Findings()
         if kind not in C.ENTITY_TYPES:
-            local.error("entity-invalid", f"{where}: entity_type {kind!r} is not one of {', '.join(C.ENTITY_TYPES)}")
+            local.error("entity-invalid", f"{where}: entity_type {shown(kind)} is not one of {', '.join(C.ENTITY_TYPES)}")
         physics = fields.choice(node.extras, "physics", where, local, ("default", "visual_only"), default="default")
         destructible = fields.flag(node.extras, "destructible", where, local, default=False)
         if physics == "visual_only" and (kind != "decoration" or destructible):

@@ -7,7 +7,7 @@ from typing import Any
 
 from sim_core.assets import constants as C
 from sim_core.assets import fields
-from sim_core.assets.findings import Findings
+from sim_core.assets.findings import Findings, shown
 from sim_core.assets.reader import GlbAsset, Node
 
 ROOT = "root extras"
@@ -44,7 +44,7 @@ def _payload(asset: GlbAsset, spec: dict[str, Any], where: str, claimed: set[str
         name = spec["mesh_node"]
         node = asset.node(name) if isinstance(name, str) else None
         if node is None or node.mesh is None or name in claimed:
-            findings.error("weapon-payload-invalid", f"{where}: mesh_node {name!r} must name a mesh node not driven by another actuator")
+            findings.error("weapon-payload-invalid", f"{where}: mesh_node {shown(name)} must name a mesh node not driven by another actuator")
             return None
         claimed.add(name)
         return {"mesh_node": name}, 1
@@ -83,7 +83,7 @@ def _actuators(asset: GlbAsset, findings: Findings) -> list[dict[str, Any]] | No
         pivot = spec.get("pivot_node")
         pivot_node = asset.node(pivot) if isinstance(pivot, str) else None
         if pivot_node is None or pivot_node.mesh is not None or not pivot.startswith("Pivot_") or pivot in pivots:
-            local.error("weapon-actuator-invalid", f"{where}: pivot_node {pivot!r} must name its own Pivot_* empty")
+            local.error("weapon-actuator-invalid", f"{where}: pivot_node {shown(pivot)} must name its own Pivot_* empty")
         else:
             pivots.add(pivot)
         angle = fields.number(spec, "weapon_max_angle_deg", where, local, low=1, high=360, scale=1000, unit=" degrees")

@@ -7,6 +7,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sim_core.assets.admission import AdmittedAsset
 from sim_core.assets.builtins import admitted_builtin
@@ -131,3 +133,21 @@ def test_mount_missing_and_solver_floor() -> None:
         return replace(asset, manifest=manifest)
 
     assert "loadout-chassis-solver-floor" in codes(archetype(3), feather_chassis)
+
+
+LOADOUT_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+    | st.sampled_from(["builtin:chip-01", "builtin:tire-01", "builtin:weapon-02", "builtin:chassis-09", "a" * 64]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["FL", "FR", "RL", "RR", "CL", "x"]), inner, max_size=4),
+    max_leaves=6,
+)
+LOADOUT_KEYS = st.sampled_from(["chassis", "body", "motor", "battery", "tires", "rollers", "chip", "weapon", "passiveWeightSplitPct", "spoiler"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 3), st.dictionaries(LOADOUT_KEYS, LOADOUT_VALUES, max_size=4))
+def test_any_json_in_any_slot_is_a_finding_or_a_car(n: int, changes: dict[str, Any]) -> None:
+    """A loadout file holds whatever its author typed: every value is refused with a code or builds a car."""
+    findings, car = assemble(archetype(n, **changes), admitted_builtin)
+    assert car is not None or findings.errors
+    assert all(f.code.startswith("loadout-") or f.code in ("unknown-builtin", "builtin-missing") for f in findings.items), findings.codes()
