@@ -3,23 +3,41 @@
 Node 0 hosts (``host --auto-ready``), the others join with its invitation, exactly as players would;
 every node prints JSON events, and the demo gathers each node's final ``result``: standings, checksum
 votes that agreed, leaves, and the path of its race log.
+
+Everything a node would refuse is checked before the first node starts (``prepare``). The nodes run in
+their own sessions, so a Ctrl-C in the terminal reaches the demo alone; the demo passes its stop signal
+on to every node (SIGTERM when the demo itself failed), so each closes its race log saying why, and
+reaps them all (a node still running after ``NODE_GRACE_S`` is killed).
 """
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import trio
 
+from open4wd_node.asset_store import AssetStore
 from open4wd_node.choices import ARCHETYPES
+from open4wd_node.context import NodeContext
 from open4wd_node.context_errors import UserError
+from open4wd_node.room_assets import NodeRoomAssets
+from open4wd_node.signals import received_signal
+from protocol.errors import ProtocolError
+from protocol.room_config import MatchConfig
+from sim_core.assets.builtins import is_builtin_ref
 
 NODE_TIMEOUT_S = 900
 INVITE_TIMEOUT_S = 30
+NODE_GRACE_S = 10  # a stopped node closes its race log and exits well within this
 
 
 @dataclass(frozen=True)
@@ -44,6 +62,33 @@ class NodeRun:
         return next((e for e in reversed(self.events) if e.get("event") == name), None)
 
 
+def prepare(options: DemoOptions, ctx: NodeContext) -> Path:
+    """Check what the nodes would refuse, then create the run's directory (returned): no node has
+    started yet, and a refused option leaves nothing behind."""
+    _check_track(options, ctx)
+    root = ctx.data_dir / "demo"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=root))
+    except OSError as exc:
+        raise UserError("demo-data-dir-unwritable",
+                        f"cannot create the demo's node directories under {root}: {exc.strerror}; "
+                        "give --data-dir a writable directory") from None
+
+
+def _check_track(options: DemoOptions, ctx: NodeContext) -> None:
+    """The host's own check of its track (it resolves as a track), made with the store the host will
+    have: a fresh node's, which holds the built-ins only."""
+    if not is_builtin_ref(options.track):
+        raise UserError("demo-track-invalid", f"--track {options.track}: every demo node starts with an empty "
+                                              "asset store, so the demo races on built-in tracks only (builtin:track-NN)")
+    assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
+    try:
+        assets.track_digests(MatchConfig.uniform(options.track, options.rounds, options.laps))
+    except ProtocolError as exc:
+        raise UserError("demo-track-invalid", f"--track: {exc.message}") from None
+
+
 def _node_args(options: DemoOptions, index: int, data_dir: Path) -> list[str]:
     cars = list(ARCHETYPES)
     args = [sys.executable, "-m", "open4wd_node.cli", "--data-dir", str(data_dir / f"node{index}"), "--log-format", "json"]
@@ -58,9 +103,22 @@ def _node_args(options: DemoOptions, index: int, data_dir: Path) -> list[str]:
     return args + ["join", "{invite}", "--listen", "127.0.0.1:0"] + common
 
 
+async def _stop_node(process: trio.Process) -> None:
+    """How a cancelled demo stops a node: its own stop signal passed on (SIGTERM when the demo failed),
+    then SIGKILL after the grace period; ``trio.run_process`` reaps it."""
+    process.send_signal(received_signal() or signal.SIGTERM)
+    with trio.move_on_after(NODE_GRACE_S):
+        await process.wait()
+    if process.returncode is None:
+        process.kill()
+
+
 async def _run_node(argv: list[str], run: NodeRun, on_event) -> None:
-    process = await trio.lowlevel.open_process(argv, stdout=-1, stderr=-1, stdin=-3)
     async with trio.open_nursery() as nursery:
+        process = await nursery.start(partial(
+            trio.run_process, argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            check=False, start_new_session=True, deliver_cancel=_stop_node))
+
         async def read_stderr() -> None:
             chunks = []
             async for chunk in process.stderr:
@@ -91,17 +149,23 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress) -> list[NodeR
             created.set()
         progress(index, event)
 
-    with trio.fail_after(NODE_TIMEOUT_S):
+    async def host() -> None:
+        await _run_node(_node_args(options, 0, data_dir), runs[0], on_event)
+        created.set()  # a host that exited before opening its room fails the demo now, not at the time-out
+
+    with trio.move_on_after(NODE_TIMEOUT_S) as deadline:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_run_node, _node_args(options, 0, data_dir), runs[0], on_event)
+            nursery.start_soon(host)
             with trio.move_on_after(INVITE_TIMEOUT_S):
                 await created.wait()
-            if not created.is_set():
+            if "url" not in invite:
                 nursery.cancel_scope.cancel()
                 raise UserError("demo-failed", f"the host did not open its room: {runs[0].stderr[-500:]}")
             for index in range(1, options.nodes):
                 argv = [invite["url"] if a == "{invite}" else a for a in _node_args(options, index, data_dir)]
                 nursery.start_soon(_run_node, argv, runs[index], on_event)
+    if deadline.cancelled_caught:
+        raise UserError("demo-failed", f"the nodes had not finished after {NODE_TIMEOUT_S} s; they were stopped")
     return runs
 
 

@@ -30,22 +30,23 @@ def _progress(as_json: bool):
 
 def run(args, ctx) -> int:
     import time
-    from pathlib import Path
 
-    from open4wd_node.demo import DemoOptions, run_demo, summarize
+    from open4wd_node.demo import DemoOptions, prepare, run_demo, summarize
+    from open4wd_node.room_cli import FAULT
     from open4wd_node.trio_main import run_trio
 
     corrupt = None
     if args.corrupt is not None:
         match = CORRUPT.fullmatch(args.corrupt)
-        if match is None or not 0 <= int(match[1]) < args.nodes:
-            raise UserError("demo-invalid", f"--corrupt takes NODE@FRAME with NODE in 0..{args.nodes - 1}")
+        if match is None or not 0 <= int(match[1]) < args.nodes or not FAULT.fullmatch(f"corrupt-state@{match[2]}"):
+            raise UserError("demo-invalid", f"--corrupt takes NODE@FRAME with NODE in 0..{args.nodes - 1} and FRAME "
+                                            f"a frame number of at most 7 digits, got {args.corrupt[:40]!r}")
         corrupt = (int(match[1]), int(match[2]))
     options = DemoOptions(nodes=args.nodes, rounds=args.rounds, laps=args.laps, mode=args.mode, seed=args.seed,
                           corrupt=corrupt, track=args.track)
-    base = ctx.data_dir / "demo" / time.strftime("%Y%m%d-%H%M%S")
+    base = prepare(options, ctx)  # every refusal comes before the first node starts
     started = time.monotonic()
-    runs = run_trio(run_demo, options, Path(base), _progress(args.json))
+    runs = run_trio(run_demo, options, base, _progress(args.json))
     summary = summarize(runs, time.monotonic() - started)
     if args.json:
         print(json.dumps(summary))
