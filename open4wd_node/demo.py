@@ -4,7 +4,7 @@ Node 0 hosts (``host --auto-ready``), the others join with its invitation, exact
 every node prints JSON events, and the demo gathers each node's final ``result``: standings, checksum
 votes that agreed, leaves, and the path of its race log.
 
-Everything a node would refuse is checked before the first node starts (``prepare``). The nodes run in
+Everything a node would refuse is checked before the first node starts (``demo_setup.prepare``). The nodes run in
 their own sessions, so a Ctrl-C in the terminal reaches the demo alone; the demo passes its stop signal
 on to every node (SIGTERM when the demo itself failed), so each closes its race log saying why, and
 reaps them all (a node still running after ``NODE_GRACE_S`` is killed).
@@ -16,8 +16,6 @@ import json
 import signal
 import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -25,30 +23,14 @@ from typing import Any
 
 import trio
 
-from open4wd_node.asset_store import AssetStore
 from open4wd_node.choices import ARCHETYPES
-from open4wd_node.context import NodeContext
 from open4wd_node.context_errors import UserError
-from open4wd_node.room_assets import NodeRoomAssets
+from open4wd_node.demo_setup import DemoOptions
 from open4wd_node.signals import received_signal
-from protocol.errors import ProtocolError
-from protocol.room_config import MatchConfig
-from sim_core.assets.builtins import is_builtin_ref
 
 NODE_TIMEOUT_S = 900
 INVITE_TIMEOUT_S = 30
 NODE_GRACE_S = 10  # a stopped node closes its race log and exits well within this
-
-
-@dataclass(frozen=True)
-class DemoOptions:
-    nodes: int = 4
-    rounds: int = 1
-    laps: int = 1
-    mode: str = "rollback"
-    seed: int = 0
-    corrupt: tuple[int, int] | None = None  # (node, frame)
-    track: str = "builtin:track-02"
 
 
 @dataclass
@@ -60,33 +42,6 @@ class NodeRun:
 
     def last(self, name: str) -> dict[str, Any] | None:
         return next((e for e in reversed(self.events) if e.get("event") == name), None)
-
-
-def prepare(options: DemoOptions, ctx: NodeContext) -> Path:
-    """Check what the nodes would refuse, then create the run's directory (returned): no node has
-    started yet, and a refused option leaves nothing behind."""
-    _check_track(options, ctx)
-    root = ctx.data_dir / "demo"
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=root))
-    except OSError as exc:
-        raise UserError("demo-data-dir-unwritable",
-                        f"cannot create the demo's node directories under {root}: {exc.strerror}; "
-                        "give --data-dir a writable directory") from None
-
-
-def _check_track(options: DemoOptions, ctx: NodeContext) -> None:
-    """The host's own check of its track (it resolves as a track), made with the store the host will
-    have: a fresh node's, which holds the built-ins only."""
-    if not is_builtin_ref(options.track):
-        raise UserError("demo-track-invalid", f"--track {options.track}: every demo node starts with an empty "
-                                              "asset store, so the demo races on built-in tracks only (builtin:track-NN)")
-    assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
-    try:
-        assets.track_digests(MatchConfig.uniform(options.track, options.rounds, options.laps))
-    except ProtocolError as exc:
-        raise UserError("demo-track-invalid", f"--track: {exc.message}") from None
 
 
 def _node_args(options: DemoOptions, index: int, data_dir: Path) -> list[str]:

@@ -100,7 +100,8 @@ REFUSED = [
     (["--track", "builtin:track-99"], "demo-track-invalid", 1),
     (["--track", "builtin:chassis-01"], "demo-track-invalid", 1),
     (["--track", "0" * 64], "demo-track-invalid", 1),
-    (["--corrupt", "4@100"], "demo-invalid", 1),
+    (["--corrupt", "4@100"], "demo-invalid", 1),  # 4 nodes: 0..3
+    (["--corrupt", "1@36000"], "demo-invalid", 1),  # round 1 has 600 s: frames 0..35999
     (["--corrupt", "0@123456789"], "demo-invalid", 1),
     (["--corrupt", "zero@100"], "demo-invalid", 1),
 ]
@@ -129,7 +130,8 @@ def test_a_failing_demo_stops_and_reaps_its_running_nodes(tmp_path):
     """Whatever fails inside the demo (here: its progress view) stops every node with SIGTERM and reaps it."""
     import trio
 
-    from open4wd_node.demo import DemoOptions, run_demo
+    from open4wd_node.demo import run_demo
+    from open4wd_node.demo_setup import DemoOptions
 
     seen: dict[str, set[int]] = {}
 
