@@ -4,10 +4,10 @@ Node 0 hosts (``host --auto-ready``), the others join with its invitation, exact
 every node prints JSON events, and the demo gathers each node's final ``result``: standings, checksum
 votes that agreed, leaves, and the path of its race log.
 
-Everything a node would refuse is checked before the first node starts (``demo_setup.prepare``). The nodes run in
-their own sessions, so a Ctrl-C in the terminal reaches the demo alone; the demo passes its stop signal
-on to every node (SIGTERM when the demo itself failed), so each closes its race log saying why, and
-reaps them all (a node still running after ``NODE_GRACE_S`` is killed).
+Everything a node would refuse is checked before the first node starts (``demo_setup.prepare``). The
+nodes run in their own sessions, so a Ctrl-C in the terminal reaches the demo alone; the demo passes its
+stop signal on to every node (SIGTERM when the demo itself failed), so each closes its race log saying
+why, and reaps them all (a node still running after ``NODE_GRACE_S`` is killed).
 """
 
 from __future__ import annotations

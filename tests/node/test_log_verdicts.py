@@ -16,7 +16,7 @@ from open4wd_node.cli import main
 from open4wd_node.config import DEFAULTS
 from open4wd_node.context_errors import UserError
 from open4wd_node.drivers.bot import BotDriver
-from open4wd_node.race_log import MAGIC, LogReader, LogStatus, encode_record
+from open4wd_node.race_log import LogReader, LogStatus, encode_record
 from open4wd_node.replay import replay
 from open4wd_node.room_assets import NodeRoomAssets
 from tests.race_net.nodes import race, short_track
@@ -90,7 +90,7 @@ def test_a_log_cut_at_a_record_boundary_is_incomplete(log_copy, capsys):
     assert (status, body["ok"], body["status"], err) == (0, True, "incomplete", "")
 
 
-def test_a_log_without_only_its_end_record_is_incomplete(log_copy, capsys):
+def test_a_log_missing_only_its_end_record_is_incomplete(log_copy, capsys):
     data_dir, log = log_copy
     log.write_bytes(log.read_bytes()[:boundaries(log)[-2]])
     status, body, _ = replay_cli(capsys, data_dir, log)
