@@ -3,13 +3,21 @@
 Node 0 hosts (``host --auto-ready``), the others join with its invitation, exactly as players would;
 every node prints JSON events, and the demo gathers each node's final ``result``: standings, checksum
 votes that agreed, leaves, and the path of its race log.
+
+Everything a node would refuse is checked before the first node starts (``demo_setup.prepare``). The
+nodes run in their own sessions, so a Ctrl-C in the terminal reaches the demo alone; the demo passes its
+stop signal on to every node (SIGTERM when the demo itself failed), so each closes its race log saying
+why, and reaps them all (a node still running after ``NODE_GRACE_S`` is killed).
 """
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +25,12 @@ import trio
 
 from open4wd_node.choices import ARCHETYPES
 from open4wd_node.context_errors import UserError
+from open4wd_node.demo_setup import DemoOptions
+from open4wd_node.signals import received_signal
 
 NODE_TIMEOUT_S = 900
 INVITE_TIMEOUT_S = 30
-
-
-@dataclass(frozen=True)
-class DemoOptions:
-    nodes: int = 4
-    rounds: int = 1
-    laps: int = 1
-    mode: str = "rollback"
-    seed: int = 0
-    corrupt: tuple[int, int] | None = None  # (node, frame)
-    track: str = "builtin:track-02"
+NODE_GRACE_S = 10  # a stopped node closes its race log and exits well within this
 
 
 @dataclass
@@ -58,9 +58,22 @@ def _node_args(options: DemoOptions, index: int, data_dir: Path) -> list[str]:
     return args + ["join", "{invite}", "--listen", "127.0.0.1:0"] + common
 
 
+async def _stop_node(process: trio.Process) -> None:
+    """How a cancelled demo stops a node: its own stop signal passed on (SIGTERM when the demo failed),
+    then SIGKILL after the grace period; ``trio.run_process`` reaps it."""
+    process.send_signal(received_signal() or signal.SIGTERM)
+    with trio.move_on_after(NODE_GRACE_S):
+        await process.wait()
+    if process.returncode is None:
+        process.kill()
+
+
 async def _run_node(argv: list[str], run: NodeRun, on_event) -> None:
-    process = await trio.lowlevel.open_process(argv, stdout=-1, stderr=-1, stdin=-3)
     async with trio.open_nursery() as nursery:
+        process = await nursery.start(partial(
+            trio.run_process, argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            check=False, start_new_session=True, deliver_cancel=_stop_node))
+
         async def read_stderr() -> None:
             chunks = []
             async for chunk in process.stderr:
@@ -91,17 +104,23 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress) -> list[NodeR
             created.set()
         progress(index, event)
 
-    with trio.fail_after(NODE_TIMEOUT_S):
+    async def host() -> None:
+        await _run_node(_node_args(options, 0, data_dir), runs[0], on_event)
+        created.set()  # a host that exited before opening its room fails the demo now, not at the time-out
+
+    with trio.move_on_after(NODE_TIMEOUT_S) as deadline:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_run_node, _node_args(options, 0, data_dir), runs[0], on_event)
+            nursery.start_soon(host)
             with trio.move_on_after(INVITE_TIMEOUT_S):
                 await created.wait()
-            if not created.is_set():
+            if "url" not in invite:
                 nursery.cancel_scope.cancel()
                 raise UserError("demo-failed", f"the host did not open its room: {runs[0].stderr[-500:]}")
             for index in range(1, options.nodes):
                 argv = [invite["url"] if a == "{invite}" else a for a in _node_args(options, index, data_dir)]
                 nursery.start_soon(_run_node, argv, runs[index], on_event)
+    if deadline.cancelled_caught:
+        raise UserError("demo-failed", f"the nodes had not finished after {NODE_TIMEOUT_S} s; they were stopped")
     return runs
 
 

@@ -6,6 +6,10 @@
 Records reach the kernel with one ``os.write`` per batch, so a ``kill -9`` loses nothing already
 written and the file stays readable up to its last complete record; ``sync()`` (round end, exit) also
 fsyncs. A torn tail is reported as truncation, a checksum mismatch before the tail as damage.
+
+A node that closes its log writes an ``end`` record last, saying why (``EndReason``); so a reader can
+tell a whole log (``complete``) from one whose writer stopped between records without closing it
+(``incomplete``: killed, or the machine went down) and from one cut inside a record (``torn``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +30,32 @@ from open4wd_node.context_errors import UserError
 MAGIC = b"O4WRLOG1"
 HEAD = struct.Struct(">I8s")
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a saved state is at most 4 MiB; headers stay far below this
+
+
+END_KIND = "end"
+
+
+class EndReason(str, Enum):
+    """Why a node closed its race log (the ``reason`` of the ``end`` record)."""
+
+    ENDED = "ended"  # the match ran to its end for this node; the record's ``outcome`` says how
+    INTERRUPTED = "interrupted"  # SIGINT (Ctrl-C)
+    TERMINATED = "terminated"  # SIGTERM
+    CANCELLED = "cancelled"  # stopped by the program itself (e.g. a caller's time limit), no signal, no error
+    ERROR = "error"  # an exception ended the match; ``detail`` names it
+
+
+class LogStatus(str, Enum):
+    """How much of a match a log holds."""
+
+    COMPLETE = "complete"  # closed by its node: the last record is the end record
+    INCOMPLETE = "incomplete"  # whole records only, but no end record: its writer stopped without closing it
+    TORN = "torn"  # ends inside a record (its writer was killed mid-write): good up to the last whole record
+
+
+def end_record(reason: EndReason, *, outcome: str | None = None, detail: str = "") -> dict[str, Any]:
+    """The last record of a closed log; ``outcome`` only when the match ran to its end."""
+    return {"kind": END_KIND, "reason": reason.value, "outcome": outcome, "detail": detail}
 
 
 def _checksum(body: bytes) -> bytes:
@@ -94,12 +125,22 @@ class LogRecord:
 
 @dataclass
 class LogReader:
-    """Iterate the complete records of a log; ``truncated`` tells whether a torn tail was skipped."""
+    """Iterate the complete records of a log; ``truncated`` tells whether a torn tail was skipped, and
+    ``end`` holds the end record once it was read (nothing may follow it)."""
 
     path: Path
     truncated: bool = False
+    end: dict[str, Any] | None = None
+
+    @property
+    def status(self) -> LogStatus:
+        """Meaningful once the records were iterated."""
+        if self.truncated:
+            return LogStatus.TORN
+        return LogStatus.COMPLETE if self.end is not None else LogStatus.INCOMPLETE
 
     def __iter__(self) -> Iterator[LogRecord]:
+        self.truncated, self.end = False, None
         try:
             data = self.path.read_bytes()
         except OSError as exc:
@@ -127,5 +168,9 @@ class LogReader:
                 raise UserError("race-log-damaged", f"record {index} at byte {offset} is not msgpack") from None
             if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
                 raise UserError("race-log-damaged", f"record {index} at byte {offset} has no kind")
+            if self.end is not None:
+                raise UserError("race-log-damaged", f"record {index} at byte {offset} follows the end record")
+            if record["kind"] == END_KIND:
+                self.end = record
             yield LogRecord(index, offset, record)
             offset, index = end, index + 1

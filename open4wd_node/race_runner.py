@@ -17,13 +17,15 @@ import trio
 
 from open4wd_node.blocking import run_blocking
 from open4wd_node.clock import NodeClock
+from open4wd_node.context_errors import first_coded
 from open4wd_node.events import EventSink
 from open4wd_node.frame_pump import FramePump
 from open4wd_node.node_listener import NodeListener
-from open4wd_node.race_log import RaceLogWriter
+from open4wd_node.race_log import EndReason, RaceLogWriter, end_record
 from open4wd_node.race_mesh import Mesh
 from open4wd_node.race_world import WorldAdapter, build_round_world, chip_skills
 from open4wd_node.room_assets import NodeRoomAssets
+from open4wd_node.signals import received
 from open4wd_node.state_files import write_state_file
 from protocol.identity import Identity, race_id
 from protocol.locked_start import LockedStart
@@ -127,8 +129,10 @@ class MatchRunner:
                     await self._barrier(rounds)  # everyone is done with the last anchor before links close
                 await self.mesh.flush(FLUSH_S)  # e.g. a leave {desync} must reach the others before links close
                 nursery.cancel_scope.cancel()
-        finally:
-            self._finish()
+        except BaseException as exc:
+            self._finish(_stopped_by(exc))
+            raise
+        self._finish(end_record(EndReason.ENDED, outcome=self.report.outcome, detail=self.report.detail))
         return self.report
 
     def _header(self) -> dict[str, Any]:
@@ -313,13 +317,30 @@ class MatchRunner:
     def _close(self, action: CloseLink) -> None:
         log.info("race-close-link", peer=action.peer, code=action.code)
 
-    def _finish(self) -> None:
+    def _finish(self, end: dict[str, Any]) -> None:
+        """Runs however the match ends: the log always closes with its end record."""
         results = [r.pop("result") for r in self.report.rounds if "result" in r]
         if results:
             self.report.standings = match_standings(results)
             self.log.append({"kind": "match-end", "outcome": self.report.outcome, "standings": self.report.standings})
             self.events.emit("match-end", results=self.report.standings, outcome=self.report.outcome)
+        self.log.append(end)
         self.log.close()
+
+
+def _stopped_by(exc: BaseException) -> dict[str, Any]:
+    """The end record of a match that an exception stopped: a stop signal (whatever exception it
+    surfaced as, usually ``Cancelled``), a cancellation from within the program, or an error."""
+    why = received()
+    if why is not None:
+        return end_record(EndReason(why))
+    if isinstance(exc, BaseExceptionGroup):  # a nursery's: its first error, unless it holds only Cancelled
+        exc = first_coded(exc, (Exception, KeyboardInterrupt)) or exc
+    if isinstance(exc, KeyboardInterrupt):
+        return end_record(EndReason.INTERRUPTED)
+    if isinstance(exc, (trio.Cancelled, BaseExceptionGroup)):
+        return end_record(EndReason.CANCELLED)
+    return end_record(EndReason.ERROR, detail=f"{type(exc).__name__}: {exc}"[:500])
 
 
 _ACTIONS = {

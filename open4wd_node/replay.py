@@ -5,6 +5,12 @@ round's world is rebuilt exactly as the race built it; every signed input is che
 peer's race key (announced under its master key, logged); the confirmed inputs are stepped in order, and
 the node's own vote hash at every checksum frame and the state hash at each round end must match.
 The first difference is reported with its round and frame.
+
+The report says how much of the match the log holds (``LogStatus``: complete, incomplete, torn) and
+why its node closed it (the end record's reason and outcome). What it counts is named exactly:
+``votes_verified`` (checksum votes whose recorded own hash the re-simulation reproduced),
+``votes_agreed`` (those of them that every voter agreed on: the demo's ``agreed_hashes``) and
+``round_ends_verified`` (final state hashes of rounds, which are not votes).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 
 import sim_core
 from open4wd_node.context_errors import UserError
-from open4wd_node.race_log import LogReader
+from open4wd_node.race_log import END_KIND, LogReader, LogStatus
 from open4wd_node.race_world import build_round_world
 from open4wd_node.room_assets import NodeRoomAssets
 from protocol.errors import ProtocolError
@@ -35,11 +41,39 @@ from sim_core import SkillEvent
 class ReplayReport:
     match_id: str = ""
     node: str = ""
+    status: LogStatus = LogStatus.INCOMPLETE
+    end_reason: str | None = None  # the end record's reason (EndReason), None without one
+    outcome: str | None = None  # the match's outcome for this node, when it ran to its end
     rounds: int = 0
     frames: int = 0
-    hashes_checked: int = 0
-    truncated: bool = False
+    last_round: int = -1  # the last frame re-simulated: how far a torn or incomplete log is verified
+    last_frame: int = -1
+    votes_verified: int = 0
+    votes_agreed: int = 0
+    round_ends_verified: int = 0
     standings: list[list[dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def hashes_checked(self) -> int:
+        return self.votes_verified + self.round_ends_verified
+
+
+UNFINISHED = {  # why a log short of its end record is refused (the verified part is still reported)
+    LogStatus.INCOMPLETE: ("replay-incomplete", "the log has no end record: its node stopped without closing it "
+                                                "(killed, or its machine went down), so the rest of the match and "
+                                                "its result are missing"),
+    LogStatus.TORN: ("replay-torn", "the log ends inside a record (its node was killed while writing), so the "
+                                    "rest of the match and its result are missing"),
+}
+
+
+def unfinished(report: ReplayReport) -> UserError | None:
+    """The error for a log that is not complete, naming how far it was verified; None for a complete log."""
+    if report.status not in UNFINISHED:
+        return None
+    code, why = UNFINISHED[report.status]
+    return UserError(code, f"{why}; verified up to round {report.last_round} frame {report.last_frame} "
+                           "(--allow-incomplete accepts a partial log)")
 
 
 def _mismatch(round_index: int, frame: int, what: str) -> UserError:
@@ -75,21 +109,21 @@ def _check_inputs(keys: RaceKeyBook, race: str, record: dict[str, Any]) -> None:
 
 
 def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
-    """Raises ``replay-mismatch`` naming the first bad round and frame, ``race-log-damaged`` (with the
-    last good frame) for a damaged record."""
-    progress = {"round": -1, "frame": -1}
-    try:
-        return _replay(path, assets, progress)
-    except UserError as exc:
-        if exc.code != "race-log-damaged" or progress["frame"] < 0:
-            raise
-        raise UserError(exc.code, f"{exc.message}; the log is good up to round {progress['round']} "
-                                  f"frame {progress['frame']}") from None
-
-
-def _replay(path: Path, assets: NodeRoomAssets, progress: dict[str, int]) -> ReplayReport:
-    reader = LogReader(path)
+    """Verify what the log holds and say how much that is (``status``): an incomplete or torn log is
+    reported, not refused. Raises ``replay-mismatch`` naming the first bad round and frame,
+    ``race-log-damaged`` (with the last good frame) for a damaged record."""
     report = ReplayReport()
+    try:
+        return _replay(path, assets, report)
+    except UserError as exc:
+        if exc.code != "race-log-damaged" or report.last_frame < 0:
+            raise
+        raise UserError(exc.code, f"{exc.message}; the log is good up to round {report.last_round} "
+                                  f"frame {report.last_frame}") from None
+
+
+def _replay(path: Path, assets: NodeRoomAssets, report: ReplayReport) -> ReplayReport:
+    reader = LogReader(path)
     locked = world = keys = None
     config_rounds: list[dict[str, Any]] = []
     round_index = -1
@@ -122,7 +156,7 @@ def _replay(path: Path, assets: NodeRoomAssets, progress: dict[str, int]) -> Rep
             _check_inputs(keys, race_id(locked.match_id, round_index), record)
             world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, _, events, _ in record["inputs"] if events})
             report.frames += 1
-            progress.update(round=round_index, frame=record["frame"])
+            report.last_round, report.last_frame = round_index, record["frame"]
             if record["frame"] % VOTE_INTERVAL_FRAMES == 0:
                 vote_hashes[(round_index, record["frame"])] = world.state_hash().hex()
         elif kind == "caught-up":
@@ -139,13 +173,16 @@ def _replay(path: Path, assets: NodeRoomAssets, progress: dict[str, int]) -> Rep
                     raise _mismatch(round_index, record["frame"], "a checksum for a frame the log never reached")
                 if replayed != own:
                     raise _mismatch(round_index, record["frame"], "the re-simulated state hash differs from the recorded vote")
-                report.hashes_checked += 1
+                report.votes_verified += 1
+                report.votes_agreed += int(record["result"] == "agreed")
         elif kind == "round-end":
             if world is None or world.state_hash().hex() != record["stateHash"]:
                 raise _mismatch(round_index, record["frame"], "the round's final state hash differs")
-            report.hashes_checked += 1
+            report.round_ends_verified += 1
             report.standings.append(record["standings"])
+        elif kind == END_KIND:
+            report.end_reason, report.outcome = record.get("reason"), record.get("outcome")
     if locked is None:
         raise UserError("race-log-damaged", f"{path} holds no header record")
-    report.truncated = reader.truncated
+    report.status = reader.status
     return report

@@ -3,7 +3,8 @@
     file = msgpack {kind: "saved-state", version: 1, matchId, round, frame, node, fields: [name…], state: bytes}
 
 ``fields`` names the state's i64 values in saved order (``World.field_names``), so ``state-diff`` can
-compare two nodes' states of one frame by name with nothing but the two files.
+compare two nodes' states of one frame by name with nothing but the two files. Two states of different
+matches, rounds or frames still compare, with a warning: their differences are expected, not a desync.
 """
 
 from __future__ import annotations
@@ -47,8 +48,19 @@ def read_state_file(path: Path) -> dict[str, Any]:
     return body
 
 
-def state_differences(a: dict[str, Any], b: dict[str, Any], limit: int = 16) -> list[tuple[str, int, int]]:
-    """(field, value in A, value in B) for the first differing fields; the layouts must match."""
+def state_differences(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, int, int]]:
+    """(field, value in A, value in B) for every differing field, in saved order; the layouts must
+    match. All of them: whether the states are identical never depends on how many are shown."""
     if a["fields"] != b["fields"]:
         raise UserError("state-layout-mismatch", "the two states are of different worlds (their fields differ)")
-    return [(name, x, y) for name, x, y in zip(a["fields"], a["values"], b["values"]) if x != y][:limit]
+    return [(name, x, y) for name, x, y in zip(a["fields"], a["values"], b["values"]) if x != y]
+
+
+def context_warnings(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """One sentence per way the two states are not of the same moment (match, round, frame)."""
+    return [
+        f"the states are of different {what} (A: {a.get(key)}, B: {b.get(key)}); differences between them are "
+        f"expected and do not show a desync"
+        for key, what in (("matchId", "matches"), ("round", "rounds"), ("frame", "frames"))
+        if a.get(key) != b.get(key)
+    ]

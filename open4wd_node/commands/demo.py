@@ -12,7 +12,7 @@ from open4wd_node.values import SEED, IntRange
 
 NODES = IntRange(2, 8)
 
-CORRUPT = re.compile(r"([0-9]+)@([0-9]+)")
+CORRUPT = re.compile(r"([0-9]{1,7})@([0-9]{1,7})")
 
 
 def _progress(as_json: bool):
@@ -30,22 +30,26 @@ def _progress(as_json: bool):
 
 def run(args, ctx) -> int:
     import time
-    from pathlib import Path
-
-    from open4wd_node.demo import DemoOptions, run_demo, summarize
-    from open4wd_node.trio_main import run_trio
 
     corrupt = None
     if args.corrupt is not None:
         match = CORRUPT.fullmatch(args.corrupt)
-        if match is None or not 0 <= int(match[1]) < args.nodes:
-            raise UserError("demo-invalid", f"--corrupt takes NODE@FRAME with NODE in 0..{args.nodes - 1}")
-        corrupt = (int(match[1]), int(match[2]))
+        if match is None:
+            raise UserError("demo-invalid", "--corrupt takes NODE@FRAME (numbers of at most 7 digits), "
+                                            f"got {args.corrupt[:40]!r}")
+        corrupt = (int(match[1]), int(match[2]))  # their ranges are checked by prepare
+
+    from open4wd_node.demo_setup import DemoOptions, prepare
+
     options = DemoOptions(nodes=args.nodes, rounds=args.rounds, laps=args.laps, mode=args.mode, seed=args.seed,
                           corrupt=corrupt, track=args.track)
-    base = ctx.data_dir / "demo" / time.strftime("%Y%m%d-%H%M%S")
+    base = prepare(options, ctx)  # every refusal comes before the first node starts
+
+    from open4wd_node.demo import run_demo, summarize
+    from open4wd_node.trio_main import run_trio
+
     started = time.monotonic()
-    runs = run_trio(run_demo, options, Path(base), _progress(args.json))
+    runs = run_trio(run_demo, options, base, _progress(args.json))
     summary = summarize(runs, time.monotonic() - started)
     if args.json:
         print(json.dumps(summary))

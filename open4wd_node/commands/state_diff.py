@@ -1,4 +1,8 @@
-"""``open4wd-node state-diff A B``: the first fields two saved states of one frame disagree on."""
+"""``open4wd-node state-diff A B``: the first fields two saved states of one frame disagree on.
+
+``--limit`` (at least 1) only bounds how many differing fields are shown: the verdict and the count
+``differing_fields`` always cover all of them. Two states of different matches, rounds or frames are
+compared with a warning on stderr and in ``warnings``."""
 
 from __future__ import annotations
 
@@ -9,26 +13,35 @@ LIMIT = IntRange(1, 100_000)
 
 def run(args, ctx) -> int:
     import json
+    import sys
     from pathlib import Path
 
-    from open4wd_node.state_files import read_state_file, state_differences
+    from open4wd_node.state_files import context_warnings, read_state_file, state_differences
 
     a, b = read_state_file(Path(args.a)), read_state_file(Path(args.b))
-    differences = state_differences(a, b, args.limit)
+    differences = state_differences(a, b)
+    shown = differences[:args.limit]
+    warnings = context_warnings(a, b)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps({
-            "a": {"node": a.get("node"), "round": a.get("round"), "frame": a.get("frame")},
-            "b": {"node": b.get("node"), "round": b.get("round"), "frame": b.get("frame")},
+            "a": {"node": a.get("node"), "match": a.get("matchId"), "round": a.get("round"), "frame": a.get("frame")},
+            "b": {"node": b.get("node"), "match": b.get("matchId"), "round": b.get("round"), "frame": b.get("frame")},
+            "warnings": warnings,
             "identical": not differences,
-            "differences": [{"field": f, "a": x, "b": y} for f, x, y in differences],
+            "differing_fields": len(differences),
+            "differences": [{"field": f, "a": x, "b": y} for f, x, y in shown],
         }))
     elif not differences:
         print(f"identical: round {a.get('round')} frame {a.get('frame')}")
     else:
         print(f"A: node …{str(a.get('node'))[-4:]} round {a.get('round')} frame {a.get('frame')}; "
               f"B: node …{str(b.get('node'))[-4:]} round {b.get('round')} frame {b.get('frame')}")
-        for field, x, y in differences:
+        for field, x, y in shown:
             print(f"  {field:<28} A {x:>16}   B {y:>16}   (B − A = {y - x})")
+        if len(differences) > len(shown):
+            print(f"  … and {len(differences) - len(shown)} more differing fields (--limit {args.limit})")
     return 0 if not differences else 1
 
 

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from open4wd_node.context_errors import UserError
-from open4wd_node.race_log import MAGIC, LogReader, RaceLogWriter, encode_record
+from open4wd_node.race_log import MAGIC, EndReason, LogReader, LogStatus, RaceLogWriter, encode_record, end_record
 
 
 def write(path, records):
@@ -43,6 +43,60 @@ def test_torn_tail_is_truncation_not_damage(tmp_path, cut):
     whole_second = len(encode_record({"kind": "b", "n": 2}))
     assert kinds == (["a"] if cut <= whole_second else [])
     assert reader.truncated == (cut != whole_second)
+
+
+RACE = [{"kind": "header", "v": 1}, {"kind": "frame", "frame": 0}, {"kind": "frame", "frame": 1}]
+
+
+def read_all(path):
+    reader = LogReader(path)
+    return [r.record for r in reader], reader
+
+
+def test_a_closed_log_is_complete_and_keeps_its_end_record(tmp_path):
+    path = tmp_path / "race.log"
+    end = end_record(EndReason.ENDED, outcome="finished")
+    write(path, [*RACE, end])
+    records, reader = read_all(path)
+    assert records == [*RACE, end] and reader.status is LogStatus.COMPLETE
+    assert reader.end == {"kind": "end", "reason": "ended", "outcome": "finished", "detail": ""}
+
+
+@pytest.mark.parametrize("kept", range(len(RACE) + 1))
+def test_a_log_cut_at_a_record_boundary_is_incomplete(tmp_path, kept):
+    """Whole records but no end record: the writer stopped between two records without closing the log."""
+    path = tmp_path / "race.log"
+    write(path, [*RACE, end_record(EndReason.TERMINATED)])
+    boundary = len(MAGIC) + sum(len(encode_record(r)) for r in RACE[:kept])
+    path.write_bytes(path.read_bytes()[:boundary])
+    records, reader = read_all(path)
+    assert records == RACE[:kept] and reader.status is LogStatus.INCOMPLETE and reader.end is None
+
+
+@pytest.mark.parametrize("into", [1, 5, 12, 13])
+def test_a_log_cut_inside_a_record_is_torn(tmp_path, into):
+    """Cut ``into`` bytes into the end record (inside its 12-byte head, or inside its body)."""
+    path = tmp_path / "race.log"
+    write(path, [*RACE, end_record(EndReason.INTERRUPTED)])
+    boundary = len(MAGIC) + sum(len(encode_record(r)) for r in RACE)
+    path.write_bytes(path.read_bytes()[:boundary + into])
+    records, reader = read_all(path)
+    assert records == RACE and reader.status is LogStatus.TORN and reader.end is None
+
+
+def test_nothing_may_follow_the_end_record(tmp_path):
+    path = tmp_path / "race.log"
+    write(path, [RACE[0], end_record(EndReason.ERROR, detail="RuntimeError: boom"), RACE[1]])
+    with pytest.raises(UserError) as info:
+        read_all(path)
+    assert info.value.code == "race-log-damaged" and "record 2" in info.value.message and "follows the end" in info.value.message
+
+
+def test_reading_twice_gives_the_same_verdict(tmp_path):
+    path = tmp_path / "race.log"
+    write(path, [*RACE, end_record(EndReason.CANCELLED)])
+    reader = LogReader(path)
+    assert list(reader) == list(reader) and reader.status is LogStatus.COMPLETE
 
 
 def test_flipped_byte_is_damage(tmp_path):
