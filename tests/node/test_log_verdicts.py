@@ -17,6 +17,7 @@ from open4wd_node.config import DEFAULTS
 from open4wd_node.context_errors import UserError
 from open4wd_node.drivers.bot import BotDriver
 from open4wd_node.race_log import LogReader, LogStatus, encode_record
+from open4wd_node.blocking import blocking_work_inline
 from open4wd_node.replay import replay
 from open4wd_node.room_assets import NodeRoomAssets
 from tests.race_net.nodes import race, short_track
@@ -24,21 +25,12 @@ from tests.race_net.nodes import race, short_track
 SHORT = short_track(8.0)
 
 
-def autojump() -> trio.testing.MockClock:
-    """Virtual time moves only while every task waits: the 60 Hz pumps see no lag however slow the machine."""
-    return trio.testing.MockClock(autojump_threshold=0)
-
-
-@pytest.fixture
-def fast_clock():
-    return autojump()
-
-
 @pytest.fixture(scope="module")
 def raced(tmp_path_factory):
     """One real two-node race, run once: node 0's data dir, its log and its result event."""
     tmp = tmp_path_factory.mktemp("race")
-    recorders, codes = trio.run(partial(race, tmp, 2, track_bytes=SHORT), clock=autojump())
+    with blocking_work_inline():  # as the fast_clock fixture (tests/conftest.py) does
+        recorders, codes = trio.run(partial(race, tmp, 2, track_bytes=SHORT), clock=trio.testing.MockClock(autojump_threshold=0))
     assert codes == {0: 0, 1: 0}
     result = recorders[0].of("result")[0]
     return tmp / "n0", Path(result["log"]), result
