@@ -27,7 +27,7 @@ from open4wd_node.config import Scope, given_settings
 from open4wd_node.context import NodeContext
 from open4wd_node.context_errors import UsageError, UserError, first_coded
 from open4wd_node.paths import default_data_dir
-from open4wd_node.signals import Interrupted, interrupted_by_keyboard, sigterm_raises
+from open4wd_node.signals import Interrupted, received_signal, stop_signals_raise
 from protocol.errors import ProtocolError
 from sim_core.derived_cache import backed_by
 from sim_core.errors import SimError
@@ -100,39 +100,41 @@ def _cache_dir(data_dir: Path) -> CacheDir:
     return CacheDir.in_data_dir(data_dir)
 
 
-def _stop(group: BaseExceptionGroup) -> Interrupted | None:
-    stop = first_coded(group, (Interrupted, KeyboardInterrupt))
-    if isinstance(stop, KeyboardInterrupt):
-        return interrupted_by_keyboard()
-    return stop  # type: ignore[return-value]
+def _attempt(argv: list[str], as_json: bool) -> int:
+    """Run the command; report a coded error. A stop signal is left to ``main`` (``received_signal``)."""
+    try:
+        return _run(argv)
+    except CODED as exc:
+        _report(exc, as_json)
+        return exc.exit_status if isinstance(exc, UserError) else 1
+    except BaseExceptionGroup as group:  # raised inside a trio nursery
+        if first_coded(group, (Interrupted, KeyboardInterrupt)) is not None:
+            return 1  # replaced by the signal's status in main
+        coded = first_coded(group, CODED)
+        if coded is None:
+            raise
+        _report(coded, as_json)
+        return coded.exit_status if isinstance(coded, UserError) else 1
+    except BrokenPipeError:  # output piped into a reader that stopped early (| head): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
+        return 141
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json = "--json" in argv
+    status = 1
     try:
-        with sigterm_raises():
-            return _run(argv)
-    except CODED as exc:
-        _report(exc, as_json)
-        return getattr(exc, "exit_status", 1)
-    except KeyboardInterrupt:
-        stop: Interrupted | None = interrupted_by_keyboard()
-    except Interrupted as exc:
-        stop = exc
-    except BaseExceptionGroup as group:  # raised inside a trio nursery
-        stop = _stop(group)
-        if stop is None:
-            coded = first_coded(group, CODED)
-            if coded is None:
-                raise
-            _report(coded, as_json)
-            return getattr(coded, "exit_status", 1)
-    except BrokenPipeError:  # output piped into a reader that stopped early (| head): not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
-        return 141
-    _report(stop, as_json)
-    return stop.exit_status
+        with stop_signals_raise():
+            status = _attempt(argv, as_json)
+    except (KeyboardInterrupt, Interrupted):  # wherever the signal landed, even while reporting
+        pass
+    signum = received_signal()
+    if signum is not None:
+        stop = Interrupted(signum)
+        _report(stop, as_json)
+        return stop.exit_status
+    return status
 
 
 if __name__ == "__main__":

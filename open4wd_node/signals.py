@@ -55,19 +55,23 @@ def note(signum: int) -> Interrupted:
 
 
 @contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """While a synchronous command runs, SIGTERM raises ``Interrupted`` like Ctrl-C raises
-    ``KeyboardInterrupt`` (Python's default for SIGTERM would end the process with no cleanup)."""
+def stop_signals_raise() -> Iterator[None]:
+    """While a command runs, SIGINT raises ``KeyboardInterrupt`` (as Python's default does) and SIGTERM
+    raises ``Interrupted`` (Python's default would end the process with no cleanup); both are noted
+    first, so a stop is not lost when the exception lands somewhere Python swallows it (a weakref
+    callback during an import, say): the CLI still exits 128 + signal."""
 
-    def handler(signum: int, frame: Any) -> None:
+    def on_interrupt(signum: int, frame: Any) -> None:
+        note(signum)
+        raise KeyboardInterrupt
+
+    def on_terminate(signum: int, frame: Any) -> None:
         raise note(signum)
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_interrupt),
+                signal.SIGTERM: signal.signal(signal.SIGTERM, on_terminate)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def interrupted_by_keyboard() -> Interrupted:
-    return note(signal.SIGINT)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
