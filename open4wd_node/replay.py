@@ -16,6 +16,7 @@ from typing import Any
 
 import sim_core
 from open4wd_node.context_errors import UserError
+from open4wd_node.events import round_text
 from open4wd_node.race_log import LogReader
 from open4wd_node.race_world import build_round_world
 from open4wd_node.room_assets import NodeRoomAssets
@@ -43,7 +44,7 @@ class ReplayReport:
 
 
 def _mismatch(round_index: int, frame: int, what: str) -> UserError:
-    return UserError("replay-mismatch", f"round {round_index} frame {frame}: {what}")
+    return UserError("replay-mismatch", f"{round_text(round_index)} frame {frame}: {what}")
 
 
 def _locked_start(header: dict[str, Any], assets: NodeRoomAssets):
@@ -71,7 +72,7 @@ def _check_inputs(keys: RaceKeyBook, race: str, record: dict[str, Any]) -> None:
         canonical = tuple(tuple(e) for e in events)
         if key is None or not verify_race_signature(key, input_digest(race, record["frame"], canonical), signature):
             raise UserError("replay-signature-invalid",
-                            f"round {race.rsplit('#', 1)[1]} frame {record['frame']}: {peer[-4:]}'s input is not signed by its race key")
+                            f"{round_text(int(race.rsplit('#', 1)[1]))} frame {record['frame']}: {peer[-4:]}'s input is not signed by its race key")
 
 
 def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
@@ -83,7 +84,7 @@ def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
     except UserError as exc:
         if exc.code != "race-log-damaged" or progress["frame"] < 0:
             raise
-        raise UserError(exc.code, f"{exc.message}; the log is good up to round {progress['round']} "
+        raise UserError(exc.code, f"{exc.message}; the log is good up to {round_text(progress['round'])} "
                                   f"frame {progress['frame']}") from None
 
 

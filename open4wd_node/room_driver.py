@@ -19,7 +19,6 @@ import trio
 from open4wd_node.asset_transfer import AssetTransfer
 from open4wd_node.clock import NodeClock
 from open4wd_node.events import EventSink
-from open4wd_node.room_view import render
 from open4wd_node.context_errors import UserError
 from open4wd_node.link import Link, LinkClosed
 from open4wd_node.node_listener import parse_address
@@ -80,7 +79,6 @@ class RoomDriver:
         self._nursery: trio.Nursery | None = None
         self._on_notices = on_notices
         self.succession = succession
-        self._last_view: list[str] = []
 
     # ---- routing (synchronous) --------------------------------------------------------------------
 
@@ -119,16 +117,7 @@ class RoomDriver:
                 self._follow_successor(action)
         if self._on_notices is not None:
             self._on_notices(self.member)
-        self._refresh_view()
-
-    def _refresh_view(self) -> None:
-        state = self.member.state
-        if state is None:
-            return
-        lines = render(self.member)
-        if lines != self._last_view:
-            self._last_view = lines
-            self.events.view(lines)
+        self.events.room_changed(self.member)
 
     def _enqueue(self, peer: str, message: Message) -> None:
         outbox = self.outboxes.get(peer)

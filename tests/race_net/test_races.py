@@ -66,7 +66,7 @@ async def test_a_corrupted_node_is_outvoted_and_leaves(tmp_path, fast_clock):
     left = [e for rec in recorders[:3] for e in rec.of("leave")]
     assert left and {e["reason"] for e in left} == {"desync"}
     last = recorders[0].of("round-end")[0]["standings"][-1]
-    assert last["peer"] == left[0]["peer"] and last["status"] == "quit" and last["points"] == 1, recorders[0].of("round-end")[0]["standings"]
+    assert last["peer"] == left[0]["peer"] and last["status"] == "desync" and last["points"] == 1, recorders[0].of("round-end")[0]["standings"]
     states = sorted((tmp_path / "n0" / "races").glob("*.states/*.state"))
     theirs = sorted((tmp_path / "n3" / "races").glob("*.states/*.state"))
     assert states and theirs
@@ -89,7 +89,7 @@ async def test_a_damaged_log_fails_with_its_code(tmp_path, fast_clock):
     path.write_bytes(bytes(data))
     with pytest.raises(UserError) as info:
         replay(path, NodeRoomAssets(AssetStore.in_data_dir(tmp_path / "n0"), DEFAULTS))
-    assert info.value.code == "race-log-damaged" and "good up to round 0 frame" in info.value.message
+    assert info.value.code == "race-log-damaged" and "good up to round 1 frame" in info.value.message
 
 
 async def test_a_disconnected_node_reconnects_and_the_race_goes_on(tmp_path, fast_clock):
