@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -30,51 +30,65 @@ def round_text(index: int) -> str:
     return f"round {index + 1}"
 
 
-def status_text(row: Mapping[str, Any]) -> str:
+def status_text(status: str, frames: int | None, reason: str | None = None, rounds: Sequence[str] = ()) -> str:
     """How a standings row's car ended: ``finished (1840 frames)``, ``DNF``, ``left (voluntary)`` or
-    ``desync (voted out)``; a match row (``finishFrames``) names its rounds' statuses after 2+ rounds."""
-    status = RaceStatus(row["status"])
-    if status is RaceStatus.FINISHED:
-        text = f"finished ({row.get('finished_frame', row.get('finishFrames'))} frames)"
-    elif status is RaceStatus.DNF:
+    ``desync (voted out)``; after two or more rounds also each round's status."""
+    word = RaceStatus(status)
+    if word is RaceStatus.FINISHED:
+        text = f"finished ({frames} frames)"
+    elif word is RaceStatus.DNF:
         text = "DNF"
-    elif status is RaceStatus.DESYNC:
+    elif word is RaceStatus.DESYNC:
         text = "desync (voted out)"
     else:
-        text = f"left ({row['reason']})" if "reason" in row else "left"
-    rounds = row.get("rounds", [])
+        text = f"left ({reason})" if reason else "left"
     if len(rounds) > 1:
         text += " · rounds: " + ", ".join("DNF" if r == RaceStatus.DNF.value else r for r in rounds)
     return text
 
 
-def event_text(event: str, d: dict[str, Any]) -> str | None:
-    """The readable line(s) of one event, or None for a routine one (an agreed checksum)."""
+def vote_verdict(outvoted: Sequence[str], name: Callable[[str], str] = short) -> str:
+    """Who lost a checksum vote that did not agree (nobody: there was no strict majority)."""
+    return "outvoted " + ", ".join(name(p) for p in outvoted) if outvoted else "no strict majority"
+
+
+def _standings(rows: Sequence[Mapping[str, Any]], name: Callable[[str], str]) -> str:
+    """Round-end rows (``finished_frame``, ``reason``) or match-end rows (``finishFrames``, ``rounds``)."""
+    return "\n".join(
+        f"  {r['rank']}. {name(r['peer'])}  {r['points']} pts  "
+        + status_text(r["status"], r.get("finished_frame", r.get("finishFrames")), r.get("reason"), r.get("rounds", ()))
+        for r in rows
+    )
+
+
+def event_text(event: str, d: Mapping[str, Any], name: Callable[[str], str] = short) -> str | None:
+    """The readable line(s) of one event, or None for a routine one (an agreed checksum); ``name`` says
+    how a PeerId is shown (the demo shows its nodes' numbers)."""
     if event == "room-created":
         lines = [f"room {d['room_id']} is open; share an invitation:"]
         lines += [f"  {role:<11} {invite}" for role, invite in d.get("invites", {}).items()]
         return "\n".join(lines)
     if event == "compatibility":
         if d["compatible"]:
-            return f"version check {short(d['peer'])}: compatible"
+            return f"version check {name(d['peer'])}: compatible"
         detail = "; ".join(d.get("differences") or d["reasons"])
-        return f"version check {short(d['peer'])}: INCOMPATIBLE ({detail})"
+        return f"version check {name(d['peer'])}: INCOMPATIBLE ({detail})"
     if event == "joined":
         return f"joined room {d['room_id'][:8]}… as {d['role']}"
     if event == "ready-set":
         return f"all {len(d['roster'])} participants are ready: signing the start"
     if event == "member-joined":
-        return f"+ {short(d['peer'])} joined as {d.get('role', 'participant')} ({d.get('nickname', '')})"
+        return f"+ {name(d['peer'])} joined as {d.get('role', 'participant')} ({d.get('nickname', '')})"
     if event == "member-left":
-        return f"- {short(d['peer'])} left ({d.get('reason', 'link closed')})"
+        return f"- {name(d['peer'])} left ({d.get('reason', 'link closed')})"
     if event == "notice":
         return f"notice [{d['kind']}]: {d['text']}"
     if event == "ready":
-        return f"{short(d['peer'])} is {'ready' if d['ready'] else 'not ready'}"
+        return f"{name(d['peer'])} is {'ready' if d['ready'] else 'not ready'}"
     if event == "countdown":
         return f"start locked: match {d['match_id'][:12]}…, countdown 5 s"
     if event == "match-start":
-        roster = ", ".join(short(p) for p in d["roster"])
+        roster = ", ".join(name(p) for p in d["roster"])
         return f"match {d['match_id']} started with {roster}"
     if event == "error":
         return f"error[{d['code']}]: {d['message']}"
@@ -83,29 +97,28 @@ def event_text(event: str, d: dict[str, Any]) -> str | None:
     if event == "checksum":
         return None if d["agreed"] else f"{round_text(d['round'])}, frame {d['frame']}: the state hashes did NOT agree"
     if event == "desync":
-        verdict = "outvoted " + ", ".join(short(p) for p in d["peers"]) if d["peers"] else "no strict majority"
-        return f"{round_text(d['round'])}, frame {d['frame']}: the state hashes differ; {verdict}"
+        return f"{round_text(d['round'])}, frame {d['frame']}: the state hashes differ; {vote_verdict(d['peers'], name)}"
     if event == "lag":
         return f"{round_text(d['round'])}, frame {d['frame']}: this node is {d['frames']} frames behind the clock"
     if event == "round-end":
-        rows = "\n".join(f"  {r['rank']}. {short(r['peer'])}  {r['points']} pts  {status_text(r)}" for r in d["standings"])
-        return f"{round_text(d['round'])} over at frame {d['frame']}:\n{rows}"
+        return f"{round_text(d['round'])} over at frame {d['frame']}:\n{_standings(d['standings'], name)}"
     if event == "match-end":
-        rows = "\n".join(f"  {r['rank']}. {short(r['peer'])}  {r['points']} pts  {status_text(r)}" for r in d["results"])
-        return f"match over ({d['outcome']}):\n{rows}"
+        return f"match over ({d['outcome']}):\n{_standings(d['results'], name)}"
     if event == "result":
         return (f"{d['agreed_hashes']} state hashes agreed, {d['disagreements']} disagreed; "
                 f"worst lag {d['max_lag']} frames; race log {d['log']}")
     if event == "leave":
-        return f"{short(d['peer'])} left the race ({d['reason']})"
+        return f"{name(d['peer'])} left the race ({d['reason']})"
     if event == "peer-lost":
-        return f"{short(d['peer'])} lost its link; the race predicts its car while it reconnects"
+        return f"{name(d['peer'])} lost its link; the race predicts its car while it reconnects"
     if event == "rejoin":
-        return f"{short(d['peer'])} is back (from frame {d['frame']})"
+        return f"{name(d['peer'])} is back (from frame {d['frame']})"
     if event == "session-end":
         return f"the race ended for this node in {round_text(d['round'])}: {d['reason']} ({d['detail']})"
     if event == "state-saved":
         return f"{round_text(d['round'])}, frame {d['frame']}: state saved to {d['path']}"
+    if event == "fault":
+        return f"fault injected: {d['kind']} after frame {d['frame']}"
     if event == "anchor":
         anchored = f"the result is anchored at frame {d['frame']}" if d["frame"] is not None else "no anchor frame"
         return f"{round_text(d['round'])}: {anchored}"

@@ -102,11 +102,12 @@ class Screen:
         lines, self._pending = self._pending, []
         if self.interactive:
             return lines, view.renderable()
-        shown = view.plain()
-        due = shown != self._plain_shown and now - self._plain_at >= PLAIN_EVERY_S
-        if due:
+        shown = view.plain() if now - self._plain_at >= PLAIN_EVERY_S else None
+        if shown == self._plain_shown:
+            shown = None
+        elif shown is not None:
             self._plain_shown, self._plain_at = shown, now
-        return (lines, shown) if lines or due else None
+        return (lines, shown) if lines or shown else None
 
     def _write(self, lines: list[str], picture: Any) -> None:
         """In the worker thread: the only code that touches the stream while the view runs."""

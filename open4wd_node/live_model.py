@@ -107,7 +107,7 @@ class LiveBoard:
         self.countdown_deadline_ms: int | None = None
         self.watch: RoundWatch | None = None
         self.vote: VoteLine | None = None
-        self.leave_reasons: dict[str, str] = {}
+        self.quits: dict[str, Quit] = {}  # this round's leavers, at the frame this node heard of it
         self.final_rows: list[dict[str, Any]] | None = None  # the watched round's round-end standings
         self.own_end: str | None = None  # this node's session-end reason
         self._names: dict[str, str] = {}
@@ -120,7 +120,7 @@ class LiveBoard:
     def watch_round(self, watch: RoundWatch) -> None:
         if self.member is not None and self.member.state is not None:
             self._names = {m.peerId: m.nickname for m in self.member.state.members}
-        self.watch, self.final_rows, self.leave_reasons = watch, None, {}
+        self.watch, self.final_rows, self.quits = watch, None, {}
 
     def on_event(self, event: str, data: Mapping[str, Any]) -> None:
         if event == "notice":
@@ -131,8 +131,9 @@ class LiveBoard:
             self.vote = VoteLine(data["frame"], data["agreed"], ())
         elif event == "desync":
             self.vote = VoteLine(data["frame"], False, tuple(data["peers"]))
-        elif event == "leave":
-            self.leave_reasons[data["peer"]] = data["reason"]
+        elif event == "leave" and self.watch is not None:
+            # the runner ranks by the leaver's last signed input; its finish after this frame is not shown
+            self.quits[data["peer"]] = Quit(self.watch.session.current_frame, data["reason"])
         elif event == "round-end" and self.watch is not None and data["round"] == self.watch.round_index:
             self.final_rows = data["standings"]
         elif event == "session-end":
@@ -157,8 +158,7 @@ class LiveBoard:
         if self.final_rows is not None:
             rows = self.final_rows
         else:
-            quits = {peer: Quit(session.current_frame, reason) for peer, reason in self.leave_reasons.items()
-                     if session.status(peer) == REMOVED}
+            quits = {peer: quit for peer, quit in self.quits.items() if session.status(peer) == REMOVED}
             peer_of = {slot: peer for peer, slot in watch.slots.items()}
             rows = [dict(row, peer=peer_of[row["slot"]]) for row in rank_with_quits(world.standings(), watch.slots, quits)]
         laps, lap_um = world.track.laps_to_finish, world.route.length_um

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from open4wd_node.events import round_text, short
+from open4wd_node.events import round_text, short, vote_verdict
 from open4wd_node.live_model import CarLine, CarStatus, LiveBoard, RaceLine, VoteLine
 from open4wd_node.room_view import RoomSummary, render
 
@@ -28,8 +28,7 @@ def vote_text(vote: VoteLine | None) -> str:
         return "no vote yet"
     if vote.agreed:
         return f"agreed at frame {vote.frame}"
-    verdict = "outvoted " + ", ".join(short(p) for p in vote.outvoted) if vote.outvoted else "no strict majority"
-    return f"DISAGREED at frame {vote.frame} ({verdict})"
+    return f"DISAGREED at frame {vote.frame} ({vote_verdict(vote.outvoted)})"
 
 
 def race_header(race: RaceLine) -> str:
@@ -39,7 +38,7 @@ def race_header(race: RaceLine) -> str:
 
 
 def car_name(car: CarLine) -> str:
-    return f"{short(car.peer)} {car.name}{' (you)' if car.me else ''}".rstrip()
+    return " ".join(part for part in (short(car.peer), car.name, "(you)" if car.me else "") if part)
 
 
 def race_lines(race: RaceLine) -> list[str]:

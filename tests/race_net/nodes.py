@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import trio
@@ -10,6 +11,7 @@ from open4wd_node.asset_store import AssetStore
 from open4wd_node.cars import CarChoice
 from open4wd_node.config import DEFAULTS
 from open4wd_node.context import NodeContext
+from open4wd_node.events import EventSink
 from tests.recorder import Recorder
 from open4wd_node.match_play import PlayOptions
 from open4wd_node.node_listener import with_listener
@@ -42,13 +44,15 @@ def short_track(length_m: float) -> bytes:
 
 async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1, mode: str = "rollback",
                faults: dict[int, int] | None = None, cuts: dict[int, tuple[int, float]] | None = None,
-               drivers: dict[int, str] | None = None, recorders_out: dict | None = None, limit_s: float = 120) -> tuple[list[Recorder], dict[int, int]]:
-    """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end)."""
-    recorders = [Recorder() for _ in range(n)]
-    if recorders_out is not None:
-        recorders_out["recorders"] = recorders  # for a test that watches the nodes while they run
+               drivers: dict[int, str] | None = None, recorders_out: dict | None = None, limit_s: float = 120,
+               views: Callable[[Identity], EventSink] | None = None) -> tuple[list[Recorder], dict[int, int]]:
+    """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end). ``views`` makes
+    each node's readable sink (a ``LiveConsole``), fed alongside its recorder."""
     codes: dict[int, int] = {}
     identities = [Identity(bytes([i + 1]) * 32) for i in range(n)]
+    recorders = [Recorder(views(identity) if views else None) for identity in identities]
+    if recorders_out is not None:
+        recorders_out["recorders"] = recorders  # for a test that watches the nodes while they run
     track = None
     for i in range(n):
         track = AssetStore.in_data_dir(tmp_path / f"n{i}").put(track_bytes)
@@ -66,7 +70,8 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
         return CarChoice.parse(CARS[i])
 
     async def host() -> None:
-        options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n, auto_ready=True)
+        options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n, auto_ready=True,
+                              nickname="node0")
         room = lambda lis: host_room(ctx(0), identities[0], options, choose(0), recorders[0], lis)  # noqa: E731
         codes[0] = await with_listener(identities[0], "127.0.0.1", 0,
                                        lambda lis: room_then_race(ctx(0), identities[0], recorders[0], lis, play(0), room, True))
@@ -74,7 +79,7 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
     async def member(i: int) -> None:
         await recorders[0].created.wait()
         invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
-        room = lambda lis: join_room(ctx(i), identities[i], invite, JoinOptions(auto_ready=True), choose(i), recorders[i], lis)  # noqa: E731
+        room = lambda lis: join_room(ctx(i), identities[i], invite, JoinOptions(auto_ready=True, nickname=f"node{i}"), choose(i), recorders[i], lis)  # noqa: E731
         codes[i] = await with_listener(identities[i], "127.0.0.1", 0,
                                        lambda lis: room_then_race(ctx(i), identities[i], recorders[i], lis, play(i), room, True))
 
