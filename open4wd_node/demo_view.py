@@ -91,17 +91,17 @@ class DemoBoard:
         table = Table(title="demo nodes", title_justify="left")
         for column in ("node", "status", "round", "frame", "worst lag", "agreed hashes"):
             table.add_column(column, justify="left" if column in ("node", "status") else "right")
-        for row in self._rows():
+        for row in self.rows():
             table.add_row(*row)
         return table
 
     def plain(self) -> list[str]:
         return ["── demo nodes"] + [
             f"   {node:<6} {status:<20} {rnd:<8} frame {frame:>6}  worst lag {lag:>3}  agreed {agreed:>4}"
-            for node, status, rnd, frame, lag, agreed in self._rows()
+            for node, status, rnd, frame, lag, agreed in self.rows()
         ]
 
-    def _rows(self) -> list[tuple[str, str, str, str, str, str]]:
+    def rows(self) -> list[tuple[str, str, str, str, str, str]]:
         return [
             (f"node{n.index}", n.status, "" if n.round_index is None else round_text(n.round_index),
              "" if n.frame is None else str(n.frame), str(n.worst_lag),

@@ -76,6 +76,11 @@ class Screen:
     def line(self, text: str) -> None:
         self._pending.append(text)
 
+    @property
+    def queued(self) -> tuple[str, ...]:
+        """The text lines not written yet."""
+        return tuple(self._pending)
+
     async def run(self, view: View) -> None:
         """Draw until cancelled, then draw once more (synchronously: the last lines must not be lost)."""
         stderr, previous = _QueuedStderr(self.line), sys.stderr

@@ -98,7 +98,7 @@ def test_the_round_end_makes_every_status_final_dnf_and_desync():
     plain = "\n".join(console.plain())
     assert "\x1b" not in plain and "round 1 of 1 · over" in plain
     assert "DNF" in row_of(plain, ids[1].peer_id) and "desync" in row_of(plain, ids[3].peer_id)
-    printed = console.screen._pending[-1]  # the event line, queued for the screen
+    printed = console.screen.queued[-1]  # the event line, queued for the screen
     assert printed.startswith(f"round 1 over at frame {FRAMES}:")
     assert f"4. {short(ids[3].peer_id)}  1 pts  desync (voted out)" in printed
     assert "pts  DNF" in printed and "finished" not in printed

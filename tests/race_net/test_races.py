@@ -93,10 +93,10 @@ async def test_a_corrupted_node_is_outvoted_and_leaves(tmp_path, fast_clock):
     for index, recorder in enumerate(recorders):  # the demo's table, from the same events as JSON
         for event, data in recorder.events:
             board(index, json.loads(json.dumps({"event": event, **data}, default=str)))
-    table = {row[0]: row for row in board._rows()}
+    table = {row[0]: row for row in board.rows()}
     assert table["node3"][1] == "desync (voted out)" and {table[f"node{i}"][1] for i in range(3)} == {"finished"}
     assert all(int(table[f"node{i}"][5].split()[0]) == res[i]["agreed_hashes"] for i in range(4))
-    assert "node3 left the race (desync)" in board.screen._pending
+    assert "node3 left the race (desync)" in board.screen.queued
 
 
 async def test_two_nodes_that_diverge_end_consensus_invalid(tmp_path, fast_clock):
