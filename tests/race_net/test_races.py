@@ -84,7 +84,7 @@ async def test_a_corrupted_node_is_outvoted_and_leaves(tmp_path, fast_clock):
     replays(tmp_path, recorders[:3])
     seen_by_0, seen_by_3 = (views[res[i]["peer"]].screen.stream.getvalue() for i in (0, 3))
     voted_out = f"…{res[3]['peer'][-4:]}"
-    assert "\x1b" not in seen_by_0 and "── room" in seen_by_0 and "round 1 over at frame" in seen_by_0
+    assert "\x1b" not in seen_by_0 and "start locked: match" in seen_by_0 and "round 1 over at frame" in seen_by_0
     assert f"{voted_out}  1 pts  desync (voted out)" in seen_by_0  # round-end and match-end rows
     last_view = seen_by_0[seen_by_0.rindex("── round 1 of 1 · over"):]
     assert voted_out in last_view and "desync" in next(line for line in last_view.splitlines() if voted_out in line)
