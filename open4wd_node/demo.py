@@ -135,7 +135,7 @@ def summarize(runs: list[NodeRun], elapsed_s: float) -> dict[str, Any]:
     ]
     standings = [
         {"rank": row["rank"], "node": node_of.get(row["peer"], row["peer"]), "points": row["points"],
-         "finish_frames": row["finishFrames"]}
+         "finish_frames": row["finishFrames"], "status": row["status"], "rounds": row["rounds"]}
         for row in (results[finished[0]]["standings"] if finished else [])
     ]
     return {

@@ -12,6 +12,7 @@ from open4wd_node.context import NodeContext
 from open4wd_node.control_api import ControlServer
 from open4wd_node.drivers.bot import BotDriver
 from open4wd_node.events import EventSink
+from open4wd_node.live_model import RoundWatch
 from open4wd_node.node_listener import NodeListener
 from open4wd_node.race_runner import MatchReport, MatchRunner, RaceOptions
 from open4wd_node.room_assets import NodeRoomAssets
@@ -38,7 +39,7 @@ class PlayOptions:
 
 
 class ControlTee(EventSink):
-    """Every node event also goes to the control API clients."""
+    """Every node event also goes to the control API clients; the view hooks go on to the inner sink."""
 
     def __init__(self, inner: EventSink, server: ControlServer) -> None:
         super().__init__(as_json=inner.as_json, stream=inner.stream)
@@ -47,6 +48,9 @@ class ControlTee(EventSink):
     def emit(self, event: str, **data: Any) -> None:
         self.inner.emit(event, **data)
         self.server.publish_event(event, data)
+
+    def watch_round(self, watch: RoundWatch) -> None:
+        self.inner.watch_round(watch)
 
 
 async def play_match(

@@ -20,6 +20,7 @@ from open4wd_node.clock import NodeClock
 from open4wd_node.context_errors import first_coded
 from open4wd_node.events import EventSink
 from open4wd_node.frame_pump import FramePump
+from open4wd_node.live_model import RoundWatch
 from open4wd_node.node_listener import NodeListener
 from open4wd_node.race_log import EndReason, RaceLogWriter, end_record
 from open4wd_node.race_mesh import Mesh
@@ -37,7 +38,7 @@ from protocol.race_actions import (
 )
 from protocol.race_keys import RaceKeyBook, announce
 from protocol.race_messages import RaceKey
-from protocol.race_results import match_standings, rank_with_quits, round_result
+from protocol.race_results import Quit, match_standings, rank_with_quits, round_result
 from protocol.race_setup import RaceSetup
 from protocol.wire import Message
 
@@ -154,6 +155,7 @@ class MatchRunner:
         )
         self.world, self.round_index, self.round_over = world, round_index, False
         self._last_signed: dict[str, int] = {}  # peer -> newest confirmed frame with its own signed input
+        self._leave_reasons: dict[str, str] = {}  # peer -> why it left this round (its leave, or a lost link)
         self.anchor_done = trio.Event()
         self.slot = slots[self.me]
         self._log_key(self.me, announce(self.identity, race_id(locked.match_id, round_index)))
@@ -165,6 +167,8 @@ class MatchRunner:
         self._route(self.session.start())
         pump = FramePump(self._step, lambda: self.session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=self.session.current_frame, frames=lag))
+        self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, self.session, pump,
+                                           self.report.rollbacks))
         await pump.run(lambda: self.round_over or self.session.ended is not None)
         self.log.flush()
         await run_blocking(self.log.fsync)  # the round-end record is durable before the anchor wait
@@ -244,6 +248,7 @@ class MatchRunner:
     def _notify(self, action: Notify) -> None:
         if action.event == "leave":
             self.report.leaves.append({"node": self.me, **action.data})
+            self._leave_reasons[action.data["peer"]] = action.data["reason"]
         self.events.emit(action.event, **{"round": self.round_index, **action.data})
 
     def _confirmed(self, action: FrameConfirmed) -> None:
@@ -282,8 +287,8 @@ class MatchRunner:
     def _round_ended(self, action: RoundEnded) -> None:
         self.round_over = True
         slots = self.locked.slots(self.round_index)
-        quits = {p: self._last_signed.get(p, -1) + 1 for p in self.locked.roster
-                 if p != self.me and self.session.status(p) == "removed"}
+        quits = {p: Quit(self._last_signed.get(p, -1) + 1, self._leave_reasons[p])
+                 for p in self.locked.roster if p != self.me and self.session.status(p) == "removed"}
         rows = rank_with_quits(self.world.standings(), slots, quits)
         peer_of = {slot: peer for peer, slot in slots.items()}
         standings = [dict(row, peer=peer_of[row["slot"]]) for row in rows]

@@ -22,6 +22,7 @@ from typing import Any
 
 import sim_core
 from open4wd_node.context_errors import UserError
+from open4wd_node.events import round_text
 from open4wd_node.race_log import END_KIND, LogReader, LogStatus
 from open4wd_node.race_world import build_round_world
 from open4wd_node.room_assets import NodeRoomAssets
@@ -72,12 +73,12 @@ def unfinished(report: ReplayReport) -> UserError | None:
     if report.status not in UNFINISHED:
         return None
     code, why = UNFINISHED[report.status]
-    return UserError(code, f"{why}; verified up to round {report.last_round} frame {report.last_frame} "
+    return UserError(code, f"{why}; verified up to {round_text(report.last_round)} frame {report.last_frame} "
                            "(--allow-incomplete accepts a partial log)")
 
 
 def _mismatch(round_index: int, frame: int, what: str) -> UserError:
-    return UserError("replay-mismatch", f"round {round_index} frame {frame}: {what}")
+    return UserError("replay-mismatch", f"{round_text(round_index)} frame {frame}: {what}")
 
 
 def _locked_start(header: dict[str, Any], assets: NodeRoomAssets):
@@ -105,7 +106,7 @@ def _check_inputs(keys: RaceKeyBook, race: str, record: dict[str, Any]) -> None:
         canonical = tuple(tuple(e) for e in events)
         if key is None or not verify_race_signature(key, input_digest(race, record["frame"], canonical), signature):
             raise UserError("replay-signature-invalid",
-                            f"round {race.rsplit('#', 1)[1]} frame {record['frame']}: {peer[-4:]}'s input is not signed by its race key")
+                            f"{round_text(int(race.rsplit('#', 1)[1]))} frame {record['frame']}: {peer[-4:]}'s input is not signed by its race key")
 
 
 def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
@@ -118,7 +119,7 @@ def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
     except UserError as exc:
         if exc.code != "race-log-damaged" or report.last_frame < 0:
             raise
-        raise UserError(exc.code, f"{exc.message}; the log is good up to round {report.last_round} "
+        raise UserError(exc.code, f"{exc.message}; the log is good up to {round_text(report.last_round)} "
                                   f"frame {report.last_frame}") from None
 
 

@@ -34,8 +34,13 @@ def play_options(args, config: NodeConfig) -> PlayOptions:
 
 
 def room_identity(ctx, args) -> tuple[Identity, EventSink]:
+    """The node's identity, and where its events go: JSON lines with ``--json``, else the live view."""
     identity, _ = load_or_create_identity(ctx.identity_path)
-    return identity, EventSink(as_json=args.json)
+    if args.json:
+        return identity, EventSink(as_json=True)
+    from open4wd_node.live_console import LiveConsole  # rich is imported only for the readable view
+
+    return identity, LiveConsole(identity.peer_id)
 
 
 async def room_then_race(
@@ -43,16 +48,18 @@ async def room_then_race(
     room: Callable[[NodeListener], Awaitable[RoomOutcome]], racing: bool,
 ) -> int:
     """0 when this node's match ran to its end (or, for a spectator, started), 1 otherwise."""
-    outcome = await room(listener)
-    if outcome.started is None:
-        return 1
-    if not racing:
-        return 0
-    report = await play_match(ctx, identity, events, outcome, listener, play)
-    events.emit("result", peer=identity.peer_id, outcome=report.outcome, detail=report.detail, agreed_hashes=report.agreed,
-                disagreements=report.disagreements, leaves=report.leaves, standings=report.standings,
-                log=report.log, max_lag=report.max_lag, rollbacks=report.rollbacks, max_rollback=report.max_rollback)
-    return 0 if report.outcome == "finished" else 1
+    async with events.showing():
+        outcome = await room(listener)
+        if outcome.started is None:
+            return 1
+        if not racing:
+            return 0
+        report = await play_match(ctx, identity, events, outcome, listener, play)
+        events.emit("result", peer=identity.peer_id, outcome=report.outcome, detail=report.detail,
+                    agreed_hashes=report.agreed, disagreements=report.disagreements, leaves=report.leaves,
+                    standings=report.standings, log=report.log, max_lag=report.max_lag, rollbacks=report.rollbacks,
+                    max_rollback=report.max_rollback)
+        return 0 if report.outcome == "finished" else 1
 
 
 def run_node(identity: Identity, config: NodeConfig, body: Callable[[NodeListener], Awaitable[int]]) -> int:

@@ -27,7 +27,6 @@ from open4wd_node.asset_transfer import AssetTransfer
 from open4wd_node.blocking import run_blocking
 from open4wd_node.clock import NodeClock
 from open4wd_node.events import EventSink
-from open4wd_node.room_view import render
 from open4wd_node.context_errors import UserError
 from open4wd_node.link import Link, LinkClosed
 from open4wd_node.node_listener import parse_address
@@ -87,7 +86,6 @@ class RoomDriver:
         self._nursery: trio.Nursery | None = None
         self._on_notices = on_notices
         self.succession = succession
-        self._last_view: list[str] = []
         self._pending: deque[tuple[Callable[[object], None], object]] = deque()
         self._delivering = False
         self._timer: trio.CancelScope | None = None  # the ticker's sleep, aimed at the next machine deadline
@@ -116,7 +114,7 @@ class RoomDriver:
             self._timer.deadline = self._next_wake()
         if self._on_notices is not None:
             self._on_notices(self.member)
-        self._refresh_view()
+        self.events.room_changed(self.member)
 
     def _host_action(self, action: object) -> None:
         if isinstance(action, Send):
@@ -148,15 +146,6 @@ class RoomDriver:
             self.done.set()
         elif isinstance(action, HostSuccession):
             self._follow_successor(action)
-
-    def _refresh_view(self) -> None:
-        state = self.member.state
-        if state is None:
-            return
-        lines = render(self.member)
-        if lines != self._last_view:
-            self._last_view = lines
-            self.events.view(lines)
 
     def _enqueue(self, peer: str, message: Message) -> None:
         outbox = self.outboxes.get(peer)

@@ -68,14 +68,14 @@ def _int_in(value: object, low: int, high: int, what: str) -> int:
 
 def _round(obj: object, index: int) -> RoundConfig:
     if not isinstance(obj, Mapping) or set(obj) != {"trackRef", "lapCount", "durationLimitSec"}:
-        raise ProtocolError("config-invalid", f"round {index} needs exactly trackRef, lapCount, durationLimitSec")
+        raise ProtocolError("config-invalid", f"round {index + 1} needs exactly trackRef, lapCount, durationLimitSec")
     ref = obj["trackRef"]
     if not isinstance(ref, str) or not 0 < len(ref) <= MAX_REF_CHARS:
-        raise ProtocolError("config-invalid", f"round {index}: trackRef must be a short text reference")
+        raise ProtocolError("config-invalid", f"round {index + 1}: trackRef must be a short text reference")
     return RoundConfig(
         ref,
-        _int_in(obj["lapCount"], LAPS_MIN, LAPS_MAX, f"round {index} lapCount"),
-        _int_in(obj["durationLimitSec"], DURATION_MIN_S, DURATION_MAX_S, f"round {index} durationLimitSec"),
+        _int_in(obj["lapCount"], LAPS_MIN, LAPS_MAX, f"round {index + 1} lapCount"),
+        _int_in(obj["durationLimitSec"], DURATION_MIN_S, DURATION_MAX_S, f"round {index + 1} durationLimitSec"),
     )
 
 

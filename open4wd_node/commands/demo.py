@@ -15,17 +15,15 @@ NODES = IntRange(2, 8)
 CORRUPT = re.compile(r"([0-9]{1,7})@([0-9]{1,7})")
 
 
-def _progress(as_json: bool):
-    def show(index: int, event: dict) -> None:
-        if as_json:
-            return
-        kind = event["event"]
-        if kind in ("match-start", "round-end", "leave", "desync", "session-end", "fault") or (
-            kind == "checksum" and index == 0 and event["frame"] % 600 == 0
-        ):
-            detail = {k: v for k, v in event.items() if k not in ("event", "standings", "roster")}
-            print(f"node{index}: {kind} {detail}", file=sys.stderr, flush=True)
-    return show
+def _progress(as_json: bool, nodes: int):
+    """Where the nodes' events go while they race: the live table of the nodes (stdout), or nowhere with
+    ``--json`` (its one summary object at the end stays the whole output)."""
+    if as_json:
+        return None
+    from open4wd_node.demo_view import DemoBoard
+    from open4wd_node.live_console import Screen
+
+    return DemoBoard(nodes, Screen(sys.stdout))
 
 
 def run(args, ctx) -> int:
@@ -45,11 +43,12 @@ def run(args, ctx) -> int:
                           corrupt=corrupt, track=args.track)
     base = prepare(options, ctx)  # every refusal comes before the first node starts
 
-    from open4wd_node.demo import run_demo, summarize
+    from open4wd_node.demo import summarize
+    from open4wd_node.demo_view import race_demo
     from open4wd_node.trio_main import run_trio
 
     started = time.monotonic()
-    runs = run_trio(run_demo, options, base, _progress(args.json))
+    runs = run_trio(race_demo, _progress(args.json, args.nodes), options, base)
     summary = summarize(runs, time.monotonic() - started)
     if args.json:
         print(json.dumps(summary))
@@ -61,9 +60,12 @@ def run(args, ctx) -> int:
 
 
 def _print(summary: dict) -> None:
+    from open4wd_node.events import status_text
+
     print(f"{summary['nodes']} nodes raced; {summary['finished']} finished the match in {summary['elapsed_s']} s")
     for row in summary["standings"]:
-        print(f"  {row['rank']}. node{row['node']}  {row['points']} pts  ({row['finish_frames']} frames)")
+        print(f"  {row['rank']}. node{row['node']}  {row['points']} pts  "
+              f"{status_text(row['status'], row['finish_frames'], rounds=row['rounds'])}")
     for leave in summary["leaves"]:
         print(f"  node{leave['node']} saw node{leave['peer']} leave: {leave['reason']}")
     print(f"{summary['finished']} nodes agreed on {summary['agreed_hashes']} state hashes "

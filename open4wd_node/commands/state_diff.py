@@ -34,15 +34,22 @@ def run(args, ctx) -> int:
             "differences": [{"field": f, "a": x, "b": y} for f, x, y in shown],
         }))
     elif not differences:
-        print(f"identical: round {a.get('round')} frame {a.get('frame')}")
+        print(f"identical: {_at(a)}")
     else:
-        print(f"A: node …{str(a.get('node'))[-4:]} round {a.get('round')} frame {a.get('frame')}; "
-              f"B: node …{str(b.get('node'))[-4:]} round {b.get('round')} frame {b.get('frame')}")
+        print(f"A: node …{str(a.get('node'))[-4:]} {_at(a)}; B: node …{str(b.get('node'))[-4:]} {_at(b)}")
         for field, x, y in shown:
             print(f"  {field:<28} A {x:>16}   B {y:>16}   (B − A = {y - x})")
         if len(differences) > len(shown):
             print(f"  … and {len(differences) - len(shown)} more differing fields (--limit {args.limit})")
     return 0 if not differences else 1
+
+
+def _at(state: dict) -> str:
+    """Where a saved state was taken, rounds 1-based as in every readable text (JSON keeps the index)."""
+    from open4wd_node.events import round_text
+
+    index = state.get("round")
+    return f"{round_text(index) if isinstance(index, int) else 'round ?'} frame {state.get('frame')}"
 
 
 def register(subparsers) -> None:

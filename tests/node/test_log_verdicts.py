@@ -101,7 +101,7 @@ def test_a_log_cut_inside_a_record_is_torn_and_verified_up_to_it(log_copy, capsy
     assert report.status is LogStatus.TORN and 0 < report.frames < whole.frames
     status, body, err = replay_cli(capsys, data_dir, log)
     assert (status, body["status"], body["error"]["code"]) == (1, "torn", "replay-torn")
-    assert err.startswith("error[replay-torn]:") and f"round 0 frame {report.last_frame}" in err
+    assert err.startswith("error[replay-torn]:") and f"round 1 frame {report.last_frame}" in err
     assert replay_cli(capsys, data_dir, log, "--allow-incomplete")[0] == 0
 
 
@@ -113,7 +113,7 @@ def test_a_flipped_byte_is_damage_with_the_last_good_frame(log_copy, capsys):
     log.write_bytes(bytes(data))
     with pytest.raises(UserError) as info:
         replay(log, NodeRoomAssets(AssetStore.in_data_dir(data_dir), DEFAULTS))
-    assert info.value.code == "race-log-damaged" and "good up to round 0 frame" in info.value.message
+    assert info.value.code == "race-log-damaged" and "good up to round 1 frame" in info.value.message
     assert main(["--data-dir", str(data_dir), "replay", str(log)]) == 1
     assert capsys.readouterr().err.startswith("error[race-log-damaged]:")
 

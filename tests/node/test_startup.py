@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-HEAVY = ("numpy", "trio", "structlog", "pygltflib", "cryptography", "msgpack", "sim_core.world", "sim_core.assets")
+HEAVY = ("numpy", "trio", "structlog", "pygltflib", "cryptography", "msgpack", "sim_core.world", "sim_core.assets",
+         "rich")
 
 
 def imported_after(code: str, tmp_path) -> list[str]:

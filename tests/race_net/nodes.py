@@ -12,6 +12,7 @@ from open4wd_node.asset_store import AssetStore
 from open4wd_node.cars import CarChoice
 from open4wd_node.config import DEFAULTS
 from open4wd_node.context import NodeContext
+from open4wd_node.events import EventSink
 from tests.recorder import Recorder
 from open4wd_node.match_play import PlayOptions
 from open4wd_node.node_listener import NodeListener, with_listener
@@ -46,15 +47,17 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
                faults: dict[int, int] | None = None, cuts: dict[int, tuple[int, float]] | None = None,
                drivers: dict[int, str] | None = None, recorders_out: dict | None = None, limit_s: float = 120,
                cars: dict[int, str] | None = None, advertise: dict[int, Advertise] | None = None,
-               on_listening: Callable[[int, NodeListener], None] | None = None) -> tuple[list[Recorder], dict[int, int]]:
+               on_listening: Callable[[int, NodeListener], None] | None = None,
+               views: Callable[[Identity], EventSink] | None = None) -> tuple[list[Recorder], dict[int, int]]:
     """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end). ``cars``
     (a ``--car`` value per node), ``advertise`` and ``on_listening`` (told each node's bound listener)
-    default to the usual: archetype cars, nodes on 127.0.0.1 that advertise where they listen."""
-    recorders = [Recorder() for _ in range(n)]
-    if recorders_out is not None:
-        recorders_out["recorders"] = recorders  # for a test that watches the nodes while they run
+    default to the usual: archetype cars, nodes on 127.0.0.1 that advertise where they listen. ``views``
+    makes each node's readable sink (a ``LiveConsole``), fed alongside its recorder."""
     codes: dict[int, int] = {}
     identities = [Identity(bytes([i + 1]) * 32) for i in range(n)]
+    recorders = [Recorder(views(identity) if views else None) for identity in identities]
+    if recorders_out is not None:
+        recorders_out["recorders"] = recorders  # for a test that watches the nodes while they run
     track = None
     for i in range(n):
         track = AssetStore.in_data_dir(tmp_path / f"n{i}").put(track_bytes)
@@ -80,13 +83,15 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
         codes[i] = await with_listener(identities[i], "127.0.0.1", 0, body, (advertise or {}).get(i, AUTOMATIC))
 
     async def host() -> None:
-        options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n, auto_ready=True)
+        options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n, auto_ready=True,
+                              nickname="node0")
         await node(0, lambda lis: host_room(ctx(0), identities[0], options, choose(0), recorders[0], lis))
 
     async def member(i: int) -> None:
         await recorders[0].created.wait()
         invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
-        await node(i, lambda lis: join_room(ctx(i), identities[i], invite, JoinOptions(auto_ready=True), choose(i), recorders[i], lis))
+        options = JoinOptions(auto_ready=True, nickname=f"node{i}")
+        await node(i, lambda lis: join_room(ctx(i), identities[i], invite, options, choose(i), recorders[i], lis))
 
     with trio.move_on_after(limit_s):
         async with trio.open_nursery() as nursery:

@@ -150,3 +150,19 @@ def test_a_failing_demo_stops_and_reaps_its_running_nodes(tmp_path):
     for log in logs:
         reader = LogReader(log)
         assert [r.record for r in reader][-1]["reason"] == "terminated" and reader.status is LogStatus.COMPLETE
+
+
+def test_the_readable_demo_shows_its_nodes_and_each_cars_status(tmp_path):
+    """Without --json and off a terminal: plain lines (no escape codes), the node table, the standings."""
+    env = {**os.environ, "OPEN4WD_DATA_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-m", "open4wd_node.cli", "demo", "--nodes", "2", "--track", "builtin:track-01"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "\x1b" not in out.stdout
+    assert "── demo nodes" in out.stdout and "started with node" in out.stdout
+    assert "round 1 over at frame" in out.stdout
+    final = out.stdout[out.stdout.index("2 nodes raced"):].splitlines()
+    assert sorted(line.split()[1] for line in final[1:3]) == ["node0", "node1"]
+    assert all(" pts  finished (" in line for line in final[1:3])

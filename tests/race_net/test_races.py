@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import trio
 from open4wd_node.asset_store import AssetStore
 from open4wd_node.config import DEFAULTS
 from open4wd_node.context_errors import UserError
+from open4wd_node.demo_view import DemoBoard
+from open4wd_node.live_console import LiveConsole, Screen
 from open4wd_node.replay import replay
 from open4wd_node.room_assets import NodeRoomAssets
 from open4wd_node.state_files import read_state_file, state_differences
@@ -50,7 +53,13 @@ async def test_lockstep_mode_agrees_too(tmp_path, fast_clock):
 
 
 async def test_a_corrupted_node_is_outvoted_and_leaves(tmp_path, fast_clock):
-    recorders, codes = await race(tmp_path, 4, track_bytes=short_track(40.0), faults={3: 30})
+    views = {}
+
+    def view(identity):  # what a person would read on node 0 and node 3 (stdout not a terminal: plain lines)
+        views[identity.peer_id] = LiveConsole(identity.peer_id, io.StringIO(), interactive=False)
+        return views[identity.peer_id]
+
+    recorders, codes = await race(tmp_path, 4, track_bytes=short_track(40.0), faults={3: 30}, views=view)
     res = results(recorders)
     assert res[3]["outcome"] == "persistent-desync" and codes[3] == 1
     assert [r["outcome"] for r in res[:3]] == ["finished"] * 3
@@ -58,13 +67,28 @@ async def test_a_corrupted_node_is_outvoted_and_leaves(tmp_path, fast_clock):
     left = [e for rec in recorders[:3] for e in rec.of("leave")]
     assert left and {e["reason"] for e in left} == {"desync"}
     last = recorders[0].of("round-end")[0]["standings"][-1]
-    assert last["peer"] == left[0]["peer"] and last["status"] == "quit" and last["points"] == 1, recorders[0].of("round-end")[0]["standings"]
+    assert last["peer"] == left[0]["peer"] and last["status"] == "desync" and last["points"] == 1, recorders[0].of("round-end")[0]["standings"]
     states = sorted((tmp_path / "n0" / "races").glob("*.states/*.state"))
     theirs = sorted((tmp_path / "n3" / "races").glob("*.states/*.state"))
     assert states and theirs
     diff = state_differences(read_state_file(states[0]), read_state_file(theirs[0]))
     assert diff and diff[0][0].endswith("lat_um")
     replays(tmp_path, recorders[:3])
+    seen_by_0, seen_by_3 = (views[res[i]["peer"]].screen.stream.getvalue() for i in (0, 3))
+    voted_out = f"…{res[3]['peer'][-4:]}"
+    assert "\x1b" not in seen_by_0 and "start locked: match" in seen_by_0 and "round 1 over at frame" in seen_by_0
+    assert f"{voted_out}  1 pts  desync (voted out)" in seen_by_0  # round-end and match-end rows
+    last_view = seen_by_0[seen_by_0.rindex("── round 1 of 1 · over"):]
+    assert voted_out in last_view and "desync" in next(line for line in last_view.splitlines() if voted_out in line)
+    assert "the race ended for this node in round 1: persistent-desync" in seen_by_3
+    board = DemoBoard(4, Screen(io.StringIO(), interactive=False))
+    for index, recorder in enumerate(recorders):  # the demo's table, from the same events as JSON
+        for event, data in recorder.events:
+            board(index, json.loads(json.dumps({"event": event, **data}, default=str)))
+    table = {row[0]: row for row in board.rows()}
+    assert table["node3"][1] == "desync (voted out)" and {table[f"node{i}"][1] for i in range(3)} == {"finished"}
+    assert all(int(table[f"node{i}"][5].split()[0]) == res[i]["agreed_hashes"] for i in range(4))
+    assert "node3 left the race (desync)" in board.screen.queued
 
 
 async def test_two_nodes_that_diverge_end_consensus_invalid(tmp_path, fast_clock):
@@ -81,7 +105,7 @@ async def test_a_damaged_log_fails_with_its_code(tmp_path, fast_clock):
     path.write_bytes(bytes(data))
     with pytest.raises(UserError) as info:
         replay(path, NodeRoomAssets(AssetStore.in_data_dir(tmp_path / "n0"), DEFAULTS))
-    assert info.value.code == "race-log-damaged" and "good up to round 0 frame" in info.value.message
+    assert info.value.code == "race-log-damaged" and "good up to round 1 frame" in info.value.message
 
 
 async def test_a_disconnected_node_reconnects_and_the_race_goes_on(tmp_path, fast_clock):
