@@ -30,7 +30,7 @@ def refuse(argv: list[str], scratch: Path) -> tuple[float, int, str]:
         data_dir, argv = scratch / "a-file", []
         data_dir.write_text("not a directory\n")
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "open4wd_node.cli", "--data-dir", str(data_dir), "demo", *argv],
+    out = subprocess.run([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(data_dir), "demo", *argv],
                          capture_output=True, text=True, env=dict(os.environ), timeout=300)
     elapsed = time.perf_counter() - started
     code = out.stderr.split("]", 1)[0].removeprefix("error[") if out.stderr.startswith("error[") else "?"

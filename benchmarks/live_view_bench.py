@@ -16,15 +16,15 @@ import time
 
 from rich.console import Console
 
-from open4wd_node.frame_pump import FramePump
-from open4wd_node.live_console import LiveConsole, REFRESH_S
-from open4wd_node.live_model import RoundWatch
-from open4wd_node.live_render import race_table
-from open4wd_node.race_world import WorldAdapter
-from protocol.identity import Identity
-from protocol.race import RaceSession
-from protocol.race_keys import RaceKeyBook
-from protocol.race_setup import RaceSetup, loadout_digest
+from open4wd_node.race.pump import FramePump
+from open4wd_node.view.live_console import LiveConsole, REFRESH_S
+from open4wd_node.view.live_model import RoundWatch
+from open4wd_node.view.live_render import race_table
+from open4wd_node.race.world import WorldAdapter
+from protocol.identity.keys import Identity
+from protocol.race.session import RaceSession
+from protocol.race.keys import RaceKeyBook
+from protocol.race.setup import RaceSetup, loadout_digest
 from sim_core import World
 
 

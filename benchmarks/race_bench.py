@@ -15,15 +15,15 @@ import time
 
 import trio
 
-from open4wd_node.race_mesh import RACE_CONTROL_TYPES, RACE_LIMITS
-from open4wd_node.race_world import WorldAdapter, chip_skills
-from open4wd_node.transport import dial, serve
-from protocol.identity import Identity
-from protocol.race import RaceSession
-from protocol.race_keys import RaceKeyBook, announce, verify_race_signature
-from protocol.race_messages import RACE_LINK, RaceInput
-from protocol.race_setup import RaceSetup
-from protocol.race_signing import input_digest
+from open4wd_node.race.mesh import RACE_CONTROL_TYPES, RACE_LIMITS
+from open4wd_node.race.world import WorldAdapter, chip_skills
+from open4wd_node.net.transport import dial, serve
+from protocol.identity.keys import Identity
+from protocol.race.session import RaceSession
+from protocol.race.keys import RaceKeyBook, announce, verify_race_signature
+from protocol.race.messages import RACE_LINK, RaceInput
+from protocol.race.setup import RaceSetup
+from protocol.race.signing import input_digest
 from sim_core import World
 
 MATCH = "cd" * 32
@@ -104,7 +104,7 @@ def rollback_in_session(repeats: int) -> list[float]:
 
 
 def processes(count: int) -> dict:
-    out = subprocess.run([sys.executable, "-m", "open4wd_node.cli", "--data-dir", "/tmp/open4wd-race-bench", "demo",
+    out = subprocess.run([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", "/tmp/open4wd-race-bench", "demo",
                           "--nodes", str(count), "--json"], capture_output=True, text=True, timeout=900)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

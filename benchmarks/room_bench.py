@@ -1,7 +1,7 @@
 """Room figures (issue "A newcomer's first hour", deliverable 3): how long a healthy room takes from the
 first join to match-start, with whole nodes (host_room / join_room) in one process over real loopback
 TCP on the real clock. Every member joins with auto-ready and the room needs all of them
-(``--min-players`` = nodes), as in tests/rooms/test_rooms_tcp.py. All nodes share one interpreter, so
+(``--min-players`` = nodes), as in tests/open4wd_node/room/test_rooms_tcp.py. All nodes share one interpreter, so
 the figures include every node's CPU work one after the other (separate machines would overlap it).
 
 Figures, per room size, medians over the repetitions (seconds):
@@ -29,18 +29,18 @@ from typing import Any
 
 import trio
 
-from open4wd_node import room_session
-from open4wd_node.cars import CarChoice
-from open4wd_node.choices import PLAYERS
-from open4wd_node.config import DEFAULTS
-from open4wd_node.context import NodeContext
-from open4wd_node.events import EventSink
-from open4wd_node.logs import configure_logging
-from open4wd_node.node_listener import with_listener
-from open4wd_node.room_session import HostOptions, JoinOptions
-from open4wd_node.values import IntRange
-from protocol.identity import Identity
-from protocol.invitation import Invitation
+from open4wd_node.room import session as room_session
+from open4wd_node.assets.cars import CarChoice
+from open4wd_node.cli.choices import PLAYERS
+from open4wd_node.runtime.config import DEFAULTS
+from open4wd_node.runtime.context import NodeContext
+from open4wd_node.view.events import EventSink
+from open4wd_node.runtime.logs import configure_logging
+from open4wd_node.net.listener import with_listener
+from open4wd_node.room.session import HostOptions, JoinOptions
+from open4wd_node.runtime.values import IntRange
+from protocol.identity.keys import Identity
+from protocol.room.invitation import Invitation
 
 ROOM_LIMIT_S = 60  # only a hung room reaches this
 

@@ -11,7 +11,7 @@ import statistics
 import time
 
 from sim_core import World
-from sim_core.scripted import RandomInputs
+from sim_core.harness.scripted import RandomInputs
 
 
 def median_us(samples: list[int]) -> float:

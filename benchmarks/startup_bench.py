@@ -27,7 +27,7 @@ DEMO = """
 import json, sys, time
 started = time.perf_counter()
 from pathlib import Path
-from open4wd_node.cache_dir import CacheDir
+from open4wd_node.assets.cache_dir import CacheDir
 from sim_core import World
 from sim_core.derived_cache import backed_by
 imported, cpu = time.perf_counter(), time.process_time()

@@ -12,7 +12,7 @@ from typing import Any
 
 ENGINE_ID = "sim_core/1"
 
-_LAZY = {"World": "sim_core.world", "SkillEvent": "sim_core.inputs", "SKILLS": "sim_core.inputs"}
+_LAZY = {"World": "sim_core.world", "SkillEvent": "sim_core.step.inputs", "SKILLS": "sim_core.step.inputs"}
 
 __all__ = ["ENGINE_ID", "SKILLS", "SkillEvent", "World"]
 

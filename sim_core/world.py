@@ -13,23 +13,23 @@ from collections.abc import Mapping, Sequence
 
 from sim_core import ENGINE_ID
 from sim_core.constants import START_GRID_CELL_UM, START_GRID_LIFT_UM
-from sim_core.contact import resolve
+from sim_core.step.contact import resolve
 from sim_core.errors import SimError
-from sim_core.inputs import SkillEvent, validate_events
-from sim_core.layout import (
+from sim_core.step.inputs import SkillEvent, validate_events
+from sim_core.state.layout import (
     ARMED, BROKEN_MASK, CAR_FIELDS, END_REASONS, FINISHED_FRAME, H, LAPS, LAT, LEGAL_LAT, P_BREAK_FRAME, P_TEMP,
     PART_FIELDS, PENALTY_TIMER, PREV_X, PREV_Y, PREV_Z, PROGRESS, REMAINING_Q, RETIRED_FRAME, STATUS,
     STATUS_RACING, STATUS_RETIRED, W_DONE, W_END_REASON, W_FRAME, W_SEED, WORLD_FIELDS, field_names, part_field,
 )
-from sim_core.model import CarModel
-from sim_core.physics import TrackContext, advance
-from sim_core.race import ranking, status_name, update_round_end
-from sim_core.route import route_for
-from sim_core.rules import PENALTY_FRAMES, RuleContext, apply_rules
-from sim_core.state import StateCodec, StateLimits, digest_of
-from sim_core.thermal import settle
-from sim_core.track import TrackSpec
-from sim_core.vehicle import VehicleSpec
+from sim_core.step.model import CarModel
+from sim_core.step.physics import TrackContext, advance
+from sim_core.step.ranking import ranking, status_name, update_round_end
+from sim_core.specs.route import route_for
+from sim_core.step.rules import PENALTY_FRAMES, RuleContext, apply_rules
+from sim_core.state.codec import StateCodec, StateLimits, digest_of
+from sim_core.step.thermal import settle
+from sim_core.specs.track import TrackSpec
+from sim_core.specs.vehicle import VehicleSpec
 
 SEED_MAX = (1 << 63) - 1
 NO_EVENTS: tuple[int, ...] = ()
@@ -218,7 +218,7 @@ class World:
     # -- state -------------------------------------------------------------------------------------------
 
     def save_state(self) -> bytes:
-        """The canonical versioned little-endian bytes of the whole state (see ``sim_core.state``)."""
+        """The canonical versioned little-endian bytes of the whole state (see ``sim_core.state.codec``)."""
         return self.codec.pack(self._world, self._cars)
 
     def load_state(self, data: bytes) -> None:

@@ -3,7 +3,7 @@
 import pytest
 import trio.testing
 
-from open4wd_node.blocking import blocking_work_inline
+from open4wd_node.runtime.blocking import blocking_work_inline
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from open4wd_node.events import EventSink
+from open4wd_node.view.events import EventSink
 
 
 class Recorder(EventSink):

@@ -3,7 +3,7 @@
 A driver is asked once per frame, when the node must produce its signed input for that frame. It reads
 this node's own (possibly predicted) world, must not change it, and must be cheap: the frame pump steps
 60 frames per second plus rollbacks. ``BotDriver`` (``bot.py``) plays by itself; ``ExternalDriver``
-(``external.py``) relays what a game UI pressed through the control API (``open4wd_node.control_api``).
+(``external.py``) relays what a game UI pressed through the control API (``open4wd_node.drivers.control_api``).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from sim_core import SkillEvent, World
-from sim_core.inputs import validate_events
+from sim_core.step.inputs import validate_events
 
-from open4wd_node.race_world import chip_skills
+from open4wd_node.race.world import chip_skills
 
 Decision = list[tuple[str, bool]]
 """At most 4 ``(skill, hold)`` pairs, each skill once, all in the car's chip, hold matching the skill."""

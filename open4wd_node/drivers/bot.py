@@ -30,17 +30,17 @@ from sim_core.constants import (
     BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, COST_FRAMES, EFFECT_FRAMES, EFFECT_UJ_DEN, EFFECT_UJ_NUM,
     K_EVENT_IMPULSE_PER_UJ, QUANTA_PER_MJ, THERMAL_C_TU,
 )
-from sim_core.layout import (
+from sim_core.state.layout import (
     ARC, H, LAT, P_TEMP, PENALTY_TIMER, REMAINING_Q, RETIRED_FRAME, STATUS, STATUS_RACING, VH, VLAT, VS,
     part_field,
 )
-from sim_core.scripted import SplitMix64
-from sim_core.vehicle import VehicleSpec
+from sim_core.harness.scripted import SplitMix64
+from sim_core.specs.vehicle import VehicleSpec
 
 from open4wd_node.drivers import Decision
 from open4wd_node.drivers.observe import CarRows
 from open4wd_node.drivers.speed_plan import speed_profile
-from open4wd_node.race_world import chip_skills
+from open4wd_node.race.world import chip_skills
 
 DRIFT_UM_S = 100_000  # lateral speed treated as drift worth damping (0.1 m/s)
 SLAM_HEIGHT_UM = 20_000  # slam only when the underside is more than 2 cm above the ribbon

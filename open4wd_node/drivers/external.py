@@ -1,6 +1,6 @@
 """``ExternalDriver``: this node's inputs come from a game UI through the control API.
 
-The control server (``open4wd_node.control_api``) validates each request and records it here: a press
+The control server (``open4wd_node.drivers.control_api``) validates each request and records it here: a press
 of an Event skill fires at the next frame the node produces (several presses of one skill before that
 frame count once, as a frame carries each skill at most once); a Hold skill acts on every frame while
 any control client holds it, and a client's holds end when it disconnects, so a crashed UI cannot leave
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 
 from sim_core import World
-from sim_core.inputs import HOLD_SKILLS, MAX_INPUT_EVENTS_PER_FRAME, SKILLS
+from sim_core.step.inputs import HOLD_SKILLS, MAX_INPUT_EVENTS_PER_FRAME, SKILLS
 
 from open4wd_node.drivers import Decision
-from open4wd_node.race_world import chip_skills
+from open4wd_node.race.world import chip_skills
 
 
 class ExternalDriver:

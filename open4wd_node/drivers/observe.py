@@ -3,8 +3,8 @@
 ``World.car_state`` builds a name → value dict including every part field (~18 µs per car); a driver
 that looks at up to 8 cars each frame cannot afford that. ``save_state()`` is the documented canonical
 layout (docs/sim.md, "Saved state"): a 40-byte header, the world fields, then per car its car fields
-and its part fields, all i64 little-endian, in the order of ``sim_core.layout``. One save (~7 µs for
-8 cars) and one ``unpack_from`` per car give the same values; index a row with ``sim_core.layout``'s
+and its part fields, all i64 little-endian, in the order of ``sim_core.state.layout``. One save (~7 µs for
+8 cars) and one ``unpack_from`` per car give the same values; index a row with ``sim_core.state.layout``'s
 car-field constants (``ARC``, ``LAT``, ``VS``, …) and ``part_field(part, P_TEMP)`` for part fields.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 
 from sim_core import World
-from sim_core.layout import WORLD_FIELDS, car_length
+from sim_core.state.layout import WORLD_FIELDS, car_length
 
 HEADER = b"O4WS\x01\x00"  # magic and the version (1) this decoder reads
 HEADER_BYTES = 40  # magic 4, version 2, car count 2, topology digest 32

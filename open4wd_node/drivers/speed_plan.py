@@ -11,7 +11,7 @@ starts asking for less speed early enough to brake before a sharp curve.
 from __future__ import annotations
 
 from sim_core.intmath import isqrt
-from sim_core.route import Route
+from sim_core.specs.route import Route
 
 CURVE = 10**12  # route curvature unit: (1/µm)·1e12
 LATERAL_GRIP = 3_000_000  # µm/s²: a conservative share of tire grip (μ ≈ 0.6 → ~6 m/s²)

@@ -10,7 +10,7 @@ from sim_core.assets.findings import Findings, shown
 from sim_core.assets.geometry import MeshMetrics
 from sim_core.assets.material_rules import check_material
 from sim_core.assets.reader import GlbAsset, Node
-from sim_core.materials import Material
+from sim_core.specs.materials import Material
 from sim_core.intmath import round_div
 
 

@@ -12,8 +12,8 @@ from sim_core.assets.admission import AdmittedAsset
 from sim_core.assets.findings import AssetRejected
 from sim_core.assets.loadout import AssembledVehicle, Resolver, assemble
 from sim_core.errors import SimError
-from sim_core.track import Box, RespawnPoint, RoutePoint, TrackSpec
-from sim_core.vehicle import BatterySpec, ChipSlot, MotorSpec, PartSpec, VehicleSpec, WeaponSpec
+from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
+from sim_core.specs.vehicle import BatterySpec, ChipSlot, MotorSpec, PartSpec, VehicleSpec, WeaponSpec
 
 
 def _vec(values: list[int]) -> tuple[int, int, int]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from sim_core.assets.builtins import admitted_builtin
 from sim_core.assets.convert import track_spec, vehicle_from_loadout
 from sim_core.assets.mounts import TIRE_SLOTS
-from sim_core.track import TrackSpec
-from sim_core.vehicle import VehicleSpec
+from sim_core.specs.track import TrackSpec
+from sim_core.specs.vehicle import VehicleSpec
 
 DEMO_TRACK = "builtin:track-02"
 ARCHETYPE_ROLLERS = {1: ("FL", "FR"), 2: ("FL", "FR", "CL", "CR", "RL", "RR"), 3: ("FL", "FR", "RL", "RR")}

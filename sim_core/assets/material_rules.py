@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from sim_core.assets.constants import PART_TYPES
 from sim_core.assets.findings import Findings, shown
 from sim_core.errors import SimError
-from sim_core.materials import MATERIALS, Material
+from sim_core.specs.materials import MATERIALS, Material
 
 def check_scope_invariants(materials: tuple[Material, ...]) -> None:
     """Fluids are sensors: on vehicles only weapons may carry them (材質表.md §3); refuse a table that says otherwise."""

@@ -1,0 +1,1 @@
+"""The command line: global options, one module per command, the values and choices it accepts."""

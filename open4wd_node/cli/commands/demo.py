@@ -1,0 +1,88 @@
+"""``open4wd-node demo``: the README's main job — real nodes, a real room, a raced match."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+from open4wd_node.cli.choices import LAPS, RACE_MODES, ROUNDS
+from open4wd_node.runtime.errors import UserError
+from open4wd_node.runtime.values import SEED, IntRange
+
+NODES = IntRange(2, 8)
+
+CORRUPT = re.compile(r"([0-9]{1,7})@([0-9]{1,7})")
+
+
+def _progress(as_json: bool, nodes: int):
+    """Where the nodes' events go while they race: the live table of the nodes (stdout), or nowhere with
+    ``--json`` (its one summary object at the end stays the whole output)."""
+    if as_json:
+        return None
+    from open4wd_node.demo.view import DemoBoard
+    from open4wd_node.view.live_console import Screen
+
+    return DemoBoard(nodes, Screen(sys.stdout))
+
+
+def run(args, ctx) -> int:
+    import time
+
+    corrupt = None
+    if args.corrupt is not None:
+        match = CORRUPT.fullmatch(args.corrupt)
+        if match is None:
+            raise UserError("demo-invalid", "--corrupt takes NODE@FRAME (numbers of at most 7 digits), "
+                                            f"got {args.corrupt[:40]!r}")
+        corrupt = (int(match[1]), int(match[2]))  # their ranges are checked by prepare
+
+    from open4wd_node.demo.setup import DemoOptions, prepare
+
+    options = DemoOptions(nodes=args.nodes, rounds=args.rounds, laps=args.laps, mode=args.mode, seed=args.seed,
+                          corrupt=corrupt, track=args.track)
+    base = prepare(options, ctx)  # every refusal comes before the first node starts
+
+    from open4wd_node.demo.runner import summarize
+    from open4wd_node.demo.view import race_demo
+    from open4wd_node.runtime.trio_main import run_trio
+
+    started = time.monotonic()
+    runs = run_trio(race_demo, _progress(args.json, args.nodes), options, base)
+    summary = summarize(runs, time.monotonic() - started)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        _print(summary)
+    expected_leavers = {corrupt[0]} if corrupt else set()
+    good = all(summary["outcomes"][str(i)] == "finished" for i in range(args.nodes) if i not in expected_leavers)
+    return 0 if good and summary["finished"] > 0 else 1
+
+
+def _print(summary: dict) -> None:
+    from open4wd_node.view.events import status_text
+
+    print(f"{summary['nodes']} nodes raced; {summary['finished']} finished the match in {summary['elapsed_s']} s")
+    for row in summary["standings"]:
+        print(f"  {row['rank']}. node{row['node']}  {row['points']} pts  "
+              f"{status_text(row['status'], row['finish_frames'], rounds=row['rounds'])}")
+    for leave in summary["leaves"]:
+        print(f"  node{leave['node']} saw node{leave['peer']} leave: {leave['reason']}")
+    print(f"{summary['finished']} nodes agreed on {summary['agreed_hashes']} state hashes "
+          f"({summary['disagreements']} disagreements, max lag {summary['max_lag']} frames)")
+    for log in summary["logs"]:
+        print(f"  log: {log}")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("demo", help="start N real nodes on 127.0.0.1 that form a room and race with bots")
+    parser.add_argument("--nodes", type=NODES, default=4, metavar="N", help="node processes, 2..8 (default 4)")
+    parser.add_argument("--rounds", type=ROUNDS, default=1, metavar="R", help="rounds, 1..5 (default 1)")
+    parser.add_argument("--laps", type=LAPS, default=1, metavar="L", help="laps per round, 1..10 (default 1)")
+    parser.add_argument("--track", default="builtin:track-02", metavar="REF", help="track of every round")
+    parser.add_argument("--mode", choices=RACE_MODES, default="rollback")
+    parser.add_argument("--seed", type=SEED, default=0, help="bot seeds are SEED + node number")
+    parser.add_argument("--corrupt", default=None, metavar="NODE@FRAME",
+                        help="alter one value of node NODE's own state at FRAME (it should be outvoted and leave)")
+    parser.add_argument("--json", action="store_true", help="print one final JSON object")
+    parser.set_defaults(run=run)

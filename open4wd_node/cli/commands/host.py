@@ -1,0 +1,39 @@
+"""``open4wd-node host``: open a room, print its invitation, show the room, then race the match."""
+
+from __future__ import annotations
+
+from open4wd_node.cli.choices import LAPS, PLAYERS, ROUNDS, SPECTATORS
+from open4wd_node.cli.commands._room_options import add_car_option, add_room_options
+
+
+def run(args, ctx) -> int:
+    import sys
+
+    from open4wd_node.assets.cars import CarChoice
+    from open4wd_node.cli.play import play_options, room_identity, room_then_race, run_node
+    from open4wd_node.room.session import HostOptions, host_room
+
+    options = HostOptions(
+        track=args.track, rounds=args.rounds, laps=args.laps,
+        min_players=args.min_players, max_players=args.max_players, spectators=args.spectators,
+        auto_ready=args.auto_ready, nickname=ctx.config.nickname, interactive=sys.stdin.isatty(),
+    )
+    car = CarChoice.parse(args.car)
+    car.rotation(options.rounds)  # refuse a bad --car before opening anything
+    play = play_options(args, ctx.config)
+    identity, events = room_identity(ctx, args)
+    room = lambda listener: host_room(ctx, identity, options, car, events, listener)  # noqa: E731
+    return run_node(identity, ctx.config, lambda listener: room_then_race(ctx, identity, events, listener, play, room, True))
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("host", help="host a room and wait for players")
+    parser.add_argument("--track", default="builtin:track-02", metavar="REF", help="track of every round (builtin:track-NN or a content id)")
+    parser.add_argument("--rounds", type=ROUNDS, default=1, metavar="N", help="rounds in the match (1..5)")
+    parser.add_argument("--laps", type=LAPS, default=3, metavar="L", help="laps per round on loop tracks (1..10)")
+    add_car_option(parser)
+    parser.add_argument("--min-players", type=PLAYERS, default=2, metavar="N", help="participants needed before the start (2..8)")
+    parser.add_argument("--max-players", type=PLAYERS, default=8, metavar="N", help="participant seats (2..8, at most the track's)")
+    parser.add_argument("--spectators", type=SPECTATORS, default=0, metavar="N", help="spectator seats (0..50; 0 = no spectators)")
+    add_room_options(parser)
+    parser.set_defaults(run=run)

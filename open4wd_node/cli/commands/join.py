@@ -1,0 +1,34 @@
+"""``open4wd-node join INVITE``: join a room as a participant (or spectator), then race the match."""
+
+from __future__ import annotations
+
+from open4wd_node.cli.commands._room_options import add_car_option, add_room_options
+
+
+def run(args, ctx) -> int:
+    import sys
+
+    from open4wd_node.assets.cars import CarChoice
+    from open4wd_node.cli.play import play_options, room_identity, room_then_race, run_node
+    from open4wd_node.room.session import JoinOptions, join_room
+    from protocol.room.invitation import Invitation
+
+    invite = Invitation.parse(args.invite)
+    car = CarChoice.parse(args.car)  # the rounds are known once the room state arrives
+    play = play_options(args, ctx.config)
+    identity, events = room_identity(ctx, args)
+    options = JoinOptions(
+        spectate=args.spectate, auto_ready=args.auto_ready, nickname=ctx.config.nickname, interactive=sys.stdin.isatty()
+    )
+    room = lambda listener: join_room(ctx, identity, invite, options, car, events, listener)  # noqa: E731
+    return run_node(identity, ctx.config,
+                    lambda listener: room_then_race(ctx, identity, events, listener, play, room, not args.spectate))
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("join", help="join a room from its invitation")
+    parser.add_argument("invite", metavar="INVITE", help="open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET")
+    add_car_option(parser)
+    parser.add_argument("--spectate", action="store_true", help="join as a spectator (needs a spectator invitation)")
+    add_room_options(parser)
+    parser.set_defaults(run=run)

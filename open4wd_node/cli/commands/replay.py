@@ -1,0 +1,48 @@
+"""``open4wd-node replay LOG``: re-simulate a race log, verify every recorded hash, and say how much of
+the match the log holds: ``complete`` (closed by its node, exit 0), ``incomplete`` (no end record) or
+``torn`` (cut inside a record); the last two exit 1 unless ``--allow-incomplete``."""
+
+from __future__ import annotations
+
+
+def run(args, ctx) -> int:
+    import json
+    import sys
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from open4wd_node.assets.store import AssetStore
+    from open4wd_node.race.replay import replay, unfinished
+    from open4wd_node.assets.room_assets import NodeRoomAssets
+
+    report = replay(Path(args.log), NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config))
+    error = None if args.allow_incomplete else unfinished(report)
+    if args.json:  # one object: the verified part of a partial log is reported with its error
+        refusal = {"error": {"code": error.code, "message": error.message}} if error else {}
+        print(json.dumps({"ok": error is None, **asdict(report), "status": report.status.value, **refusal}))
+    else:
+        print(_describe(report))
+    if error is not None:
+        print(f"error[{error.code}]: {error.message}", file=sys.stderr)
+        return error.exit_status
+    return 0
+
+
+def _describe(report) -> str:
+    if report.end_reason is None:
+        ending = f"no end record; verified up to round {report.last_round} frame {report.last_frame}"
+    else:
+        outcome = f" ({report.outcome})" if report.outcome else ""
+        ending = f"closed by its node: {report.end_reason}{outcome}"
+    return (f"replay {report.status.value}: match {report.match_id[:16]}…, {report.rounds} round(s), "
+            f"{report.frames} frames; {report.votes_verified} checksum votes verified ({report.votes_agreed} agreed), "
+            f"{report.round_ends_verified} round-end hash(es) verified; {ending}")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("replay", help="re-simulate a race log and verify every recorded hash")
+    parser.add_argument("log", metavar="LOG", help="a race log (<data-dir>/races/*.o4wlog)")
+    parser.add_argument("--allow-incomplete", action="store_true",
+                        help="exit 0 for a log short of its end record (incomplete or torn) once its records verify")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)

@@ -1,0 +1,141 @@
+"""The ``open4wd-node`` console script: global options, then one sub-command per module.
+
+Every error that reaches the user is printed as ``error[<code>]: <sentence>`` on stderr and, when the
+command was given ``--json``, also as ``{"event": "error", "code": …, "message": …}`` on stdout. Exit
+status: 1 the input was refused, 2 the command line itself was wrong, 130 / 143 stopped by SIGINT /
+SIGTERM (one line, no traceback).
+
+Start-up cost matters (``open4wd-node version`` should cost about as much as ``import trio``): the
+command modules only declare their options; each imports what it runs when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pkgutil
+import re
+import sys
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from open4wd_node.cli import commands
+from open4wd_node.cli.commands._settings import add_settings
+from open4wd_node.runtime.config import Scope, given_settings
+from open4wd_node.runtime.context import NodeContext
+from open4wd_node.runtime.errors import UsageError, UserError, first_coded
+from open4wd_node.runtime.paths import default_data_dir
+from open4wd_node.runtime.signals import Interrupted, received_signal, stop_signals_raise
+from protocol.errors import ProtocolError
+from sim_core.derived_cache import backed_by
+from sim_core.errors import SimError
+
+if TYPE_CHECKING:
+    from open4wd_node.assets.cache_dir import CacheDir
+
+CODED = (ProtocolError, SimError, UserError)
+
+
+class CommandLineParser(argparse.ArgumentParser):
+    """argparse that raises a coded ``UsageError`` instead of printing and exiting by itself."""
+
+    def error(self, message: str) -> NoReturn:
+        message = re.sub(r"^argument ([^:]+): takes ", r"\1 takes ", message)  # a value rule (values.py)
+        raise UsageError(f"{message} (see: {self.prog} --help)")
+
+
+def command_modules() -> list[str]:
+    """Every public module in ``open4wd_node.cli.commands`` is a command; adding one needs no edit here
+    (``_``-prefixed modules hold options that several commands share)."""
+    return sorted(info.name for info in pkgutil.iter_modules(commands.__path__) if not info.name.startswith("_"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = CommandLineParser(prog="open4wd-node", description="Open4WD peer-to-peer race node")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where this node keeps identity, stores and logs (default: $OPEN4WD_DATA_DIR or the XDG data dir)",
+    )
+    parser.add_argument("--config", type=Path, default=None,
+                        help="node configuration TOML file (default: <data-dir>/node.toml if it exists); "
+                             "every key has the flag of the same name, and a flag wins over the file")
+    add_settings(parser, Scope.GLOBAL)
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in command_modules():
+        import_module(f"open4wd_node.cli.commands.{name}").register(subparsers)
+    return parser
+
+
+def _report(error: Any, as_json: bool) -> None:
+    """The human line on stderr; with ``--json`` also one JSON object on stdout."""
+    print(f"error[{error.code}]: {error.message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"event": "error", "code": error.code, "message": error.message}), flush=True)
+
+
+def node_context(args: argparse.Namespace) -> NodeContext:
+    """The data directory and the effective configuration: flags > configuration file > defaults."""
+    return NodeContext.open(args.data_dir or default_data_dir(), args.config).with_overrides(**given_settings(args))
+
+
+def _run(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    ctx = node_context(args)
+    if getattr(args, "logs", False):  # set by the commands that log (the networked ones)
+        from open4wd_node.runtime.logs import configure_logging
+
+        configure_logging(ctx.config.log_format)
+    with backed_by(lambda: _cache_dir(ctx.data_dir)):  # admitted assets and routes outlive the process
+        return int(args.run(args, ctx) or 0)
+
+
+def _cache_dir(data_dir: Path) -> CacheDir:
+    """The data dir's cache folder, imported only when a command first derives something."""
+    from open4wd_node.assets.cache_dir import CacheDir
+
+    return CacheDir.in_data_dir(data_dir)
+
+
+def _attempt(argv: list[str], as_json: bool) -> int:
+    """Run the command; report a coded error. A stop signal is left to ``main`` (``received_signal``)."""
+    try:
+        return _run(argv)
+    except CODED as exc:
+        _report(exc, as_json)
+        return exc.exit_status if isinstance(exc, UserError) else 1
+    except BaseExceptionGroup as group:  # raised inside a trio nursery
+        if first_coded(group, (Interrupted, KeyboardInterrupt)) is not None:
+            return 1  # replaced by the signal's status in main
+        coded = first_coded(group, CODED)
+        if coded is None:
+            raise
+        _report(coded, as_json)
+        return coded.exit_status if isinstance(coded, UserError) else 1
+    except BrokenPipeError:  # output piped into a reader that stopped early (| head): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
+        return 141
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv
+    status = 1
+    try:
+        with stop_signals_raise():
+            status = _attempt(argv, as_json)
+    except (KeyboardInterrupt, Interrupted):  # wherever the signal landed, even while reporting
+        pass
+    signum = received_signal()
+    if signum is not None:
+        stop = Interrupted(signum)
+        _report(stop, as_json)
+        return stop.exit_status
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

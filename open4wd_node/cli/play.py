@@ -1,0 +1,67 @@
+"""Options and the node's lifetime shared by ``host`` and ``join``: the room, then the race."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+
+from open4wd_node.runtime.config import NodeConfig
+from open4wd_node.runtime.errors import UserError
+from open4wd_node.view.events import EventSink
+from open4wd_node.race.match_play import PlayOptions, play_match
+from open4wd_node.net.listener import NodeListener, with_listener
+from open4wd_node.race.runner import RaceOptions
+from open4wd_node.room.driver import RoomOutcome
+from open4wd_node.runtime.trio_main import run_trio
+from protocol.identity.keys import Identity, load_or_create_identity
+
+FAULT = re.compile(r"(corrupt-state|disconnect)@([0-9]{1,7})(?::([0-9]{1,3}))?")
+
+
+def play_options(args, config: NodeConfig) -> PlayOptions:
+    faults: dict[str, int | float] = {}
+    if args.fault is not None:
+        match = FAULT.fullmatch(args.fault)
+        if match is None or (match[1] == "corrupt-state" and match[3]):
+            raise UserError("fault-invalid",
+                            f"--fault takes corrupt-state@FRAME or disconnect@FRAME[:SECONDS], got {args.fault!r}")
+        if match[1] == "corrupt-state":
+            faults["fault_frame"] = int(match[2])
+        else:
+            faults.update(cut_frame=int(match[2]), cut_seconds=float(match[3] or 5))
+    race = RaceOptions(mode=config.mode, input_delay=config.input_delay, **faults)
+    return PlayOptions(driver=config.driver, seed=args.seed, control_port=config.control_port, race=race)
+
+
+def room_identity(ctx, args) -> tuple[Identity, EventSink]:
+    """The node's identity, and where its events go: JSON lines with ``--json``, else the live view."""
+    identity, _ = load_or_create_identity(ctx.identity_path)
+    if args.json:
+        return identity, EventSink(as_json=True)
+    from open4wd_node.view.live_console import LiveConsole  # rich is imported only for the readable view
+
+    return identity, LiveConsole(identity.peer_id)
+
+
+async def room_then_race(
+    ctx, identity: Identity, events: EventSink, listener: NodeListener, play: PlayOptions,
+    room: Callable[[NodeListener], Awaitable[RoomOutcome]], racing: bool,
+) -> int:
+    """0 when this node's match ran to its end (or, for a spectator, started), 1 otherwise."""
+    async with events.showing():
+        outcome = await room(listener)
+        if outcome.started is None:
+            return 1
+        if not racing:
+            return 0
+        report = await play_match(ctx, identity, events, outcome, listener, play)
+        events.emit("result", peer=identity.peer_id, outcome=report.outcome, detail=report.detail,
+                    agreed_hashes=report.agreed, disagreements=report.disagreements, leaves=report.leaves,
+                    standings=report.standings, log=report.log, max_lag=report.max_lag, rollbacks=report.rollbacks,
+                    max_rollback=report.max_rollback)
+        return 0 if report.outcome == "finished" else 1
+
+
+def run_node(identity: Identity, config: NodeConfig, body: Callable[[NodeListener], Awaitable[int]]) -> int:
+    """Listen where the configuration says (``listen``, ``advertise``) while ``body`` runs."""
+    return run_trio(with_listener, identity, config.listen.host, config.listen.port, body, config.advertise)

@@ -1,0 +1,153 @@
+"""``open4wd-node demo``: N real node processes on 127.0.0.1 form a room and race each other with bots.
+
+Node 0 hosts (``host --auto-ready``), the others join with its invitation, exactly as players would;
+every node prints JSON events, and the demo gathers each node's final ``result``: standings, checksum
+votes that agreed, leaves, and the path of its race log.
+
+Everything a node would refuse is checked before the first node starts (``demo_setup.prepare``). The
+nodes run in their own sessions, so a Ctrl-C in the terminal reaches the demo alone; the demo passes its
+stop signal on to every node (SIGTERM when the demo itself failed), so each closes its race log saying
+why, and reaps them all (a node still running after ``NODE_GRACE_S`` is killed).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from open4wd_node.cli.choices import ARCHETYPES
+from open4wd_node.runtime.errors import UserError
+from open4wd_node.demo.setup import DemoOptions
+from open4wd_node.runtime.signals import received_signal
+
+NODE_TIMEOUT_S = 900
+INVITE_TIMEOUT_S = 30
+NODE_GRACE_S = 10  # a stopped node closes its race log and exits well within this
+
+
+@dataclass
+class NodeRun:
+    index: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+    returncode: int | None = None
+    stderr: str = ""
+
+    def last(self, name: str) -> dict[str, Any] | None:
+        return next((e for e in reversed(self.events) if e.get("event") == name), None)
+
+
+def _node_args(options: DemoOptions, index: int, data_dir: Path) -> list[str]:
+    cars = list(ARCHETYPES)
+    args = [sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(data_dir / f"node{index}"), "--log-format", "json"]
+    common = ["--auto-ready", "--json", "--driver", "bot", "--seed", str(options.seed + index), "--mode", options.mode,
+              "--car", cars[index % len(cars)], "--nickname", f"node{index}"]
+    if options.corrupt is not None and options.corrupt[0] == index:
+        common += ["--fault", f"corrupt-state@{options.corrupt[1]}"]
+    if index == 0:
+        return args + ["host", "--listen", "127.0.0.1:0", "--track", options.track, "--rounds", str(options.rounds),
+                       "--laps", str(options.laps), "--min-players", str(options.nodes),
+                       "--max-players", str(options.nodes)] + common
+    return args + ["join", "{invite}", "--listen", "127.0.0.1:0"] + common
+
+
+async def _stop_node(process: trio.Process) -> None:
+    """How a cancelled demo stops a node: its own stop signal passed on (SIGTERM when the demo failed),
+    then SIGKILL after the grace period; ``trio.run_process`` reaps it."""
+    process.send_signal(received_signal() or signal.SIGTERM)
+    with trio.move_on_after(NODE_GRACE_S):
+        await process.wait()
+    if process.returncode is None:
+        process.kill()
+
+
+async def _run_node(argv: list[str], run: NodeRun, on_event) -> None:
+    async with trio.open_nursery() as nursery:
+        process = await nursery.start(partial(
+            trio.run_process, argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            check=False, start_new_session=True, deliver_cancel=_stop_node))
+
+        async def read_stderr() -> None:
+            chunks = []
+            async for chunk in process.stderr:
+                chunks.append(chunk)
+            run.stderr = b"".join(chunks).decode(errors="replace")
+
+        nursery.start_soon(read_stderr)
+        buffer = b""
+        async for chunk in process.stdout:
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                if line.startswith(b"{"):
+                    event = json.loads(line)
+                    run.events.append(event)
+                    on_event(run.index, event)
+        run.returncode = await process.wait()
+
+
+async def run_demo(options: DemoOptions, data_dir: Path, progress) -> list[NodeRun]:
+    runs = [NodeRun(i) for i in range(options.nodes)]
+    invite: dict[str, str] = {}
+    created = trio.Event()
+
+    def on_event(index: int, event: dict[str, Any]) -> None:
+        if index == 0 and event["event"] == "room-created":
+            invite["url"] = event["invite"]
+            created.set()
+        progress(index, event)
+
+    async def host() -> None:
+        await _run_node(_node_args(options, 0, data_dir), runs[0], on_event)
+        created.set()  # a host that exited before opening its room fails the demo now, not at the time-out
+
+    with trio.move_on_after(NODE_TIMEOUT_S) as deadline:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host)
+            with trio.move_on_after(INVITE_TIMEOUT_S):
+                await created.wait()
+            if "url" not in invite:
+                nursery.cancel_scope.cancel()
+                raise UserError("demo-failed", f"the host did not open its room: {runs[0].stderr[-500:]}")
+            for index in range(1, options.nodes):
+                argv = [invite["url"] if a == "{invite}" else a for a in _node_args(options, index, data_dir)]
+                nursery.start_soon(_run_node, argv, runs[index], on_event)
+    if deadline.cancelled_caught:
+        raise UserError("demo-failed", f"the nodes had not finished after {NODE_TIMEOUT_S} s; they were stopped")
+    return runs
+
+
+def summarize(runs: list[NodeRun], elapsed_s: float) -> dict[str, Any]:
+    """The demo's figures: node numbers instead of PeerIds wherever a node is named."""
+    results = {r.index: r.last("result") for r in runs}
+    node_of = {res["peer"]: i for i, res in results.items() if res}
+    finished = [i for i, res in results.items() if res and res["outcome"] == "finished"]
+    leaves = [
+        {"node": r.index, "peer": node_of.get(e["peer"], e["peer"]), "reason": e["reason"]}
+        for r in runs for e in r.events if e.get("event") == "leave"
+    ]
+    standings = [
+        {"rank": row["rank"], "node": node_of.get(row["peer"], row["peer"]), "points": row["points"],
+         "finish_frames": row["finishFrames"], "status": row["status"], "rounds": row["rounds"]}
+        for row in (results[finished[0]]["standings"] if finished else [])
+    ]
+    return {
+        "nodes": len(runs),
+        "finished": len(finished),
+        "agreed_hashes": min((results[i]["agreed_hashes"] for i in finished), default=0),
+        "disagreements": sum(res["disagreements"] for res in results.values() if res),
+        "leaves": leaves,
+        "outcomes": {str(i): (res or {}).get("outcome", f"exit {runs[i].returncode}") for i, res in results.items()},
+        "standings": standings,
+        "logs": [res["log"] for res in results.values() if res and res.get("log")],
+        "max_lag": max((res["max_lag"] for res in results.values() if res), default=0),
+        "rollbacks": sum(res["rollbacks"] for res in results.values() if res),
+        "elapsed_s": round(elapsed_s, 1),
+    }

@@ -1,0 +1,73 @@
+"""What a demo is (``DemoOptions``) and whether it can run (``prepare``), checked before any node starts.
+
+Kept apart from the running (``demo.py``, trio and processes) so that a refused option costs only the
+imports its check needs: the asset pipeline, to resolve the track as the host will.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from open4wd_node.assets.store import AssetStore
+from open4wd_node.runtime.context import NodeContext
+from open4wd_node.runtime.errors import UserError
+from open4wd_node.assets.room_assets import NodeRoomAssets
+from protocol.errors import ProtocolError
+from protocol.room.config import MatchConfig
+from sim_core.assets.builtins import is_builtin_ref
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    nodes: int = 4
+    rounds: int = 1
+    laps: int = 1
+    mode: str = "rollback"
+    seed: int = 0
+    corrupt: tuple[int, int] | None = None  # (node, frame)
+    track: str = "builtin:track-02"
+
+
+def prepare(options: DemoOptions, ctx: NodeContext) -> Path:
+    """Check what the nodes would refuse, then create the run's directory (returned): no node has
+    started yet, and a refused option leaves nothing behind."""
+    config = _match_config(options, ctx)
+    _check_corrupt(options, config)
+    root = ctx.data_dir / "demo"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=root))
+    except OSError as exc:
+        raise UserError("demo-data-dir-unwritable",
+                        f"cannot create the demo's node directories under {root}: {exc.strerror}; "
+                        "give --data-dir a writable directory") from None
+
+
+def _match_config(options: DemoOptions, ctx: NodeContext) -> MatchConfig:
+    """The host's own check of its track (it resolves as a track), made with the store the host will
+    have: a fresh node's, which holds the built-ins only."""
+    if not is_builtin_ref(options.track):
+        raise UserError("demo-track-invalid", f"--track {options.track}: every demo node starts with an empty "
+                                              "asset store, so the demo races on built-in tracks only (builtin:track-NN)")
+    assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
+    try:
+        config = MatchConfig.uniform(options.track, options.rounds, options.laps)
+        assets.track_digests(config)
+    except ProtocolError as exc:
+        raise UserError("demo-track-invalid", f"--track: {exc.message}") from None
+    return config
+
+
+def _check_corrupt(options: DemoOptions, config: MatchConfig) -> None:
+    """The corrupted node is one of the demo's, and the frame one that round 1 can reach (its time
+    limit): a later one would never fire, and the demo would wait for a leave that cannot come."""
+    if options.corrupt is None:
+        return
+    node, frame = options.corrupt
+    frames = config.rounds[0].duration_limit_s * 60
+    if not 0 <= node < options.nodes or not 0 <= frame < frames:
+        raise UserError("demo-invalid", f"--corrupt {node}@{frame}: NODE is one of 0..{options.nodes - 1} and FRAME "
+                                        f"a frame of round 1, 0..{frames - 1} (its {config.rounds[0].duration_limit_s} s limit)")

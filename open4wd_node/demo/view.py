@@ -1,0 +1,120 @@
+"""The demo's live table: one row per node (status, round, frame, worst lag, agreed hashes), built from
+the JSON events its child process prints, and the notable events once each, nodes named ``nodeN``.
+
+A node's frame is the newest one its events name (checksum votes every 120 frames, lag reports, round
+ends), so it moves in steps of 2 s; the events are what a game UI would see too. Drawn like a node's own
+view (``live_console.Screen``): on a terminal a live region, elsewhere plain lines at most every 5 s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import RenderableType
+from rich.table import Table
+
+from open4wd_node.view.events import event_text, round_text, short
+from open4wd_node.view.live_console import Screen, showing
+
+SESSION_END_TEXT = {"persistent-desync": "desync (voted out)", "left": "left"}
+
+
+@dataclass
+class NodeLine:
+    index: int
+    status: str = "starting"
+    round_index: int | None = None
+    frame: int | None = None
+    worst_lag: int = 0
+    agreed: int = 0
+    disagreed: int = 0
+
+
+class DemoBoard:
+    """The demo's ``progress`` callback (O(1) per event) and the view its ``Screen`` draws."""
+
+    def __init__(self, nodes: int, screen: Screen) -> None:
+        self.nodes = [NodeLine(i) for i in range(nodes)]
+        self.screen = screen
+        self.names: dict[str, str] = {}  # PeerId -> nodeN, from the host's room events
+        self._told: set[tuple[Any, ...]] = set()  # notable events already shown (every node reports them)
+
+    def name(self, peer: str) -> str:
+        return self.names.get(peer, short(peer))
+
+    def __call__(self, index: int, event: dict[str, Any]) -> None:
+        node, kind = self.nodes[index], event["event"]
+        if kind in ("checksum", "lag", "round-end"):
+            node.frame = event["frame"]
+        if kind == "room-created":
+            self.names[event["host"]] = f"node{index}"
+            node.status = "hosting the room"
+        elif kind == "member-joined":
+            self.names[event["peer"]] = event["nickname"]  # the demo names each node nodeN
+        elif kind == "joined":
+            node.status = "in the room"
+        elif kind == "countdown":
+            node.status = "countdown"
+        elif kind == "race-start":
+            node.status, node.round_index, node.frame = "racing", event["round"], 0
+        elif kind == "checksum":
+            node.agreed += event["agreed"]
+            node.disagreed += not event["agreed"]
+        elif kind == "lag":
+            node.worst_lag = max(node.worst_lag, event["frames"])
+        elif kind == "round-end":
+            node.status = f"{round_text(event['round'])} over"
+        elif kind == "session-end":
+            node.status = SESSION_END_TEXT.get(event["reason"], event["reason"])
+        elif kind == "result":
+            node.worst_lag = max(node.worst_lag, event["max_lag"])
+            node.status = "finished" if event["outcome"] == "finished" else node.status
+        elif kind == "error":
+            node.status = f"error[{event['code']}]"
+        self._tell(index, kind, event)
+
+    def _tell(self, index: int, kind: str, event: dict[str, Any]) -> None:
+        """The notable events as lines: what every node reports once, what one node reports with its name."""
+        shared = {"match-start": (), "desync": (event.get("round"), event.get("frame")), "leave": (event.get("peer"),),
+                  "round-end": (event.get("round"),)}
+        if kind in shared:
+            key = (kind, *shared[kind])
+            if key not in self._told:
+                self._told.add(key)
+                self.screen.line(event_text(kind, event, self.name) or kind)
+        elif kind in ("session-end", "fault", "error"):
+            self.screen.line(f"node{index}: {event_text(kind, event, self.name)}")
+
+    def renderable(self) -> RenderableType:
+        table = Table(title="demo nodes", title_justify="left")
+        for column in ("node", "status", "round", "frame", "worst lag", "agreed hashes"):
+            table.add_column(column, justify="left" if column in ("node", "status") else "right")
+        for row in self.rows():
+            table.add_row(*row)
+        return table
+
+    def plain(self) -> list[str]:
+        return ["── demo nodes"] + [
+            f"   {node:<6} {status:<20} {rnd:<8} frame {frame:>6}  worst lag {lag:>3}  agreed {agreed:>4}"
+            for node, status, rnd, frame, lag, agreed in self.rows()
+        ]
+
+    def rows(self) -> list[tuple[str, str, str, str, str, str]]:
+        return [
+            (f"node{n.index}", n.status, "" if n.round_index is None else round_text(n.round_index),
+             "" if n.frame is None else str(n.frame), str(n.worst_lag),
+             f"{n.agreed}" + (f" ({n.disagreed} disagreed)" if n.disagreed else ""))
+            for n in self.nodes
+        ]
+
+
+async def race_demo(board: DemoBoard | None, options: Any, data_dir: Path) -> list[Any]:
+    """``run_demo`` with the live table (``board``), or silent until the end (``--json``: None)."""
+    from open4wd_node.demo.runner import run_demo
+
+    if board is None:
+        return await run_demo(options, data_dir, lambda index, event: None)
+    async with showing(board.screen, board):
+        return await run_demo(options, data_dir, board)

@@ -1,0 +1,367 @@
+"""An authenticated, rate-limited message link over any ``trio.abc.Stream`` (TCP or in-memory).
+
+``open_link`` runs the handshake (protocol.link.handshake) within its timeout and returns a ``Link``. The
+link does its housekeeping (answering and sending pings, noticing silence, enforcing limits) while a
+task waits in ``receive()``, so every link needs one task reading it, typically ``async for message in
+link``. Whatever ends a link, ``receive`` and ``send`` then raise ``LinkClosed`` with the reason.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from contextlib import nullcontext
+from typing import NoReturn
+
+import trio
+
+from protocol.errors import ProtocolError
+from protocol.link.handshake import (
+    LISTENER,
+    MAX_CLOSE_TEXT,
+    Handshake,
+    HandshakeResult,
+    LinkClose,
+    close_reason,
+    decode_handshake_message,
+)
+from protocol.identity.keys import Identity
+from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
+from open4wd_node.net.link_rules import IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
+
+RECEIVE_CHUNK = 64 * 1024
+CLOSE_NOTICE_SECONDS = 1.0  # how long a closing side tries to tell the peer why
+
+
+class LinkClosed(Exception):
+    """The link ended; ``code`` says why (``by_peer``: the other side decided or vanished)."""
+
+    def __init__(self, code: str, message: str, *, by_peer: bool = False) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.by_peer = by_peer
+
+    def copy(self) -> "LinkClosed":
+        """A fresh exception with the same reason, for every later caller of a closed link."""
+        return LinkClosed(self.code, self.message, by_peer=self.by_peer)
+
+
+def now_ms() -> int:
+    """trio's clock in whole milliseconds (MockClock in tests), the ``now_ms`` of the sans-IO rules.
+
+    Rounded, not floored: when a ``move_on_at(deadline_ms / 1000)`` fires, this must read at least
+    ``deadline_ms`` (4.011 * 1000 is 4010.999…), or the timer would fire again and again."""
+    return round(trio.current_time() * 1000)
+
+
+def _handshake_frame(msg: Message) -> bytes:
+    return encode_frame(encode_message(msg), HANDSHAKE)
+
+
+async def _tell_and_close(stream: trio.abc.Stream, code: str, text: str, send_lock: trio.Lock | None = None) -> None:
+    """Best effort: send ``link-close`` for a moment, then close the stream whatever happens."""
+    try:
+        with trio.move_on_after(CLOSE_NOTICE_SECONDS):
+            async with send_lock or nullcontext():
+                await stream.send_all(_handshake_frame(LinkClose(code=code, message=text[:MAX_CLOSE_TEXT])))
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+    finally:
+        await trio.aclose_forcefully(stream)
+
+
+async def _receive_exactly(stream: trio.abc.Stream, count: int) -> bytes:
+    data = bytearray()
+    while len(data) < count:
+        chunk = await stream.receive_some(count - len(data))
+        if not chunk:
+            raise LinkClosed("link-eof", "the peer hung up during the handshake", by_peer=True)
+        data += chunk
+    return bytes(data)
+
+
+_FOREIGN_GREETINGS = (  # what other servers and clients send first, as 4 bytes
+    ((b"HTTP", b"GET ", b"POST", b"PUT ", b"HEAD", b"DELE", b"OPTI", b"PATC", b"CONN", b"PRI "), "HTTP"),
+    ((b"SSH-",), "SSH"),
+    ((b"\x16\x03\x00", b"\x16\x03\x01", b"\x16\x03\x02", b"\x16\x03\x03"), "TLS"),
+)
+
+
+def foreign_protocol(header: bytes) -> str | None:
+    """What the first 4 bytes of a connection are, when they cannot be an Open4WD frame header:
+    "HTTP", "SSH", "TLS", "text", or None (an Open4WD length, or bytes with no telling shape)."""
+    (length,) = HEADER.unpack(header)
+    if length <= HANDSHAKE.max_frame_bytes:
+        return None
+    for prefixes, name in _FOREIGN_GREETINGS:
+        if header.startswith(prefixes):
+            return name
+    return "text" if all(32 <= b < 127 or b in b"\r\n\t" for b in header) else None
+
+
+def _not_open4wd(header: bytes, kind: str) -> ProtocolError:
+    looks = "is text" if kind == "text" else f"look like {kind}"
+    return ProtocolError(
+        "peer-not-open4wd",
+        f"the other end does not speak the Open4WD link protocol: its first bytes {header.decode('latin-1')!r} {looks}; "
+        "check the host and port (another program listens there)",
+    )
+
+
+async def _receive_handshake_frame(stream: trio.abc.Stream) -> bytes:
+    """One handshake frame, read exactly, so bytes of the first link messages stay in the stream."""
+    decoder = FrameDecoder(HANDSHAKE)
+    header = await _receive_exactly(stream, HEADER.size)
+    if (kind := foreign_protocol(header)) is not None:  # a web server on the dialled port, a browser on ours, …
+        raise _not_open4wd(header, kind)
+    (length,) = HEADER.unpack(header)
+    # feeding the header first refuses an oversize announcement before any body byte is read
+    (body,) = decoder.feed(header) + decoder.feed(await _receive_exactly(stream, length))
+    return body
+
+
+async def _send_handshake(stream: trio.abc.Stream, messages: list[Message]) -> None:
+    if messages:  # one write per step: the listener's hello and auth must not wait on each other
+        await stream.send_all(b"".join(_handshake_frame(msg) for msg in messages))
+
+
+async def _run_handshake(stream: trio.abc.Stream, handshake: Handshake) -> HandshakeResult:
+    heard = False
+    with trio.move_on_at(handshake.deadline_ms / 1000):
+        await _send_handshake(stream, handshake.start())
+        while handshake.result is None:
+            msg = decode_handshake_message(await _receive_handshake_frame(stream))
+            heard = True
+            if isinstance(msg, LinkClose):
+                code, text = close_reason(msg)
+                raise LinkClosed(code, f"the peer refused the link: {text}", by_peer=True)
+            await _send_handshake(stream, handshake.receive(msg, now_ms()))
+        return handshake.result
+    try:
+        handshake.expire(handshake.deadline_ms)  # the deadline timer fired
+    except ProtocolError as exc:
+        if heard or handshake.role == LISTENER:  # a listener waits for the dialer: silence is the dialer's
+            raise
+        raise ProtocolError(exc.code, f"{exc.message}: the other end accepted the connection but never answered; it is not an "
+                            "Open4WD node (a web server waiting for a request?) or that node is stuck: check the host and port") from None
+    raise AssertionError("unreachable: expire raises once the deadline has passed")
+
+
+async def open_link(
+    stream: trio.abc.Stream,
+    identity: Identity,
+    role: str,
+    *,
+    expected_peer: str | None = None,
+    expensive: frozenset[str] = frozenset(),
+    limits: LinkLimits = LinkLimits(),
+    registry: dict[str, type[Message]] | None = None,
+) -> "Link":
+    """Authenticate ``stream`` as ``role`` ("dialer" or "listener"); on failure the stream is closed
+    (after telling the peer the code) and ``LinkClosed`` is raised."""
+    try:
+        handshake = Handshake(identity, role, now_ms(), expected_peer=expected_peer, timeout_ms=limits.handshake_timeout_ms)
+        result = await _run_handshake(stream, handshake)
+    except ProtocolError as exc:
+        await _tell_and_close(stream, exc.code, exc.message)
+        raise LinkClosed(exc.code, exc.message) from None
+    except BaseException as exc:  # LinkClosed, a broken stream, cancellation: never leave the stream open
+        await trio.aclose_forcefully(stream)
+        if isinstance(exc, (trio.BrokenResourceError, trio.ClosedResourceError)):
+            raise LinkClosed("link-broken", "the connection broke during the handshake", by_peer=True) from None
+        raise
+    return Link(stream, result, expensive=expensive, limits=limits, registry=registry)
+
+
+class Link:
+    """An authenticated link to ``peer_id``. ``send`` may be called from any task; ``receive`` (or
+    iteration) from one task at a time. Ping/pong and link-close never reach the caller."""
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        result: HandshakeResult,
+        *,
+        expensive: frozenset[str] = frozenset(),
+        limits: LinkLimits = LinkLimits(),
+        registry: dict[str, type[Message]] | None = None,
+    ) -> None:
+        now = now_ms()
+        self.peer_id = result.peer_id
+        self.transcript = result.transcript
+        self.role = result.role
+        self.limits = limits
+        self._stream = stream
+        self._guard = IngressGuard(limits, now, expensive, registry)
+        self._pacer = SendPacer(limits, now, expensive)
+        self._keepalive = Keepalive(limits, now)
+        self._channel = ROOM
+        self._decoder = FrameDecoder(ROOM)
+        self._bodies: deque[bytes] = deque()
+        self._send_lock = trio.Lock()
+        self._receiving = False
+        self._closed: LinkClosed | None = None
+        self._closed_by_caller = False
+
+    def __repr__(self) -> str:
+        return f"Link(peer_id={self.peer_id!r}, role={self.role!r})"
+
+    def repurpose(self, channel: Channel, limits: LinkLimits, expensive: frozenset[str] = frozenset()) -> None:
+        """Apply the size cap and buckets of what this link turned out to be for (a race-mesh link
+        carries 60 inputs a second and 4 MiB snapshots; a room link does not). Both ends must agree."""
+        now = now_ms()
+        self.limits = limits
+        self._channel = channel
+        self._decoder.channel = channel
+        self._guard = IngressGuard(limits, now, expensive, self._guard.registry)
+        self._pacer = SendPacer(limits, now, expensive)
+
+    @property
+    def rtt_ms(self) -> int | None:
+        """Round trip of the last answered ping, None before the first pong."""
+        return self._keepalive.rtt_ms
+
+    @property
+    def closed(self) -> LinkClosed | None:
+        """Why the link ended, or None while it is open."""
+        return self._closed
+
+    # ---- sending ---------------------------------------------------------------------------------
+
+    async def send(self, msg: Message) -> None:
+        """Send one message, first waiting as long as the peer's rate limits require (so nothing we send
+        is dropped); a message larger than the room channel's 256 KiB is ``frame-too-large``."""
+        body = encode_message(msg)
+        frame = encode_frame(body, self._channel)
+        if self._closed is not None:
+            raise self._closed.copy()
+        while (wait_ms := self._pacer.delay_ms(msg.TYPE, len(body), now_ms())) > 0:
+            await trio.sleep(wait_ms / 1000)
+        await self._send_frame(frame)
+
+    async def _send_frame(self, frame: bytes) -> None:
+        if self._closed is not None:
+            raise self._closed.copy()
+        try:
+            with trio.move_on_after(self.limits.send_timeout_ms / 1000) as scope:
+                async with self._send_lock:
+                    try:
+                        await self._stream.send_all(frame)
+                    except trio.Cancelled:
+                        if not scope.cancel_called:  # cancelled from outside, part of the frame may be out
+                            self._closed = self._closed or LinkClosed("link-broken", "a send was cancelled part-way")
+                        raise
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            await self._end(LinkClosed("link-broken", "the connection broke while sending", by_peer=True), notify=False)
+        if scope.cancelled_caught:
+            await self._end(
+                LinkClosed("link-send-timeout", f"the peer did not accept data for {self.limits.send_timeout_ms} ms"),
+                notify=False,
+            )
+
+    # ---- receiving -------------------------------------------------------------------------------
+
+    async def receive(self) -> Message:
+        """The next message from the peer; raises ``LinkClosed`` once the link has ended."""
+        if self._receiving:
+            raise trio.BusyResourceError("another task is already receiving on this link")
+        self._receiving = True
+        try:
+            self._keepalive.heard(now_ms())
+            while True:
+                if self._closed is not None:
+                    raise self._closed.copy()
+                if not self._bodies:
+                    await self._read()
+                    continue
+                msg = await self._admit(self._bodies.popleft())
+                if msg is not None:
+                    return msg
+        finally:
+            self._receiving = False
+
+    def __aiter__(self) -> "Link":
+        return self
+
+    async def __anext__(self) -> Message:
+        """Iteration stops after this side's own ``aclose``; any other end raises ``LinkClosed``."""
+        try:
+            return await self.receive()
+        except LinkClosed:
+            if self._closed_by_caller:
+                raise StopAsyncIteration from None
+            raise
+
+    async def _read(self) -> None:
+        try:
+            ping = self._keepalive.poll(now_ms())
+        except ProtocolError as exc:
+            await self._fail(exc)
+        if ping is not None:
+            await self.send(ping)
+        data = None
+        with trio.move_on_at(self._keepalive.deadline_ms / 1000):
+            try:
+                data = await self._stream.receive_some(RECEIVE_CHUNK)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
+        if data is None:
+            return  # a timer is due: the next poll pings or times out
+        if not data:
+            await self._end(LinkClosed("link-eof", "the peer hung up without a reason", by_peer=True), notify=False)
+        try:
+            bodies = self._decoder.feed(data)
+        except ProtocolError as exc:  # an oversize announcement closes at once
+            await self._fail(exc)
+        if bodies:
+            self._keepalive.heard(now_ms())
+            self._bodies.extend(bodies)
+
+    async def _admit(self, body: bytes) -> Message | None:
+        now = now_ms()
+        try:
+            msg = self._guard.admit(body, now)
+        except ProtocolError as exc:
+            await self._fail(exc)
+        if isinstance(msg, LinkPing):
+            await self.send(LinkPong(nonce=msg.nonce))
+            return None
+        if isinstance(msg, LinkPong):
+            self._keepalive.pong(msg, now)
+            return None
+        if isinstance(msg, LinkClose):
+            code, text = close_reason(msg)
+            await self._end(LinkClosed(code, f"the peer closed the link: {text}", by_peer=True), notify=False)
+        return msg
+
+    # ---- closing ---------------------------------------------------------------------------------
+
+    async def aclose(self, code: str = "link-closed", message: str = "the link was closed normally") -> None:
+        """Tell the peer ``code`` and close. Idempotent; a link that already ended keeps its first reason."""
+        if self._closed is None:
+            self._closed_by_caller = True
+        await self._shutdown(LinkClosed(code, message), notify=True)
+
+    async def __aenter__(self) -> "Link":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _shutdown(self, reason: LinkClosed, *, notify: bool) -> None:
+        """Record the first reason and close the stream, telling the peer the reason if asked."""
+        first = self._closed is None
+        if first:
+            self._closed = reason
+        if first and notify:
+            await _tell_and_close(self._stream, reason.code, reason.message, self._send_lock)
+        else:
+            await trio.aclose_forcefully(self._stream)
+
+    async def _fail(self, exc: ProtocolError) -> NoReturn:
+        await self._end(LinkClosed(exc.code, exc.message), notify=True)
+
+    async def _end(self, reason: LinkClosed, *, notify: bool) -> NoReturn:
+        await self._shutdown(reason, notify=notify)
+        assert self._closed is not None
+        raise self._closed.copy()

@@ -1,0 +1,82 @@
+"""From ``match-start`` to the results: the driver, the optional control API and the match runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from open4wd_node.assets.store import AssetStore
+from open4wd_node.runtime.context import NodeContext
+from open4wd_node.drivers.control_api import ControlServer
+from open4wd_node.drivers.bot import BotDriver
+from open4wd_node.view.events import EventSink
+from open4wd_node.view.live_model import RoundWatch
+from open4wd_node.net.listener import NodeListener
+from open4wd_node.race.runner import MatchReport, MatchRunner, RaceOptions
+from open4wd_node.assets.room_assets import NodeRoomAssets
+from open4wd_node.room.driver import RoomOutcome
+from protocol.identity.keys import Identity
+
+FLUSH_S = 1.0
+
+
+class IdleDriver:
+    """Presses nothing: the car drives on its motor alone (a baseline, and for soak tests)."""
+
+    def decide(self, world: Any, slot: int, frame: int) -> list[tuple[str, bool]]:
+        return []
+
+
+@dataclass(frozen=True)
+class PlayOptions:
+    driver: str = "bot"
+    seed: int = 0
+    control_host: str = "127.0.0.1"
+    control_port: int = 0
+    race: RaceOptions = field(default_factory=RaceOptions)
+
+
+class ControlTee(EventSink):
+    """Every node event also goes to the control API clients; the view hooks go on to the inner sink."""
+
+    def __init__(self, inner: EventSink, server: ControlServer) -> None:
+        super().__init__(as_json=inner.as_json, stream=inner.stream)
+        self.inner, self.server = inner, server
+
+    def emit(self, event: str, **data: Any) -> None:
+        self.inner.emit(event, **data)
+        self.server.publish_event(event, data)
+
+    def watch_round(self, watch: RoundWatch) -> None:
+        self.inner.watch_round(watch)
+
+
+async def play_match(
+    ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, listener: NodeListener,
+    options: PlayOptions,
+) -> MatchReport:
+    assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
+    log_dir = ctx.data_dir / "races"
+    server: ControlServer | None = None
+    async with trio.open_nursery() as nursery:
+        on_step = None
+        if options.driver == "external":
+            server = ControlServer(peer=identity.peer_id, host=options.control_host, port=options.control_port)
+            port = await nursery.start(server.serve)
+            events = ControlTee(events, server)
+            events.emit("control-api", host=server.host, port=port)
+            driver: Any = server.driver
+            on_step = server.publish_frame
+        elif options.driver == "bot":
+            driver = BotDriver(options.seed)
+        else:
+            driver = IdleDriver()
+        runner = MatchRunner(identity, events, outcome.started.locked, outcome.addresses, listener, assets, driver,
+                             options.race, log_dir, on_step=on_step)
+        report = await runner.run()
+        if server is not None:
+            await server.flush(FLUSH_S)
+        nursery.cancel_scope.cancel()
+    return report

@@ -1,0 +1,176 @@
+"""The race's fixed-roster full mesh: one authenticated link per pair of roster peers.
+
+The peer with the smaller PeerId dials the other's room listen address (checking its PeerId); the
+other accepts the link on its ``NodeListener`` when the first message names this match, and echoes it
+to confirm (a peer whose race has not started yet refuses, and the dialer tries again). A lost link
+is re-dialled by the same side every 500 ms while the race runs, so a peer that comes back within the
+session's reconnect window resumes on a fresh link. Messages go through a bounded outbox per link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import structlog
+import trio
+
+from open4wd_node.net.link import Link, LinkClosed
+from open4wd_node.net.link_rules import LinkLimits
+from open4wd_node.runtime.errors import UserError
+from open4wd_node.net.listener import NodeListener, parse_address
+from open4wd_node.net.outbox import Outbox, flush
+from open4wd_node.net.transport import dial
+from protocol.identity.keys import Identity
+from protocol.race.mesh import MeshHello
+from protocol.race.messages import INPUT_TYPES, RACE_LINK
+from protocol.encoding.wire import REGISTRY, Message
+
+log = structlog.get_logger("open4wd_node.mesh")
+
+OUTBOX_CAPACITY = 1024
+REDIAL_S = 0.5
+RACE_LIMITS = LinkLimits(
+    general_burst=120, general_per_second=90,
+    general_bytes_burst=RACE_LINK.max_frame_bytes + 64 * 1024, general_bytes_per_second=4 * 1024 * 1024,
+    expensive_burst=32, expensive_per_second=32,
+)
+RACE_CONTROL_TYPES = frozenset(t for t in REGISTRY if t.startswith("race-") and t not in INPUT_TYPES)
+
+
+class Mesh:
+    def __init__(
+        self,
+        identity: Identity,
+        match_id: str,
+        addresses: dict[str, str],
+        listener: NodeListener,
+        on_message: Callable[[str, Message], None],
+        on_lost: Callable[[str], None],
+        on_back: Callable[[str], None],
+    ) -> None:
+        self.me = identity.peer_id
+        self.identity = identity
+        self.match_id = match_id
+        self.addresses = addresses  # every other roster peer -> "host:port"
+        self.listener = listener
+        self.on_message, self.on_lost, self.on_back = on_message, on_lost, on_back
+        self.outboxes: dict[str, Outbox[Message]] = {}
+        self.links: dict[str, Link] = {}
+        self._offline_until = 0.0  # trio time before which this node refuses and makes no mesh links
+        self.ever_linked: set[str] = set()
+        self.linked = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._closing = False
+
+    @property
+    def peers(self) -> list[str]:
+        return sorted(self.addresses)
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            self.listener.handlers[MeshHello] = self._accept
+            for peer in self.peers:
+                if self.me < peer:
+                    nursery.start_soon(self._dial_loop, peer)
+            task_status.started()
+            try:
+                await trio.sleep_forever()
+            finally:
+                self._closing = True
+                self.listener.handlers.pop(MeshHello, None)
+
+    def send(self, peer: str, message: Message) -> None:
+        outbox = self.outboxes.get(peer)
+        if outbox is None:
+            return  # not linked (lost): the session predicts the peer and relays what it missed later
+        if not outbox.put(message):
+            log.info("mesh-backlog", peer=peer)
+            self._nursery.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
+
+    async def flush(self, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) until every queued message has been written to its link."""
+        await flush(list(self.outboxes.values()), timeout_s)
+
+    def cut(self, seconds: float) -> None:
+        """Fault injection for soak tests: drop every mesh link and stay unreachable for ``seconds``."""
+        self._offline_until = trio.current_time() + seconds
+        for link in list(self.links.values()):
+            self._nursery.start_soon(link.aclose, "fault-disconnect", "this node dropped its links (fault injection)")
+
+    async def _dial_loop(self, peer: str) -> None:
+        try:
+            host, port = parse_address(self.addresses[peer])
+        except UserError as exc:
+            log.info("mesh-address-invalid", peer=peer, reason=exc.message)
+            return  # the session predicts the peer, then removes it when its reconnect window ends
+        while not self._closing:
+            await trio.sleep_until(self._offline_until)
+            try:
+                link = await dial(host, port, self.identity, expected_peer=peer,
+                                  expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
+                link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
+                await link.send(MeshHello(self.match_id))
+                with trio.fail_after(REDIAL_S * 10):
+                    echo = await link.receive()  # the peer's race has started and it took this link
+                if echo != MeshHello(self.match_id):
+                    await link.aclose("mesh-refused", "the peer did not confirm the race link")
+                    raise LinkClosed("mesh-refused", "no confirmation")
+            except (LinkClosed, OSError, trio.TooSlowError) as exc:
+                log.debug("mesh-dial-failed", peer=peer, reason=str(exc))
+                await trio.sleep(REDIAL_S)
+                continue
+            await self._run_link(link)
+            await trio.sleep(REDIAL_S)
+
+    async def _accept(self, link: Link, first: MeshHello) -> None:
+        peer = link.peer_id
+        if trio.current_time() < self._offline_until:
+            await link.aclose("mesh-offline", "this node is unreachable for now")
+            return
+        if first.matchId != self.match_id or peer not in self.addresses or not peer < self.me:
+            await link.aclose("mesh-refused", "this node is not racing that match with that peer")
+            return
+        link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
+        await link.send(MeshHello(self.match_id))  # confirm: from now on this is the race link
+        await self._run_link(link)
+
+    async def _run_link(self, link: Link) -> None:
+        peer = link.peer_id
+        old = self.outboxes.pop(peer, None)
+        if old is not None:
+            old.close()
+        outbox: Outbox[Message] = Outbox(OUTBOX_CAPACITY)
+        self.outboxes[peer] = outbox
+        self.links[peer] = link
+        returning = peer in self.ever_linked
+        self.ever_linked.add(peer)
+        if self.ever_linked >= set(self.addresses):
+            self.linked.set()
+        if returning:
+            self.on_back(peer)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._writer, link, outbox)
+                try:
+                    async for message in link:
+                        self.on_message(peer, message)
+                except LinkClosed as exc:
+                    log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)
+                nursery.cancel_scope.cancel()
+        finally:
+            if self.outboxes.get(peer) is outbox:
+                del self.outboxes[peer]
+                del self.links[peer]
+                if not self._closing:
+                    self.on_lost(peer)
+            with trio.CancelScope(shield=True):
+                await link.aclose("mesh-closed", "the race mesh closed this link")
+
+    @staticmethod
+    async def _writer(link: Link, outbox: Outbox[Message]) -> None:
+        """Sends until the outbox closes or the link ends (the reader reports the end)."""
+        try:
+            await outbox.drain(link.send)
+        except LinkClosed:
+            return

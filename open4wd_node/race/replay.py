@@ -1,0 +1,189 @@
+"""Re-simulating a race log and checking every hash it recorded (``open4wd-node replay``).
+
+The start package in the header is verified again (signatures, ReadySet, grid proof, match id); each
+round's world is rebuilt exactly as the race built it; every signed input is checked against its
+peer's race key (announced under its master key, logged); the confirmed inputs are stepped in order, and
+the node's own vote hash at every checksum frame and the state hash at each round end must match.
+The first difference is reported with its round and frame.
+
+The report says how much of the match the log holds (``LogStatus``: complete, incomplete, torn) and
+why its node closed it (the end record's reason and outcome). What it counts is named exactly:
+``votes_verified`` (checksum votes whose recorded own hash the re-simulation reproduced),
+``votes_agreed`` (those of them that every voter agreed on: the demo's ``agreed_hashes``) and
+``round_ends_verified`` (final state hashes of rounds, which are not votes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sim_core
+from open4wd_node.runtime.errors import UserError
+from open4wd_node.view.events import round_text
+from open4wd_node.race.log import END_KIND, LogReader, LogStatus
+from open4wd_node.race.world import build_round_world
+from open4wd_node.assets.room_assets import NodeRoomAssets
+from protocol.errors import ProtocolError
+from protocol.identity.keys import race_id
+from protocol.race.keys import RaceKeyBook, verify_race_signature
+from protocol.race.messages import RaceKey
+from protocol.race.signing import input_digest
+from protocol.race.votes import VOTE_INTERVAL_FRAMES
+from protocol.room.config import MatchConfig
+from protocol.room.locked_start import verify_package
+from protocol.versions.record import ClientVersionInfo
+from sim_core import SkillEvent
+
+
+@dataclass
+class ReplayReport:
+    match_id: str = ""
+    node: str = ""
+    status: LogStatus = LogStatus.INCOMPLETE
+    end_reason: str | None = None  # the end record's reason (EndReason), None without one
+    outcome: str | None = None  # the match's outcome for this node, when it ran to its end
+    rounds: int = 0
+    frames: int = 0
+    last_round: int = -1  # the last frame re-simulated: how far a torn or incomplete log is verified
+    last_frame: int = -1
+    votes_verified: int = 0
+    votes_agreed: int = 0
+    round_ends_verified: int = 0
+    standings: list[list[dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def hashes_checked(self) -> int:
+        return self.votes_verified + self.round_ends_verified
+
+
+UNFINISHED = {  # why a log short of its end record is refused (the verified part is still reported)
+    LogStatus.INCOMPLETE: ("replay-incomplete", "the log has no end record: its node stopped without closing it "
+                                                "(killed, or its machine went down), so the rest of the match and "
+                                                "its result are missing"),
+    LogStatus.TORN: ("replay-torn", "the log ends inside a record (its node was killed while writing), so the "
+                                    "rest of the match and its result are missing"),
+}
+
+
+def unfinished(report: ReplayReport) -> UserError | None:
+    """The error for a log that is not complete, naming how far it was verified; None for a complete log."""
+    if report.status not in UNFINISHED:
+        return None
+    code, why = UNFINISHED[report.status]
+    return UserError(code, f"{why}; verified up to {round_text(report.last_round)} frame {report.last_frame} "
+                           "(--allow-incomplete accepts a partial log)")
+
+
+def _mismatch(round_index: int, frame: int, what: str) -> UserError:
+    return UserError("replay-mismatch", f"{round_text(round_index)} frame {frame}: {what}")
+
+
+def _locked_start(header: dict[str, Any], assets: NodeRoomAssets):
+    package, node = header["package"], header["node"]
+    declared = next((d for d in package.get("declarations", []) if d.get("signer") == node), None)
+    if declared is None:
+        raise UserError("race-log-damaged", "the header's start package has no declaration by the logging node")
+    mine = ClientVersionInfo.from_wire(declared["payload"]["clientVersion"])
+    if mine.rapier_version != sim_core.ENGINE_ID:
+        raise UserError("replay-engine-mismatch",
+                        f"the log was raced on engine {mine.rapier_version}; this node runs {sim_core.ENGINE_ID}")
+    try:
+        digests = assets.track_digests(MatchConfig.from_wire(package["matchConfig"]))
+        return verify_package(package, room_id=package["roomId"], mine=mine, track_digests=digests), package["matchConfig"]["rounds"]
+    except (ProtocolError, KeyError, TypeError) as exc:
+        raise UserError("replay-package-invalid", f"the start package in the log does not verify: {exc}") from None
+
+
+def _check_inputs(keys: RaceKeyBook, race: str, record: dict[str, Any]) -> None:
+    """Every signed input of a confirmed frame must verify under its peer's announced race key."""
+    for _, peer, events, signature in record["inputs"]:
+        if signature is None:
+            continue  # a final prediction of a lost peer: nothing was signed
+        key = keys.key(race, peer)
+        canonical = tuple(tuple(e) for e in events)
+        if key is None or not verify_race_signature(key, input_digest(race, record["frame"], canonical), signature):
+            raise UserError("replay-signature-invalid",
+                            f"{round_text(int(race.rsplit('#', 1)[1]))} frame {record['frame']}: {peer[-4:]}'s input is not signed by its race key")
+
+
+def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
+    """Verify what the log holds and say how much that is (``status``): an incomplete or torn log is
+    reported, not refused. Raises ``replay-mismatch`` naming the first bad round and frame,
+    ``race-log-damaged`` (with the last good frame) for a damaged record."""
+    report = ReplayReport()
+    try:
+        return _replay(path, assets, report)
+    except UserError as exc:
+        if exc.code != "race-log-damaged" or report.last_frame < 0:
+            raise
+        raise UserError(exc.code, f"{exc.message}; the log is good up to {round_text(report.last_round)} "
+                                  f"frame {report.last_frame}") from None
+
+
+def _replay(path: Path, assets: NodeRoomAssets, report: ReplayReport) -> ReplayReport:
+    reader = LogReader(path)
+    locked = world = keys = None
+    config_rounds: list[dict[str, Any]] = []
+    round_index = -1
+    vote_hashes: dict[tuple[int, int], str] = {}  # hash after stepping each vote frame, until its vote record
+    for entry in reader:
+        record = entry.record
+        kind = record["kind"]
+        if kind == "header":
+            locked, config_rounds = _locked_start(record, assets)
+            report.match_id, report.node = locked.match_id, record["node"]
+            keys = RaceKeyBook(locked.roster)
+        elif locked is None:
+            raise UserError("race-log-damaged", f"record {entry.index} comes before the header")
+        elif kind == "race-key":
+            try:
+                keys.add(record["peer"], RaceKey(record["raceId"], record["publicKey"], record["signature"]))
+            except ProtocolError as exc:
+                raise UserError("replay-signature-invalid", f"record {entry.index}: {exc.message}") from None
+        elif kind == "round-start":
+            round_index = record["round"]
+            if record["slots"] != locked.slots(round_index):
+                raise _mismatch(round_index, 0, "the recorded start slots differ from the start package")
+            cars = {peer: locked.car(peer, round_index) for peer in locked.roster}
+            world = build_round_world(assets, locked.match_id, round_index, config_rounds[round_index],
+                                      record["slots"], cars)
+            report.rounds += 1
+        elif kind == "frame":
+            if world is None or record["frame"] != world.frame:
+                raise _mismatch(round_index, record["frame"], f"inputs out of order (the world is at frame {world and world.frame})")
+            _check_inputs(keys, race_id(locked.match_id, round_index), record)
+            world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, _, events, _ in record["inputs"] if events})
+            report.frames += 1
+            report.last_round, report.last_frame = round_index, record["frame"]
+            if record["frame"] % VOTE_INTERVAL_FRAMES == 0:
+                vote_hashes[(round_index, record["frame"])] = world.state_hash().hex()
+        elif kind == "caught-up":
+            state = record["state"]
+            if world is None or hashlib.sha256(state).hexdigest() != record["stateHash"]:
+                raise _mismatch(round_index, record["frame"], "the caught-up snapshot does not match its hash")
+            world.load_state(state)  # a snapshot a strict majority vouched for: the race went on from it
+            vote_hashes = {k: v for k, v in vote_hashes.items() if k[1] < record["frame"]}
+        elif kind == "checksum":
+            own = record["hashes"].get(report.node)
+            if own is not None:
+                replayed = vote_hashes.pop((round_index, record["frame"]), None)
+                if replayed is None:
+                    raise _mismatch(round_index, record["frame"], "a checksum for a frame the log never reached")
+                if replayed != own:
+                    raise _mismatch(round_index, record["frame"], "the re-simulated state hash differs from the recorded vote")
+                report.votes_verified += 1
+                report.votes_agreed += int(record["result"] == "agreed")
+        elif kind == "round-end":
+            if world is None or world.state_hash().hex() != record["stateHash"]:
+                raise _mismatch(round_index, record["frame"], "the round's final state hash differs")
+            report.round_ends_verified += 1
+            report.standings.append(record["standings"])
+        elif kind == END_KIND:
+            report.end_reason, report.outcome = record.get("reason"), record.get("outcome")
+    if locked is None:
+        raise UserError("race-log-damaged", f"{path} holds no header record")
+    report.status = reader.status
+    return report

@@ -1,0 +1,364 @@
+"""A match, round by round, over the race mesh: the shell around ``protocol.race.session.RaceSession``.
+
+Per round: build the world from the verified start package, build the session, wait at the mesh
+barrier until every present peer has built it, then pump frames at 60 Hz. The driver decides this
+node's input for each frame; every session action is carried out here: messages to peers, events
+for the user, and the race log (confirmed inputs, votes, saved states on a mismatch, results).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+import trio
+
+from open4wd_node.runtime.blocking import run_blocking
+from open4wd_node.runtime.clock import NodeClock
+from open4wd_node.runtime.errors import first_coded
+from open4wd_node.view.events import EventSink
+from open4wd_node.race.pump import FramePump
+from open4wd_node.view.live_model import RoundWatch
+from open4wd_node.net.listener import NodeListener
+from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
+from open4wd_node.race.mesh import Mesh
+from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills
+from open4wd_node.assets.room_assets import NodeRoomAssets
+from open4wd_node.runtime.signals import received
+from open4wd_node.race.state_files import write_state_file
+from protocol.identity.keys import Identity, race_id
+from protocol.room.locked_start import LockedStart
+from protocol.race.mesh import MeshReady
+from protocol.race.session import RaceSession
+from protocol.race.actions import (
+    AnchorDecided, CaughtUp, CloseLink, DesyncRecord, FrameConfirmed, Misbehaviour, Notify, RoundEnded, Send,
+    SessionEnded, VoteDecided, WriteState,
+)
+from protocol.race.keys import RaceKeyBook, announce
+from protocol.race.messages import RaceKey
+from protocol.race.results import Quit, match_standings, rank_with_quits, round_result
+from protocol.race.setup import RaceSetup
+from protocol.encoding.wire import Message
+
+log = structlog.get_logger("open4wd_node.race")
+
+MESH_TIMEOUT_S = 10
+BARRIER_TIMEOUT_S = 10
+ANCHOR_WAIT_S = 13
+FLUSH_S = 2
+
+
+@dataclass(frozen=True)
+class RaceOptions:
+    mode: str = "rollback"  # or "lockstep"
+    input_delay: int = 0
+    fault_frame: int | None = None  # corrupt this node's own state after this frame of round 0
+    cut_frame: int | None = None  # drop every mesh link after this frame of round 0 …
+    cut_seconds: float = 5.0  # … and stay unreachable this long
+
+
+@dataclass
+class MatchReport:
+    outcome: str = "finished"
+    detail: str = ""
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    standings: list[dict[str, Any]] = field(default_factory=list)
+    agreed: int = 0
+    disagreements: int = 0
+    leaves: list[dict[str, str]] = field(default_factory=list)
+    log: str = ""
+    max_lag: int = 0
+    rollbacks: int = 0
+    max_rollback: int = 0
+
+
+class MatchRunner:
+    def __init__(
+        self,
+        identity: Identity,
+        events: EventSink,
+        locked: LockedStart,
+        addresses: dict[str, str],
+        listener: NodeListener,
+        assets: NodeRoomAssets,
+        driver: Any,
+        options: RaceOptions,
+        log_dir: Path,
+        on_step: Any = None,
+    ) -> None:
+        self.identity = identity
+        self.me = identity.peer_id
+        self.events = events
+        self.locked = locked
+        self.assets = assets
+        self.driver = driver
+        self.on_step = on_step  # called with (world, slot) after each stepped frame (the control API)
+        self.options = options
+        self.clock = NodeClock()
+        self.report = MatchReport()
+        self.session: RaceSession | None = None
+        self.world = None
+        self.round_index = -1
+        self.ready: dict[int, set[str]] = {}
+        self.round_over = False
+        self.anchor_done = trio.Event()
+        self.log_path = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.o4wlog"
+        self.log = RaceLogWriter(self.log_path)
+        self.report.log = str(self.log_path)
+        others = {p: addresses[p] for p in locked.roster if p != self.me}
+        self.mesh = Mesh(identity, locked.match_id, others, listener, self._on_message, self._on_lost, self._on_back)
+        self._state_dir = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.states"
+
+    # ---- the match ---------------------------------------------------------------------------------
+
+    async def run(self) -> MatchReport:
+        self.log.append(self._header())
+        self.events.emit("log", path=str(self.log_path))
+        try:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self.mesh.run)
+                with trio.move_on_after(MESH_TIMEOUT_S):
+                    await self.mesh.linked.wait()
+                rounds = len(self.locked.config.rounds)
+                for round_index in range(rounds):
+                    await self._round(round_index)
+                    if self.session.ended is not None:
+                        break
+                else:
+                    await self._barrier(rounds)  # everyone is done with the last anchor before links close
+                await self.mesh.flush(FLUSH_S)  # e.g. a leave {desync} must reach the others before links close
+                nursery.cancel_scope.cancel()
+        except BaseException as exc:
+            self._finish(_stopped_by(exc))
+            raise
+        self._finish(end_record(EndReason.ENDED, outcome=self.report.outcome, detail=self.report.detail))
+        return self.report
+
+    def _header(self) -> dict[str, Any]:
+        return {
+            "kind": "header", "version": 1, "node": self.me, "matchId": self.locked.match_id,
+            "package": self.locked.package, "mode": self.options.mode, "inputDelay": self.options.input_delay,
+        }
+
+    async def _round(self, round_index: int) -> None:
+        locked = self.locked
+        slots = locked.slots(round_index)
+        cars = {peer: locked.car(peer, round_index) for peer in locked.roster}
+        world = await run_blocking(build_round_world, self.assets, locked.match_id, round_index,
+                                   locked.config.rounds[round_index].to_wire(), slots, cars)
+        skills = {peer: chip_skills(world, slots[peer]) for peer in locked.roster}
+        setup = RaceSetup.from_locked_start(
+            locked, round_index, skills, input_delay=self.options.input_delay,
+            max_prediction=0 if self.options.mode == "lockstep" else 8,
+        )
+        self.world, self.round_index, self.round_over = world, round_index, False
+        self._last_signed: dict[str, int] = {}  # peer -> newest confirmed frame with its own signed input
+        self._leave_reasons: dict[str, str] = {}  # peer -> why it left this round (its leave, or a lost link)
+        self.anchor_done = trio.Event()
+        self.slot = slots[self.me]
+        self._log_key(self.me, announce(self.identity, race_id(locked.match_id, round_index)))
+        fault = self.options.fault_frame if round_index == 0 else None
+        self.session = RaceSession(setup, self.identity, WorldAdapter(world, fault, self.slot), RaceKeyBook(setup.roster))
+        self.log.append({"kind": "round-start", "round": round_index, "slots": slots, "cars": cars})
+        await self._barrier(round_index)
+        self.events.emit("race-start", round=round_index, slot=self.slot, roster=list(setup.roster))
+        self._route(self.session.start())
+        pump = FramePump(self._step, lambda: self.session.current_frame,
+                         lambda lag: self.events.emit("lag", round=round_index, frame=self.session.current_frame, frames=lag))
+        self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, self.session, pump,
+                                           self.report.rollbacks))
+        await pump.run(lambda: self.round_over or self.session.ended is not None)
+        self.log.flush()
+        await run_blocking(self.log.fsync)  # the round-end record is durable before the anchor wait
+        self.report.max_lag = max(self.report.max_lag, pump.max_lag)
+        stats = self.session.stats
+        self.report.rollbacks += stats.rollbacks
+        self.report.max_rollback = max(self.report.max_rollback, stats.max_rollback)
+        if self.round_over and self.session.ended is None:
+            with trio.move_on_after(ANCHOR_WAIT_S):
+                while not self.anchor_done.is_set():
+                    self._route(self.session.tick(self.clock.now_ms()))
+                    await trio.sleep(0.05)
+        self.log.flush()
+        await run_blocking(self.log.fsync)
+
+    async def _barrier(self, round_index: int) -> None:
+        """Every present peer has built this round's session before anyone steps frame 0 (after the
+        last round: every peer is done with it)."""
+        self.ready.setdefault(round_index, set()).add(self.me)
+        for peer in self.mesh.peers:
+            self.mesh.send(peer, MeshReady(round_index))
+        with trio.move_on_after(BARRIER_TIMEOUT_S):
+            while not set(self.mesh.outboxes) | {self.me} <= self.ready[round_index]:
+                await trio.sleep(0.01)
+
+    def _step(self) -> bool:
+        session = self.session
+        now = self.clock.now_ms()
+        if session.needs_local_input:
+            self._route(session.add_local_input(self.driver.decide(self.world, self.slot, session.current_frame)))
+        report = session.advance_frame(now)
+        self._route(report.actions)
+        if report.stepped and self.on_step is not None:
+            self.on_step(self.world, self.slot)
+        if report.stepped and self.round_index == 0:
+            if self.options.fault_frame == report.frame:
+                self.events.emit("fault", kind="corrupt-state", frame=report.frame)
+            if self.options.cut_frame == report.frame:
+                self.mesh.cut(self.options.cut_seconds)
+                self.events.emit("fault", kind="disconnect", frame=report.frame, seconds=self.options.cut_seconds)
+        return report.stepped
+
+    # ---- mesh callbacks ----------------------------------------------------------------------------
+
+    def _log_key(self, peer: str, key: RaceKey) -> None:
+        """Race keys go into the log so that ``replay`` can check every input's signature."""
+        self.log.append({"kind": "race-key", "peer": peer, "raceId": key.raceId, "publicKey": key.publicKey,
+                         "signature": key.signature})
+
+    def _on_message(self, peer: str, message: Message) -> None:
+        if isinstance(message, RaceKey):
+            self._log_key(peer, message)
+        if isinstance(message, MeshReady):
+            self.ready.setdefault(message.round, set()).add(peer)
+        elif self.session is not None:
+            self._route(self.session.receive(peer, message, self.clock.now_ms()))
+
+    def _on_lost(self, peer: str) -> None:
+        if self.session is not None:
+            self._route(self.session.peer_lost(peer, self.clock.now_ms()))
+
+    def _on_back(self, peer: str) -> None:
+        if self.session is not None:
+            self._route(self.session.peer_reconnected(peer, self.clock.now_ms()))
+
+    # ---- actions -----------------------------------------------------------------------------------
+
+    def _route(self, actions: list[Any]) -> None:
+        for action in actions:
+            handler = _ACTIONS.get(type(action))
+            if handler is not None:
+                handler(self, action)
+
+    def _send(self, action: Send) -> None:
+        self.mesh.send(action.peer, action.message)
+
+    def _notify(self, action: Notify) -> None:
+        if action.event == "leave":
+            self.report.leaves.append({"node": self.me, **action.data})
+            self._leave_reasons[action.data["peer"]] = action.data["reason"]
+        self.events.emit(action.event, **{"round": self.round_index, **action.data})
+
+    def _confirmed(self, action: FrameConfirmed) -> None:
+        for confirmed in action.inputs:
+            if confirmed.signed is not None:
+                self._last_signed[confirmed.peer] = action.frame
+        self.log.append({
+            "kind": "frame", "round": self.round_index, "frame": action.frame,
+            "inputs": [[i.slot, i.peer, [list(e) for e in i.events], None if i.signed is None else i.signed.signature]
+                       for i in action.inputs],
+        })
+        if action.frame % 60 == 59:
+            self.log.flush()
+
+    def _vote(self, action: VoteDecided) -> None:
+        if action.kind == "agreed":
+            self.report.agreed += 1
+        else:
+            self.report.disagreements += 1
+        self.log.append({
+            "kind": "checksum", "round": self.round_index, "frame": action.frame, "result": action.kind,
+            "hashes": {p: h.hex() for p, h in action.hashes.items()}, "dissenters": list(action.dissenters),
+        })
+
+    def _write_state(self, action: WriteState) -> None:
+        path = self._state_dir / f"round{self.round_index}-frame{action.frame}.state"
+        write_state_file(path, match_id=self.locked.match_id, round_index=self.round_index, frame=action.frame,
+                         node=self.me, fields=self.world.field_names(), state=action.state)
+        self.log.append({"kind": "state-file", "round": self.round_index, "frame": action.frame, "path": str(path),
+                         "reason": action.reason})
+        self.events.emit("state-saved", round=self.round_index, frame=action.frame, path=str(path))
+
+    def _desync(self, action: DesyncRecord) -> None:
+        self.log.append({"kind": "desync", "round": self.round_index, "event": action.event})
+
+    def _round_ended(self, action: RoundEnded) -> None:
+        self.round_over = True
+        slots = self.locked.slots(self.round_index)
+        quits = {p: Quit(self._last_signed.get(p, -1) + 1, self._leave_reasons[p])
+                 for p in self.locked.roster if p != self.me and self.session.status(p) == "removed"}
+        rows = rank_with_quits(self.world.standings(), slots, quits)
+        peer_of = {slot: peer for peer, slot in slots.items()}
+        standings = [dict(row, peer=peer_of[row["slot"]]) for row in rows]
+        limit = self.locked.config.rounds[self.round_index].duration_limit_s * 60
+        self.report.rounds.append({"round": self.round_index, "frame": action.frame, "standings": standings,
+                                   "result": round_result(rows, slots, limit)})
+        self.log.append({"kind": "round-end", "round": self.round_index, "frame": action.frame,
+                         "stateHash": self.world.state_hash().hex(), "standings": standings})
+        self.log.flush()  # fsynced off the loop when the pump stops (``_round``)
+        self.events.emit("round-end", round=self.round_index, frame=action.frame, standings=standings)
+
+    def _anchor(self, action: AnchorDecided) -> None:
+        self.anchor_done.set()
+        self.log.append({"kind": "anchor", "round": action.round_index, "event": action.event})
+
+    def _ended(self, action: SessionEnded) -> None:
+        self.report.outcome, self.report.detail = action.reason, action.detail
+        self.log.append({"kind": "session-end", "round": self.round_index, "reason": action.reason,
+                         "detail": action.detail})
+        self.events.emit("session-end", round=self.round_index, reason=action.reason, detail=action.detail)
+
+    def _misbehaviour(self, action: Misbehaviour) -> None:
+        log.info("race-misbehaviour", peer=action.peer, code=action.code)
+
+    def _caught_up(self, action: CaughtUp) -> None:
+        """The world now holds a snapshot a quorum vouched for; replay restarts from the same bytes."""
+        self.log.append({"kind": "caught-up", "round": self.round_index, "frame": action.frame,
+                         "stateHash": action.state_hash.hex(), "state": self.world.save_state()})
+        self.events.emit("caught-up", round=self.round_index, frame=action.frame, resume_frame=action.resume_frame)
+
+    def _close(self, action: CloseLink) -> None:
+        log.info("race-close-link", peer=action.peer, code=action.code)
+
+    def _finish(self, end: dict[str, Any]) -> None:
+        """Runs however the match ends: the log always closes with its end record."""
+        results = [r.pop("result") for r in self.report.rounds if "result" in r]
+        if results:
+            self.report.standings = match_standings(results)
+            self.log.append({"kind": "match-end", "outcome": self.report.outcome, "standings": self.report.standings})
+            self.events.emit("match-end", results=self.report.standings, outcome=self.report.outcome)
+        self.log.append(end)
+        self.log.close()
+
+
+def _stopped_by(exc: BaseException) -> dict[str, Any]:
+    """The end record of a match that an exception stopped: a stop signal (whatever exception it
+    surfaced as, usually ``Cancelled``), a cancellation from within the program, or an error."""
+    why = received()
+    if why is not None:
+        return end_record(EndReason(why))
+    if isinstance(exc, BaseExceptionGroup):  # a nursery's: its first error, unless it holds only Cancelled
+        exc = first_coded(exc, (Exception, KeyboardInterrupt)) or exc
+    if isinstance(exc, KeyboardInterrupt):
+        return end_record(EndReason.INTERRUPTED)
+    if isinstance(exc, (trio.Cancelled, BaseExceptionGroup)):
+        return end_record(EndReason.CANCELLED)
+    return end_record(EndReason.ERROR, detail=f"{type(exc).__name__}: {exc}"[:500])
+
+
+_ACTIONS = {
+    Send: MatchRunner._send,
+    Notify: MatchRunner._notify,
+    FrameConfirmed: MatchRunner._confirmed,
+    VoteDecided: MatchRunner._vote,
+    WriteState: MatchRunner._write_state,
+    DesyncRecord: MatchRunner._desync,
+    RoundEnded: MatchRunner._round_ended,
+    AnchorDecided: MatchRunner._anchor,
+    SessionEnded: MatchRunner._ended,
+    Misbehaviour: MatchRunner._misbehaviour,
+    CaughtUp: MatchRunner._caught_up,
+    CloseLink: MatchRunner._close,
+}

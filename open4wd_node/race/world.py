@@ -1,0 +1,80 @@
+"""A round's simulation, built only from the verified start package, and its adapter for the session.
+
+Every peer (and ``replay``) builds the same ``sim_core.World`` from the same facts: the round's track
+(admitted from the built-ins or the store, with the room's lap count and time limit), the cars of
+the ``LockedStartPackage`` in start-slot order, and a seed derived from the match id and round.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from open4wd_node.assets.room_assets import NodeRoomAssets
+from protocol.race.signing import Event
+from sim_core import SkillEvent, World
+from sim_core.assets.convert import track_spec, vehicle_from_loadout
+from sim_core.world import SEED_MAX
+
+
+def round_seed(match_id: str, round_index: int) -> int:
+    digest = hashlib.sha256(f"open4wd-node-round-seed-v1\0{match_id}#{round_index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % (SEED_MAX + 1)
+
+
+def build_round_world(
+    assets: NodeRoomAssets,
+    match_id: str,
+    round_index: int,
+    round_config: Mapping[str, Any],
+    slots: Mapping[str, int],
+    cars: Mapping[str, Any],
+) -> World:
+    """``round_config`` is one entry of the match config (trackRef, lapCount, durationLimitSec)."""
+    track = track_spec(
+        assets.resolve(round_config["trackRef"]),
+        track_id=round_config["trackRef"],
+        lap_count=round_config["lapCount"],
+        time_limit_s=round_config["durationLimitSec"],
+    )
+    order = sorted(slots, key=slots.__getitem__)
+    vehicles = [vehicle_from_loadout(cars[peer], assets.resolve, peer) for peer in order]
+    return World.new(track, vehicles, seed=round_seed(match_id, round_index))
+
+
+def chip_skills(world: World, slot: int) -> frozenset[str]:
+    return frozenset(s.skill for s in world.vehicles[slot].chip_slots)
+
+
+class WorldAdapter:
+    """``sim_core.World`` as the session's ``RaceWorld``: ``(skill, hold)`` pairs become SkillEvents.
+
+    ``fault_frame`` (soak testing, ``--fault corrupt-state@FRAME``) corrupts this node's own car every
+    time that frame is stepped, so a rollback that re-simulates it corrupts it again, as a real bug would.
+    """
+
+    def __init__(self, world: World, fault_frame: int | None = None, fault_slot: int = 0) -> None:
+        self.world = world
+        self.fault_frame = fault_frame
+        self.fault_slot = fault_slot
+
+    @property
+    def frame(self) -> int:
+        return self.world.frame
+
+    @property
+    def done(self) -> bool:
+        return self.world.done
+
+    def step(self, inputs: Mapping[int, Sequence[Event]]) -> None:
+        frame = self.world.frame
+        self.world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, events in inputs.items()})
+        if frame == self.fault_frame:
+            self.world.corrupt_for_testing(self.fault_slot)
+
+    def save_state(self) -> bytes:
+        return self.world.save_state()
+
+    def load_state(self, data: bytes) -> None:
+        self.world.load_state(data)

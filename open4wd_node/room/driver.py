@@ -1,0 +1,325 @@
+"""Runs a room's sans-IO machines over real links: routing, per-link outboxes, timers, asset transfer.
+
+One driver per node. In a host node the host's own ``MemberRoom`` talks to its ``HostRoom`` in
+process (the host's PeerId is the sender both ways); every other member is a ``Link``. All machine
+calls happen synchronously in trio tasks of one nursery, so no locking is needed; sends go through a
+bounded outbox per link and a slow peer whose outbox overflows is disconnected instead of stalling
+the room.
+
+Actions are delivered first in, first out: everything one machine call produced is routed, in order,
+before the reactions it causes in the other machine. Routing the host's own seat depth-first (handling
+its reaction in the middle of a broadcast) put the seat's version request on a newcomer's link ahead
+of the room-state that lists the host, and every room waited out a version-collection timeout.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import structlog
+import trio
+
+from open4wd_node.assets.transfer import AssetTransfer
+from open4wd_node.runtime.blocking import run_blocking
+from open4wd_node.runtime.clock import NodeClock
+from open4wd_node.view.events import EventSink
+from open4wd_node.runtime.errors import UserError
+from open4wd_node.net.link import Link, LinkClosed
+from open4wd_node.net.listener import parse_address
+from open4wd_node.net.outbox import Outbox, flush
+from open4wd_node.net.transport import dial
+from protocol.errors import ProtocolError
+from protocol.room.actions import CloseLink, Notify, Send
+from protocol.room.host import HostRoom
+from protocol.room.member import FetchAssets, HostSuccession, MatchStarted, MemberRoom, RelayedIn
+from protocol.identity.keys import Identity
+from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
+from protocol.encoding.wire import Message
+
+log = structlog.get_logger("open4wd_node.room")
+
+OUTBOX_CAPACITY = 512
+# In a host node the member machine reports what every member sees; the host adds only these.
+HOST_EVENTS = frozenset({"ready", "ready-set", "ready-set-refused", "grid-cancelled", "error"})
+
+
+@dataclass
+class LinkOutbox:
+    link: Link
+    queue: Outbox[Message]
+
+
+@dataclass(frozen=True)
+class SuccessionPlan:
+    """What a participant needs to take over, or follow, a new host (spec/rooms.md §4.2)."""
+
+    identity: Identity
+    participant_secret: bytes
+    listen: str  # this node's own room listener, "host:port"
+    new_member: Callable[[str], MemberRoom]  # host PeerId -> a fresh member machine for that host
+
+
+@dataclass
+class RoomOutcome:
+    started: MatchStarted | None = None
+    addresses: dict[str, str] = field(default_factory=dict)  # roster PeerId -> listen "host:port"
+
+
+class RoomDriver:
+    def __init__(
+        self, member: MemberRoom, events: EventSink, transfer: AssetTransfer, host: HostRoom | None = None,
+        on_notices=None, succession: SuccessionPlan | None = None,
+    ) -> None:
+        self.member = member
+        self.host = host
+        self.events = events
+        self.transfer = transfer
+        self.me = member.me
+        self.outboxes: dict[str, LinkOutbox] = {}
+        self.outcome = RoomOutcome()
+        self.done = trio.Event()
+        self.clock = NodeClock()
+        self._nursery: trio.Nursery | None = None
+        self._on_notices = on_notices
+        self.succession = succession
+        self._pending: deque[tuple[Callable[[object], None], object]] = deque()
+        self._delivering = False
+        self._timer: trio.CancelScope | None = None  # the ticker's sleep, aimed at the next machine deadline
+
+    # ---- routing (synchronous) --------------------------------------------------------------------
+
+    def from_host(self, actions: list[object]) -> None:
+        self._deliver([(self._host_action, a) for a in actions])
+
+    def from_member(self, actions: list[object]) -> None:
+        self._deliver([(self._member_action, a) for a in actions])
+
+    def _deliver(self, batch: list[tuple[Callable[[object], None], object]]) -> None:
+        """Route ``batch`` after everything queued before it; a call made while routing only queues."""
+        self._pending.extend(batch)
+        if self._delivering:
+            return
+        self._delivering = True
+        try:
+            while self._pending:
+                route, action = self._pending.popleft()
+                route(action)
+        finally:
+            self._delivering = False
+        if self._timer is not None:
+            self._timer.deadline = self._next_wake()
+        if self._on_notices is not None:
+            self._on_notices(self.member)
+        self.events.room_changed(self.member)
+
+    def _host_action(self, action: object) -> None:
+        if isinstance(action, Send):
+            if action.peer == self.me:
+                self.from_member(self.member.message(self.me, action.message, self.clock.now_ms()))
+            else:
+                self._enqueue(action.peer, action.message)
+        elif isinstance(action, CloseLink):
+            self._close_soon(action.peer, action.code)
+        elif isinstance(action, Notify):
+            if action.event in HOST_EVENTS:
+                self.events.emit(action.event, **action.data)
+
+    def _member_action(self, action: object) -> None:
+        if isinstance(action, Send):
+            if self.host is not None:
+                self.from_host(self.host.message(self.me, action.message, self.clock.now_ms()))
+            else:
+                self._enqueue(self.member.host_peer, action.message)
+        elif isinstance(action, Notify):
+            self.events.emit(action.event, **action.data)
+        elif isinstance(action, FetchAssets):
+            self._nursery.start_soon(self._fetch, action)
+        elif isinstance(action, RelayedIn):
+            self._nursery.start_soon(self._relayed, action)
+        elif isinstance(action, MatchStarted):
+            self.outcome.started = action
+            self.outcome.addresses = {m.peerId: m.listen for m in self.member.state.members}
+            self.done.set()
+        elif isinstance(action, HostSuccession):
+            self._follow_successor(action)
+
+    def _enqueue(self, peer: str, message: Message) -> None:
+        outbox = self.outboxes.get(peer)
+        if outbox is not None and not outbox.queue.put(message):
+            self._close_soon(peer, "link-backlog")
+
+    def _close_soon(self, peer: str, code: str) -> None:
+        outbox = self.outboxes.get(peer)
+        if outbox is not None:
+            outbox.queue.close()  # the writer flushes what is queued (a verdict), then closes the link
+
+    async def _fetch(self, request: FetchAssets) -> None:
+        for ref in request.refs:
+            stored = await self.transfer.fetch(request.owner, ref, self._relay_send)
+            if stored:
+                await run_blocking(self.member.assets.prepare, [ref])  # admitted off the loop, checked below
+                self.from_member(self.member.asset_stored(ref, self.clock.now_ms()))
+
+    async def _relayed(self, action: RelayedIn) -> None:
+        for reply in await self.transfer.on_relayed(action.origin, action.message):
+            self._relay_send(reply)
+
+    def _relay_send(self, message: Message) -> None:
+        self.from_member([Send(self.member.host_peer, message)])
+
+    # ---- per-link tasks ---------------------------------------------------------------------------
+
+    def attach(self, link: Link) -> LinkOutbox:
+        old = self.outboxes.get(link.peer_id)
+        if old is not None:
+            old.queue.close()
+        outbox = LinkOutbox(link, Outbox(OUTBOX_CAPACITY))
+        self.outboxes[link.peer_id] = outbox
+        return outbox
+
+    async def _writer(self, outbox: LinkOutbox) -> None:
+        """Sends until the outbox closes (then closes the link) or the link ends (the reader reports it)."""
+        try:
+            await outbox.queue.drain(outbox.link.send)
+        except LinkClosed:
+            return
+        await outbox.link.aclose("closed-by-host", "the room closed this link")
+
+    async def flush(self, timeout_s: float) -> None:
+        """Let what is queued (``match-start``, say) reach the links before the room stops."""
+        await flush([o.queue for o in self.outboxes.values()], timeout_s)
+
+    async def run_link(self, outbox: LinkOutbox, on_message, on_closed) -> None:
+        """Read and write one link until it ends; report its end exactly once."""
+        link = outbox.link
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._writer, outbox)
+                try:
+                    async for message in link:
+                        on_message(link.peer_id, message)
+                except LinkClosed as exc:
+                    log.info("link-ended", peer=link.peer_id, code=exc.code, reason=exc.message)
+                nursery.cancel_scope.cancel()
+        finally:
+            if self.outboxes.get(link.peer_id) is outbox:
+                del self.outboxes[link.peer_id]
+                on_closed(link.peer_id)
+
+    def _next_wake(self) -> float:
+        """The trio time of the machines' next deadline (countdown, grid phase, version retry), or never."""
+        host = self.host.next_deadline() if self.host is not None else None
+        deadlines = [d for d in (host, self.member.next_deadline()) if d is not None]
+        if not deadlines:
+            return math.inf
+        return trio.current_time() + max(0, min(deadlines) - self.clock.now_ms()) / 1000
+
+    async def ticker(self) -> None:
+        """Fires the machines' timers at their deadlines, re-aimed after every delivery (no polling, so
+        the countdown ends on time rather than up to a polling period late)."""
+        while True:
+            with trio.CancelScope(deadline=self._next_wake()) as self._timer:
+                await trio.sleep_forever()
+            now = self.clock.now_ms()
+            if self.host is not None:
+                self.from_host(self.host.tick(now))
+            self.from_member(self.member.tick(now))
+
+    # ---- host side --------------------------------------------------------------------------------
+
+    async def accept_join(self, link: Link, first: JoinRequest) -> None:
+        """A link whose first message is a join request (``NodeListener`` enforces the 10 s limit)."""
+        if self.host is None:
+            await link.aclose("not-host", "this node is not hosting the room (yet)")
+            return
+        outbox = self.attach(link)
+        self.from_host(self.host.join(link.peer_id, link.transcript, first, self.clock.now_ms()))
+        await self.run_link(
+            outbox,
+            lambda peer, msg: self.from_host(self.host.message(peer, msg, self.clock.now_ms())),
+            lambda peer: self.from_host(self.host.link_closed(peer, self.clock.now_ms())),
+        )
+
+    # ---- member side ------------------------------------------------------------------------------
+
+    async def run_member_link(self, link: Link) -> None:
+        outbox = self.attach(link)
+        await self.run_link(
+            outbox,
+            lambda peer, msg: self.from_member(self.member.message(peer, msg, self.clock.now_ms())),
+            self._host_lost,
+        )
+
+    def _host_lost(self, peer: str) -> None:
+        if self.done.is_set() or peer != self.member.host_peer:
+            return
+        actions = self.member.host_lost(self.clock.now_ms())
+        if self.succession is None or not any(isinstance(a, HostSuccession) for a in actions):
+            self.events.emit("error", code="host-lost", message="the link to the host ended before the match started")
+            self.done.set()
+            return
+        self.from_member(actions)
+
+    def _follow_successor(self, succession: HostSuccession) -> None:
+        plan = self.succession
+        now = self.clock.now_ms()
+        if succession.successor == self.me:
+            digests = self.member.assets.track_digests(self.member.config)
+            self.host = HostRoom.succeed(
+                plan.identity, succession.state, self.member.host_peer, plan.participant_secret, digests, now, plan.listen
+            )
+            self.member = plan.new_member(self.me)
+            self.events.emit("room-hosted", room_id=self.host.room_id, listen=plan.listen)
+            self.from_member(self.member.message(self.me, self.host.state_message(), now))
+        else:
+            self.member = plan.new_member(succession.successor)
+            self._nursery.start_soon(self._dial_successor, succession)
+
+    async def _dial_successor(self, succession: HostSuccession) -> None:
+        try:
+            host, port = parse_address(succession.listen)
+            link = await dial(host, port, self.succession.identity, expected_peer=succession.successor,
+                              expensive=EXPENSIVE_TYPES)
+        except (LinkClosed, UserError) as exc:
+            self.events.emit("error", code="succession-failed", message=f"cannot reach the new host: {exc}")
+            self.done.set()
+            return
+        request = self.member.join_request(link.transcript, self.succession.participant_secret)
+        await link.send(request)
+        await self.run_member_link(link)
+
+    def handle_error(self, exc: ProtocolError) -> None:
+        self.events.emit("error", code=exc.code, message=exc.message)
+
+
+PLAYER_COMMANDS = "ready | cancel | leave"
+
+
+async def read_player_commands(driver: RoomDriver) -> None:
+    """Lines on stdin steer the player's seat: ``ready``, ``cancel`` (un-ready), ``leave``."""
+    while True:
+        try:
+            line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        except OSError:
+            return
+        if not line:
+            return  # no terminal (or end of input): --auto-ready or the host's view only
+        command = line.strip().lower()
+        try:
+            if command == "ready":
+                driver.from_member(driver.member.declare_ready(driver.clock.now_ms()))
+            elif command == "cancel":
+                driver.from_member(driver.member.cancel_ready())
+            elif command == "leave":
+                driver.from_member(driver.member.leave())
+                driver.events.emit("error", code="left", message="you left the room")
+                driver.done.set()
+                return
+            elif command:
+                driver.events.emit("error", code="unknown-command", message=f"commands: {PLAYER_COMMANDS}")
+        except ProtocolError as exc:
+            driver.handle_error(exc)

@@ -1,0 +1,29 @@
+"""Shows each pre-race notice once, recomputed locally whenever the cars or tracks of the room change."""
+
+from __future__ import annotations
+
+from open4wd_node.view.events import EventSink
+from open4wd_node.assets.room_assets import NodeRoomAssets
+from protocol.room.member import MemberRoom
+
+
+class NoticeBoard:
+    def __init__(self, assets: NodeRoomAssets, events: EventSink) -> None:
+        self.assets = assets
+        self.events = events
+        self._seen_inputs: tuple | None = None
+        self._shown: set[tuple[str, str]] = set()
+
+    def refresh(self, member: MemberRoom) -> None:
+        state = member.state
+        if state is None:
+            return
+        rotations = [m.carRotation for m in state.members if m.role == "participant" and m.carRotation]
+        key = (state.configDigest, repr(rotations))
+        if key == self._seen_inputs:
+            return
+        self._seen_inputs = key
+        for kind, text in self.assets.notices(member.config, rotations):
+            if (kind, text) not in self._shown:
+                self._shown.add((kind, text))
+                self.events.emit("notice", kind=kind, text=text)

@@ -1,0 +1,181 @@
+"""Hosting and joining a room over real TCP, up to ``match-start`` (issue: Rooms).
+
+``host_room`` listens, admits members through ``HostRoom`` and takes its own seat through a
+``MemberRoom``; ``join_room`` dials the host named by an invitation (authenticating it by PeerId) and
+proves the invitation secret over the link transcript. Both return the verified ``LockedStart``.
+Invitations and the room's member list carry the listener's advertised address, never a wildcard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from open4wd_node.assets.store import AssetStore
+from open4wd_node.assets.transfer import AssetTransfer
+from open4wd_node.runtime.blocking import run_blocking
+from open4wd_node.runtime.build_info import own_version_info
+from open4wd_node.assets.cars import CarChoice
+from open4wd_node.runtime.context import NodeContext
+from open4wd_node.runtime.errors import UserError
+from open4wd_node.view.events import EventSink
+from open4wd_node.net.link import LinkClosed
+from open4wd_node.room.notice_board import NoticeBoard
+from open4wd_node.assets.room_assets import NodeRoomAssets
+from open4wd_node.net.listener import NodeListener
+from open4wd_node.room.driver import RoomDriver, RoomOutcome, SuccessionPlan, read_player_commands
+from open4wd_node.net.transport import dial
+from protocol.errors import ProtocolError
+from protocol.identity.keys import Identity
+from protocol.room.invitation import Invitation, new_room_id, new_secret, parse_secret
+from protocol.room.config import MatchConfig, RoomLimits
+from protocol.room.host import HostRoom
+from protocol.room.member import MemberRoom
+from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
+from sim_core.assets.builtins import BUILTIN_REFS
+
+START_FLUSH_S = 1.0
+
+
+@dataclass(frozen=True)
+class HostOptions:
+    track: str = "builtin:track-02"
+    rounds: int = 1
+    laps: int = 3
+    min_players: int = 2
+    max_players: int = 8
+    spectators: int = 0
+    auto_ready: bool = False
+    nickname: str = "host"
+    interactive: bool = False  # read ready / cancel / leave from stdin
+
+
+@dataclass(frozen=True)
+class JoinOptions:
+    spectate: bool = False
+    auto_ready: bool = False
+    nickname: str = "player"
+    interactive: bool = False
+
+
+async def _room_assets(ctx: NodeContext) -> tuple[NodeRoomAssets, AssetStore]:
+    """The room's asset view with every built-in admitted ahead, off the event loop: the room checks
+    peers' cars synchronously when their messages arrive, and then find the built-ins ready."""
+    store = AssetStore.in_data_dir(ctx.data_dir)
+    assets = NodeRoomAssets(store, ctx.config)
+    await run_blocking(assets.prepare, BUILTIN_REFS)
+    return assets, store
+
+
+def _check_own_car(assets: NodeRoomAssets, identity: Identity, car: CarChoice) -> set[str]:
+    """Refuse a car that cannot race before opening anything; returns the refs this node may serve."""
+    try:
+        assets.check_rotation(identity.peer_id, list(car.cars))
+        return set(assets.rotation_refs(list(car.cars)))
+    except ProtocolError as exc:
+        raise UserError(exc.code, f"your car cannot race: {exc.message}") from None
+
+
+async def _drive(
+    driver: RoomDriver, start: Callable[[trio.Nursery], Any], interactive: bool, listener: NodeListener
+) -> RoomOutcome:
+    async with trio.open_nursery() as nursery:
+        driver._nursery = nursery
+        await start(nursery)
+        nursery.start_soon(driver.ticker)
+        if interactive:
+            nursery.start_soon(read_player_commands, driver)
+        await driver.done.wait()
+        await driver.flush(START_FLUSH_S)  # let the last messages (match-start) leave the outboxes
+        nursery.cancel_scope.cancel()
+    listener.handlers.pop(JoinRequest, None)
+    return driver.outcome
+
+
+async def host_room(
+    ctx: NodeContext, identity: Identity, options: HostOptions, car: CarChoice, events: EventSink, listener: NodeListener
+) -> RoomOutcome:
+    """Host a room on ``listener`` (already serving) until the match starts or the room ends."""
+    assets, store = await _room_assets(ctx)
+    try:
+        config = MatchConfig.uniform(options.track, options.rounds, options.laps)
+        digests = await run_blocking(assets.track_digests, config)
+    except ProtocolError as exc:
+        raise UserError("room-bad-config", exc.message) from None
+    player_max = min(assets.resolve(r.track_ref).manifest.get("player_max", 8) for r in config.rounds)
+    try:
+        limits = RoomLimits(options.min_players, min(options.max_players, player_max), options.spectators)
+    except ProtocolError as exc:
+        raise UserError("room-bad-config", f"{exc.message} (the tracks allow at most {player_max} players)") from None
+    car.rotation(options.rounds)
+    own_refs = await run_blocking(_check_own_car, assets, identity, car)
+    secrets = {"participant": new_secret(), "spectator": new_secret() if options.spectators > 0 else None}
+    room_id = new_room_id()
+    info = own_version_info(ctx.config.economy_config_version)
+    member = MemberRoom(identity, room_id, identity.peer_id, "participant", info, assets, choose_car=car.rotation,
+                        auto_ready=options.auto_ready, nickname=options.nickname)
+    board = NoticeBoard(assets, events)
+    transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
+
+    async def start(nursery: trio.Nursery) -> None:
+        address = listener.advertised.address
+        listener.handlers[JoinRequest] = driver.accept_join
+        now = driver.clock.now_ms()
+        host = HostRoom(identity, room_id, config, limits, {k: parse_secret(v) if v else None for k, v in secrets.items()},
+                        digests, now, nickname=options.nickname, listen=listener.announced)
+        driver.host = host
+        invites = {
+            role: str(Invitation(address.host, address.port, room_id, identity.peer_id, role, secret))
+            for role, secret in secrets.items() if secret
+        }
+        listener.report_advertised(events)
+        events.emit("room-created", room_id=room_id, invite=invites["participant"], invites=invites,
+                    host=identity.peer_id, listen=str(listener.address), advertise=listener.announced)
+        driver.from_member(member.message(identity.peer_id, host.state_message(), now))
+
+    driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
+    return await _drive(driver, start, options.interactive, listener)
+
+
+async def join_room(
+    ctx: NodeContext, identity: Identity, invite: Invitation, options: JoinOptions, car: CarChoice, events: EventSink,
+    listener: NodeListener,
+) -> RoomOutcome:
+    """Join the room of ``invite``; ``listener`` (already serving) takes links if this node must succeed the host."""
+    role = "spectator" if options.spectate else "participant"
+    if invite.role != role:
+        raise UserError("invitation-role", f"this invitation is for a {invite.role}; "
+                        + ("drop --spectate" if invite.role == "participant" else "add --spectate"))
+    assets, store = await _room_assets(ctx)
+    own_refs = await run_blocking(_check_own_car, assets, identity, car) if role == "participant" else set()
+    info = own_version_info(ctx.config.economy_config_version)
+    choose_car = car.rotation if role == "participant" else None
+
+    def new_member(host_peer: str, listen: str = "") -> MemberRoom:
+        return MemberRoom(identity, invite.room_id, host_peer, role, info, assets, choose_car=choose_car,
+                          auto_ready=options.auto_ready, nickname=options.nickname, listen=listen)
+
+    transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
+    try:
+        link = await dial(invite.host, invite.port, identity, expected_peer=invite.host_peer_id, expensive=EXPENSIVE_TYPES)
+    except LinkClosed as exc:
+        raise UserError(exc.code, exc.message) from None
+    board = NoticeBoard(assets, events)
+    driver = RoomDriver(new_member(invite.host_peer_id), events, transfer, on_notices=board.refresh)
+
+    async def start(nursery: trio.Nursery) -> None:
+        listen = ""
+        if role == "participant":
+            listener.report_advertised(events, invite.host)
+            listen = listener.announced
+            listener.handlers[JoinRequest] = driver.accept_join
+            driver.succession = SuccessionPlan(identity, parse_secret(invite.secret), listen,
+                                               lambda host_peer: new_member(host_peer, listen))
+        driver.member = new_member(invite.host_peer_id, listen)
+        await link.send(driver.member.join_request(link.transcript, parse_secret(invite.secret)))
+        nursery.start_soon(driver.run_member_link, link)
+
+    return await _drive(driver, start, options.interactive, listener)

@@ -1,0 +1,1 @@
+"""The process: configuration, data directory, logging, signals, the trio entry point, blocking work, files."""

@@ -1,0 +1,153 @@
+"""What a node tells its user: one JSON object per line (``--json``), or readable lines.
+
+Every event has an ``event`` key; the names are the stable ``--json`` interface (README). PeerIds in
+the readable form are shortened to their last 4 characters, as the spec's own messages do. Rounds are
+0-based in JSON (``round``, as in the race log and the spec's raceId) and 1-based in every readable
+text (``round_text``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TextIO
+
+from protocol.race.results import RaceStatus
+
+if TYPE_CHECKING:
+    from open4wd_node.view.live_model import RoundWatch
+    from protocol.room.member import MemberRoom
+
+
+def short(peer: object) -> str:
+    return f"…{peer[-4:]}" if isinstance(peer, str) and len(peer) > 4 else str(peer)
+
+
+def round_text(index: int) -> str:
+    """A 0-based round index as people count it: ``round_text(0) == "round 1"``."""
+    return f"round {index + 1}"
+
+
+def status_text(status: str, frames: int | None, reason: str | None = None, rounds: Sequence[str] = ()) -> str:
+    """How a standings row's car ended: ``finished (1840 frames)``, ``DNF``, ``left (voluntary)`` or
+    ``desync (voted out)``; after two or more rounds also each round's status."""
+    word = RaceStatus(status)
+    if word is RaceStatus.FINISHED:
+        text = f"finished ({frames} frames)"
+    elif word is RaceStatus.DNF:
+        text = "DNF"
+    elif word is RaceStatus.DESYNC:
+        text = "desync (voted out)"
+    else:
+        text = f"left ({reason})" if reason else "left"
+    if len(rounds) > 1:
+        text += " · rounds: " + ", ".join("DNF" if r == RaceStatus.DNF.value else r for r in rounds)
+    return text
+
+
+def vote_verdict(outvoted: Sequence[str], name: Callable[[str], str] = short) -> str:
+    """Who lost a checksum vote that did not agree (nobody: there was no strict majority)."""
+    return "outvoted " + ", ".join(name(p) for p in outvoted) if outvoted else "no strict majority"
+
+
+def _standings(rows: Sequence[Mapping[str, Any]], name: Callable[[str], str]) -> str:
+    """Round-end rows (``finished_frame``, ``reason``) or match-end rows (``finishFrames``, ``rounds``)."""
+    return "\n".join(
+        f"  {r['rank']}. {name(r['peer'])}  {r['points']} pts  "
+        + status_text(r["status"], r.get("finished_frame", r.get("finishFrames")), r.get("reason"), r.get("rounds", ()))
+        for r in rows
+    )
+
+
+def event_text(event: str, d: Mapping[str, Any], name: Callable[[str], str] = short) -> str | None:
+    """The readable line(s) of one event, or None for a routine one (an agreed checksum); ``name`` says
+    how a PeerId is shown (the demo shows its nodes' numbers)."""
+    if event == "room-created":
+        lines = [f"room {d['room_id']} is open; share an invitation:"]
+        lines += [f"  {role:<11} {invite}" for role, invite in d.get("invites", {}).items()]
+        return "\n".join(lines)
+    if event == "compatibility":
+        if d["compatible"]:
+            return f"version check {name(d['peer'])}: compatible"
+        detail = "; ".join(d.get("differences") or d["reasons"])
+        return f"version check {name(d['peer'])}: INCOMPATIBLE ({detail})"
+    if event == "joined":
+        return f"joined room {d['room_id'][:8]}… as {d['role']}"
+    if event == "ready-set":
+        return f"all {len(d['roster'])} participants are ready: signing the start"
+    if event == "member-joined":
+        return f"+ {name(d['peer'])} joined as {d.get('role', 'participant')} ({d.get('nickname', '')})"
+    if event == "member-left":
+        return f"- {name(d['peer'])} left ({d.get('reason', 'link closed')})"
+    if event == "notice":
+        return f"notice [{d['kind']}]: {d['text']}"
+    if event == "ready":
+        return f"{name(d['peer'])} is {'ready' if d['ready'] else 'not ready'}"
+    if event == "countdown":
+        return f"start locked: match {d['match_id'][:12]}…, countdown 5 s"
+    if event == "match-start":
+        roster = ", ".join(name(p) for p in d["roster"])
+        return f"match {d['match_id']} started with {roster}"
+    if event == "error":
+        return f"error[{d['code']}]: {d['message']}"
+    if event == "race-start":
+        return f"{round_text(d['round'])}: racing from start slot {d['slot'] + 1} of {len(d['roster'])}"
+    if event == "checksum":
+        return None if d["agreed"] else f"{round_text(d['round'])}, frame {d['frame']}: the state hashes did NOT agree"
+    if event == "desync":
+        return f"{round_text(d['round'])}, frame {d['frame']}: the state hashes differ; {vote_verdict(d['peers'], name)}"
+    if event == "lag":
+        return f"{round_text(d['round'])}, frame {d['frame']}: this node is {d['frames']} frames behind the clock"
+    if event == "round-end":
+        return f"{round_text(d['round'])} over at frame {d['frame']}:\n{_standings(d['standings'], name)}"
+    if event == "match-end":
+        return f"match over ({d['outcome']}):\n{_standings(d['results'], name)}"
+    if event == "result":
+        return (f"{d['agreed_hashes']} state hashes agreed, {d['disagreements']} disagreed; "
+                f"worst lag {d['max_lag']} frames; race log {d['log']}")
+    if event == "leave":
+        return f"{name(d['peer'])} left the race ({d['reason']})"
+    if event == "peer-lost":
+        return f"{name(d['peer'])} lost its link; the race predicts its car while it reconnects"
+    if event == "rejoin":
+        return f"{name(d['peer'])} is back (from frame {d['frame']})"
+    if event == "session-end":
+        return f"the race ended for this node in {round_text(d['round'])}: {d['reason']} ({d['detail']})"
+    if event == "state-saved":
+        return f"{round_text(d['round'])}, frame {d['frame']}: state saved to {d['path']}"
+    if event == "fault":
+        return f"fault injected: {d['kind']} after frame {d['frame']}"
+    if event == "anchor":
+        anchored = f"the result is anchored at frame {d['frame']}" if d["frame"] is not None else "no anchor frame"
+        return f"{round_text(d['round'])}: {anchored}"
+    if event == "log":
+        return f"race log: {d['path']}"
+    rest = ", ".join(f"{k}={v + 1 if k == 'round' else v}" for k, v in d.items())  # rounds are 1-based in text
+    return f"{event}: {rest}" if rest else event
+
+
+class EventSink:
+    """Prints each event at once: JSON lines, or readable lines. The live views (``live_console``)
+    extend it; here the view hooks do nothing."""
+
+    def __init__(self, *, as_json: bool, stream: TextIO | None = None) -> None:
+        self.as_json = as_json
+        self.stream = stream or sys.stdout
+
+    def emit(self, event: str, **data: Any) -> None:
+        line = json.dumps({"event": event, **data}, default=str) if self.as_json else event_text(event, data)
+        if line is not None:  # the readable view leaves out routine events (agreed checksums)
+            print(line, file=self.stream, flush=True)
+
+    def room_changed(self, member: MemberRoom) -> None:
+        """The room driver's member machine after every change (the live view reads it when it draws)."""
+
+    def watch_round(self, watch: RoundWatch) -> None:
+        """A round is about to be raced (the live view reads ``watch`` when it draws, never per frame)."""
+
+    @asynccontextmanager
+    async def showing(self) -> AsyncIterator[None]:
+        """While a node runs: a live view draws here (in its own task); plain event lines need nothing."""
+        yield

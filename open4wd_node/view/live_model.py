@@ -1,0 +1,182 @@
+"""What a node's live view shows: gathered from its events, and read from the round being raced.
+
+The match runner hands over a ``RoundWatch`` at each round start and the view reads it at its own pace
+(at most 4 times a second, ``live_console``), so the 60 Hz frame pump pays nothing per frame for the
+view: no copy, no callback. Everything here is plain data; ``live_render`` draws it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from open4wd_node.view.room_view import RoomSummary, summarize
+from protocol.race.recovery import LOST, REJOINING, REMOVED
+from protocol.race.results import Quit, RaceStatus, rank_with_quits
+
+if TYPE_CHECKING:
+    from open4wd_node.race.pump import FramePump
+    from protocol.race.session import RaceSession
+    from protocol.room.member import MemberRoom
+    from sim_core import World
+
+NOTICES_SHOWN = 4
+
+
+class CarStatus(str, Enum):
+    """A car in the live table: the round's final ``RaceStatus`` words, plus what a running round shows."""
+
+    RACING = "racing"
+    FINISHED = "finished"
+    DNF = "DNF"
+    DISABLED = "disabled"  # broken down: on the track, its skills blocked
+    RETIRED = "retired"  # out of the physics
+    RECONNECTING = "reconnecting"  # link lost; predicted until it is back or the window closes
+    LEFT = "left"
+    DESYNC = "desync"
+
+
+FINAL = {RaceStatus.FINISHED: CarStatus.FINISHED, RaceStatus.DNF: CarStatus.DNF, RaceStatus.LEFT: CarStatus.LEFT,
+         RaceStatus.DESYNC: CarStatus.DESYNC}
+CAR_STATES = {"racing": CarStatus.RACING, "disabled": CarStatus.DISABLED, "retired": CarStatus.RETIRED,
+              "finished": CarStatus.FINISHED}
+OWN_END = {"persistent-desync": CarStatus.DESYNC, "left": CarStatus.LEFT}  # this node's session-end reasons
+
+
+@dataclass(frozen=True)
+class RoundWatch:
+    """A round being raced, as the runner built it (read-only for the view)."""
+
+    round_index: int
+    rounds: int
+    slots: Mapping[str, int]  # PeerId -> start slot
+    world: World
+    session: RaceSession
+    pump: FramePump
+    earlier_rollbacks: int  # rollbacks of this match's earlier rounds
+
+
+@dataclass(frozen=True)
+class CarLine:
+    position: int
+    peer: str
+    name: str
+    lap: int  # the lap being driven (the last one once finished)
+    laps: int
+    progress_pct: int  # of the whole race distance
+    status: CarStatus
+    me: bool
+
+
+@dataclass(frozen=True)
+class VoteLine:
+    """The newest checksum vote this node decided."""
+
+    frame: int
+    agreed: bool
+    outvoted: tuple[str, ...]  # minority PeerIds (empty: agreed, or no strict majority)
+
+
+@dataclass(frozen=True)
+class RaceLine:
+    round_index: int
+    rounds: int
+    frame: int
+    lag: int
+    rollbacks: int
+    vote: VoteLine | None
+    over: bool  # the round ended: statuses are the final ones
+    cars: tuple[CarLine, ...]
+
+
+def progress_pct(laps_done: int, progress_um: int, laps: int, lap_um: int) -> int:
+    """Share of the race distance driven, 0..100 (integer: the view never needs more)."""
+    return min(100, (laps_done * lap_um + progress_um) * 100 // max(1, laps * lap_um))
+
+
+class LiveBoard:
+    """Collects what the view shows. Every update is O(1) (or O(members) on a room change); the rows are
+    computed only when the view draws."""
+
+    def __init__(self, me: str) -> None:
+        self.me = me
+        self.member: MemberRoom | None = None
+        self.notices: list[str] = []
+        self.countdown_deadline_ms: int | None = None
+        self.watch: RoundWatch | None = None
+        self.vote: VoteLine | None = None
+        self.quits: dict[str, Quit] = {}  # this round's leavers, at the frame this node heard of it
+        self.final_rows: list[dict[str, Any]] | None = None  # the watched round's round-end standings
+        self.own_end: str | None = None  # this node's session-end reason
+        self._names: dict[str, str] = {}
+
+    # ---- updates ---------------------------------------------------------------------------------
+
+    def room_changed(self, member: MemberRoom) -> None:
+        self.member = member
+
+    def watch_round(self, watch: RoundWatch) -> None:
+        if self.member is not None and self.member.state is not None:
+            self._names = {m.peerId: m.nickname for m in self.member.state.members}
+        self.watch, self.final_rows, self.quits = watch, None, {}
+
+    def on_event(self, event: str, data: Mapping[str, Any]) -> None:
+        if event == "notice":
+            self.notices = (self.notices + [f"[{data['kind']}] {data['text']}"])[-NOTICES_SHOWN:]
+        elif event == "countdown":
+            self.countdown_deadline_ms = data["deadline_ms"]
+        elif event == "checksum":
+            self.vote = VoteLine(data["frame"], data["agreed"], ())
+        elif event == "desync":
+            self.vote = VoteLine(data["frame"], False, tuple(data["peers"]))
+        elif event == "leave" and self.watch is not None:
+            # the runner ranks by the leaver's last signed input; its finish after this frame is not shown
+            self.quits[data["peer"]] = Quit(self.watch.session.current_frame, data["reason"])
+        elif event == "round-end" and self.watch is not None and data["round"] == self.watch.round_index:
+            self.final_rows = data["standings"]
+        elif event == "session-end":
+            self.own_end = data["reason"]
+
+    # ---- what the view draws ---------------------------------------------------------------------
+
+    def room(self) -> RoomSummary | None:
+        return None if self.member is None else summarize(self.member)
+
+    def countdown_s(self, now_ms: int) -> int | None:
+        """Whole seconds until the locked start's countdown ends (None before the start is locked)."""
+        if self.countdown_deadline_ms is None:
+            return None
+        return max(0, -(-(self.countdown_deadline_ms - now_ms) // 1000))
+
+    def race(self) -> RaceLine | None:
+        watch = self.watch
+        if watch is None:
+            return None
+        session, world = watch.session, watch.world
+        if self.final_rows is not None:
+            rows = self.final_rows
+        else:
+            quits = {peer: quit for peer, quit in self.quits.items() if session.status(peer) == REMOVED}
+            peer_of = {slot: peer for peer, slot in watch.slots.items()}
+            rows = [dict(row, peer=peer_of[row["slot"]]) for row in rank_with_quits(world.standings(), watch.slots, quits)]
+        laps, lap_um = world.track.laps_to_finish, world.route.length_um
+        cars = tuple(
+            CarLine(row["rank"], row["peer"], self._names.get(row["peer"], ""),
+                    min(row["laps"] + 1, laps), laps, progress_pct(row["laps"], row["progress_um"], laps, lap_um),
+                    self._status(row, session), row["peer"] == self.me)
+            for row in rows
+        )
+        return RaceLine(watch.round_index, watch.rounds, session.current_frame, watch.pump.lag,
+                        watch.earlier_rollbacks + session.stats.rollbacks, self.vote, self.final_rows is not None, cars)
+
+    def _status(self, row: Mapping[str, Any], session: RaceSession) -> CarStatus:
+        status = RaceStatus(row["status"])
+        if row["peer"] == self.me and self.own_end in OWN_END:
+            return OWN_END[self.own_end]
+        if self.final_rows is not None or status is not RaceStatus.DNF:
+            return FINAL[status]
+        if session.status(row["peer"]) in (LOST, REJOINING):
+            return CarStatus.RECONNECTING
+        return CAR_STATES[row["car"]]

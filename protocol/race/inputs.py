@@ -1,0 +1,121 @@
+"""Per-peer input buffers: event validation, real inputs, the predictions that were used, and pruning.
+
+Prediction (spec/netcode.md §4.3): the Hold ticks of the newest real input *before* the frame; Event
+skills are never repeated. An input that arrives for a later frame therefore never changes the
+prediction of an earlier one, and a prediction is compared with the real input of its own frame only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ProtocolError
+from protocol.race.messages import MAX_INPUT_EVENTS_PER_FRAME, RaceInput
+from protocol.race.signing import HOLD_SKILLS, SKILL_ORDER, Event, canonical_events
+
+INPUT_WINDOW_BEHIND = 8
+INPUT_WINDOW_AHEAD = 24
+"""Inputs are accepted for frames [current − 8, current + 24] (spec/netcode.md §2.1)."""
+STATE_BUFFER_FRAMES = 12
+"""Saved pre-step states kept for rollback; inputs are kept as long (plus this node's own for re-sends)."""
+NO_EVENTS: tuple[Event, ...] = ()
+_HOLDS: dict[tuple[Event, ...], tuple[Event, ...]] = {}
+
+
+def holds(events: tuple[Event, ...]) -> tuple[Event, ...]:
+    """The Hold ticks of ``events`` (memoised: there are few distinct inputs in a race)."""
+    found = _HOLDS.get(events)
+    if found is None:
+        found = tuple(e for e in events if e[1])
+        if len(_HOLDS) < 4096:
+            _HOLDS[events] = found
+    return found
+
+
+def parse_events(raw: object, allowed: frozenset[str]) -> tuple[Event, ...]:
+    """Check one frame's events in the spec's order (count and uniqueness, Event/Hold, chip schema)."""
+    if not isinstance(raw, (list, tuple)) or len(raw) > MAX_INPUT_EVENTS_PER_FRAME:
+        raise ProtocolError("race-input-too-many-events", f"an input holds at most {MAX_INPUT_EVENTS_PER_FRAME} events")
+    events: list[Event] = []
+    for item in raw:
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise ProtocolError("race-input-invalid", "every event is a [skill, hold] pair")
+        skill, hold = item
+        if not isinstance(skill, str) or skill not in SKILL_ORDER or type(hold) is not bool:
+            raise ProtocolError("race-input-invalid", "an event is [one of the eight skills, true|false]")
+        if any(skill == e[0] for e in events):
+            raise ProtocolError("race-input-duplicate-skill", f"{skill} appears twice in one frame")
+        events.append((skill, hold))
+    for skill, hold in events:
+        if hold != (skill in HOLD_SKILLS):
+            raise ProtocolError("race-input-hold-mismatch", f"{skill} is {'a Hold' if skill in HOLD_SKILLS else 'an Event'} skill")
+        if skill not in allowed:
+            raise ProtocolError("race-input-skill-not-in-chip", f"{skill} is not in that car's chip slots")
+    return canonical_events(events)
+
+
+def wire_events(events: tuple[Event, ...]) -> list[list[Any]]:
+    return [[skill, hold] for skill, hold in events]
+
+
+class PeerInputs:
+    """One peer's inputs around the current frame; frames below ``low`` are pruned."""
+
+    __slots__ = ("real", "signed", "predicted", "base_frame", "base_events", "base_signed", "low", "newest")
+
+    def __init__(self) -> None:
+        self.real: dict[int, tuple[Event, ...]] = {}
+        self.signed: dict[int, RaceInput] = {}
+        self.predicted: dict[int, tuple[Event, ...]] = {}
+        self.base_frame = -1
+        self.base_events: tuple[Event, ...] = NO_EVENTS
+        self.base_signed: RaceInput | None = None
+        self.low = 0
+        self.newest = -1
+
+    def add(self, frame: int, events: tuple[Event, ...], signed: RaceInput) -> None:
+        self.real[frame] = events
+        self.signed[frame] = signed
+        self.newest = max(self.newest, frame)
+
+    def predict(self, frame: int) -> tuple[Event, ...]:
+        """The prediction for ``frame``: Hold ticks of the newest real input before it."""
+        real = self.real
+        if self.newest < frame:  # the common case, and a lost peer's: no scan
+            return holds(real.get(self.newest, self.base_events))
+        for g in range(frame - 1, max(self.low, self.base_frame + 1) - 1, -1):
+            events = real.get(g)
+            if events is not None:
+                return holds(events)
+        return holds(self.base_events)
+
+    def newest_before(self, frame: int) -> RaceInput | None:
+        """The newest signed real input before ``frame`` (the base a catching-up peer predicts from)."""
+        for g in range(frame - 1, max(self.low, self.base_frame + 1) - 1, -1):
+            if g in self.signed:
+                return self.signed[g]
+        return self.base_signed
+
+    def set_base(self, frame: int, events: tuple[Event, ...], signed: RaceInput | None) -> None:
+        if frame > self.base_frame:
+            self.base_frame, self.base_events, self.base_signed = frame, events, signed
+            self.newest = max(self.newest, frame)
+
+    def prune(self, low: int) -> None:
+        """Forget frames below ``low``, keeping the newest real input among them as the prediction base."""
+        for frame in range(self.low, low):
+            events = self.real.pop(frame, None)
+            if events is not None:
+                self.set_base(frame, events, self.signed.get(frame))
+            self.signed.pop(frame, None)
+            self.predicted.pop(frame, None)
+        self.low = max(self.low, low)
+
+    def reset(self, low: int) -> None:
+        """Drop everything (a snapshot replaced the state); frames start again at ``low``."""
+        self.real.clear()
+        self.signed.clear()
+        self.predicted.clear()
+        self.base_frame, self.base_events, self.base_signed = -1, NO_EVENTS, None
+        self.low = low
+        self.newest = -1

@@ -1,0 +1,144 @@
+"""Race wire messages (spec/netcode.md §3), as strict msgpack dataclasses.
+
+The sender of every message is the authenticated peer of the link it arrived on, never a field.
+Signed messages carry an Ed25519 signature by the round's race sign key over a ``race_signing``
+digest; ``race-key`` is signed by the master key. Events travel as ``[skill, hold]`` pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.encoding.wire import Channel, Message, message
+
+MAX_INPUT_EVENTS_PER_FRAME = 4
+SYNC_SNAPSHOT_MAX_BYTES = 4_194_304
+RACE_MESSAGE_MAX_BYTES = 4_194_688
+RACE_LINK = Channel("race-link", RACE_MESSAGE_MAX_BYTES + 64 * 1024)
+"""Frame limit of a race link: a snapshot response plus its envelope (the plain RACE channel is 16 KiB)."""
+INPUT_TYPES = frozenset({"race-input", "race-relay"})
+"""Types that spend a race link's input bucket (120 burst, 90/s); every other race type spends the
+control bucket (32 burst, 32/s), as checksums and catch-up do in spec/netcode.md §2.4."""
+LEAVE_REASONS = ("voluntary", "disconnect", "desync")
+OFFER_CANDIDATES = 2
+
+
+@message("race-input")
+class RaceInput(Message):
+    frame: int
+    events: list[list[Any]]
+    signature: bytes
+
+
+@message("race-checksum")
+class RaceChecksum(Message):
+    frame: int
+    hash: bytes
+    signature: bytes
+
+
+@message("race-key")
+class RaceKey(Message):
+    raceId: str
+    publicKey: bytes
+    signature: bytes
+
+
+@message("race-leave")
+class RaceLeave(Message):
+    reason: str
+
+
+@message("race-rejoin")
+class RaceRejoin(Message):
+    """Sent on a re-established link: who I am racing as, where I am, whether I must catch up."""
+
+    raceId: str
+    loadoutDigest: str
+    nextFrame: int
+    catchUp: bool
+
+
+@message("race-probe")
+class RaceProbe(Message):
+    requestId: int
+    signature: bytes
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A pinned pre-step snapshot offered for catch-up: its frame and the SHA-256 of its bytes."""
+
+    frame: int
+    hash: bytes
+
+
+@message("race-offer")
+class RaceOffer(Message):
+    """Up to two pinned candidates, the newest final 8-aligned snapshots of the responder."""
+
+    requestId: int
+    candidates: list[Candidate]
+    signature: bytes
+
+
+@message("race-sync-request")
+class RaceSyncRequest(Message):
+    requestId: int
+    frame: int
+    hash: bytes
+    signature: bytes
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    """A peer's own signed input, forwarded unchanged (its signature is by that peer's race key)."""
+
+    peer: str
+    frame: int
+    events: list[list[Any]]
+    signature: bytes
+
+
+@message("race-snapshot")
+class RaceSnapshot(Message):
+    """The pinned state of ``frame``; ``inputs`` holds each peer's newest signed input before ``frame``
+    (its prediction base) and every signed input from ``frame`` on of the peers that will not re-send
+    their own (lost, catching up or gone), so the requester predicts them exactly as the sender did."""
+
+    requestId: int
+    frame: int
+    state: bytes
+    inputs: list[InputRecord]
+    signature: bytes
+
+
+@message("race-relay")
+class RaceRelay(Message):
+    """Signed inputs of a lost peer, forwarded so every survivor predicts it from the same inputs."""
+
+    inputs: list[InputRecord]
+
+
+@message("race-resume")
+class RaceResume(Message):
+    """A caught-up peer: state loaded at ``frame``, its real inputs start at ``resumeFrame``."""
+
+    frame: int
+    resumeFrame: int
+
+
+@message("race-anchor-proposal")
+class RaceAnchorProposal(Message):
+    """A RaceConsensusAnchorEvent proposed by its ``peerId`` (the link's peer), without signatures."""
+
+    event: dict[str, Any]
+
+
+@message("race-anchor-signature")
+class RaceAnchorSignature(Message):
+    """A master-key signature over ``digest`` = ledger_signing_digest of the proposal it endorses."""
+
+    digest: bytes
+    signature: bytes

@@ -1,0 +1,91 @@
+"""What a race round needs to know before frame 0, and the world interface the session drives."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from protocol.encoding import dagcbor
+from protocol.errors import ProtocolError
+from protocol.race.signing import SKILL_ORDER, Event
+
+MAX_INPUT_DELAY = 8
+MAX_PREDICTION = 8
+LOCAL_LEDGER_ADDRESS = "/orbitdb/open4wd-node-local"
+"""This node keeps no ledger yet; anchors are bound to this chain id until one exists (docs/race.md)."""
+
+
+class RaceWorld(Protocol):
+    """The simulation as the session sees it; the shell adapts ``sim_core.World`` to this.
+
+    ``load_state`` is atomic and raises (any exception) on bytes it refuses; ``done`` turns true when
+    the round is over. Inputs map slot → events as ``(skill, hold)`` pairs in canonical order.
+    """
+
+    @property
+    def frame(self) -> int: ...
+
+    @property
+    def done(self) -> bool: ...
+
+    def step(self, inputs: Mapping[int, Sequence[Event]]) -> None: ...
+
+    def save_state(self) -> bytes: ...
+
+    def load_state(self, data: bytes) -> None: ...
+
+
+def loadout_digest(car: Any) -> str:
+    """Hex SHA-256 of a car's canonical DAG-CBOR: what a reconnecting peer must present unchanged."""
+    return hashlib.sha256(dagcbor.encode(car)).hexdigest()
+
+
+@dataclass(frozen=True)
+class RaceSetup:
+    """One round: ``slots`` (peer → start slot) is the roster; ``skills`` are each car's chip skills,
+    ``loadouts`` each car's ``loadout_digest``; the grid fields (hex) go into the round's anchor."""
+
+    match_id: str
+    round_index: int
+    slots: Mapping[str, int]
+    skills: Mapping[str, frozenset[str]]
+    loadouts: Mapping[str, str]
+    grid_context_digest: str
+    grid_seed: str
+    input_delay: int = 0
+    max_prediction: int = MAX_PREDICTION
+    ledger_address: str = LOCAL_LEDGER_ADDRESS
+
+    def __post_init__(self) -> None:
+        peers = set(self.slots)
+        if len(peers) < 2 or sorted(self.slots.values()) != list(range(len(peers))):
+            raise ProtocolError("race-setup-invalid", "a race has at least 2 peers in slots 0..N-1")
+        if set(self.skills) != peers or set(self.loadouts) != peers:
+            raise ProtocolError("race-setup-invalid", "skills and loadouts must cover exactly the roster")
+        if any(not set(s) <= set(SKILL_ORDER) for s in self.skills.values()):
+            raise ProtocolError("race-setup-invalid", "chip skills must be among the eight skills")
+        if type(self.input_delay) is not int or not 0 <= self.input_delay <= MAX_INPUT_DELAY:
+            raise ProtocolError("race-setup-invalid", f"input_delay is 0..{MAX_INPUT_DELAY} frames")
+        if type(self.max_prediction) is not int or not 0 <= self.max_prediction <= MAX_PREDICTION:
+            raise ProtocolError("race-setup-invalid", f"max_prediction is 0..{MAX_PREDICTION} frames (0 = lockstep)")
+
+    @property
+    def roster(self) -> tuple[str, ...]:
+        return tuple(sorted(self.slots))
+
+    @classmethod
+    def from_locked_start(cls, locked: Any, round_index: int, skills: Mapping[str, frozenset[str]],
+                          **options: Any) -> "RaceSetup":
+        """The round ``round_index`` of a verified ``LockedStart``; ``skills`` come from the baked cars."""
+        return cls(
+            match_id=locked.match_id,
+            round_index=round_index,
+            slots=locked.slots(round_index),
+            skills=skills,
+            loadouts={peer: loadout_digest(locked.car(peer, round_index)) for peer in locked.roster},
+            grid_context_digest=locked.grid_context_digest.hex(),
+            grid_seed=locked.grid_seed.hex(),
+            **options,
+        )

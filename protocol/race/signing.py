@@ -1,0 +1,60 @@
+"""The digests a race sign key (and, for the key announce, the master key) signs.
+
+The spec leaves their bytes open (spec/netcode.md §3.1, §3.3); ARCHITECTURE §4 makes the project define
+and freeze them. Every digest is SHA-256 over canonical DAG-CBOR of a map whose ``type`` names the
+message and whose ``domain`` names this layout version, so a signature made for one message, round or
+layout can never verify as another. The vectors in docs/race.md pin the bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from protocol.encoding import dagcbor
+DOMAIN = "open4wd-race-sign-v1"
+SKILLS = ("boost", "brake", "swerve_left", "swerve_right", "jump", "slam", "stabilize", "weapon")
+"""The spec's skill order (interfaces.md §3.1): the canonical order of a frame's events."""
+HOLD_SKILLS = frozenset({"swerve_left", "swerve_right", "stabilize", "weapon"})
+SKILL_ORDER = {name: i for i, name in enumerate(SKILLS)}
+
+Event = tuple[str, bool]
+
+
+def canonical_events(events: Iterable[Event]) -> tuple[Event, ...]:
+    """Events in the spec's skill order, so two encodings of one input sign and compare equal."""
+    return tuple(sorted(events, key=lambda e: SKILL_ORDER[e[0]]))
+
+
+def _digest(body: dict) -> bytes:
+    body["domain"] = DOMAIN
+    return hashlib.sha256(dagcbor.encode(body)).digest()
+
+
+def input_digest(race_id: str, frame: int, events: tuple[Event, ...]) -> bytes:
+    """What a race key signs for its input of ``frame`` (events already canonical)."""
+    return _digest({"type": "race-input", "raceId": race_id, "frame": frame, "events": [list(e) for e in events]})
+
+
+def checksum_digest(race_id: str, frame: int, state_hash: bytes) -> bytes:
+    """What a race key signs for its state-hash vote at ``frame``."""
+    return _digest({"type": "race-checksum", "raceId": race_id, "frame": frame, "hash": state_hash})
+
+
+def key_digest(race_id: str, peer_id: str, public_key: bytes) -> bytes:
+    """What the master key signs to bind a race key to its PeerId and round."""
+    return _digest({"type": "race-key", "raceId": race_id, "peerId": peer_id, "publicKey": public_key})
+
+
+def catch_up_digest(race_id: str, kind: str, request_id: int, target: str,
+                    candidates: list[tuple[int, bytes]]) -> bytes:
+    """What a race key signs for a catch-up probe, offer, sync request or snapshot.
+
+    ``target`` is the PeerId the message is addressed to, so it cannot be replayed to another peer;
+    ``candidates`` are (frame, state hash) pairs: none for a probe, up to two for an offer, the one
+    asked for in a sync request, and the sent state's for a snapshot.
+    """
+    return _digest({
+        "type": f"race-{kind}", "raceId": race_id, "requestId": request_id, "target": target,
+        "candidates": [[frame, state_hash] for frame, state_hash in candidates],
+    })

@@ -1,0 +1,105 @@
+"""Room invitations and role proofs (ARCHITECTURE §5, spec/rooms.md §4.3, §7.3).
+
+A role secret is 192 random bits in canonical form: exactly 32 characters of unpadded base64url.
+The secret never crosses the wire; a joiner proves it knows the secret with an HMAC over the
+authenticated link transcript, which binds the proof to this link, room, role and both peers.
+
+Invitation text: ``open4wd://HOST:PORT/ROOM_ID?host=HOST_PEER_ID#ROLE=SECRET``; the host PeerId lets
+the joiner authenticate the host during the link handshake.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+import uuid
+from dataclasses import dataclass
+
+from protocol.errors import ProtocolError
+from protocol.identity.keys import is_valid_peer_id
+
+SECRET_BYTES = 24
+SECRET_CHARS = 32
+ROLES = ("participant", "spectator")
+ROLE_PROOF_DOMAIN = b"open4wd-node-role-proof-v1"
+_SECRET_RE = re.compile(r"[A-Za-z0-9_-]{32}")
+_INVITE_RE = re.compile(
+    r"open4wd://(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(?P<port>[0-9]{1,5})/(?P<room>[0-9a-f-]{36})"
+    r"\?host=(?P<peer>z[1-9A-HJ-NP-Za-km-z]+)#(?P<role>[a-z]+)=(?P<secret>[A-Za-z0-9_-]+)"
+)
+
+
+def new_secret() -> str:
+    return base64.urlsafe_b64encode(secrets.token_bytes(SECRET_BYTES)).decode("ascii").rstrip("=")
+
+
+def parse_secret(text: object) -> bytes:
+    """The 24 secret bytes; weak, padded or non-canonical text is refused (fail closed)."""
+    if not isinstance(text, str) or not _SECRET_RE.fullmatch(text):
+        raise ProtocolError(
+            "invitation-invalid", "an invitation secret is exactly 32 characters of unpadded base64url (192 bits)"
+        )
+    return base64.urlsafe_b64decode(text)
+
+
+def new_room_id() -> str:
+    return str(uuid.uuid4())
+
+
+def check_room_id(room_id: object) -> str:
+    """A canonical lowercase UUIDv4."""
+    try:
+        parsed = uuid.UUID(room_id) if isinstance(room_id, str) else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.version != 4 or str(parsed) != room_id:
+        raise ProtocolError("room-id-invalid", "a room id is a canonical lowercase UUIDv4")
+    return room_id
+
+
+def role_proof(secret: bytes, transcript: bytes, room_id: str, role: str, joiner: str, host: str) -> bytes:
+    message = b"\0".join(
+        [ROLE_PROOF_DOMAIN, transcript, room_id.encode(), role.encode(), joiner.encode(), host.encode()]
+    )
+    return hmac.new(secret, message, hashlib.sha256).digest()
+
+
+def check_role_proof(
+    proof: bytes, secret: bytes, transcript: bytes, room_id: str, role: str, joiner: str, host: str
+) -> bool:
+    return hmac.compare_digest(proof, role_proof(secret, transcript, room_id, role, joiner, host))
+
+
+@dataclass(frozen=True)
+class Invitation:
+    host: str
+    port: int
+    room_id: str
+    host_peer_id: str
+    role: str
+    secret: str
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"open4wd://{host}:{self.port}/{self.room_id}?host={self.host_peer_id}#{self.role}={self.secret}"
+
+    @classmethod
+    def parse(cls, text: object) -> "Invitation":
+        match = _INVITE_RE.fullmatch(text.strip()) if isinstance(text, str) else None
+        if match is None:
+            raise ProtocolError(
+                "invitation-invalid", "an invitation looks like open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET"
+            )
+        port = int(match["port"])
+        if not 0 < port < 65536:
+            raise ProtocolError("invitation-invalid", f"port {port} is out of range")
+        if match["role"] not in ROLES:
+            raise ProtocolError("invitation-invalid", f"role must be one of {', '.join(ROLES)}")
+        if not is_valid_peer_id(match["peer"]):
+            raise ProtocolError("invitation-invalid", "the host PeerId in the invitation is malformed")
+        parse_secret(match["secret"])
+        host = match["host"].strip("[]")
+        return cls(host, port, check_room_id(match["room"]), match["peer"], match["role"], match["secret"])

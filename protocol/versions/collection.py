@@ -1,0 +1,168 @@
+"""Sans-IO version collection (spec/rooms.md §3): every member asks every other member for its record.
+
+Request/answer, ``1 + retries`` attempts of ``timeout_ms`` each, ending early once every peer has
+answered. The first valid answer per peer wins; an answer whose claimed sender is not the link's
+authenticated peer is dropped. A node never starts on a partial set: ``verdict`` fails closed.
+
+One collector lives as long as the room: when the member set changes (``update_members``) it keeps
+the records of the members still present and asks only peers it holds no record of and has not asked
+in the current attempt (a broadcast when that is everyone, one request each otherwise), so a join
+costs each member one request and one answer instead of a new round with everyone, even while joins
+overlap. A node's record does not change while it runs, and the ReadySet re-checks the versions inside
+the signed declarations anyway.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.errors import ProtocolError
+from protocol.versions.record import ClientVersionInfo, check_compatibility, describe_incompatibility, short_peer
+from protocol.encoding.wire import Message, message
+
+VERSION_COLLECT_TIMEOUT_MS = 3_000
+VERSION_COLLECT_RETRY = 1
+
+
+@message("version-request")
+class VersionRequest(Message):
+    sender: str
+
+
+@message("version-info")
+class VersionInfoMessage(Message):
+    sender: str
+    payload: dict[str, Any]
+
+
+def answer_version_request(
+    request: VersionRequest, from_peer: str, me: str, info: ClientVersionInfo
+) -> VersionInfoMessage | None:
+    """The reply to a request, or None for an impersonated request or our own."""
+    if request.sender != from_peer or request.sender == me:
+        return None
+    return VersionInfoMessage(sender=me, payload=info.to_wire())
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """Send ``message`` to every other member."""
+
+    message: Message
+
+
+@dataclass(frozen=True)
+class Unicast:
+    """Send ``message`` to ``peer`` only."""
+
+    peer: str
+    message: Message
+
+
+@dataclass(frozen=True)
+class ArmTimer:
+    deadline_ms: int
+
+
+@dataclass(frozen=True)
+class CollectionFinished:
+    collected: dict[str, ClientVersionInfo]
+    missing: list[str]
+
+
+@dataclass
+class VersionCollector:
+    me: str
+    my_info: ClientVersionInfo
+    members: list[str]
+    timeout_ms: int = VERSION_COLLECT_TIMEOUT_MS
+    retries: int = VERSION_COLLECT_RETRY
+    collected: dict[str, ClientVersionInfo] = field(default_factory=dict)
+    rejected: dict[str, str] = field(default_factory=dict)  # peer -> code of its malformed record
+    attempts: int = 0
+    asked: set[str] = field(default_factory=set)  # peers asked in the current attempt
+    deadline_ms: int | None = None
+    finished: bool = False
+
+    @property
+    def expected(self) -> list[str]:
+        return [m for m in dict.fromkeys(self.members) if m != self.me]
+
+    @property
+    def missing(self) -> list[str]:
+        return [m for m in self.expected if m not in self.collected]
+
+    def _attempt(self, now_ms: int) -> list[object]:
+        self.attempts += 1
+        self.asked = set()
+        return self._ask(self.missing, now_ms)
+
+    def _ask(self, peers: list[str], now_ms: int) -> list[object]:
+        """Ask ``peers`` (a broadcast when that is everyone); each gets a whole timeout to answer."""
+        self.asked.update(peers)
+        self.deadline_ms = now_ms + self.timeout_ms
+        request = VersionRequest(sender=self.me)
+        asks = [Broadcast(request)] if peers == self.expected else [Unicast(peer, request) for peer in peers]
+        return [*asks, ArmTimer(self.deadline_ms)]
+
+    def _finish(self) -> list[object]:
+        self.finished = True
+        self.deadline_ms = None
+        return [CollectionFinished(self.result(), self.missing)]
+
+    def result(self) -> dict[str, ClientVersionInfo]:
+        """Own record plus every collected one (seeded with our own, as the spec says)."""
+        return {self.me: self.my_info, **self.collected}
+
+    def start(self, now_ms: int) -> list[object]:
+        if self.attempts:
+            raise ProtocolError("collector-misuse", "a version collection starts only once")
+        if not self.missing:
+            return self._finish()
+        return self._attempt(now_ms)
+
+    def update_members(self, members: list[str], now_ms: int) -> list[object]:
+        """The member set changed: forget who left, keep the other records, ask whoever is new.
+
+        A finished collection starts a new one over the new set (its peers still missing are asked
+        again); one in progress asks only the peers it has not asked in this attempt.
+        """
+        self.members = list(members)
+        self.collected = {p: info for p, info in self.collected.items() if p in self.expected}
+        self.rejected = {p: code for p, code in self.rejected.items() if p in self.expected}
+        if self.finished:
+            self.finished, self.attempts = False, 0
+            return self.start(now_ms)
+        if not self.missing:
+            return self._finish()
+        new = [p for p in self.missing if p not in self.asked]
+        return self._ask(new, now_ms) if new else []
+
+    def receive(self, from_peer: str, msg: VersionInfoMessage, now_ms: int) -> list[object]:
+        """An answer arrived on the link of ``from_peer`` (the authenticated identity)."""
+        if self.finished or msg.sender != from_peer or from_peer not in self.expected or from_peer in self.collected:
+            return []
+        try:
+            self.collected[from_peer] = ClientVersionInfo.from_wire(msg.payload)
+        except ProtocolError as exc:
+            self.rejected[from_peer] = exc.code
+            return []
+        self.rejected.pop(from_peer, None)
+        return self._finish() if not self.missing else []
+
+    def timer_fired(self, now_ms: int) -> list[object]:
+        if self.finished or self.deadline_ms is None or now_ms < self.deadline_ms:
+            return []
+        if self.attempts <= self.retries:
+            return self._attempt(now_ms)
+        return self._finish()
+
+    def verdict(self) -> None:
+        """Raise unless every peer answered and every peer is compatible with this node."""
+        if self.missing:
+            names = ", ".join(short_peer(p) for p in self.missing)
+            raise ProtocolError("version-collection-failed", f"version collection failed, missing: {names}")
+        report = check_compatibility(self.my_info, self.collected)
+        if not report.compatible:
+            raise ProtocolError("version-incompatible", describe_incompatibility(report))

@@ -1,0 +1,51 @@
+"""Reproducible input streams for headless runs, sync-tests, benchmarks and tests.
+
+``RandomInputs`` draws from SplitMix64 (pure integer arithmetic, identical on every platform, unlike
+relying on a library RNG's internals). Each frame, each slot and each skill of that slot's chip in chip
+order: an Event skill fires with probability 8/1000, a Hold skill is held with probability 250/1000.
+Streams never exceed a chip's slot count, so they always satisfy the input rules.
+"""
+
+from __future__ import annotations
+
+from sim_core.step.inputs import HOLD_SKILLS, SkillEvent
+
+MASK64 = (1 << 64) - 1
+EVENT_PER_MILLE = 8
+HOLD_PER_MILLE = 250
+
+
+class SplitMix64:
+    def __init__(self, seed: int) -> None:
+        self.state = seed & MASK64
+
+    def next(self) -> int:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+
+class RandomInputs:
+    """Per-frame random skill events for every slot, from each slot's chip skills."""
+
+    def __init__(self, chip_skills: list[tuple[str, ...]], seed: int) -> None:
+        self.chip_skills = chip_skills
+        self.rng = SplitMix64(seed)
+
+    def next_frame(self) -> dict[int, list[SkillEvent]]:
+        frame: dict[int, list[SkillEvent]] = {}
+        for slot, skills in enumerate(self.chip_skills):
+            events = []
+            for skill in skills:
+                hold = skill in HOLD_SKILLS
+                if self.rng.next() % 1000 < (HOLD_PER_MILLE if hold else EVENT_PER_MILLE):
+                    events.append(SkillEvent(skill, hold))
+            if events:
+                frame[slot] = events
+        return frame
+
+
+def no_inputs() -> dict[int, list[SkillEvent]]:
+    return {}

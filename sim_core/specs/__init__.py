@@ -1,0 +1,1 @@
+"""Race-time descriptions of what races: materials, tracks and their route ribbons, assembled cars (exact integers)."""

@@ -1,0 +1,267 @@
+"""``VehicleSpec``: the race-time description of one assembled car, as exact integers.
+
+The asset pipeline converts baked part manifests plus a loadout into a ``VehicleSpec``; ``World.demo``
+builds them in code. Units: mass µg, length µm, power mW, energy mJ, heat capacity mJ/°C, ambient
+conductance µW/°C, temperature milli-°C. Parts are kept in the canonical ``partIndex`` order (chassis,
+body, motor, battery, tires FL FR RL RR, rollers FL FR CL CR RL RR, chip, weapon); the constructor sorts
+them so callers need not. Validation raises ``SimError`` with stable ``vehicle-*`` codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim_core.errors import SimError
+from sim_core.step.inputs import SKILLS
+from sim_core.specs.materials import material
+
+PART_TYPES = ("chassis", "body", "motor", "battery", "tire", "roller", "chip", "weapon")
+TIRE_SLOTS = ("FL", "FR", "RL", "RR")
+ROLLER_SLOTS = ("FL", "FR", "CL", "CR", "RL", "RR")
+LEFT_ROLLER_SLOTS = ("FL", "CL", "RL")
+RIGHT_ROLLER_SLOTS = ("FR", "CR", "RR")
+WEAPON_MODES = ("passive", "active")
+VEHICLE_MASS_MIN_UG, VEHICLE_MASS_MAX_UG = 50_000_000, 500_000_000
+PART_MASS_RATIO_MAX = 300
+VEHICLE_AABB_MAX_UM = {"length_um": 250_000, "width_um": 130_000, "height_um": 100_000}
+K_PASSIVE_EFFECT_MAX_PCT = 30
+WEAR_CAPACITY_MAX_MJ = 9_000_000
+"""9 kJ: keeps the tire-wear remainder (capacity × 1e12) inside a signed 64-bit state field."""
+
+
+def _fail(code: str, message: str) -> None:
+    raise SimError(code, message)
+
+
+def _is_int(value: object, low: int, high: int | None = None) -> bool:
+    return type(value) is int and value >= low and (high is None or value <= high)
+
+
+@dataclass(frozen=True, slots=True)
+class PartSpec:
+    """One part with its baked values.
+
+    - ``slot``: mount position for tires (FL FR RL RR) and rollers (FL FR CL CR RL RR), "" otherwise.
+    - ``mass_ug``: baked mass (µg); ``material``: the part's main material id (contacts, wear).
+    - ``heat_capacity_mj_per_c`` = Σ m·c; ``ambient_conductance_uw_per_c`` = H_air;
+      ``thermal_limit_mc`` = weakest sub-mesh limit (None: never breaks from heat).
+    - ``radius_um``: tire/roller radius; ``wear_capacity_mj``: tire wear capacity (tires only).
+    """
+
+    part_type: str
+    mass_ug: int
+    material: str
+    heat_capacity_mj_per_c: int
+    ambient_conductance_uw_per_c: int
+    thermal_limit_mc: int | None
+    slot: str = ""
+    radius_um: int = 0
+    wear_capacity_mj: int = 0
+
+    def validate(self, what: str) -> None:
+        if self.part_type not in PART_TYPES:
+            _fail("vehicle-invalid-part", f"{what}: part_type must be one of {', '.join(PART_TYPES)}")
+        if not _is_int(self.mass_ug, 1):
+            _fail("vehicle-invalid-part", f"{what}: mass_ug must be a positive int")
+        material(self.material)
+        if not material(self.material).usable_on_vehicle(self.part_type):
+            _fail("vehicle-invalid-material", f"{what}: material {self.material} is not allowed on a {self.part_type}")
+        if not _is_int(self.heat_capacity_mj_per_c, 1) or not _is_int(self.ambient_conductance_uw_per_c, 0):
+            _fail("vehicle-invalid-part", f"{what}: heat capacity must be > 0 and conductance ≥ 0 (ints)")
+        if self.thermal_limit_mc is not None and type(self.thermal_limit_mc) is not int:
+            _fail("vehicle-invalid-part", f"{what}: thermal_limit_mc must be an int or None")
+        wheel = self.part_type in ("tire", "roller")
+        slots = TIRE_SLOTS if self.part_type == "tire" else ROLLER_SLOTS if self.part_type == "roller" else ("",)
+        if self.slot not in slots:
+            _fail("vehicle-invalid-slot", f"{what}: slot must be one of {slots}")
+        if wheel != _is_int(self.radius_um, 1):
+            _fail("vehicle-invalid-part", f"{what}: radius_um > 0 exactly for tires and rollers")
+        if (self.part_type == "tire") != _is_int(self.wear_capacity_mj, 1, WEAR_CAPACITY_MAX_MJ):
+            _fail("vehicle-invalid-part", f"{what}: wear_capacity_mj in 1..{WEAR_CAPACITY_MAX_MJ} exactly for tires")
+
+    @property
+    def order_key(self) -> tuple[int, int]:
+        """Canonical partIndex order: by part type, then by mount slot."""
+        slots = TIRE_SLOTS if self.part_type == "tire" else ROLLER_SLOTS
+        return PART_TYPES.index(self.part_type), slots.index(self.slot) if self.slot else 0
+
+
+def baked_part(
+    part_type: str,
+    mass_ug: int,
+    material_id: str,
+    exposed_area_mm2: int,
+    *,
+    slot: str = "",
+    radius_um: int = 0,
+    volume_mm3: int = 0,
+) -> PartSpec:
+    """A single-material part with its thermal and wear values derived exactly from the material table.
+
+    C = m·c; H_air = A·80·(0.25 + 0.75·min(k, 50)/50); wear capacity = volume·ultimate strength (tires).
+    The asset pipeline bakes these from sub-meshes; this helper serves code-built cars (demo, tests).
+    """
+    mat = material(material_id)
+    if mat.specific_heat_j_kgk is None or mat.conductivity_mw_mk is None:
+        _fail("vehicle-invalid-material", f"{material_id} has no thermal data and cannot be a vehicle part")
+    heat_capacity = mass_ug * mat.specific_heat_j_kgk // 1_000_000
+    k_capped = min(mat.conductivity_mw_mk, 50_000)
+    conductance = exposed_area_mm2 * 80 * (250 * 50_000 + 750 * k_capped) // (1000 * 50_000)
+    wear = volume_mm3 * (mat.ultimate_strength_kpa or 0) // 1000 if part_type == "tire" else 0
+    return PartSpec(part_type, mass_ug, material_id, max(1, heat_capacity), conductance,
+                    mat.thermal_limit_mc, slot, radius_um, wear)
+
+
+@dataclass(frozen=True, slots=True)
+class MotorSpec:
+    """``torque_ratio_pct`` (0…100: torque vs top-speed split) and ``auto_input_mw`` (motor intake cap)."""
+
+    torque_ratio_pct: int
+    auto_input_mw: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatterySpec:
+    """``configured_output_mw`` (full-charge output) and ``energy_capacity_mj`` (initial_q = 60 × mJ)."""
+
+    configured_output_mw: int
+    energy_capacity_mj: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChipSlot:
+    """One chip slot: a skill name (see ``sim_core.step.inputs.SKILLS``) and its allocation_pct (1…100)."""
+
+    skill: str
+    allocation_pct: int
+
+
+@dataclass(frozen=True, slots=True)
+class WeaponSpec:
+    """``mode`` passive/active; ``passive_weight_split_pct`` (0…100, passive only: mass vs resistance)."""
+
+    mode: str
+    passive_weight_split_pct: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class VehicleSpec:
+    """One car: parts (canonical order), motor, battery, chip slots, optional weapon and its AABB (µm).
+
+    ``length_um`` (along −Z), ``width_um`` (X) and ``height_um`` (Y) are the assembled vehicle AABB; the
+    route-frame model uses them as the car's contact box.
+    """
+
+    vehicle_id: str
+    parts: tuple[PartSpec, ...]
+    motor: MotorSpec
+    battery: BatterySpec
+    length_um: int
+    width_um: int
+    height_um: int
+    chip_slots: tuple[ChipSlot, ...] = ()
+    weapon: WeaponSpec | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.parts, tuple) and all(isinstance(p, PartSpec) for p in self.parts):
+            for i, part in enumerate(self.parts):
+                part.validate(f"parts[{i}]")
+            object.__setattr__(self, "parts", tuple(sorted(self.parts, key=lambda p: p.order_key)))
+        self.validate()
+
+    def validate(self) -> None:
+        """Every assembly rule the step relies on; raises ``SimError`` on the first failure."""
+        if not isinstance(self.vehicle_id, str) or not self.vehicle_id:
+            _fail("vehicle-invalid-id", "vehicle_id must be a non-empty string")
+        if not isinstance(self.parts, tuple) or not all(isinstance(p, PartSpec) for p in self.parts):
+            _fail("vehicle-invalid-part", "parts must be a tuple of PartSpec")
+        self._check_part_counts()
+        self._check_energy()
+        self._check_chip()
+        self._check_mass_and_size()
+
+    def _check_part_counts(self) -> None:
+        keys = [p.order_key for p in self.parts]
+        if len(set(keys)) != len(keys):
+            _fail("vehicle-duplicate-part", "each part type (and tire/roller slot) may appear only once")
+        count = {t: sum(1 for p in self.parts if p.part_type == t) for t in PART_TYPES}
+        for single in ("chassis", "body", "motor", "battery"):
+            if count[single] != 1:
+                _fail("vehicle-missing-part", f"a car needs exactly one {single}")
+        if count["tire"] != 4:
+            _fail("vehicle-missing-part", "a car needs exactly 4 tires (FL, FR, RL, RR)")
+        if count["weapon"] and not count["chip"]:
+            _fail("vehicle-weapon-requires-chip", "a weapon needs a chip")
+        if (self.weapon is not None) != bool(count["weapon"]):
+            _fail("vehicle-invalid-weapon", "give a WeaponSpec exactly when the car has a weapon part")
+
+    def _check_energy(self) -> None:
+        if not isinstance(self.motor, MotorSpec) or not isinstance(self.battery, BatterySpec):
+            _fail("vehicle-invalid-energy", "motor must be a MotorSpec and battery a BatterySpec")
+        if not _is_int(self.motor.torque_ratio_pct, 0, 100) or not _is_int(self.motor.auto_input_mw, 1):
+            _fail("vehicle-invalid-energy", "torque_ratio_pct must be 0..100 and auto_input_mw > 0 (ints)")
+        if not _is_int(self.battery.configured_output_mw, 1) or not _is_int(self.battery.energy_capacity_mj, 1):
+            _fail("vehicle-invalid-energy", "configured_output_mw and energy_capacity_mj must be positive ints")
+
+    def _check_chip(self) -> None:
+        if not isinstance(self.chip_slots, tuple) or not all(isinstance(s, ChipSlot) for s in self.chip_slots):
+            _fail("vehicle-invalid-chip", "chip_slots must be a tuple of ChipSlot")
+        skills = [s.skill for s in self.chip_slots]
+        if any(s not in SKILLS for s in skills) or len(set(skills)) != len(skills):
+            _fail("vehicle-invalid-chip", f"chip skills must be unique and among {', '.join(SKILLS)}")
+        if any(not _is_int(s.allocation_pct, 1, 100) for s in self.chip_slots):
+            _fail("vehicle-invalid-chip", "allocation_pct must be an int in 1..100")
+        if sum(s.allocation_pct for s in self.chip_slots) > 100:
+            _fail("vehicle-invalid-chip", "chip allocations may total at most 100 %")
+        if self.chip_slots and not any(p.part_type == "chip" for p in self.parts):
+            _fail("vehicle-invalid-chip", "chip slots need a chip part")
+        weapon = self.weapon
+        if weapon is not None:
+            if weapon.mode not in WEAPON_MODES or not _is_int(weapon.passive_weight_split_pct, 0, 100):
+                _fail("vehicle-invalid-weapon", "weapon mode passive/active and split 0..100")
+
+    def _check_mass_and_size(self) -> None:
+        masses = self.effective_masses_ug
+        total = sum(masses)
+        if not VEHICLE_MASS_MIN_UG <= total <= VEHICLE_MASS_MAX_UG:
+            _fail("vehicle-mass-out-of-range", f"total effective mass {total} µg is outside 50..500 g")
+        if max(masses) > PART_MASS_RATIO_MAX * min(masses):
+            _fail("vehicle-mass-ratio", "heaviest / lightest part mass exceeds 300")
+        for name, limit in VEHICLE_AABB_MAX_UM.items():
+            if not _is_int(getattr(self, name), 1, limit):
+                _fail("vehicle-aabb-too-large", f"{name} must be an int in 1..{limit}")
+
+    def allocation_pct(self, skill: str) -> int:
+        """The chip allocation of ``skill`` (0 when the chip has no such slot)."""
+        return next((s.allocation_pct for s in self.chip_slots if s.skill == skill), 0)
+
+    @property
+    def chip_skills(self) -> tuple[str, ...]:
+        return tuple(s.skill for s in self.chip_slots)
+
+    @property
+    def passive_mass_reduction_x100(self) -> int:
+        """massReductionPctX100 of a passive weapon (0 without one)."""
+        if self.weapon is None or self.weapon.mode != "passive":
+            return 0
+        return self.allocation_pct("weapon") * self.weapon.passive_weight_split_pct * K_PASSIVE_EFFECT_MAX_PCT // 100
+
+    @property
+    def passive_resist_x100(self) -> int:
+        """resistPctX100 of a passive weapon: scales the weapon's fatigue gain and positive heat inflow."""
+        if self.weapon is None or self.weapon.mode != "passive":
+            return 0
+        split = 100 - self.weapon.passive_weight_split_pct
+        return self.allocation_pct("weapon") * split * K_PASSIVE_EFFECT_MAX_PCT // 100
+
+    @property
+    def effective_masses_ug(self) -> tuple[int, ...]:
+        """Per-part masses after the passive weapon's static mass reduction (weapon part only)."""
+        reduction = self.passive_mass_reduction_x100
+        return tuple(
+            p.mass_ug * (10_000 - reduction) // 10_000 if p.part_type == "weapon" else p.mass_ug for p in self.parts
+        )
+
+    @property
+    def total_mass_ug(self) -> int:
+        return sum(self.effective_masses_ug)

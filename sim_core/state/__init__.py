@@ -1,0 +1,1 @@
+"""The simulated state's field layout and its canonical saved bytes."""

@@ -1,0 +1,122 @@
+"""Canonical saved-state bytes (version 1) and their atomic, validating decoder.
+
+Layout, all little-endian:
+
+    magic   4 bytes  b"O4WS"
+    version u16      STATE_VERSION
+    cars    u16      number of cars
+    digest  32 bytes SHA-256 of the world's topology (engine id, track and vehicle specs)
+    values  i64 × n  WORLD_FIELDS, then per car CAR_FIELDS followed by PART_FIELDS per part (layout.py)
+
+``state_hash`` is SHA-256 over exactly these bytes. A restore never trusts the snapshot's topology: the
+digest, car count and length must match the world it is loaded into, and every value is range-checked
+before anything is replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from itertools import chain
+
+from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC
+from sim_core.errors import SimError
+from sim_core.state.layout import (
+    AIR_FRAMES, ARMED, BROKEN_MASK, CAR_HEADER, FINISHED_FRAME, LAPS, NEXT_CP, OUTSIDE, P_FATIGUE, P_FATIGUE_REM,
+    P_TEMP, PART_STRIDE, PENALTY_KIND, PENALTY_TIMER, PROGRESS, REMAINING_Q, STATUS, W_DONE, W_END_REASON,
+    W_ENDGAME, W_FRAME, W_SETTLED, WORLD_FIELDS, car_length,
+)
+
+MAGIC = b"O4WS"
+STATE_VERSION = 1
+HEADER = struct.Struct("<4sHH32s")
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class StateCodec:
+    """Packs and unpacks one world's state; built once per world (its struct format is fixed)."""
+
+    def __init__(self, digest: bytes, part_counts: list[int]) -> None:
+        self.digest = digest
+        self.part_counts = part_counts
+        self.lengths = [car_length(n) for n in part_counts]
+        total = len(WORLD_FIELDS) + sum(self.lengths)
+        self.values = struct.Struct(f"<{total}q")
+        self.header = HEADER.pack(MAGIC, STATE_VERSION, len(part_counts), digest)
+        self.size = HEADER.size + self.values.size
+
+    def pack(self, world: list[int], cars: list[list[int]]) -> bytes:
+        try:
+            return self.header + self.values.pack(*world, *chain.from_iterable(cars))
+        except struct.error as exc:
+            raise SimError("state-overflow", f"a state value does not fit in 64 bits: {exc}") from None
+
+    def unpack(self, data: bytes, limits: "StateLimits") -> tuple[list[int], list[list[int]]]:
+        """Decode and validate; raises ``SimError`` without side effects on any mismatch."""
+        if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) != self.size:
+            raise SimError("state-invalid", f"a saved state of this world is exactly {self.size} bytes")
+        magic, version, count, digest = HEADER.unpack_from(data)
+        if magic != MAGIC:
+            raise SimError("state-invalid", "not a sim_core saved state (bad magic)")
+        if version != STATE_VERSION:
+            raise SimError("state-version", f"saved state version {version}; this engine reads {STATE_VERSION}")
+        if count != len(self.part_counts) or digest != self.digest:
+            raise SimError("state-topology-mismatch", "the saved state belongs to a different track or set of cars")
+        values = self.values.unpack_from(data, HEADER.size)
+        world = list(values[: len(WORLD_FIELDS)])
+        cars = []
+        offset = len(WORLD_FIELDS)
+        for length in self.lengths:
+            cars.append(list(values[offset : offset + length]))
+            offset += length
+        limits.check(world, cars)
+        return world, cars
+
+
+def digest_of(*parts: object) -> bytes:
+    """SHA-256 over the ``repr`` of frozen spec dataclasses (ints, strings and tuples only: stable)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(repr(part).encode("utf-8"))
+        h.update(b"\x00")
+    return h.digest()
+
+
+class StateLimits:
+    """Range checks of a decoded state against the world's topology."""
+
+    def __init__(self, part_counts: list[int], checkpoint_count: int, laps_to_finish: int,
+                 initial_q: list[int], penalty_frames: int) -> None:
+        self.part_counts = part_counts
+        self.checkpoint_count = checkpoint_count
+        self.laps_to_finish = laps_to_finish
+        self.initial_q = initial_q
+        self.penalty_frames = penalty_frames
+
+    def check(self, world: list[int], cars: list[list[int]]) -> None:
+        _require(world[W_FRAME] >= 0 and world[W_DONE] in (0, 1) and 0 <= world[W_END_REASON] <= 3
+                 and world[W_ENDGAME] >= 0 and world[W_SETTLED] >= 0, "world")
+        for slot, c in enumerate(cars):
+            temps = c[CAR_HEADER + P_TEMP :: PART_STRIDE]
+            fatigue = c[CAR_HEADER + P_FATIGUE :: PART_STRIDE]
+            ok = (
+                c[STATUS] in (0, 1, 2) and c[OUTSIDE] in (0, 1) and c[ARMED] in (0, 1)
+                and 0 <= c[AIR_FRAMES] <= 255
+                and 0 <= c[REMAINING_Q] <= self.initial_q[slot]
+                and 0 <= c[LAPS] <= self.laps_to_finish
+                and 0 <= c[NEXT_CP] <= self.checkpoint_count
+                and c[PROGRESS] >= 0 and c[FINISHED_FRAME] >= -1
+                and c[PENALTY_KIND] in (0, 1, 2) and 0 <= c[PENALTY_TIMER] <= self.penalty_frames
+                and (c[PENALTY_KIND] == 0) == (c[PENALTY_TIMER] == 0)
+                and 0 <= c[BROKEN_MASK] < 1 << self.part_counts[slot]
+                and MIN_TEMPERATURE_MC <= min(temps) and max(temps) <= MAX_TEMPERATURE_MC
+                and min(fatigue) >= 0 and max(fatigue) <= 1_000_000
+                and min(c[CAR_HEADER + P_FATIGUE_REM :: PART_STRIDE]) >= 0
+            )
+            if not ok:
+                raise SimError("state-invalid", f"saved state has a value out of range in car[{slot}]")
+
+
+def _require(ok: bool, what: str) -> None:
+    if not ok:
+        raise SimError("state-invalid", f"saved state has a value out of range in {what}")

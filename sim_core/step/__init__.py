@@ -1,0 +1,1 @@
+"""One frame of the simulation: per-car constants, motion, heat, contact, track rules, ranking, inputs."""

@@ -1,0 +1,61 @@
+"""Car-to-car contact in the route frame, independent of the order in which cars are listed.
+
+Each car is its AABB aligned with the route (length along s, width along right, height along up). Every
+overlapping pair (i < j) is resolved from the same pre-contact snapshot along its axis of least
+penetration (s, then lateral on ties): an impulse (1 + e)·m_eff·v_close with e = Average of the two bodies'
+restitution, and a positional split of the overlap in inverse proportion to mass. Corrections are summed
+per car and applied after all pairs, so the result does not depend on pair order.
+"""
+
+from __future__ import annotations
+
+from sim_core.intmath import div_round
+from sim_core.state.layout import ARC, H, LAT, VLAT, VS
+
+
+def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], loop_length: int) -> None:
+    """``boxes[k]`` = (length, width, height, mass µg, restitution ‰) of car k, or mass 0 if it takes no part."""
+    count = len(cars)
+    moves: dict[int, list[int]] = {}
+    for i in range(count):
+        li, wi, hi, mi, ei = boxes[i]
+        if not mi:
+            continue
+        ci = cars[i]
+        for j in range(i + 1, count):
+            lj, wj, hj, mj, ej = boxes[j]
+            if not mj:
+                continue
+            cj = cars[j]
+            ds = cj[ARC] - ci[ARC]
+            if loop_length:
+                ds = (ds + loop_length // 2) % loop_length - loop_length // 2
+            pen_s = (li + lj) // 2 - abs(ds)
+            if pen_s <= 0:
+                continue
+            dl = cj[LAT] - ci[LAT]
+            pen_l = (wi + wj) // 2 - abs(dl)
+            if pen_l <= 0 or abs(cj[H] - ci[H]) >= (hi + hj) // 2:
+                continue
+            axis, gap, pen = (VS, ds, pen_s) if pen_s <= pen_l else (VLAT, dl, pen_l)
+            sign = 1 if gap >= 0 else -1  # direction from i to j along the axis
+            closing = (ci[axis] - cj[axis]) * sign
+            total = mi + mj
+            impulse = 0
+            if closing > 0:
+                impulse = div_round((1000 + (ei + ej) // 2) * closing * mi * mj, 1000 * total)
+            push_i = pen * mj // total
+            move_i = moves.setdefault(i, [0, 0, 0, 0])
+            move_j = moves.setdefault(j, [0, 0, 0, 0])
+            slot = 0 if axis == VS else 1
+            move_i[slot] -= sign * push_i
+            move_j[slot] += sign * (pen - push_i)
+            move_i[2 + slot] -= sign * impulse  # impulses become velocity changes below
+            move_j[2 + slot] += sign * impulse
+    for k in sorted(moves):
+        c, (d_arc, d_lat, j_s, j_l) = cars[k], moves[k]
+        mass = boxes[k][3]
+        c[ARC] += d_arc
+        c[LAT] += d_lat
+        c[VS] += div_round(j_s, mass)
+        c[VLAT] += div_round(j_l, mass)

@@ -1,0 +1,115 @@
+"""Per-car constants the step reads, derived once from a ``VehicleSpec`` and the track's materials.
+
+``CarModel`` holds what never changes during a round; ``Mechanics`` holds what depends on which parts
+are broken (mass, live tires and rollers). ``Mechanics`` is derived state: it is recomputed from the
+``broken_mask`` in the saved state (and cached per mask), never saved itself. Combine rules follow the
+spec: friction and body restitution ``Average``; tire and roller restitution ``Min``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim_core.constants import QUANTA_PER_MJ
+from sim_core.step.inputs import SKILLS
+from sim_core.specs.materials import material
+from sim_core.specs.track import TrackSpec
+from sim_core.specs.vehicle import LEFT_ROLLER_SLOTS, RIGHT_ROLLER_SLOTS, VehicleSpec
+
+
+def _average(a: int, b: int) -> int:
+    return (a + b) // 2
+
+
+@dataclass(frozen=True, slots=True)
+class Mechanics:
+    """What the current broken parts leave: mass, live tires, and the wall response of each side."""
+
+    mass_ug: int
+    tires: tuple[int, ...]  # part indices of live tires
+    functional: bool  # motor and battery both alive
+    skills_enabled: bool  # chip alive (and functional)
+    weapon_alive: bool
+    left_wall: tuple[int, int, int]  # (restitution ‰, friction ‰, rolling µ-units) of the left side
+    right_wall: tuple[int, int, int]
+
+
+class CarModel:
+    """Static constants of one car on one track (materials combined, skills indexed, thermal baked)."""
+
+    def __init__(self, spec: VehicleSpec, track: TrackSpec) -> None:
+        self.spec = spec
+        parts = spec.parts
+        self.part_count = len(parts)
+        kinds = [p.part_type for p in parts]
+        self.chassis, self.body = kinds.index("chassis"), kinds.index("body")
+        self.motor, self.battery = kinds.index("motor"), kinds.index("battery")
+        self.chip = kinds.index("chip") if "chip" in kinds else -1
+        self.weapon = kinds.index("weapon") if "weapon" in kinds else -1
+        self.tire_parts = tuple(i for i, k in enumerate(kinds) if k == "tire")
+        self.driven_count = len(self.tire_parts)  # every tire is driven; broken ones keep their share
+        self.wheel_radius_um = sum(parts[i].radius_um for i in self.tire_parts) // self.driven_count
+        self.masses = spec.effective_masses_ug
+        self.length_um, self.width_um, self.height_um = spec.length_um, spec.width_um, spec.height_um
+        self.torque_ratio = spec.motor.torque_ratio_pct
+        self.auto_input_mw = spec.motor.auto_input_mw
+        self.configured_output_mw = spec.battery.configured_output_mw
+        self.initial_q = spec.battery.energy_capacity_mj * QUANTA_PER_MJ
+        self.allocation = tuple(spec.allocation_pct(skill) for skill in SKILLS)
+        self.chip_skills = spec.chip_skills
+        self.active_weapon = spec.weapon is not None and spec.weapon.mode == "active"
+        self.weapon_heat_scale = 10_000 - spec.passive_resist_x100
+        surface = material(track.surface_material)
+        wall = material(track.wall_material or track.surface_material)
+        self.wall = wall
+        tire_mats = [material(parts[i].material) for i in self.tire_parts]
+        self.tire_mu = {i: _average(m.friction_milli, surface.friction_milli) for i, m in zip(self.tire_parts, tire_mats)}
+        self.tire_rr = {i: m.rolling_resistance_milli * surface.rolling_resistance_milli
+                        for i, m in zip(self.tire_parts, tire_mats)}
+        self.landing_restitution = min([m.restitution_milli for m in tire_mats] + [surface.restitution_milli])
+        self.body_restitution = material(parts[self.body].material).restitution_milli
+        self.chassis_mu = _average(material(parts[self.chassis].material).friction_milli, surface.friction_milli)
+        self.heat_capacity = tuple(p.heat_capacity_mj_per_c for p in parts)
+        self.conductance = tuple(p.ambient_conductance_uw_per_c for p in parts)
+        self.thermal_limit = tuple(p.thermal_limit_mc for p in parts)
+        self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
+        self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
+        self._cache: dict[int, Mechanics] = {}
+
+    def mechanics(self, broken_mask: int) -> Mechanics:
+        """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
+        found = self._cache.get(broken_mask)
+        if found is None:
+            found = self._cache[broken_mask] = self._derive(broken_mask)
+        return found
+
+    def _derive(self, mask: int) -> Mechanics:
+        def alive(i: int) -> bool:
+            return i >= 0 and not mask >> i & 1
+
+        mass = sum(m for i, m in enumerate(self.masses) if alive(i))
+        functional = alive(self.motor) and alive(self.battery)
+        body = self.body if alive(self.body) else self.chassis
+        return Mechanics(
+            mass_ug=mass,
+            tires=tuple(i for i in self.tire_parts if alive(i)),
+            functional=functional,
+            skills_enabled=functional and alive(self.chip),
+            weapon_alive=alive(self.weapon),
+            left_wall=self._wall_response(LEFT_ROLLER_SLOTS, alive, body),
+            right_wall=self._wall_response(RIGHT_ROLLER_SLOTS, alive, body),
+        )
+
+    def _wall_response(self, slots: tuple[str, ...], alive, body: int) -> tuple[int, int, int]:
+        """Rollers on this side run along the wall (Min restitution, rolling loss); without one the body
+        slides on it (Average restitution and friction)."""
+        wall = self.wall
+        rollers = [material(self.spec.parts[self._rollers[s]].material) for s in slots if s in self._rollers
+                   and alive(self._rollers[s])]
+        if rollers:
+            restitution = min([m.restitution_milli for m in rollers] + [wall.restitution_milli])
+            rolling = min(m.rolling_resistance_milli for m in rollers) * wall.rolling_resistance_milli
+            return restitution, 0, rolling
+        body_mat = material(self.spec.parts[body].material)
+        return (_average(body_mat.restitution_milli, wall.restitution_milli),
+                _average(body_mat.friction_milli, wall.friction_milli), 0)

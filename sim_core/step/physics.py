@@ -1,0 +1,253 @@
+"""One car's motion for one frame in the route frame: energy, drive, traction, skills, gravity, walls.
+
+Order (spec/simcore.md §1, §4.2–4.3, §5): the drive is charged first, then skills settle in canonical
+order from what is left; impulses are summed per axis (tangent s, right l, up h) in µg·µm/s, velocities
+are updated once with ``div_round`` and positions integrated with the new velocities (semi-implicit
+Euler). Accelerations (gravity components, route curvature) enter as ``m·a`` over one frame (÷60).
+
+The route-frame car stays aligned with the route tangent (no yaw/roll); its load is split evenly over
+its live tires. Heat (thermal units, see ``constants``) and raw wear energy (1e-21 J) are returned per
+part for the thermal/wear pass that follows.
+"""
+
+from __future__ import annotations
+
+from sim_core.constants import (
+    BATTERY_PASSIVE_TU_PER_MW, BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, COST_FRAMES, EFFECT_FRAMES,
+    EFFECT_UJ_DEN, EFFECT_UJ_NUM, K_EVENT_IMPULSE_PER_UJ, K_SWERVE_IMPULSE_PER_UJ, LANDING_SETTLE_UM_S,
+    MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, PENALTY_FADE_FRAMES, ROLLING_DEN, SLIP_HEAT_DEN, SLIP_HEAT_NUM,
+    SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
+)
+from sim_core.step.inputs import SKILLS
+from sim_core.intmath import div_round, div_trunc
+from sim_core.state.layout import (
+    AIR_FRAMES, ARC, BROKEN_MASK, H, LAT, OUTSIDE, PENALTY_TIMER, REMAINING_Q, VH, VLAT, VS,
+)
+from sim_core.step.model import CarModel
+from sim_core.specs.route import Route
+
+CURVE = 1_000_000_000_000  # curvature is stored as (1/µm)·1e12
+AIR_FRAMES_CAP = 255
+(BOOST, BRAKE, SWERVE_LEFT, SWERVE_RIGHT, JUMP, SLAM, STABILIZE, WEAPON) = range(len(SKILLS))
+_COST = tuple(COST_FRAMES[s] for s in SKILLS)
+_EFFECT = tuple(EFFECT_FRAMES[s] for s in SKILLS)
+
+
+class TrackContext:
+    """Track constants the per-car passes share."""
+
+    def __init__(self, route: Route, fixed: bool, wall_height_um: int, apron_um: int) -> None:
+        self.route = route
+        self.fixed = fixed
+        self.wall_height_um = wall_height_um
+        self.apron_um = apron_um
+
+
+def advance(c: list[int], model: CarModel, ctx: TrackContext, skills: tuple[int, ...]) -> tuple[list[int], list[int]]:
+    """Advance one live car by one frame; returns (heat per part in tu, raw wear energy per part)."""
+    mech = model.mechanics(c[BROKEN_MASK])
+    m = mech.mass_ug
+    heat = [0] * model.part_count
+    wear = [0] * model.part_count
+    available = drive_mw = 0
+    if mech.functional:  # drive first: charged even at top speed, airborne or stuck
+        remaining = c[REMAINING_Q]
+        available = model.configured_output_mw * remaining // model.initial_q
+        drive_mw = model.auto_input_mw if model.auto_input_mw < available else available
+        c[REMAINING_Q] = remaining - (drive_mw if drive_mw < remaining else remaining)
+        heat[model.motor] += MOTOR_HEAT_TU_PER_MW * drive_mw
+        heat[model.battery] += BATTERY_PASSIVE_TU_PER_MW * drive_mw
+    penalty = c[PENALTY_TIMER]
+    if 0 < penalty <= PENALTY_FADE_FRAMES:
+        return heat, wear  # fading out before the teleport: the car is frozen
+    route = ctx.route
+    arc, lat, h, vs, vlat, vh = c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH]
+    i = route.index(route.wrap(arc))
+    half = route.width[i] // 2
+    over_surface = not ctx.fixed or -half - ctx.apron_um <= lat <= half + ctx.apron_um
+    grounded = h == 0 and vh <= 0 and over_surface
+    if over_surface:  # the curving ribbon adds centrifugal terms in the route frame
+        load = vs * vs * route.k_vertical[i] // CURVE - route.g_up[i]
+        acc_l = route.g_right[i] - vs * vs * route.k_lateral[i] // CURVE
+    else:
+        load = -route.g_up[i]
+        acc_l = route.g_right[i]
+    acc_s = route.g_tangent[i]
+    acc_h = 0 if grounded and load > 0 else -load
+    js = jl = jh = 0
+    rolling = 0
+    in_control = penalty == 0
+    if grounded and load > 0:
+        normal = m * load // 60
+        if mech.tires:
+            js, jl, rolling = _tires(model, mech.tires, normal, m, vs, vlat, acc_l, drive_mw if in_control else 0,
+                                     heat, wear)
+        else:  # every tire broken: the chassis scrapes along the surface
+            rolling = normal * model.chassis_mu // 1000
+            need = -(m * vlat + m * acc_l // 60)
+            jl = need if -rolling <= need <= rolling else rolling if need > 0 else -rolling
+    damping = 0
+    if skills and in_control and mech.skills_enabled:
+        ds, dl, dh, damping = _skills(c, model, mech.weapon_alive, skills, available, heat)
+        js += ds
+        jl += dl
+        jh += dh if dh > 0 or not grounded else 0  # a slam on the ground is taken by the ground
+    p = m * vs * 60 + m * acc_s + 60 * js
+    if rolling:  # rolling resistance stops the car at most, never pushes it backwards
+        r = 60 * rolling
+        p = p - r if p > r else p + r if p < -r else 0
+    vs = div_round(p, 60 * m)
+    vlat = div_round(m * vlat * 60 + m * acc_l + 60 * jl, 60 * m)
+    vh = 0 if grounded and load > 0 and jh <= 0 else div_round(m * vh * 60 + m * acc_h + 60 * jh, 60 * m)
+    if damping:  # stabilize: v ← v / (1 + dt·damping) on the lateral and vertical axes
+        vlat = div_trunc(vlat * 60_000, 60_000 + damping)
+        if not grounded:
+            vh = div_trunc(vh * 60_000, 60_000 + damping)
+    if penalty > PENALTY_FADE_FRAMES:  # penalty: linear deceleration to zero over the remaining frames
+        k = penalty - PENALTY_FADE_FRAMES
+        vs = div_trunc(vs * (k - 1), k)
+        vlat = div_trunc(vlat * (k - 1), k)
+    arc += div_round(vs, 60)
+    new_lat = lat + div_round(vlat, 60)
+    new_h = h + div_round(vh, 60)
+    lands_on_surface = not ctx.fixed or -half - ctx.apron_um <= new_lat <= half + ctx.apron_um
+    if new_h < 0 <= h and lands_on_surface:
+        new_h = 0
+        rebound = div_trunc(-vh * model.landing_restitution, 1000)
+        vh = rebound if rebound > LANDING_SETTLE_UM_S else 0  # small rebounds settle on the surface
+    if ctx.fixed:
+        new_lat, vlat, vs = _walls(c, model, mech, ctx, half, lat, new_lat, new_h, vlat, vs, m)
+    c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH] = arc, new_lat, new_h, vs, vlat, vh
+    on_ground = new_h == 0 and vh <= 0 and lands_on_surface
+    c[AIR_FRAMES] = 0 if on_ground else min(c[AIR_FRAMES] + 1, AIR_FRAMES_CAP)
+    return heat, wear
+
+
+def _tires(model: CarModel, tires: tuple[int, ...], normal: int, m: int, vs: int, vlat: int, acc_l: int,
+           drive_mw: int, heat: list[int], wear: list[int]) -> tuple[int, int, int]:
+    """Drive, traction, lateral grip and rolling resistance of the live tires.
+
+    The drive impulse is split into 1/(original driven count) shares; a broken tire's share is simply
+    not spent. Each live tire carries normal/live of the load; traction = N·μ_pair. What traction the
+    drive leaves is the tire's lateral grip budget (friction circle taken as a sum).
+    """
+    share = vtop = 0
+    if drive_mw:
+        ratio = model.torque_ratio
+        torque_impulse = drive_mw * ratio * TORQUE_IMPULSE_NUM // (TORQUE_IMPULSE_DEN * model.wheel_radius_um)
+        vtop = drive_mw * (100 - ratio) * TOP_SPEED_NUM // TOP_SPEED_DEN
+        top_impulse = m * (vtop - vs) if vtop > vs else 0
+        share = (torque_impulse if torque_impulse < top_impulse else top_impulse) // model.driven_count
+    n_tire = normal // len(tires)
+    speed = vs if vs >= 0 else -vs
+    js = rolling = lateral_cap = 0
+    spare = []
+    for t in tires:
+        traction = n_tire * model.tire_mu[t] // 1000
+        used = share if share < traction else traction
+        js += used
+        lateral_cap += traction - used
+        spare.append(traction - used)
+        rr = n_tire * model.tire_rr[t] // ROLLING_DEN
+        rolling += rr
+        if speed >= MIN_TIRE_WEAR_SPEED_UM_S:
+            wear[t] += rr * speed
+        if share > traction and vtop > vs:  # wheel spins at the surface top speed: slip heat and wear
+            slip = vtop - vs
+            heat[t] += traction * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
+                wear[t] += SLIP_WEAR_MULT * traction * slip
+    need = -(m * vlat + m * acc_l // 60)
+    if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
+        slip = vlat if vlat >= 0 else -vlat
+        for t, grip in zip(tires, spare):
+            heat[t] += grip * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
+                wear[t] += SLIP_WEAR_MULT * grip * slip
+        need = lateral_cap if need > 0 else -lateral_cap
+    return js, need, rolling
+
+
+def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int, ...], available: int,
+            heat: list[int]) -> tuple[int, int, int, int]:
+    """Settle this frame's skills in canonical order from the energy the drive left.
+
+    budget = floor(available·pct/100); cost = budget·cost_frames quanta; effect = budget·effect_frames/60000 J.
+    When the battery cannot pay the full cost, effect and cost scale by granted/requested.
+    """
+    js = jl = jh = damping = 0
+    for k in skills:
+        if k == WEAPON and not (model.active_weapon and weapon_alive):
+            continue  # a passive (or broken, or absent) weapon never triggers and costs nothing
+        budget = available * model.allocation[k] // 100
+        cost = budget * _COST[k]
+        if cost == 0:
+            continue
+        remaining = c[REMAINING_Q]
+        granted = cost if cost <= remaining else remaining
+        c[REMAINING_Q] = remaining - granted
+        heat[model.battery] += BATTERY_SKILL_TU_PER_Q * granted
+        if model.chip >= 0:
+            heat[model.chip] += CHIP_SKILL_TU_PER_Q * granted
+        effect_uj = budget * _EFFECT[k] * EFFECT_UJ_NUM * granted // (EFFECT_UJ_DEN * cost)
+        if k == BOOST:
+            js += effect_uj * K_EVENT_IMPULSE_PER_UJ
+        elif k == BRAKE:
+            js -= effect_uj * K_EVENT_IMPULSE_PER_UJ
+        elif k == SWERVE_LEFT:
+            jl -= effect_uj * K_SWERVE_IMPULSE_PER_UJ
+        elif k == SWERVE_RIGHT:
+            jl += effect_uj * K_SWERVE_IMPULSE_PER_UJ
+        elif k == JUMP:
+            jh += effect_uj * K_EVENT_IMPULSE_PER_UJ
+        elif k == SLAM:
+            jh -= effect_uj * K_EVENT_IMPULSE_PER_UJ
+        elif k == STABILIZE:
+            damping += effect_uj // STABILIZE_UJ_PER_MILLI
+        # WEAPON: an active weapon's energy is paid here; its mechanism arrives with the weapons issue.
+    return js, jl, jh, damping
+
+
+def _walls(c: list[int], model: CarModel, mech, ctx: TrackContext, half: int, lat: int, new_lat: int, new_h: int,
+           vlat: int, vs: int, m: int) -> tuple[int, int, int]:
+    """Corridor edges of a fixed track are walls ``wall_height_um`` high at |lat| = width/2.
+
+    A car below the wall top is stopped by it (rollers on that side: Min restitution and rolling loss;
+    none: Average restitution and sliding friction of the body). A car above the wall top passes; once
+    its COM is beyond the edge it has coursed out (``outside``), and the same wall then keeps it out.
+    """
+    inner = half - model.width_um // 2
+    outer = half + model.width_um // 2
+    below_top = 0 <= new_h < ctx.wall_height_um
+    if not c[OUTSIDE]:
+        if -inner <= new_lat <= inner:
+            return new_lat, vlat, vs
+        if not below_top:
+            if new_lat > half or new_lat < -half:
+                c[OUTSIDE] = 1
+            return new_lat, vlat, vs
+        limit = inner if new_lat > 0 else -inner
+        direction = 1 if new_lat > 0 else -1  # moving outward hits the wall
+        response = mech.right_wall if new_lat > 0 else mech.left_wall
+    else:
+        if new_lat > outer or new_lat < -outer or new_h < 0:
+            return new_lat, vlat, vs
+        if not below_top:
+            if -half <= new_lat <= half:
+                c[OUTSIDE] = 0
+            return new_lat, vlat, vs
+        limit = outer if lat > 0 else -outer
+        direction = -1 if lat > 0 else 1  # moving back inward hits the wall from outside
+        response = mech.right_wall if lat > 0 else mech.left_wall
+    into = vlat * direction
+    if into <= 0:
+        return limit, vlat, vs
+    restitution, friction, rolling = response
+    bounce = div_trunc(into * restitution, 1000)
+    if bounce <= LANDING_SETTLE_UM_S:
+        bounce = 0  # pressed against the wall (e.g. in a curve): ride along it
+    normal = m * (into + bounce)
+    loss = (normal * friction // 1000 + normal * rolling // ROLLING_DEN) // m
+    vs = (vs - loss if vs > loss else 0) if vs > 0 else (vs + loss if vs < -loss else 0)
+    vlat = -bounce * direction
+    return limit, vlat, vs

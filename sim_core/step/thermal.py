@@ -1,0 +1,69 @@
+"""Per-part heat (one backward-Euler solve per part per frame) and tire wear, and the breakage they cause.
+
+Thermal, with C [mJ/°C], H_air [µW/°C], T [milli-°C] and the frame's heat E in tu (1/60 nJ):
+
+    T' = (60000·C·T + E + H·T_air) / (60000·C + H)        (= the spec's (C·T + E + dt(Q + H·T_air)) / (C + dt·H))
+
+rounded with ``div_round`` and clamped to [−273.15, 5000] °C. A part with a limit breaks when T' > limit.
+A part with no heat this frame already at T_air stays exactly at T_air, so its solve is skipped.
+
+Tire wear (spec §7.3): Ew = |R·v_roll| + 4·|T·v_slip| (collected by the physics pass in 1e-21 J);
+fatigue_ppm += Ew_nJ·(1 + 2r²)/capacity_mJ with r = clamp((T−T_air)/(limit−T_air), 0, 1); the exact
+remainder is carried in ``fatigue_rem`` so sub-ppm wear is never lost. A tire breaks at 1e6 ppm.
+"""
+
+from __future__ import annotations
+
+from sim_core.constants import (
+    FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, THERMAL_C_TU, WEAR_NJ_DEN,
+)
+from sim_core.intmath import clamp, div_round
+from sim_core.state.layout import BROKEN_MASK, CAR_HEADER, P_FATIGUE, P_FATIGUE_REM, P_TEMP, PART_STRIDE
+from sim_core.step.model import CarModel
+
+R2_SCALE = R_SCALE * R_SCALE
+
+
+def settle(c: list[int], model: CarModel, heat: list[int], wear: list[int], air_mc: int) -> int:
+    """Solve temperatures and wear of every live part; return the mask of parts that break this frame."""
+    mask = c[BROKEN_MASK]
+    newly_broken = 0
+    for part in range(model.part_count):
+        if mask >> part & 1:
+            continue
+        base = CAR_HEADER + part * PART_STRIDE
+        temp = c[base + P_TEMP]
+        energy = heat[part]
+        if part == model.weapon and energy > 0:
+            energy = energy * model.weapon_heat_scale // 10_000  # passive resistance: slower heating
+        limit = model.thermal_limit[part]
+        if energy or temp != air_mc:
+            capacity = THERMAL_C_TU * model.heat_capacity[part]
+            conductance = model.conductance[part]
+            temp = div_round(capacity * temp + energy + conductance * air_mc, capacity + conductance)
+            temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
+            c[base + P_TEMP] = temp
+            if limit is not None and temp > limit:
+                newly_broken |= 1 << part
+        if wear[part]:
+            if _wear(c, base, wear[part], temp, air_mc, limit, model.wear_capacity[part]):
+                newly_broken |= 1 << part
+    return newly_broken
+
+
+def _wear(c: list[int], base: int, raw: int, temp: int, air_mc: int, limit: int | None, capacity_mj: int) -> bool:
+    energy_nj = raw // WEAR_NJ_DEN
+    if energy_nj == 0:
+        return False
+    if limit is None:
+        r = 0
+    elif limit <= air_mc:
+        r = R_SCALE if temp > air_mc else 0
+    else:
+        r = clamp((temp - air_mc) * R_SCALE // (limit - air_mc), 0, R_SCALE)
+    den = capacity_mj * R2_SCALE
+    total = c[base + P_FATIGUE_REM] + energy_nj * (R2_SCALE + 2 * r * r)
+    fatigue = c[base + P_FATIGUE] + total // den
+    c[base + P_FATIGUE_REM] = total % den
+    c[base + P_FATIGUE] = min(fatigue, FATIGUE_BREAK_PPM)
+    return fatigue >= FATIGUE_BREAK_PPM

@@ -1,0 +1,101 @@
+"""Whole nodes in one trio run over real loopback sockets: host + joiners, room then race."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import trio
+
+from open4wd_node.net.addresses import AUTOMATIC, Advertise
+from open4wd_node.assets.store import AssetStore
+from open4wd_node.assets.cars import CarChoice
+from open4wd_node.runtime.config import DEFAULTS
+from open4wd_node.runtime.context import NodeContext
+from open4wd_node.view.events import EventSink
+from tests.recorder import Recorder
+from open4wd_node.race.match_play import PlayOptions
+from open4wd_node.net.listener import NodeListener, with_listener
+from open4wd_node.race.runner import RaceOptions
+from open4wd_node.cli.play import room_then_race
+from open4wd_node.room.session import HostOptions, JoinOptions, host_room, join_room
+from protocol.identity.keys import Identity
+from protocol.room.invitation import Invitation
+from sim_core.assets.bake import bake
+from sim_core.assets.builtin_gen import _add_route, _solid
+from sim_core.assets.glb_build import GlbBuilder
+from sim_core.assets.shapes import box
+
+CARS = ("speed", "control", "speed", "control", "speed", "control", "speed", "control")
+
+
+def short_track(length_m: float) -> bytes:
+    """An open asphalt straight of ``length_m``: a real baked track GLB, for rounds of a few seconds."""
+    half = length_m / 2
+    b = GlbBuilder()
+    _solid(b, "Field", box((-6.0, -1.0, -half - 6.0), (6.0, 0.0, half + 6.0)))
+    route = _add_route(b, [((0.0, 0.0, half), (0.0, 0.0, -1.0)), ((0.0, 0.0, -half), (0.0, 0.0, -1.0))], 4.0)
+    return bake(b.build({
+        "open4wd_version": 1, "type": "track", "material": "asphalt",
+        "track": {"type": "open", "route": route},
+        "weather": {"type": "normal", "temperature": 20},
+        "physics": {"gravity_direction": [0, -1, 0], "gravity_strength_m_s2": 9.81},
+    }))
+
+
+async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1, mode: str = "rollback",
+               faults: dict[int, int] | None = None, cuts: dict[int, tuple[int, float]] | None = None,
+               drivers: dict[int, str] | None = None, recorders_out: dict | None = None, limit_s: float = 120,
+               cars: dict[int, str] | None = None, advertise: dict[int, Advertise] | None = None,
+               on_listening: Callable[[int, NodeListener], None] | None = None,
+               views: Callable[[Identity], EventSink] | None = None) -> tuple[list[Recorder], dict[int, int]]:
+    """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end). ``cars``
+    (a ``--car`` value per node), ``advertise`` and ``on_listening`` (told each node's bound listener)
+    default to the usual: archetype cars, nodes on 127.0.0.1 that advertise where they listen. ``views``
+    makes each node's readable sink (a ``LiveConsole``), fed alongside its recorder."""
+    codes: dict[int, int] = {}
+    identities = [Identity(bytes([i + 1]) * 32) for i in range(n)]
+    recorders = [Recorder(views(identity) if views else None) for identity in identities]
+    if recorders_out is not None:
+        recorders_out["recorders"] = recorders  # for a test that watches the nodes while they run
+    track = None
+    for i in range(n):
+        track = AssetStore.in_data_dir(tmp_path / f"n{i}").put(track_bytes)
+
+    def play(i: int) -> PlayOptions:
+        fault = (faults or {}).get(i)
+        cut_frame, cut_seconds = (cuts or {}).get(i, (None, 5.0))
+        race = RaceOptions(mode=mode, fault_frame=fault, cut_frame=cut_frame, cut_seconds=cut_seconds)
+        return PlayOptions(driver=(drivers or {}).get(i, "bot"), seed=i, race=race)
+
+    def ctx(i: int) -> NodeContext:
+        return NodeContext(tmp_path / f"n{i}", replace(DEFAULTS))
+
+    def choose(i: int) -> CarChoice:
+        return CarChoice.parse((cars or {}).get(i, CARS[i]))
+
+    async def node(i: int, room) -> None:
+        async def body(lis: NodeListener) -> int:
+            if on_listening is not None:
+                on_listening(i, lis)
+            return await room_then_race(ctx(i), identities[i], recorders[i], lis, play(i), room, True)
+
+        codes[i] = await with_listener(identities[i], "127.0.0.1", 0, body, (advertise or {}).get(i, AUTOMATIC))
+
+    async def host() -> None:
+        options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n, auto_ready=True,
+                              nickname="node0")
+        await node(0, lambda lis: host_room(ctx(0), identities[0], options, choose(0), recorders[0], lis))
+
+    async def member(i: int) -> None:
+        await recorders[0].created.wait()
+        invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
+        options = JoinOptions(auto_ready=True, nickname=f"node{i}")
+        await node(i, lambda lis: join_room(ctx(i), identities[i], invite, options, choose(i), recorders[i], lis))
+
+    with trio.move_on_after(limit_s):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host)
+            for i in range(1, n):
+                nursery.start_soon(member, i)
+    return recorders, codes

@@ -1,0 +1,60 @@
+import trio
+
+from open4wd_node.race.pump import FramePump
+
+
+async def test_exactly_60_frames_per_second_without_drift(autojump_clock):
+    frames = []
+    pump = FramePump(lambda: frames.append(trio.current_time()) or True, lambda: len(frames))
+    start = trio.current_time()
+    await pump.run(lambda: len(frames) >= 600)
+    assert len(frames) == 600
+    # frame k is stepped at its own tick: start + k/60, never later, and 10 s take exactly 10 s
+    assert all(abs(t - (start + k / 60)) < 1e-9 for k, t in enumerate(frames))
+    assert pump.max_lag == 0
+
+
+async def test_when_behind_it_steps_at_most_4_per_tick_and_reports_lag(autojump_clock):
+    frames = []
+    ticks = []
+
+    def step():
+        if len(frames) == 30:
+            autojump_clock.jump(0.5)  # the machine was busy for half a second inside this step
+        frames.append(trio.current_time())
+        ticks.append(pump.ticks)
+        return True
+
+    lags = []
+    pump = FramePump(step, lambda: len(frames), lags.append)
+    await pump.run(lambda: len(frames) >= 150)
+    assert lags == [26]  # reported once (at most once a second), only above 8 frames
+    assert pump.max_lag == 26  # 30 frames fell due during the stall; the next tick stepped 4 of them
+    per_tick: dict[int, int] = {}
+    for tick in ticks:
+        per_tick[tick] = per_tick.get(tick, 0) + 1
+    assert max(per_tick.values()) == 4  # catching up, at most 4 frames per tick
+    assert pump.lag == 0 and len(frames) == 150
+
+
+async def test_a_waiting_step_ends_the_tick(autojump_clock):
+    frames = []
+    allowed = {"n": 0}
+
+    def step():
+        if len(frames) >= allowed["n"]:
+            return False  # lockstep: an input is missing
+        frames.append(trio.current_time())
+        return True
+
+    pump = FramePump(step, lambda: len(frames))
+
+    async def inputs_arrive():
+        for n in range(1, 31):
+            await trio.sleep(1 / 30)  # inputs come at half the frame rate
+            allowed["n"] = n
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(inputs_arrive)
+        await pump.run(lambda: len(frames) >= 30)
+    assert len(frames) == 30 and pump.max_lag > 0

@@ -1,0 +1,234 @@
+"""An in-memory race mesh for sans-IO sessions: a seeded router with random delays (each link an ordered
+stream, the links reordered against each other), a small deterministic test world, bot inputs and a
+60 Hz pump on a simulated clock."""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import random
+import struct
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from protocol.identity.keys import Identity
+from protocol.race.session import RaceSession
+from protocol.race.actions import (
+    CaughtUp, CloseLink, DesyncRecord, FrameConfirmed, Misbehaviour, Notify, RoundEnded, Send, SessionEnded,
+    VoteDecided, WriteState,
+)
+from protocol.race.keys import RaceKeyBook
+from protocol.race.setup import RaceSetup, loadout_digest
+from protocol.encoding.wire import decode_message, encode_message
+
+MATCH_ID = "ab" * 32
+CHIPS = (
+    frozenset({"boost", "brake", "weapon"}),
+    frozenset({"slam", "stabilize", "weapon"}),
+    frozenset({"stabilize", "swerve_left", "swerve_right", "weapon"}),
+)
+HOLD = frozenset({"swerve_left", "swerve_right", "stabilize", "weapon"})
+TICK_MS = 16
+
+
+class CounterWorld:
+    """Integers mixed with SHA-256: every input of every frame changes every later state."""
+
+    MAGIC = b"CW01"
+
+    def __init__(self, slots: int, length: int = 1 << 30, fault_frame: int = -1) -> None:
+        self._frame = 0
+        self.values = [0] * slots
+        self.length = length
+        self.fault_frame = fault_frame
+
+    @property
+    def frame(self) -> int:
+        return self._frame
+
+    @property
+    def done(self) -> bool:
+        return self._frame >= self.length
+
+    def step(self, inputs: Mapping[int, Sequence[tuple[str, bool]]]) -> None:
+        assert not self.done
+        for slot in range(len(self.values)):
+            text = repr((self._frame, slot, self.values[slot], tuple(inputs.get(slot, ())))).encode()
+            self.values[slot] = int.from_bytes(hashlib.sha256(text).digest()[:8], "little")
+        if self._frame == self.fault_frame:  # like --fault corrupt-state@FRAME: survives any rollback
+            self.values[0] ^= 1
+        self._frame += 1
+
+    def save_state(self) -> bytes:
+        return self.MAGIC + struct.pack(f"<I{len(self.values)}Q", self._frame, *self.values)
+
+    def load_state(self, data: bytes) -> None:
+        if len(data) != 8 + 8 * len(self.values) or not data.startswith(self.MAGIC):
+            raise ValueError("not a CounterWorld state")
+        frame, *values = struct.unpack(f"<I{len(self.values)}Q", data[4:])
+        self._frame, self.values = frame, list(values)
+
+
+def identities(n: int) -> list[Identity]:
+    return sorted((Identity(bytes([i + 1]) * 32) for i in range(n)), key=lambda ident: ident.peer_id)
+
+
+def make_setup(ids: list[Identity], round_index: int = 0, **options: Any) -> RaceSetup:
+    peers = [i.peer_id for i in ids]
+    return RaceSetup(
+        match_id=MATCH_ID,
+        round_index=round_index,
+        slots={p: k for k, p in enumerate(peers)},
+        skills={p: CHIPS[k % len(CHIPS)] for k, p in enumerate(peers)},
+        loadouts={p: loadout_digest({"car": k}) for k, p in enumerate(peers)},
+        grid_context_digest="cd" * 32,
+        grid_seed="5e" * 32,
+        **options,
+    )
+
+
+def bot_events(skills: frozenset[str], peer: str, frame: int, seed: int) -> list[tuple[str, bool]]:
+    """Deterministic per (seed, peer, frame): holds last ~10 frames, events are rare."""
+    rng = random.Random(f"{seed}/{peer}/{frame // 10}")
+    held = sorted(s for s in skills if s in HOLD and rng.random() < 0.4)
+    rng = random.Random(f"{seed}/{peer}/{frame}")
+    fired = sorted(s for s in skills if s not in HOLD and rng.random() < 0.05)
+    return [(s, True) for s in held] + [(s, False) for s in fired]
+
+
+class Mesh:
+    """Sessions wired through a seeded router; records every action by node."""
+
+    def __init__(self, n: int, *, seed: int = 1, max_delay_ms: int = 40, length: int = 600,
+                 world_factory=None, faults: Mapping[int, int] | None = None, **options: Any) -> None:
+        self.ids = identities(n)
+        self.peers = [i.peer_id for i in self.ids]
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.max_delay_ms = max_delay_ms
+        self.now = 0
+        self.setup = make_setup(self.ids, **options)
+        faults = faults or {}
+        make_world = world_factory or (lambda k: CounterWorld(n, length, faults.get(k, -1)))
+        self.worlds = {p: make_world(k) for k, p in enumerate(self.peers)}
+        self.sessions = {
+            i.peer_id: RaceSession(self.setup, i, self.worlds[i.peer_id], RaceKeyBook(self.peers)) for i in self.ids
+        }
+        self.queue: list[tuple[int, int, str, str, bytes]] = []
+        self.seq = 0
+        self.last: dict[tuple[str, str], int] = {}
+        self.down: set[frozenset[str]] = set()
+        self.actions: dict[str, list[Any]] = defaultdict(list)
+        self.paused: set[str] = set()
+        self.inputs_hook = None
+        self.tamper = None  # (src, dst, message) -> message: a hostile or broken sender
+        for peer, session in self.sessions.items():
+            self.handle(peer, session.start())
+
+    # -- routing ---------------------------------------------------------------------------------
+
+    def link_up(self, a: str, b: str) -> bool:
+        return frozenset((a, b)) not in self.down
+
+    def handle(self, src: str, actions: list[Any]) -> None:
+        for action in actions:
+            self.actions[src].append(action)
+            if isinstance(action, Send) and self.link_up(src, action.peer):
+                message = action.message if self.tamper is None else self.tamper(src, action.peer, action.message)
+                self.seq += 1
+                link = (src, action.peer)
+                at = max(self.now + self.rng.randint(0, self.max_delay_ms), self.last.get(link, 0))
+                self.last[link] = at  # links are ordered streams (TCP); different links reorder freely
+                heapq.heappush(self.queue, (at, self.seq, src, action.peer, encode_message(message)))
+
+    def deliver(self) -> None:
+        while self.queue and self.queue[0][0] <= self.now:
+            _, _, src, dst, body = heapq.heappop(self.queue)
+            if not self.link_up(src, dst):
+                continue
+            self.handle(dst, self.sessions[dst].receive(src, decode_message(body), self.now))
+
+    def cut(self, group_a: Sequence[str], group_b: Sequence[str]) -> None:
+        """Break every link between the two groups; each side is told at once."""
+        for a in group_a:
+            for b in group_b:
+                self.down.add(frozenset((a, b)))
+        for a in group_a:
+            for b in group_b:
+                self.handle(a, self.sessions[a].peer_lost(b, self.now))
+                self.handle(b, self.sessions[b].peer_lost(a, self.now))
+
+    def heal(self, group_a: Sequence[str], group_b: Sequence[str]) -> None:
+        for a in group_a:
+            for b in group_b:
+                self.down.discard(frozenset((a, b)))
+        for a in group_a:
+            for b in group_b:
+                self.handle(a, self.sessions[a].peer_reconnected(b, self.now))
+                self.handle(b, self.sessions[b].peer_reconnected(a, self.now))
+
+    # -- the pump --------------------------------------------------------------------------------
+
+    def pump_once(self, peer: str, until: int) -> None:
+        session = self.sessions[peer]
+        for _ in range(4):
+            if session.ended is not None or session.current_frame >= until:
+                return
+            if session.needs_local_input:
+                frame = session.current_frame + session.setup.input_delay
+                events = bot_events(session.setup.skills[peer], peer, frame, self.seed)
+                if self.inputs_hook is not None:
+                    events = self.inputs_hook(peer, frame, events)
+                self.handle(peer, session.add_local_input(events))
+            report = session.advance_frame(self.now)
+            self.handle(peer, report.actions)
+            if not report.stepped:
+                return
+
+    def run(self, ms: int, until: int = 1 << 30) -> None:
+        end = self.now + ms
+        while self.now < end:
+            self.now += TICK_MS
+            self.deliver()
+            for peer in self.peers:
+                if peer not in self.paused:
+                    self.pump_once(peer, min(until, self.now // TICK_MS + 1))
+
+    def run_to_end(self, limit_ms: int = 120_000) -> None:
+        """Run until every live session's round is over (or it ended), then drain the network."""
+        end = self.now + limit_ms
+        while self.now < end and not all(self.round_over(p) for p in self.live()):
+            self.run(TICK_MS)
+        assert all(self.round_over(p) for p in self.live()), "the race did not finish in time"
+
+    # -- observations ----------------------------------------------------------------------------
+
+    def live(self) -> list[str]:
+        return [p for p in self.peers if self.sessions[p].ended is None]
+
+    def of(self, peer: str, kind: type) -> list[Any]:
+        return [a for a in self.actions[peer] if isinstance(a, kind)]
+
+    def round_over(self, peer: str) -> bool:
+        return bool(self.of(peer, RoundEnded))
+
+    def ended(self, peer: str) -> SessionEnded | None:
+        found = self.of(peer, SessionEnded)
+        return found[0] if found else None
+
+    def state(self, peer: str) -> bytes:
+        return self.worlds[peer].save_state()
+
+    def confirmed_log(self, peer: str) -> dict[int, tuple]:
+        """frame → (peer, events, signed?) of every confirmed frame, as the race log would hold it."""
+        return {
+            c.frame: tuple((i.peer, i.events, i.signed is not None) for i in c.inputs)
+            for c in self.of(peer, FrameConfirmed)
+        }
+
+
+__all__ = [
+    "CaughtUp", "CloseLink", "CounterWorld", "DesyncRecord", "FrameConfirmed", "Mesh", "Misbehaviour", "Notify",
+    "RoundEnded", "SessionEnded", "VoteDecided", "WriteState", "bot_events", "identities", "make_setup",
+]

@@ -1,0 +1,168 @@
+"""Input admission: window, event rules, signatures, race keys, equivocation, hostile bytes."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol.errors import ProtocolError
+from protocol.identity.keys import race_id
+from protocol.race.keys import announce
+from dataclasses import fields
+
+from protocol.race.messages import (
+    Candidate, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceRelay, RaceChecksum, RaceInput, RaceKey, RaceLeave, RaceOffer, RaceProbe, RaceRejoin, RaceResume,
+    RaceSnapshot, RaceSyncRequest,
+)
+from protocol.race.signing import input_digest
+from protocol.room.messages import Leave
+from protocol.encoding.wire import decode_message, encode_message
+from tests.protocol.race.harness import MATCH_ID, Mesh, Misbehaviour, SessionEnded
+
+RACE = race_id(MATCH_ID, 0)
+
+
+def signed(identity, frame, events, race=RACE):
+    key = identity.race_key(race)
+    return RaceInput(frame, [list(e) for e in events], key.sign(input_digest(race, frame, tuple(events))))
+
+
+def pair():
+    """Two sessions that know each other's keys, at frame 0, nothing delivered yet."""
+    mesh = Mesh(2, max_delay_ms=0)
+    mesh.run(16)
+    a, b = mesh.peers
+    return mesh, mesh.ids[1], mesh.sessions[a], b
+
+
+def codes(actions):
+    return [a.code for a in actions if isinstance(a, Misbehaviour)]
+
+
+def test_inputs_outside_the_window_are_dropped_as_misbehaviour():
+    mesh, sender, session, peer = pair()
+    now = session.current_frame
+    assert codes(session.receive(peer, signed(sender, now + 25, []), 0)) == ["race-input-outside-window"]
+    assert codes(session.receive(peer, signed(sender, now + 24, []), 0)) == []
+    # walk forward until frame 0 lies behind the window, then send it late
+    mesh.run(400)
+    assert session.current_frame > 9
+    assert codes(session.receive(peer, signed(sender, session.current_frame - 9, []), 0)) == ["race-input-outside-window"]
+
+
+def test_event_rules_have_their_codes():
+    _, sender, session, peer = pair()
+    chips = session.setup.skills[peer]  # slam, stabilize, weapon
+    assert chips == {"slam", "stabilize", "weapon"}
+    cases = {
+        "race-input-too-many-events": [["slam", False], ["stabilize", True], ["weapon", True], ["boost", False], ["brake", False]],
+        "race-input-duplicate-skill": [["weapon", True], ["weapon", True]],
+        "race-input-hold-mismatch": [["slam", True]],
+        "race-input-skill-not-in-chip": [["boost", False]],
+        "race-input-invalid": [["warp", False]],
+    }
+    for frame, (code, events) in enumerate(cases.items(), start=1):
+        msg = RaceInput(frame, events, b"\x00" * 64)
+        assert codes(session.receive(peer, msg, 0)) == [code]
+
+
+def test_forged_signature_and_wrong_race_key():
+    _, sender, session, peer = pair()
+    good = signed(sender, 3, [("weapon", True)])
+    forged = RaceInput(3, good.events, bytes(64))
+    assert codes(session.receive(peer, forged, 0)) == ["race-input-bad-signature"]
+    other_round = signed(sender, 3, [("weapon", True)], race=race_id(MATCH_ID, 1))
+    assert codes(session.receive(peer, other_round, 0)) == ["race-input-bad-signature"]
+    wrong_frame = RaceInput(4, good.events, good.signature)
+    assert codes(session.receive(peer, wrong_frame, 0)) == ["race-input-bad-signature"]
+    assert session.receive(peer, good, 0) == []
+
+
+def test_race_keys_are_bound_to_the_master_key():
+    mesh, sender, session, peer = pair()
+    stranger = mesh.ids[0]  # signs an announce of someone else's key
+    theirs = announce(sender, RACE)
+    assert codes(session.receive(peer, RaceKey(RACE, theirs.publicKey, stranger.sign(b"x" * 32)), 0)) == ["race-key-invalid"]
+    conflicting = announce(stranger, RACE)
+    forged_binding = RaceKey(RACE, conflicting.publicKey, theirs.signature)
+    assert codes(session.receive(peer, forged_binding, 0)) == ["race-key-invalid"]
+    assert session.receive(peer, theirs, 0) == []  # an identical repeat is fine
+    assert codes(session.receive(peer, RaceKey(RACE, b"\x01" * 31, theirs.signature), 0)) == ["race-key-invalid"]
+
+
+def test_equivocation_fails_closed_and_an_identical_repeat_is_ignored():
+    _, sender, session, peer = pair()
+    first = signed(sender, 2, [("weapon", True)])
+    assert session.receive(peer, first, 0) == []
+    assert session.receive(peer, first, 0) == []
+    second = signed(sender, 2, [("stabilize", True)])
+    actions = session.receive(peer, second, 0)
+    ended = [a for a in actions if isinstance(a, SessionEnded)]
+    assert ended and ended[0].reason == "equivocation" and session.ended == "equivocation"
+    assert ended[0].evidence["first"] == first and ended[0].evidence["second"] == second
+    assert session.advance_frame(0).waiting == "ended"
+
+
+def test_messages_from_strangers_and_of_other_planes():
+    _, sender, session, peer = pair()
+    assert session.receive("zNotOnTheRoster", signed(sender, 1, []), 0) == []
+    assert codes(session.receive(peer, Leave("voluntary"), 0)) == ["race-unexpected-message"]
+
+
+INTS = st.integers(-3, 200) | st.integers(-(2**63), 2**64 - 1)
+EVENT = st.lists(st.one_of(st.sampled_from(["boost", "weapon", "slam", "swerve_left"]), st.booleans(), INTS),
+                 max_size=3)
+FIELDS = {
+    int: INTS, bytes: st.binary(max_size=70), str: st.text(max_size=12), bool: st.booleans(),
+    "events": st.lists(EVENT, max_size=6),
+}
+MESSAGES = [RaceInput, RaceChecksum, RaceKey, RaceLeave, RaceRejoin, RaceProbe, RaceOffer, RaceSyncRequest,
+            RaceSnapshot, RaceResume, RaceRelay, RaceAnchorProposal, RaceAnchorSignature]
+RECORDS = st.lists(st.builds(InputRecord, peer=st.text(max_size=50), frame=INTS, events=FIELDS["events"],
+                             signature=st.binary(max_size=70)), max_size=2)
+SPECIAL = {
+    "events": FIELDS["events"],
+    "inputs": RECORDS,
+    "candidates": st.lists(st.builds(Candidate, frame=INTS, hash=st.binary(max_size=40)), max_size=3),
+    "event": st.dictionaries(st.text(max_size=12), st.one_of(INTS, st.text(max_size=8), st.binary(max_size=8)), max_size=12),
+}
+
+
+def _message(cls):
+    hints = {f.name: f.type for f in fields(cls)}
+    kwargs = {}
+    for name, hint in hints.items():
+        if name in SPECIAL:
+            kwargs[name] = SPECIAL[name]
+        else:
+            kwargs[name] = FIELDS[{"int": int, "bytes": bytes, "str": str, "bool": bool}[hint]]
+    return st.builds(cls, **kwargs)
+
+
+@settings(max_examples=400, deadline=None)
+@given(msg=st.one_of([_message(c) for c in MESSAGES]), flip=st.integers(0, 400), raw=st.binary(max_size=120))
+def test_arbitrary_messages_and_bytes_never_raise_anything_but_coded_errors(msg, flip, raw):
+    _, _, session, peer = pair()
+    body = bytearray(encode_message(msg))
+    if flip < len(body):
+        body[flip] ^= 0x5A
+    for candidate in (bytes(body), raw):
+        try:
+            decoded = decode_message(candidate)
+        except ProtocolError:
+            continue
+        session.receive(peer, decoded, 0)  # must not raise
+    session.receive(peer, msg, 0)
+    session.advance_frame(0)
+
+
+def test_prediction_repeats_hold_ticks_of_the_newest_earlier_real_input_only():
+    from protocol.race.inputs import PeerInputs
+
+    buffer = PeerInputs()
+    buffer.add(3, (("boost", False), ("swerve_left", True)), RaceInput(3, [], bytes(64)))
+    assert buffer.predict(3) == ()  # nothing real before frame 3
+    assert buffer.predict(5) == (("swerve_left", True),)  # the Event skill is never repeated
+    buffer.add(7, (("stabilize", True),), RaceInput(7, [], bytes(64)))  # a later input arriving out of order
+    assert buffer.predict(5) == (("swerve_left", True),)  # does not change an earlier frame's prediction
+    assert buffer.predict(9) == (("stabilize", True),)
+    buffer.prune(8)  # pruned inputs still serve as the base of later predictions
+    assert buffer.predict(12) == (("stabilize", True),) and not buffer.real

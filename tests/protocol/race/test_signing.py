@@ -1,0 +1,106 @@
+"""Frozen race signing digests (docs/race.md lists the same vectors) and the race message codec."""
+
+import pytest
+
+from protocol.errors import ProtocolError
+from protocol.identity.keys import Identity, race_id
+from protocol.race.keys import announce
+from protocol.race.messages import InputRecord, RaceRelay, RaceSnapshot
+from protocol.race.setup import RaceSetup
+from protocol.race.signing import (
+    HOLD_SKILLS, SKILLS, canonical_events, catch_up_digest, checksum_digest, input_digest, key_digest,
+)
+from protocol.encoding.wire import decode_message, encode_message
+from tests.protocol.race.harness import identities, make_setup
+
+MASTER = Identity(bytes([7]) * 32)
+RACE = race_id("ab" * 32, 0)
+KEY = MASTER.race_key(RACE)
+EVENTS = canonical_events([("stabilize", True), ("boost", False)])
+
+
+def test_race_key_vector():
+    assert MASTER.peer_id == "z6MkvDqGT54cXesYGvABpF1UapVNwjCqRcafi4Px6Thv5T3Z"
+    assert KEY.public_key.hex() == "5895ec9612f36c9583038b11b98bce87269f78126f82d233989ac180c4e8d747"
+    digest = key_digest(RACE, MASTER.peer_id, KEY.public_key)
+    assert digest.hex() == "c7c8eacbf9a0ed13f0868ace82d930dff586f54bc935e6bb70cc1b482a8ecf43"
+    assert announce(MASTER, RACE).signature.hex() == (
+        "27dce7db9e5baa37ea01a63a90fa39d9c94557f2ca6dac44a28a4a43f494c7ca"
+        "19369865072a5e055417e7857383fe7e760d2520f2b9af4565f405f0a8ca6c01"
+    )
+
+
+def test_input_vectors():
+    assert EVENTS == (("boost", False), ("stabilize", True))
+    digest = input_digest(RACE, 42, EVENTS)
+    assert digest.hex() == "5eb8426df535ed27e0c2ef9ab6011ca878866ab0e34d34445c4549a2797d9ec4"
+    assert KEY.sign(digest).hex() == (
+        "1c23f2ed5ff0d3eb7f3fa589e7893667fe3707358effd2216af75226249b415f"
+        "1f21066a282b8d411d1944b11a52e68ad0d2b0acad3b21d736fcaf7bf7155807"
+    )
+    assert input_digest(RACE, 43, ()).hex() == "314b770d83b78c0735c2088590f249173add94ae39865e5e9c636d6e9f0b5ac3"
+    assert input_digest(race_id("ab" * 32, 1), 42, EVENTS) != digest  # bound to the round
+
+
+def test_checksum_and_catch_up_vectors():
+    digest = checksum_digest(RACE, 120, bytes(range(32)))
+    assert digest.hex() == "07d41ea52180915da6473c20ea8c87c5aedbd07fad74c8e175457c850edc44f6"
+    assert KEY.sign(digest).hex() == (
+        "3ea3ce8b857d43782a558dd3f628d397633a5b410d3392207b342b565178422526"
+        "abc78da1e6f6dab5746f67432d394f614ce81cda8f90a89fc50ef2bac2fe0e"
+    )
+    offer = catch_up_digest(RACE, "offer", 7, MASTER.peer_id, [(304, bytes(32)), (296, bytes([1]) * 32)])
+    assert offer.hex() == "69a7205e1f2c4c54ed8967c2889ca28f03a279eedc557216fc57e6be610d6a0c"
+    assert catch_up_digest(RACE, "probe", 7, MASTER.peer_id, []).hex() == (
+        "1a6fdb13b9026dcb66279093e5c5791bcdcdfcb0b25444c1dd8be80709068469"
+    )
+
+
+def test_skill_tables_match_the_simulation():
+    from sim_core.step.inputs import HOLD_SKILLS as SIM_HOLD
+    from sim_core.step.inputs import SKILLS as SIM_SKILLS
+
+    assert SKILLS == SIM_SKILLS and HOLD_SKILLS == SIM_HOLD
+
+
+def test_nested_messages_round_trip():
+    record = InputRecord("zPeer", 3, [["weapon", True]], bytes(64))
+    for msg in (RaceRelay([record]), RaceSnapshot(1, 8, b"state", [record], bytes(64))):
+        assert decode_message(encode_message(msg)) == msg
+
+
+@pytest.mark.parametrize("change", [
+    {"input_delay": 9}, {"max_prediction": -1}, {"max_prediction": True},
+])
+def test_setup_options_are_checked(change):
+    with pytest.raises(ProtocolError) as err:
+        make_setup(identities(2), **change)
+    assert err.value.code == "race-setup-invalid"
+
+
+def test_setup_roster_is_checked():
+    good = make_setup(identities(2))
+    for slots in ({next(iter(good.slots)): 0}, dict.fromkeys(good.slots, 0)):
+        with pytest.raises(ProtocolError):
+            RaceSetup(good.match_id, 0, slots, good.skills, good.loadouts, good.grid_context_digest, good.grid_seed)
+
+
+def test_setup_from_a_locked_start_takes_the_round_s_slots_cars_and_grid():
+    from types import SimpleNamespace
+
+    from protocol.room.locked_start import LockedStart
+    from protocol.race.setup import loadout_digest
+
+    peers = [i.peer_id for i in identities(3)]
+    cars = {p: [{"car": f"{p[-4:]}-{r}"} for r in range(2)] for p in peers}
+    locked = LockedStart(
+        match_id="ab" * 32, started_at=0, countdown_deadline=5000, roster=peers, config=None,
+        declarations={p: SimpleNamespace(car_rotation=cars[p]) for p in peers},
+        grid_seed=bytes(range(32)), grid_context_digest=bytes(32), digest="", package={},
+    )
+    skills = {p: frozenset({"boost"}) for p in peers}
+    first, second = (RaceSetup.from_locked_start(locked, r, skills, input_delay=1) for r in (0, 1))
+    assert first.slots == locked.slots(0) and second.slots == locked.slots(1) and first.slots != second.slots
+    assert second.loadouts == {p: loadout_digest(cars[p][1]) for p in peers}
+    assert first.grid_seed == bytes(range(32)).hex() and first.grid_context_digest == "00" * 32
+    assert second.round_index == 1 and second.input_delay == 1 and second.match_id == "ab" * 32

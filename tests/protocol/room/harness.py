@@ -1,0 +1,154 @@
+"""An in-memory star network for the sans-IO room machines: routes actions, keeps a clock."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.errors import ProtocolError
+from protocol.identity.keys import Identity
+from protocol.room.invitation import new_room_id, new_secret, parse_secret
+from protocol.room.actions import CloseLink, Notify, Send
+from protocol.room.config import MatchConfig, RoomLimits
+from protocol.room.host import HostRoom
+from protocol.room.member import FetchAssets, HostSuccession, MatchStarted, MemberRoom, RelayedIn
+from protocol.versions.record import node_version_info
+from protocol.encoding.wire import decode_message, encode_message
+
+LOADOUT = {"chassis": "builtin:chassis-01", "body": "builtin:body-01", "motor": "builtin:motor-01",
+           "battery": "builtin:battery-01", "tires": {k: "builtin:tire-01" for k in ("FL", "FR", "RL", "RR")},
+           "rollers": {}}
+
+
+class FakeAssets:
+    """Loadouts are dicts whose values are refs; a ref containing 'unusable' is blocked."""
+
+    def __init__(self, have: set[str] | None = None) -> None:
+        self.have = have
+
+    def track_digests(self, config: MatchConfig) -> list[str]:
+        return [hashlib.sha256(r.track_ref.encode()).hexdigest() for r in config.rounds]
+
+    def rotation_refs(self, rotation: list[Any]) -> list[str]:
+        refs = []
+        for car in rotation:
+            if not isinstance(car, dict) or set(car) != set(LOADOUT):
+                raise ProtocolError("loadout-structure", "malformed loadout")
+            refs += [v for v in car.values() if isinstance(v, str)] + list(car["tires"].values())
+        return refs
+
+    def check_rotation(self, peer: str, rotation: list[Any]) -> None:
+        for ref in self.rotation_refs(rotation):
+            if "unusable" in ref:
+                raise ProtocolError("asset-version-unusable", f"asset-version-unusable:{ref}")
+        if self.missing_assets(self.rotation_refs(rotation)):
+            raise ProtocolError("asset-missing", "a car uses an asset this node does not hold")
+
+    def missing_assets(self, refs: list[str]) -> list[str]:
+        return [] if self.have is None else [r for r in refs if r not in self.have]
+
+
+@dataclass
+class Net:
+    host_id: Identity
+    rounds: int = 1
+    now: int = 1_000_000
+    min_players: int = 2
+    max_players: int = 8
+    max_spectators: int = 4
+    events: dict[str, list[Notify]] = field(default_factory=dict)
+    started: dict[str, MatchStarted] = field(default_factory=dict)
+    closed: list[tuple[str, str]] = field(default_factory=list)
+    fetches: list[FetchAssets] = field(default_factory=list)
+    gone: set[str] = field(default_factory=set)
+    deaf: dict[str, tuple[type, ...]] = field(default_factory=dict)  # member -> message types it ignores
+
+    def __post_init__(self) -> None:
+        self.room_id = new_room_id()
+        self.secrets = {"participant": new_secret(), "spectator": new_secret()}
+        config = MatchConfig.uniform("builtin:track-01", self.rounds)
+        self.host = HostRoom(
+            self.host_id, self.room_id, config, RoomLimits(self.min_players, self.max_players, self.max_spectators),
+            {k: parse_secret(v) for k, v in self.secrets.items()}, FakeAssets().track_digests(config), self.now,
+        )
+        self.members: dict[str, MemberRoom] = {}
+        self.host_member = self.add_member(self.host_id, link=False)
+        self.route(self.host_member.message(self.host_id.peer_id, self.host.state_message(), self.now), self.host_id.peer_id)
+
+    def add_member(self, identity: Identity, *, role="participant", info=None, assets=None, auto_ready=True,
+                   secret: str | None = None, link=True, rotation=None) -> MemberRoom:
+        member = MemberRoom(
+            identity, self.room_id, self.host_id.peer_id, role, info or node_version_info("sim_core/1", 1, 0, "t"),
+            assets or FakeAssets(), choose_car=lambda rounds: [LOADOUT] * rounds if rotation is None else rotation,
+            auto_ready=auto_ready, nickname=identity.peer_id[-4:],
+        )
+        self.members[identity.peer_id] = member
+        if link:
+            transcript = hashlib.sha256(b"link" + identity.public_key).digest()
+            request = member.join_request(transcript, parse_secret(secret or self.secrets[role]))
+            self.route(self.host.join(identity.peer_id, transcript, self._wire(request), self.now), None)
+        return member
+
+    @staticmethod
+    def _wire(message):
+        return decode_message(encode_message(message))  # everything crosses a real msgpack encoding
+
+    def route(self, actions: list[object], source: str | None) -> None:
+        """Deliver actions until quiet; ``source`` is the member whose actions these are (None = host)."""
+        queue = [(source, a) for a in actions]
+        while queue:
+            origin, action = queue.pop(0)
+            if isinstance(action, Send):
+                if origin is None:  # host -> member
+                    member = self.members.get(action.peer)
+                    ignored = isinstance(action.message, self.deaf.get(action.peer, ()))
+                    if member is not None and action.peer not in self.gone and not ignored:
+                        queue += [(action.peer, a) for a in member.message(self.host_id.peer_id, self._wire(action.message), self.now)]
+                else:  # member -> host
+                    if origin not in self.gone:
+                        queue += [(None, a) for a in self.host.message(origin, self._wire(action.message), self.now)]
+            elif isinstance(action, Notify):
+                self.events.setdefault(origin or "host", []).append(action)
+            elif isinstance(action, MatchStarted):
+                self.started[origin] = action
+            elif isinstance(action, CloseLink):
+                self.closed.append((action.peer, action.code))
+            elif isinstance(action, FetchAssets):
+                self.fetches.append(action)
+            elif isinstance(action, RelayedIn):
+                pass
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+        self.route(self.host.tick(self.now), None)
+        for peer, member in self.members.items():
+            self.route(member.tick(self.now), peer)
+
+    def drop(self, peer: str) -> None:
+        self.gone = self.gone | {peer}
+        self.route(self.host.link_closed(peer, self.now), None)
+
+    def of(self, peer: str | None, event: str) -> list[dict]:
+        return [n.data for n in self.events.get(peer or "host", []) if n.event == event]
+
+
+def succeed(net: Net, successor: Identity, others: list[Identity], *, auto_ready: bool = True) -> Net:
+    """After the host is lost: the successor hosts from the last room state; the others re-join it."""
+    old = net.members[successor.peer_id]
+    (succession,) = [a for a in old.host_lost(net.now) if isinstance(a, HostSuccession)]
+    assert succession.successor == successor.peer_id
+    new = Net.__new__(Net)
+    new.__dict__.update(net.__dict__)
+    new.events, new.started, new.closed, new.fetches, new.gone, new.deaf = {}, {}, [], [], set(), {}
+    new.host_id = successor
+    new.host = HostRoom.succeed(
+        successor, succession.state, net.host_id.peer_id, parse_secret(net.secrets["participant"]),
+        FakeAssets().track_digests(MatchConfig.from_wire(succession.state.matchConfig)), net.now,
+    )
+    new.members = {}
+    new.host_member = new.add_member(successor, link=False, auto_ready=auto_ready)
+    new.route(new.host_member.message(successor.peer_id, new.host.state_message(), new.now), successor.peer_id)
+    for other in others:
+        new.add_member(other, auto_ready=auto_ready)
+    return new

@@ -1,0 +1,120 @@
+"""Backward-Euler heat per part, overheating breakage, the damage transaction and tire wear (spec §7.1, §7.3)."""
+
+from sim_core import SkillEvent
+from sim_core.state.layout import BROKEN_MASK, P_BREAK_FRAME, P_FATIGUE, P_FATIGUE_REM, P_TEMP, REMAINING_Q, VS, part_field
+from sim_core.specs.materials import material
+from sim_core.step.thermal import settle
+
+from tests.sim_core.helpers import place, world
+
+
+def grounded():
+    w = world()
+    place(w, 0, h=0, vh=0)
+    return w
+
+
+def test_motor_heats_by_its_share_of_drive_power():
+    w = grounded()
+    model = w.models[0]
+    w.step({})
+    temp = w._cars[0][part_field(model.motor, P_TEMP)]
+    heat_j = 0.2 * 100.0 / 60  # K_MOTOR_HEAT · 100 W for 1/60 s
+    capacity_j_per_c = 0.020 * material("steel").specific_heat_j_kgk  # 20 g of steel
+    expected_mc = 20_000 + heat_j / capacity_j_per_c * 1000
+    assert abs(temp - expected_mc) <= 1
+    assert w._cars[0][part_field(model.chassis, P_TEMP)] == 20_000  # no source, at ambient: unchanged
+
+
+def test_hot_part_cools_toward_ambient_monotonically():
+    w = grounded()
+    body = part_field(w.models[0].body, P_TEMP)
+    w._cars[0][body] = 60_000
+    temps = []
+    for _ in range(30):
+        w.step({})
+        temps.append(w._cars[0][body])
+    assert all(20_000 < b < a for a, b in zip([60_000] + temps, temps))
+
+
+def test_overheated_motor_breaks_at_end_of_frame_and_drive_stops_next_frame():
+    w = grounded()
+    model = w.models[0]
+    w._cars[0][part_field(model.motor, P_TEMP)] = material("steel").thermal_limit_mc + 10_000
+    w.step({})
+    assert w._cars[0][BROKEN_MASK] == 1 << model.motor
+    assert w._cars[0][part_field(model.motor, P_BREAK_FRAME)] == 1
+    mass_before = model.mechanics(0).mass_ug
+    assert model.mechanics(w._cars[0][BROKEN_MASK]).mass_ug == mass_before - model.masses[model.motor]
+    energy = w._cars[0][REMAINING_Q]
+    w.step({})
+    assert w._cars[0][REMAINING_Q] == energy  # no motor: nothing drawn
+    assert w.disable_reason(0) == "functional-disabled"
+
+
+def test_chip_overheat_after_a_full_strength_skill_then_skills_stop():
+    hot, reference = grounded(), grounded()
+    chip = hot.models[0].chip
+    limit = material("pc").thermal_limit_mc
+    hot._cars[0][part_field(chip, P_TEMP)] = limit - 1
+    reference._cars[0][part_field(chip, P_TEMP)] = limit - 1
+    hot.step({0: [SkillEvent("boost", False)]})
+    reference.step({0: [SkillEvent("boost", False)]})
+    assert hot._cars[0][BROKEN_MASK] == 1 << chip
+    cold = grounded()
+    cold.step({0: [SkillEvent("boost", False)]})
+    assert hot._cars[0][VS] == cold._cars[0][VS]  # the triggering boost ran at full strength
+    energy = hot._cars[0][REMAINING_Q]
+    hot.step({0: [SkillEvent("boost", False)]})
+    assert energy - hot._cars[0][REMAINING_Q] == 100_000  # only the drive
+
+
+def test_chassis_break_retires_the_car():
+    w = grounded()
+    model = w.models[0]
+    w._cars[0][part_field(model.chassis, P_TEMP)] = material("abs").thermal_limit_mc + 5_000
+    w.step({})
+    assert w.standings()[0]["status"] == "retired"
+    assert w.disable_reason(0) == "physics-retired"
+    before = w.car_state(0)
+    w.step({})
+    assert w.car_state(0) == before and w.frame == 2  # removed from physics: nothing about it changes
+    assert before["retired_frame"] == 1
+
+
+def test_tire_wear_is_exact_and_grows_with_temperature():
+    w = grounded()
+    model = w.models[0]
+    tire = model.tire_parts[0]
+    capacity = model.wear_capacity[tire]
+    assert capacity == 5000 * 25_000 // 1000  # 5000 mm³ of rubber, 25 MPa
+    c = w._cars[0]
+    heat = [0] * model.part_count
+    wear = [0] * model.part_count
+    wear[tire] = 5_000_000 * 10**12  # 5 000 000 nJ
+    settle(c, model, heat, wear, 20_000)
+    assert (c[part_field(tire, P_FATIGUE)], c[part_field(tire, P_FATIGUE_REM)]) == (40, 0)
+    limit = material("rubber").thermal_limit_mc
+    c[part_field(tire, P_TEMP)] = 20_000 + (limit - 20_000) // 2  # r = 0.5 → ×(1 + 2·0.25) = ×1.5
+    settle(c, model, heat, wear, 20_000)
+    assert c[part_field(tire, P_FATIGUE)] >= 40 + 59
+
+
+def test_sub_ppm_wear_accumulates_in_the_remainder():
+    w = grounded()
+    model = w.models[0]
+    tire = model.tire_parts[0]
+    c = w._cars[0]
+    wear = [0] * model.part_count
+    wear[tire] = 1_000 * 10**12  # 1000 nJ = 0.008 ppm
+    for _ in range(125):
+        settle(c, model, [0] * model.part_count, wear, 20_000)
+    assert c[part_field(tire, P_FATIGUE)] == 1 and c[part_field(tire, P_FATIGUE_REM)] == 0
+
+
+def test_rolling_tires_wear_while_driving():
+    w = grounded()
+    for _ in range(120):
+        w.step({})
+    tire = w.models[0].tire_parts[0]
+    assert w._cars[0][part_field(tire, P_FATIGUE_REM)] > 0
