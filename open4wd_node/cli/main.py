@@ -25,17 +25,15 @@ from open4wd_node.cli import commands
 from open4wd_node.cli.commands._settings import add_settings
 from open4wd_node.runtime.config import Scope, given_settings
 from open4wd_node.runtime.context import NodeContext
-from open4wd_node.runtime.errors import UsageError, UserError, first_coded
+from open4wd_node.runtime.errors import UsageError, first_coded
 from open4wd_node.runtime.paths import default_data_dir
 from open4wd_node.runtime.signals import Interrupted, received_signal, stop_signals_raise
-from protocol.errors import ProtocolError
+from open4wd_base.errors import CodedError
 from sim_core.derived_cache import backed_by
-from sim_core.errors import SimError
 
 if TYPE_CHECKING:
     from open4wd_node.assets.cache_dir import CacheDir
 
-CODED = (ProtocolError, SimError, UserError)
 
 
 class CommandLineParser(argparse.ArgumentParser):
@@ -104,17 +102,17 @@ def _attempt(argv: list[str], as_json: bool) -> int:
     """Run the command; report a coded error. A stop signal is left to ``main`` (``received_signal``)."""
     try:
         return _run(argv)
-    except CODED as exc:
+    except CodedError as exc:
         _report(exc, as_json)
-        return exc.exit_status if isinstance(exc, UserError) else 1
+        return exc.exit_status
     except BaseExceptionGroup as group:  # raised inside a trio nursery
         if first_coded(group, (Interrupted, KeyboardInterrupt)) is not None:
             return 1  # replaced by the signal's status in main
-        coded = first_coded(group, CODED)
-        if coded is None:
+        coded = first_coded(group, (CodedError,))
+        if not isinstance(coded, CodedError):
             raise
         _report(coded, as_json)
-        return coded.exit_status if isinstance(coded, UserError) else 1
+        return coded.exit_status
     except BrokenPipeError:  # output piped into a reader that stopped early (| head): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
         return 141

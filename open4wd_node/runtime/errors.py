@@ -1,15 +1,10 @@
 """The shell's own coded errors (configuration, files, usage), printed like protocol and sim errors."""
 
+from open4wd_base.errors import CodedError
 
-class UserError(Exception):
-    """Input the user gave was refused (a file, a configuration, a value): exit status 1."""
 
-    exit_status = 1
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+class UserError(CodedError):
+    """Input the user gave was refused (a file, a configuration, a value): the user's to fix, exit 1."""
 
 
 class UsageError(UserError):

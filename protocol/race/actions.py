@@ -7,20 +7,13 @@ from typing import Any
 
 from protocol.race.messages import RaceInput
 from protocol.race.signing import Event
-from protocol.room.actions import CloseLink, Notify, Send
+from protocol.actions import CloseLink, Misbehaviour, Send
+from protocol.room.actions import Notify
 
 __all__ = [
     "AnchorDecided", "CaughtUp", "CloseLink", "ConfirmedInput", "DesyncRecord", "FrameConfirmed", "FrameReport", "Misbehaviour",
     "Notify", "RoundEnded", "Send", "SessionEnded", "VoteDecided", "WriteState",
 ]
-
-
-@dataclass(frozen=True)
-class Misbehaviour:
-    """A peer's message was dropped for ``code``; the shell counts these against the link."""
-
-    peer: str
-    code: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,23 +1,13 @@
-"""What the room state machines ask their shell to do: send, close a link, tell the user."""
+"""What the room state machines ask their shell to do: the shared link actions, and tell the user."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.encoding.wire import Message
+from protocol.actions import CloseLink, Send
 
-
-@dataclass(frozen=True)
-class Send:
-    peer: str
-    message: Message
-
-
-@dataclass(frozen=True)
-class CloseLink:
-    peer: str
-    code: str
+__all__ = ["CloseLink", "Notify", "Send"]
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,12 @@
 """Headless drivers of a world: reproducible input streams and the GGRS-style sync test."""
+
+from open4wd_base.exports import lazy_exports
+
+__all__, __getattr__ = lazy_exports(__name__, {
+    "RandomInputs": "scripted",
+    "SplitMix64": "scripted",
+    "no_inputs": "scripted",
+    "SyncTestResult": "synctest",
+    "first_differences": "synctest",
+    "run_synctest": "synctest",
+})

@@ -1,0 +1,3 @@
+"""What the three packages share and nothing else: the coded error family (whose fault a refusal is)
+and the lazy re-export of a package's public names. It imports none of them, so ``protocol`` and
+``sim_core`` can use it and still never import each other (ARCHITECTURE §1)."""

@@ -1,0 +1,39 @@
+"""What every sans-IO machine (room host, room member, race session) may ask its shell to do about
+links, whatever the subsystem: send a message, close a link, and count a peer's broken rule.
+
+Each subsystem adds its own actions and its typed user-visible events beside these, and names the
+union of all of them (``RoomAction``, ``RaceAction``). Every machine takes input through one
+convention, ``receive(peer, message, now_ms) -> list[action]``, where ``peer`` is the authenticated
+sender (the link's PeerId, never a field of the message).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protocol.encoding.wire import Message
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send ``message`` to ``peer`` (over its link, or to this node itself in a host's own seat)."""
+
+    peer: str
+    message: Message
+
+
+@dataclass(frozen=True)
+class CloseLink:
+    """Close the link to ``peer``, telling it ``code``."""
+
+    peer: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Misbehaviour:
+    """What ``peer`` sent broke a rule (a ``PeerError`` with ``code``) and was dropped; the shell logs it
+    and counts it against that peer's link. Never produced for this node's own mistakes."""
+
+    peer: str
+    code: str
