@@ -96,6 +96,15 @@ class CatchUpRequest:
             return "next-voter"
         return None
 
+    def next_deadline_ms(self) -> int | None:
+        """When ``on_timer`` next has something to say (a re-probe, giving up, the next voter), or None
+        while a target is chosen and no snapshot is awaited."""
+        if self.target is None:
+            return self.started_ms + min(PROBE_GIVE_UP_MS, self.probes * PROBE_RETRY_MS)
+        if self.pending is not None:
+            return self.pending_since + SNAPSHOT_TIMEOUT_MS
+        return None
+
 
 class OfferPins:
     """Snapshots this node promised to requesters: one pin per requester, until served or expired."""

@@ -36,7 +36,7 @@ from protocol.race.messages import (
     RaceInput, RaceKey, RaceLeave, RaceOffer,
     RaceProbe, RaceRejoin, RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
-from protocol.race.recovery import ACTIVE, LOST, REJOINING, REMOVED, RecoveryMixin
+from protocol.race.recovery import ACTIVE, LOST, RECONNECT_WINDOW_MS, REJOINING, REMOVED, RecoveryMixin
 from protocol.race.setup import RaceSetup, RaceWorld
 from protocol.race.signing import Event, checksum_digest, input_digest
 from protocol.race.votes import AGREED, MINORITY, STRIKE_LIMIT, TIE, VOTE_INTERVAL_FRAMES, VoteBook
@@ -116,6 +116,19 @@ class RaceSession(RecoveryMixin):
 
     def status(self, peer: str) -> str:
         return self._status[peer]
+
+    def next_deadline_ms(self) -> int | None:
+        """When ``tick`` next has a timer to fire (a reconnect window closing, a catch-up retry, the
+        anchor's proposal slot or timeout), or None when no timer runs. Between frames, e.g. while the
+        shell waits for the round's anchor, it ticks at this deadline instead of on a fixed period."""
+        if self.ended is not None:
+            return None
+        deadlines = [at + RECONNECT_WINDOW_MS for at in self._lost_at.values()]
+        for timers in (self._catch_up, self._anchor):
+            deadline = None if timers is None else timers.next_deadline_ms()
+            if deadline is not None:
+                deadlines.append(deadline)
+        return min(deadlines, default=None)
 
     @property
     def needs_local_input(self) -> bool:
