@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 import structlog
 import trio
 
+from open4wd_base.errors import CodedError, LocalError
+from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.assets.transfer import AssetTransfer
 from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
@@ -37,7 +39,7 @@ from protocol.room.actions import CloseLink, Notify, Send
 from protocol.room.host import HostRoom
 from protocol.room.member import FetchAssets, HostSuccession, MatchStarted, MemberRoom, RelayedIn
 from protocol.identity.keys import Identity
-from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
+from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest, RoomState
 from protocol.encoding.wire import Message
 
 log = structlog.get_logger("open4wd_node.room")
@@ -49,6 +51,8 @@ HOST_EVENTS = frozenset({"ready", "ready-set", "ready-set-refused", "grid-cancel
 
 @dataclass
 class LinkOutbox:
+    """One room link and the outbox its writer task drains."""
+
     link: Link
     queue: Outbox[Message]
 
@@ -65,14 +69,21 @@ class SuccessionPlan:
 
 @dataclass
 class RoomOutcome:
+    """How the room ended for this node: the match it started (None: it did not) and every roster
+    member's listen address, which the race mesh dials."""
+
     started: MatchStarted | None = None
     addresses: dict[str, str] = field(default_factory=dict)  # roster PeerId -> listen "host:port"
 
 
 class RoomDriver:
+    """Drives this node's room machines over its links (module docstring). ``on_notices(member)`` runs
+    after every delivery (the notice board); ``succession`` lets a participant take over or follow a
+    new host when the host's link is lost."""
+
     def __init__(
         self, member: MemberRoom, events: EventSink, transfer: AssetTransfer, host: HostRoom | None = None,
-        on_notices=None, succession: SuccessionPlan | None = None,
+        on_notices: Callable[[MemberRoom], None] | None = None, succession: SuccessionPlan | None = None,
     ) -> None:
         self.member = member
         self.host = host
@@ -89,6 +100,27 @@ class RoomDriver:
         self._pending: deque[tuple[Callable[[object], None], object]] = deque()
         self._delivering = False
         self._timer: trio.CancelScope | None = None  # the ticker's sleep, aimed at the next machine deadline
+
+    @property
+    def _tasks(self) -> trio.Nursery:
+        """The room's nursery; ``LocalError`` while the room is not running (a shell bug)."""
+        if self._nursery is None:
+            raise LocalError("room-not-running", "the room driver is not running")
+        return self._nursery
+
+    @property
+    def _room_state(self) -> RoomState:
+        """The member's room state; ``LocalError`` before the first one arrived (a shell bug)."""
+        if self.member.state is None:
+            raise LocalError("room-no-state", "the room state has not arrived yet")
+        return self.member.state
+
+    @property
+    def _plan(self) -> SuccessionPlan:
+        """How to succeed the host; ``LocalError`` without one (succession is only offered with a plan)."""
+        if self.succession is None:
+            raise LocalError("room-no-succession", "this node has no host succession plan")
+        return self.succession
 
     # ---- routing (synchronous) --------------------------------------------------------------------
 
@@ -137,12 +169,12 @@ class RoomDriver:
         elif isinstance(action, Notify):
             self.events.emit(action.event, **action.data)
         elif isinstance(action, FetchAssets):
-            self._nursery.start_soon(self._fetch, action)
+            self._tasks.start_soon(self._fetch, action)
         elif isinstance(action, RelayedIn):
-            self._nursery.start_soon(self._relayed, action)
+            self._tasks.start_soon(self._relayed, action)
         elif isinstance(action, MatchStarted):
             self.outcome.started = action
-            self.outcome.addresses = {m.peerId: m.listen for m in self.member.state.members}
+            self.outcome.addresses = {m.peerId: m.listen for m in self._room_state.members}
             self.done.set()
         elif isinstance(action, HostSuccession):
             self._follow_successor(action)
@@ -160,8 +192,10 @@ class RoomDriver:
     async def _fetch(self, request: FetchAssets) -> None:
         for ref in request.refs:
             stored = await self.transfer.fetch(request.owner, ref, self._relay_send)
+            assets = self.member.assets
+            if stored and isinstance(assets, NodeRoomAssets):  # the shell's members all hold NodeRoomAssets
+                await run_blocking(assets.prepare, [ref])  # admitted off the loop, checked below
             if stored:
-                await run_blocking(self.member.assets.prepare, [ref])  # admitted off the loop, checked below
                 self.from_member(self.member.asset_stored(ref, self.clock.now_ms()))
 
     async def _relayed(self, action: RelayedIn) -> None:
@@ -174,6 +208,7 @@ class RoomDriver:
     # ---- per-link tasks ---------------------------------------------------------------------------
 
     def attach(self, link: Link) -> LinkOutbox:
+        """A fresh outbox for ``link`` (replacing, and closing, the peer's previous one)."""
         old = self.outboxes.get(link.peer_id)
         if old is not None:
             old.queue.close()
@@ -193,7 +228,9 @@ class RoomDriver:
         """Let what is queued (``match-start``, say) reach the links before the room stops."""
         await flush([o.queue for o in self.outboxes.values()], timeout_s)
 
-    async def run_link(self, outbox: LinkOutbox, on_message, on_closed) -> None:
+    async def run_link(
+        self, outbox: LinkOutbox, on_message: Callable[[str, Message], None], on_closed: Callable[[str], None]
+    ) -> None:
         """Read and write one link until it ends; report its end exactly once."""
         link = outbox.link
         try:
@@ -236,17 +273,19 @@ class RoomDriver:
         if self.host is None:
             await link.aclose("not-host", "this node is not hosting the room (yet)")
             return
+        host = self.host  # never replaced while this node hosts (a successor only ever replaces None)
         outbox = self.attach(link)
-        self.from_host(self.host.join(link.peer_id, link.transcript, first, self.clock.now_ms()))
+        self.from_host(host.join(link.peer_id, link.transcript, first, self.clock.now_ms()))
         await self.run_link(
             outbox,
-            lambda peer, msg: self.from_host(self.host.message(peer, msg, self.clock.now_ms())),
-            lambda peer: self.from_host(self.host.link_closed(peer, self.clock.now_ms())),
+            lambda peer, msg: self.from_host(host.message(peer, msg, self.clock.now_ms())),
+            lambda peer: self.from_host(host.link_closed(peer, self.clock.now_ms())),
         )
 
     # ---- member side ------------------------------------------------------------------------------
 
     async def run_member_link(self, link: Link) -> None:
+        """This member's link to the host: messages go to the member machine; its end is ``_host_lost``."""
         outbox = self.attach(link)
         await self.run_link(
             outbox,
@@ -265,10 +304,13 @@ class RoomDriver:
         self.from_member(actions)
 
     def _follow_successor(self, succession: HostSuccession) -> None:
-        plan = self.succession
+        plan = self._plan
         now = self.clock.now_ms()
         if succession.successor == self.me:
-            digests = self.member.assets.track_digests(self.member.config)
+            config = self.member.config
+            if config is None:
+                raise LocalError("room-no-state", "a host succession before the first room state")
+            digests = self.member.assets.track_digests(config)
             self.host = HostRoom.succeed(
                 plan.identity, succession.state, self.member.host_peer, plan.participant_secret, digests, now, plan.listen
             )
@@ -277,30 +319,41 @@ class RoomDriver:
             self.from_member(self.member.message(self.me, self.host.state_message(), now))
         else:
             self.member = plan.new_member(succession.successor)
-            self._nursery.start_soon(self._dial_successor, succession)
+            self._tasks.start_soon(self._dial_successor, succession)
 
     async def _dial_successor(self, succession: HostSuccession) -> None:
+        plan = self._plan
         try:
             host, port = parse_address(succession.listen)
-            link = await dial(host, port, self.succession.identity, expected_peer=succession.successor,
+            link = await dial(host, port, plan.identity, expected_peer=succession.successor,
                               expensive=EXPENSIVE_TYPES)
         except (LinkClosed, UserError) as exc:
             self.events.emit("error", code="succession-failed", message=f"cannot reach the new host: {exc}")
             self.done.set()
             return
-        request = self.member.join_request(link.transcript, self.succession.participant_secret)
+        request = self.member.join_request(link.transcript, plan.participant_secret)
         await link.send(request)
         await self.run_member_link(link)
 
-    def handle_error(self, exc: ProtocolError) -> None:
+    def handle_error(self, exc: CodedError) -> None:
+        """Show a refused local command (``ready`` at the wrong moment, say) as an ``error`` event."""
         self.events.emit("error", code=exc.code, message=exc.message)
 
 
 PLAYER_COMMANDS = "ready | cancel | leave"
+SEAT_COMMANDS: dict[str, Callable[[MemberRoom, int], list[object]]] = {  # command -> the seat's answer at now_ms
+    "ready": lambda member, now_ms: member.declare_ready(now_ms),
+    "cancel": lambda member, now_ms: member.cancel_ready(),
+    "leave": lambda member, now_ms: member.leave(),
+}
 
 
 async def read_player_commands(driver: RoomDriver) -> None:
-    """Lines on stdin steer the player's seat: ``ready``, ``cancel`` (un-ready), ``leave``."""
+    """Lines on stdin steer the player's seat: ``ready``, ``cancel`` (un-ready), ``leave``.
+
+    A command the seat refuses in its state (``ready`` without a car, say) is the player's to know: it
+    becomes an ``error`` event, whether the member machine calls it a protocol rule or a local misuse
+    (``LocalError``). A ``LocalError`` from routing the seat's answer is a bug of this node and propagates."""
     while True:
         try:
             line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
@@ -309,17 +362,22 @@ async def read_player_commands(driver: RoomDriver) -> None:
         if not line:
             return  # no terminal (or end of input): --auto-ready or the host's view only
         command = line.strip().lower()
-        try:
-            if command == "ready":
-                driver.from_member(driver.member.declare_ready(driver.clock.now_ms()))
-            elif command == "cancel":
-                driver.from_member(driver.member.cancel_ready())
-            elif command == "leave":
-                driver.from_member(driver.member.leave())
-                driver.events.emit("error", code="left", message="you left the room")
-                driver.done.set()
-                return
-            elif command:
+        seat = SEAT_COMMANDS.get(command)
+        if seat is None:
+            if command:
                 driver.events.emit("error", code="unknown-command", message=f"commands: {PLAYER_COMMANDS}")
+            continue
+        try:
+            try:
+                actions = seat(driver.member, driver.clock.now_ms())
+            except LocalError as exc:  # refused in the seat's state: the player is told, no bug
+                driver.handle_error(exc)
+                continue
+            driver.from_member(actions)
         except ProtocolError as exc:
             driver.handle_error(exc)
+            continue
+        if command == "leave":
+            driver.events.emit("error", code="left", message="you left the room")
+            driver.done.set()
+            return

@@ -1,9 +1,13 @@
-"""The match runner's waits between frames: woken by what they wait for, never by a polling period.
+"""The match runner: its waits between frames, and whose fault an error in a message handler is.
 
-The barrier ends when the last linked peer's ``MeshReady`` arrives (or its link is lost); the anchor
-wait ends when the anchor is decided, by a message or by the session's own timer at the deadline the
-session names. Each keeps its timeout. Whole-node races cover the same code end to end
-(``test_races.py``); here a runner is built around a stand-in session to time each wait exactly.
+The waits are woken by what they wait for, never by a polling period. The barrier ends when the last
+linked peer's ``MeshReady`` arrives (or its link is lost); the anchor wait ends when the anchor is
+decided, by a message or by the session's own timer at the deadline the session names. Each keeps
+its timeout. Whole-node races cover the same code end to end (``test_races.py``); here a runner is
+built around a stand-in session to time each wait exactly.
+
+A ``LocalError`` (this node's bug) raised while handling a peer's message propagates out of the mesh
+callback: only the session turns a peer's ``PeerError`` into its ``Misbehaviour``.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
+from open4wd_base.errors import LocalError
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.net.outbox import Outbox
 from open4wd_node.race.match_play import IdleDriver
@@ -153,3 +159,19 @@ async def test_the_anchor_wait_keeps_its_timeout_in_the_caller(tmp_path, fast_cl
         await runner._await_anchor(session)  # type: ignore[arg-type]
     assert trio.current_time() - start == ANCHOR_WAIT_S and not runner.anchor_done.is_set()
     assert len(session.ticks) == 1  # nothing was due: it never woke to tick again
+
+
+class _BrokenSession(_AnchorSession):
+    """A session with a bug: handling any message raises ``LocalError``."""
+
+    def receive(self, peer: str, message: object, now_ms: int) -> list[Any]:
+        raise LocalError("race-bug", "a bug of this node, whatever the peer sent")
+
+
+async def test_a_local_error_while_handling_a_message_is_raised_not_blamed_on_the_peer(tmp_path, fast_clock):
+    runner = _runner(tmp_path)
+    runner._session = _BrokenSession(decide_ms=None)  # type: ignore[assignment]
+    with pytest.raises(LocalError) as info:
+        runner._on_message(A.peer_id, object())  # type: ignore[arg-type]
+    assert info.value.code == "race-bug"
+    assert runner.report.leaves == [] and not runner.anchor_done.is_set()
