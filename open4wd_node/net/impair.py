@@ -151,6 +151,10 @@ class _Pipe:
             pass
 
 
+NONE = Impairment()
+ANY_LOOPBACK_PORT = Address("127.0.0.1", 0)
+
+
 class ImpairmentProxy:
     """Forwards connections accepted on ``listen`` to ``target``, impaired per direction.
 
@@ -158,8 +162,8 @@ class ImpairmentProxy:
     ``set`` act on it while it runs. Cancel the run to stop it (every connection is closed).
     """
 
-    def __init__(self, target: Address, *, up: Impairment = Impairment(), down: Impairment = Impairment(),
-                 listen: Address = Address("127.0.0.1", 0)) -> None:
+    def __init__(self, target: Address, *, up: Impairment = NONE, down: Impairment = NONE,
+                 listen: Address = ANY_LOOPBACK_PORT) -> None:
         self.target = target
         self.listen = listen
         self.impairments = {Direction.UP: up, Direction.DOWN: down}

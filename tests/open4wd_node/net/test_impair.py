@@ -72,7 +72,7 @@ async def test_flips_at_offsets_and_at_a_seeded_rate_are_reproducible(fast_clock
             proxy = await start(nursery, sink, up=Impairment(flip_offsets=(10, 3999), flip_rate=0.002, seed=3))
             client = await connect(proxy)
             await client.send_all(data)
-            await until(lambda: len(sink.received) == len(data))
+            await until(lambda sink=sink: len(sink.received) == len(data))
             nursery.cancel_scope.cancel()
         positions = [i for i, byte in enumerate(sink.received) if byte != 0]
         assert {10, 3999} <= set(positions) and all(sink.received[i] == 0xFF for i in positions)
