@@ -91,7 +91,8 @@ def _track_auto(m: dict[str, Any]) -> dict[str, Any]:
 
 def _root_extras_of(doc: dict[str, Any], location: str) -> dict[str, Any]:
     if location == "scene":
-        return doc["scenes"][doc.get("scene", 0)]["extras"]
+        scene_extras: dict[str, Any] = doc["scenes"][doc.get("scene", 0)]["extras"]
+        return scene_extras
     extras = doc.get("extras")
     if not isinstance(extras, dict):
         extras = doc["extras"] = {}

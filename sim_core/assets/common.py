@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sim_core.assets import constants as C
 from sim_core.assets.findings import Findings, shown
@@ -27,7 +27,7 @@ def marker_type(root: dict[str, Any], findings: Findings, *, allow_missing_versi
     if kind not in C.ASSET_TYPES:
         findings.error("schema-marker-invalid", f"root extras type {shown(kind)} is not one of {', '.join(C.ASSET_TYPES)}")
         return None
-    return kind
+    return cast(str, kind)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ def _vec(values: list[int]) -> tuple[int, int, int]:
 
 def _box(entry: dict[str, Any]) -> Box:
     lo, hi = entry["min_um"], entry["max_um"]
-    return Box(tuple((lo[k] + hi[k]) // 2 for k in range(3)), tuple((hi[k] - lo[k]) // 2 for k in range(3)))  # type: ignore[arg-type]
+    return Box(tuple((lo[k] + hi[k]) // 2 for k in range(3)), tuple((hi[k] - lo[k]) // 2 for k in range(3)))
 
 
 def track_spec(track: AdmittedAsset, *, track_id: str | None = None, lap_count: int = 3, time_limit_s: int = 600) -> TrackSpec:

@@ -3,6 +3,8 @@ cars (speed, heavy, control) in slot order; used by ``World.demo``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sim_core.assets.builtins import admitted_builtin
 from sim_core.assets.convert import track_spec, vehicle_from_loadout
 from sim_core.assets.mounts import TIRE_SLOTS
@@ -13,7 +15,7 @@ DEMO_TRACK = "builtin:track-02"
 ARCHETYPE_ROLLERS = {1: ("FL", "FR"), 2: ("FL", "FR", "CL", "CR", "RL", "RR"), 3: ("FL", "FR", "RL", "RR")}
 
 
-def archetype_loadout(number: int) -> dict:
+def archetype_loadout(number: int) -> dict[str, Any]:
     """The all-``-NN`` loadout of archetype 1 (speed), 2 (heavy) or 3 (control)."""
     ref = f"-{number:02d}"
     return {

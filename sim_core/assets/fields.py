@@ -7,7 +7,7 @@ Numbers come from the reader as ``int`` or ``Decimal`` (never float), so a decla
 from __future__ import annotations
 
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
-from typing import Any
+from typing import Any, cast
 
 from sim_core.assets.findings import Findings, shown
 
@@ -50,7 +50,7 @@ def number(
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing")
             return None
-        return default
+        return cast("int | None", default)
     value = as_decimal(extras[key])
     if value is None:
         findings.error("field-invalid", f"{where}: {key!r} must be a number, got {shown(extras[key])}")
@@ -69,12 +69,12 @@ def choice(extras: dict[str, Any], key: str, where: str, findings: Findings, opt
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing (one of {', '.join(options)})")
             return None
-        return default
+        return cast("str | None", default)
     value = extras[key]
     if value not in options:
         findings.error("field-invalid", f"{where}: {key!r} = {shown(value)} is not one of {', '.join(options)}")
         return None
-    return value
+    return cast(str, value)
 
 
 def flag(extras: dict[str, Any], key: str, where: str, findings: Findings, default: Any = MISSING) -> bool | None:
@@ -82,7 +82,7 @@ def flag(extras: dict[str, Any], key: str, where: str, findings: Findings, defau
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing (true or false)")
             return None
-        return default
+        return cast("bool | None", default)
     value = extras[key]
     if not isinstance(value, bool):
         findings.error("field-invalid", f"{where}: {key!r} must be true or false, got {shown(value)}")
@@ -107,7 +107,7 @@ def vector3(extras: dict[str, Any], key: str, where: str, findings: Findings, de
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing")
             return None
-        return default
+        return cast("tuple[Decimal, Decimal, Decimal] | None", default)
     raw = extras[key]
     values = [as_decimal(v) for v in raw] if isinstance(raw, list) and len(raw) == 3 else None
     if values is None or any(v is None for v in values):

@@ -8,18 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Final, Literal
 
 from sim_core.errors import SimError
 
-ERROR = "error"
-WARNING = "warning"
+Severity = Literal["error", "warning"]
+ERROR: Final = "error"  # refuses the asset
+WARNING: Final = "warning"  # reported, never refuses
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
     code: str
     message: str
-    severity: str = ERROR
+    severity: Severity = ERROR
     rule: str | None = None  # the spec's rule id (PART-R-001, PHYS-R-001, TRACK-R-001) when it has one
 
     def __post_init__(self) -> None:

@@ -55,13 +55,13 @@ def mount_nodes(asset: GlbAsset, part_type: str, findings: Findings) -> dict[str
         findings.error("mount-whitelist", f"a {part_type} needs {', '.join(missing)}")
     result = {}
     for name in wanted:
-        node = found.get(name)
-        if node is None or node.mesh is not None:
+        mount = found.get(name)
+        if mount is None or mount.mesh is not None:
             continue
-        if any(abs(s - 1_000_000) > _RIGID_TOLERANCE_UM for s in node.frame.scale_um):
-            findings.error("mount-whitelist", f"{name} must be a rigid frame (unit scale); its scale is {node.frame.scale_um} ppm")
+        if any(abs(s - 1_000_000) > _RIGID_TOLERANCE_UM for s in mount.frame.scale_um):
+            findings.error("mount-whitelist", f"{name} must be a rigid frame (unit scale); its scale is {mount.frame.scale_um} ppm")
             continue
-        result[name] = node
+        result[name] = mount
     return result
 
 

@@ -373,7 +373,7 @@ def read_glb(data: bytes) -> GlbAsset:
     roots = _scene_roots(gltf, parents)
     worlds: dict[int, Matrix] = {}
     order: list[int] = []
-    stack = [(r, None) for r in reversed(roots)]
+    stack: list[tuple[int, int | None]] = [(r, None) for r in reversed(roots)]
     while stack:
         index, parent = stack.pop()
         if index in worlds:

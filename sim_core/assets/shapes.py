@@ -65,9 +65,9 @@ def cylinder_x(centre: tuple[float, float, float], radius: float, width: float, 
     ref = np.array(centre, dtype=np.float64)
     if hole <= 0.0:
         verts += [(cx - hw, cy, cz), (cx + hw, cy, cz)]
-        caps = [(2 * n, i, (i + 1) % n) for i in range(n)] + [(2 * n + 1, n + i, n + (i + 1) % n) for i in range(n)]
+        cap_tris = [(2 * n, i, (i + 1) % n) for i in range(n)] + [(2 * n + 1, n + i, n + (i + 1) % n) for i in range(n)]
         v = np.array(verts, dtype=np.float64)
-        return v, np.array(_orient(v, _quads(side) + caps, ref), dtype=np.int64)
+        return v, np.array(_orient(v, _quads(side) + cap_tris, ref), dtype=np.int64)
     verts += [(cx + sx, cy + hole * c, cz + hole * s) for sx in (-hw, hw) for c, s in CIRCLE16]
     v = np.array(verts, dtype=np.float64)
     inner = [(2 * n + a, 2 * n + b, 2 * n + c, 2 * n + d) for a, b, c, d in side]

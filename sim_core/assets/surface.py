@@ -11,7 +11,8 @@ import numpy as np
 
 
 def _dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return (u[:, 0] * v[:, 0] + u[:, 1] * v[:, 1]) + u[:, 2] * v[:, 2]
+    products: np.ndarray = (u[:, 0] * v[:, 0] + u[:, 1] * v[:, 1]) + u[:, 2] * v[:, 2]
+    return products
 
 
 def _cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:

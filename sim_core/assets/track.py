@@ -21,6 +21,8 @@ from sim_core.assets.surface import SurfaceIndex
 EMPTY_PREFIXES = ("RoutePoint_", "Checkpoint_", "KillZone_", "RespawnPoint_")
 _INDEXED = re.compile(r"^(RoutePoint|Checkpoint|KillZone|RespawnPoint)_([1-9][0-9]*)$")
 BoxAabb = tuple[tuple[int, int, int], tuple[int, int, int]]
+DEFAULT_GRAVITY_DIRECTION = (Decimal(0), Decimal(-1), Decimal(0))
+ZERO_VECTOR = (Decimal(0), Decimal(0), Decimal(0))
 
 
 def _block(root: dict[str, Any], key: str, findings: Findings) -> dict[str, Any] | None:
@@ -77,11 +79,11 @@ def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Find
         return None
     by_name = {n.name: n for n in empties["RoutePoint_"]}
     listed: set[str] = set()
-    points = []
+    points: list[dict[str, Any]] = []
     for i, entry in enumerate(raw):
         name = entry.get("name") if isinstance(entry, dict) else None
         node = by_name.get(name) if isinstance(name, str) else None
-        if node is None or name in listed:
+        if node is None or not isinstance(name, str) or name in listed:
             findings.error("route-empty-mismatch", f"track.route[{i}] names {shown(name)}, which is not a RoutePoint_<n> empty listed once")
             continue
         listed.add(name)
@@ -142,7 +144,7 @@ def _named_boxes(track: dict[str, Any], empties: dict[str, list[Node]], aabb: Bo
     if len(checkpoints) > C.MAX_CHECKPOINTS or len(kill_zones) > C.MAX_KILL_ZONES:
         findings.error("track-budget", f"at most {C.MAX_CHECKPOINTS} checkpoints and {C.MAX_KILL_ZONES} kill zones")
     for entry in checkpoints + kill_zones:
-        if not _inside((tuple(entry["min_um"]), tuple(entry["max_um"])), aabb):  # type: ignore[arg-type]
+        if not _inside((tuple(entry["min_um"]), tuple(entry["max_um"])), aabb):
             findings.error("box-outside-track", f"{entry['name']} is not fully inside the track AABB")
     return checkpoints, kill_zones
 
@@ -152,14 +154,14 @@ def _box_entry(name: str, box: BoxAabb) -> dict[str, Any]:
 
 
 def _gravity(physics: dict[str, Any], findings: Findings) -> dict[str, Any] | None:
-    direction = fields.vector3(physics, "gravity_direction", "physics", findings, default=(0, -1, 0))
-    strength = fields.number(physics, "gravity_strength_m_s2", "physics", findings, low="1.6", high=25, scale=1_000_000, default=C.GRAVITY_DEFAULT_UM_S2, unit=" m/s²")
+    direction = fields.vector3(physics, "gravity_direction", "physics", findings, default=DEFAULT_GRAVITY_DIRECTION)
+    strength = fields.number(physics, "gravity_strength_m_s2", "physics", findings, low=Decimal("1.6"), high=25, scale=1_000_000, default=C.GRAVITY_DEFAULT_UM_S2, unit=" m/s²")
     if direction is not None and all(d == 0 for d in direction):
         findings.error("gravity-invalid", "physics.gravity_direction must not be the zero vector")
         return None
     if direction is None or strength is None:
         return None
-    return {"direction_ppm": fields.unit_ppm(tuple(fields.as_decimal(d) for d in direction)), "strength_um_s2": strength}  # type: ignore[arg-type]
+    return {"direction_ppm": fields.unit_ppm(direction), "strength_um_s2": strength}
 
 
 def _weather(weather: dict[str, Any], findings: Findings) -> dict[str, Any] | None:
@@ -221,7 +223,7 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
         if kind == "kinematic_move":
             period = fields.number(node.extras, "period_ms", where, local, low=500, high=3_600_000, scale=1)
             phase = fields.number(node.extras, "phase_offset_ms", where, local, low=0, high=3_600_000, scale=1, default=0)
-            amplitude = [fields.scaled(d, 1_000_000) for d in fields.vector3(node.extras, "amplitude_m", where, local, default=(0, 0, 0)) or ()]
+            amplitude = [fields.scaled(d, 1_000_000) for d in fields.vector3(node.extras, "amplitude_m", where, local, default=ZERO_VECTOR) or ()]
             if None in amplitude or sum(a * a for a in amplitude if a is not None) > 20_000_000**2:
                 local.error("entity-invalid", f"{where}: amplitude_m must be µm-resolution and at most 20 m long")
             entry.update(
@@ -243,7 +245,7 @@ def _check_surface_snap(points: list[dict[str, Any]], solids: list[Node], findin
     """Every route point lies within ±5 mm of a static collider surface (ROUTEPOINT_SURFACE_TOLERANCE_M)."""
     surfaces = [SurfaceIndex(n.mesh.vertices_um, n.mesh.triangles) for n in solids if n.mesh is not None]
     for p in points:
-        if not any(s.within(tuple(p["position_um"]), C.ROUTEPOINT_SURFACE_TOLERANCE_UM) for s in surfaces):  # type: ignore[arg-type]
+        if not any(s.within(tuple(p["position_um"]), C.ROUTEPOINT_SURFACE_TOLERANCE_UM) for s in surfaces):
             findings.error("routepoint-off-surface", f"{p['name']} is more than 5 mm from every static collider surface")
 
 

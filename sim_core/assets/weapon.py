@@ -73,7 +73,10 @@ def _actuators(asset: GlbAsset, findings: Findings) -> list[dict[str, Any]] | No
     if not isinstance(raw, list) or len(raw) > C.MAX_WEAPON_DRIVEN_PIVOTS:
         findings.error("weapon-actuator-invalid", f"weapon_actuators must be a list of at most {C.MAX_WEAPON_DRIVEN_PIVOTS}")
         return None
-    out, pivots, claimed, bodies = [], set(), set(), 0
+    out: list[dict[str, Any]] = []
+    pivots: set[str] = set()
+    claimed: set[str] = set()
+    bodies = 0
     for i, spec in enumerate(raw):
         where = f"weapon_actuators[{i}]"
         if not isinstance(spec, dict):
@@ -82,7 +85,7 @@ def _actuators(asset: GlbAsset, findings: Findings) -> list[dict[str, Any]] | No
         local = Findings()
         pivot = spec.get("pivot_node")
         pivot_node = asset.node(pivot) if isinstance(pivot, str) else None
-        if pivot_node is None or pivot_node.mesh is not None or not pivot.startswith("Pivot_") or pivot in pivots:
+        if not isinstance(pivot, str) or pivot_node is None or pivot_node.mesh is not None or not pivot.startswith("Pivot_") or pivot in pivots:
             local.error("weapon-actuator-invalid", f"{where}: pivot_node {shown(pivot)} must name its own Pivot_* empty")
         else:
             pivots.add(pivot)

@@ -9,14 +9,19 @@ Validation raises ``SimError`` with stable ``track-*`` codes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, NoReturn, TypeGuard, get_args
 
 from sim_core.constants import START_GRID_CELL_UM
 from sim_core.errors import SimError
 from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.specs.materials import material
 
-TRACK_TYPES = ("open", "fixed")
-LAP_MODES = ("linear", "loop")
+TrackType = Literal["open", "fixed"]
+LapMode = Literal["linear", "loop"]
+TRACK_TYPES: tuple[TrackType, ...] = get_args(TrackType)
+LAP_MODES: tuple[LapMode, ...] = get_args(LapMode)
+"""Track types and lap modes are plain strings typed as ``Literal`` (not enums): they are fields of
+``TrackSpec``, whose ``repr`` is hashed into the state's topology digest."""
 UNIT_TOLERANCE = 2_000
 """How far |v| of an authored unit vector may be from 1e6 (rounding of a quantised float vector)."""
 LOOP_DISTANCE_UM = 1_000_000
@@ -30,11 +35,11 @@ MAX_CHECKPOINTS = 64
 MAX_KILL_ZONES = 64
 
 
-def _fail(code: str, message: str) -> None:
+def _fail(code: str, message: str) -> NoReturn:
     raise SimError(code, message)
 
 
-def _is_vec3(value: object) -> bool:
+def _is_vec3(value: object) -> TypeGuard[Vec3]:
     return isinstance(value, tuple) and len(value) == 3 and all(type(c) is int for c in value)
 
 
@@ -42,7 +47,7 @@ def check_unit_vector(value: object, what: str) -> None:
     """A ×1e6 integer unit vector: three ints whose length is 1e6 within rounding tolerance."""
     if not _is_vec3(value):
         _fail("track-invalid-vector", f"{what} must be a tuple of three ints (×1e6 unit vector)")
-    x, y, z = value  # type: ignore[misc]
+    x, y, z = value
     length_sq = x * x + y * y + z * z
     low, high = (UNIT - UNIT_TOLERANCE) * (UNIT - UNIT_TOLERANCE), (UNIT + UNIT_TOLERANCE) * (UNIT + UNIT_TOLERANCE)
     if not low <= length_sq <= high:
@@ -132,10 +137,10 @@ class TrackSpec:
     """
 
     track_id: str
-    track_type: str
+    track_type: TrackType
     route: tuple[RoutePoint, ...]
     surface_material: str
-    lap_mode: str | None = None
+    lap_mode: LapMode | None = None
     lap_count: int = LAP_COUNT_DEFAULT
     checkpoints: tuple[Box, ...] = ()
     kill_zones: tuple[Box, ...] = ()
@@ -154,7 +159,7 @@ class TrackSpec:
         self.validate()
 
     @property
-    def effective_lap_mode(self) -> str:
+    def effective_lap_mode(self) -> LapMode:
         """The declared lap mode, or the spec's automatic rule when none is declared."""
         if self.lap_mode is not None:
             return self.lap_mode

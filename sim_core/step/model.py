@@ -8,6 +8,7 @@ spec: friction and body restitution ``Average``; tire and roller restitution ``M
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sim_core.constants import QUANTA_PER_MJ
@@ -100,7 +101,7 @@ class CarModel:
             right_wall=self._wall_response(RIGHT_ROLLER_SLOTS, alive, body),
         )
 
-    def _wall_response(self, slots: tuple[str, ...], alive, body: int) -> tuple[int, int, int]:
+    def _wall_response(self, slots: tuple[str, ...], alive: Callable[[int], bool], body: int) -> tuple[int, int, int]:
         """Rollers on this side run along the wall (Min restitution, rolling loss); without one the body
         slides on it (Average restitution and friction)."""
         wall = self.wall

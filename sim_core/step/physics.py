@@ -23,7 +23,7 @@ from sim_core.intmath import div_round, div_trunc
 from sim_core.state.layout import (
     AIR_FRAMES, ARC, BROKEN_MASK, H, LAT, OUTSIDE, PENALTY_TIMER, REMAINING_Q, VH, VLAT, VS,
 )
-from sim_core.step.model import CarModel
+from sim_core.step.model import CarModel, Mechanics
 from sim_core.specs.route import Route
 
 CURVE = 1_000_000_000_000  # curvature is stored as (1/µm)·1e12
@@ -208,7 +208,7 @@ def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int
     return js, jl, jh, damping
 
 
-def _walls(c: list[int], model: CarModel, mech, ctx: TrackContext, half: int, lat: int, new_lat: int, new_h: int,
+def _walls(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext, half: int, lat: int, new_lat: int, new_h: int,
            vlat: int, vs: int, m: int) -> tuple[int, int, int]:
     """Corridor edges of a fixed track are walls ``wall_height_um`` high at |lat| = width/2.
 
