@@ -19,6 +19,7 @@ import hashlib
 import struct
 from itertools import chain
 
+from open4wd_base.errors import LocalError
 from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC
 from sim_core.errors import SimError
 from sim_core.state.layout import (
@@ -52,9 +53,13 @@ class StateCodec:
             raise SimError("state-overflow", f"a state value does not fit in 64 bits: {exc}") from None
 
     def unpack(self, data: bytes, limits: "StateLimits") -> tuple[list[int], list[list[int]]]:
-        """Decode and validate; raises ``SimError`` without side effects on any mismatch."""
-        if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) != self.size:
-            raise SimError("state-invalid", f"a saved state of this world is exactly {self.size} bytes")
+        """Decode and validate; raises ``SimError`` without side effects on any mismatch (the bytes may be a
+        peer's), ``LocalError`` when ``data`` is not bytes at all (the caller's bug)."""
+        size_rule = f"a saved state of this world is exactly {self.size} bytes"
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise LocalError("state-invalid", size_rule)
+        if len(data) != self.size:
+            raise SimError("state-invalid", size_rule)
         magic, version, count, digest = HEADER.unpack_from(data)
         if magic != MAGIC:
             raise SimError("state-invalid", "not a sim_core saved state (bad magic)")
