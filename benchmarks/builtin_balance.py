@@ -111,7 +111,7 @@ def race(track_ref: str, laps: int, archetypes: list[int], driver: str, resolve)
                 if t > h[part]:
                     h[part] = t
     cars = []
-    for slot, (n, vehicle) in enumerate(zip(archetypes, vehicles)):
+    for slot, (n, vehicle) in enumerate(zip(archetypes, vehicles, strict=True)):
         c = world._cars[slot]
         names = _part_names(vehicle)
         finished = c[FINISHED_FRAME] if c[FINISHED_FRAME] >= 0 else None

@@ -40,7 +40,7 @@ class MeshMetrics:
 
     def centroid_um(self) -> tuple[int, int, int]:
         if self.six_volume_um3 == 0:
-            return tuple((lo + hi) // 2 for lo, hi in zip(self.aabb_min_um, self.aabb_max_um))  # type: ignore[return-value]
+            return tuple((lo + hi) // 2 for lo, hi in zip(self.aabb_min_um, self.aabb_max_um, strict=True))  # type: ignore[return-value]
         return tuple(round_div(n, 4 * self.six_volume_um3) for n in self.centroid_numerator)  # type: ignore[return-value]
 
 

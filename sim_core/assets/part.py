@@ -67,7 +67,7 @@ def _check_budget(asset: GlbAsset, findings: Findings) -> bool:
 
 
 def _check_aabb(lo: tuple[int, ...], hi: tuple[int, ...], findings: Findings) -> None:
-    for axis, (a, b) in zip("xyz", zip(lo, hi)):
+    for axis, (a, b) in zip("xyz", zip(lo, hi, strict=True), strict=True):
         if not C.PART_AABB_MIN_UM <= b - a <= C.PART_AABB_MAX_UM:
             findings.error("part-aabb-out-of-range", f"AABB {axis} size is {b - a} µm; it must lie in [0.001, 1] m")
 
@@ -107,7 +107,7 @@ def _thermal(solids: tuple[Solid, ...], proxies: list[dict[str, Any]]) -> dict[s
     heat_capacity = 0
     conductance = 0
     limits = []
-    for solid, proxy in zip(solids, proxies):
+    for solid, proxy in zip(solids, proxies, strict=True):
         mat = solid.material
         if mat.specific_heat_j_kgk is not None:
             heat_capacity += proxy["mass_ug"] * mat.specific_heat_j_kgk
@@ -243,7 +243,7 @@ def analyse_part(
     proxies = [_proxy(s) for s in solids]
     total_mass = sum(p["mass_ug"] for p in proxies)
     if part_type == "tire":
-        for solid, proxy in zip(solids, proxies):
+        for solid, proxy in zip(solids, proxies, strict=True):
             ultimate = solid.material.ultimate_strength_kpa or 0
             proxy["wear_capacity_mj"] = round_div(proxy["volume_um3"] * ultimate, 10**12)
         if any(p["wear_capacity_mj"] <= 0 for p in proxies):
@@ -251,7 +251,7 @@ def analyse_part(
     if part_type in ("tire", "roller"):
         specific = {"hinge": _hinge(lo, hi, driven=part_type == "tire")}
     elif part_type == "weapon":
-        specific = analyse_weapon(asset, {s.node.index: p for s, p in zip(solids, proxies)}, mounts, findings)
+        specific = analyse_weapon(asset, {s.node.index: p for s, p in zip(solids, proxies, strict=True)}, mounts, findings)
     if findings.rejected or specific is None or magnet is None:
         return None
     contact = {d: sum(p["contact_area_um2"][d] for p in proxies) for d in CONTACT_DIRECTIONS}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from itertools import pairwise
 from decimal import Decimal
 from typing import Any
 
@@ -65,7 +66,7 @@ def _inside(box: BoxAabb, aabb: BoxAabb) -> bool:
 def _orthonormal(up: tuple[int, int, int], back: tuple[int, int, int]) -> bool:
     """Unit vectors (±0.2 %) within ~3° of perpendicular, as the simulation's route frames require."""
     unit = all(998_000**2 <= sum(c * c for c in v) <= 1_002_000**2 for v in (up, back))
-    return unit and abs(sum(a * b for a, b in zip(up, back))) <= 50_000 * 1_000_000
+    return unit and abs(sum(a * b for a, b in zip(up, back, strict=True))) <= 50_000 * 1_000_000
 
 
 def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Findings) -> tuple[str, str, list[dict[str, Any]]] | None:
@@ -106,7 +107,7 @@ def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Find
     if (track_type == "open" and len(points) != 2) or len(points) < 2:
         findings.error("route-count-invalid", f"a {track_type} track needs {'exactly' if track_type == 'open' else 'at least'} 2 route points; it has {len(points)}")
         return None
-    for a, b in zip(points, points[1:]):
+    for a, b in pairwise(points):
         d2 = sum((a["position_um"][k] - b["position_um"][k]) ** 2 for k in range(3))
         if d2 < C.ROUTEPOINT_MIN_SPACING_UM**2:
             findings.error("route-spacing-invalid", f"{a['name']} and {b['name']} are closer than 0.1 m")
@@ -139,7 +140,7 @@ def _named_boxes(track: dict[str, Any], empties: dict[str, list[Node]], aabb: Bo
         checkpoints.append(_box_entry(name, box))
     kill_zones = [_box_entry(n.name, _box(n)) for n in empties["KillZone_"]]
     for entry in kill_zones:
-        if any(hi - lo <= 0 for lo, hi in zip(entry["min_um"], entry["max_um"])):
+        if any(hi - lo <= 0 for lo, hi in zip(entry["min_um"], entry["max_um"], strict=True)):
             findings.error("killzone-scale-invalid", f"{entry['name']}: a kill zone box needs a positive size on every axis")
     if len(checkpoints) > C.MAX_CHECKPOINTS or len(kill_zones) > C.MAX_KILL_ZONES:
         findings.error("track-budget", f"at most {C.MAX_CHECKPOINTS} checkpoints and {C.MAX_KILL_ZONES} kill zones")

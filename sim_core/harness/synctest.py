@@ -39,7 +39,7 @@ def first_differences(world: World, expected: bytes, actual: bytes, limit: int =
     want = world.codec.values.unpack_from(expected, header)
     got = world.codec.values.unpack_from(actual, header)
     names = world.field_names()
-    return [(names[i], a, b) for i, (a, b) in enumerate(zip(want, got)) if a != b][:limit]
+    return [(names[i], a, b) for i, (a, b) in enumerate(zip(want, got, strict=True)) if a != b][:limit]
 
 
 def run_synctest(world: World, frames: int, check_distance: int, next_inputs: Callable[[], Inputs],

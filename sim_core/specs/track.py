@@ -75,7 +75,7 @@ class RoutePoint:
         _check_position(self.position_um, f"{what}.position_um")
         check_unit_vector(self.forward_e6, f"{what}.forward_e6")
         check_unit_vector(self.up_e6, f"{what}.up_e6")
-        dot = sum(f * u for f, u in zip(self.forward_e6, self.up_e6))
+        dot = sum(f * u for f, u in zip(self.forward_e6, self.up_e6, strict=True))
         if abs(dot) > 50_000 * UNIT:  # more than ~3° off perpendicular
             _fail("track-invalid-route", f"{what}: forward must lie in the surface (perpendicular to up)")
         if type(self.width_um) is not int or self.width_um <= 0:
@@ -217,7 +217,7 @@ class TrackSpec:
         if self.aabb_min_um is not None:
             _check_position(self.aabb_min_um, "aabb_min_um")
             _check_position(self.aabb_max_um, "aabb_max_um")
-            if any(lo >= hi for lo, hi in zip(self.aabb_min_um, self.aabb_max_um)):  # type: ignore[arg-type]
+            if any(lo >= hi for lo, hi in zip(self.aabb_min_um, self.aabb_max_um, strict=True)):  # type: ignore[arg-type]
                 _fail("track-invalid-aabb", "aabb_min_um must be below aabb_max_um on every axis")
         if self.player_capacity < 2:
             _fail("track-start-too-narrow", "RP1 must be at least 0.36 m wide (2 start slots of 0.18 m)")

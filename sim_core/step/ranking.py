@@ -51,7 +51,7 @@ def car_status(c: list[int], model: CarModel) -> CarStatus:
 
 def update_round_end(world: list[int], cars: list[list[int]], models: list[CarModel], time_limit_frames: int) -> None:
     """Decide whether the frame that just ran (``world[W_FRAME]`` already counts it) ended the round."""
-    unfinished = [(c, m) for c, m in zip(cars, models) if c[STATUS] != STATUS_FINISHED]
+    unfinished = [(c, m) for c, m in zip(cars, models, strict=True) if c[STATUS] != STATUS_FINISHED]
     if not unfinished:
         _end(world, END_ALL_FINISHED)
         return

@@ -35,7 +35,7 @@ def test_box_measures_are_exact(x: int, y: int, z: int, sx: int, sy: int, sz: in
     m = measure(Mesh(vertices, t))
     assert m.watertight and m.volume_um3 == sx * sy * sz
     assert m.aabb_min_um == (x, y, z) and m.aabb_max_um == (x + sx, y + sy, z + sz)
-    assert all(abs(2 * c - (2 * lo + s)) <= 1 for c, lo, s in zip(m.centroid_um(), (x, y, z), (sx, sy, sz)))
+    assert all(abs(2 * c - (2 * lo + s)) <= 1 for c, lo, s in zip(m.centroid_um(), (x, y, z), (sx, sy, sz), strict=True))
     assert m.contact_um2["top"] == m.contact_um2["bottom"] == sx * sz
     inverted = measure(Mesh(vertices, t[:, ::-1]))
     assert inverted.six_volume_um3 == -m.six_volume_um3
