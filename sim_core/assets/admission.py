@@ -56,7 +56,11 @@ def check(data: bytes, *, deprecated: frozenset[str] = frozenset()) -> tuple[Fin
         return findings, None
     digest = manifest_digest(manifest)
     if digest != claimed:
-        findings.error("manifest-digest-mismatch", f"the rebuilt manifest digest {digest[:16]}… differs from the embedded {claimed[:16]}…; the asset was altered after baking")
+        findings.error(
+            "manifest-digest-mismatch",
+            f"the rebuilt manifest digest {digest[:16]}… differs from the embedded {claimed[:16]}…; "
+            "the asset was altered after baking",
+        )
         return findings, None
     kind = manifest["part_type"] if manifest["kind"] == "part" else "track"
     return findings, AdmittedAsset(content_id(data), kind, manifest, digest, tuple(findings.items))

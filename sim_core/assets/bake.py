@@ -54,7 +54,9 @@ def _part_auto(m: dict[str, Any]) -> dict[str, Any]:
         "auto_centroid_m": um_vec_to_m(g["centroid_um"]),
         "auto_surface_area_m2": Decimal(g["surface_area_um2"]).scaleb(-12),
         "auto_contact_area_m2": {k: Decimal(v).scaleb(-12) for k, v in g["contact_area_um2"].items()},
-        "auto_empties": {f["name"]: {"pos_m": um_vec_to_m(f["position_um"]), "axes": [ppm_vec(a) for a in f["axes_ppm"]]} for f in m["mounts"]},
+        "auto_empties": {
+            f["name"]: {"pos_m": um_vec_to_m(f["position_um"]), "axes": [ppm_vec(a) for a in f["axes_ppm"]]} for f in m["mounts"]
+        },
         "auto_thermal_limit": None if g["thermal_limit_mc"] is None else Decimal(g["thermal_limit_mc"]).scaleb(-3),
         "auto_fragments": {"version": 1, "count": 0, "method": "voxel_fallback", "total_volume_loss_pct": 0, "fragments": []},
         "auto_feature_deviations": [],
@@ -71,7 +73,10 @@ def _part_auto(m: dict[str, Any]) -> dict[str, Any]:
         auto["auto_chip_slots"] = specific["slot_count"]
     elif kind == "weapon":
         auto["auto_inferred"] = bool(specific["axis"] and specific["axis"]["inferred"])
-        auto["auto_launch_ammo"] = [{"node_name": a["node"], "material": a["material"], "volume_m3": Decimal(a["volume_um3"]).scaleb(-18)} for a in specific["ammo"]]
+        auto["auto_launch_ammo"] = [
+            {"node_name": a["node"], "material": a["material"], "volume_m3": Decimal(a["volume_um3"]).scaleb(-18)}
+            for a in specific["ammo"]
+        ]
     elif kind == "chassis":
         auto["auto_chassis_mounts"] = _chassis_mounts(m["mounts"])
     return auto

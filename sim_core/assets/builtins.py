@@ -16,7 +16,11 @@ PREFIX = "builtin:"
 DIGEST_FILE = "SHA256SUMS"
 ARCHETYPES = ("speed", "heavy", "control")
 TRACK_THEMES = ("practice", "speed", "combat")
-BUILTIN_STEMS: tuple[str, ...] = tuple(f"{t}-{n:02d}" for t in C.PART_TYPES for n in (1, 2, 3)) + ("track-01", "track-02", "track-03")
+BUILTIN_STEMS: tuple[str, ...] = tuple(f"{t}-{n:02d}" for t in C.PART_TYPES for n in (1, 2, 3)) + (
+    "track-01",
+    "track-02",
+    "track-03",
+)
 BUILTIN_REFS: tuple[str, ...] = tuple(PREFIX + s for s in BUILTIN_STEMS)
 
 
@@ -28,7 +32,10 @@ def stem_of(ref: str) -> str:
     """The file stem of a known built-in ref; ``unknown-builtin`` names the allowed refs otherwise."""
     stem = ref[len(PREFIX) :] if ref.startswith(PREFIX) else None
     if stem not in BUILTIN_STEMS:
-        raise SimError("unknown-builtin", f"{ref!r} is not a built-in; known: builtin:<type>-01…03 for {', '.join(C.PART_TYPES)} and builtin:track-01…03")
+        raise SimError(
+            "unknown-builtin",
+            f"{ref!r} is not a built-in; known: builtin:<type>-01…03 for {', '.join(C.PART_TYPES)} and builtin:track-01…03",
+        )
     return stem
 
 
@@ -68,10 +75,12 @@ def _checked_builtin(ref: str) -> tuple[bytes, str]:
     try:
         data = _data_dir().joinpath(name).read_bytes()
     except OSError as exc:
-        raise SimError("builtin-missing", f"built-in file {name} is not installed ({exc.strerror}); reinstall open4wd-node") from None
+        raise SimError("builtin-missing",
+                       f"built-in file {name} is not installed ({exc.strerror}); reinstall open4wd-node") from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != shipped_digests().get(name):
-        raise SimError("builtin-digest-mismatch", f"built-in file {name} does not match its shipped SHA-256; reinstall open4wd-node")
+        raise SimError("builtin-digest-mismatch",
+                       f"built-in file {name} does not match its shipped SHA-256; reinstall open4wd-node")
     return data, digest
 
 

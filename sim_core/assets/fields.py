@@ -64,7 +64,9 @@ def number(
     return result
 
 
-def choice(extras: dict[str, Any], key: str, where: str, findings: Findings, options: tuple[str, ...], default: Any = MISSING) -> str | None:
+def choice(
+    extras: dict[str, Any], key: str, where: str, findings: Findings, options: tuple[str, ...], default: Any = MISSING
+) -> str | None:
     if key not in extras:
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing (one of {', '.join(options)})")
@@ -102,7 +104,9 @@ def text(extras: dict[str, Any], key: str, where: str, findings: Findings, requi
     return value
 
 
-def vector3(extras: dict[str, Any], key: str, where: str, findings: Findings, default: Any = MISSING) -> tuple[Decimal, Decimal, Decimal] | None:
+def vector3(
+    extras: dict[str, Any], key: str, where: str, findings: Findings, default: Any = MISSING
+) -> tuple[Decimal, Decimal, Decimal] | None:
     if key not in extras:
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing")

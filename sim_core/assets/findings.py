@@ -28,7 +28,11 @@ class Finding:
         """Messages quote an author's names and values; a newline or other control character in one
         must not start a line of its own (a forged ``error[…]`` line in ``asset validate``)."""
         if not self.message.isprintable():
-            object.__setattr__(self, "message", "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in self.message))
+            object.__setattr__(
+                self,
+                "message",
+                "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in self.message),
+            )
 
     def as_dict(self) -> dict[str, str]:
         out = {"code": self.code, "severity": self.severity, "message": self.message}

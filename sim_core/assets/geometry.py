@@ -68,7 +68,11 @@ def measure(mesh: Mesh) -> MeshMetrics:
     a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
     e1, e2 = b - a, c - a
     cross = np.stack(
-        [e1[:, 1] * e2[:, 2] - e1[:, 2] * e2[:, 1], e1[:, 2] * e2[:, 0] - e1[:, 0] * e2[:, 2], e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]],
+        [
+            e1[:, 1] * e2[:, 2] - e1[:, 2] * e2[:, 1],
+            e1[:, 2] * e2[:, 0] - e1[:, 0] * e2[:, 2],
+            e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0],
+        ],
         axis=1,
     )
     det = (a * cross).sum(axis=1) if len(t) else np.zeros(0, dtype=object)  # a·((b−a)×(c−a)) = a·(b×c)
@@ -108,7 +112,9 @@ def _support(points: np.ndarray, direction: tuple[int, int, int]) -> tuple[int, 
     return (int(p[0]), int(p[1]), int(p[2]))
 
 
-def union_aabb(boxes: list[tuple[tuple[int, int, int], tuple[int, int, int]]]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def union_aabb(
+    boxes: list[tuple[tuple[int, int, int], tuple[int, int, int]]],
+) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     lo = tuple(min(b[0][k] for b in boxes) for k in range(3))
     hi = tuple(max(b[1][k] for b in boxes) for k in range(3))
     return lo, hi  # type: ignore[return-value]

@@ -9,7 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from pygltflib import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, GLTF2, UNSIGNED_INT, Accessor, Asset, Attributes, Buffer, BufferView
+from pygltflib import (
+    ARRAY_BUFFER,
+    ELEMENT_ARRAY_BUFFER,
+    FLOAT,
+    GLTF2,
+    UNSIGNED_INT,
+    Accessor,
+    Asset,
+    Attributes,
+    Buffer,
+    BufferView,
+)
 from pygltflib import Mesh as GltfMesh
 from pygltflib import Node as GltfNode
 from pygltflib import Primitive, Scene
@@ -21,7 +32,13 @@ def translation_matrix(x: float, y: float, z: float) -> list[list[float]]:
     return [[1.0, 0.0, 0.0, x], [0.0, 1.0, 0.0, y], [0.0, 0.0, 1.0, z], [0.0, 0.0, 0.0, 1.0]]
 
 
-def frame_matrix(origin: tuple[float, float, float], x_axis: tuple[float, ...], y_axis: tuple[float, ...], z_axis: tuple[float, ...], scale: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> list[list[float]]:
+def frame_matrix(
+    origin: tuple[float, float, float],
+    x_axis: tuple[float, ...],
+    y_axis: tuple[float, ...],
+    z_axis: tuple[float, ...],
+    scale: tuple[float, float, float] = (1.0, 1.0, 1.0),
+) -> list[list[float]]:
     """Row-major 4×4 from an origin and three axis columns (each scaled)."""
     cols = [[a * scale[i] for a in axis] for i, axis in enumerate((x_axis, y_axis, z_axis))]
     return [[cols[0][r], cols[1][r], cols[2][r], origin[r]] for r in range(3)] + [[0.0, 0.0, 0.0, 1.0]]
@@ -45,7 +62,14 @@ class GlbBuilder:
         idx = np.ascontiguousarray(triangles, dtype="<u4").reshape(-1)
         pos_view = self._view(pos.tobytes(), ARRAY_BUFFER)
         self.gltf.accessors.append(
-            Accessor(bufferView=pos_view, componentType=FLOAT, count=len(pos), type="VEC3", min=[float(v) for v in pos.min(axis=0)], max=[float(v) for v in pos.max(axis=0)])
+            Accessor(
+                bufferView=pos_view,
+                componentType=FLOAT,
+                count=len(pos),
+                type="VEC3",
+                min=[float(v) for v in pos.min(axis=0)],
+                max=[float(v) for v in pos.max(axis=0)],
+            )
         )
         idx_view = self._view(idx.tobytes(), ELEMENT_ARRAY_BUFFER)
         self.gltf.accessors.append(Accessor(bufferView=idx_view, componentType=UNSIGNED_INT, count=len(idx), type="SCALAR"))

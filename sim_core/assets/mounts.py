@@ -59,7 +59,8 @@ def mount_nodes(asset: GlbAsset, part_type: str, findings: Findings) -> dict[str
         if mount is None or mount.mesh is not None:
             continue
         if any(abs(s - 1_000_000) > _RIGID_TOLERANCE_UM for s in mount.frame.scale_um):
-            findings.error("mount-whitelist", f"{name} must be a rigid frame (unit scale); its scale is {mount.frame.scale_um} ppm")
+            findings.error("mount-whitelist",
+                           f"{name} must be a rigid frame (unit scale); its scale is {mount.frame.scale_um} ppm")
             continue
         result[name] = mount
     return result
@@ -72,13 +73,18 @@ def check_chassis_mounts(mounts: dict[str, Node], aabb: tuple[tuple[int, ...], t
         p = node.frame.position_um
         outside = max(max(lo[k] - p[k], p[k] - hi[k], 0) for k in range(3))
         if outside > C.MOUNT_AABB_REJECT_UM:
-            findings.error("mount-aabb-reject", f"{name} lies {outside} µm outside the chassis AABB; at most {C.MOUNT_AABB_REJECT_UM} µm")
+            findings.error("mount-aabb-reject",
+                           f"{name} lies {outside} µm outside the chassis AABB; at most {C.MOUNT_AABB_REJECT_UM} µm")
         elif outside > C.MOUNT_AABB_WARN_UM:
             findings.warn("mount-aabb-warn", f"{name} lies {outside} µm outside the chassis AABB")
         if name.startswith("Mount_Roller_"):
             tilt = abs(node.frame.axes_ppm[0][1])
             if tilt >= C.HINGE_AXIS_REJECT_SIN_PPM:
-                findings.error("hinge-axis-reject", f"{name}: hinge axis +X tilts out of the chassis X-Z plane (sin = {tilt} ppm ≥ {C.HINGE_AXIS_REJECT_SIN_PPM})")
+                findings.error(
+                    "hinge-axis-reject",
+                    f"{name}: hinge axis +X tilts out of the chassis X-Z plane "
+                    f"(sin = {tilt} ppm ≥ {C.HINGE_AXIS_REJECT_SIN_PPM})",
+                )
             elif tilt >= C.HINGE_AXIS_WARN_SIN_PPM:
                 findings.warn("hinge-axis-warn", f"{name}: hinge axis +X tilts more than 30° out of the chassis X-Z plane")
 

@@ -30,7 +30,9 @@ class PartContext:
     findings: Findings
 
 
-def _measure(asset: GlbAsset, part_type: str, findings: Findings, deprecated: frozenset[str], for_new_product: bool) -> tuple[tuple[Solid, ...], int | None]:
+def _measure(
+    asset: GlbAsset, part_type: str, findings: Findings, deprecated: frozenset[str], for_new_product: bool
+) -> tuple[tuple[Solid, ...], int | None]:
     """The solids that got a material, and the total volume (None when the part is over its budget:
     exact integer measuring is linear in triangles, so an oversized part is never measured)."""
     materials = node_materials(asset, findings, part_type=part_type, deprecated=deprecated, for_new_product=for_new_product)
@@ -44,9 +46,11 @@ def _measure(asset: GlbAsset, part_type: str, findings: Findings, deprecated: fr
         volume += metrics.volume_um3
         label = node.name or f"node {node.index}"
         if metrics.degenerate_triangles:
-            findings.error("degenerate-triangle", f"{label} has {metrics.degenerate_triangles} triangle(s) with area below 1e-8 m²")
+            findings.error("degenerate-triangle",
+                           f"{label} has {metrics.degenerate_triangles} triangle(s) with area below 1e-8 m²")
         if not metrics.watertight:
-            findings.error("mesh-not-watertight", f"{label} is not a closed, consistently wound surface; every part sub-mesh must be watertight")
+            findings.error("mesh-not-watertight",
+                           f"{label} is not a closed, consistently wound surface; every part sub-mesh must be watertight")
         elif metrics.six_volume_um3 <= 0:
             findings.error("mesh-volume-invalid", f"{label} encloses no positive volume (inside-out winding?)")
         if node.index in materials:
@@ -59,10 +63,12 @@ def _check_budget(asset: GlbAsset, findings: Findings) -> bool:
     triangles = sum(n.mesh.triangle_count for n in asset.mesh_nodes if n.mesh)
     within = True
     if vertices > C.PART_MAX_VERTICES or triangles > C.PART_MAX_TRIANGLES:
-        findings.error("part-geometry-budget", f"the part has {vertices} vertices and {triangles} triangles; at most {C.PART_MAX_VERTICES} of each")
+        findings.error("part-geometry-budget",
+                       f"the part has {vertices} vertices and {triangles} triangles; at most {C.PART_MAX_VERTICES} of each")
         within = False
     if len(asset.mesh_nodes) > C.MAX_PROXIES_PER_PART:
-        findings.error("part-geometry-budget", f"the part has {len(asset.mesh_nodes)} mesh nodes; at most {C.MAX_PROXIES_PER_PART} collider proxies")
+        findings.error("part-geometry-budget",
+                       f"the part has {len(asset.mesh_nodes)} mesh nodes; at most {C.MAX_PROXIES_PER_PART} collider proxies")
     return within
 
 
@@ -75,7 +81,8 @@ def _check_aabb(lo: tuple[int, ...], hi: tuple[int, ...], findings: Findings) ->
 def _check_densities(solids: tuple[Solid, ...], findings: Findings) -> None:
     densities = [s.material.density_kg_m3 for s in solids]
     if densities and max(densities) > C.DENSITY_RATIO_MAX * min(densities):
-        findings.error("density-ratio-exceeded", f"densest / lightest material is {max(densities)}/{min(densities)} kg/m³, above {C.DENSITY_RATIO_MAX}")
+        findings.error("density-ratio-exceeded",
+                       f"densest / lightest material is {max(densities)}/{min(densities)} kg/m³, above {C.DENSITY_RATIO_MAX}")
 
 
 def _check_feature_deviations(root: dict[str, Any], findings: Findings) -> None:
@@ -83,7 +90,8 @@ def _check_feature_deviations(root: dict[str, Any], findings: Findings) -> None:
     if not isinstance(deviations, list):
         findings.error("interface-measurement-invalid", "auto_feature_deviations must be a list")
     elif deviations:
-        findings.error("interface-deviation-exceed", f"auto_feature_deviations lists {len(deviations)} interface deviation(s); an accepted part has none")
+        findings.error("interface-deviation-exceed",
+                       f"auto_feature_deviations lists {len(deviations)} interface deviation(s); an accepted part has none")
 
 
 def _proxy(solid: Solid) -> dict[str, Any]:
@@ -137,13 +145,16 @@ def _motor(ctx: PartContext, volume: int) -> dict[str, Any] | None:
 
 
 def _battery(ctx: PartContext, volume: int) -> dict[str, Any] | None:
-    output = fields.number(ctx.asset.root_extras, "configured_output_w", ROOT, ctx.findings, low=0, high=10**9, scale=1000, unit=" W")
+    output = fields.number(
+        ctx.asset.root_extras, "configured_output_w", ROOT, ctx.findings, low=0, high=10**9, scale=1000, unit=" W"
+    )
     if output is None:
         return None
     # PART-R-001: 0 < output ≤ volume × K_BATTERY_OUTPUT_W_M3, compared exactly in mW·m³ units
     if output <= 0 or output * C.UM3_PER_M3 > volume * C.K_BATTERY_OUTPUT_MW_PER_M3:
         limit = volume * C.K_BATTERY_OUTPUT_MW_PER_M3 // C.UM3_PER_M3
-        ctx.findings.error("battery-output-exceeds-volume", f"configured output {output} mW must be > 0 and ≤ {limit} mW for this volume", rule="PART-R-001")
+        ctx.findings.error("battery-output-exceeds-volume",
+                           f"configured output {output} mW must be > 0 and ≤ {limit} mW for this volume", rule="PART-R-001")
         return None
     return {"configured_output_mw": output, "energy_capacity_mj": round_div(volume * C.K_BATTERY_ENERGY_MJ_PER_M3, C.UM3_PER_M3)}
 
@@ -198,7 +209,9 @@ def _hinge(lo: tuple[int, ...], hi: tuple[int, ...], driven: bool) -> dict[str, 
 
 
 def _magnet(ctx: PartContext) -> int | None:
-    strength = fields.number(ctx.asset.root_extras, "magnet_source_strength_n", ROOT, ctx.findings, low=0, high=10, scale=1000, default=0, unit=" N")
+    strength = fields.number(
+        ctx.asset.root_extras, "magnet_source_strength_n", ROOT, ctx.findings, low=0, high=10, scale=1000, default=0, unit=" N"
+    )
     if strength and not any(s.material.magnetism_role == "source" for s in ctx.solids):
         ctx.findings.error("field-invalid", "magnet_source_strength_n > 0 needs a sub-mesh of a magnetism source material")
         return None

@@ -16,7 +16,9 @@ CIRCLE16 = tuple(_FIRST + [(-s, c) for c, s in _FIRST] + [(-c, -s) for c, s in _
 Shape = tuple[np.ndarray, np.ndarray]
 
 
-def _orient(verts: np.ndarray, tris: list[tuple[int, int, int]], ref: np.ndarray, outward: bool = True) -> list[tuple[int, int, int]]:
+def _orient(
+    verts: np.ndarray, tris: list[tuple[int, int, int]], ref: np.ndarray, outward: bool = True
+) -> list[tuple[int, int, int]]:
     """Wind each triangle so its normal points away from (or toward) the reference point."""
     out = []
     for a, b, c in tris:

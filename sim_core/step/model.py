@@ -64,7 +64,9 @@ class CarModel:
         wall = material(track.wall_material or track.surface_material)
         self.wall = wall
         tire_mats = [material(parts[i].material) for i in self.tire_parts]
-        self.tire_mu = {i: _average(m.friction_milli, surface.friction_milli) for i, m in zip(self.tire_parts, tire_mats, strict=True)}
+        self.tire_mu = {
+            i: _average(m.friction_milli, surface.friction_milli) for i, m in zip(self.tire_parts, tire_mats, strict=True)
+        }
         self.tire_rr = {i: m.rolling_resistance_milli * surface.rolling_resistance_milli
                         for i, m in zip(self.tire_parts, tire_mats, strict=True)}
         self.landing_restitution = min([m.restitution_milli for m in tire_mats] + [surface.restitution_milli])

@@ -63,12 +63,22 @@ def test_asset_pipeline_stays_pure_and_float_free_after_reading() -> None:
                 assert node.func.id not in ("float", "round"), f"{path.name}: {node.func.id}()"
 
 
-REFS = st.sampled_from(BUILTIN_REFS + ("builtin:chassis-99", "local:x", "0" * 64, "")) | st.text(max_size=5) | st.none() | st.integers()
+REFS = (
+    st.sampled_from(BUILTIN_REFS + ("builtin:chassis-99", "local:x", "0" * 64, ""))
+    | st.text(max_size=5)
+    | st.none()
+    | st.integers()
+)
 SLOT_MAP = st.dictionaries(st.sampled_from(["FL", "FR", "RL", "RR", "CL", "CR", "XX"]), REFS, max_size=6) | REFS
 LOADOUTS = st.fixed_dictionaries(
     {},
     optional={k: REFS for k in ("chassis", "body", "motor", "battery", "chip", "weapon")}
-    | {"tires": SLOT_MAP, "rollers": SLOT_MAP, "passiveWeightSplitPct": st.integers(-5, 105) | st.booleans() | st.none(), "junk": REFS},
+    | {
+        "tires": SLOT_MAP,
+        "rollers": SLOT_MAP,
+        "passiveWeightSplitPct": st.integers(-5, 105) | st.booleans() | st.none(),
+        "junk": REFS,
+    },
 )
 
 
