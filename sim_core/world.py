@@ -61,7 +61,12 @@ class Standing(TypedDict):
 
 
 class World:
-    """A race round. Build with ``World.new`` or ``World.demo``; drive with ``step``."""
+    """A race round: the state of every car and the frame pipeline that advances it, bit for bit alike on
+    every machine. Build with ``World.new`` or ``World.demo``; drive with ``step``; roll back with
+    ``save_state`` / ``load_state``; compare with peers through ``state_hash``.
+
+    The constructor trusts its arguments (``new`` checks them); attributes other than the state are
+    derived once from the specs and never change during the round."""
 
     def __init__(self, track: TrackSpec, vehicles: tuple[VehicleSpec, ...], seed: int) -> None:
         self.track = track
@@ -216,6 +221,7 @@ class World:
 
     @property
     def done(self) -> bool:
+        """Whether the round has ended (``end_reason`` says why); ``step`` then raises ``LocalError``."""
         return bool(self._world[W_DONE])
 
     @property
@@ -264,16 +270,21 @@ class World:
     # -- state -------------------------------------------------------------------------------------------
 
     def save_state(self) -> bytes:
-        """The canonical versioned little-endian bytes of the whole state (see ``sim_core.state.codec``)."""
+        """The canonical versioned little-endian bytes of the whole state (see ``sim_core.state.codec``);
+        ``SimError`` (``state-overflow``) if a value no longer fits its 64-bit field."""
         return self.codec.pack(self._world, self._cars)
 
     def load_state(self, data: bytes) -> None:
-        """Replace the state with ``data`` atomically: everything is validated before anything changes."""
+        """Replace the state with ``data`` atomically: everything is validated before anything changes.
+
+        Raises ``SimError`` (``state-invalid``, ``state-version``, ``state-topology-mismatch``) for bytes
+        that are not a valid state of this world (they may be a peer's snapshot), ``LocalError``
+        (``state-invalid``) when ``data`` is not bytes at all."""
         world, cars = self.codec.unpack(data, self.limits)
         self._world, self._cars = world, cars
 
     def state_hash(self) -> bytes:
-        """SHA-256 (32 bytes) of ``save_state()``."""
+        """SHA-256 (32 bytes) of ``save_state()``: what peers compare in checksum votes."""
         return hashlib.sha256(self.save_state()).digest()
 
     def field_names(self) -> list[str]:

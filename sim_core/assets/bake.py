@@ -20,14 +20,17 @@ from sim_core.assets.reader import read_glb
 
 
 def um_to_m(value: int) -> Decimal:
+    """µm as an exact decimal number of metres (what an author's ``auto_*`` cache shows)."""
     return Decimal(value).scaleb(-6)
 
 
 def um_vec_to_m(values: tuple[int, ...] | list[int]) -> list[Decimal]:
+    """Each µm value as exact decimal metres."""
     return [um_to_m(v) for v in values]
 
 
 def ppm_vec(values: tuple[int, ...]) -> list[Decimal]:
+    """A ppm unit vector as exact decimal components."""
     return [Decimal(v).scaleb(-6) for v in values]
 
 
@@ -105,7 +108,10 @@ def _root_extras_of(doc: dict[str, Any], location: str) -> dict[str, Any]:
 
 
 def bake(data: bytes, *, deprecated: frozenset[str] = frozenset()) -> bytes:
-    """Finalize a GLB: the output carries marker, ``auto_*`` fields and the embedded manifest."""
+    """Finalize a GLB: the output carries marker, ``auto_*`` fields and the embedded manifest.
+
+    Raises ``AssetRejected`` (a ``SimError``) with every error finding when the source breaks a rule, a
+    deprecated material included (a bake makes a new product); the output is admitted before it is returned."""
     asset = read_glb(data)
     findings = Findings()
     manifest = build_manifest(asset, findings, deprecated=deprecated, for_new_product=True, allow_missing_version=True)

@@ -62,6 +62,8 @@ CHASSIS_THICKNESS = {"speed": 8.0, "heavy": 4.0, "control": 5.0}  # plate mm; sp
 
 
 def chassis(arch: str) -> bytes:
+    """The unbaked chassis GLB of archetype ``arch``: a plate with every mount of the template (heavy adds
+    front ballast; the motor mount moves per archetype)."""
     b = GlbBuilder()
     thickness = CHASSIS_THICKNESS[arch]
     _solid(b, "Chassis_Plate", _box_mm((-35, 0, -60), (35, thickness, 60)))
@@ -78,6 +80,7 @@ def chassis(arch: str) -> bytes:
 
 
 def body(arch: str) -> bytes:
+    """The unbaked body GLB of archetype ``arch``: a hollow shell on the four body mounts."""
     b = GlbBuilder()
     height, half_w, half_l, wall, material = {
         "speed": (30.0, 38.0, 62.0, 2.46, "abs"),
@@ -91,6 +94,7 @@ def body(arch: str) -> bytes:
 
 
 def tire(arch: str) -> bytes:
+    """The unbaked tire GLB of archetype ``arch``: a Ø32 mm ring (rubber, or silicone for control)."""
     b = GlbBuilder()
     width, hole, material = {
         "speed": (12.0, 11.0, "rubber"),
@@ -103,6 +107,7 @@ def tire(arch: str) -> bytes:
 
 
 def roller(arch: str) -> bytes:
+    """The unbaked roller GLB of archetype ``arch``: a small ring whose material sets the wall response."""
     b = GlbBuilder()
     radius, width, hole, material = {
         "speed": (5.0, 8.0, 3.5, "pe"),
@@ -146,6 +151,7 @@ def motor(arch: str) -> bytes:
 
 
 def battery(arch: str) -> bytes:
+    """The unbaked battery GLB of archetype ``arch`` (``BATTERY``: a cell stack with air gaps, or a slab)."""
     b = GlbBuilder()
     cells, height, gap, material, output = BATTERY[arch]
     if cells == 1:
@@ -178,6 +184,7 @@ CHIP_SLOTS = {
 
 
 def chip(arch: str) -> bytes:
+    """The unbaked chip GLB of archetype ``arch`` with its skill slots (``CHIP_SLOTS``)."""
     b = GlbBuilder()
     height, material = {"speed": (6.0, "glass_fiber"), "heavy": (6.5, "glass_fiber"), "control": (11.0, "pc")}[arch]
     _solid(b, "Chip_Board", _box_mm((-15, 0, -10), (15, height, 10)))
@@ -189,6 +196,8 @@ _FORWARD_AXIS = ((-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, -1.0))  # an empt
 
 
 def weapon(arch: str) -> bytes:
+    """The unbaked weapon GLB of archetype ``arch``: speed a passive ram, heavy an active spinner (one
+    actuator), control an active launcher with three darts."""
     b = GlbBuilder()
     if arch == "speed":  # passive ram
         _solid(b, "Ram_Head", _box_mm((-11, 0, -45), (11, 14, 0)))

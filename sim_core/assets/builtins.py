@@ -25,11 +25,12 @@ BUILTIN_REFS: tuple[str, ...] = tuple(PREFIX + s for s in BUILTIN_STEMS)
 
 
 def is_builtin_ref(ref: str) -> bool:
+    """Whether ``ref`` names a built-in (``builtin:…``); it may still be an unknown one (``stem_of``)."""
     return ref.startswith(PREFIX)
 
 
 def stem_of(ref: str) -> str:
-    """The file stem of a known built-in ref; ``unknown-builtin`` names the allowed refs otherwise."""
+    """The file stem of a known built-in ref; ``SimError`` (``unknown-builtin``, naming the allowed refs) otherwise."""
     stem = ref[len(PREFIX) :] if ref.startswith(PREFIX) else None
     if stem not in BUILTIN_STEMS:
         raise SimError(
@@ -40,10 +41,14 @@ def stem_of(ref: str) -> str:
 
 
 def type_of(ref: str) -> str:
+    """The asset type of a built-in ref (``chassis`` … ``weapon``, ``track``); ``SimError`` (``unknown-builtin``)
+    for a ref that names no built-in."""
     return stem_of(ref).rsplit("-", 1)[0]
 
 
 def describe(ref: str) -> str:
+    """The built-in's theme in words: its archetype (speed, heavy, control) or track theme (practice,
+    speed, combat); ``SimError`` (``unknown-builtin``) for a ref that names no built-in."""
     stem = stem_of(ref)
     kind, number = stem.rsplit("-", 1)
     return (TRACK_THEMES if kind == "track" else ARCHETYPES)[int(number) - 1]

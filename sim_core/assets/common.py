@@ -112,6 +112,8 @@ def frame_dict(node: Node) -> dict[str, Any]:
 
 
 def check_empties_not_mirrored(asset: GlbAsset, findings: Findings) -> None:
+    """``empty-mirrored`` for every empty under a mirroring transform: a mount or route frame must keep
+    its handedness, or parts and route points would be placed inside out."""
     for node in asset.empties:
         if node.frame.mirrored:
             findings.error("empty-mirrored",

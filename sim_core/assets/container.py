@@ -25,6 +25,9 @@ _FLOAT_MAX = Decimal("1.7976931348623157e308")
 
 @dataclass(frozen=True, slots=True)
 class GlbContainer:
+    """A GLB split into its chunks: the JSON text, the document parsed from it (numbers as int or
+    ``Decimal``) and the BIN chunk (empty when there is none)."""
+
     json_text: str
     doc: dict[str, Any]  # JSON with numbers as int / Decimal
     bin_chunk: bytes

@@ -26,7 +26,10 @@ def _box(entry: dict[str, Any]) -> Box:
 
 
 def track_spec(track: AdmittedAsset, *, track_id: str | None = None, lap_count: int = 3, time_limit_s: int = 600) -> TrackSpec:
-    """A race track from an admitted track manifest; lap count and time limit are room settings."""
+    """A race track from an admitted track manifest; lap count and time limit are room settings.
+
+    Raises ``SimError``: ``asset-not-a-track`` for a part's manifest, a ``track-*`` code for settings the
+    track rules refuse (a lap count or time limit out of range)."""
     m = track.manifest
     if m.get("kind") != "track":
         raise SimError("asset-not-a-track", f"{track.asset_type} {track.content_id[:16]}… is not a track")

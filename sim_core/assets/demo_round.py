@@ -27,10 +27,13 @@ def archetype_loadout(number: int) -> dict[str, Any]:
 
 
 def archetype_vehicle(number: int) -> VehicleSpec:
+    """The car of archetype ``number`` assembled from the built-ins; ``AssetRejected`` if the shipped parts
+    do not make a legal car (a broken installation)."""
     return vehicle_from_loadout(archetype_loadout(number), admitted_builtin, f"builtin:archetype-{number:02d}")
 
 
 def builtin_demo_track(ref: str = DEMO_TRACK) -> TrackSpec:
+    """The race track of a built-in track ref (default track-02), through admission like any asset."""
     return track_spec(admitted_builtin(ref), track_id=ref)
 
 

@@ -17,6 +17,7 @@ _SQUARE_SAFE_EXPONENT = -1000  # a component down to 10^-1000 squares without un
 
 
 def as_decimal(value: Any) -> Decimal | None:
+    """A JSON number as a ``Decimal`` (None for a boolean, a non-number or a non-finite value)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -67,6 +68,8 @@ def number(
 def choice(
     extras: dict[str, Any], key: str, where: str, findings: Findings, options: tuple[str, ...], default: Any = MISSING
 ) -> str | None:
+    """One of ``options``, or ``default`` when the key is absent; None after a finding (missing without a
+    default, or not one of the options)."""
     if key not in extras:
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing (one of {', '.join(options)})")
@@ -80,6 +83,7 @@ def choice(
 
 
 def flag(extras: dict[str, Any], key: str, where: str, findings: Findings, default: Any = MISSING) -> bool | None:
+    """A boolean, or ``default`` when the key is absent; None after a finding."""
     if key not in extras:
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing (true or false)")
@@ -93,6 +97,7 @@ def flag(extras: dict[str, Any], key: str, where: str, findings: Findings, defau
 
 
 def text(extras: dict[str, Any], key: str, where: str, findings: Findings, required: bool = True) -> str | None:
+    """A non-empty string; None when absent (a finding if ``required``) or after a finding."""
     if key not in extras:
         if required:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing")
@@ -107,6 +112,8 @@ def text(extras: dict[str, Any], key: str, where: str, findings: Findings, requi
 def vector3(
     extras: dict[str, Any], key: str, where: str, findings: Findings, default: Any = MISSING
 ) -> tuple[Decimal, Decimal, Decimal] | None:
+    """A list of three numbers as ``Decimal`` values, or ``default`` (three ``Decimal``) when the key is
+    absent; None after a finding."""
     if key not in extras:
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing")

@@ -19,6 +19,9 @@ WARNING: Final = "warning"  # reported, never refuses
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """One reason to refuse (``error``) or to mention (``warning``) an asset: a stable code, a sentence
+    and, when the spec numbers the rule, its id."""
+
     code: str
     message: str
     severity: Severity = ERROR
@@ -35,6 +38,7 @@ class Finding:
             )
 
     def as_dict(self) -> dict[str, str]:
+        """The finding as JSON data (``asset validate --json``, the admission cache); ``rule`` only when set."""
         out = {"code": self.code, "severity": self.severity, "message": self.message}
         if self.rule:
             out["rule"] = self.rule
@@ -48,23 +52,29 @@ class Findings:
     items: list[Finding] = field(default_factory=list)
 
     def error(self, code: str, message: str, rule: str | None = None) -> None:
+        """Add a finding that refuses the asset."""
         self.items.append(Finding(code, message, ERROR, rule))
 
     def warn(self, code: str, message: str) -> None:
+        """Add a finding that is reported but never refuses."""
         self.items.append(Finding(code, message, WARNING))
 
     def extend(self, other: "Findings") -> None:
+        """Append every finding of ``other``, in order."""
         self.items.extend(other.items)
 
     @property
     def errors(self) -> list[Finding]:
+        """The findings that refuse, in order."""
         return [f for f in self.items if f.severity == ERROR]
 
     @property
     def rejected(self) -> bool:
+        """Whether any finding refuses the asset."""
         return any(f.severity == ERROR for f in self.items)
 
     def codes(self) -> list[str]:
+        """Every finding's code, in order (errors and warnings)."""
         return [f.code for f in self.items]
 
 

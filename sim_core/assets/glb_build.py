@@ -29,6 +29,7 @@ GENERATOR = "open4wd-node builtin generator"
 
 
 def translation_matrix(x: float, y: float, z: float) -> list[list[float]]:
+    """A row-major 4×4 translation (metres)."""
     return [[1.0, 0.0, 0.0, x], [0.0, 1.0, 0.0, y], [0.0, 0.0, 1.0, z], [0.0, 0.0, 0.0, 1.0]]
 
 
@@ -45,6 +46,8 @@ def frame_matrix(
 
 
 class GlbBuilder:
+    """Builds one GLB from meshes and named nodes, deterministically (the built-ins and test fixtures)."""
+
     def __init__(self) -> None:
         self.gltf = GLTF2(asset=Asset(generator=GENERATOR, version="2.0"), scene=0)
         self.blob = bytearray()
@@ -88,6 +91,8 @@ class GlbBuilder:
         extras: dict[str, Any] | None = None,
         parent: int | None = None,
     ) -> int:
+        """Add a named node (a mesh node when ``mesh`` is given, else an empty) under ``parent`` or at the
+        scene root; its index. An identity ``matrix`` is left out."""
         node = GltfNode(name=name, mesh=mesh, extras=extras or {})
         if matrix is not None and matrix != translation_matrix(0.0, 0.0, 0.0):
             node.matrix = [float(matrix[r][c]) for c in range(4) for r in range(4)]

@@ -37,6 +37,7 @@ class Placement:
     chassis_origin_um: tuple[int, int, int]
 
     def apply(self, p: tuple[int, ...] | list[int]) -> tuple[int, int, int]:
+        """A part-local point (µm) in chassis coordinates (µm, rounded half away from zero)."""
         d = [p[k] - self.part_origin_um[k] for k in range(3)]
         return tuple(
             round_div(sum(self.rotation[r][k] * d[k] for k in range(3)), 1_000_000) + self.chassis_origin_um[r] for r in range(3)
@@ -45,6 +46,9 @@ class Placement:
 
 @dataclass(frozen=True)
 class PlacedPart:
+    """One part of an assembled car: its loadout slot and ref, the admitted asset, its effective mass
+    and where it sits on the chassis (``chassis_mount`` None for the chassis itself)."""
+
     slot: str  # chassis, body, motor, battery, tire_FL…, roller_FL…, chip, weapon
     ref: str
     asset: AdmittedAsset
@@ -54,11 +58,15 @@ class PlacedPart:
 
     @property
     def manifest(self) -> dict[str, Any]:
+        """The part's admitted manifest."""
         return self.asset.manifest
 
 
 @dataclass(frozen=True)
 class AssembledVehicle:
+    """A legal car from a loadout: placed parts, total effective mass, centre of mass, the assembled
+    AABB (µm), the passive weapon boost and the loadout's warnings."""
+
     parts: tuple[PlacedPart, ...]
     total_mass_ug: int
     centre_of_mass_um: tuple[int, int, int]
@@ -69,9 +77,11 @@ class AssembledVehicle:
     warnings: tuple[Any, ...] = field(default=())
 
     def part(self, slot: str) -> PlacedPart | None:
+        """The part in ``slot`` (``chassis``, ``tire_FL``, …), or None when the slot is empty."""
         return next((p for p in self.parts if p.slot == slot), None)
 
     def mass_ratio_x1000(self) -> int:
+        """Heaviest / lightest part mass ×1000 (the assembly limit is 300 000)."""
         masses = [p.mass_ug for p in self.parts]
         return max(masses) * 1000 // max(1, min(masses))
 
@@ -81,6 +91,8 @@ def _rotation(axes_ppm: list[list[int]]) -> Rotation:
 
 
 def placement(chassis_mount: dict[str, Any], part_mount: dict[str, Any]) -> Placement:
+    """The ``Placement`` that puts ``part_mount`` onto ``chassis_mount``: rotation Rc·Rpᵀ (ppm), then the
+    origins (µm)."""
     rc, rp = _rotation(chassis_mount["axes_ppm"]), _rotation(part_mount["axes_ppm"])
     rot = tuple(
         tuple(round_div(sum(rc[r][k] * rp[c][k] for k in range(3)), 1_000_000) for c in range(3)) for r in range(3)

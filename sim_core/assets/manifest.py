@@ -36,6 +36,7 @@ def build_manifest(
 
 
 def envelope(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The embedded form of ``manifest``: format version, digest and the manifest itself."""
     return {"version": C.MANIFEST_FORMAT_VERSION, "digest": manifest_digest(manifest), "manifest": manifest}
 
 

@@ -90,6 +90,8 @@ def check_chassis_mounts(mounts: dict[str, Node], aabb: tuple[tuple[int, ...], t
 
 
 def check_mount_spacing(mounts: dict[str, Node], findings: Findings) -> None:
+    """``mount-gap-reject`` / ``mount-gap-warn`` for mounts closer than 3 mm / 10 mm: parts fitted there
+    would overlap."""
     names = list(mounts)
     for i, a in enumerate(names):
         for b in names[i + 1 :]:

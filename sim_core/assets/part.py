@@ -24,6 +24,9 @@ ROOT = "root extras"
 
 @dataclass(frozen=True, slots=True)
 class PartContext:
+    """What the per-type declaration checks of one part share: the asset, its type, its measured solids
+    and the findings being collected."""
+
     asset: GlbAsset
     part_type: str
     solids: tuple[Solid, ...]
@@ -160,6 +163,7 @@ def _battery(ctx: PartContext, volume: int) -> dict[str, Any] | None:
 
 
 def chip_slot_count(volume_um3: int) -> int:
+    """Skill slots a chip of this volume offers: 1, plus one per threshold reached (1.5, 3, 6 cm³)."""
     return 1 + sum(1 for t in C.CHIP_SLOT_THRESHOLDS_UM3 if volume_um3 >= t)
 
 

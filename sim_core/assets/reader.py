@@ -48,20 +48,27 @@ class Frame:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Mesh:
+    """One node's triangles in the asset frame: vertices as integer µm, triangles as vertex indices."""
+
     vertices_um: np.ndarray  # (N, 3) int64, world frame of the asset
     triangles: np.ndarray  # (M, 3) int64 vertex indices
 
     @property
     def vertex_count(self) -> int:
+        """Number of vertices."""
         return int(self.vertices_um.shape[0])
 
     @property
     def triangle_count(self) -> int:
+        """Number of triangles."""
         return int(self.triangles.shape[0])
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Node:
+    """One node of the default scene: name, tree links, its raw extras, its world frame and, for a mesh
+    node, its geometry."""
+
     index: int
     name: str
     parent: int | None
@@ -73,6 +80,9 @@ class Node:
 
 @dataclass(frozen=True, eq=False)
 class GlbAsset:
+    """A GLB read and checked: the bytes, the container, the root extras (and where they were found:
+    ``scene`` or ``root``) and the nodes of the default scene in glTF index order."""
+
     data: bytes
     container: GlbContainer
     root_extras: dict[str, Any]
@@ -89,10 +99,12 @@ class GlbAsset:
 
     @property
     def mesh_nodes(self) -> tuple[Node, ...]:
+        """The nodes that carry a mesh, in index order."""
         return tuple(n for n in self.nodes if n.mesh is not None)
 
     @property
     def empties(self) -> tuple[Node, ...]:
+        """The nodes without a mesh (mounts, route points, boxes), in index order."""
         return tuple(n for n in self.nodes if n.mesh is None)
 
 

@@ -33,6 +33,7 @@ def _quads(quads: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int]]
 
 
 def box(lo: tuple[float, float, float], hi: tuple[float, float, float]) -> Shape:
+    """A closed axis-aligned box between ``lo`` and ``hi`` (metres), wound outward."""
     xs, ys, zs = (lo[0], hi[0]), (lo[1], hi[1]), (lo[2], hi[2])
     verts = np.array([(xs[i], ys[j], zs[k]) for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=np.float64)
     quads = [(0, 1, 3, 2), (4, 5, 7, 6), (0, 1, 5, 4), (2, 3, 7, 6), (0, 2, 6, 4), (1, 3, 7, 5)]

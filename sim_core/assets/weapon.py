@@ -173,6 +173,8 @@ def _ammo(
 def analyse_weapon(
     asset: GlbAsset, proxies: dict[int, dict[str, Any]], mounts: dict[str, Node], findings: Findings
 ) -> dict[str, Any] | None:
+    """The weapon's manifest body (passive flag, mechanism, main mesh node, Axis, actuators, launch
+    ammo), or None once a finding refused it."""
     root = asset.root_extras
     passive = fields.flag(root, "passive", ROOT, findings)
     if passive is None:

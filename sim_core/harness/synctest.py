@@ -21,6 +21,9 @@ Inputs = dict[int, list[SkillEvent]]
 
 @dataclass
 class SyncTestResult:
+    """What a sync-test found: frames run, re-simulated frames, the first frame whose re-simulation
+    differed (with the first differing saved fields) and the final state hash."""
+
     frames: int
     check_distance: int
     resimulated_frames: int = 0
@@ -30,6 +33,7 @@ class SyncTestResult:
 
     @property
     def ok(self) -> bool:
+        """Whether every re-simulated frame hashed as first recorded."""
         return self.mismatch_frame is None
 
 

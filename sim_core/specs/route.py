@@ -215,6 +215,8 @@ class Route:
     # -- stored form (sim_core.derived_cache) ---------------------------------------------------------
 
     def to_bytes(self) -> bytes:
+        """The route as stored by the derived cache: loop flag, length and count, then every sample array as
+        little-endian int64 (``from_bytes`` reads it back exactly)."""
         values = array("q")
         for name in SAMPLE_ARRAYS:
             values.extend(getattr(self, name))

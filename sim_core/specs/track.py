@@ -44,7 +44,8 @@ def _is_vec3(value: object) -> TypeGuard[Vec3]:
 
 
 def check_unit_vector(value: object, what: str) -> None:
-    """A ×1e6 integer unit vector: three ints whose length is 1e6 within rounding tolerance."""
+    """A ×1e6 integer unit vector: three ints whose length is 1e6 within rounding tolerance; ``SimError``
+    (``track-invalid-vector``, naming ``what``) otherwise."""
     if not _is_vec3(value):
         _fail("track-invalid-vector", f"{what} must be a tuple of three ints (×1e6 unit vector)")
     x, y, z = value
@@ -72,6 +73,8 @@ class RoutePoint:
     width_um: int
 
     def validate(self, what: str) -> None:
+        """``SimError`` (``track-invalid-vector``, ``track-invalid-route``) unless the point has integer
+        vectors, unit forward and up that are perpendicular, and a positive width; ``what`` names it."""
         _check_position(self.position_um, f"{what}.position_um")
         check_unit_vector(self.forward_e6, f"{what}.forward_e6")
         check_unit_vector(self.up_e6, f"{what}.up_e6")
@@ -90,6 +93,8 @@ class Box:
     half_extents_um: Vec3
 
     def validate(self, what: str) -> None:
+        """``SimError`` (``track-invalid-vector``, ``track-invalid-box``) unless centre and half extents are
+        integer vectors and every half extent is positive."""
         _check_position(self.center_um, f"{what}.center_um")
         _check_position(self.half_extents_um, f"{what}.half_extents_um")
         if min(self.half_extents_um) <= 0:
@@ -97,11 +102,13 @@ class Box:
 
     @property
     def min_um(self) -> Vec3:
+        """The box's minimum corner (µm)."""
         c, h = self.center_um, self.half_extents_um
         return (c[0] - h[0], c[1] - h[1], c[2] - h[2])
 
     @property
     def max_um(self) -> Vec3:
+        """The box's maximum corner (µm)."""
         c, h = self.center_um, self.half_extents_um
         return (c[0] + h[0], c[1] + h[1], c[2] + h[2])
 
@@ -115,6 +122,8 @@ class RespawnPoint:
     up_e6: Vec3
 
     def validate(self, what: str) -> None:
+        """``SimError`` (``track-invalid-vector``) unless the position is an integer vector and forward and up
+        are unit vectors."""
         _check_position(self.position_um, f"{what}.position_um")
         check_unit_vector(self.forward_e6, f"{what}.forward_e6")
         check_unit_vector(self.up_e6, f"{what}.up_e6")
@@ -174,10 +183,12 @@ class TrackSpec:
 
     @property
     def time_limit_frames(self) -> int:
+        """The round's time limit in frames (60 per second)."""
         return self.time_limit_s * 60
 
     @property
     def laps_to_finish(self) -> int:
+        """Laps that finish the round: ``lap_count`` on a loop, 1 on a linear track."""
         return self.lap_count if self.effective_lap_mode == "loop" else 1
 
     def validate(self) -> None:

@@ -64,6 +64,8 @@ class PartSpec:
     wear_capacity_mj: int = 0
 
     def validate(self, what: str) -> None:
+        """``SimError`` (``vehicle-invalid-part``, ``vehicle-invalid-material``, ``vehicle-invalid-slot``,
+        ``unknown-material``) unless the part is a legal part of its type; ``what`` names it in the message."""
         if self.part_type not in PART_TYPES:
             _fail("vehicle-invalid-part", f"{what}: part_type must be one of {', '.join(PART_TYPES)}")
         if not _is_int(self.mass_ug, 1):
@@ -105,6 +107,8 @@ def baked_part(
 
     C = m·c; H_air = A·80·(0.25 + 0.75·min(k, 50)/50); wear capacity = volume·ultimate strength (tires).
     The asset pipeline bakes these from sub-meshes; this helper serves code-built cars (demo, tests).
+    Raises ``SimError``: ``unknown-material``, or ``vehicle-invalid-material`` for a material without
+    thermal data; the returned ``PartSpec`` is checked when a ``VehicleSpec`` is built from it.
     """
     mat = material(material_id)
     if mat.specific_heat_j_kgk is None or mat.conductivity_mw_mk is None:
@@ -242,6 +246,7 @@ class VehicleSpec:
 
     @property
     def chip_skills(self) -> tuple[str, ...]:
+        """The skills of the chip's slots, in slot order."""
         return tuple(s.skill for s in self.chip_slots)
 
     @property
@@ -269,4 +274,5 @@ class VehicleSpec:
 
     @property
     def total_mass_ug(self) -> int:
+        """Total effective mass (µg)."""
         return sum(self.effective_masses_ug)

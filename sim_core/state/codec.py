@@ -47,6 +47,8 @@ class StateCodec:
         self.size = HEADER.size + self.values.size
 
     def pack(self, world: list[int], cars: list[list[int]]) -> bytes:
+        """The canonical bytes of ``world`` and ``cars``; ``SimError`` (``state-overflow``) if a value does not
+        fit a signed 64-bit field."""
         try:
             return self.header + self.values.pack(*world, *chain.from_iterable(cars))
         except struct.error as exc:
@@ -99,6 +101,8 @@ class StateLimits:
         self.penalty_frames = penalty_frames
 
     def check(self, world: list[int], cars: list[list[int]]) -> None:
+        """``SimError`` (``state-invalid``, naming the world or the car) if any value is outside the range
+        this world's topology allows; nothing is changed either way."""
         _require(world[W_FRAME] >= 0 and world[W_DONE] in (0, 1) and 0 <= world[W_END_REASON] <= 3
                  and world[W_ENDGAME] >= 0 and world[W_SETTLED] >= 0, "world")
         for slot, c in enumerate(cars):

@@ -77,6 +77,7 @@ def part_field(part: int, field: int) -> int:
 
 
 def car_length(part_count: int) -> int:
+    """Number of saved integers of a car with ``part_count`` parts."""
     return CAR_HEADER + part_count * PART_STRIDE
 
 
