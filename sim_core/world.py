@@ -166,7 +166,8 @@ class World:
         resolve(cars, self._contact_boxes(), self._loop_length)
         air = self.track.air_temperature_mc
         breaking = [0 if ledger is None else settle(c, models[slot], ledger[0], ledger[1], air)
-                    for slot, (c, ledger) in enumerate(zip(cars, ledgers, strict=True))]
+                    # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
+                    for slot, (c, ledger) in enumerate(zip(cars, ledgers))]  # noqa: B905
         for slot, c in enumerate(cars):
             if c[STATUS] == STATUS_RACING and c[RETIRED_FRAME] < 0:
                 apply_rules(c, models[slot], self.rules, frame)
@@ -194,7 +195,8 @@ class World:
     def _contact_boxes(self) -> list[tuple[int, int, int, int, int]]:
         """Contact shapes; retired cars and cars under a penalty take no part (they are ghosts)."""
         boxes = []
-        for c, m in zip(self._cars, self.models, strict=True):
+        # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
+        for c, m in zip(self._cars, self.models):  # noqa: B905
             ghost = c[RETIRED_FRAME] >= 0 or c[PENALTY_TIMER] > 0
             mass = 0 if ghost else m.mechanics(c[BROKEN_MASK]).mass_ug
             boxes.append((m.length_um, m.width_um, m.height_um, mass, m.body_restitution))

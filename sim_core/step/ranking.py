@@ -51,7 +51,8 @@ def car_status(c: list[int], model: CarModel) -> CarStatus:
 
 def update_round_end(world: list[int], cars: list[list[int]], models: list[CarModel], time_limit_frames: int) -> None:
     """Decide whether the frame that just ran (``world[W_FRAME]`` already counts it) ended the round."""
-    unfinished = [(c, m) for c, m in zip(cars, models, strict=True) if c[STATUS] != STATUS_FINISHED]
+    # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
+    unfinished = [(c, m) for c, m in zip(cars, models) if c[STATUS] != STATUS_FINISHED]  # noqa: B905
     if not unfinished:
         _end(world, END_ALL_FINISHED)
         return
