@@ -33,6 +33,7 @@ from open4wd_node.net.listener import parse_address
 from open4wd_node.net.outbox import Outbox, flush
 from open4wd_node.net.transport import dial
 from open4wd_base.errors import CodedError, LocalError
+from protocol.errors import ProtocolError
 from protocol.actions import UserEvent
 from protocol.room.actions import CloseLink, FetchAssets, HostSuccession, MatchStarted, Misbehaviour, RelayedIn, RoomAction, Send
 from protocol.room.events import ErrorReported, GridCancelled, ReadyChanged, ReadySetFormed, ReadySetRefused
@@ -323,17 +324,22 @@ async def read_player_commands(driver: RoomDriver) -> None:
         if not line:
             return  # no terminal (or end of input): --auto-ready or the host's view only
         command = line.strip().lower()
-        try:
+        try:  # only the member machine's answer: a bug while routing it must not pass for a refused command
             if command == "ready":
-                driver.from_member(driver.member.declare_ready(driver.clock.now_ms()))
+                actions = driver.member.declare_ready(driver.clock.now_ms())
             elif command == "cancel":
-                driver.from_member(driver.member.cancel_ready())
+                actions = driver.member.cancel_ready()
             elif command == "leave":
-                driver.from_member(driver.member.leave())
-                driver.events.emit("error", code="left", message="you left the room")
-                driver.done.set()
-                return
-            elif command:
-                driver.events.emit("error", code="unknown-command", message=f"commands: {PLAYER_COMMANDS}")
-        except CodedError as exc:  # a refused command (LocalError), or a car that cannot be signed
+                actions = driver.member.leave()
+            else:
+                actions = []
+        except (LocalError, ProtocolError) as exc:  # a command refused now, or a car that cannot be signed
             driver.handle_error(exc)
+            continue
+        driver.from_member(actions)
+        if command == "leave":
+            driver.events.emit("error", code="left", message="you left the room")
+            driver.done.set()
+            return
+        if command and command not in ("ready", "cancel"):
+            driver.events.emit("error", code="unknown-command", message=f"commands: {PLAYER_COMMANDS}")

@@ -228,7 +228,10 @@ def _build(cls: type, data: Any, path: str) -> Any:
 
 def peek_message_type(body: bytes) -> str:
     """The ``type`` of a frame body, skipping the other values unbuilt, so rate limits can pick a bucket
-    before the body is decoded. Only a hint: ``decode_message`` still checks everything."""
+    before the body is decoded. Only a hint: ``decode_message`` still checks everything.
+
+    Raises ``ProtocolError`` (``malformed-frame``, ``unknown-message-type``).
+    """
     unpacker = msgpack.Unpacker(raw=False, ext_hook=_reject_ext, timestamp=0)
     unpacker.feed(body)
     try:

@@ -43,8 +43,8 @@ def peer_id_from_public_key(public_key: bytes) -> str:
 
 
 def parse_peer_id(peer_id: object) -> bytes:
-    """The public key inside a PeerId; anything that is not exactly that form is ``peer-id-invalid``
-    (a ``ProtocolError``: PeerIds arrive from peers)."""
+    """The public key inside a PeerId; anything that is not exactly that form raises ``ProtocolError``
+    ``peer-id-invalid`` (PeerIds arrive from peers)."""
     if not isinstance(peer_id, str) or not peer_id.startswith("z") or len(peer_id) > PEER_ID_MAX_CHARS:
         raise ProtocolError("peer-id-invalid", "a PeerId is 'z' followed by base58btc text")
     try:

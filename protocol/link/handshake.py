@@ -86,7 +86,8 @@ HANDSHAKE_MESSAGES: dict[str, type[Message]] = {cls.TYPE: cls for cls in (LinkHe
 
 
 def decode_handshake_message(body: bytes) -> Message:
-    """Decode a handshake frame; any other message type is out of order (``handshake-unexpected``)."""
+    """Decode a handshake frame; any other message type is out of order. Raises ``ProtocolError``
+    (``handshake-unexpected``, or the decoder's own code)."""
     try:
         return decode_message(body, HANDSHAKE_MESSAGES)
     except ProtocolError as exc:
@@ -199,7 +200,7 @@ class Handshake:
         return [self._hello()] if self.role == DIALER else []
 
     def expire(self, now_ms: int) -> None:
-        """Timer event: past the deadline the attempt fails with ``handshake-timeout``."""
+        """Timer event: past the deadline the attempt fails (raises ``ProtocolError`` ``handshake-timeout``)."""
         if not self.done and now_ms >= self.deadline_ms:
             raise self._fail("handshake-timeout", f"the handshake did not finish within {self.timeout_ms} ms")
 

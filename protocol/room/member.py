@@ -74,7 +74,7 @@ from protocol.versions.collection import (
 )
 from protocol.versions.record import ClientVersionInfo, field_differences, incompatibility_reasons
 
-__all__ = ["FetchAssets", "HostSuccession", "MatchStarted", "MemberRoom", "RelayedIn", "RoomAssets"]
+__all__ = ["MemberRoom", "RoomAssets"]
 
 RELAYED_TYPES: dict[str, type[Message]] = {
     VersionRequest.TYPE: VersionRequest,
