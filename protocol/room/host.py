@@ -45,6 +45,7 @@ from protocol.room.messages import (
     JoinRequest,
     JoinVerdict,
     Leave,
+    RELAY_TO_ALL,
     LockedStartPackageMsg,
     MatchStart,
     MemberWire,
@@ -69,7 +70,6 @@ from protocol.room.states import (
 
 MAX_NICKNAME = 32
 MAX_LISTEN = 64
-BROADCAST = "*"  # ``relay.target`` for every other member
 
 
 @dataclass
@@ -333,7 +333,7 @@ class HostRoom:
 
     def _on_relay(self, peer: str, msg: Relay, now_ms: int) -> list[RoomAction]:
         attested = Relay(origin=peer, target=msg.target, body=msg.body)
-        if msg.target == BROADCAST:
+        if msg.target == RELAY_TO_ALL:
             return [Send(p, attested) for p in self.members if p != peer]
         return [Send(msg.target, attested)] if msg.target in self.members and msg.target != peer else []
 

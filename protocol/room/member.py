@@ -50,6 +50,7 @@ from protocol.room.messages import (
     JoinVerdict,
     Leave,
     LockedStartPackageMsg,
+    RELAY_TO_ALL,
     MatchStart,
     MemberWire,
     ReadyDeclarationMsg,
@@ -83,7 +84,6 @@ RELAYED_TYPES: dict[str, type[Message]] = {
     AssetChunk.TYPE: AssetChunk,
     AssetMissing.TYPE: AssetMissing,
 }
-TO_EVERYONE = "*"  # ``relay.target`` for every other member
 
 
 class RoomAssets(Protocol):
@@ -270,7 +270,7 @@ class MemberRoom:
         actions: list[RoomAction] = []
         for action in produced:
             if isinstance(action, Broadcast):
-                actions.append(Send(self.host_peer, Relay("", TO_EVERYONE, encode_message(action.message))))
+                actions.append(Send(self.host_peer, Relay("", RELAY_TO_ALL, encode_message(action.message))))
             elif isinstance(action, Unicast):
                 actions.append(Send(self.host_peer, Relay("", action.peer, encode_message(action.message))))
             elif isinstance(action, CollectionFinished):

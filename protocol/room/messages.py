@@ -77,6 +77,9 @@ class CarRotation(Message):
     carRotation: list[Any]
 
 
+RELAY_TO_ALL = "*"  # ``relay.target`` for every other member
+
+
 @message("relay")
 class Relay(Message):
     """``target`` is a PeerId or ``*``; ``origin`` is empty from a member and set by the host."""
