@@ -111,7 +111,7 @@ def race(track_ref: str, laps: int, archetypes: list[int], driver: str, resolve)
                 if t > h[part]:
                     h[part] = t
     cars = []
-    for slot, (n, vehicle) in enumerate(zip(archetypes, vehicles)):
+    for slot, (n, vehicle) in enumerate(zip(archetypes, vehicles, strict=True)):
         c = world._cars[slot]
         names = _part_names(vehicle)
         finished = c[FINISHED_FRAME] if c[FINISHED_FRAME] >= 0 else None
@@ -145,7 +145,9 @@ def race(track_ref: str, laps: int, archetypes: list[int], driver: str, resolve)
 def _row(result: dict, car: dict) -> str:
     fin = car["finished_frame"]
     finish = f"{fin:>6} ({fin / FPS:5.1f} s)" if fin is not None else f"{'DNF':>6} {'':8}"
-    heat = ", ".join(f"{k} {t:.0f}/{lim:.0f}" for k, (t, lim) in sorted(car["hottest_c"].items(), key=lambda kv: -kv[1][0] / kv[1][1]))
+    heat = ", ".join(
+        f"{k} {t:.0f}/{lim:.0f}" for k, (t, lim) in sorted(car["hottest_c"].items(), key=lambda kv: -kv[1][0] / kv[1][1])
+    )
     broken = ", ".join(f"{b['part']}@{b['frame']}" for b in car["broken"]) or "-"
     laps = str(result["laps"]) if result["loop"] else "-"
     return (f"{result['track'][8:]:<9} {laps:>4} {result['driver']:<5} {car['archetype']:<8} {car['mass_g']:7.2f} {finish} "

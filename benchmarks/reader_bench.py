@@ -58,7 +58,7 @@ def main() -> None:
     blobs = [builtin_bytes(ref) for ref in BUILTIN_REFS]
     print(f"admit all {len(blobs)} built-ins: {median_ms(lambda: [check(b) for b in blobs], args.repeat):9.1f} ms")
     for name, data in cases().items():
-        print(f"{name + ' (' + _read(data) + '):':<48}{median_ms(lambda: _read(data), args.repeat):9.1f} ms")
+        print(f"{name + ' (' + _read(data) + '):':<48}{median_ms(lambda data=data: _read(data), args.repeat):9.1f} ms")
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def main() -> None:
     print(f"step median           {median_us(step):8.1f} µs  ({1e6 / 60 / median_us(step):.0f}× real time)")
     print(f"save median           {median_us(save):8.1f} µs")
     print(f"load median           {median_us(load):8.1f} µs")
-    print(f"save + load median    {median_us([a + b for a, b in zip(save, load)]):8.1f} µs")
+    print(f"save + load median    {median_us([a + b for a, b in zip(save, load, strict=True)]):8.1f} µs")
     print(f"hash median           {median_us(digest):8.1f} µs")
     print(f"8-frame rollback      {median_us(rollback):8.1f} µs  (load + 8 steps, {len(rollback)} samples)")
 

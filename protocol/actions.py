@@ -9,7 +9,8 @@ sender (the link's PeerId, never a field of the message).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
 from protocol.encoding.wire import Message
 
@@ -37,3 +38,20 @@ class Misbehaviour:
 
     peer: str
     code: str
+
+
+@dataclass(frozen=True)
+class UserEvent:
+    """Base of the typed user-visible events a machine reports (one frozen dataclass per event).
+
+    ``EVENT`` is the stable ``--json`` event name and the fields are exactly that event's JSON data
+    keys, in order, so the shell prints ``events.emit(e.EVENT, **e.data())`` and the output stays the
+    same whatever the machine's internals. Subclasses may override ``data`` to leave out a key that a
+    given view of the event never had.
+    """
+
+    EVENT: ClassVar[str] = ""
+
+    def data(self) -> dict[str, Any]:
+        """The event's JSON data: each field by name, in declaration order (a shallow copy)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}

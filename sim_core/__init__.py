@@ -1,15 +1,26 @@
 """Deterministic race simulation and asset pipeline (pure: no trio, no clocks, no protocol imports).
 
 Public API: ``World`` (``World.new``, ``World.demo``, ``step``, ``frame``, ``save_state``, ``load_state``,
-``state_hash``, ``standings``, ``done``) and ``SkillEvent``; ``ENGINE_ID`` names what a step computes.
+``state_hash``, ``standings``, ``done``, ``end_reason``, ``disable_reason``) and ``SkillEvent``; the typed
+vocabulary of what a world reports (``Skill``, ``CarStatus``, ``RoundEndReason``, ``DisableReason``,
+``Standing``); ``ENGINE_ID`` names what a step computes.
 
-``World``, ``SkillEvent`` and ``SKILLS`` are imported on first use (``open4wd_base.exports``): a command
-that only needs the engine id (``open4wd-node version``) must not pay for the whole simulation and numpy.
+Everything but ``ENGINE_ID`` is imported on first use (``open4wd_base.exports``): a command that only
+needs the engine id (``open4wd-node version``) must not pay for the whole simulation and numpy.
 """
 
 from open4wd_base.exports import lazy_exports
 
 ENGINE_ID = "sim_core/1"
 
-__all__, __getattr__ = lazy_exports(__name__, {"World": "world", "SkillEvent": "step.inputs", "SKILLS": "step.inputs"})
+__all__, __getattr__ = lazy_exports(__name__, {
+    "World": "world",
+    "DisableReason": "world",
+    "Standing": "world",
+    "SkillEvent": "step.inputs",
+    "SKILLS": "step.inputs",
+    "Skill": "step.inputs",
+    "CarStatus": "step.ranking",
+    "RoundEndReason": "state.layout",
+})
 __all__.append("ENGINE_ID")

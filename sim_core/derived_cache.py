@@ -62,11 +62,14 @@ class EntryStore(Protocol):
     ``name`` is ``<kind>/<64 hex key>``. ``read`` returns None when there is no entry; ``discard`` is
     told why an entry was refused (the store logs that and removes the entry)."""
 
-    def read(self, name: str) -> bytes | None: ...
+    def read(self, name: str) -> bytes | None:
+        """The stored entry called ``name``, or None when there is none."""
 
-    def write(self, name: str, data: bytes) -> None: ...
+    def write(self, name: str, data: bytes) -> None:
+        """Store ``data`` as ``name`` (atomically: a reader sees the old entry, the new one or none)."""
 
-    def discard(self, name: str, reason: str) -> None: ...
+    def discard(self, name: str, reason: str) -> None:
+        """Remove the entry ``name``, refused on read for ``reason`` (the store logs it)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,8 @@ class EntryKind(Generic[T]):
 
 @dataclass
 class CacheStats:
+    """How the cache answered since the process started (tests and ``--json`` diagnostics read it)."""
+
     memory_hits: int = 0
     store_hits: int = 0
     builds: int = 0  # the product was computed (admission ran, the route was sampled)
@@ -145,6 +150,7 @@ def code_fingerprint() -> str:
 
 
 def entry_key(kind: str, source_digest: str) -> str:
+    """The entry key of a product of ``kind`` built from ``source_digest`` by this code (module docstring)."""
     return hashlib.sha256(f"{CACHE_FORMAT}\0{kind}\0{code_fingerprint()}\0{source_digest}".encode()).hexdigest()
 
 

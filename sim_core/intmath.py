@@ -40,22 +40,27 @@ def div_trunc(a: int, b: int) -> int:
 
 
 def clamp(value: int, low: int, high: int) -> int:
+    """``value`` limited to [low, high]."""
     return low if value < low else high if value > high else value
 
 
 def dot(a: Vec3, b: Vec3) -> int:
+    """a · b (exact)."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 def cross(a: Vec3, b: Vec3) -> Vec3:
+    """a × b (exact)."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 def sub(a: Vec3, b: Vec3) -> Vec3:
+    """a − b."""
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
 def add(a: Vec3, b: Vec3) -> Vec3:
+    """a + b."""
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
@@ -71,7 +76,7 @@ def distance_sq(a: Vec3, b: Vec3) -> int:
 
 
 def normalize(v: Vec3) -> Vec3:
-    """v / |v| as a ×1e6 unit vector (components rounded with ``div_round``); v must not be zero."""
+    """v / |v| as a ×1e6 unit vector (components rounded with ``div_round``); ``ZeroDivisionError`` for v = 0."""
     n = isqrt(dot(v, v) * UNIT * UNIT)  # |v|·1e6, floored once at full precision
     if n == 0:
         raise ZeroDivisionError("cannot normalize a zero vector")

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 import structlog
 import trio
 
-from open4wd_base.errors import CodedError, LocalError
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.assets.transfer import AssetTransfer
 from open4wd_node.runtime.blocking import run_blocking
@@ -34,19 +33,22 @@ from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.listener import parse_address
 from open4wd_node.net.outbox import Outbox, flush
 from open4wd_node.net.transport import dial
+from open4wd_base.errors import CodedError, LocalError
 from protocol.errors import ProtocolError
-from protocol.room.actions import CloseLink, Notify, Send
+from protocol.actions import UserEvent
+from protocol.room.actions import CloseLink, FetchAssets, HostSuccession, MatchStarted, Misbehaviour, RelayedIn, RoomAction, Send
+from protocol.room.events import ErrorReported, GridCancelled, ReadyChanged, ReadySetFormed, ReadySetRefused
 from protocol.room.host import HostRoom
-from protocol.room.member import FetchAssets, HostSuccession, MatchStarted, MemberRoom, RelayedIn
+from protocol.room.member import MemberRoom
 from protocol.identity.keys import Identity
-from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest, RoomState
+from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
 from protocol.encoding.wire import Message
 
 log = structlog.get_logger("open4wd_node.room")
 
 OUTBOX_CAPACITY = 512
 # In a host node the member machine reports what every member sees; the host adds only these.
-HOST_EVENTS = frozenset({"ready", "ready-set", "ready-set-refused", "grid-cancelled", "error"})
+HOST_EVENTS = (ReadyChanged, ReadySetFormed, ReadySetRefused, GridCancelled, ErrorReported)
 
 
 @dataclass
@@ -97,23 +99,9 @@ class RoomDriver:
         self._nursery: trio.Nursery | None = None
         self._on_notices = on_notices
         self.succession = succession
-        self._pending: deque[tuple[Callable[[object], None], object]] = deque()
+        self._pending: deque[tuple[Callable[[RoomAction], None], RoomAction]] = deque()
         self._delivering = False
         self._timer: trio.CancelScope | None = None  # the ticker's sleep, aimed at the next machine deadline
-
-    @property
-    def _tasks(self) -> trio.Nursery:
-        """The room's nursery; ``LocalError`` while the room is not running (a shell bug)."""
-        if self._nursery is None:
-            raise LocalError("room-not-running", "the room driver is not running")
-        return self._nursery
-
-    @property
-    def _room_state(self) -> RoomState:
-        """The member's room state; ``LocalError`` before the first one arrived (a shell bug)."""
-        if self.member.state is None:
-            raise LocalError("room-no-state", "the room state has not arrived yet")
-        return self.member.state
 
     @property
     def _plan(self) -> SuccessionPlan:
@@ -124,13 +112,15 @@ class RoomDriver:
 
     # ---- routing (synchronous) --------------------------------------------------------------------
 
-    def from_host(self, actions: list[object]) -> None:
+    def from_host(self, actions: list[RoomAction]) -> None:
+        """Route what the host machine returned (after everything queued before it)."""
         self._deliver([(self._host_action, a) for a in actions])
 
-    def from_member(self, actions: list[object]) -> None:
+    def from_member(self, actions: list[RoomAction]) -> None:
+        """Route what the member machine returned (after everything queued before it)."""
         self._deliver([(self._member_action, a) for a in actions])
 
-    def _deliver(self, batch: list[tuple[Callable[[object], None], object]]) -> None:
+    def _deliver(self, batch: list[tuple[Callable[[RoomAction], None], RoomAction]]) -> None:
         """Route ``batch`` after everything queued before it; a call made while routing only queues."""
         self._pending.extend(batch)
         if self._delivering:
@@ -148,36 +138,46 @@ class RoomDriver:
             self._on_notices(self.member)
         self.events.room_changed(self.member)
 
-    def _host_action(self, action: object) -> None:
+    def _host_action(self, action: RoomAction) -> None:
         if isinstance(action, Send):
             if action.peer == self.me:
-                self.from_member(self.member.message(self.me, action.message, self.clock.now_ms()))
+                self.from_member(self.member.receive(self.me, action.message, self.clock.now_ms()))
             else:
                 self._enqueue(action.peer, action.message)
         elif isinstance(action, CloseLink):
             self._close_soon(action.peer, action.code)
-        elif isinstance(action, Notify):
-            if action.event in HOST_EVENTS:
-                self.events.emit(action.event, **action.data)
+        elif isinstance(action, Misbehaviour):
+            log.info("room-misbehaviour", peer=action.peer, code=action.code)
+        elif isinstance(action, HOST_EVENTS):
+            self.events.emit(action.EVENT, **action.data())
 
-    def _member_action(self, action: object) -> None:
+    def _member_action(self, action: RoomAction) -> None:
         if isinstance(action, Send):
             if self.host is not None:
-                self.from_host(self.host.message(self.me, action.message, self.clock.now_ms()))
+                self.from_host(self.host.receive(self.me, action.message, self.clock.now_ms()))
             else:
                 self._enqueue(self.member.host_peer, action.message)
-        elif isinstance(action, Notify):
-            self.events.emit(action.event, **action.data)
+        elif isinstance(action, Misbehaviour):
+            log.info("room-misbehaviour", peer=action.peer, code=action.code)
+        elif isinstance(action, UserEvent):
+            self.events.emit(action.EVENT, **action.data())
         elif isinstance(action, FetchAssets):
-            self._tasks.start_soon(self._fetch, action)
+            self._tasks().start_soon(self._fetch, action)
         elif isinstance(action, RelayedIn):
-            self._tasks.start_soon(self._relayed, action)
+            self._tasks().start_soon(self._relayed, action)
         elif isinstance(action, MatchStarted):
+            state = self.member.state  # a member reports the start only after room states
             self.outcome.started = action
-            self.outcome.addresses = {m.peerId: m.listen for m in self._room_state.members}
+            self.outcome.addresses = {m.peerId: m.listen for m in state.members} if state is not None else {}
             self.done.set()
         elif isinstance(action, HostSuccession):
             self._follow_successor(action)
+
+    def _tasks(self) -> trio.Nursery:
+        """The room's nursery, where routing starts background work (``_drive`` sets it before any routing)."""
+        if self._nursery is None:
+            raise LocalError("room-not-running", "the room driver routes actions only while it runs")
+        return self._nursery
 
     def _enqueue(self, peer: str, message: Message) -> None:
         outbox = self.outboxes.get(peer)
@@ -278,7 +278,7 @@ class RoomDriver:
         self.from_host(host.join(link.peer_id, link.transcript, first, self.clock.now_ms()))
         await self.run_link(
             outbox,
-            lambda peer, msg: self.from_host(host.message(peer, msg, self.clock.now_ms())),
+            lambda peer, msg: self.from_host(host.receive(peer, msg, self.clock.now_ms())),
             lambda peer: self.from_host(host.link_closed(peer, self.clock.now_ms())),
         )
 
@@ -289,7 +289,7 @@ class RoomDriver:
         outbox = self.attach(link)
         await self.run_link(
             outbox,
-            lambda peer, msg: self.from_member(self.member.message(peer, msg, self.clock.now_ms())),
+            lambda peer, msg: self.from_member(self.member.receive(peer, msg, self.clock.now_ms())),
             self._host_lost,
         )
 
@@ -316,10 +316,10 @@ class RoomDriver:
             )
             self.member = plan.new_member(self.me)
             self.events.emit("room-hosted", room_id=self.host.room_id, listen=plan.listen)
-            self.from_member(self.member.message(self.me, self.host.state_message(), now))
+            self.from_member(self.member.receive(self.me, self.host.state_message(), now))
         else:
             self.member = plan.new_member(succession.successor)
-            self._tasks.start_soon(self._dial_successor, succession)
+            self._tasks().start_soon(self._dial_successor, succession)
 
     async def _dial_successor(self, succession: HostSuccession) -> None:
         plan = self._plan
@@ -341,11 +341,6 @@ class RoomDriver:
 
 
 PLAYER_COMMANDS = "ready | cancel | leave"
-SEAT_COMMANDS: dict[str, Callable[[MemberRoom, int], list[object]]] = {  # command -> the seat's answer at now_ms
-    "ready": lambda member, now_ms: member.declare_ready(now_ms),
-    "cancel": lambda member, now_ms: member.cancel_ready(),
-    "leave": lambda member, now_ms: member.leave(),
-}
 
 
 async def read_player_commands(driver: RoomDriver) -> None:
@@ -362,22 +357,22 @@ async def read_player_commands(driver: RoomDriver) -> None:
         if not line:
             return  # no terminal (or end of input): --auto-ready or the host's view only
         command = line.strip().lower()
-        seat = SEAT_COMMANDS.get(command)
-        if seat is None:
-            if command:
-                driver.events.emit("error", code="unknown-command", message=f"commands: {PLAYER_COMMANDS}")
-            continue
-        try:
-            try:
-                actions = seat(driver.member, driver.clock.now_ms())
-            except LocalError as exc:  # refused in the seat's state: the player is told, no bug
-                driver.handle_error(exc)
-                continue
-            driver.from_member(actions)
-        except ProtocolError as exc:
+        try:  # only the member machine's answer: a bug while routing it must not pass for a refused command
+            if command == "ready":
+                actions = driver.member.declare_ready(driver.clock.now_ms())
+            elif command == "cancel":
+                actions = driver.member.cancel_ready()
+            elif command == "leave":
+                actions = driver.member.leave()
+            else:
+                actions = []
+        except (LocalError, ProtocolError) as exc:  # a command refused now, or a car that cannot be signed
             driver.handle_error(exc)
             continue
+        driver.from_member(actions)
         if command == "leave":
             driver.events.emit("error", code="left", message="you left the room")
             driver.done.set()
             return
+        if command and command not in ("ready", "cancel"):
+            driver.events.emit("error", code="unknown-command", message=f"commands: {PLAYER_COMMANDS}")

@@ -34,6 +34,7 @@ from protocol.room.config import MatchConfig, RoomLimits
 from protocol.room.host import HostRoom
 from protocol.room.member import MemberRoom
 from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
+from protocol.room.states import Role
 from sim_core.assets.builtins import BUILTIN_REFS
 
 START_FLUSH_S = 1.0
@@ -118,7 +119,7 @@ async def host_room(
     secrets = {"participant": new_secret(), "spectator": new_secret() if options.spectators > 0 else None}
     room_id = new_room_id()
     info = own_version_info(ctx.config.economy_config_version)
-    member = MemberRoom(identity, room_id, identity.peer_id, "participant", info, assets, choose_car=car.rotation,
+    member = MemberRoom(identity, room_id, identity.peer_id, Role.PARTICIPANT, info, assets, choose_car=car.rotation,
                         auto_ready=options.auto_ready, nickname=options.nickname)
     board = NoticeBoard(assets, events)
     transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
@@ -137,7 +138,7 @@ async def host_room(
         listener.report_advertised(events)
         events.emit("room-created", room_id=room_id, invite=invites["participant"], invites=invites,
                     host=identity.peer_id, listen=str(listener.address), advertise=listener.announced)
-        driver.from_member(member.message(identity.peer_id, host.state_message(), now))
+        driver.from_member(member.receive(identity.peer_id, host.state_message(), now))
 
     driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
     return await _drive(driver, start, options.interactive, listener)
@@ -148,7 +149,7 @@ async def join_room(
     listener: NodeListener,
 ) -> RoomOutcome:
     """Join the room of ``invite``; ``listener`` (already serving) takes links if this node must succeed the host."""
-    role = "spectator" if options.spectate else "participant"
+    role = Role.SPECTATOR if options.spectate else Role.PARTICIPANT
     if invite.role != role:
         raise UserError("invitation-role", f"this invitation is for a {invite.role}; "
                         + ("drop --spectate" if invite.role == "participant" else "add --spectate"))

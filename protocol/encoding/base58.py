@@ -9,6 +9,7 @@ _INDEX = {ch: i for i, ch in enumerate(ALPHABET)}
 
 
 def b58encode(data: bytes) -> str:
+    """base58btc text of ``data`` (leading zero bytes become leading ``1``s)."""
     zeros = len(data) - len(data.lstrip(b"\0"))
     number = int.from_bytes(data, "big")
     digits = []
@@ -19,7 +20,10 @@ def b58encode(data: bytes) -> str:
 
 
 def b58decode(text: str, max_chars: int = 128) -> bytes:
-    """Strict decode; refuses characters outside the alphabet and over-long input."""
+    """Strict decode; refuses characters outside the alphabet and over-long input.
+
+    Raises ``ProtocolError`` (``base58-invalid``): the text is usually part of a peer's PeerId.
+    """
     if not isinstance(text, str) or len(text) > max_chars:
         raise ProtocolError("base58-invalid", "base58 text is missing or too long")
     number = 0

@@ -88,14 +88,21 @@ def _encode(value: Any, out: list[bytes], depth: int) -> None:
 
 
 def encode(value: Any) -> bytes:
-    """Canonical DAG-CBOR bytes of ``value``."""
+    """Canonical DAG-CBOR bytes of ``value``.
+
+    Raises ``ProtocolError`` (``cbor-*``): the value is often a peer's (a payload to verify), and the
+    same encoder judges this node's own.
+    """
     out: list[bytes] = []
     _encode(value, out, 0)
     return b"".join(out)
 
 
 def serialize_for_signing(event: Mapping[str, Any]) -> bytes:
-    """DAG-CBOR of ``event`` without its top-level ``signature`` / ``signatures`` fields."""
+    """DAG-CBOR of ``event`` without its top-level ``signature`` / ``signatures`` fields.
+
+    Raises ``ProtocolError`` (``signing-input-invalid`` for a non-map, else as ``encode``).
+    """
     if not isinstance(event, Mapping):
         raise ProtocolError("signing-input-invalid", "only a map can be serialised for signing")
     return encode({k: v for k, v in event.items() if k not in _SIGNATURE_KEYS})
@@ -107,7 +114,8 @@ def signing_digest(event: Mapping[str, Any]) -> bytes:
 
 
 def chain_id_of(ledger_address: str) -> str:
-    """The CID text after ``/orbitdb/``; anything else is not a ledger address."""
+    """The CID text after ``/orbitdb/``; anything else is not a ledger address (raises ``ProtocolError``
+    ``ledger-address-invalid``)."""
     if not isinstance(ledger_address, str) or not ledger_address.startswith(ORBITDB_PREFIX):
         raise ProtocolError("ledger-address-invalid", f"a ledger address looks like /orbitdb/<cid>, got {ledger_address!r}")
     chain_id = ledger_address[len(ORBITDB_PREFIX) :]
@@ -133,7 +141,11 @@ def derive_match_id(
     grid_context_digest: str,
     grid_seed: str,
 ) -> str:
-    """64-hex match id binding the de-duplicated sorted roster, start time, rules and grid proof."""
+    """64-hex match id binding the de-duplicated sorted roster, start time, rules and grid proof.
+
+    Raises ``ProtocolError`` (``match-id-input-invalid``): a malformed id must never be minted, and the
+    inputs come from a package peers sent.
+    """
     members = list(roster)
     if not members or not all(isinstance(p, str) for p in members):
         raise ProtocolError("match-id-input-invalid", "the roster must be a non-empty list of PeerIds")

@@ -2,7 +2,9 @@
 
 The length is checked against the channel's limit before any body byte is buffered or decoded.
 Bodies decode into typed message objects; an unknown type, a missing, mistyped or extra field is a
-protocol violation with its own code. ``ViolationCounter`` and ``TokenBucket`` take explicit time.
+protocol violation with its own code (``ProtocolError``: what a peer sent). Framing a body of this
+node's own that is too large, or building a bucket or a message type wrongly, is a ``LocalError``.
+``ViolationCounter`` and ``TokenBucket`` take explicit time.
 """
 
 from __future__ import annotations
@@ -10,12 +12,13 @@ from __future__ import annotations
 import struct
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any, ClassVar, TypeVar, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, TypeVar, dataclass_transform, get_args, get_origin, get_type_hints
 
 import msgpack
 
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError, ProtocolError
 
 HEADER = struct.Struct(">I")
 KIB = 1024
@@ -23,6 +26,8 @@ KIB = 1024
 
 @dataclass(frozen=True)
 class Channel:
+    """A kind of link traffic and the largest frame body it allows."""
+
     name: str
     max_frame_bytes: int
 
@@ -35,8 +40,13 @@ MAX_OPAQUE_DEPTH = 16
 
 
 def encode_frame(body: bytes, channel: Channel) -> bytes:
+    """``body`` (this node's own message) framed for ``channel``.
+
+    Raises ``LocalError`` (``frame-too-large``) when the body exceeds the channel's limit: this node
+    built a message it may not send, which is never the peer's fault.
+    """
     if len(body) > channel.max_frame_bytes:
-        raise ProtocolError("frame-too-large", f"{len(body)} bytes exceed the {channel.name} limit of {channel.max_frame_bytes}")
+        raise LocalError("frame-too-large", f"{len(body)} bytes exceed the {channel.name} limit of {channel.max_frame_bytes}")
     return HEADER.pack(len(body)) + body
 
 
@@ -44,14 +54,21 @@ class FrameDecoder:
     """Incremental, sans-IO frame splitter: feed bytes as they arrive, get whole frame bodies back."""
 
     def __init__(self, channel: Channel) -> None:
+        """A splitter that refuses frames larger than ``channel`` allows."""
         self.channel = channel
         self._buffer = bytearray()
 
     @property
     def buffered(self) -> int:
+        """Bytes received but not yet part of a whole frame."""
         return len(self._buffer)
 
     def feed(self, data: bytes) -> list[bytes]:
+        """Add ``data`` from the peer; return the frame bodies it completed, in order.
+
+        Raises ``ProtocolError`` (``frame-too-large``) as soon as a header announces a frame over the
+        channel's limit, before its body is buffered.
+        """
         self._buffer += data
         bodies = []
         while len(self._buffer) >= HEADER.size:
@@ -76,18 +93,23 @@ class Message:
     TYPE: ClassVar[str] = ""
 
 
-M = TypeVar("M", bound=type)
+M = TypeVar("M", bound=Message)
 REGISTRY: dict[str, type[Message]] = {}
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
-def message(type_name: str):
-    """Register a frozen dataclass as the message with wire type ``type_name``."""
+@dataclass_transform(frozen_default=True)
+def message(type_name: str) -> Callable[[type[M]], type[M]]:
+    """Register a class as the frozen dataclass message with wire type ``type_name``.
 
-    def wrap(cls: M) -> M:
+    Raises ``LocalError`` (``message-type-duplicate``) when the name is already taken (a bug: two
+    message classes would claim the same frames).
+    """
+
+    def wrap(cls: type[M]) -> type[M]:
         cls = dataclass(frozen=True)(cls)
         if type_name in REGISTRY:
-            raise ValueError(f"message type {type_name!r} registered twice")
+            raise LocalError("message-type-duplicate", f"message type {type_name!r} registered twice")
         cls.TYPE = type_name
         REGISTRY[type_name] = cls
         return cls
@@ -110,9 +132,11 @@ def _to_plain(value: Any) -> Any:
 
 
 def encode_message(msg: Message) -> bytes:
+    """The msgpack body of ``msg``: a map of its ``type`` and every field (nested dataclasses as maps)."""
     body = {"type": msg.TYPE}
     body.update(_to_plain(msg))
-    return msgpack.packb(body, use_bin_type=True)
+    packed: bytes = msgpack.packb(body, use_bin_type=True)
+    return packed
 
 
 def _reject_ext(code: int, data: bytes) -> Any:
@@ -204,7 +228,10 @@ def _build(cls: type, data: Any, path: str) -> Any:
 
 def peek_message_type(body: bytes) -> str:
     """The ``type`` of a frame body, skipping the other values unbuilt, so rate limits can pick a bucket
-    before the body is decoded. Only a hint: ``decode_message`` still checks everything."""
+    before the body is decoded. Only a hint: ``decode_message`` still checks everything.
+
+    Raises ``ProtocolError`` (``malformed-frame``, ``unknown-message-type``).
+    """
     unpacker = msgpack.Unpacker(raw=False, ext_hook=_reject_ext, timestamp=0)
     unpacker.feed(body)
     try:
@@ -223,7 +250,12 @@ def peek_message_type(body: bytes) -> str:
 
 
 def decode_message(body: bytes, registry: dict[str, type[Message]] | None = None) -> Message:
-    """Strictly decode one frame body into its registered message type."""
+    """Strictly decode one frame body (from a peer) into its registered message type (from ``registry``,
+    else every registered type).
+
+    Raises ``ProtocolError``: ``malformed-frame``, ``unknown-message-type``, ``missing-field``,
+    ``extra-field`` or ``mistyped-field``.
+    """
     data = _unpack(body)
     if not isinstance(data, dict):
         raise ProtocolError("malformed-frame", "a frame body must be a msgpack map")
@@ -231,8 +263,8 @@ def decode_message(body: bytes, registry: dict[str, type[Message]] | None = None
     table = REGISTRY if registry is None else registry
     if not isinstance(kind, str) or kind not in table:
         raise ProtocolError("unknown-message-type", f"unknown message type {kind!r}"[:200])
-    cls = table[kind]
-    return _build(cls, data, kind)
+    built: Message = _build(table[kind], data, kind)
+    return built
 
 
 # ---- ingress hygiene -------------------------------------------------------------------------------
@@ -241,6 +273,7 @@ class ViolationCounter:
     """Counts protocol violations on one link; at ``limit`` the link must be closed."""
 
     def __init__(self, limit: int = 3) -> None:
+        """A counter that asks for the close at the ``limit``-th violation."""
         self.limit = limit
         self.count = 0
         self.last_code: str | None = None
@@ -253,6 +286,7 @@ class ViolationCounter:
 
     @property
     def exhausted(self) -> bool:
+        """Whether the limit was reached (the link must be closed)."""
         return self.count >= self.limit
 
 
@@ -260,8 +294,12 @@ class TokenBucket:
     """Integer token bucket (milli-tokens), refilled from explicit ``now_ms`` readings."""
 
     def __init__(self, burst: int, per_second: int, now_ms: int) -> None:
+        """A full bucket of ``burst`` tokens refilled at ``per_second``.
+
+        Raises ``LocalError`` (``token-bucket-invalid``) unless both are positive.
+        """
         if burst <= 0 or per_second <= 0:
-            raise ValueError("a token bucket needs a positive burst and rate")
+            raise LocalError("token-bucket-invalid", "a token bucket needs a positive burst and rate")
         self.capacity = burst * 1000
         self.per_second = per_second
         self._tokens = self.capacity

@@ -1,7 +1,8 @@
 """Quorum arithmetic shared by round anchors and match results (spec/identity.md §4.4–4.5).
 
 Every peer must reach the same numbers from the same facts, so each rule is a pure function of its
-inputs, checked against the spec's published values.
+inputs, checked against the spec's published values. Inputs that are not counts or PeerId lists are
+refused with ``ProtocolError`` (``consensus-input-invalid``): rosters and frames arrive from peers.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def canonical_peers(peers: Iterable[str]) -> list[str]:
 
 
 def match_result_threshold(ranking: Sequence[str], disconnects: Sequence[Mapping[str, str]]) -> int:
-    """Signatures a match result needs: a strict majority of ranking ∪ disconnected peers.
+    """Signatures a match result needs: a strict majority of ranking ∪ disconnected peers (raises
+    ``ProtocolError`` ``consensus-input-invalid`` for malformed lists).
 
     The disconnect reason never changes the denominator, so a 2–2 split cannot finalise.
     """

@@ -2,6 +2,10 @@
 
 PeerId = 'z' + base58btc(0xED 0x01 ‖ public key) (spec/identity.md §2). Verification needs no local
 state because the public key is inside the PeerId. The seed lives in a 0600 file of exactly 32 bytes.
+
+Faults: a PeerId may come from a peer, so parsing one refuses with ``ProtocolError``; seeds, race ids,
+mnemonics and key files only ever come from this node (its code, its user, its disk), so refusing them
+is a ``LocalError``, never blamed on a peer.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from protocol.encoding.base58 import b58decode, b58encode
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError, ProtocolError
 
 SEED_BYTES = 32
 PUBLIC_KEY_BYTES = 32
@@ -31,13 +35,16 @@ MNEMONIC_WORD_COUNTS = (12, 24)
 
 
 def peer_id_from_public_key(public_key: bytes) -> str:
+    """The PeerId of an Ed25519 public key. Raises ``LocalError`` (``public-key-invalid``) unless the
+    key has 32 bytes."""
     if len(public_key) != PUBLIC_KEY_BYTES:
-        raise ProtocolError("public-key-invalid", f"an Ed25519 public key has {PUBLIC_KEY_BYTES} bytes")
+        raise LocalError("public-key-invalid", f"an Ed25519 public key has {PUBLIC_KEY_BYTES} bytes")
     return "z" + b58encode(ED25519_MULTICODEC + public_key)
 
 
 def parse_peer_id(peer_id: object) -> bytes:
-    """The public key inside a PeerId; anything that is not exactly that form is ``peer-id-invalid``."""
+    """The public key inside a PeerId; anything that is not exactly that form raises ``ProtocolError``
+    ``peer-id-invalid`` (PeerIds arrive from peers)."""
     if not isinstance(peer_id, str) or not peer_id.startswith("z") or len(peer_id) > PEER_ID_MAX_CHARS:
         raise ProtocolError("peer-id-invalid", "a PeerId is 'z' followed by base58btc text")
     try:
@@ -52,6 +59,7 @@ def parse_peer_id(peer_id: object) -> bytes:
 
 
 def is_valid_peer_id(peer_id: object) -> bool:
+    """Whether ``peer_id`` is a canonical PeerId (``parse_peer_id`` without the error)."""
     try:
         parse_peer_id(peer_id)
     except ProtocolError:
@@ -82,8 +90,9 @@ class Identity:
     __slots__ = ("seed", "public_key", "peer_id", "_private")
 
     def __init__(self, seed: bytes) -> None:
+        """The key pair of ``seed``. Raises ``LocalError`` (``seed-invalid``) unless it is 32 bytes."""
         if not isinstance(seed, bytes) or len(seed) != SEED_BYTES:
-            raise ProtocolError("seed-invalid", f"an identity seed is exactly {SEED_BYTES} bytes")
+            raise LocalError("seed-invalid", f"an identity seed is exactly {SEED_BYTES} bytes")
         self.seed = seed
         self._private = Ed25519PrivateKey.from_private_bytes(seed)
         self.public_key = self._private.public_key().public_bytes(
@@ -101,16 +110,22 @@ class Identity:
         return hash(self.peer_id)
 
     @classmethod
-    def generate(cls) -> "Identity":
+    def generate(cls) -> Identity:
+        """A fresh identity from the operating system's random source."""
         return cls(secrets.token_bytes(SEED_BYTES))
 
     def sign(self, message: bytes) -> bytes:
+        """The 64-byte Ed25519 signature of ``message``."""
         return self._private.sign(message)
 
-    def race_key(self, race_id_text: str) -> "Identity":
-        """The deterministic per-round race sign key: SHA-256(seed ‖ "open4wd-race-sign" ‖ raceId)."""
+    def race_key(self, race_id_text: str) -> Identity:
+        """The deterministic per-round race sign key: SHA-256(seed ‖ "open4wd-race-sign" ‖ raceId).
+
+        Raises ``LocalError`` (``race-id-invalid``) unless the raceId is non-empty text of at most 256
+        bytes (this node derives it from its own verified start).
+        """
         if not isinstance(race_id_text, str) or not race_id_text or len(race_id_text.encode()) > 256:
-            raise ProtocolError("race-id-invalid", "a raceId is non-empty text of at most 256 bytes")
+            raise LocalError("race-id-invalid", "a raceId is non-empty text of at most 256 bytes")
         return Identity(hashlib.sha256(self.seed + RACE_SIGN_DOMAIN + race_id_text.encode("utf-8")).digest())
 
 
@@ -121,39 +136,48 @@ def _wordlist() -> list[str]:
 
 def _normalise_mnemonic(mnemonic: str) -> list[str]:
     if not isinstance(mnemonic, str):
-        raise ProtocolError("mnemonic-invalid", "a mnemonic is text of 12 or 24 words")
+        raise LocalError("mnemonic-invalid", "a mnemonic is text of 12 or 24 words")
     words = unicodedata.normalize("NFKD", mnemonic).lower().split()
     if len(words) not in MNEMONIC_WORD_COUNTS:
-        raise ProtocolError("mnemonic-invalid", f"a mnemonic has 12 or 24 words, this one has {len(words)}")
+        raise LocalError("mnemonic-invalid", f"a mnemonic has 12 or 24 words, this one has {len(words)}")
     return words
 
 
 def check_mnemonic(mnemonic: str) -> None:
-    """Refuse words outside the BIP39 English list and a wrong checksum (a typo in a backup)."""
+    """Refuse words outside the BIP39 English list and a wrong checksum (a typo in a backup).
+
+    Raises ``LocalError`` (``mnemonic-invalid``): the words are the user's.
+    """
     words = _normalise_mnemonic(mnemonic)
     index = {w: i for i, w in enumerate(_wordlist())}
     unknown = [w for w in words if w not in index]
     if unknown:
-        raise ProtocolError("mnemonic-invalid", f"not BIP39 English words: {', '.join(unknown[:3])}")
+        raise LocalError("mnemonic-invalid", f"not BIP39 English words: {', '.join(unknown[:3])}")
     bits = "".join(format(index[w], "011b") for w in words)
     checksum_bits = len(bits) // 33
     entropy = int(bits[:-checksum_bits], 2).to_bytes(len(bits) * 32 // 33 // 8, "big")
     expected = format(hashlib.sha256(entropy).digest()[0], "08b")[:checksum_bits]
     if bits[-checksum_bits:] != expected:
-        raise ProtocolError("mnemonic-invalid", "the mnemonic's checksum does not match; check each word")
+        raise LocalError("mnemonic-invalid", "the mnemonic's checksum does not match; check each word")
 
 
 def seed_from_mnemonic(mnemonic: str) -> bytes:
-    """BIP39 seed (PBKDF2-HMAC-SHA512, 2048 rounds, salt "mnemonic", no passphrase), first 32 bytes."""
+    """BIP39 seed (PBKDF2-HMAC-SHA512, 2048 rounds, salt "mnemonic", no passphrase), first 32 bytes.
+
+    Raises ``LocalError`` (``mnemonic-invalid``) as ``check_mnemonic`` does.
+    """
     check_mnemonic(mnemonic)
     phrase = " ".join(_normalise_mnemonic(mnemonic)).encode("utf-8")
     return hashlib.pbkdf2_hmac("sha512", phrase, b"mnemonic", 2048)[:SEED_BYTES]
 
 
 def new_mnemonic(words: int = 24) -> str:
-    """A fresh BIP39 English mnemonic (24 words by default, as the spec's client makes)."""
+    """A fresh BIP39 English mnemonic (24 words by default, as the spec's client makes).
+
+    Raises ``LocalError`` (``mnemonic-invalid``) for a length other than 12 or 24 words.
+    """
     if words not in MNEMONIC_WORD_COUNTS:
-        raise ProtocolError("mnemonic-invalid", "a mnemonic has 12 or 24 words")
+        raise LocalError("mnemonic-invalid", "a mnemonic has 12 or 24 words")
     entropy = secrets.token_bytes(words * 4 // 3)
     checksum_bits = len(entropy) * 8 // 32
     bits = "".join(format(b, "08b") for b in entropy) + format(hashlib.sha256(entropy).digest()[0], "08b")[:checksum_bits]
@@ -163,34 +187,44 @@ def new_mnemonic(words: int = 24) -> str:
 
 def read_identity_file(path: Path) -> Identity:
     """Load a key file, refusing one that is not a regular file, that others can read, or that is not
-    exactly 32 bytes (a directory is named as one: its usual 0755 mode must not read as a leak)."""
+    exactly 32 bytes (a directory is named as one: its usual 0755 mode must not read as a leak).
+
+    Raises ``LocalError``: ``identity-file-invalid``, ``identity-file-insecure`` or
+    ``identity-file-unreadable``.
+    """
     try:
         info = path.stat()
         if stat.S_ISDIR(info.st_mode):
-            raise ProtocolError("identity-file-invalid", f"{path} is a directory, not a key file; move it away, or set identity_file in the node configuration to another path")
+            raise LocalError("identity-file-invalid", f"{path} is a directory, not a key file; move it away, "
+                             "or set identity_file in the node configuration to another path")
         if not stat.S_ISREG(info.st_mode):
-            raise ProtocolError("identity-file-invalid", f"{path} is not a regular file (a device, FIFO or socket); an identity key is a 32-byte file")
+            raise LocalError("identity-file-invalid", f"{path} is not a regular file (a device, FIFO or socket); "
+                             "an identity key is a 32-byte file")
         if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise ProtocolError(
+            raise LocalError(
                 "identity-file-insecure",
                 f"{path} is readable by other users; run 'chmod 600 {path}' and try again",
             )
         data = path.read_bytes()
     except OSError as exc:
-        raise ProtocolError("identity-file-unreadable", f"cannot read {path}: {exc.strerror}") from None
+        raise LocalError("identity-file-unreadable", f"cannot read {path}: {exc.strerror}") from None
     if len(data) != SEED_BYTES:
-        raise ProtocolError("identity-file-invalid", f"{path} must hold exactly {SEED_BYTES} bytes, it holds {len(data)}")
+        raise LocalError("identity-file-invalid", f"{path} must hold exactly {SEED_BYTES} bytes, it holds {len(data)}")
     return Identity(data)
 
 
 def write_identity_file(path: Path, identity: Identity, *, overwrite: bool = False) -> None:
-    """Write the seed atomically with mode 0600; never replace an existing key unless asked to."""
+    """Write the seed atomically with mode 0600; never replace an existing key unless asked to.
+
+    Raises ``LocalError``: ``identity-exists`` (a key is there and ``overwrite`` is off) or
+    ``identity-file-unwritable``.
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except FileExistsError:  # not "identity-exists": the folder's name is taken by a file
-        raise ProtocolError("identity-file-unwritable", f"cannot create {path}: {path.parent} is a file, not a directory") from None
+        raise LocalError("identity-file-unwritable", f"cannot create {path}: {path.parent} is a file, not a directory") from None
     except OSError as exc:
-        raise ProtocolError("identity-file-unwritable", f"cannot create {path.parent} for {path.name}: {exc.strerror}") from None
+        raise LocalError("identity-file-unwritable", f"cannot create {path.parent} for {path.name}: {exc.strerror}") from None
     try:
         temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -208,19 +242,22 @@ def write_identity_file(path: Path, identity: Identity, *, overwrite: bool = Fal
             if temp.exists():
                 temp.unlink()
     except FileExistsError:
-        raise ProtocolError("identity-exists", f"{path} already holds an identity; pass --force to replace it") from None
+        raise LocalError("identity-exists", f"{path} already holds an identity; pass --force to replace it") from None
     except OSError as exc:
-        raise ProtocolError("identity-file-unwritable", f"cannot write {path}: {exc.strerror}") from None
+        raise LocalError("identity-file-unwritable", f"cannot write {path}: {exc.strerror}") from None
 
 
 def load_or_create_identity(path: Path) -> tuple[Identity, bool]:
-    """The identity in ``path``, creating a fresh one on first use; returns (identity, created)."""
+    """The identity in ``path``, creating a fresh one on first use; returns (identity, created).
+
+    Raises ``LocalError`` as ``read_identity_file`` and ``write_identity_file`` do.
+    """
     if path.exists():
         return read_identity_file(path), False
     identity = Identity.generate()
     try:
         write_identity_file(path, identity)
-    except ProtocolError as exc:
+    except LocalError as exc:
         if exc.code != "identity-exists":
             raise
         return read_identity_file(path), False  # another process won the race; use its key

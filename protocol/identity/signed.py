@@ -29,6 +29,8 @@ ENVELOPE_KEYS = frozenset({"payload", "timestamp", "nonce", "signer", "signature
 
 @dataclass(frozen=True)
 class SignedPayload:
+    """The spec's signed envelope: a payload, when and by whom it was signed, a nonce, the signature."""
+
     payload: Any
     timestamp: int
     nonce: bytes
@@ -36,6 +38,7 @@ class SignedPayload:
     signature: bytes
 
     def to_wire(self) -> dict[str, Any]:
+        """The envelope as the five-key map that travels (and that ``from_wire`` reads back)."""
         return {
             "payload": self.payload,
             "timestamp": self.timestamp,
@@ -46,7 +49,10 @@ class SignedPayload:
 
     @classmethod
     def from_wire(cls, obj: object) -> "SignedPayload":
-        """Strict envelope shape: exactly five fields, safe-integer timestamp, 16-byte nonce, 64-byte signature."""
+        """Strict envelope shape: exactly five fields, safe-integer timestamp, 16-byte nonce, 64-byte signature.
+
+        Raises ``ProtocolError`` (``envelope-invalid``).
+        """
         if not isinstance(obj, Mapping) or set(obj) != ENVELOPE_KEYS:
             raise ProtocolError("envelope-invalid", f"a signed envelope has exactly the fields {sorted(ENVELOPE_KEYS)}")
         timestamp, nonce, signer, signature = obj["timestamp"], obj["nonce"], obj["signer"], obj["signature"]
@@ -68,13 +74,17 @@ def signed_message(payload: Any, timestamp: int, nonce: bytes, signer: str) -> b
 
 
 def build_signed(identity: Identity, payload: Any, now_ms: int, nonce: bytes | None = None) -> SignedPayload:
+    """``payload`` signed by ``identity`` at ``now_ms`` with a fresh (or the given) 16-byte nonce."""
     nonce = secrets.token_bytes(NONCE_BYTES) if nonce is None else nonce
     message = signed_message(payload, now_ms, nonce, identity.peer_id)
     return SignedPayload(payload, now_ms, nonce, identity.peer_id, identity.sign(message))
 
 
 def check_signature(signed: SignedPayload) -> None:
-    """Step 5 alone: for envelopes kept as evidence (a ReadySet, a start package) long after receipt."""
+    """Step 5 alone: for envelopes kept as evidence (a ReadySet, a start package) long after receipt.
+
+    Raises ``ProtocolError`` (``invalid-signature``).
+    """
     try:
         message = signed_message(signed.payload, signed.timestamp, signed.nonce, signed.signer)
     except ProtocolError:
@@ -91,6 +101,7 @@ class NonceSet:
     """
 
     def __init__(self, capacity: int = NONCE_SET_MAX_ENTRIES, window_ms: int = TIMESTAMP_TOLERANCE_MS) -> None:
+        """At most ``capacity`` live nonces, each kept ``window_ms`` past its message's timestamp."""
         self.capacity = capacity
         self.window_ms = window_ms
         self._expiry: dict[tuple[str, bytes], int] = {}
@@ -106,10 +117,13 @@ class NonceSet:
                 del self._expiry[key]
 
     def seen(self, key: tuple[str, bytes], now_ms: int) -> bool:
+        """Whether ``(signer, nonce)`` is still remembered at ``now_ms``."""
         self._prune(now_ms)
         return key in self._expiry
 
     def add(self, key: tuple[str, bytes], timestamp_ms: int, now_ms: int) -> None:
+        """Remember ``(signer, nonce)``. Raises ``ProtocolError``: ``nonce-replay`` (already there) or
+        ``nonce-capacity`` (full: refused rather than evicting a live entry)."""
         self._prune(now_ms)
         if key in self._expiry:
             raise ProtocolError("nonce-replay", "this nonce was already used by this signer")
@@ -129,12 +143,14 @@ class SignedVerifier:
         nonces: NonceSet | None = None,
         tolerance_ms: int = TIMESTAMP_TOLERANCE_MS,
     ) -> None:
+        """A verifier trusting ``trusted`` (a set of PeerIds, or a predicate asked at each check)."""
         self._is_trusted = trusted if callable(trusted) else trusted.__contains__
         self.nonces = nonces if nonces is not None else NonceSet(window_ms=tolerance_ms)
         self.tolerance_ms = tolerance_ms
 
     def check(self, envelope: object, now_ms: int) -> SignedPayload:
-        """Steps 1–5: everything but committing the nonce."""
+        """Steps 1–5: everything but committing the nonce. Raises ``ProtocolError`` (``envelope-invalid``,
+        ``untrusted-peer``, ``timestamp-out-of-range``, ``nonce-replay``, ``invalid-signature``)."""
         signed = envelope if isinstance(envelope, SignedPayload) else SignedPayload.from_wire(envelope)
         if not self._is_trusted(signed.signer):
             raise ProtocolError("untrusted-peer", "the signer is not a member of this room")
@@ -150,6 +166,7 @@ class SignedVerifier:
         self.nonces.add((signed.signer, signed.nonce), signed.timestamp, now_ms)
 
     def verify(self, envelope: object, now_ms: int) -> SignedPayload:
+        """``check`` then ``commit``: the whole of the spec's order; raises as both do."""
         signed = self.check(envelope, now_ms)
         self.commit(signed, now_ms)
         return signed

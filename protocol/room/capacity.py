@@ -11,16 +11,21 @@ from collections.abc import Hashable
 
 
 class CapacityReservations:
+    """The seats of one role: active keys, pending reservations, and the limit on both together."""
+
     def __init__(self, limit: int) -> None:
+        """Seats for at most ``limit`` keys."""
         self.limit = limit
         self.active: set[Hashable] = set()
         self.reserved: set[Hashable] = set()
 
     @property
     def occupied(self) -> int:
+        """Distinct keys holding a seat, active or reserved."""
         return len(self.active | self.reserved)
 
     def try_reserve(self, key: Hashable) -> bool:
+        """Reserve a seat for ``key``; False when full, or when ``key`` already has a pending reservation."""
         if key in self.reserved:
             return False
         if key not in self.active and self.occupied >= self.limit:
@@ -29,6 +34,7 @@ class CapacityReservations:
         return True
 
     def commit(self, key: Hashable) -> None:
+        """Settle a successful admission: ``key``'s seat becomes active."""
         self.reserved.discard(key)
         self.active.add(key)
 

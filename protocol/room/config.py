@@ -2,6 +2,8 @@
 
 ``MatchConfig = {rounds: [{trackRef, lapCount, durationLimitSec}], matchRules: {}}``; the digest is the
 spec's ``signing_digest`` of that map, so every peer that saw the same settings computes the same one.
+The same validators judge the host's own options and the settings a peer sends in a room state, so a
+refusal is a ``ProtocolError`` (``config-invalid``); the shell turns it into a user error for its own.
 """
 
 from __future__ import annotations
@@ -23,33 +25,42 @@ MAX_REF_CHARS = 128
 
 @dataclass(frozen=True)
 class RoundConfig:
+    """One round: its track, its laps and its time limit."""
+
     track_ref: str
     lap_count: int = LAPS_DEFAULT
     duration_limit_s: int = DURATION_DEFAULT_S
 
     def to_wire(self) -> dict[str, Any]:
+        """The round as the spec's map."""
         return {"trackRef": self.track_ref, "lapCount": self.lap_count, "durationLimitSec": self.duration_limit_s}
 
 
 @dataclass(frozen=True)
 class MatchConfig:
+    """A match's settings: its rounds (no match rules in this protocol version)."""
+
     rounds: tuple[RoundConfig, ...]
 
     def to_wire(self) -> dict[str, Any]:
+        """The settings as the spec's ``MatchConfig`` map."""
         return {"rounds": [r.to_wire() for r in self.rounds], "matchRules": {}}
 
     @property
     def digest(self) -> str:
+        """Hex ``signing_digest`` of ``to_wire()``: what Ready declarations name."""
         return signing_digest(self.to_wire()).hex()
 
     @classmethod
-    def uniform(cls, track_ref: str, rounds: int, laps: int = LAPS_DEFAULT, duration_s: int = DURATION_DEFAULT_S) -> "MatchConfig":
+    def uniform(cls, track_ref: str, rounds: int, laps: int = LAPS_DEFAULT, duration_s: int = DURATION_DEFAULT_S) -> MatchConfig:
+        """``rounds`` identical rounds; raises ``ProtocolError`` (``config-invalid``) out of the limits."""
         return cls.from_wire(
             {"rounds": [RoundConfig(track_ref, laps, duration_s).to_wire()] * rounds, "matchRules": {}}
         )
 
     @classmethod
-    def from_wire(cls, obj: object) -> "MatchConfig":
+    def from_wire(cls, obj: object) -> MatchConfig:
+        """Strictly parse a ``MatchConfig`` map; raises ``ProtocolError`` (``config-invalid``)."""
         if not isinstance(obj, Mapping) or set(obj) != {"rounds", "matchRules"}:
             raise ProtocolError("config-invalid", "a match config has exactly the keys rounds and matchRules")
         if obj["matchRules"] != {}:
@@ -81,6 +92,9 @@ def _round(obj: object, index: int) -> RoundConfig:
 
 @dataclass(frozen=True)
 class RoomLimits:
+    """Seats: participants needed and allowed, spectators allowed. Raises ``ProtocolError``
+    (``config-invalid``) out of the spec's limits."""
+
     min_players: int = PLAYERS_MIN
     max_players: int = PLAYERS_MAX
     max_spectators: int = SPECTATORS_DEFAULT

@@ -1,23 +1,38 @@
 """The host's authoritative room (spec/rooms.md §4): admission, membership, Ready, ReadySet, grid, start.
 
-Sans-IO: every method takes an explicit ``now_ms`` and returns actions (``room_actions``). The host is
-also a participant; its own member logic talks to this object like any remote member does, with the
-host's PeerId as the sender. Messages are accepted only from the authenticated link peer.
+Sans-IO: every method takes an explicit ``now_ms`` and returns ``RoomAction``s. The host is also a
+participant; its own member logic talks to this object like any remote member does, with the host's
+PeerId as the sender. Messages are accepted only from the authenticated link peer (``receive``); a
+message that breaks a rule is answered with an ``error`` event and, unless it came from the host's own
+seat, blamed on its sender (``Misbehaviour``). A misuse by the local shell raises ``LocalError``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from protocol.room.capacity import CapacityReservations
-from protocol.errors import ProtocolError
+from protocol.encoding.dagcbor import signing_digest
+from protocol.encoding.wire import Message
+from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity
+from protocol.identity.signed import SignedPayload, SignedVerifier
+from protocol.room.actions import CloseLink, RoomAction, Send, refused
+from protocol.room.capacity import CapacityReservations
+from protocol.room.config import MatchConfig, RoomLimits
+from protocol.room.events import (
+    CountdownCancelled,
+    CountdownStarted,
+    GridCancelled,
+    MemberJoined,
+    MemberLeft,
+    ReadyChanged,
+    ReadySetFormed,
+    ReadySetRefused,
+)
 from protocol.room.invitation import check_role_proof
 from protocol.room.locked_start import COUNTDOWN_MS, build_package, package_digest
-from protocol.room.ready import check_ack, context_digest, parse_declaration, ready_set_context
-from protocol.room.actions import CloseLink, Notify, Send
-from protocol.room.config import MatchConfig, RoomLimits
 from protocol.room.messages import (
     CancelReady,
     CarRotation,
@@ -30,6 +45,7 @@ from protocol.room.messages import (
     JoinRequest,
     JoinVerdict,
     Leave,
+    RELAY_TO_ALL,
     LockedStartPackageMsg,
     MatchStart,
     MemberWire,
@@ -40,21 +56,28 @@ from protocol.room.messages import (
     Relay,
     RoomState,
 )
-from protocol.identity.signed import SignedPayload, SignedVerifier
-from protocol.room.start_grid import PHASE_TIMEOUT_MS, check_commit, check_reveal, context_digest as grid_digest, grid_context
-from protocol.encoding.wire import Message
-
-COLLECTING, VERIFYING, GRID_COMMIT, GRID_REVEAL, COUNTDOWN, STARTED, CLOSED = (
-    "collecting", "verifying", "grid-commit", "grid-reveal", "countdown", "started", "closed",
+from protocol.room.ready import check_ack, parse_declaration, ready_set_context
+from protocol.room.start_grid import PHASE_TIMEOUT_MS, check_commit, check_reveal, grid_context
+from protocol.room.states import (
+    WAITING_PHASES,
+    CeremonyCancel,
+    CountdownCancelReason,
+    Departure,
+    JoinReason,
+    Role,
+    RoomPhase,
 )
-WAITING_PHASES = (COLLECTING, VERIFYING, GRID_COMMIT, GRID_REVEAL)
+
 MAX_NICKNAME = 32
+MAX_LISTEN = 64
 
 
 @dataclass
 class Member:
+    """One member as the host keeps it: identity, role, epoch, announced address, cars and declaration."""
+
     peer_id: str
-    role: str
+    role: Role
     nickname: str
     epoch: int
     listen: str = ""
@@ -62,6 +85,7 @@ class Member:
     declaration: SignedPayload | None = None
 
     def wire(self) -> MemberWire:
+        """How every member sees this one in ``room-state``."""
         return MemberWire(
             self.peer_id, self.nickname, self.role, self.epoch, self.declaration is not None,
             list(self.rotation or []), self.listen,
@@ -81,38 +105,47 @@ class Ceremony:
     deadline_ms: int | None = None
 
 
+HostHandler = Callable[["HostRoom", str, Any, int], list[RoomAction]]
+
+
 class HostRoom:
+    """The host's room machine: admits members, keeps the room state, and runs Ready → ReadySet → grid
+    → countdown → start, broadcasting every change. Input: ``join`` (a link's first message),
+    ``receive`` (every later message), ``link_closed`` and ``tick``; output: ``RoomAction`` lists."""
+
     def __init__(
         self,
         identity: Identity,
         room_id: str,
         config: MatchConfig,
         limits: RoomLimits,
-        secrets: dict[str, bytes | None],
+        secrets: Mapping[str, bytes | None],
         track_digests: list[str],
         now_ms: int,
         nickname: str = "host",
         listen: str = "",
     ) -> None:
+        """A new room hosted by ``identity`` (seated as its first participant). ``secrets`` holds the role
+        secret per role (None: nobody may join in that role); ``track_digests`` are the rounds' tracks."""
         self.identity = identity
         self.room_id = room_id
         self.config = config
         self.limits = limits
         self.secrets = secrets
         self.track_digests = track_digests
-        self.phase = COLLECTING
+        self.phase = RoomPhase.COLLECTING
         self.members: dict[str, Member] = {}
         self.membership_epoch = 0
         self.state_epoch = 0
-        self.seats = {"participant": CapacityReservations(limits.max_players),
-                      "spectator": CapacityReservations(limits.max_spectators)}
+        self.seats = {Role.PARTICIPANT: CapacityReservations(limits.max_players),
+                      Role.SPECTATOR: CapacityReservations(limits.max_spectators)}
         self.verifier = SignedVerifier(lambda peer: self._is_participant(peer))
         self.ceremony: Ceremony | None = None
         self.package: dict[str, Any] | None = None
         self.countdown_deadline: int | None = None
         self.pre_start_disconnects: list[str] = []
         self.seeded: dict[str, Member] = {}  # members carried over by host succession
-        self._add(identity.peer_id, "participant", nickname, listen)
+        self._add(identity.peer_id, Role.PARTICIPANT, nickname, listen)
 
     @classmethod
     def succeed(
@@ -124,39 +157,48 @@ class HostRoom:
         track_digests: list[str],
         now_ms: int,
         listen: str = "",
-    ) -> "HostRoom":
+    ) -> HostRoom:
         """The successor's room after the host was lost while waiting (spec/rooms.md §4.2).
 
         Participants keep their join order, epochs and cars and are re-admitted with the participant
         invitation they already hold; their seats stay reserved. The successor never learned the
         spectator secret, so spectating closes (fail closed) instead of falling back to open.
+
+        Raises ``LocalError`` (``succession-invalid``) when ``identity`` is not a member of ``state``
+        (only a listed participant may succeed), and ``ProtocolError`` when the lost host's last room
+        state holds settings this node refuses (``config-invalid``).
         """
-        me = next(m for m in state.members if m.peerId == identity.peer_id)
+        me = next((m for m in state.members if m.peerId == identity.peer_id), None)
+        if me is None:
+            raise LocalError("succession-invalid", "only a member of the last room state can succeed its host")
         room = cls(
             identity, state.roomId, MatchConfig.from_wire(state.matchConfig),
-            RoomLimits(state.minPlayers, state.maxPlayers, 0), {"participant": participant_secret, "spectator": None},
+            RoomLimits(state.minPlayers, state.maxPlayers, 0), {Role.PARTICIPANT: participant_secret, Role.SPECTATOR: None},
             track_digests, now_ms, nickname=me.nickname, listen=listen,
         )
         room.members[identity.peer_id].epoch = me.membershipEpoch
         room.members[identity.peer_id].rotation = list(me.carRotation) or None
         room.membership_epoch = max(m.membershipEpoch for m in state.members)
         for m in state.members:
-            if m.role == "participant" and m.peerId not in (identity.peer_id, lost_host):
-                room.seeded[m.peerId] = Member(m.peerId, m.role, m.nickname, m.membershipEpoch, m.listen, list(m.carRotation) or None)
-                room.seats["participant"].try_reserve(m.peerId)
+            if m.role == Role.PARTICIPANT and m.peerId not in (identity.peer_id, lost_host):
+                room.seeded[m.peerId] = Member(
+                    m.peerId, Role.PARTICIPANT, m.nickname, m.membershipEpoch, m.listen, list(m.carRotation) or None
+                )
+                room.seats[Role.PARTICIPANT].try_reserve(m.peerId)
         return room
 
     # ---- helpers ----------------------------------------------------------------------------------
 
     def _is_participant(self, peer: str) -> bool:
         member = self.members.get(peer)
-        return member is not None and member.role == "participant"
+        return member is not None and member.role == Role.PARTICIPANT
 
     @property
     def participants(self) -> list[str]:
-        return [p for p, m in self.members.items() if m.role == "participant"]
+        """The participants' PeerIds in join order (the host first)."""
+        return [p for p, m in self.members.items() if m.role == Role.PARTICIPANT]
 
-    def _add(self, peer: str, role: str, nickname: str, listen: str) -> Member:
+    def _add(self, peer: str, role: Role, nickname: str, listen: str) -> Member:
         seeded = self.seeded.pop(peer, None)
         if seeded is None:
             self.membership_epoch += 1
@@ -169,6 +211,7 @@ class HostRoom:
         return member
 
     def state_message(self) -> RoomState:
+        """The current ``room-state`` under a new state epoch (what every member is sent on a change)."""
         self.state_epoch += 1
         return RoomState(
             roomId=self.room_id,
@@ -183,91 +226,120 @@ class HostRoom:
             stateEpoch=self.state_epoch,
         )
 
-    def _broadcast(self, message: Message, *, role: str | None = None) -> list[object]:
+    def _broadcast(self, message: Message, *, role: Role | None = None) -> list[RoomAction]:
         return [Send(p, message) for p, m in self.members.items() if role is None or m.role == role]
 
-    def _broadcast_state(self) -> list[object]:
+    def _broadcast_state(self) -> list[RoomAction]:
         return self._broadcast(self.state_message())
 
-    def _invalidate_ceremony(self, why: str) -> list[object]:
+    def _invalidate_ceremony(self, why: CeremonyCancel) -> list[RoomAction]:
         """Acks and grid ceremony die with any roster change; declarations survive (spec §4.6)."""
-        actions: list[object] = []
+        actions: list[RoomAction] = []
         if self.ceremony is not None and self.ceremony.grid_ctx is not None:
-            digest = grid_digest(self.ceremony.grid_ctx).hex()
-            actions += self._broadcast(GridCeremonyCancel(digest, why, []), role="participant")
+            digest = signing_digest(self.ceremony.grid_ctx).hex()
+            actions += self._broadcast(GridCeremonyCancel(digest, why, []), role=Role.PARTICIPANT)
         self.ceremony = None
-        if self.phase in (VERIFYING, GRID_COMMIT, GRID_REVEAL):
-            self.phase = COLLECTING
+        if self.phase in (RoomPhase.VERIFYING, RoomPhase.GRID_COMMIT, RoomPhase.GRID_REVEAL):
+            self.phase = RoomPhase.COLLECTING
         return actions
+
+    def _declaration(self, peer: str) -> SignedPayload:
+        """A participant's declaration where the phase guarantees one (a bug otherwise)."""
+        declaration = self.members[peer].declaration
+        if declaration is None:
+            raise LocalError("room-state-corrupt", f"{peer[-4:]} has no Ready declaration in phase {self.phase}")
+        return declaration
+
+    def _grid(self) -> tuple[Ceremony, dict[str, Any]]:
+        """The running grid ceremony and its context, where the phase guarantees one (a bug otherwise)."""
+        ceremony = self.ceremony
+        if ceremony is None or ceremony.grid_ctx is None:
+            raise LocalError("room-state-corrupt", f"no grid ceremony in phase {self.phase}")
+        return ceremony, ceremony.grid_ctx
+
+    def _locked_package(self) -> dict[str, Any]:
+        """The LockedStartPackage, where the phase guarantees one (a bug otherwise)."""
+        if self.package is None:
+            raise LocalError("room-state-corrupt", f"no start package in phase {self.phase}")
+        return self.package
 
     # ---- admission --------------------------------------------------------------------------------
 
-    def join(self, peer: str, transcript: bytes, request: JoinRequest, now_ms: int) -> list[object]:
+    def join(self, peer: str, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
+        """A link's first message: admit ``peer`` (the link's authenticated PeerId, whose handshake gave
+        ``transcript``) or refuse it with a verdict and close its link. Never raises for what it sent."""
         verdict = self._admit(peer, transcript, request)
         if verdict is not None:
             return [Send(peer, JoinVerdict(False, verdict[0], verdict[1])), CloseLink(peer, verdict[0])]
-        role = request.role
+        role = Role(request.role)
         rejoin = peer in self.members
-        actions: list[object] = []
+        actions: list[RoomAction] = []
         if not rejoin:
-            self._add(peer, role, request.nickname[:MAX_NICKNAME], request.listen[:64])
-            if role == "participant":
-                actions += self._invalidate_ceremony("membership-changed")
-        actions.append(Send(peer, JoinVerdict(True, "ok", "rejoined" if rejoin else "joined")))
-        actions.append(Notify("member-joined", {"peer": peer, "role": role, "nickname": self.members[peer].nickname}))
+            self._add(peer, role, request.nickname[:MAX_NICKNAME], request.listen[:MAX_LISTEN])
+            if role == Role.PARTICIPANT:
+                actions += self._invalidate_ceremony(CeremonyCancel.MEMBERSHIP_CHANGED)
+        actions.append(Send(peer, JoinVerdict(True, JoinReason.OK, "rejoined" if rejoin else "joined")))
+        actions.append(MemberJoined(peer, role, self.members[peer].nickname))
         return actions + self._broadcast_state()
 
-    def _admit(self, peer: str, transcript: bytes, request: JoinRequest) -> tuple[str, str] | None:
+    def _admit(self, peer: str, transcript: bytes, request: JoinRequest) -> tuple[JoinReason, str] | None:
         """None to admit, else (reason, detail); the reason set is the spec's closed set."""
-        role = request.role
         if request.roomId != self.room_id:
-            return "join-rejected", "no such room here"
-        if role not in ("participant", "spectator"):
-            return "join-rejected", "role must be participant or spectator"
-        if self.phase in (STARTED, CLOSED):
-            return "room-closed", "the match has started or the room is closed"
+            return JoinReason.JOIN_REJECTED, "no such room here"
+        if request.role not in tuple(Role):
+            return JoinReason.JOIN_REJECTED, "role must be participant or spectator"
+        role = Role(request.role)
+        if self.phase in (RoomPhase.STARTED, RoomPhase.CLOSED):
+            return JoinReason.ROOM_CLOSED, "the match has started or the room is closed"
         secret = self.secrets.get(role)
-        if role == "spectator" and (secret is None or self.limits.max_spectators == 0):
-            return "spectators-disabled", "this room does not admit spectators"
+        if role == Role.SPECTATOR and (secret is None or self.limits.max_spectators == 0):
+            return JoinReason.SPECTATORS_DISABLED, "this room does not admit spectators"
         if peer in self.members and self.members[peer].role != role:
-            return "join-rejected", "already in this room with another role"
-        if role == "participant" and self.phase == COUNTDOWN and peer not in self.members:
-            return "join-rejected", "participant admission is closed during the countdown"
+            return JoinReason.JOIN_REJECTED, "already in this room with another role"
+        if role == Role.PARTICIPANT and self.phase == RoomPhase.COUNTDOWN and peer not in self.members:
+            return JoinReason.JOIN_REJECTED, "participant admission is closed during the countdown"
         seats = self.seats[role]
         if peer not in self.seeded and not seats.try_reserve(peer):
-            return ("spectator-full", "no spectator seat is free") if role == "spectator" else (
-                "join-rejected", "the room is full")
+            return (JoinReason.SPECTATOR_FULL, "no spectator seat is free") if role == Role.SPECTATOR else (
+                JoinReason.JOIN_REJECTED, "the room is full")
         if secret is None or not check_role_proof(
             request.proof, secret, transcript, self.room_id, role, peer, self.identity.peer_id
         ):
             seats.release(peer)
-            return "join-rejected", "the invitation proof does not match"
+            return JoinReason.JOIN_REJECTED, "the invitation proof does not match"
         seats.commit(peer)
         return None
 
     # ---- messages ---------------------------------------------------------------------------------
 
-    def message(self, peer: str, msg: Message, now_ms: int) -> list[object]:
-        """A message from the authenticated member ``peer``; bad content is refused, never fatal."""
+    def receive(self, peer: str, msg: Message, now_ms: int) -> list[RoomAction]:
+        """A message from the authenticated member ``peer`` (the host's own seat included).
+
+        Never raises for what a peer sent: a message that breaks a rule (a ``PeerError``) is dropped
+        and answered with an ``error`` event, and blamed on ``peer`` (``Misbehaviour``) unless it came
+        from the host's own seat. A message from a non-member is ignored. A ``LocalError`` (a bug in
+        this node) propagates.
+        """
         if peer not in self.members:
             return []
-        handler = _HANDLERS.get(type(msg))
+        own = peer == self.identity.peer_id
+        handler = self._HANDLERS.get(type(msg))
         if handler is None:
-            return [Notify("error", {"code": "unexpected-message", "message": f"{peer[-4:]} sent {msg.TYPE}"})]
+            return refused(peer, "unexpected-message", f"{peer[-4:]} sent {msg.TYPE}", blame=not own)
         try:
             return handler(self, peer, msg, now_ms)
-        except ProtocolError as exc:
-            return [Notify("error", {"code": exc.code, "message": f"from {peer[-4:]}: {exc.message}"})]
+        except PeerError as exc:
+            return refused(peer, exc.code, f"from {peer[-4:]}: {exc.message}", blame=not own)
 
-    def _on_relay(self, peer: str, msg: Relay, now_ms: int) -> list[object]:
+    def _on_relay(self, peer: str, msg: Relay, now_ms: int) -> list[RoomAction]:
         attested = Relay(origin=peer, target=msg.target, body=msg.body)
-        if msg.target == "*":
+        if msg.target == RELAY_TO_ALL:
             return [Send(p, attested) for p in self.members if p != peer]
         return [Send(msg.target, attested)] if msg.target in self.members and msg.target != peer else []
 
-    def _on_rotation(self, peer: str, msg: CarRotation, now_ms: int) -> list[object]:
+    def _on_rotation(self, peer: str, msg: CarRotation, now_ms: int) -> list[RoomAction]:
         member = self.members[peer]
-        if member.role != "participant" or self.phase not in WAITING_PHASES:
+        if member.role != Role.PARTICIPANT or self.phase not in WAITING_PHASES:
             raise ProtocolError("not-allowed", "only a participant may choose cars, and only while waiting")
         if member.declaration is not None:
             raise ProtocolError("not-allowed", "cancel Ready before changing cars")
@@ -276,7 +348,7 @@ class HostRoom:
         member.rotation = list(msg.carRotation)
         return self._broadcast_state()
 
-    def _on_ready(self, peer: str, msg: ReadyDeclarationMsg, now_ms: int) -> list[object]:
+    def _on_ready(self, peer: str, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
         member = self.members[peer]
         if self.phase not in WAITING_PHASES:
             raise ProtocolError("not-allowed", "Ready is only possible while waiting")
@@ -293,34 +365,39 @@ class HostRoom:
         self.verifier.commit(envelope, now_ms)
         member.rotation = list(declaration.car_rotation)
         member.declaration = envelope
-        actions = [Notify("ready", {"peer": peer, "ready": True})] + self._invalidate_ceremony("ready-changed")
+        actions: list[RoomAction] = [ReadyChanged(peer, True)]
+        actions += self._invalidate_ceremony(CeremonyCancel.READY_CHANGED)
         return actions + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
 
-    def _on_cancel_ready(self, peer: str, msg: CancelReady, now_ms: int) -> list[object]:
+    def _on_cancel_ready(self, peer: str, msg: CancelReady, now_ms: int) -> list[RoomAction]:
         if self.phase not in WAITING_PHASES:
             raise ProtocolError("not-allowed", "too late to cancel Ready; leave the room instead")
         self.members[peer].declaration = None
-        actions = [Notify("ready", {"peer": peer, "ready": False})] + self._invalidate_ceremony("ready-cancelled")
+        actions: list[RoomAction] = [ReadyChanged(peer, False)]
+        actions += self._invalidate_ceremony(CeremonyCancel.READY_CANCELLED)
         return actions + self._broadcast_state()
 
-    def _maybe_request_ready_set(self, now_ms: int) -> list[object]:
+    def _maybe_request_ready_set(self, now_ms: int) -> list[RoomAction]:
         participants = self.participants
-        if self.phase != COLLECTING or len(participants) < self.limits.min_players:
+        if self.phase != RoomPhase.COLLECTING or len(participants) < self.limits.min_players:
             return []
-        if any(self.members[p].declaration is None for p in participants):
-            return []
-        declarations = {p: parse_declaration(self.members[p].declaration) for p in participants}
+        envelopes: dict[str, SignedPayload] = {}
+        for p in participants:
+            envelope = self.members[p].declaration
+            if envelope is None:
+                return []
+            envelopes[p] = envelope
+        declarations = {p: parse_declaration(envelopes[p]) for p in participants}
         context = ready_set_context(self.room_id, self.config.digest, declarations)
-        self.ceremony = Ceremony(context, context_digest(context))
-        self.phase = VERIFYING
-        request = ReadySetRequest(context, [self.members[p].declaration.to_wire() for p in sorted(participants)])
-        return [Notify("ready-set", {"digest": self.ceremony.ready_digest, "roster": sorted(participants)})] + (
-            self._broadcast(request, role="participant") + self._broadcast_state()
-        )
+        self.ceremony = Ceremony(context, signing_digest(context).hex())
+        self.phase = RoomPhase.VERIFYING
+        request = ReadySetRequest(context, [envelopes[p].to_wire() for p in sorted(participants)])
+        actions: list[RoomAction] = [ReadySetFormed(self.ceremony.ready_digest, sorted(participants))]
+        return actions + self._broadcast(request, role=Role.PARTICIPANT) + self._broadcast_state()
 
-    def _on_ack(self, peer: str, msg: ReadySetAck, now_ms: int) -> list[object]:
+    def _on_ack(self, peer: str, msg: ReadySetAck, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
-        if self.phase != VERIFYING or ceremony is None:
+        if self.phase != RoomPhase.VERIFYING or ceremony is None:
             return []
         envelope = self.verifier.check(msg.signed, now_ms)
         if envelope.signer != peer:
@@ -332,40 +409,40 @@ class HostRoom:
             return []
         ceremony.grid_ctx = grid_context(self.room_id, self.participants, self.track_digests, len(self.config.rounds))
         ceremony.deadline_ms = now_ms + PHASE_TIMEOUT_MS
-        self.phase = GRID_COMMIT
-        return self._broadcast(GridCommitRequest(ceremony.grid_ctx), role="participant") + self._broadcast_state()
+        self.phase = RoomPhase.GRID_COMMIT
+        return self._broadcast(GridCommitRequest(ceremony.grid_ctx), role=Role.PARTICIPANT) + self._broadcast_state()
 
-    def _on_refuse(self, peer: str, msg: ReadySetRefuse, now_ms: int) -> list[object]:
-        return [Notify("ready-set-refused", {"peer": peer, "code": msg.code[:64], "detail": msg.detail[:300]})]
+    def _on_refuse(self, peer: str, msg: ReadySetRefuse, now_ms: int) -> list[RoomAction]:
+        return [ReadySetRefused(peer, msg.code[:64], msg.detail[:300])]
 
-    def _on_commit(self, peer: str, msg: GridCommit, now_ms: int) -> list[object]:
+    def _on_commit(self, peer: str, msg: GridCommit, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
-        if self.phase != GRID_COMMIT or ceremony is None or ceremony.grid_ctx is None:
+        if self.phase != RoomPhase.GRID_COMMIT or ceremony is None or ceremony.grid_ctx is None:
             return []
+        grid_digest = signing_digest(ceremony.grid_ctx)
         envelope = self.verifier.check(msg.signed, now_ms)
         if envelope.signer != peer:
             raise ProtocolError("grid-invalid", "a commit must come from its signer's link")
-        check_commit(envelope, grid_digest(ceremony.grid_ctx))
+        check_commit(envelope, grid_digest)
         self.verifier.commit(envelope, now_ms)
         ceremony.commits.setdefault(peer, envelope)
         if set(ceremony.commits) != set(self.participants):
             return []
-        self.phase = GRID_REVEAL
+        self.phase = RoomPhase.GRID_REVEAL
         ceremony.deadline_ms = now_ms + PHASE_TIMEOUT_MS
-        locked = GridCommitmentsLocked(
-            grid_digest(ceremony.grid_ctx).hex(), [ceremony.commits[p].to_wire() for p in sorted(ceremony.commits)]
-        )
-        return self._broadcast(locked, role="participant") + self._broadcast_state()
+        locked = GridCommitmentsLocked(grid_digest.hex(), [ceremony.commits[p].to_wire() for p in sorted(ceremony.commits)])
+        return self._broadcast(locked, role=Role.PARTICIPANT) + self._broadcast_state()
 
-    def _on_reveal(self, peer: str, msg: GridReveal, now_ms: int) -> list[object]:
+    def _on_reveal(self, peer: str, msg: GridReveal, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
-        if self.phase != GRID_REVEAL or ceremony is None or ceremony.grid_ctx is None:
+        if self.phase != RoomPhase.GRID_REVEAL or ceremony is None or ceremony.grid_ctx is None:
             return []
+        grid_digest = signing_digest(ceremony.grid_ctx)
         envelope = self.verifier.check(msg.signed, now_ms)
         if envelope.signer != peer:
             raise ProtocolError("grid-invalid", "a reveal must come from its signer's link")
-        committed = check_commit(ceremony.commits[peer], grid_digest(ceremony.grid_ctx))
-        check_reveal(envelope, grid_digest(ceremony.grid_ctx), committed)
+        committed = check_commit(ceremony.commits[peer], grid_digest)
+        check_reveal(envelope, grid_digest, committed)
         self.verifier.commit(envelope, now_ms)
         ceremony.reveals.setdefault(peer, envelope)
         if set(ceremony.reveals) != set(self.participants):
@@ -376,7 +453,7 @@ class HostRoom:
             config=self.config,
             ready_context=ceremony.ready_context,
             ready_digest=ceremony.ready_digest,
-            declarations=[self.members[p].declaration for p in participants],
+            declarations=[self._declaration(p) for p in participants],
             acks=[ceremony.acks[p] for p in participants],
             grid_ctx=ceremony.grid_ctx,
             commits=[ceremony.commits[p] for p in participants],
@@ -384,40 +461,54 @@ class HostRoom:
             started_at=now_ms,
             countdown_deadline=now_ms + COUNTDOWN_MS,
         )
-        self.phase = COUNTDOWN
+        self.phase = RoomPhase.COUNTDOWN
         self.countdown_deadline = now_ms + COUNTDOWN_MS
         ceremony.deadline_ms = None
-        actions = [Notify("countdown", {"match_id": self.package["matchId"], "deadline_ms": self.countdown_deadline})]
+        actions: list[RoomAction] = [CountdownStarted(self.package["matchId"], self.countdown_deadline)]
         return actions + self._broadcast(LockedStartPackageMsg(self.package)) + self._broadcast_state()
 
-    def _on_leave(self, peer: str, msg: Leave, now_ms: int) -> list[object]:
-        return self.link_closed(peer, now_ms, reason=msg.reason[:64] or "left")
+    def _on_leave(self, peer: str, msg: Leave, now_ms: int) -> list[RoomAction]:
+        return self.link_closed(peer, now_ms, reason=msg.reason[:64] or Departure.LEFT)
+
+    _HANDLERS: ClassVar[dict[type[Message], HostHandler]] = {
+        Relay: _on_relay,
+        CarRotation: _on_rotation,
+        ReadyDeclarationMsg: _on_ready,
+        CancelReady: _on_cancel_ready,
+        ReadySetAck: _on_ack,
+        ReadySetRefuse: _on_refuse,
+        GridCommit: _on_commit,
+        GridReveal: _on_reveal,
+        Leave: _on_leave,
+    }
 
     # ---- departures and timers --------------------------------------------------------------------
 
-    def link_closed(self, peer: str, now_ms: int, reason: str = "link-closed") -> list[object]:
+    def link_closed(self, peer: str, now_ms: int, reason: str = Departure.LINK_CLOSED) -> list[RoomAction]:
+        """``peer``'s link ended (or it left, saying ``reason``): free its seat and tell the room; in the
+        countdown a participant counts as a pre-start disconnect instead (spec §4.6)."""
         member = self.members.get(peer)
         if member is None or peer == self.identity.peer_id:
             return []
-        if self.phase == COUNTDOWN and member.role == "participant":
+        if self.phase == RoomPhase.COUNTDOWN and member.role == Role.PARTICIPANT:
             return self._countdown_disconnect(peer, now_ms)
-        if self.phase in (STARTED, CLOSED):
-            return [Notify("member-left", {"peer": peer, "reason": reason})]
+        if self.phase in (RoomPhase.STARTED, RoomPhase.CLOSED):
+            return [MemberLeft(peer, reason)]
         del self.members[peer]
         self.seats[member.role].deactivate(peer)
-        actions: list[object] = [CloseLink(peer, reason), Notify("member-left", {"peer": peer, "reason": reason})]
-        if member.role == "participant":
+        actions: list[RoomAction] = [CloseLink(peer, reason), MemberLeft(peer, reason)]
+        if member.role == Role.PARTICIPANT:
             self.membership_epoch += 1
-            actions += self._invalidate_ceremony("membership-changed")
+            actions += self._invalidate_ceremony(CeremonyCancel.MEMBERSHIP_CHANGED)
         return actions + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
 
-    def _countdown_disconnect(self, peer: str, now_ms: int) -> list[object]:
+    def _countdown_disconnect(self, peer: str, now_ms: int) -> list[RoomAction]:
         """Survivors continue only if ≥ 2 and a strict majority of the locked roster (spec §4.6)."""
         if peer not in self.pre_start_disconnects:
             self.pre_start_disconnects.append(peer)
         roster = sorted(self.package["readySetContext"]["roster"]) if self.package else self.participants
         survivors = [p for p in roster if p not in self.pre_start_disconnects]
-        actions: list[object] = [Notify("member-left", {"peer": peer, "reason": "countdown-disconnect"})]
+        actions: list[RoomAction] = [MemberLeft(peer, Departure.COUNTDOWN_DISCONNECT)]
         if len(survivors) >= 2 and len(survivors) * 2 > len(roster):
             return actions
         leavers = list(self.pre_start_disconnects)
@@ -427,55 +518,45 @@ class HostRoom:
                 self.seats[member.role].deactivate(gone)
         for member in self.members.values():
             member.declaration = None
-        self.phase, self.package, self.ceremony, self.countdown_deadline = COLLECTING, None, None, None
+        self.phase, self.package, self.ceremony, self.countdown_deadline = RoomPhase.COLLECTING, None, None, None
         self.pre_start_disconnects = []
         self.membership_epoch += 1
-        cancel = CountdownCancel("no-majority", leavers)
-        return actions + [Notify("countdown-cancelled", {"leavers": leavers})] + self._broadcast(cancel) + self._broadcast_state()
+        cancel = CountdownCancel(CountdownCancelReason.NO_MAJORITY, leavers)
+        actions.append(CountdownCancelled(leavers))
+        return actions + self._broadcast(cancel) + self._broadcast_state()
 
     def next_deadline(self) -> int | None:
-        if self.phase == COUNTDOWN:
+        """When ``tick`` next has work: the countdown's end or the running grid phase's timeout."""
+        if self.phase == RoomPhase.COUNTDOWN:
             return self.countdown_deadline
-        if self.ceremony is not None and self.phase in (GRID_COMMIT, GRID_REVEAL):
+        if self.ceremony is not None and self.phase in (RoomPhase.GRID_COMMIT, RoomPhase.GRID_REVEAL):
             return self.ceremony.deadline_ms
         return None
 
-    def tick(self, now_ms: int) -> list[object]:
+    def tick(self, now_ms: int) -> list[RoomAction]:
+        """Timer event: start the match at the countdown's end, or cancel a grid phase that timed out."""
         deadline = self.next_deadline()
         if deadline is None or now_ms < deadline:
             return []
-        if self.phase == COUNTDOWN:
+        if self.phase == RoomPhase.COUNTDOWN:
             return self._start(now_ms)
         return self._grid_timeout(now_ms)
 
-    def _grid_timeout(self, now_ms: int) -> list[object]:
+    def _grid_timeout(self, now_ms: int) -> list[RoomAction]:
         """Fail closed naming the missing peers; their Ready is withdrawn so the room can go on."""
-        ceremony = self.ceremony
-        done = ceremony.commits if self.phase == GRID_COMMIT else ceremony.reveals
+        ceremony, grid_ctx = self._grid()
+        done = ceremony.commits if self.phase == RoomPhase.GRID_COMMIT else ceremony.reveals
         missing = sorted(p for p in self.participants if p not in done)
-        digest = grid_digest(ceremony.grid_ctx).hex()
+        digest = signing_digest(grid_ctx).hex()
         for peer in missing:
             self.members[peer].declaration = None
-        self.ceremony, self.phase = None, COLLECTING
-        cancel = GridCeremonyCancel(digest, "timeout", missing)
-        return [Notify("grid-cancelled", {"missing": missing})] + self._broadcast(cancel, role="participant") + self._broadcast_state()
+        self.ceremony, self.phase = None, RoomPhase.COLLECTING
+        cancel = GridCeremonyCancel(digest, CeremonyCancel.TIMEOUT, missing)
+        actions: list[RoomAction] = [GridCancelled(missing)]
+        return actions + self._broadcast(cancel, role=Role.PARTICIPANT) + self._broadcast_state()
 
-    def _start(self, now_ms: int) -> list[object]:
-        self.phase = STARTED
-        start = MatchStart(
-            self.package["matchId"], self.package["startedAt"], package_digest(self.package), list(self.pre_start_disconnects)
-        )
+    def _start(self, now_ms: int) -> list[RoomAction]:
+        package = self._locked_package()
+        self.phase = RoomPhase.STARTED
+        start = MatchStart(package["matchId"], package["startedAt"], package_digest(package), list(self.pre_start_disconnects))
         return self._broadcast(start) + self._broadcast_state()
-
-
-_HANDLERS = {
-    Relay: HostRoom._on_relay,
-    CarRotation: HostRoom._on_rotation,
-    ReadyDeclarationMsg: HostRoom._on_ready,
-    CancelReady: HostRoom._on_cancel_ready,
-    ReadySetAck: HostRoom._on_ack,
-    ReadySetRefuse: HostRoom._on_refuse,
-    GridCommit: HostRoom._on_commit,
-    GridReveal: HostRoom._on_reveal,
-    Leave: HostRoom._on_leave,
-}

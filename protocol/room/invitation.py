@@ -6,6 +6,9 @@ authenticated link transcript, which binds the proof to this link, room, role an
 
 Invitation text: ``open4wd://HOST:PORT/ROOM_ID?host=HOST_PEER_ID#ROLE=SECRET``; the host PeerId lets
 the joiner authenticate the host during the link handshake.
+
+Invitations, secrets and room ids reach this code from the user or from this node itself, never from a
+peer, so refusing one is a ``LocalError`` (the command line reports its code).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError
 from protocol.identity.keys import is_valid_peer_id
 
 SECRET_BYTES = 24
@@ -33,34 +36,40 @@ _INVITE_RE = re.compile(
 
 
 def new_secret() -> str:
+    """A fresh role secret in its canonical text form (32 characters of unpadded base64url)."""
     return base64.urlsafe_b64encode(secrets.token_bytes(SECRET_BYTES)).decode("ascii").rstrip("=")
 
 
 def parse_secret(text: object) -> bytes:
-    """The 24 secret bytes; weak, padded or non-canonical text is refused (fail closed)."""
+    """The 24 secret bytes; weak, padded or non-canonical text is refused (fail closed).
+
+    Raises ``LocalError`` (``invitation-invalid``).
+    """
     if not isinstance(text, str) or not _SECRET_RE.fullmatch(text):
-        raise ProtocolError(
+        raise LocalError(
             "invitation-invalid", "an invitation secret is exactly 32 characters of unpadded base64url (192 bits)"
         )
     return base64.urlsafe_b64decode(text)
 
 
 def new_room_id() -> str:
+    """A fresh room id (a random UUIDv4 in its canonical text form)."""
     return str(uuid.uuid4())
 
 
 def check_room_id(room_id: object) -> str:
-    """A canonical lowercase UUIDv4."""
+    """``room_id`` if it is a canonical lowercase UUIDv4; raises ``LocalError`` (``room-id-invalid``)."""
     try:
         parsed = uuid.UUID(room_id) if isinstance(room_id, str) else None
     except ValueError:
         parsed = None
     if parsed is None or parsed.version != 4 or str(parsed) != room_id:
-        raise ProtocolError("room-id-invalid", "a room id is a canonical lowercase UUIDv4")
+        raise LocalError("room-id-invalid", "a room id is a canonical lowercase UUIDv4")
     return room_id
 
 
 def role_proof(secret: bytes, transcript: bytes, room_id: str, role: str, joiner: str, host: str) -> bytes:
+    """The joiner's proof that it knows ``secret``, bound to this link, room, role and both peers."""
     message = b"\0".join(
         [ROLE_PROOF_DOMAIN, transcript, room_id.encode(), role.encode(), joiner.encode(), host.encode()]
     )
@@ -70,11 +79,14 @@ def role_proof(secret: bytes, transcript: bytes, room_id: str, role: str, joiner
 def check_role_proof(
     proof: bytes, secret: bytes, transcript: bytes, room_id: str, role: str, joiner: str, host: str
 ) -> bool:
+    """Whether ``proof`` is the role proof for these values (compared in constant time)."""
     return hmac.compare_digest(proof, role_proof(secret, transcript, room_id, role, joiner, host))
 
 
 @dataclass(frozen=True)
 class Invitation:
+    """Everything a joiner needs: where the host listens, the room, the host's PeerId, a role's secret."""
+
     host: str
     port: int
     room_id: str
@@ -83,23 +95,25 @@ class Invitation:
     secret: str
 
     def __str__(self) -> str:
+        """The invitation text (IPv6 hosts in brackets)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"open4wd://{host}:{self.port}/{self.room_id}?host={self.host_peer_id}#{self.role}={self.secret}"
 
     @classmethod
-    def parse(cls, text: object) -> "Invitation":
+    def parse(cls, text: object) -> Invitation:
+        """Parse invitation text strictly. Raises ``LocalError``: ``invitation-invalid`` or ``room-id-invalid``."""
         match = _INVITE_RE.fullmatch(text.strip()) if isinstance(text, str) else None
         if match is None:
-            raise ProtocolError(
+            raise LocalError(
                 "invitation-invalid", "an invitation looks like open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET"
             )
         port = int(match["port"])
         if not 0 < port < 65536:
-            raise ProtocolError("invitation-invalid", f"port {port} is out of range")
+            raise LocalError("invitation-invalid", f"port {port} is out of range")
         if match["role"] not in ROLES:
-            raise ProtocolError("invitation-invalid", f"role must be one of {', '.join(ROLES)}")
+            raise LocalError("invitation-invalid", f"role must be one of {', '.join(ROLES)}")
         if not is_valid_peer_id(match["peer"]):
-            raise ProtocolError("invitation-invalid", "the host PeerId in the invitation is malformed")
+            raise LocalError("invitation-invalid", "the host PeerId in the invitation is malformed")
         parse_secret(match["secret"])
         host = match["host"].strip("[]")
         return cls(host, port, check_room_id(match["room"]), match["peer"], match["role"], match["secret"])

@@ -29,6 +29,8 @@ PACKAGE_KEYS = {
 
 @dataclass(frozen=True)
 class LockedStart:
+    """A verified LockedStartPackage: the match id, times, roster, settings, declarations and grid seed."""
+
     match_id: str
     started_at: int
     countdown_deadline: int
@@ -47,6 +49,7 @@ class LockedStart:
         return {peer: (i + round_index) % n for i, peer in enumerate(order)}
 
     def car(self, peer: str, round_index: int) -> Any:
+        """The loadout ``peer`` declared for round ``round_index``."""
         return self.declarations[peer].car_rotation[round_index]
 
 
@@ -64,6 +67,11 @@ def build_package(
     started_at: int,
     countdown_deadline: int,
 ) -> dict[str, Any]:
+    """The host's LockedStartPackage from everything the ceremony collected.
+
+    Raises ``ProtocolError`` when the grid proof does not hold (``grid-invalid``) or the match id
+    cannot be derived (``match-id-input-invalid``): the ceremony's signed material came from peers.
+    """
     digest, seed = verify_grid_proof(grid_ctx, commits, reveals)
     match_id = derive_match_id(list(ready_context["roster"]), started_at, {}, digest.hex(), seed.hex())
     return {
@@ -87,6 +95,7 @@ def build_package(
 
 
 def package_digest(package: Mapping[str, Any]) -> str:
+    """The package's digest as ``match-start`` names it: hex ``signing_digest(package)``."""
     return signing_digest(package).hex()
 
 
@@ -98,7 +107,8 @@ def verify_package(
     track_digests: Sequence[str],
     expected_ready_digest: str | None = None,
 ) -> LockedStart:
-    """Re-verify a package from scratch; raises ``locked-start-invalid`` (or a more precise code)."""
+    """Re-verify a package from scratch; raises ``ProtocolError`` ``locked-start-invalid`` (or a more
+    precise code from the ReadySet, ack, grid or match-id checks)."""
     if not isinstance(package, Mapping) or set(package) != PACKAGE_KEYS or package["type"] != PACKAGE_TYPE:
         raise ProtocolError("locked-start-invalid", "malformed locked start package")
     if package["roomId"] != room_id:
@@ -139,7 +149,9 @@ def verify_package(
     match_id = derive_match_id(roster, started, {}, digest.hex(), seed.hex())
     if package["matchId"] != match_id:
         raise ProtocolError("locked-start-invalid", "the match id does not follow from the roster and grid proof")
-    return LockedStart(match_id, started, deadline, roster, config, declarations, seed, digest, package_digest(package), dict(package))
+    return LockedStart(
+        match_id, started, deadline, roster, config, declarations, seed, digest, package_digest(package), dict(package)
+    )
 
 
 def _list(value: object) -> list[Any]:

@@ -3,23 +3,37 @@
 Every node runs one (the host too, for its own seat). It never trusts the host: it re-verifies the
 ReadySet, the grid commitments and the LockedStartPackage itself, and asks its ``RoomAssets`` (the
 shell's asset code) whether every car and track is present, valid and usable before it acks.
-Sans-IO: methods take ``now_ms`` and return ``room_actions``.
+Sans-IO: methods take ``now_ms`` and return ``RoomAction``s. A message from the host that breaks a
+rule is answered with an ``error`` event and blamed on the host (``Misbehaviour``); a misuse by the
+local shell (declaring Ready without a car, say) raises ``LocalError``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Protocol
 
-from protocol.errors import ProtocolError
+from protocol.encoding.dagcbor import signing_digest
+from protocol.encoding.wire import Message, decode_message, encode_message
+from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity
+from protocol.identity.signed import SignedPayload
+from protocol.room.actions import FetchAssets, HostSuccession, MatchStarted, RelayedIn, RoomAction, Send, refused
+from protocol.room.config import MatchConfig
+from protocol.room.events import (
+    CompatibilityChecked,
+    CountdownCancelled,
+    CountdownStarted,
+    ErrorReported,
+    GridCancelled,
+    Joined,
+    MatchBegan,
+    MemberJoined,
+    MemberLeft,
+    SuccessorChosen,
+)
 from protocol.room.invitation import role_proof
 from protocol.room.locked_start import LockedStart, verify_package
-from protocol.room.ready import build_ack, build_declaration, verify_ready_set
-from protocol.room.ready import context_digest as ready_set_digest
-from protocol.room.actions import Notify, Send
-from protocol.room.config import MatchConfig
 from protocol.room.messages import (
     AssetChunk,
     AssetMissing,
@@ -36,7 +50,9 @@ from protocol.room.messages import (
     JoinVerdict,
     Leave,
     LockedStartPackageMsg,
+    RELAY_TO_ALL,
     MatchStart,
+    MemberWire,
     ReadyDeclarationMsg,
     ReadySetAck,
     ReadySetRefuse,
@@ -44,11 +60,13 @@ from protocol.room.messages import (
     Relay,
     RoomState,
 )
-from protocol.identity.signed import SignedPayload
-from protocol.room.start_grid import build_commit, build_reveal, check_commit, commitment, context_digest, grid_context, new_nonce
+from protocol.room.ready import build_ack, build_declaration, verify_ready_set
+from protocol.room.start_grid import build_commit, build_reveal, check_commit, commitment, grid_context, new_nonce
+from protocol.room.states import WAITING_PHASES, Departure, ReadyCancel, Role, RoomPhase
 from protocol.versions.collection import (
     Broadcast,
     CollectionFinished,
+    CollectorAction,
     Unicast,
     VersionCollector,
     VersionInfoMessage,
@@ -56,9 +74,10 @@ from protocol.versions.collection import (
     answer_version_request,
 )
 from protocol.versions.record import ClientVersionInfo, field_differences, incompatibility_reasons
-from protocol.encoding.wire import Message, decode_message, encode_message
 
-RELAYED_TYPES = {
+__all__ = ["MemberRoom", "RoomAssets"]
+
+RELAYED_TYPES: dict[str, type[Message]] = {
     VersionRequest.TYPE: VersionRequest,
     VersionInfoMessage.TYPE: VersionInfoMessage,
     AssetRequest.TYPE: AssetRequest,
@@ -71,55 +90,50 @@ class RoomAssets(Protocol):
     """What the member needs from the shell's asset code (pure answers over the local store).
 
     ``check_rotation``'s verdict depends on the rotation and the store only; ``peer`` just names the
-    car in messages, so the member may reuse a pass for the same rotation of another peer."""
+    car in messages, so the member may reuse a pass for the same rotation of another peer. A car or
+    track that cannot race is refused with a ``ProtocolError`` (a peer declared it); the member turns
+    that into a refusal of the ReadySet or the package, never into a crash."""
 
-    def track_digests(self, config: MatchConfig) -> list[str]: ...
+    def track_digests(self, config: MatchConfig) -> list[str]:
+        """The manifest digest of each round's track; raises ``ProtocolError`` for an unusable track."""
+        ...
 
-    def check_rotation(self, peer: str, rotation: list[Any]) -> None: ...
+    def check_rotation(self, peer: str, rotation: list[Any]) -> None:
+        """Raise ``ProtocolError`` (``asset-missing``, ``asset-version-unusable:…``, ``loadout-…``) unless
+        every car of ``rotation`` can race here."""
+        ...
 
-    def missing_assets(self, refs: list[str]) -> list[str]: ...
+    def missing_assets(self, refs: list[str]) -> list[str]:
+        """The refs of ``refs`` this node does not hold."""
+        ...
 
-    def rotation_refs(self, rotation: list[Any]) -> list[str]: ...
-
-
-@dataclass(frozen=True)
-class RelayedIn:
-    """An asset message from ``origin`` (attested by the host) for the shell's asset transfer."""
-
-    origin: str
-    message: Message
-
-
-@dataclass(frozen=True)
-class FetchAssets:
-    """Refs this node lacks, with the member that declared them (the shell fetches and stores them)."""
-
-    owner: str
-    refs: list[str]
+    def rotation_refs(self, rotation: list[Any]) -> list[str]:
+        """Every asset ref the cars of ``rotation`` name; raises ``ProtocolError`` for a malformed car."""
+        ...
 
 
-@dataclass(frozen=True)
-class HostSuccession:
-    """The host was lost while waiting: ``successor`` (listening at ``listen``) hosts from now on."""
-
-    successor: str
-    listen: str
-    state: RoomState
+MemberHandler = Callable[["MemberRoom", str, Any, int], list[RoomAction]]
 
 
-@dataclass(frozen=True)
-class MatchStarted:
-    locked: LockedStart
-    pre_start_disconnects: list[str]
+def _role(role: str) -> Role:
+    try:
+        return Role(role)
+    except ValueError:
+        raise LocalError("role-invalid", f"a member's role is one of {', '.join(Role)}, not {role!r}") from None
 
 
 class MemberRoom:
+    """One node's member machine: it joins, keeps the host's room state, collects versions, declares
+    Ready and acks only what it verified itself. Input: ``receive`` (messages from the host), the local
+    commands (``declare_ready``, ``cancel_ready``, ``set_rotation``, ``leave``), ``asset_stored``,
+    ``host_lost`` and ``tick``; output: ``RoomAction`` lists."""
+
     def __init__(
         self,
         identity: Identity,
         room_id: str,
         host_peer: str,
-        role: str,
+        role: Role,
         my_info: ClientVersionInfo,
         assets: RoomAssets,
         *,
@@ -128,11 +142,16 @@ class MemberRoom:
         nickname: str = "player",
         listen: str = "",
     ) -> None:
+        """A member of ``room_id`` hosted by ``host_peer``; ``choose_car`` gives one loadout per round once
+        the rounds are known, ``auto_ready`` declares Ready as soon as nothing blocks it.
+
+        Raises ``LocalError`` (``role-invalid``) for a role that is not a ``Role``.
+        """
         self.identity = identity
         self.me = identity.peer_id
         self.room_id = room_id
         self.host_peer = host_peer
-        self.role = role
+        self.role = _role(role)
         self.my_info = my_info
         self.assets = assets
         self.choose_car = choose_car  # rounds -> one loadout per round, asked once the rounds are known
@@ -157,66 +176,89 @@ class MemberRoom:
 
     @property
     def members(self) -> list[str]:
+        """Every member's PeerId in join order, as the last room state lists them (empty before one)."""
         return [m.peerId for m in self.state.members] if self.state else []
 
-    def _member(self, peer: str):
+    def _member(self, peer: str) -> MemberWire | None:
         return next((m for m in self.state.members if m.peerId == peer), None) if self.state else None
 
     @property
     def config(self) -> MatchConfig | None:
+        """The match settings of the last room state (None before one); raises ``ProtocolError``
+        (``config-invalid``) when the host's settings are malformed."""
         return MatchConfig.from_wire(self.state.matchConfig) if self.state else None
 
+    def _state(self) -> RoomState:
+        """The room state a message from the host builds on: one that arrives before any room state
+        breaks the order of the protocol (``room-state-missing``)."""
+        if self.state is None:
+            raise ProtocolError("room-state-missing", "the host sent a room step before any room state")
+        return self.state
+
+    def _room(self) -> tuple[RoomState, MatchConfig]:
+        """The room state and its settings (``room-state-missing``, ``config-invalid``)."""
+        state = self._state()
+        return state, MatchConfig.from_wire(state.matchConfig)
+
     def versions_ok(self) -> bool:
+        """Whether every other member's version record arrived and is compatible with this node's."""
         c = self.collector
         return c is not None and c.finished and not c.missing and all(not r for r in self.compatibility.values())
 
-    def message(self, peer: str, msg: Message, now_ms: int) -> list[object]:
-        """A message on the link to the host (``peer`` must be the host)."""
+    def receive(self, peer: str, msg: Message, now_ms: int) -> list[RoomAction]:
+        """A message on the link to the host (``peer`` must be the host; anything else is ignored).
+
+        Never raises for what the host sent: a message that breaks a rule (a ``PeerError``) is dropped,
+        answered with an ``error`` event and blamed on the host (``Misbehaviour``; not in a host node,
+        where the host is this node). A ``LocalError`` (a bug in this node) propagates.
+        """
         if peer != self.host_peer:
             return []
-        handler = _HANDLERS.get(type(msg))
+        own = peer == self.me
+        handler = self._HANDLERS.get(type(msg))
         if handler is None:
-            return [Notify("error", {"code": "unexpected-message", "message": f"host sent {msg.TYPE}"})]
+            return refused(peer, "unexpected-message", f"host sent {msg.TYPE}", blame=not own)
         try:
-            return handler(self, msg, now_ms)
-        except ProtocolError as exc:
-            return [Notify("error", {"code": exc.code, "message": exc.message})]
+            return handler(self, peer, msg, now_ms)
+        except PeerError as exc:
+            return refused(peer, exc.code, exc.message, blame=not own)
 
     def join_request(self, transcript: bytes, secret: bytes) -> JoinRequest:
         """The first message on a new link: a role proof bound to this link's transcript."""
         proof = role_proof(secret, transcript, self.room_id, self.role, self.me, self.host_peer)
         return JoinRequest(self.room_id, self.role, proof, self.nickname, self.listen)
 
-    def _on_verdict(self, msg: JoinVerdict, now_ms: int) -> list[object]:
+    def _on_verdict(self, peer: str, msg: JoinVerdict, now_ms: int) -> list[RoomAction]:
         if not msg.ok:
-            return [Notify("error", {"code": msg.reason, "message": msg.detail or "the host refused to admit this node"})]
-        return [Notify("joined", {"room_id": self.room_id, "role": self.role})]
+            return [ErrorReported(msg.reason, msg.detail or "the host refused to admit this node")]
+        return [Joined(self.room_id, self.role)]
 
-    def _on_state(self, msg: RoomState, now_ms: int) -> list[object]:
+    def _on_state(self, peer: str, msg: RoomState, now_ms: int) -> list[RoomAction]:
         if msg.roomId != self.room_id or msg.hostPeerId != self.host_peer:
             raise ProtocolError("room-state-invalid", "room state for another room or host")
         if self.state is not None and msg.stateEpoch <= self.state.stateEpoch:
             return []
         before = set(self.members)
         self.state = msg
-        actions: list[object] = []
-        for peer in self.members:
-            if peer not in before and peer != self.me:
-                m = self._member(peer)
-                actions.append(Notify("member-joined", {"peer": peer, "role": m.role, "nickname": m.nickname}))
-        for peer in sorted(before - set(self.members)):
-            actions.append(Notify("member-left", {"peer": peer}))
-            self.compatibility.pop(peer, None)
+        actions: list[RoomAction] = []
+        for joined in self.members:
+            m = self._member(joined)
+            if joined not in before and joined != self.me and m is not None:
+                actions.append(MemberJoined(joined, m.role, m.nickname))
+        for gone in sorted(before - set(self.members)):
+            actions.append(MemberLeft(gone))
+            self.compatibility.pop(gone, None)
         if set(self.members) != before:
             actions += self._collect_versions(now_ms)
-        if self.role == "participant" and self.rotation is None and self.choose_car is not None:
-            actions += self.set_rotation(self.choose_car(len(self.config.rounds)))
-        actions += self._fetch_missing()
+        if self.role == Role.PARTICIPANT and self.rotation is None and self.choose_car is not None:
+            _, config = self._room()
+            actions += self.set_rotation(self.choose_car(len(config.rounds)))
+        actions += self._fetch_missing(msg)
         return actions + self._maybe_auto_ready(now_ms)
 
     # ---- versions ---------------------------------------------------------------------------------
 
-    def _collect_versions(self, now_ms: int) -> list[object]:
+    def _collect_versions(self, now_ms: int) -> list[RoomAction]:
         """A new member set: the collector keeps the records of the members still here, asks the others."""
         self.compatibility = {p: r for p, r in self.compatibility.items() if p in self.members}
         if self.collector is None:
@@ -224,20 +266,20 @@ class MemberRoom:
             return self._collector_actions(self.collector.start(now_ms), now_ms)
         return self._collector_actions(self.collector.update_members(self.members, now_ms), now_ms)
 
-    def _collector_actions(self, produced: list[object], now_ms: int) -> list[object]:
-        actions: list[object] = []
+    def _collector_actions(self, produced: list[CollectorAction], now_ms: int) -> list[RoomAction]:
+        actions: list[RoomAction] = []
         for action in produced:
             if isinstance(action, Broadcast):
-                actions.append(Send(self.host_peer, Relay("", "*", encode_message(action.message))))
+                actions.append(Send(self.host_peer, Relay("", RELAY_TO_ALL, encode_message(action.message))))
             elif isinstance(action, Unicast):
                 actions.append(Send(self.host_peer, Relay("", action.peer, encode_message(action.message))))
             elif isinstance(action, CollectionFinished):
                 actions += self._report_compatibility(action)
         return actions
 
-    def _report_compatibility(self, finished: CollectionFinished) -> list[object]:
+    def _report_compatibility(self, finished: CollectionFinished) -> list[RoomAction]:
         """One ``compatibility`` event per peer whose verdict is new (a join does not repeat the others)."""
-        actions: list[object] = []
+        actions: list[RoomAction] = []
         for peer in self.members:
             if peer == self.me:
                 continue
@@ -251,16 +293,17 @@ class MemberRoom:
             if self.compatibility.get(peer) == reasons:
                 continue
             self.compatibility[peer] = reasons
-            actions.append(
-                Notify("compatibility", {"peer": peer, "compatible": not reasons, "reasons": reasons, "differences": differences})
-            )
+            actions.append(CompatibilityChecked(peer, not reasons, reasons, differences))
         return actions
 
-    def _on_relay(self, msg: Relay, now_ms: int) -> list[object]:
+    def _on_relay(self, peer: str, msg: Relay, now_ms: int) -> list[RoomAction]:
         origin = msg.origin
         if origin == self.me:
             return []
-        inner = decode_message(msg.body, RELAYED_TYPES)
+        try:
+            inner = decode_message(msg.body, RELAYED_TYPES)
+        except PeerError as exc:  # the host only attests who sent it: the fault is the origin's
+            return refused(origin, exc.code, exc.message, blame=True)
         if isinstance(inner, VersionRequest):
             # Served whether or not this node lists the origin yet (spec §3 serveVersionRequests has no
             # membership rule; the host attests the origin): a request may overtake the room-state
@@ -275,26 +318,26 @@ class MemberRoom:
             return self._collector_actions(self.collector.receive(origin, inner, now_ms), now_ms) + self._maybe_auto_ready(now_ms)
         return [RelayedIn(origin, inner)]
 
-    def host_lost(self, now_ms: int) -> list[object]:
-        """The link to the host ended. While waiting, the next participant in join order succeeds it."""
-        waiting = self.state is not None and self.state.phase in ("collecting", "verifying", "grid-commit", "grid-reveal")
-        if not waiting or self.started or self.role != "participant":
-            return [Notify("error", {"code": "host-lost", "message": "the link to the host ended; the room is over"})]
-        successor = next(
-            (m for m in self.state.members if m.role == "participant" and m.peerId != self.host_peer), None
-        )
+    def host_lost(self, now_ms: int) -> list[RoomAction]:
+        """The link to the host ended. While waiting, the next participant in join order succeeds it
+        (``host-succession`` and a ``HostSuccession`` action); otherwise the room is over (``error``)."""
+        state = self.state
+        if state is None or state.phase not in WAITING_PHASES or self.started or self.role != Role.PARTICIPANT:
+            return [ErrorReported("host-lost", "the link to the host ended; the room is over")]
+        successor = next((m for m in state.members if m.role == Role.PARTICIPANT and m.peerId != self.host_peer), None)
         if successor is None:
-            return [Notify("error", {"code": "room-closed", "message": "the host left and nobody can succeed it"})]
-        notice = Notify("host-succession", {"lost": self.host_peer, "successor": successor.peerId})
-        return [notice, HostSuccession(successor.peerId, successor.listen, self.state)]
+            return [ErrorReported("room-closed", "the host left and nobody can succeed it")]
+        return [SuccessorChosen(self.host_peer, successor.peerId), HostSuccession(successor.peerId, successor.listen, state)]
 
-    def tick(self, now_ms: int) -> list[object]:
+    def tick(self, now_ms: int) -> list[RoomAction]:
+        """Timer event: the version collection's retry or end."""
         produced = self.collector.timer_fired(now_ms) if self.collector is not None else []
         if not produced:
             return []
         return self._collector_actions(produced, now_ms) + self._maybe_auto_ready(now_ms)
 
     def next_deadline(self) -> int | None:
+        """When ``tick`` next has work (the version collection's timer), or None."""
         return self.collector.deadline_ms if self.collector is not None else None
 
     # ---- cars and Ready ---------------------------------------------------------------------------
@@ -308,9 +351,9 @@ class MemberRoom:
             self.assets.check_rotation(peer, rotation)
             self.passed_rotations.add(key)
 
-    def _fetch_missing(self) -> list[object]:
-        actions: list[object] = []
-        for m in self.state.members:
+    def _fetch_missing(self, state: RoomState) -> list[RoomAction]:
+        actions: list[RoomAction] = []
+        for m in state.members:
             if m.peerId == self.me or not m.carRotation:
                 continue
             try:
@@ -323,41 +366,48 @@ class MemberRoom:
                 actions.append(FetchAssets(m.peerId, missing))
         return actions
 
-    def asset_stored(self, ref: str, now_ms: int) -> list[object]:
+    def asset_stored(self, ref: str, now_ms: int) -> list[RoomAction]:
         """The shell stored a fetched asset: Ready may now be possible, and a ReadySet refused only
         because this asset was still on its way is answered again (the host still waits for the ack)."""
         self.requested.discard(ref)
         pending = self.refused_for_assets
-        if pending is not None and not self.requested and self.state is not None and self.state.phase == "verifying":
-            return self._on_ready_set(pending, now_ms)
+        if pending is not None and not self.requested and self.state is not None and self.state.phase == RoomPhase.VERIFYING:
+            return self._on_ready_set(self.host_peer, pending, now_ms)
         return self._maybe_auto_ready(now_ms)
 
-    def set_rotation(self, rotation: list[Any]) -> list[object]:
+    def set_rotation(self, rotation: list[Any]) -> list[RoomAction]:
+        """Choose this participant's cars, one per round (the host checks the count)."""
         self.rotation = list(rotation)
         return [Send(self.host_peer, CarRotation(self.rotation))]
 
-    def declare_ready(self, now_ms: int) -> list[object]:
-        if self.role != "participant" or self.state is None or self.rotation is None:
-            raise ProtocolError("not-allowed", "only a participant with a car can declare Ready")
+    def declare_ready(self, now_ms: int) -> list[RoomAction]:
+        """Sign and send this participant's Ready declaration.
+
+        Raises ``LocalError`` (``not-allowed``) unless this node is a participant listed in the room
+        with a car (``ready_blockers`` says what else would make the host or the peers refuse it).
+        """
         me = self._member(self.me)
+        if self.role != Role.PARTICIPANT or self.state is None or self.rotation is None or me is None:
+            raise LocalError("not-allowed", "only a participant with a car can declare Ready")
         self.ready_sent_epoch = (me.membershipEpoch, self.state.configDigest)
         envelope = build_declaration(
             self.identity, self.room_id, self.state.configDigest, me.membershipEpoch, self.my_info, self.rotation, now_ms
         )
         return [Send(self.host_peer, ReadyDeclarationMsg(envelope.to_wire()))]
 
-    def leave(self) -> list[object]:
-        return [Send(self.host_peer, Leave("voluntary"))]
+    def leave(self) -> list[RoomAction]:
+        """Tell the host this node leaves the room."""
+        return [Send(self.host_peer, Leave(Departure.VOLUNTARY))]
 
-    def cancel_ready(self) -> list[object]:
+    def cancel_ready(self) -> list[RoomAction]:
         """Withdraw Ready; an explicit cancel also stops auto-ready (the player decided)."""
         self.ready_sent_epoch = None
         self.auto_ready = False
-        return [Send(self.host_peer, CancelReady("player"))]
+        return [Send(self.host_peer, CancelReady(ReadyCancel.PLAYER))]
 
     def ready_blockers(self) -> list[str]:
         """Why this node cannot declare Ready now (empty when it can)."""
-        if self.state is None or self.role != "participant":
+        if self.state is None or self.role != Role.PARTICIPANT:
             return ["not a participant"]
         blockers = []
         if self.rotation is None:
@@ -371,13 +421,13 @@ class MemberRoom:
             blockers.append("versions not confirmed with every member")
         if self.requested:
             blockers.append("fetching the assets of other members' cars")
-        participants = [m for m in self.state.members if m.role == "participant"]
+        participants = [m for m in self.state.members if m.role == Role.PARTICIPANT]
         if len(participants) < self.state.minPlayers:
             blockers.append(f"waiting for {self.state.minPlayers} participants")
         return blockers
 
-    def _maybe_auto_ready(self, now_ms: int) -> list[object]:
-        if not self.auto_ready or self.state is None or self.state.phase not in ("collecting",):
+    def _maybe_auto_ready(self, now_ms: int) -> list[RoomAction]:
+        if not self.auto_ready or self.state is None or self.state.phase != RoomPhase.COLLECTING:
             return []
         me = self._member(self.me)
         if me is None or me.ready or self.ready_blockers():
@@ -388,12 +438,12 @@ class MemberRoom:
 
     # ---- ReadySet, grid, package, start -----------------------------------------------------------
 
-    def _on_ready_set(self, msg: ReadySetRequest, now_ms: int) -> list[object]:
-        if self.role != "participant":
+    def _on_ready_set(self, peer: str, msg: ReadySetRequest, now_ms: int) -> list[RoomAction]:
+        if self.role != Role.PARTICIPANT:
             return []
         self.refused_for_assets = None
         try:
-            config = self.config
+            _, config = self._room()
             verify_ready_set(
                 msg.context,
                 msg.declarations,
@@ -406,33 +456,33 @@ class MemberRoom:
             if self.me not in msg.context["roster"]:
                 raise ProtocolError("ready-set-invalid", "this node is not in the ReadySet")
             self.assets.track_digests(config)
-        except ProtocolError as exc:
+        except ProtocolError as exc:  # the room's answer is a refusal with the code, not a Misbehaviour
             if exc.code == "asset-missing" and self.requested:
                 self.refused_for_assets = msg
             return [
                 Send(self.host_peer, ReadySetRefuse(_safe_digest(msg.context), exc.code, exc.message)),
-                Notify("error", {"code": exc.code, "message": f"not acknowledging the ReadySet: {exc.message}"}),
+                ErrorReported(exc.code, f"not acknowledging the ReadySet: {exc.message}"),
             ]
-        self.acked_digest = ready_set_digest(msg.context)
+        self.acked_digest = signing_digest(msg.context).hex()
         ack = build_ack(self.identity, self.room_id, self.acked_digest, now_ms)
         return [Send(self.host_peer, ReadySetAck(ack.to_wire()))]
 
     def _expected_grid_context(self) -> dict[str, Any]:
-        config = self.config
-        roster = [m.peerId for m in self.state.members if m.role == "participant"]
+        state, config = self._room()
+        roster = [m.peerId for m in state.members if m.role == Role.PARTICIPANT]
         return grid_context(self.room_id, roster, self.assets.track_digests(config), len(config.rounds))
 
-    def _on_grid_request(self, msg: GridCommitRequest, now_ms: int) -> list[object]:
-        if self.role != "participant" or self.acked_digest is None:
+    def _on_grid_request(self, peer: str, msg: GridCommitRequest, now_ms: int) -> list[RoomAction]:
+        if self.role != Role.PARTICIPANT or self.acked_digest is None:
             return []
         if msg.context != self._expected_grid_context():
             raise ProtocolError("grid-invalid", "the grid context does not match this room's roster and tracks")
-        digest = context_digest(msg.context)
+        digest = signing_digest(msg.context)
         nonce = self.grid_nonces.setdefault(digest, new_nonce())  # a retry reuses the cached nonce
         self.grid_context_digest = digest
         return [Send(self.host_peer, GridCommit(build_commit(self.identity, digest, nonce, now_ms).to_wire()))]
 
-    def _on_commitments(self, msg: GridCommitmentsLocked, now_ms: int) -> list[object]:
+    def _on_commitments(self, peer: str, msg: GridCommitmentsLocked, now_ms: int) -> list[RoomAction]:
         digest = self.grid_context_digest
         if digest is None or msg.contextDigest != digest.hex():
             return []
@@ -444,35 +494,36 @@ class MemberRoom:
                 if committed != commitment(digest, self.me, self.grid_nonces[digest]):
                     raise ProtocolError("grid-invalid", "the host altered this node's commitment")
             signers.add(envelope.signer)
-        roster = sorted(m.peerId for m in self.state.members if m.role == "participant")
+        roster = sorted(m.peerId for m in self._state().members if m.role == Role.PARTICIPANT)
         if sorted(signers) != roster or len(msg.commits) != len(roster):
             raise ProtocolError("grid-invalid", "the locked commitments do not cover exactly the roster")
         reveal = build_reveal(self.identity, digest, self.grid_nonces[digest], now_ms)
         return [Send(self.host_peer, GridReveal(reveal.to_wire()))]
 
-    def _on_grid_cancel(self, msg: GridCeremonyCancel, now_ms: int) -> list[object]:
+    def _on_grid_cancel(self, peer: str, msg: GridCeremonyCancel, now_ms: int) -> list[RoomAction]:
         self.acked_digest = None
         self.grid_context_digest = None
-        return [Notify("grid-cancelled", {"reason": msg.reason, "missing": list(msg.missingPeers)})]
+        return [GridCancelled(list(msg.missingPeers), msg.reason)]
 
-    def _on_package(self, msg: LockedStartPackageMsg, now_ms: int) -> list[object]:
+    def _on_package(self, peer: str, msg: LockedStartPackageMsg, now_ms: int) -> list[RoomAction]:
+        _, config = self._room()
         locked = verify_package(
             msg.package,
             room_id=self.room_id,
             mine=self.my_info,
-            track_digests=self.assets.track_digests(self.config),
-            expected_ready_digest=self.acked_digest if self.role == "participant" else None,
+            track_digests=self.assets.track_digests(config),
+            expected_ready_digest=self.acked_digest if self.role == Role.PARTICIPANT else None,
         )
-        for peer in locked.roster:
-            self._check_rotation(peer, locked.declarations[peer].car_rotation)
+        for member in locked.roster:
+            self._check_rotation(member, locked.declarations[member].car_rotation)
         self.locked = locked
-        return [Notify("countdown", {"match_id": locked.match_id, "deadline_ms": locked.countdown_deadline})]
+        return [CountdownStarted(locked.match_id, locked.countdown_deadline)]
 
-    def _on_countdown_cancel(self, msg: CountdownCancel, now_ms: int) -> list[object]:
+    def _on_countdown_cancel(self, peer: str, msg: CountdownCancel, now_ms: int) -> list[RoomAction]:
         self.locked, self.acked_digest, self.ready_sent_epoch = None, None, None
-        return [Notify("countdown-cancelled", {"leavers": list(msg.leavers)})]
+        return [CountdownCancelled(list(msg.leavers))]
 
-    def _on_match_start(self, msg: MatchStart, now_ms: int) -> list[object]:
+    def _on_match_start(self, peer: str, msg: MatchStart, now_ms: int) -> list[RoomAction]:
         locked = self.locked
         if locked is None or self.started:
             raise ProtocolError("match-start-invalid", "match-start without a verified start package")
@@ -485,28 +536,26 @@ class MemberRoom:
             raise ProtocolError("match-start-invalid", "too few survivors for a strict majority")
         self.started = True
         return [
-            Notify("match-start", {"match_id": locked.match_id, "roster": locked.roster,
-                                   "pre_start_disconnects": list(msg.preStartDisconnects)}),
+            MatchBegan(locked.match_id, locked.roster, list(msg.preStartDisconnects)),
             MatchStarted(locked, list(msg.preStartDisconnects)),
         ]
 
+    _HANDLERS: ClassVar[dict[type[Message], MemberHandler]] = {
+        JoinVerdict: _on_verdict,
+        RoomState: _on_state,
+        Relay: _on_relay,
+        ReadySetRequest: _on_ready_set,
+        GridCommitRequest: _on_grid_request,
+        GridCommitmentsLocked: _on_commitments,
+        GridCeremonyCancel: _on_grid_cancel,
+        LockedStartPackageMsg: _on_package,
+        CountdownCancel: _on_countdown_cancel,
+        MatchStart: _on_match_start,
+    }
 
-def _safe_digest(context: object) -> str:
+
+def _safe_digest(context: Mapping[str, Any]) -> str:
     try:
-        return ready_set_digest(context)
+        return signing_digest(context).hex()
     except ProtocolError:
         return ""
-
-
-_HANDLERS = {
-    JoinVerdict: MemberRoom._on_verdict,
-    RoomState: MemberRoom._on_state,
-    Relay: MemberRoom._on_relay,
-    ReadySetRequest: MemberRoom._on_ready_set,
-    GridCommitRequest: MemberRoom._on_grid_request,
-    GridCommitmentsLocked: MemberRoom._on_commitments,
-    GridCeremonyCancel: MemberRoom._on_grid_cancel,
-    LockedStartPackageMsg: MemberRoom._on_package,
-    CountdownCancel: MemberRoom._on_countdown_cancel,
-    MatchStart: MemberRoom._on_match_start,
-}

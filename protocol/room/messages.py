@@ -23,6 +23,8 @@ EXPENSIVE_TYPES = frozenset(
 
 @message("join-request")
 class JoinRequest(Message):
+    """A link's first message: join ``roomId`` as ``role``, proving the invitation secret over the link."""
+
     roomId: str
     role: str
     proof: bytes
@@ -32,6 +34,8 @@ class JoinRequest(Message):
 
 @message("join-verdict")
 class JoinVerdict(Message):
+    """The host's answer to a join request: admitted (``ok``), or refused with the spec's ``reason``."""
+
     ok: bool
     reason: str
     detail: str
@@ -52,6 +56,8 @@ class MemberWire:
 
 @message("room-state")
 class RoomState(Message):
+    """The host's whole room as every member sees it, broadcast on every change (newer ``stateEpoch`` wins)."""
+
     roomId: str
     hostPeerId: str
     phase: str
@@ -66,7 +72,12 @@ class RoomState(Message):
 
 @message("car-rotation")
 class CarRotation(Message):
+    """A participant's cars, one loadout per round."""
+
     carRotation: list[Any]
+
+
+RELAY_TO_ALL = "*"  # ``relay.target`` for every other member
 
 
 @message("relay")
@@ -80,27 +91,37 @@ class Relay(Message):
 
 @message("ready-declaration")
 class ReadyDeclarationMsg(Message):
+    """A participant's signed Ready declaration (a SignedPayload wire map)."""
+
     signed: dict[str, Any]
 
 
 @message("cancel-ready")
 class CancelReady(Message):
+    """A participant withdraws its Ready declaration."""
+
     reason: str
 
 
 @message("ready-set-request")
 class ReadySetRequest(Message):
+    """The host asks every participant to check and ack the ReadySet (context and declarations)."""
+
     context: dict[str, Any]
     declarations: list[dict[str, Any]]
 
 
 @message("ready-set-ack")
 class ReadySetAck(Message):
+    """A participant's signed ack of the ReadySet digest."""
+
     signed: dict[str, Any]
 
 
 @message("ready-set-refuse")
 class ReadySetRefuse(Message):
+    """A participant will not ack the ReadySet, saying why (``code``, ``detail``)."""
+
     readySetDigest: str
     code: str
     detail: str
@@ -108,27 +129,37 @@ class ReadySetRefuse(Message):
 
 @message("grid-commit-request")
 class GridCommitRequest(Message):
+    """The host opens the start-grid ceremony over the locked context."""
+
     context: dict[str, Any]
 
 
 @message("grid-commit")
 class GridCommit(Message):
+    """A participant's signed grid commitment."""
+
     signed: dict[str, Any]
 
 
 @message("grid-commitments-locked")
 class GridCommitmentsLocked(Message):
+    """Every commitment, locked: each participant now reveals its nonce."""
+
     contextDigest: str
     commits: list[dict[str, Any]]
 
 
 @message("grid-reveal")
 class GridReveal(Message):
+    """A participant's signed nonce reveal."""
+
     signed: dict[str, Any]
 
 
 @message("grid-ceremony-cancel")
 class GridCeremonyCancel(Message):
+    """The host dropped the grid ceremony (``reason``; ``missingPeers`` on a timeout)."""
+
     contextDigest: str
     reason: str
     missingPeers: list[str]
@@ -136,11 +167,15 @@ class GridCeremonyCancel(Message):
 
 @message("locked-start-package")
 class LockedStartPackageMsg(Message):
+    """The LockedStartPackage, for every member to re-verify; the countdown runs."""
+
     package: dict[str, Any]
 
 
 @message("match-start")
 class MatchStart(Message):
+    """The countdown ended: the match starts with the package of ``packageDigest``."""
+
     matchId: str
     startedAt: int
     packageDigest: str
@@ -149,17 +184,23 @@ class MatchStart(Message):
 
 @message("countdown-cancel")
 class CountdownCancel(Message):
+    """Too few of the locked roster remained: the countdown is cancelled and everyone un-Ready."""
+
     reason: str
     leavers: list[str]
 
 
 @message("leave")
 class Leave(Message):
+    """The sender leaves the room."""
+
     reason: str
 
 
 @message("asset-request")
 class AssetRequest(Message):
+    """Ask a member (through the host's relay) for ``length`` bytes of an asset from ``offset``."""
+
     contentId: str
     offset: int
     length: int
@@ -167,6 +208,8 @@ class AssetRequest(Message):
 
 @message("asset-chunk")
 class AssetChunk(Message):
+    """Bytes of an asset from ``offset`` of its ``total`` size."""
+
     contentId: str
     offset: int
     total: int
@@ -175,4 +218,6 @@ class AssetChunk(Message):
 
 @message("asset-missing")
 class AssetMissing(Message):
+    """The asked member does not serve that asset."""
+
     contentId: str

@@ -16,6 +16,8 @@ WINDOW_MAX = 30
 
 @dataclass(frozen=True)
 class RoomAnnouncement:
+    """What a public room advertises for Quick Match (spec/rooms.md §4.7)."""
+
     room_id: str
     visibility: str
     quick_match_enabled: bool
@@ -28,6 +30,7 @@ class RoomAnnouncement:
 
 
 def rating_window(elapsed_ms: int) -> int:
+    """How far (in whole rating points) a room's anchor may be from ours after ``elapsed_ms`` of search."""
     return min(WINDOW_INITIAL + WINDOW_GROWTH_PER_10S * (elapsed_ms // 10_000), WINDOW_MAX)
 
 
@@ -36,6 +39,7 @@ def _major(version: str) -> str:
 
 
 def eligible(room: RoomAnnouncement, my_version: str, my_rating_x1000: int, elapsed_ms: int) -> bool:
+    """Whether Quick Match may pick ``room``: public, waiting, open, not full, same major, within the window."""
     return (
         room.visibility == "public"
         and room.quick_match_enabled

@@ -3,7 +3,9 @@
 A declaration is a SignedPayload by the participant's master key over
 ``{type, roomId, configDigest, membershipEpoch, participant, clientVersion, carRotation}``. The ReadySet
 context binds the room, the config, the canonical roster and the digest of every declaration envelope;
-each participant signs an ack over the context digest only after checking everything itself.
+each participant signs an ack over the context digest only after checking everything itself. The
+ReadySet digest is ``signing_digest(context).hex()`` (``protocol.encoding.dagcbor``). Everything here
+judges what peers signed and sent, so refusals are ``ProtocolError``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ DECLARATION_KEYS = {"type", "roomId", "configDigest", "membershipEpoch", "partic
 
 @dataclass(frozen=True)
 class ReadyDeclaration:
+    """A parsed Ready declaration, with the envelope it came in (kept as evidence for the package)."""
+
     room_id: str
     config_digest: str
     membership_epoch: int
@@ -38,6 +42,7 @@ class ReadyDeclaration:
 
     @property
     def envelope_digest(self) -> str:
+        """The digest of the exact envelope (see ``envelope_digest``)."""
         return envelope_digest(self.envelope)
 
 
@@ -55,6 +60,7 @@ def build_declaration(
     car_rotation: Sequence[Any],
     now_ms: int,
 ) -> SignedPayload:
+    """This participant's signed Ready declaration for the room, settings, epoch, build and cars."""
     payload = {
         "type": DECLARATION_TYPE,
         "roomId": room_id,
@@ -68,7 +74,10 @@ def build_declaration(
 
 
 def parse_declaration(envelope: SignedPayload) -> ReadyDeclaration:
-    """Shape of a declaration whose envelope was already verified; the signer must be the participant."""
+    """Shape of a declaration whose envelope was already verified; the signer must be the participant.
+
+    Raises ``ProtocolError`` (``ready-invalid``, ``version-info-invalid``).
+    """
     p = envelope.payload
     if not isinstance(p, Mapping) or set(p) != DECLARATION_KEYS or p["type"] != DECLARATION_TYPE:
         raise ProtocolError("ready-invalid", "a ready declaration has exactly the spec's fields")
@@ -92,6 +101,7 @@ def parse_declaration(envelope: SignedPayload) -> ReadyDeclaration:
 
 
 def ready_set_context(room_id: str, config_digest: str, declarations: Mapping[str, ReadyDeclaration]) -> dict[str, Any]:
+    """The ReadySet context: room, settings, canonical roster and each declaration's envelope digest."""
     return {
         "type": CONTEXT_TYPE,
         "version": READY_SET_VERSION,
@@ -102,15 +112,14 @@ def ready_set_context(room_id: str, config_digest: str, declarations: Mapping[st
     }
 
 
-def context_digest(context: Mapping[str, Any]) -> str:
-    return dagcbor.signing_digest(context).hex()
-
-
 def build_ack(identity: Identity, room_id: str, ready_set_digest: str, now_ms: int) -> SignedPayload:
+    """This participant's signed ack of the ReadySet with ``ready_set_digest``."""
     return build_signed(identity, {"type": ACK_TYPE, "roomId": room_id, "readySetDigest": ready_set_digest}, now_ms)
 
 
 def check_ack(envelope: SignedPayload, room_id: str, ready_set_digest: str) -> None:
+    """Raise ``ProtocolError`` (``invalid-signature``, ``ack-invalid``) unless ``envelope`` is a valid ack
+    of this ReadySet."""
     check_signature(envelope)
     expected = {"type": ACK_TYPE, "roomId": room_id, "readySetDigest": ready_set_digest}
     if envelope.payload != expected:
@@ -127,7 +136,11 @@ def verify_ready_set(
     mine: ClientVersionInfo,
     check_rotation: Callable[[str, list[Any]], None] = lambda peer, rotation: None,
 ) -> dict[str, ReadyDeclaration]:
-    """Everything a participant checks before it acks; raises a coded error naming the problem."""
+    """Everything a participant checks before it acks; raises a coded error naming the problem.
+
+    Raises ``ProtocolError`` (``envelope-invalid``, ``invalid-signature``, ``ready-invalid``,
+    ``ready-set-invalid``, ``version-incompatible``, or whatever ``check_rotation`` raises for a car).
+    """
     declarations: dict[str, ReadyDeclaration] = {}
     for raw in envelopes:
         envelope = raw if isinstance(raw, SignedPayload) else SignedPayload.from_wire(raw)

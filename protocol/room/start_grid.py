@@ -2,9 +2,9 @@
 
 The spec fixes the shape (32-byte nonces, commit then reveal, seed over the locked context and the
 sorted reveals, slot order from a per-peer hash, rotated by round) but not the bytes; these are ours,
-frozen by tests/protocol/test_start_grid.py vectors and documented in docs/rooms.md:
+frozen by tests/protocol/room/test_start_grid.py vectors and documented in docs/rooms.md:
 
-    contextDigest = signing_digest(GridLockedContext)                      (32 bytes)
+    contextDigest = signing_digest(GridLockedContext)                      (32 bytes; dagcbor.signing_digest)
     commitment    = SHA-256("open4wd-node-grid-commit-v1" 00 ‖ contextDigest ‖ utf8(peerId) 00 ‖ nonce)
     gridSeed      = SHA-256("open4wd-node-grid-seed-v1" 00 ‖ contextDigest ‖
                             for each peer in sorted order: u16be(len(peerId)) ‖ utf8(peerId) ‖ nonce)
@@ -35,7 +35,11 @@ REVEAL_TYPE = "grid-reveal"
 
 
 def grid_context(room_id: str, roster: Sequence[str], track_digests: Sequence[str], round_count: int) -> dict[str, Any]:
-    """GridLockedContext: version, series (room) id, canonical roster, per-round track digests, rules, rounds."""
+    """GridLockedContext: version, series (room) id, canonical roster, per-round track digests, rules, rounds.
+
+    Its digest (``contextDigest``) is ``protocol.encoding.dagcbor.signing_digest(context)``, like every
+    other context and package digest of the room.
+    """
     return {
         "version": 1,
         "seriesId": room_id,
@@ -46,19 +50,18 @@ def grid_context(room_id: str, roster: Sequence[str], track_digests: Sequence[st
     }
 
 
-def context_digest(context: Mapping[str, Any]) -> bytes:
-    return signing_digest(context)
-
-
 def new_nonce() -> bytes:
+    """A fresh 32-byte grid nonce."""
     return secrets.token_bytes(GRID_NONCE_BYTES)
 
 
 def commitment(context_digest_bytes: bytes, peer_id: str, nonce: bytes) -> bytes:
+    """What a peer commits to: its nonce, hidden behind the context and its PeerId."""
     return hashlib.sha256(COMMIT_DOMAIN + context_digest_bytes + peer_id.encode() + b"\x00" + nonce).digest()
 
 
 def grid_seed(context_digest_bytes: bytes, reveals: Mapping[str, bytes]) -> bytes:
+    """The seed every peer derives from the context and everyone's revealed nonce."""
     parts = [SEED_DOMAIN, context_digest_bytes]
     for peer in sorted(reveals):
         raw = peer.encode()
@@ -67,25 +70,34 @@ def grid_seed(context_digest_bytes: bytes, reveals: Mapping[str, bytes]) -> byte
 
 
 def base_order(seed: bytes, roster: Sequence[str]) -> list[str]:
+    """The roster in round-0 slot order: by (slot key, PeerId)."""
     return sorted(set(roster), key=lambda p: (hashlib.sha256(SLOT_DOMAIN + seed + p.encode()).digest(), p))
 
 
 def slot_for(seed: bytes, roster: Sequence[str], peer_id: str, round_index: int) -> int:
+    """``peer_id``'s start slot in round ``round_index`` (the base order rotated by the round)."""
     order = base_order(seed, roster)
     return (order.index(peer_id) + round_index) % len(order)
 
 
 def build_commit(identity: Identity, digest: bytes, nonce: bytes, now_ms: int) -> SignedPayload:
-    payload = {"type": COMMIT_TYPE, "contextDigest": digest.hex(), "commitment": commitment(digest, identity.peer_id, nonce).hex()}
+    """This node's signed commitment to ``nonce`` for the context with ``digest``."""
+    payload = {
+        "type": COMMIT_TYPE, "contextDigest": digest.hex(), "commitment": commitment(digest, identity.peer_id, nonce).hex()
+    }
     return build_signed(identity, payload, now_ms)
 
 
 def build_reveal(identity: Identity, digest: bytes, nonce: bytes, now_ms: int) -> SignedPayload:
+    """This node's signed reveal of the nonce it committed to."""
     return build_signed(identity, {"type": REVEAL_TYPE, "contextDigest": digest.hex(), "nonce": nonce}, now_ms)
 
 
 def check_commit(envelope: SignedPayload, digest: bytes) -> bytes:
-    """The commitment bytes of a commit for this context, signed by its peer."""
+    """The commitment bytes of a commit for this context, signed by its peer.
+
+    Raises ``ProtocolError`` (``invalid-signature``, ``grid-invalid``).
+    """
     check_signature(envelope)
     p = envelope.payload
     if not isinstance(p, Mapping) or set(p) != {"type", "contextDigest", "commitment"} or p["type"] != COMMIT_TYPE:
@@ -102,7 +114,10 @@ def check_commit(envelope: SignedPayload, digest: bytes) -> bytes:
 
 
 def check_reveal(envelope: SignedPayload, digest: bytes, committed: bytes) -> bytes:
-    """The revealed nonce, checked against the peer's locked commitment."""
+    """The revealed nonce, checked against the peer's locked commitment.
+
+    Raises ``ProtocolError`` (``invalid-signature``, ``grid-invalid``).
+    """
     check_signature(envelope)
     p = envelope.payload
     if not isinstance(p, Mapping) or set(p) != {"type", "contextDigest", "nonce"} or p["type"] != REVEAL_TYPE:
@@ -118,8 +133,11 @@ def check_reveal(envelope: SignedPayload, digest: bytes, committed: bytes) -> by
 
 
 def verify_grid_proof(context: Mapping[str, Any], commits: Sequence[object], reveals: Sequence[object]) -> tuple[bytes, bytes]:
-    """(contextDigest, gridSeed) of a complete proof: one commit and one matching reveal per roster peer."""
-    digest = context_digest(context)
+    """(contextDigest, gridSeed) of a complete proof: one commit and one matching reveal per roster peer.
+
+    Raises ``ProtocolError`` (``envelope-invalid``, ``invalid-signature``, ``grid-invalid``).
+    """
+    digest = signing_digest(context)
     roster = list(context["roster"])
     committed: dict[str, bytes] = {}
     for raw in commits:

@@ -12,6 +12,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "ArmTimer": "collection",
     "Broadcast": "collection",
     "CollectionFinished": "collection",
+    "CollectorAction": "collection",
     "Unicast": "collection",
     "VersionCollector": "collection",
     "VersionInfoMessage": "collection",

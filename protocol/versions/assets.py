@@ -15,6 +15,8 @@ SKIPPED_PREFIXES = ("builtin:", "local:")
 
 @dataclass(frozen=True)
 class AssetVersionPolicy:
+    """This client's schema-version policy per asset type: compatibility walls, yanked versions, minimums."""
+
     walls: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     yanked: Mapping[str, frozenset[int]] = field(default_factory=dict)
     min_versions: Mapping[str, int] = field(default_factory=dict)
@@ -22,12 +24,15 @@ class AssetVersionPolicy:
 
 @dataclass(frozen=True)
 class VersionCheckReport:
+    """The B-axis verdict over a match's assets: downgrade targets, drifting types, unusable refs."""
+
     downgrade_by_type: dict[str, int]
     schema_drift_types: list[str]
     unusable: list[str]
 
     @property
     def ok(self) -> bool:
+        """Whether nothing blocks the race (no unusable asset)."""
         return not self.unusable
 
 

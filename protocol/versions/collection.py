@@ -15,9 +15,9 @@ the signed declarations anyway.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError, ProtocolError
 from protocol.versions.record import ClientVersionInfo, check_compatibility, describe_incompatibility, short_peer
 from protocol.encoding.wire import Message, message
 
@@ -27,11 +27,15 @@ VERSION_COLLECT_RETRY = 1
 
 @message("version-request")
 class VersionRequest(Message):
+    """``sender`` asks for the receiver's version record (its claim is checked against the link)."""
+
     sender: str
 
 
 @message("version-info")
 class VersionInfoMessage(Message):
+    """``sender``'s version record (``ClientVersionInfo.to_wire``), checked strictly on receipt."""
+
     sender: str
     payload: dict[str, Any]
 
@@ -62,17 +66,27 @@ class Unicast:
 
 @dataclass(frozen=True)
 class ArmTimer:
+    """Call ``timer_fired`` at ``deadline_ms`` (also readable as ``VersionCollector.deadline_ms``)."""
+
     deadline_ms: int
 
 
 @dataclass(frozen=True)
 class CollectionFinished:
+    """The collection ended: every record it holds (this node's own included) and who never answered."""
+
     collected: dict[str, ClientVersionInfo]
     missing: list[str]
 
 
+CollectorAction: TypeAlias = Broadcast | Unicast | ArmTimer | CollectionFinished
+"""Everything ``VersionCollector`` returns."""
+
+
 @dataclass
 class VersionCollector:
+    """The sans-IO version collection of one member, for the life of its room (see the module text)."""
+
     me: str
     my_info: ClientVersionInfo
     members: list[str]
@@ -87,26 +101,30 @@ class VersionCollector:
 
     @property
     def expected(self) -> list[str]:
+        """The peers whose records are wanted: every member but this node, once each."""
         return [m for m in dict.fromkeys(self.members) if m != self.me]
 
     @property
     def missing(self) -> list[str]:
+        """Expected peers with no valid record yet."""
         return [m for m in self.expected if m not in self.collected]
 
-    def _attempt(self, now_ms: int) -> list[object]:
+    def _attempt(self, now_ms: int) -> list[CollectorAction]:
         self.attempts += 1
         self.asked = set()
         return self._ask(self.missing, now_ms)
 
-    def _ask(self, peers: list[str], now_ms: int) -> list[object]:
+    def _ask(self, peers: list[str], now_ms: int) -> list[CollectorAction]:
         """Ask ``peers`` (a broadcast when that is everyone); each gets a whole timeout to answer."""
         self.asked.update(peers)
         self.deadline_ms = now_ms + self.timeout_ms
         request = VersionRequest(sender=self.me)
-        asks = [Broadcast(request)] if peers == self.expected else [Unicast(peer, request) for peer in peers]
+        asks: list[CollectorAction] = (
+            [Broadcast(request)] if peers == self.expected else [Unicast(peer, request) for peer in peers]
+        )
         return [*asks, ArmTimer(self.deadline_ms)]
 
-    def _finish(self) -> list[object]:
+    def _finish(self) -> list[CollectorAction]:
         self.finished = True
         self.deadline_ms = None
         return [CollectionFinished(self.result(), self.missing)]
@@ -115,14 +133,18 @@ class VersionCollector:
         """Own record plus every collected one (seeded with our own, as the spec says)."""
         return {self.me: self.my_info, **self.collected}
 
-    def start(self, now_ms: int) -> list[object]:
+    def start(self, now_ms: int) -> list[CollectorAction]:
+        """Ask every expected peer (or finish at once when there is none).
+
+        Raises ``LocalError`` (``collector-misuse``) when called twice: a collection starts only once.
+        """
         if self.attempts:
-            raise ProtocolError("collector-misuse", "a version collection starts only once")
+            raise LocalError("collector-misuse", "a version collection starts only once")
         if not self.missing:
             return self._finish()
         return self._attempt(now_ms)
 
-    def update_members(self, members: list[str], now_ms: int) -> list[object]:
+    def update_members(self, members: list[str], now_ms: int) -> list[CollectorAction]:
         """The member set changed: forget who left, keep the other records, ask whoever is new.
 
         A finished collection starts a new one over the new set (its peers still missing are asked
@@ -139,8 +161,9 @@ class VersionCollector:
         new = [p for p in self.missing if p not in self.asked]
         return self._ask(new, now_ms) if new else []
 
-    def receive(self, from_peer: str, msg: VersionInfoMessage, now_ms: int) -> list[object]:
-        """An answer arrived on the link of ``from_peer`` (the authenticated identity)."""
+    def receive(self, from_peer: str, msg: VersionInfoMessage, now_ms: int) -> list[CollectorAction]:
+        """An answer arrived on the link of ``from_peer`` (the authenticated identity). Never raises for
+        what the peer sent: a malformed record counts as missing (its code is kept in ``rejected``)."""
         if self.finished or msg.sender != from_peer or from_peer not in self.expected or from_peer in self.collected:
             return []
         try:
@@ -151,7 +174,8 @@ class VersionCollector:
         self.rejected.pop(from_peer, None)
         return self._finish() if not self.missing else []
 
-    def timer_fired(self, now_ms: int) -> list[object]:
+    def timer_fired(self, now_ms: int) -> list[CollectorAction]:
+        """Timer event: past the deadline, retry the peers still missing once, then finish."""
         if self.finished or self.deadline_ms is None or now_ms < self.deadline_ms:
             return []
         if self.attempts <= self.retries:
@@ -159,7 +183,11 @@ class VersionCollector:
         return self._finish()
 
     def verdict(self) -> None:
-        """Raise unless every peer answered and every peer is compatible with this node."""
+        """Raise unless every peer answered and every peer is compatible with this node.
+
+        Raises ``ProtocolError``: ``version-collection-failed`` (naming the peers that never answered)
+        or ``version-incompatible`` (naming each peer's reasons): the peers' side of the rule failed.
+        """
         if self.missing:
             names = ", ".join(short_peer(p) for p in self.missing)
             raise ProtocolError("version-collection-failed", f"version collection failed, missing: {names}")

@@ -37,6 +37,8 @@ CLIENT_VERSION_FORMAT = "client_version format"
 
 @dataclass(frozen=True)
 class ClientVersionInfo:
+    """A build's version record: the spec's eight keys (six compared, two diagnostics)."""
+
     client_version: str
     rapier_version: str
     protocol_version: str
@@ -52,7 +54,10 @@ class ClientVersionInfo:
 
     @classmethod
     def from_wire(cls, obj: object) -> "ClientVersionInfo":
-        """Strict shape guard for untrusted records: exactly 8 keys, X.Y.Z, safe integers."""
+        """Strict shape guard for untrusted records: exactly 8 keys, X.Y.Z, safe integers.
+
+        Raises ``ProtocolError`` (``version-info-invalid``).
+        """
         names = [f for f in cls.__dataclass_fields__]
         if not isinstance(obj, Mapping) or set(obj) != set(names) or len(obj) != len(names):
             raise ProtocolError("version-info-invalid", f"a version record has exactly the keys {', '.join(names)}")
@@ -119,11 +124,14 @@ def field_differences(mine: ClientVersionInfo, theirs: ClientVersionInfo) -> lis
 
 @dataclass(frozen=True)
 class CompatibilityReport:
+    """Whether every peer's build may race with this one, and each incompatible peer's reasons."""
+
     compatible: bool
     incompatible: list[tuple[str, list[str]]]  # (peer, reasons) in the peers' given order
 
 
 def check_compatibility(mine: ClientVersionInfo, peers: Mapping[str, ClientVersionInfo]) -> CompatibilityReport:
+    """This build against every peer's record, by the compatibility rule (``incompatibility_reasons``)."""
     incompatible = []
     for peer, info in peers.items():
         reasons = incompatibility_reasons(mine, info)

@@ -27,6 +27,9 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 @dataclass(frozen=True)
 class AdmittedAsset:
+    """An asset that passed admission: its content id, its type, the manifest rebuilt from its own
+    geometry and declarations (the only thing a race reads), that manifest's digest and the warnings."""
+
     content_id: str  # SHA-256 hex of the GLB bytes
     asset_type: str  # part type or "track"
     manifest: dict[str, Any]
@@ -35,6 +38,7 @@ class AdmittedAsset:
 
 
 def content_id(data: bytes) -> str:
+    """The asset's content id: the SHA-256 hex of its bytes (how loadouts and stores name it)."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -56,7 +60,11 @@ def check(data: bytes, *, deprecated: frozenset[str] = frozenset()) -> tuple[Fin
         return findings, None
     digest = manifest_digest(manifest)
     if digest != claimed:
-        findings.error("manifest-digest-mismatch", f"the rebuilt manifest digest {digest[:16]}… differs from the embedded {claimed[:16]}…; the asset was altered after baking")
+        findings.error(
+            "manifest-digest-mismatch",
+            f"the rebuilt manifest digest {digest[:16]}… differs from the embedded {claimed[:16]}…; "
+            "the asset was altered after baking",
+        )
         return findings, None
     kind = manifest["part_type"] if manifest["kind"] == "part" else "track"
     return findings, AdmittedAsset(content_id(data), kind, manifest, digest, tuple(findings.items))

@@ -20,14 +20,17 @@ from sim_core.assets.reader import read_glb
 
 
 def um_to_m(value: int) -> Decimal:
+    """µm as an exact decimal number of metres (what an author's ``auto_*`` cache shows)."""
     return Decimal(value).scaleb(-6)
 
 
 def um_vec_to_m(values: tuple[int, ...] | list[int]) -> list[Decimal]:
+    """Each µm value as exact decimal metres."""
     return [um_to_m(v) for v in values]
 
 
 def ppm_vec(values: tuple[int, ...]) -> list[Decimal]:
+    """A ppm unit vector as exact decimal components."""
     return [Decimal(v).scaleb(-6) for v in values]
 
 
@@ -54,7 +57,9 @@ def _part_auto(m: dict[str, Any]) -> dict[str, Any]:
         "auto_centroid_m": um_vec_to_m(g["centroid_um"]),
         "auto_surface_area_m2": Decimal(g["surface_area_um2"]).scaleb(-12),
         "auto_contact_area_m2": {k: Decimal(v).scaleb(-12) for k, v in g["contact_area_um2"].items()},
-        "auto_empties": {f["name"]: {"pos_m": um_vec_to_m(f["position_um"]), "axes": [ppm_vec(a) for a in f["axes_ppm"]]} for f in m["mounts"]},
+        "auto_empties": {
+            f["name"]: {"pos_m": um_vec_to_m(f["position_um"]), "axes": [ppm_vec(a) for a in f["axes_ppm"]]} for f in m["mounts"]
+        },
         "auto_thermal_limit": None if g["thermal_limit_mc"] is None else Decimal(g["thermal_limit_mc"]).scaleb(-3),
         "auto_fragments": {"version": 1, "count": 0, "method": "voxel_fallback", "total_volume_loss_pct": 0, "fragments": []},
         "auto_feature_deviations": [],
@@ -71,7 +76,10 @@ def _part_auto(m: dict[str, Any]) -> dict[str, Any]:
         auto["auto_chip_slots"] = specific["slot_count"]
     elif kind == "weapon":
         auto["auto_inferred"] = bool(specific["axis"] and specific["axis"]["inferred"])
-        auto["auto_launch_ammo"] = [{"node_name": a["node"], "material": a["material"], "volume_m3": Decimal(a["volume_um3"]).scaleb(-18)} for a in specific["ammo"]]
+        auto["auto_launch_ammo"] = [
+            {"node_name": a["node"], "material": a["material"], "volume_m3": Decimal(a["volume_um3"]).scaleb(-18)}
+            for a in specific["ammo"]
+        ]
     elif kind == "chassis":
         auto["auto_chassis_mounts"] = _chassis_mounts(m["mounts"])
     return auto
@@ -91,7 +99,8 @@ def _track_auto(m: dict[str, Any]) -> dict[str, Any]:
 
 def _root_extras_of(doc: dict[str, Any], location: str) -> dict[str, Any]:
     if location == "scene":
-        return doc["scenes"][doc.get("scene", 0)]["extras"]
+        scene_extras: dict[str, Any] = doc["scenes"][doc.get("scene", 0)]["extras"]
+        return scene_extras
     extras = doc.get("extras")
     if not isinstance(extras, dict):
         extras = doc["extras"] = {}
@@ -99,7 +108,10 @@ def _root_extras_of(doc: dict[str, Any], location: str) -> dict[str, Any]:
 
 
 def bake(data: bytes, *, deprecated: frozenset[str] = frozenset()) -> bytes:
-    """Finalize a GLB: the output carries marker, ``auto_*`` fields and the embedded manifest."""
+    """Finalize a GLB: the output carries marker, ``auto_*`` fields and the embedded manifest.
+
+    Raises ``AssetRejected`` (a ``SimError``) with every error finding when the source breaks a rule, a
+    deprecated material included (a bake makes a new product); the output is admitted before it is returned."""
     asset = read_glb(data)
     findings = Findings()
     manifest = build_manifest(asset, findings, deprecated=deprecated, for_new_product=True, allow_missing_version=True)

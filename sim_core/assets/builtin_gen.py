@@ -62,11 +62,16 @@ CHASSIS_THICKNESS = {"speed": 8.0, "heavy": 4.0, "control": 5.0}  # plate mm; sp
 
 
 def chassis(arch: str) -> bytes:
+    """The unbaked chassis GLB of archetype ``arch``: a plate with every mount of the template (heavy adds
+    front ballast; the motor mount moves per archetype)."""
     b = GlbBuilder()
     thickness = CHASSIS_THICKNESS[arch]
     _solid(b, "Chassis_Plate", _box_mm((-35, 0, -60), (35, thickness, 60)))
-    extras = {"speed": _part("chassis", "abs"), "heavy": _part("chassis", "aluminum", materials=[{"mesh_node": "Chassis_Ballast", "material": "steel"}]),
-              "control": _part("chassis", "pc")}[arch]
+    extras = {
+        "speed": _part("chassis", "abs"),
+        "heavy": _part("chassis", "aluminum", materials=[{"mesh_node": "Chassis_Ballast", "material": "steel"}]),
+        "control": _part("chassis", "pc"),
+    }[arch]
     if arch == "heavy":  # front ballast: heavy chassis carries its mass forward
         _solid(b, "Chassis_Ballast", _box_mm((-20, 4, -58), (20, 8, -48)))
     for name, at in {**CANONICAL_MOUNTS, **CUSTOM_MOUNTS, "Mount_Motor": MOTOR_MOUNT[arch]}.items():
@@ -75,9 +80,12 @@ def chassis(arch: str) -> bytes:
 
 
 def body(arch: str) -> bytes:
+    """The unbaked body GLB of archetype ``arch``: a hollow shell on the four body mounts."""
     b = GlbBuilder()
     height, half_w, half_l, wall, material = {
-        "speed": (30.0, 38.0, 62.0, 2.46, "abs"), "heavy": (36.0, 40.0, 64.0, 3.5, "pc"), "control": (32.0, 38.0, 62.0, 2.8, "abs"),
+        "speed": (30.0, 38.0, 62.0, 2.46, "abs"),
+        "heavy": (36.0, 40.0, 64.0, 3.5, "pc"),
+        "control": (32.0, 38.0, 62.0, 2.8, "abs"),
     }[arch]
     _solid(b, "Body_Shell", shell(_mm(-half_w, 6, -half_l), _mm(half_w, 6 + height, half_l), wall * MM))  # type: ignore[arg-type]
     for name in ("Mount_Body_F", "Mount_Body_RL", "Mount_Body_RC", "Mount_Body_RR"):
@@ -86,16 +94,26 @@ def body(arch: str) -> bytes:
 
 
 def tire(arch: str) -> bytes:
+    """The unbaked tire GLB of archetype ``arch``: a Ø32 mm ring (rubber, or silicone for control)."""
     b = GlbBuilder()
-    width, hole, material = {"speed": (12.0, 11.0, "rubber"), "heavy": (14.0, 10.0, "rubber"), "control": (12.0, 11.0, "silicone")}[arch]
+    width, hole, material = {
+        "speed": (12.0, 11.0, "rubber"),
+        "heavy": (14.0, 10.0, "rubber"),
+        "control": (12.0, 11.0, "silicone"),
+    }[arch]
     _solid(b, "Tire_Ring", cylinder_x((0.0, 0.0, 0.0), 16 * MM, width * MM, hole * MM))
     _empty(b, "Mount_Tire", (0, 0, 0))
     return b.build(_part("tire", material))
 
 
 def roller(arch: str) -> bytes:
+    """The unbaked roller GLB of archetype ``arch``: a small ring whose material sets the wall response."""
     b = GlbBuilder()
-    radius, width, hole, material = {"speed": (5.0, 8.0, 3.5, "pe"), "heavy": (6.25, 10.0, 4.0, "abs"), "control": (5.5, 9.0, 3.75, "pc")}[arch]
+    radius, width, hole, material = {
+        "speed": (5.0, 8.0, 3.5, "pe"),
+        "heavy": (6.25, 10.0, 4.0, "abs"),
+        "control": (5.5, 9.0, 3.75, "pc"),
+    }[arch]
     _solid(b, "Roller_Ring", cylinder_x((0.0, 0.0, 0.0), radius * MM, width * MM, hole * MM))
     _empty(b, "Mount_Roller", (0, 0, 0))
     return b.build(_part("roller", material))
@@ -117,7 +135,9 @@ MOTOR = {  # (outer radius, width, bore radius, material, torque ratio) in mm
 # the drive's 0.15·P (≈ 55 °C in the long run instead of ≈ 180 °C for a solid ABS block). Heavy and
 # control: magnesium slabs (350 °C), their motors draw 300 W / 195 W.
 BATTERY = {  # (cells, cell height mm, air gap mm, material, configured output W)
-    "speed": (7, 1.0, 0.6, "abs", 150.0), "heavy": (1, 14.0, 0.0, "magnesium", 312.0), "control": (1, 9.0, 0.0, "magnesium", 203.0),
+    "speed": (7, 1.0, 0.6, "abs", 150.0),
+    "heavy": (1, 14.0, 0.0, "magnesium", 312.0),
+    "control": (1, 9.0, 0.0, "magnesium", 203.0),
 }
 
 
@@ -131,6 +151,7 @@ def motor(arch: str) -> bytes:
 
 
 def battery(arch: str) -> bytes:
+    """The unbaked battery GLB of archetype ``arch`` (``BATTERY``: a cell stack with air gaps, or a slab)."""
     b = GlbBuilder()
     cells, height, gap, material, output = BATTERY[arch]
     if cells == 1:
@@ -143,16 +164,27 @@ def battery(arch: str) -> bytes:
 
 
 CHIP_SLOTS = {
-    "speed": [{"skill": "boost", "allocation_pct": 50}, {"skill": "brake", "allocation_pct": 20}, {"skill": "weapon", "allocation_pct": 30}],
-    "heavy": [{"skill": "slam", "allocation_pct": 40}, {"skill": "stabilize", "allocation_pct": 20}, {"skill": "weapon", "allocation_pct": 40}],
+    "speed": [
+        {"skill": "boost", "allocation_pct": 50},
+        {"skill": "brake", "allocation_pct": 20},
+        {"skill": "weapon", "allocation_pct": 30},
+    ],
+    "heavy": [
+        {"skill": "slam", "allocation_pct": 40},
+        {"skill": "stabilize", "allocation_pct": 20},
+        {"skill": "weapon", "allocation_pct": 40},
+    ],
     "control": [
-        {"skill": "stabilize", "allocation_pct": 30}, {"skill": "swerve_left", "allocation_pct": 20},
-        {"skill": "swerve_right", "allocation_pct": 20}, {"skill": "weapon", "allocation_pct": 30},
+        {"skill": "stabilize", "allocation_pct": 30},
+        {"skill": "swerve_left", "allocation_pct": 20},
+        {"skill": "swerve_right", "allocation_pct": 20},
+        {"skill": "weapon", "allocation_pct": 30},
     ],
 }
 
 
 def chip(arch: str) -> bytes:
+    """The unbaked chip GLB of archetype ``arch`` with its skill slots (``CHIP_SLOTS``)."""
     b = GlbBuilder()
     height, material = {"speed": (6.0, "glass_fiber"), "heavy": (6.5, "glass_fiber"), "control": (11.0, "pc")}[arch]
     _solid(b, "Chip_Board", _box_mm((-15, 0, -10), (15, height, 10)))
@@ -164,6 +196,8 @@ _FORWARD_AXIS = ((-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, -1.0))  # an empt
 
 
 def weapon(arch: str) -> bytes:
+    """The unbaked weapon GLB of archetype ``arch``: speed a passive ram, heavy an active spinner (one
+    actuator), control an active launcher with three darts."""
     b = GlbBuilder()
     if arch == "speed":  # passive ram
         _solid(b, "Ram_Head", _box_mm((-11, 0, -45), (11, 14, 0)))
@@ -176,9 +210,21 @@ def weapon(arch: str) -> bytes:
         _empty(b, "Pivot_Rotor", (0, 18, -26))
         _empty(b, "Mount_Weapon", (0, 0, 0))
         extras = _part(
-            "weapon", "aluminum", passive=False, weapon_mechanism="general", weapon_main_mesh_node="Spinner_Base",
+            "weapon",
+            "aluminum",
+            passive=False,
+            weapon_mechanism="general",
+            weapon_main_mesh_node="Spinner_Base",
             materials=[{"mesh_node": "Spinner_Rotor", "material": "steel"}],
-            weapon_actuators=[{"pivot_node": "Pivot_Rotor", "rotation_axis": [0, 1, 0], "weapon_max_angle_deg": 360, "motion_curve": "linear", "mesh_node": "Spinner_Rotor"}],
+            weapon_actuators=[
+                {
+                    "pivot_node": "Pivot_Rotor",
+                    "rotation_axis": [0, 1, 0],
+                    "weapon_max_angle_deg": 360,
+                    "motion_curve": "linear",
+                    "mesh_node": "Spinner_Rotor",
+                }
+            ],
         )
         return b.build(extras)
     launcher = _solid(b, "Dart_Launcher", _box_mm((-10, 0, -30), (10, 12, 0)))  # active launch, three darts
@@ -190,7 +236,14 @@ def weapon(arch: str) -> bytes:
 
 
 PART_BUILDERS: dict[str, Callable[[str], bytes]] = {
-    "chassis": chassis, "body": body, "tire": tire, "motor": motor, "battery": battery, "roller": roller, "chip": chip, "weapon": weapon,
+    "chassis": chassis,
+    "body": body,
+    "tire": tire,
+    "motor": motor,
+    "battery": battery,
+    "roller": roller,
+    "chip": chip,
+    "weapon": weapon,
 }
 
 
@@ -299,7 +352,18 @@ def track_loop() -> bytes:
 
 def _profile() -> list[tuple[float, float]]:
     """(distance along −Z, height) of track-03: flat, a 7.38 % climb, a plateau, a kicker, a gap, descent."""
-    return [(0.0, 0.0), (8.0, 0.0), (18.0, 0.738), (24.0, 0.738), (27.0, 1.188), (30.0, 1.188), (36.0, 0.8), (44.0, 0.8), (52.0, 0.0), (60.0, 0.0)]
+    return [
+        (0.0, 0.0),
+        (8.0, 0.0),
+        (18.0, 0.738),
+        (24.0, 0.738),
+        (27.0, 1.188),
+        (30.0, 1.188),
+        (36.0, 0.8),
+        (44.0, 0.8),
+        (52.0, 0.0),
+        (60.0, 0.0),
+    ]
 
 
 def track_linear() -> bytes:
@@ -312,7 +376,10 @@ def track_linear() -> bytes:
     def edge(sign: float, d: float, h: float) -> Vec:
         return (sign * half, h, -d)
 
-    for name, section in (("Course_Start", [p for p in profile if p[0] <= gap[0]]), ("Course_Finish", [p for p in profile if p[0] >= gap[1]])):
+    for name, section in (
+        ("Course_Start", [p for p in profile if p[0] <= gap[0]]),
+        ("Course_Finish", [p for p in profile if p[0] >= gap[1]]),
+    ):
         _solid(b, name, ribbon([edge(-1.0, d, h) for d, h in section], [edge(1.0, d, h) for d, h in section]))
     _solid(b, "Valley_Floor", box((-15.0, -5.0, -64.0), (15.0, -1.0, 4.0)))
     _solid(b, "Marshal_Tower", box((8.0, -1.0, -40.0), (10.0, 3.0, -36.0)))

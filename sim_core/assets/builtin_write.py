@@ -17,6 +17,7 @@ def render() -> dict[str, bytes]:
 
 
 def write_builtins(target: Path) -> list[str]:
+    """Generate the built-ins and their digest list into ``target`` (created if missing); the names written."""
     target.mkdir(parents=True, exist_ok=True)
     written = []
     for name, data in render().items():

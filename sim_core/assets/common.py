@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sim_core.assets import constants as C
 from sim_core.assets.findings import Findings, shown
@@ -18,16 +18,18 @@ def marker_type(root: dict[str, Any], findings: Findings, *, allow_missing_versi
     """Loader branches (版本規範.md §15): no marker → reject, version ≠ 1 → reject, else the asset type."""
     version = root.get("open4wd_version")
     if version is None and not allow_missing_version:
-        findings.error("schema-marker-invalid", "root extras carry no open4wd_version marker; this is not a finalized Open4WD asset")
+        findings.error("schema-marker-invalid",
+                       "root extras carry no open4wd_version marker; this is not a finalized Open4WD asset")
         return None
     if version is not None and (isinstance(version, bool) or version != C.ASSET_SCHEMA_VERSION or not isinstance(version, int)):
-        findings.error("schema-marker-invalid", f"open4wd_version is {shown(version)}; this node reads only version {C.ASSET_SCHEMA_VERSION}")
+        findings.error("schema-marker-invalid",
+                       f"open4wd_version is {shown(version)}; this node reads only version {C.ASSET_SCHEMA_VERSION}")
         return None
     kind = root.get("type")
     if kind not in C.ASSET_TYPES:
         findings.error("schema-marker-invalid", f"root extras type {shown(kind)} is not one of {', '.join(C.ASSET_TYPES)}")
         return None
-    return kind
+    return cast(str, kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,10 @@ def node_materials(
     root_id = root.get("material")
     if root_id is None:
         findings.error("missing-required-field", f"{where}: required field 'material' (the default material) is missing")
-    elif check_material(root_id, where, findings, part_type=part_type, deprecated=deprecated, for_new_product=for_new_product) is None:
+    elif (
+        check_material(root_id, where, findings, part_type=part_type, deprecated=deprecated, for_new_product=for_new_product)
+        is None
+    ):
         root_id = None  # reported once here, not again for every node that falls back to it
     mesh_nodes = {n.name: n for n in asset.mesh_nodes if n.name}
     listed: dict[str, Any] = {}
@@ -77,13 +82,19 @@ def node_materials(
     for node in nodes if nodes is not None else asset.mesh_nodes:
         own = node.extras.get("material")
         if own is not None and node.name in listed:
-            findings.error("material-double-declared", f"mesh node {shown(node.name)} has a node-level material and a materials[] entry")
+            findings.error("material-double-declared",
+                           f"mesh node {shown(node.name)} has a node-level material and a materials[] entry")
             continue
         chosen = own if own is not None else listed.get(node.name, root_id)
         if chosen is None:
             continue
         m = check_material(
-            chosen, f"node {node.name or node.index}", findings, part_type=part_type, deprecated=deprecated, for_new_product=for_new_product
+            chosen,
+            f"node {node.name or node.index}",
+            findings,
+            part_type=part_type,
+            deprecated=deprecated,
+            for_new_product=for_new_product,
         )
         if m is not None:
             result[node.index] = m
@@ -101,6 +112,9 @@ def frame_dict(node: Node) -> dict[str, Any]:
 
 
 def check_empties_not_mirrored(asset: GlbAsset, findings: Findings) -> None:
+    """``empty-mirrored`` for every empty under a mirroring transform: a mount or route frame must keep
+    its handedness, or parts and route points would be placed inside out."""
     for node in asset.empties:
         if node.frame.mirrored:
-            findings.error("empty-mirrored", f"empty {node.name or node.index} sits under a mirroring transform (negative determinant)")
+            findings.error("empty-mirrored",
+                           f"empty {node.name or node.index} sits under a mirroring transform (negative determinant)")

@@ -25,6 +25,9 @@ _FLOAT_MAX = Decimal("1.7976931348623157e308")
 
 @dataclass(frozen=True, slots=True)
 class GlbContainer:
+    """A GLB split into its chunks: the JSON text, the document parsed from it (numbers as int or
+    ``Decimal``) and the BIN chunk (empty when there is none)."""
+
     json_text: str
     doc: dict[str, Any]  # JSON with numbers as int / Decimal
     bin_chunk: bytes
@@ -39,7 +42,8 @@ def _parse_int(text: str) -> int:
     own refusal past 4300 digits reads as advice to a programmer, and the conversion is quadratic)."""
     digits = len(text) - text.startswith("-")
     if digits > _MAX_INT_DIGITS:
-        raise reject("non-finite-number", f"the glTF JSON holds an integer of {digits} digits; no glTF field takes one beyond 2^63")
+        raise reject("non-finite-number",
+                     f"the glTF JSON holds an integer of {digits} digits; no glTF field takes one beyond 2^63")
     return int(text)
 
 
@@ -119,7 +123,9 @@ def _check_document(doc: dict[str, Any]) -> None:
         raise reject("too-many-nodes", f"the file has {len(nodes)} nodes; at most {C.MAX_NODES} are allowed")
     meshes = doc.get("meshes", [])
     if isinstance(meshes, list):
-        primitives = sum(len(m.get("primitives", [])) for m in meshes if isinstance(m, dict) and isinstance(m.get("primitives"), list))
+        primitives = sum(
+            len(m.get("primitives", [])) for m in meshes if isinstance(m, dict) and isinstance(m.get("primitives"), list)
+        )
         if primitives > C.MAX_PRIMITIVES:
             raise reject("too-many-primitives", f"the file has {primitives} primitives; at most {C.MAX_PRIMITIVES} are allowed")
     for section in ("buffers", "images"):
@@ -127,7 +133,8 @@ def _check_document(doc: dict[str, Any]) -> None:
         if isinstance(entries, list):
             for i, entry in enumerate(entries):
                 if isinstance(entry, dict) and "uri" in entry:
-                    raise reject("external-uri", f"{section}[{i}] refers to a URI; a GLB must carry all its data in its BIN chunk")
+                    raise reject("external-uri",
+                                 f"{section}[{i}] refers to a URI; a GLB must carry all its data in its BIN chunk")
     _check_value(doc, 0, False, "$")
 
 
@@ -155,7 +162,8 @@ def read_container(data: bytes) -> GlbContainer:
             raise reject("glb-truncated", f"chunk header at byte {offset} is cut off")
         length, kind = struct.unpack_from("<II", data, offset)
         if kind == CHUNK_JSON and length > C.MAX_JSON_CHUNK_BYTES:
-            raise reject("json-chunk-too-large", f"the JSON chunk is {length} bytes; at most {C.MAX_JSON_CHUNK_BYTES} (16 MiB) are allowed")
+            raise reject("json-chunk-too-large",
+                         f"the JSON chunk is {length} bytes; at most {C.MAX_JSON_CHUNK_BYTES} (16 MiB) are allowed")
         end = offset + 8 + length
         if end > declared:
             raise reject("glb-truncated", f"chunk at byte {offset} declares {length} bytes past the end of the file")

@@ -22,24 +22,31 @@ def _vec(values: list[int]) -> tuple[int, int, int]:
 
 def _box(entry: dict[str, Any]) -> Box:
     lo, hi = entry["min_um"], entry["max_um"]
-    return Box(tuple((lo[k] + hi[k]) // 2 for k in range(3)), tuple((hi[k] - lo[k]) // 2 for k in range(3)))  # type: ignore[arg-type]
+    return Box(tuple((lo[k] + hi[k]) // 2 for k in range(3)), tuple((hi[k] - lo[k]) // 2 for k in range(3)))
 
 
 def track_spec(track: AdmittedAsset, *, track_id: str | None = None, lap_count: int = 3, time_limit_s: int = 600) -> TrackSpec:
-    """A race track from an admitted track manifest; lap count and time limit are room settings."""
+    """A race track from an admitted track manifest; lap count and time limit are room settings.
+
+    Raises ``SimError``: ``asset-not-a-track`` for a part's manifest, a ``track-*`` code for settings the
+    track rules refuse (a lap count or time limit out of range)."""
     m = track.manifest
     if m.get("kind") != "track":
         raise SimError("asset-not-a-track", f"{track.asset_type} {track.content_id[:16]}… is not a track")
     return TrackSpec(
         track_id=track_id or f"sha256:{track.content_id}",
         track_type=m["track_type"],
-        route=tuple(RoutePoint(_vec(p["position_um"]), _vec(p["forward_ppm"]), _vec(p["up_ppm"]), p["width_um"]) for p in m["route"]),
+        route=tuple(
+            RoutePoint(_vec(p["position_um"]), _vec(p["forward_ppm"]), _vec(p["up_ppm"]), p["width_um"]) for p in m["route"]
+        ),
         surface_material=m["material"],
         lap_mode=m["lap_mode"],
         lap_count=lap_count,
         checkpoints=tuple(_box(c) for c in m["checkpoints"]),
         kill_zones=tuple(_box(k) for k in m["kill_zones"]),
-        respawn_points=tuple(RespawnPoint(_vec(r["position_um"]), _vec(r["forward_ppm"]), _vec(r["up_ppm"])) for r in m["respawn_points"]),
+        respawn_points=tuple(
+            RespawnPoint(_vec(r["position_um"]), _vec(r["forward_ppm"]), _vec(r["up_ppm"])) for r in m["respawn_points"]
+        ),
         gravity_dir_e6=_vec(m["gravity"]["direction_ppm"]),
         gravity_um_s2=m["gravity"]["strength_um_s2"],
         time_limit_s=time_limit_s,
@@ -76,7 +83,9 @@ def vehicle_spec(car: AssembledVehicle, vehicle_id: str, passive_split_pct: int 
         vehicle_id=vehicle_id,
         parts=tuple(_part(slot, m) for slot, m in parts.items()),
         motor=MotorSpec(parts["motor"]["motor"]["torque_ratio_pct"], parts["motor"]["motor"]["input_mw"]),
-        battery=BatterySpec(parts["battery"]["battery"]["configured_output_mw"], parts["battery"]["battery"]["energy_capacity_mj"]),
+        battery=BatterySpec(
+            parts["battery"]["battery"]["configured_output_mw"], parts["battery"]["battery"]["energy_capacity_mj"]
+        ),
         length_um=size[2],
         width_um=size[0],
         height_um=size[1],

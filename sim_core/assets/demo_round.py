@@ -3,6 +3,8 @@ cars (speed, heavy, control) in slot order; used by ``World.demo``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sim_core.assets.builtins import admitted_builtin
 from sim_core.assets.convert import track_spec, vehicle_from_loadout
 from sim_core.assets.mounts import TIRE_SLOTS
@@ -13,7 +15,7 @@ DEMO_TRACK = "builtin:track-02"
 ARCHETYPE_ROLLERS = {1: ("FL", "FR"), 2: ("FL", "FR", "CL", "CR", "RL", "RR"), 3: ("FL", "FR", "RL", "RR")}
 
 
-def archetype_loadout(number: int) -> dict:
+def archetype_loadout(number: int) -> dict[str, Any]:
     """The all-``-NN`` loadout of archetype 1 (speed), 2 (heavy) or 3 (control)."""
     ref = f"-{number:02d}"
     return {
@@ -25,10 +27,13 @@ def archetype_loadout(number: int) -> dict:
 
 
 def archetype_vehicle(number: int) -> VehicleSpec:
+    """The car of archetype ``number`` assembled from the built-ins; ``AssetRejected`` if the shipped parts
+    do not make a legal car (a broken installation)."""
     return vehicle_from_loadout(archetype_loadout(number), admitted_builtin, f"builtin:archetype-{number:02d}")
 
 
 def builtin_demo_track(ref: str = DEMO_TRACK) -> TrackSpec:
+    """The race track of a built-in track ref (default track-02), through admission like any asset."""
     return track_spec(admitted_builtin(ref), track_id=ref)
 
 

@@ -22,7 +22,10 @@ def _number(value: Decimal) -> str:
 
 
 def dumps(value: Any, *, sort_keys: bool = False) -> str:
-    """Compact JSON; ``Decimal`` written exactly, ``float`` as its shortest round-trip repr."""
+    """Compact JSON; ``Decimal`` written exactly, ``float`` as its shortest round-trip repr.
+
+    Raises ``ValueError`` for a non-finite float and ``TypeError`` for a value JSON has no form for (a
+    non-string key, any other type): both are a caller's bug, the reader never produces them."""
     if value is None:
         return "null"
     if value is True:
@@ -62,12 +65,15 @@ def _check_integral(value: Any, path: str) -> None:
 
 
 def canonical_manifest_bytes(manifest: dict[str, Any]) -> bytes:
-    """Canonical encoding: JSON, keys sorted, no whitespace, ASCII only, integers/strings/bools/null only."""
+    """Canonical encoding: JSON, keys sorted, no whitespace, ASCII only, integers/strings/bools/null only.
+
+    Raises ``TypeError`` naming the field when the manifest holds a float or a decimal (a bug of the bake)."""
     _check_integral(manifest, "$")
     return dumps(manifest, sort_keys=True).encode("ascii")
 
 
 def manifest_digest(manifest: dict[str, Any]) -> str:
+    """SHA-256 hex of the manifest's canonical encoding: what a baked asset embeds and admission checks."""
     return hashlib.sha256(canonical_manifest_bytes(manifest)).hexdigest()
 
 

@@ -7,7 +7,7 @@ Numbers come from the reader as ``int`` or ``Decimal`` (never float), so a decla
 from __future__ import annotations
 
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
-from typing import Any
+from typing import Any, cast
 
 from sim_core.assets.findings import Findings, shown
 
@@ -17,6 +17,7 @@ _SQUARE_SAFE_EXPONENT = -1000  # a component down to 10^-1000 squares without un
 
 
 def as_decimal(value: Any) -> Decimal | None:
+    """A JSON number as a ``Decimal`` (None for a boolean, a non-number or a non-finite value)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -50,7 +51,7 @@ def number(
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing")
             return None
-        return default
+        return cast("int | None", default)
     value = as_decimal(extras[key])
     if value is None:
         findings.error("field-invalid", f"{where}: {key!r} must be a number, got {shown(extras[key])}")
@@ -64,25 +65,30 @@ def number(
     return result
 
 
-def choice(extras: dict[str, Any], key: str, where: str, findings: Findings, options: tuple[str, ...], default: Any = MISSING) -> str | None:
+def choice(
+    extras: dict[str, Any], key: str, where: str, findings: Findings, options: tuple[str, ...], default: Any = MISSING
+) -> str | None:
+    """One of ``options``, or ``default`` when the key is absent; None after a finding (missing without a
+    default, or not one of the options)."""
     if key not in extras:
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing (one of {', '.join(options)})")
             return None
-        return default
+        return cast("str | None", default)
     value = extras[key]
     if value not in options:
         findings.error("field-invalid", f"{where}: {key!r} = {shown(value)} is not one of {', '.join(options)}")
         return None
-    return value
+    return cast(str, value)
 
 
 def flag(extras: dict[str, Any], key: str, where: str, findings: Findings, default: Any = MISSING) -> bool | None:
+    """A boolean, or ``default`` when the key is absent; None after a finding."""
     if key not in extras:
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing (true or false)")
             return None
-        return default
+        return cast("bool | None", default)
     value = extras[key]
     if not isinstance(value, bool):
         findings.error("field-invalid", f"{where}: {key!r} must be true or false, got {shown(value)}")
@@ -91,6 +97,7 @@ def flag(extras: dict[str, Any], key: str, where: str, findings: Findings, defau
 
 
 def text(extras: dict[str, Any], key: str, where: str, findings: Findings, required: bool = True) -> str | None:
+    """A non-empty string; None when absent (a finding if ``required``) or after a finding."""
     if key not in extras:
         if required:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing")
@@ -102,12 +109,16 @@ def text(extras: dict[str, Any], key: str, where: str, findings: Findings, requi
     return value
 
 
-def vector3(extras: dict[str, Any], key: str, where: str, findings: Findings, default: Any = MISSING) -> tuple[Decimal, Decimal, Decimal] | None:
+def vector3(
+    extras: dict[str, Any], key: str, where: str, findings: Findings, default: Any = MISSING
+) -> tuple[Decimal, Decimal, Decimal] | None:
+    """A list of three numbers as ``Decimal`` values, or ``default`` (three ``Decimal``) when the key is
+    absent; None after a finding."""
     if key not in extras:
         if default is MISSING:
             findings.error("missing-required-field", f"{where}: required field {key!r} is missing")
             return None
-        return default
+        return cast("tuple[Decimal, Decimal, Decimal] | None", default)
     raw = extras[key]
     values = [as_decimal(v) for v in raw] if isinstance(raw, list) and len(raw) == 3 else None
     if values is None or any(v is None for v in values):

@@ -24,6 +24,9 @@ SUPPORT_DIRECTIONS = tuple((x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for
 
 @dataclass(frozen=True, slots=True)
 class MeshMetrics:
+    """Exact measurements of one quantised mesh (µm, µm², µm³): the numbers the part and track rules
+    judge and the manifest records."""
+
     six_volume_um3: int  # 6 × signed volume (exact)
     watertight: bool
     degenerate_triangles: int
@@ -36,11 +39,13 @@ class MeshMetrics:
 
     @property
     def volume_um3(self) -> int:
+        """Enclosed volume, rounded half away from zero."""
         return round_div(self.six_volume_um3, 6)
 
     def centroid_um(self) -> tuple[int, int, int]:
+        """Volume centroid (rounded); the AABB centre for a mesh that encloses no volume."""
         if self.six_volume_um3 == 0:
-            return tuple((lo + hi) // 2 for lo, hi in zip(self.aabb_min_um, self.aabb_max_um))  # type: ignore[return-value]
+            return tuple((lo + hi) // 2 for lo, hi in zip(self.aabb_min_um, self.aabb_max_um, strict=True))  # type: ignore[return-value]
         return tuple(round_div(n, 4 * self.six_volume_um3) for n in self.centroid_numerator)  # type: ignore[return-value]
 
 
@@ -63,12 +68,17 @@ def is_watertight(mesh: Mesh) -> bool:
 
 
 def measure(mesh: Mesh) -> MeshMetrics:
+    """Every ``MeshMetrics`` of ``mesh`` with exact integer arithmetic, so peers measure alike."""
     v = mesh.vertices_um.astype(object)
     t = mesh.triangles
     a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
     e1, e2 = b - a, c - a
     cross = np.stack(
-        [e1[:, 1] * e2[:, 2] - e1[:, 2] * e2[:, 1], e1[:, 2] * e2[:, 0] - e1[:, 0] * e2[:, 2], e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]],
+        [
+            e1[:, 1] * e2[:, 2] - e1[:, 2] * e2[:, 1],
+            e1[:, 2] * e2[:, 0] - e1[:, 0] * e2[:, 2],
+            e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0],
+        ],
         axis=1,
     )
     det = (a * cross).sum(axis=1) if len(t) else np.zeros(0, dtype=object)  # a·((b−a)×(c−a)) = a·(b×c)
@@ -108,7 +118,10 @@ def _support(points: np.ndarray, direction: tuple[int, int, int]) -> tuple[int, 
     return (int(p[0]), int(p[1]), int(p[2]))
 
 
-def union_aabb(boxes: list[tuple[tuple[int, int, int], tuple[int, int, int]]]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def union_aabb(
+    boxes: list[tuple[tuple[int, int, int], tuple[int, int, int]]],
+) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The smallest box holding every (min, max) box of a non-empty list."""
     lo = tuple(min(b[0][k] for b in boxes) for k in range(3))
     hi = tuple(max(b[1][k] for b in boxes) for k in range(3))
     return lo, hi  # type: ignore[return-value]

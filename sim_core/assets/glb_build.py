@@ -9,7 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from pygltflib import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, GLTF2, UNSIGNED_INT, Accessor, Asset, Attributes, Buffer, BufferView
+from pygltflib import (
+    ARRAY_BUFFER,
+    ELEMENT_ARRAY_BUFFER,
+    FLOAT,
+    GLTF2,
+    UNSIGNED_INT,
+    Accessor,
+    Asset,
+    Attributes,
+    Buffer,
+    BufferView,
+)
 from pygltflib import Mesh as GltfMesh
 from pygltflib import Node as GltfNode
 from pygltflib import Primitive, Scene
@@ -18,16 +29,25 @@ GENERATOR = "open4wd-node builtin generator"
 
 
 def translation_matrix(x: float, y: float, z: float) -> list[list[float]]:
+    """A row-major 4×4 translation (metres)."""
     return [[1.0, 0.0, 0.0, x], [0.0, 1.0, 0.0, y], [0.0, 0.0, 1.0, z], [0.0, 0.0, 0.0, 1.0]]
 
 
-def frame_matrix(origin: tuple[float, float, float], x_axis: tuple[float, ...], y_axis: tuple[float, ...], z_axis: tuple[float, ...], scale: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> list[list[float]]:
+def frame_matrix(
+    origin: tuple[float, float, float],
+    x_axis: tuple[float, ...],
+    y_axis: tuple[float, ...],
+    z_axis: tuple[float, ...],
+    scale: tuple[float, float, float] = (1.0, 1.0, 1.0),
+) -> list[list[float]]:
     """Row-major 4×4 from an origin and three axis columns (each scaled)."""
     cols = [[a * scale[i] for a in axis] for i, axis in enumerate((x_axis, y_axis, z_axis))]
     return [[cols[0][r], cols[1][r], cols[2][r], origin[r]] for r in range(3)] + [[0.0, 0.0, 0.0, 1.0]]
 
 
 class GlbBuilder:
+    """Builds one GLB from meshes and named nodes, deterministically (the built-ins and test fixtures)."""
+
     def __init__(self) -> None:
         self.gltf = GLTF2(asset=Asset(generator=GENERATOR, version="2.0"), scene=0)
         self.blob = bytearray()
@@ -45,7 +65,14 @@ class GlbBuilder:
         idx = np.ascontiguousarray(triangles, dtype="<u4").reshape(-1)
         pos_view = self._view(pos.tobytes(), ARRAY_BUFFER)
         self.gltf.accessors.append(
-            Accessor(bufferView=pos_view, componentType=FLOAT, count=len(pos), type="VEC3", min=[float(v) for v in pos.min(axis=0)], max=[float(v) for v in pos.max(axis=0)])
+            Accessor(
+                bufferView=pos_view,
+                componentType=FLOAT,
+                count=len(pos),
+                type="VEC3",
+                min=[float(v) for v in pos.min(axis=0)],
+                max=[float(v) for v in pos.max(axis=0)],
+            )
         )
         idx_view = self._view(idx.tobytes(), ELEMENT_ARRAY_BUFFER)
         self.gltf.accessors.append(Accessor(bufferView=idx_view, componentType=UNSIGNED_INT, count=len(idx), type="SCALAR"))
@@ -64,6 +91,8 @@ class GlbBuilder:
         extras: dict[str, Any] | None = None,
         parent: int | None = None,
     ) -> int:
+        """Add a named node (a mesh node when ``mesh`` is given, else an empty) under ``parent`` or at the
+        scene root; its index. An identity ``matrix`` is left out."""
         node = GltfNode(name=name, mesh=mesh, extras=extras or {})
         if matrix is not None and matrix != translation_matrix(0.0, 0.0, 0.0):
             node.matrix = [float(matrix[r][c]) for c in range(4) for r in range(4)]

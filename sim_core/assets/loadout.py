@@ -37,12 +37,18 @@ class Placement:
     chassis_origin_um: tuple[int, int, int]
 
     def apply(self, p: tuple[int, ...] | list[int]) -> tuple[int, int, int]:
+        """A part-local point (µm) in chassis coordinates (µm, rounded half away from zero)."""
         d = [p[k] - self.part_origin_um[k] for k in range(3)]
-        return tuple(round_div(sum(self.rotation[r][k] * d[k] for k in range(3)), 1_000_000) + self.chassis_origin_um[r] for r in range(3))  # type: ignore[return-value]
+        return tuple(
+            round_div(sum(self.rotation[r][k] * d[k] for k in range(3)), 1_000_000) + self.chassis_origin_um[r] for r in range(3)
+        )  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
 class PlacedPart:
+    """One part of an assembled car: its loadout slot and ref, the admitted asset, its effective mass
+    and where it sits on the chassis (``chassis_mount`` None for the chassis itself)."""
+
     slot: str  # chassis, body, motor, battery, tire_FL…, roller_FL…, chip, weapon
     ref: str
     asset: AdmittedAsset
@@ -52,11 +58,15 @@ class PlacedPart:
 
     @property
     def manifest(self) -> dict[str, Any]:
+        """The part's admitted manifest."""
         return self.asset.manifest
 
 
 @dataclass(frozen=True)
 class AssembledVehicle:
+    """A legal car from a loadout: placed parts, total effective mass, centre of mass, the assembled
+    AABB (µm), the passive weapon boost and the loadout's warnings."""
+
     parts: tuple[PlacedPart, ...]
     total_mass_ug: int
     centre_of_mass_um: tuple[int, int, int]
@@ -67,9 +77,11 @@ class AssembledVehicle:
     warnings: tuple[Any, ...] = field(default=())
 
     def part(self, slot: str) -> PlacedPart | None:
+        """The part in ``slot`` (``chassis``, ``tire_FL``, …), or None when the slot is empty."""
         return next((p for p in self.parts if p.slot == slot), None)
 
     def mass_ratio_x1000(self) -> int:
+        """Heaviest / lightest part mass ×1000 (the assembly limit is 300 000)."""
         masses = [p.mass_ug for p in self.parts]
         return max(masses) * 1000 // max(1, min(masses))
 
@@ -79,8 +91,12 @@ def _rotation(axes_ppm: list[list[int]]) -> Rotation:
 
 
 def placement(chassis_mount: dict[str, Any], part_mount: dict[str, Any]) -> Placement:
+    """The ``Placement`` that puts ``part_mount`` onto ``chassis_mount``: rotation Rc·Rpᵀ (ppm), then the
+    origins (µm)."""
     rc, rp = _rotation(chassis_mount["axes_ppm"]), _rotation(part_mount["axes_ppm"])
-    rot = tuple(tuple(round_div(sum(rc[r][k] * rp[c][k] for k in range(3)), 1_000_000) for c in range(3)) for r in range(3))  # Rc·Rpᵀ
+    rot = tuple(
+        tuple(round_div(sum(rc[r][k] * rp[c][k] for k in range(3)), 1_000_000) for c in range(3)) for r in range(3)
+    )  # Rc·Rpᵀ
     return Placement(rot, tuple(part_mount["position_um"]), tuple(chassis_mount["position_um"]))  # type: ignore[arg-type]
 
 
@@ -116,7 +132,11 @@ def _slots(loadout: dict[str, Any], findings: Findings) -> list[tuple[str, str, 
 
 def _resolve(slot: str, ref: Any, expected: str, resolver: Resolver, findings: Findings) -> AdmittedAsset | None:
     if not isinstance(ref, str) or not (is_builtin_ref(ref) or _CONTENT_ID.match(ref)):
-        findings.error("loadout-ref-invalid", f"slot {slot}: {shown(ref)} is neither builtin:<type>-NN nor a content id (64 hex); local: refs are for the test slot only")
+        findings.error(
+            "loadout-ref-invalid",
+            f"slot {slot}: {shown(ref)} is neither builtin:<type>-NN nor a content id (64 hex); "
+            "local: refs are for the test slot only",
+        )
         return None
     if is_builtin_ref(ref):
         try:
@@ -149,7 +169,9 @@ def _chassis_mount_name(slot: str) -> str:
     return f"Mount_{kind.capitalize()}" + (f"_{position}" if position else "")
 
 
-def _passive(loadout: dict[str, Any], weapon: AdmittedAsset | None, chip: AdmittedAsset | None, findings: Findings) -> tuple[int, int]:
+def _passive(
+    loadout: dict[str, Any], weapon: AdmittedAsset | None, chip: AdmittedAsset | None, findings: Findings
+) -> tuple[int, int]:
     """(massReductionPctX100, resistPctX100) of the passive weapon boost (算式表.md §3)."""
     split = loadout.get("passiveWeightSplitPct")
     if split is not None and (isinstance(split, bool) or not isinstance(split, int) or not 0 <= split <= 100):
@@ -200,7 +222,11 @@ def assemble(loadout: dict[str, Any], resolver: Resolver) -> tuple[Findings, Ass
         parts.append(PlacedPart(slot, ref, asset, mass, placement(chassis_mount, part_mount), chassis_name))
     if findings.rejected:
         return findings, None
-    if loadout.get("chip") and loadout.get("weapon") is None and any(s["skill"] == "weapon" for s in assets["chip"].manifest["chip"]["skill_slots"]):  # type: ignore[union-attr]
+    if (
+        loadout.get("chip")
+        and loadout.get("weapon") is None
+        and any(s["skill"] == "weapon" for s in assets["chip"].manifest["chip"]["skill_slots"])  # type: ignore[union-attr]
+    ):
         findings.warn("loadout-weapon-skill-unused", "the chip allocates a weapon skill slot but the car has no weapon")
     return findings, _finish(parts, reduction, resist, findings)
 
@@ -211,16 +237,25 @@ def _finish(parts: list[PlacedPart], reduction: int, resist: int, findings: Find
         findings.error("loadout-mass-out-of-range", f"the car weighs {total} µg; it must weigh 50–500 g (effective masses)")
     masses = [p.mass_ug for p in parts]
     if max(masses) > C.VEHICLE_PART_MASS_RATIO_MAX * min(masses):
-        findings.error("loadout-part-mass-ratio", f"heaviest / lightest part is {max(masses)}/{min(masses)} µg, above {C.VEHICLE_PART_MASS_RATIO_MAX}")
+        findings.error("loadout-part-mass-ratio",
+                       f"heaviest / lightest part is {max(masses)}/{min(masses)} µg, above {C.VEHICLE_PART_MASS_RATIO_MAX}")
     if next(p.mass_ug for p in parts if p.slot == "chassis") < C.CHASSIS_MIN_MASS_UG:
         findings.error("loadout-chassis-solver-floor", "the chassis must weigh at least 1 g")
-    corners = [p.placement.apply(c) for p in parts for c in _corners(p.manifest["geometry"]["aabb_min_um"], p.manifest["geometry"]["aabb_max_um"])]
+    corners = [
+        p.placement.apply(c)
+        for p in parts
+        for c in _corners(p.manifest["geometry"]["aabb_min_um"], p.manifest["geometry"]["aabb_max_um"])
+    ]
     lo = tuple(min(c[k] for c in corners) for k in range(3))
     hi = tuple(max(c[k] for c in corners) for k in range(3))
     size = [hi[k] - lo[k] for k in range(3)]
     if any(size[k] > C.VEHICLE_AABB_MAX_UM[k] for k in range(3)):
-        findings.error("loadout-aabb-exceeded", f"the car measures {size} µm (x, y, z); at most {list(C.VEHICLE_AABB_MAX_UM)} (width, height, length)")
+        findings.error("loadout-aabb-exceeded",
+                       f"the car measures {size} µm (x, y, z); at most {list(C.VEHICLE_AABB_MAX_UM)} (width, height, length)")
     if findings.rejected or total <= 0:
         return None
-    com = tuple(round_div(sum(p.mass_ug * p.placement.apply(p.manifest["geometry"]["centroid_um"])[k] for p in parts), total) for k in range(3))
+    com = tuple(
+        round_div(sum(p.mass_ug * p.placement.apply(p.manifest["geometry"]["centroid_um"])[k] for p in parts), total)
+        for k in range(3)
+    )
     return AssembledVehicle(tuple(parts), total, com, lo, hi, reduction, resist, tuple(findings.items))  # type: ignore[arg-type]

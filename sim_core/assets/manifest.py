@@ -36,6 +36,7 @@ def build_manifest(
 
 
 def envelope(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The embedded form of ``manifest``: format version, digest and the manifest itself."""
     return {"version": C.MANIFEST_FORMAT_VERSION, "digest": manifest_digest(manifest), "manifest": manifest}
 
 
@@ -43,7 +44,8 @@ def embedded_digest(root: dict[str, Any], findings: Findings) -> str | None:
     """The digest a finalized asset claims; a missing or malformed envelope is a coded finding."""
     env = root.get(C.MANIFEST_EXTRAS_KEY)
     if env is None:
-        findings.error("manifest-missing", f"root extras carry no {C.MANIFEST_EXTRAS_KEY}; bake the asset first (open4wd-node asset bake)")
+        findings.error("manifest-missing",
+                       f"root extras carry no {C.MANIFEST_EXTRAS_KEY}; bake the asset first (open4wd-node asset bake)")
         return None
     if not isinstance(env, dict) or env.get("version") != C.MANIFEST_FORMAT_VERSION or isinstance(env.get("version"), bool):
         findings.error("manifest-invalid", f"the embedded manifest must be an object with version {C.MANIFEST_FORMAT_VERSION}")

@@ -37,6 +37,7 @@ def is_material_deprecated(material_id: str, deprecated: Iterable[str] = DEPRECA
 
 
 def material_by_id(material_id: object) -> Material | None:
+    """The table's material with this id, or None (for any id, including a non-string from an author)."""
     if not isinstance(material_id, str):
         return None
     for m in MATERIALS:

@@ -55,13 +55,14 @@ def mount_nodes(asset: GlbAsset, part_type: str, findings: Findings) -> dict[str
         findings.error("mount-whitelist", f"a {part_type} needs {', '.join(missing)}")
     result = {}
     for name in wanted:
-        node = found.get(name)
-        if node is None or node.mesh is not None:
+        mount = found.get(name)
+        if mount is None or mount.mesh is not None:
             continue
-        if any(abs(s - 1_000_000) > _RIGID_TOLERANCE_UM for s in node.frame.scale_um):
-            findings.error("mount-whitelist", f"{name} must be a rigid frame (unit scale); its scale is {node.frame.scale_um} ppm")
+        if any(abs(s - 1_000_000) > _RIGID_TOLERANCE_UM for s in mount.frame.scale_um):
+            findings.error("mount-whitelist",
+                           f"{name} must be a rigid frame (unit scale); its scale is {mount.frame.scale_um} ppm")
             continue
-        result[name] = node
+        result[name] = mount
     return result
 
 
@@ -72,18 +73,25 @@ def check_chassis_mounts(mounts: dict[str, Node], aabb: tuple[tuple[int, ...], t
         p = node.frame.position_um
         outside = max(max(lo[k] - p[k], p[k] - hi[k], 0) for k in range(3))
         if outside > C.MOUNT_AABB_REJECT_UM:
-            findings.error("mount-aabb-reject", f"{name} lies {outside} µm outside the chassis AABB; at most {C.MOUNT_AABB_REJECT_UM} µm")
+            findings.error("mount-aabb-reject",
+                           f"{name} lies {outside} µm outside the chassis AABB; at most {C.MOUNT_AABB_REJECT_UM} µm")
         elif outside > C.MOUNT_AABB_WARN_UM:
             findings.warn("mount-aabb-warn", f"{name} lies {outside} µm outside the chassis AABB")
         if name.startswith("Mount_Roller_"):
             tilt = abs(node.frame.axes_ppm[0][1])
             if tilt >= C.HINGE_AXIS_REJECT_SIN_PPM:
-                findings.error("hinge-axis-reject", f"{name}: hinge axis +X tilts out of the chassis X-Z plane (sin = {tilt} ppm ≥ {C.HINGE_AXIS_REJECT_SIN_PPM})")
+                findings.error(
+                    "hinge-axis-reject",
+                    f"{name}: hinge axis +X tilts out of the chassis X-Z plane "
+                    f"(sin = {tilt} ppm ≥ {C.HINGE_AXIS_REJECT_SIN_PPM})",
+                )
             elif tilt >= C.HINGE_AXIS_WARN_SIN_PPM:
                 findings.warn("hinge-axis-warn", f"{name}: hinge axis +X tilts more than 30° out of the chassis X-Z plane")
 
 
 def check_mount_spacing(mounts: dict[str, Node], findings: Findings) -> None:
+    """``mount-gap-reject`` / ``mount-gap-warn`` for mounts closer than 3 mm / 10 mm: parts fitted there
+    would overlap."""
     names = list(mounts)
     for i, a in enumerate(names):
         for b in names[i + 1 :]:

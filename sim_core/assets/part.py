@@ -24,13 +24,18 @@ ROOT = "root extras"
 
 @dataclass(frozen=True, slots=True)
 class PartContext:
+    """What the per-type declaration checks of one part share: the asset, its type, its measured solids
+    and the findings being collected."""
+
     asset: GlbAsset
     part_type: str
     solids: tuple[Solid, ...]
     findings: Findings
 
 
-def _measure(asset: GlbAsset, part_type: str, findings: Findings, deprecated: frozenset[str], for_new_product: bool) -> tuple[tuple[Solid, ...], int | None]:
+def _measure(
+    asset: GlbAsset, part_type: str, findings: Findings, deprecated: frozenset[str], for_new_product: bool
+) -> tuple[tuple[Solid, ...], int | None]:
     """The solids that got a material, and the total volume (None when the part is over its budget:
     exact integer measuring is linear in triangles, so an oversized part is never measured)."""
     materials = node_materials(asset, findings, part_type=part_type, deprecated=deprecated, for_new_product=for_new_product)
@@ -44,9 +49,11 @@ def _measure(asset: GlbAsset, part_type: str, findings: Findings, deprecated: fr
         volume += metrics.volume_um3
         label = node.name or f"node {node.index}"
         if metrics.degenerate_triangles:
-            findings.error("degenerate-triangle", f"{label} has {metrics.degenerate_triangles} triangle(s) with area below 1e-8 m²")
+            findings.error("degenerate-triangle",
+                           f"{label} has {metrics.degenerate_triangles} triangle(s) with area below 1e-8 m²")
         if not metrics.watertight:
-            findings.error("mesh-not-watertight", f"{label} is not a closed, consistently wound surface; every part sub-mesh must be watertight")
+            findings.error("mesh-not-watertight",
+                           f"{label} is not a closed, consistently wound surface; every part sub-mesh must be watertight")
         elif metrics.six_volume_um3 <= 0:
             findings.error("mesh-volume-invalid", f"{label} encloses no positive volume (inside-out winding?)")
         if node.index in materials:
@@ -59,15 +66,17 @@ def _check_budget(asset: GlbAsset, findings: Findings) -> bool:
     triangles = sum(n.mesh.triangle_count for n in asset.mesh_nodes if n.mesh)
     within = True
     if vertices > C.PART_MAX_VERTICES or triangles > C.PART_MAX_TRIANGLES:
-        findings.error("part-geometry-budget", f"the part has {vertices} vertices and {triangles} triangles; at most {C.PART_MAX_VERTICES} of each")
+        findings.error("part-geometry-budget",
+                       f"the part has {vertices} vertices and {triangles} triangles; at most {C.PART_MAX_VERTICES} of each")
         within = False
     if len(asset.mesh_nodes) > C.MAX_PROXIES_PER_PART:
-        findings.error("part-geometry-budget", f"the part has {len(asset.mesh_nodes)} mesh nodes; at most {C.MAX_PROXIES_PER_PART} collider proxies")
+        findings.error("part-geometry-budget",
+                       f"the part has {len(asset.mesh_nodes)} mesh nodes; at most {C.MAX_PROXIES_PER_PART} collider proxies")
     return within
 
 
 def _check_aabb(lo: tuple[int, ...], hi: tuple[int, ...], findings: Findings) -> None:
-    for axis, (a, b) in zip("xyz", zip(lo, hi)):
+    for axis, (a, b) in zip("xyz", zip(lo, hi, strict=True), strict=True):
         if not C.PART_AABB_MIN_UM <= b - a <= C.PART_AABB_MAX_UM:
             findings.error("part-aabb-out-of-range", f"AABB {axis} size is {b - a} µm; it must lie in [0.001, 1] m")
 
@@ -75,7 +84,8 @@ def _check_aabb(lo: tuple[int, ...], hi: tuple[int, ...], findings: Findings) ->
 def _check_densities(solids: tuple[Solid, ...], findings: Findings) -> None:
     densities = [s.material.density_kg_m3 for s in solids]
     if densities and max(densities) > C.DENSITY_RATIO_MAX * min(densities):
-        findings.error("density-ratio-exceeded", f"densest / lightest material is {max(densities)}/{min(densities)} kg/m³, above {C.DENSITY_RATIO_MAX}")
+        findings.error("density-ratio-exceeded",
+                       f"densest / lightest material is {max(densities)}/{min(densities)} kg/m³, above {C.DENSITY_RATIO_MAX}")
 
 
 def _check_feature_deviations(root: dict[str, Any], findings: Findings) -> None:
@@ -83,7 +93,8 @@ def _check_feature_deviations(root: dict[str, Any], findings: Findings) -> None:
     if not isinstance(deviations, list):
         findings.error("interface-measurement-invalid", "auto_feature_deviations must be a list")
     elif deviations:
-        findings.error("interface-deviation-exceed", f"auto_feature_deviations lists {len(deviations)} interface deviation(s); an accepted part has none")
+        findings.error("interface-deviation-exceed",
+                       f"auto_feature_deviations lists {len(deviations)} interface deviation(s); an accepted part has none")
 
 
 def _proxy(solid: Solid) -> dict[str, Any]:
@@ -107,7 +118,7 @@ def _thermal(solids: tuple[Solid, ...], proxies: list[dict[str, Any]]) -> dict[s
     heat_capacity = 0
     conductance = 0
     limits = []
-    for solid, proxy in zip(solids, proxies):
+    for solid, proxy in zip(solids, proxies, strict=True):
         mat = solid.material
         if mat.specific_heat_j_kgk is not None:
             heat_capacity += proxy["mass_ug"] * mat.specific_heat_j_kgk
@@ -137,18 +148,22 @@ def _motor(ctx: PartContext, volume: int) -> dict[str, Any] | None:
 
 
 def _battery(ctx: PartContext, volume: int) -> dict[str, Any] | None:
-    output = fields.number(ctx.asset.root_extras, "configured_output_w", ROOT, ctx.findings, low=0, high=10**9, scale=1000, unit=" W")
+    output = fields.number(
+        ctx.asset.root_extras, "configured_output_w", ROOT, ctx.findings, low=0, high=10**9, scale=1000, unit=" W"
+    )
     if output is None:
         return None
     # PART-R-001: 0 < output ≤ volume × K_BATTERY_OUTPUT_W_M3, compared exactly in mW·m³ units
     if output <= 0 or output * C.UM3_PER_M3 > volume * C.K_BATTERY_OUTPUT_MW_PER_M3:
         limit = volume * C.K_BATTERY_OUTPUT_MW_PER_M3 // C.UM3_PER_M3
-        ctx.findings.error("battery-output-exceeds-volume", f"configured output {output} mW must be > 0 and ≤ {limit} mW for this volume", rule="PART-R-001")
+        ctx.findings.error("battery-output-exceeds-volume",
+                           f"configured output {output} mW must be > 0 and ≤ {limit} mW for this volume", rule="PART-R-001")
         return None
     return {"configured_output_mw": output, "energy_capacity_mj": round_div(volume * C.K_BATTERY_ENERGY_MJ_PER_M3, C.UM3_PER_M3)}
 
 
 def chip_slot_count(volume_um3: int) -> int:
+    """Skill slots a chip of this volume offers: 1, plus one per threshold reached (1.5, 3, 6 cm³)."""
     return 1 + sum(1 for t in C.CHIP_SLOT_THRESHOLDS_UM3 if volume_um3 >= t)
 
 
@@ -198,7 +213,9 @@ def _hinge(lo: tuple[int, ...], hi: tuple[int, ...], driven: bool) -> dict[str, 
 
 
 def _magnet(ctx: PartContext) -> int | None:
-    strength = fields.number(ctx.asset.root_extras, "magnet_source_strength_n", ROOT, ctx.findings, low=0, high=10, scale=1000, default=0, unit=" N")
+    strength = fields.number(
+        ctx.asset.root_extras, "magnet_source_strength_n", ROOT, ctx.findings, low=0, high=10, scale=1000, default=0, unit=" N"
+    )
     if strength and not any(s.material.magnetism_role == "source" for s in ctx.solids):
         ctx.findings.error("field-invalid", "magnet_source_strength_n > 0 needs a sub-mesh of a magnetism source material")
         return None
@@ -243,7 +260,7 @@ def analyse_part(
     proxies = [_proxy(s) for s in solids]
     total_mass = sum(p["mass_ug"] for p in proxies)
     if part_type == "tire":
-        for solid, proxy in zip(solids, proxies):
+        for solid, proxy in zip(solids, proxies, strict=True):
             ultimate = solid.material.ultimate_strength_kpa or 0
             proxy["wear_capacity_mj"] = round_div(proxy["volume_um3"] * ultimate, 10**12)
         if any(p["wear_capacity_mj"] <= 0 for p in proxies):
@@ -251,7 +268,7 @@ def analyse_part(
     if part_type in ("tire", "roller"):
         specific = {"hinge": _hinge(lo, hi, driven=part_type == "tire")}
     elif part_type == "weapon":
-        specific = analyse_weapon(asset, {s.node.index: p for s, p in zip(solids, proxies)}, mounts, findings)
+        specific = analyse_weapon(asset, {s.node.index: p for s, p in zip(solids, proxies, strict=True)}, mounts, findings)
     if findings.rejected or specific is None or magnet is None:
         return None
     contact = {d: sum(p["contact_area_um2"][d] for p in proxies) for d in CONTACT_DIRECTIONS}

@@ -48,20 +48,27 @@ class Frame:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Mesh:
+    """One node's triangles in the asset frame: vertices as integer µm, triangles as vertex indices."""
+
     vertices_um: np.ndarray  # (N, 3) int64, world frame of the asset
     triangles: np.ndarray  # (M, 3) int64 vertex indices
 
     @property
     def vertex_count(self) -> int:
+        """Number of vertices."""
         return int(self.vertices_um.shape[0])
 
     @property
     def triangle_count(self) -> int:
+        """Number of triangles."""
         return int(self.triangles.shape[0])
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Node:
+    """One node of the default scene: name, tree links, its raw extras, its world frame and, for a mesh
+    node, its geometry."""
+
     index: int
     name: str
     parent: int | None
@@ -73,6 +80,9 @@ class Node:
 
 @dataclass(frozen=True, eq=False)
 class GlbAsset:
+    """A GLB read and checked: the bytes, the container, the root extras (and where they were found:
+    ``scene`` or ``root``) and the nodes of the default scene in glTF index order."""
+
     data: bytes
     container: GlbContainer
     root_extras: dict[str, Any]
@@ -89,10 +99,12 @@ class GlbAsset:
 
     @property
     def mesh_nodes(self) -> tuple[Node, ...]:
+        """The nodes that carry a mesh, in index order."""
         return tuple(n for n in self.nodes if n.mesh is not None)
 
     @property
     def empties(self) -> tuple[Node, ...]:
+        """The nodes without a mesh (mounts, route points, boxes), in index order."""
         return tuple(n for n in self.nodes if n.mesh is None)
 
 
@@ -103,7 +115,11 @@ def _int(value: Any, what: str, low: int = 0, high: int = 2**62) -> int:
 
 
 def _numbers(value: Any, count: int, what: str) -> list[float]:
-    if not isinstance(value, list) or len(value) != count or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+    if (
+        not isinstance(value, list)
+        or len(value) != count
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    ):
         raise reject("gltf-invalid", f"{what} must be a list of {count} numbers")
     return [float(v) for v in value]
 
@@ -213,7 +229,8 @@ def _draco_primitive(gltf: GLTF2, blob: bytes, ext: Any, declared: int, what: st
     except Exception as exc:  # the decoder's own errors are many; every one means "undecodable"
         raise reject("draco-decode-failed", f"{what}: Draco data does not decode ({type(exc).__name__}: {exc})") from None
     if faces.shape[0] > declared:
-        raise reject("draco-decode-failed", f"{what}: Draco data decodes to {faces.shape[0]} triangles but its accessors declare {declared}")
+        raise reject("draco-decode-failed",
+                     f"{what}: Draco data decodes to {faces.shape[0]} triangles but its accessors declare {declared}")
     return points, faces
 
 
@@ -233,7 +250,9 @@ def _primitive(gltf: GLTF2, blob: bytes, prim: Any, what: str) -> tuple[np.ndarr
                 raise reject("gltf-invalid", f"{what}: non-indexed vertex count is not a multiple of 3")
             faces = np.arange(points.shape[0], dtype=np.int64).reshape(-1, 3)
         else:
-            flat = _accessor(gltf, blob, prim.indices, f"{what}.indices", "SCALAR", _INDEX_COMPONENTS).astype(np.int64).reshape(-1)
+            flat = (
+                _accessor(gltf, blob, prim.indices, f"{what}.indices", "SCALAR", _INDEX_COMPONENTS).astype(np.int64).reshape(-1)
+            )
             if flat.shape[0] % 3:
                 raise reject("gltf-invalid", f"{what}: index count is not a multiple of 3")
             faces = flat.reshape(-1, 3)
@@ -274,7 +293,9 @@ def _local_geometry(gltf: GLTF2, blob: bytes, mesh_index: int, what: str) -> tup
 def _placed(points: np.ndarray, faces: np.ndarray, world: Matrix, what: str) -> Mesh:
     """Mesh-local geometry moved into the asset frame and quantised to integer µm."""
     x, y, z = points[:, 0], points[:, 1], points[:, 2]
-    world_pts = np.stack([((world[r * 4] * x + world[r * 4 + 1] * y) + world[r * 4 + 2] * z) + world[r * 4 + 3] for r in range(3)], axis=1)
+    world_pts = np.stack(
+        [((world[r * 4] * x + world[r * 4 + 1] * y) + world[r * 4 + 2] * z) + world[r * 4 + 3] for r in range(3)], axis=1
+    )
     if not np.isfinite(world_pts).all() or (np.abs(world_pts) > _MAX_COORD_M).any():
         raise reject("non-finite-number", f"{what}: a transformed vertex is not finite within 10^6 m")
     return Mesh(np.floor(world_pts * 1e6 + 0.5).astype(np.int64), faces)
@@ -328,8 +349,13 @@ def _model_view(value: Any, path: str) -> Any:
     if not isinstance(value, dict):
         return value
     if "extensions" in value and not isinstance(value["extensions"], dict):
-        raise reject("gltf-invalid", f"{path}.extensions is {shown(value['extensions'])}; glTF requires extensions to be an object")
-    return {key: item if key == "extensions" else _model_view(item, json_path(path, key)) for key, item in value.items() if key != "extras"}
+        raise reject("gltf-invalid",
+                     f"{path}.extensions is {shown(value['extensions'])}; glTF requires extensions to be an object")
+    return {
+        key: item if key == "extensions" else _model_view(item, json_path(path, key))
+        for key, item in value.items()
+        if key != "extras"
+    }
 
 
 def _load_model(container: GlbContainer) -> GLTF2:
@@ -344,7 +370,9 @@ def _load_model(container: GlbContainer) -> GLTF2:
             raise reject("gltf-invalid", f"{section} must be an array of glTF {kind.__name__} objects")
     for m, mesh in enumerate(gltf.meshes or []):
         prims = mesh.primitives
-        if not isinstance(prims, list) or not all(isinstance(p, Primitive) and isinstance(p.attributes, Attributes) for p in prims):
+        if not isinstance(prims, list) or not all(
+            isinstance(p, Primitive) and isinstance(p.attributes, Attributes) for p in prims
+        ):
             raise reject("gltf-invalid", f"meshes[{m}].primitives must be an array of primitives with attributes")
     return gltf
 
@@ -373,7 +401,7 @@ def read_glb(data: bytes) -> GlbAsset:
     roots = _scene_roots(gltf, parents)
     worlds: dict[int, Matrix] = {}
     order: list[int] = []
-    stack = [(r, None) for r in reversed(roots)]
+    stack: list[tuple[int, int | None]] = [(r, None) for r in reversed(roots)]
     while stack:
         index, parent = stack.pop()
         if index in worlds:
@@ -386,7 +414,8 @@ def read_glb(data: bytes) -> GlbAsset:
         if raw_nodes[index].mesh is not None:
             _int(raw_nodes[index].mesh, f"nodes[{index}].mesh", 0, len(per_mesh) - 1)
     if sum(per_mesh[raw_nodes[i].mesh] for i in order if raw_nodes[i].mesh is not None) > C.MAX_SOURCE_TRIANGLES:
-        raise reject("triangle-budget", f"the scene instances more than {C.MAX_SOURCE_TRIANGLES} triangles (counting every node that uses a mesh)")
+        raise reject("triangle-budget",
+                     f"the scene instances more than {C.MAX_SOURCE_TRIANGLES} triangles (counting every node that uses a mesh)")
     decoded: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     nodes = []
     for index in sorted(order):

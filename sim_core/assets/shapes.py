@@ -16,7 +16,9 @@ CIRCLE16 = tuple(_FIRST + [(-s, c) for c, s in _FIRST] + [(-c, -s) for c, s in _
 Shape = tuple[np.ndarray, np.ndarray]
 
 
-def _orient(verts: np.ndarray, tris: list[tuple[int, int, int]], ref: np.ndarray, outward: bool = True) -> list[tuple[int, int, int]]:
+def _orient(
+    verts: np.ndarray, tris: list[tuple[int, int, int]], ref: np.ndarray, outward: bool = True
+) -> list[tuple[int, int, int]]:
     """Wind each triangle so its normal points away from (or toward) the reference point."""
     out = []
     for a, b, c in tris:
@@ -31,6 +33,7 @@ def _quads(quads: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int]]
 
 
 def box(lo: tuple[float, float, float], hi: tuple[float, float, float]) -> Shape:
+    """A closed axis-aligned box between ``lo`` and ``hi`` (metres), wound outward."""
     xs, ys, zs = (lo[0], hi[0]), (lo[1], hi[1]), (lo[2], hi[2])
     verts = np.array([(xs[i], ys[j], zs[k]) for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=np.float64)
     quads = [(0, 1, 3, 2), (4, 5, 7, 6), (0, 1, 5, 4), (2, 3, 7, 6), (0, 2, 6, 4), (1, 3, 7, 5)]
@@ -65,9 +68,9 @@ def cylinder_x(centre: tuple[float, float, float], radius: float, width: float, 
     ref = np.array(centre, dtype=np.float64)
     if hole <= 0.0:
         verts += [(cx - hw, cy, cz), (cx + hw, cy, cz)]
-        caps = [(2 * n, i, (i + 1) % n) for i in range(n)] + [(2 * n + 1, n + i, n + (i + 1) % n) for i in range(n)]
+        cap_tris = [(2 * n, i, (i + 1) % n) for i in range(n)] + [(2 * n + 1, n + i, n + (i + 1) % n) for i in range(n)]
         v = np.array(verts, dtype=np.float64)
-        return v, np.array(_orient(v, _quads(side) + caps, ref), dtype=np.int64)
+        return v, np.array(_orient(v, _quads(side) + cap_tris, ref), dtype=np.int64)
     verts += [(cx + sx, cy + hole * c, cz + hole * s) for sx in (-hw, hw) for c, s in CIRCLE16]
     v = np.array(verts, dtype=np.float64)
     inner = [(2 * n + a, 2 * n + b, 2 * n + c, 2 * n + d) for a, b, c, d in side]

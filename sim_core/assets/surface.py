@@ -11,11 +11,15 @@ import numpy as np
 
 
 def _dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return (u[:, 0] * v[:, 0] + u[:, 1] * v[:, 1]) + u[:, 2] * v[:, 2]
+    products: np.ndarray = (u[:, 0] * v[:, 0] + u[:, 1] * v[:, 1]) + u[:, 2] * v[:, 2]
+    return products
 
 
 def _cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return np.stack([u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1], u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2], u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]], axis=1)
+    return np.stack(
+        [u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1], u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2], u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]],
+        axis=1,
+    )
 
 
 def _segment_d2(p: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -46,7 +50,12 @@ class SurfaceIndex:
         nn = _dot(n, n)
         w = _dot(p - a, n)
         plane_d2 = np.divide(w * w, nn, out=np.full_like(nn, np.inf), where=nn > 0)
-        inside = (nn > 0) & (_dot(_cross(b - a, p - a), n) >= 0) & (_dot(_cross(c - b, p - b), n) >= 0) & (_dot(_cross(a - c, p - c), n) >= 0)
+        inside = (
+            (nn > 0)
+            & (_dot(_cross(b - a, p - a), n) >= 0)
+            & (_dot(_cross(c - b, p - b), n) >= 0)
+            & (_dot(_cross(a - c, p - c), n) >= 0)
+        )
         edges = np.minimum(np.minimum(_segment_d2(p, a, b), _segment_d2(p, b, c)), _segment_d2(p, c, a))
         d2 = np.where(inside, plane_d2, edges)
         return bool((d2 <= float(radius_um) * float(radius_um)).any())

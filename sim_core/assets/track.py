@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from itertools import pairwise
 from decimal import Decimal
 from typing import Any
 
@@ -21,6 +22,8 @@ from sim_core.assets.surface import SurfaceIndex
 EMPTY_PREFIXES = ("RoutePoint_", "Checkpoint_", "KillZone_", "RespawnPoint_")
 _INDEXED = re.compile(r"^(RoutePoint|Checkpoint|KillZone|RespawnPoint)_([1-9][0-9]*)$")
 BoxAabb = tuple[tuple[int, int, int], tuple[int, int, int]]
+DEFAULT_GRAVITY_DIRECTION = (Decimal(0), Decimal(-1), Decimal(0))
+ZERO_VECTOR = (Decimal(0), Decimal(0), Decimal(0))
 
 
 def _block(root: dict[str, Any], key: str, findings: Findings) -> dict[str, Any] | None:
@@ -38,7 +41,8 @@ def _indexed_empties(asset: GlbAsset, findings: Findings) -> dict[str, list[Node
         if prefix is None:
             continue
         if not _INDEXED.match(node.name) or node.mesh is not None:
-            findings.error("empty-name-invalid", f"{shown(node.name)} must be an empty named {prefix}<n> with n a positive integer")
+            findings.error("empty-name-invalid",
+                           f"{shown(node.name)} must be an empty named {prefix}<n> with n a positive integer")
             continue
         out[prefix].append(node)
     for nodes in out.values():
@@ -63,10 +67,12 @@ def _inside(box: BoxAabb, aabb: BoxAabb) -> bool:
 def _orthonormal(up: tuple[int, int, int], back: tuple[int, int, int]) -> bool:
     """Unit vectors (±0.2 %) within ~3° of perpendicular, as the simulation's route frames require."""
     unit = all(998_000**2 <= sum(c * c for c in v) <= 1_002_000**2 for v in (up, back))
-    return unit and abs(sum(a * b for a, b in zip(up, back))) <= 50_000 * 1_000_000
+    return unit and abs(sum(a * b for a, b in zip(up, back, strict=True))) <= 50_000 * 1_000_000
 
 
-def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Findings) -> tuple[str, str, list[dict[str, Any]]] | None:
+def _route(
+    track: dict[str, Any], empties: dict[str, list[Node]], findings: Findings
+) -> tuple[str, str, list[dict[str, Any]]] | None:
     track_type = fields.choice(track, "type", "track", findings, ("open", "fixed"))
     raw = track.get("route")
     if not isinstance(raw, list):
@@ -77,12 +83,13 @@ def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Find
         return None
     by_name = {n.name: n for n in empties["RoutePoint_"]}
     listed: set[str] = set()
-    points = []
+    points: list[dict[str, Any]] = []
     for i, entry in enumerate(raw):
         name = entry.get("name") if isinstance(entry, dict) else None
         node = by_name.get(name) if isinstance(name, str) else None
-        if node is None or name in listed:
-            findings.error("route-empty-mismatch", f"track.route[{i}] names {shown(name)}, which is not a RoutePoint_<n> empty listed once")
+        if node is None or not isinstance(name, str) or name in listed:
+            findings.error("route-empty-mismatch",
+                           f"track.route[{i}] names {shown(name)}, which is not a RoutePoint_<n> empty listed once")
             continue
         listed.add(name)
         width = fields.number(entry, "width_m", f"track.route[{i}]", findings, low=0, high=500, scale=1_000_000, unit=" m")
@@ -93,18 +100,31 @@ def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Find
             continue
         f = node.frame
         if not _orthonormal(f.axes_ppm[1], f.axes_ppm[2]):
-            findings.error("route-frame-invalid", f"{name}: the empty's +Y (up) and −Z (forward) must be unit length and perpendicular")
+            findings.error("route-frame-invalid",
+                           f"{name}: the empty's +Y (up) and −Z (forward) must be unit length and perpendicular")
             continue
-        points.append({"name": name, "position_um": list(f.position_um), "forward_ppm": [-a for a in f.axes_ppm[2]], "up_ppm": list(f.axes_ppm[1]), "width_um": width})
+        points.append(
+            {
+                "name": name,
+                "position_um": list(f.position_um),
+                "forward_ppm": [-a for a in f.axes_ppm[2]],
+                "up_ppm": list(f.axes_ppm[1]),
+                "width_um": width,
+            }
+        )
     orphans = sorted(set(by_name) - set(listed))
     if orphans:
         findings.error("route-empty-mismatch", f"RoutePoint empties not listed in track.route: {', '.join(orphans)}")
     if track_type is None or findings.rejected:
         return None
     if (track_type == "open" and len(points) != 2) or len(points) < 2:
-        findings.error("route-count-invalid", f"a {track_type} track needs {'exactly' if track_type == 'open' else 'at least'} 2 route points; it has {len(points)}")
+        findings.error(
+            "route-count-invalid",
+            f"a {track_type} track needs {'exactly' if track_type == 'open' else 'at least'} 2 route points; "
+            f"it has {len(points)}",
+        )
         return None
-    for a, b in zip(points, points[1:]):
+    for a, b in pairwise(points):
         d2 = sum((a["position_um"][k] - b["position_um"][k]) ** 2 for k in range(3))
         if d2 < C.ROUTEPOINT_MIN_SPACING_UM**2:
             findings.error("route-spacing-invalid", f"{a['name']} and {b['name']} are closer than 0.1 m")
@@ -112,14 +132,21 @@ def _route(track: dict[str, Any], empties: dict[str, list[Node]], findings: Find
     auto = "loop" if track_type == "fixed" and len(points) >= 3 and ends2 < C.LAP_MODE_LOOP_DISTANCE_UM**2 else "linear"
     lap_mode = fields.choice(track, "lap_mode", "track", findings, ("linear", "loop"), default=auto)
     if lap_mode != auto and (track_type == "open" or len(points) < 3):
-        findings.error("field-invalid", f"track.lap_mode {shown(lap_mode)} may be overridden only on fixed tracks with ≥ 3 route points")
+        findings.error("field-invalid",
+                       f"track.lap_mode {shown(lap_mode)} may be overridden only on fixed tracks with ≥ 3 route points")
     return track_type, lap_mode or auto, points
 
 
-def _named_boxes(track: dict[str, Any], empties: dict[str, list[Node]], aabb: BoxAabb, findings: Findings) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _named_boxes(
+    track: dict[str, Any], empties: dict[str, list[Node]], aabb: BoxAabb, findings: Findings
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     names = track.get("checkpoints", [])
     by_name = {n.name: n for n in empties["Checkpoint_"]}
-    if not isinstance(names, list) or not all(isinstance(n, str) and n in by_name for n in names) or len(set(names)) != len(names):
+    if (
+        not isinstance(names, list)
+        or not all(isinstance(n, str) and n in by_name for n in names)
+        or len(set(names)) != len(names)
+    ):
         findings.error("route-empty-mismatch", "track.checkpoints must list distinct Checkpoint_<n> empties by name")
         names = list(dict.fromkeys(n for n in names if isinstance(n, str) and n in by_name)) if isinstance(names, list) else []
     orphans = sorted(set(by_name) - set(names))
@@ -133,16 +160,17 @@ def _named_boxes(track: dict[str, Any], empties: dict[str, list[Node]], aabb: Bo
         small = any(node.frame.scale_um[k] < C.CHECKPOINT_MIN_SIZE_UM[k] for k in range(3))
         large = any((box[1][k] - box[0][k]) * 100 > size[k] * C.CHECKPOINT_MAX_FRACTION_PCT for k in range(3))
         if small or large:
-            findings.error("checkpoint-scale-invalid", f"{name}: size must be at least [0.1, 0.1, 1] m and at most 10 % of the track AABB per axis")
+            findings.error("checkpoint-scale-invalid",
+                           f"{name}: size must be at least [0.1, 0.1, 1] m and at most 10 % of the track AABB per axis")
         checkpoints.append(_box_entry(name, box))
     kill_zones = [_box_entry(n.name, _box(n)) for n in empties["KillZone_"]]
     for entry in kill_zones:
-        if any(hi - lo <= 0 for lo, hi in zip(entry["min_um"], entry["max_um"])):
+        if any(hi - lo <= 0 for lo, hi in zip(entry["min_um"], entry["max_um"], strict=True)):
             findings.error("killzone-scale-invalid", f"{entry['name']}: a kill zone box needs a positive size on every axis")
     if len(checkpoints) > C.MAX_CHECKPOINTS or len(kill_zones) > C.MAX_KILL_ZONES:
         findings.error("track-budget", f"at most {C.MAX_CHECKPOINTS} checkpoints and {C.MAX_KILL_ZONES} kill zones")
     for entry in checkpoints + kill_zones:
-        if not _inside((tuple(entry["min_um"]), tuple(entry["max_um"])), aabb):  # type: ignore[arg-type]
+        if not _inside((tuple(entry["min_um"]), tuple(entry["max_um"])), aabb):
             findings.error("box-outside-track", f"{entry['name']} is not fully inside the track AABB")
     return checkpoints, kill_zones
 
@@ -152,14 +180,24 @@ def _box_entry(name: str, box: BoxAabb) -> dict[str, Any]:
 
 
 def _gravity(physics: dict[str, Any], findings: Findings) -> dict[str, Any] | None:
-    direction = fields.vector3(physics, "gravity_direction", "physics", findings, default=(0, -1, 0))
-    strength = fields.number(physics, "gravity_strength_m_s2", "physics", findings, low="1.6", high=25, scale=1_000_000, default=C.GRAVITY_DEFAULT_UM_S2, unit=" m/s²")
+    direction = fields.vector3(physics, "gravity_direction", "physics", findings, default=DEFAULT_GRAVITY_DIRECTION)
+    strength = fields.number(
+        physics,
+        "gravity_strength_m_s2",
+        "physics",
+        findings,
+        low=Decimal("1.6"),
+        high=25,
+        scale=1_000_000,
+        default=C.GRAVITY_DEFAULT_UM_S2,
+        unit=" m/s²",
+    )
     if direction is not None and all(d == 0 for d in direction):
         findings.error("gravity-invalid", "physics.gravity_direction must not be the zero vector")
         return None
     if direction is None or strength is None:
         return None
-    return {"direction_ppm": fields.unit_ppm(tuple(fields.as_decimal(d) for d in direction)), "strength_um_s2": strength}  # type: ignore[arg-type]
+    return {"direction_ppm": fields.unit_ppm(direction), "strength_um_s2": strength}
 
 
 def _weather(weather: dict[str, Any], findings: Findings) -> dict[str, Any] | None:
@@ -168,9 +206,13 @@ def _weather(weather: dict[str, Any], findings: Findings) -> dict[str, Any] | No
     if kind is None:
         return None
     low, high, default = C.WEATHER_TEMPERATURE_MC[kind]
-    temp = fields.number(weather, "temperature", "weather", findings, low=low // 1000, high=high // 1000, scale=1000, default=default, unit=" °C")
+    temp = fields.number(
+        weather, "temperature", "weather", findings, low=low // 1000, high=high // 1000, scale=1000, default=default, unit=" °C"
+    )
     wind = fields.number(weather, "wind_speed_mps", "weather", findings, low=0, high=30, scale=1_000_000, default=0, unit=" m/s")
-    wind_dir = fields.number(weather, "wind_direction_deg", "weather", findings, low=-360, high=360, scale=1000, default=0, unit=" degrees")
+    wind_dir = fields.number(
+        weather, "wind_direction_deg", "weather", findings, low=-360, high=360, scale=1000, default=0, unit=" degrees"
+    )
     patch_raw = weather.get("patch")
     patch = None
     if kind == "normal":
@@ -182,7 +224,9 @@ def _weather(weather: dict[str, Any], findings: Findings) -> dict[str, Any] | No
 
         def get(key: str, spec: tuple[str, str, int, int], scale: int) -> int | None:
             low, high = Decimal(spec[0]), Decimal(spec[1])
-            return fields.number(raw, key, "weather.patch", findings, low=low, high=high, scale=scale, default=spec[3] if snow else spec[2])
+            return fields.number(
+                raw, key, "weather.patch", findings, low=low, high=high, scale=scale, default=spec[3] if snow else spec[2]
+            )
 
         patch = {
             "spawn_rate_per_min_x1000": get("spawn_rate_per_min", C.PATCH_SPAWN_RATE_PER_MIN, 1000),
@@ -193,7 +237,9 @@ def _weather(weather: dict[str, Any], findings: Findings) -> dict[str, Any] | No
         }
         lifetime_ms = get("lifetime_ms", C.PATCH_LIFETIME_MS, 1)
         patch["lifetime_frames"] = None if lifetime_ms is None else lifetime_ms * 60 // 1000
-    findings.items[before:] = [replace(f, code="weather-invalid") if f.code == "field-invalid" else f for f in findings.items[before:]]
+    findings.items[before:] = [
+        replace(f, code="weather-invalid") if f.code == "field-invalid" else f for f in findings.items[before:]
+    ]
     if len(findings.items) > before:
         return None
     return {"type": kind, "temperature_mc": temp, "wind_speed_um_s": wind, "wind_direction_mdeg": wind_dir, "patch": patch}
@@ -221,7 +267,10 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
         if kind == "kinematic_move":
             period = fields.number(node.extras, "period_ms", where, local, low=500, high=3_600_000, scale=1)
             phase = fields.number(node.extras, "phase_offset_ms", where, local, low=0, high=3_600_000, scale=1, default=0)
-            amplitude = [fields.scaled(d, 1_000_000) for d in fields.vector3(node.extras, "amplitude_m", where, local, default=(0, 0, 0)) or ()]
+            amplitude = [
+                fields.scaled(d, 1_000_000)
+                for d in fields.vector3(node.extras, "amplitude_m", where, local, default=ZERO_VECTOR) or ()
+            ]
             if None in amplitude or sum(a * a for a in amplitude if a is not None) > 20_000_000**2:
                 local.error("entity-invalid", f"{where}: amplitude_m must be µm-resolution and at most 20 m long")
             entry.update(
@@ -231,7 +280,9 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
                 amplitude_um=amplitude,
             )
         elif kind == "kinematic_conveyor":
-            entry["conveyor_velocity_um_s"] = fields.number(node.extras, "conveyor_velocity_m_s", where, local, low=-10, high=10, scale=1_000_000)
+            entry["conveyor_velocity_um_s"] = fields.number(
+                node.extras, "conveyor_velocity_m_s", where, local, low=-10, high=10, scale=1_000_000
+            )
         findings.items.extend(replace(f, code="entity-invalid") for f in local.items)
         entities.append(entry)
     if len(entities) > C.MAX_ENTITIES or sum(1 for e in entities if e["destructible"]) > C.MAX_DESTRUCTIBLE_ENTITIES:
@@ -243,11 +294,13 @@ def _check_surface_snap(points: list[dict[str, Any]], solids: list[Node], findin
     """Every route point lies within ±5 mm of a static collider surface (ROUTEPOINT_SURFACE_TOLERANCE_M)."""
     surfaces = [SurfaceIndex(n.mesh.vertices_um, n.mesh.triangles) for n in solids if n.mesh is not None]
     for p in points:
-        if not any(s.within(tuple(p["position_um"]), C.ROUTEPOINT_SURFACE_TOLERANCE_UM) for s in surfaces):  # type: ignore[arg-type]
+        if not any(s.within(tuple(p["position_um"]), C.ROUTEPOINT_SURFACE_TOLERANCE_UM) for s in surfaces):
             findings.error("routepoint-off-surface", f"{p['name']} is more than 5 mm from every static collider surface")
 
 
-def analyse_track(asset: GlbAsset, findings: Findings, *, deprecated: frozenset[str], for_new_product: bool) -> dict[str, Any] | None:
+def analyse_track(
+    asset: GlbAsset, findings: Findings, *, deprecated: frozenset[str], for_new_product: bool
+) -> dict[str, Any] | None:
     """Check every track rule; return the track's manifest body, or None when any error was found."""
     root = asset.root_extras
     if not asset.mesh_nodes:
@@ -255,7 +308,11 @@ def analyse_track(asset: GlbAsset, findings: Findings, *, deprecated: frozenset[
         return None
     materials = node_materials(asset, findings, part_type=None, deprecated=deprecated, for_new_product=for_new_product)
     check_empties_not_mirrored(asset, findings)
-    track, weather, physics = _block(root, "track", findings), _block(root, "weather", findings), _block(root, "physics", findings)
+    track, weather, physics = (
+        _block(root, "track", findings),
+        _block(root, "weather", findings),
+        _block(root, "physics", findings),
+    )
     empties = _indexed_empties(asset, findings)
     verts = [n.mesh.vertices_um for n in asset.mesh_nodes if n.mesh is not None and n.mesh.vertex_count]
     if not verts:
@@ -268,11 +325,14 @@ def analyse_track(asset: GlbAsset, findings: Findings, *, deprecated: frozenset[
         findings.error("track-aabb-out-of-range", "the track AABB must be at most 500 × 100 × 500 m (x, y, z)")
     entities = _entities(asset, findings, materials)
     entity_nodes = {e["node"] for e in entities}
-    solids = [n for n in asset.mesh_nodes if n.name not in entity_nodes and n.index in materials and not materials[n.index].is_fluid]
+    solids = [
+        n for n in asset.mesh_nodes if n.name not in entity_nodes and n.index in materials and not materials[n.index].is_fluid
+    ]
     collider_tris = sum(n.mesh.triangle_count for n in solids if n.mesh)
     visual_tris = sum(n.mesh.triangle_count for n in asset.mesh_nodes if n.mesh)
     if collider_tris > C.MAX_TRACK_COLLIDER_TRIANGLES or visual_tris > C.MAX_TRACK_VISUAL_TRIANGLES or len(solids) > 256:
-        findings.error("track-budget", "a track allows at most 500 000 collider triangles, 3 000 000 visual triangles and 256 solid regions")
+        findings.error("track-budget",
+                       "a track allows at most 500 000 collider triangles, 3 000 000 visual triangles and 256 solid regions")
     if track is None or weather is None or physics is None:
         return None
     route = _route(track, empties, findings)
@@ -282,10 +342,18 @@ def analyse_track(asset: GlbAsset, findings: Findings, *, deprecated: frozenset[
     respawns = []
     for n in empties["RespawnPoint_"]:
         if not _orthonormal(n.frame.axes_ppm[1], n.frame.axes_ppm[2]):
-            findings.error("route-frame-invalid", f"{n.name}: the empty's +Y (up) and −Z (heading) must be unit length and perpendicular")
+            findings.error("route-frame-invalid",
+                           f"{n.name}: the empty's +Y (up) and −Z (heading) must be unit length and perpendicular")
         if not _inside((n.frame.position_um, n.frame.position_um), aabb):
             findings.error("box-outside-track", f"{n.name} is not inside the track AABB")
-        respawns.append({"name": n.name, "position_um": list(n.frame.position_um), "forward_ppm": [-a for a in n.frame.axes_ppm[2]], "up_ppm": list(n.frame.axes_ppm[1])})
+        respawns.append(
+            {
+                "name": n.name,
+                "position_um": list(n.frame.position_um),
+                "forward_ppm": [-a for a in n.frame.axes_ppm[2]],
+                "up_ppm": list(n.frame.axes_ppm[1]),
+            }
+        )
     if kill_zones and not respawns:
         findings.warn("killzone-without-respawn", "the track has kill zones but no RespawnPoint; fallen cars restart at RP1")
     gravity = _gravity(physics, findings)
@@ -295,7 +363,8 @@ def analyse_track(asset: GlbAsset, findings: Findings, *, deprecated: frozenset[
     track_type, lap_mode, points = route
     player_max = min(C.MAX_PLAYERS, points[0]["width_um"] // C.START_GRID_CELL_WIDTH_UM)
     if player_max < C.MIN_PLAYERS:
-        findings.error("player-capacity-invalid", f"RP1 is {points[0]['width_um']} µm wide; it must hold at least 2 start slots of 0.18 m")
+        findings.error("player-capacity-invalid",
+                       f"RP1 is {points[0]['width_um']} µm wide; it must hold at least 2 start slots of 0.18 m")
     elif player_max < C.MAX_PLAYERS:
         findings.warn("start-grid-narrow", f"RP1 holds {player_max} start slots; 8 players need 1.44 m")
     if findings.rejected:
@@ -319,7 +388,12 @@ def analyse_track(asset: GlbAsset, findings: Findings, *, deprecated: frozenset[
         "visual_triangles": visual_tris,
         "narrowest_path_um": min(p["width_um"] for p in points),
         "solids": [
-            {"node": n.name, "source_node_index": n.index, "material": materials[n.index].id, "triangles": n.mesh.triangle_count if n.mesh else 0}
+            {
+                "node": n.name,
+                "source_node_index": n.index,
+                "material": materials[n.index].id,
+                "triangles": n.mesh.triangle_count if n.mesh else 0,
+            }
             for n in sorted(solids, key=lambda n: (materials[n.index].index, n.index))
         ],
         "entities": entities,

@@ -35,7 +35,9 @@ def _axis(asset: GlbAsset, mounts: dict[str, Node], passive: bool, findings: Fin
     return {"position_um": list(mount.frame.position_um), "direction_ppm": list(mount.frame.axes_ppm[2]), "inferred": True}
 
 
-def _payload(asset: GlbAsset, spec: dict[str, Any], where: str, claimed: set[str], findings: Findings) -> tuple[dict[str, Any], int] | None:
+def _payload(
+    asset: GlbAsset, spec: dict[str, Any], where: str, claimed: set[str], findings: Findings
+) -> tuple[dict[str, Any], int] | None:
     has_mesh, has_chain = "mesh_node" in spec, "chain" in spec
     if has_mesh == has_chain:
         findings.error("weapon-payload-invalid", f"{where}: exactly one of mesh_node or chain is required")
@@ -44,17 +46,20 @@ def _payload(asset: GlbAsset, spec: dict[str, Any], where: str, claimed: set[str
         name = spec["mesh_node"]
         node = asset.node(name) if isinstance(name, str) else None
         if node is None or node.mesh is None or name in claimed:
-            findings.error("weapon-payload-invalid", f"{where}: mesh_node {shown(name)} must name a mesh node not driven by another actuator")
+            findings.error("weapon-payload-invalid",
+                           f"{where}: mesh_node {shown(name)} must name a mesh node not driven by another actuator")
             return None
         claimed.add(name)
         return {"mesh_node": name}, 1
     chain = spec["chain"]
     if not isinstance(chain, list) or len(chain) > C.MAX_WEAPON_DRIVEN_BODIES:
-        findings.error("weapon-payload-invalid", f"{where}: chain must be a list of at most {C.MAX_WEAPON_DRIVEN_BODIES} segment names")
+        findings.error("weapon-payload-invalid",
+                       f"{where}: chain must be a list of at most {C.MAX_WEAPON_DRIVEN_BODIES} segment names")
         return None
     nodes = [asset.node(n) if isinstance(n, str) else None for n in chain] if chain else [None]
     if any(n is None or n.mesh is None or not n.name.startswith("Chain_Segment_") or n.name in claimed for n in nodes):
-        findings.error("weapon-payload-invalid", f"{where}: chain must list Chain_Segment_* mesh nodes not driven by another actuator")
+        findings.error("weapon-payload-invalid",
+                       f"{where}: chain must list Chain_Segment_* mesh nodes not driven by another actuator")
         return None
     parents = {n.parent for n in nodes}  # type: ignore[union-attr]
     if len(parents) != 1:
@@ -73,7 +78,10 @@ def _actuators(asset: GlbAsset, findings: Findings) -> list[dict[str, Any]] | No
     if not isinstance(raw, list) or len(raw) > C.MAX_WEAPON_DRIVEN_PIVOTS:
         findings.error("weapon-actuator-invalid", f"weapon_actuators must be a list of at most {C.MAX_WEAPON_DRIVEN_PIVOTS}")
         return None
-    out, pivots, claimed, bodies = [], set(), set(), 0
+    out: list[dict[str, Any]] = []
+    pivots: set[str] = set()
+    claimed: set[str] = set()
+    bodies = 0
     for i, spec in enumerate(raw):
         where = f"weapon_actuators[{i}]"
         if not isinstance(spec, dict):
@@ -82,7 +90,13 @@ def _actuators(asset: GlbAsset, findings: Findings) -> list[dict[str, Any]] | No
         local = Findings()
         pivot = spec.get("pivot_node")
         pivot_node = asset.node(pivot) if isinstance(pivot, str) else None
-        if pivot_node is None or pivot_node.mesh is not None or not pivot.startswith("Pivot_") or pivot in pivots:
+        if (
+            not isinstance(pivot, str)
+            or pivot_node is None
+            or pivot_node.mesh is not None
+            or not pivot.startswith("Pivot_")
+            or pivot in pivots
+        ):
             local.error("weapon-actuator-invalid", f"{where}: pivot_node {shown(pivot)} must name its own Pivot_* empty")
         else:
             pivots.add(pivot)
@@ -119,15 +133,23 @@ def _as_actuator_findings(local: Findings) -> Findings:
     return Findings([f if f.code.startswith("weapon-") else replace(f, code="weapon-actuator-invalid") for f in local.items])
 
 
-def _ammo(asset: GlbAsset, main: Node, axis: dict[str, Any], proxies: dict[int, dict[str, Any]], findings: Findings) -> list[dict[str, Any]] | None:
+def _ammo(
+    asset: GlbAsset, main: Node, axis: dict[str, Any], proxies: dict[int, dict[str, Any]], findings: Findings
+) -> list[dict[str, Any]] | None:
     bullets = [n for n in _children(asset, main.index) if n.mesh is not None and "material" in n.extras]  # firing order
     if not 1 <= len(bullets) <= C.LAUNCH_AMMO_COUNT_MAX:
-        findings.error("launch-ammo-invalid", f"a launch weapon needs 1–{C.LAUNCH_AMMO_COUNT_MAX} bullets (mesh children of the main mesh node with a node-level material); found {len(bullets)}")
+        findings.error(
+            "launch-ammo-invalid",
+            f"a launch weapon needs 1–{C.LAUNCH_AMMO_COUNT_MAX} bullets "
+            f"(mesh children of the main mesh node with a node-level material); found {len(bullets)}",
+        )
         return None
     origin, direction = axis["position_um"], axis["direction_ppm"]
     assert main.mesh is not None
     v = main.mesh.vertices_um
-    reach = int(((v[:, 0] - origin[0]) * direction[0] + (v[:, 1] - origin[1]) * direction[1] + (v[:, 2] - origin[2]) * direction[2]).max())
+    reach = int(
+        ((v[:, 0] - origin[0]) * direction[0] + (v[:, 1] - origin[1]) * direction[1] + (v[:, 2] - origin[2]) * direction[2]).max()
+    )
     ammo = []
     for b in bullets:
         proxy = proxies.get(b.index)
@@ -148,7 +170,11 @@ def _ammo(asset: GlbAsset, main: Node, axis: dict[str, Any], proxies: dict[int, 
     return ammo
 
 
-def analyse_weapon(asset: GlbAsset, proxies: dict[int, dict[str, Any]], mounts: dict[str, Node], findings: Findings) -> dict[str, Any] | None:
+def analyse_weapon(
+    asset: GlbAsset, proxies: dict[int, dict[str, Any]], mounts: dict[str, Node], findings: Findings
+) -> dict[str, Any] | None:
+    """The weapon's manifest body (passive flag, mechanism, main mesh node, Axis, actuators, launch
+    ammo), or None once a finding refused it."""
     root = asset.root_extras
     passive = fields.flag(root, "passive", ROOT, findings)
     if passive is None:
@@ -162,11 +188,19 @@ def analyse_weapon(asset: GlbAsset, proxies: dict[int, dict[str, Any]], mounts: 
     if mechanism not in C.WEAPON_MECHANISMS or main is None or main.mesh is None:
         findings.error(
             "weapon-active-incomplete",
-            f"an active weapon needs weapon_mechanism ({', '.join(C.WEAPON_MECHANISMS)}) and weapon_main_mesh_node naming a mesh node",
+            f"an active weapon needs weapon_mechanism ({', '.join(C.WEAPON_MECHANISMS)}) "
+            "and weapon_main_mesh_node naming a mesh node",
         )
         return None
     actuators = _actuators(asset, findings) if mechanism == "general" else []
     ammo = _ammo(asset, main, axis, proxies, findings) if mechanism == "launch" and axis is not None else []
     if actuators is None or ammo is None or axis is None:
         return None
-    return {"passive": False, "mechanism": mechanism, "main_mesh_node": main_name, "axis": axis, "actuators": actuators, "ammo": ammo}
+    return {
+        "passive": False,
+        "mechanism": mechanism,
+        "main_mesh_node": main_name,
+        "axis": axis,
+        "actuators": actuators,
+        "ammo": ammo,
+    }

@@ -16,10 +16,14 @@ HOLD_PER_MILLE = 250
 
 
 class SplitMix64:
+    """SplitMix64 (Steele, Lea, Flood): a 64-bit generator in pure integer arithmetic, the same on every
+    platform and Python version."""
+
     def __init__(self, seed: int) -> None:
         self.state = seed & MASK64
 
     def next(self) -> int:
+        """The next 64-bit value."""
         self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
         z = self.state
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
@@ -35,6 +39,7 @@ class RandomInputs:
         self.rng = SplitMix64(seed)
 
     def next_frame(self) -> dict[int, list[SkillEvent]]:
+        """The next frame's events by slot (slots without events are left out)."""
         frame: dict[int, list[SkillEvent]] = {}
         for slot, skills in enumerate(self.chip_skills):
             events = []
@@ -48,4 +53,5 @@ class RandomInputs:
 
 
 def no_inputs() -> dict[int, list[SkillEvent]]:
+    """A frame without any input (the ``--inputs none`` stream)."""
     return {}

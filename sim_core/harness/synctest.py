@@ -21,6 +21,9 @@ Inputs = dict[int, list[SkillEvent]]
 
 @dataclass
 class SyncTestResult:
+    """What a sync-test found: frames run, re-simulated frames, the first frame whose re-simulation
+    differed (with the first differing saved fields) and the final state hash."""
+
     frames: int
     check_distance: int
     resimulated_frames: int = 0
@@ -30,6 +33,7 @@ class SyncTestResult:
 
     @property
     def ok(self) -> bool:
+        """Whether every re-simulated frame hashed as first recorded."""
         return self.mismatch_frame is None
 
 
@@ -39,7 +43,7 @@ def first_differences(world: World, expected: bytes, actual: bytes, limit: int =
     want = world.codec.values.unpack_from(expected, header)
     got = world.codec.values.unpack_from(actual, header)
     names = world.field_names()
-    return [(names[i], a, b) for i, (a, b) in enumerate(zip(want, got)) if a != b][:limit]
+    return [(names[i], a, b) for i, (a, b) in enumerate(zip(want, got, strict=True)) if a != b][:limit]
 
 
 def run_synctest(world: World, frames: int, check_distance: int, next_inputs: Callable[[], Inputs],

@@ -27,6 +27,9 @@ MATERIAL_COUNT = 31
 
 @dataclass(frozen=True, slots=True)
 class Material:
+    """One row of the material table as exact integers (scales in the module docstring); ``index`` is its
+    position in the canonical order."""
+
     index: int
     id: str
     forbidden_scopes: tuple[str, ...]
@@ -51,6 +54,7 @@ class Material:
         return VEHICLE_SCOPE not in self.forbidden_scopes or part_type in self.allowed_part_types
 
     def usable_on_track(self) -> bool:
+        """Scope rule: a track may use it unless the environment scope is forbidden."""
         return ENVIRONMENT_SCOPE not in self.forbidden_scopes
 
 

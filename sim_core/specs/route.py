@@ -101,7 +101,8 @@ class Route:
         positions, ups, widths = self._sample(segments, dense, cumulative, owner, segment_start, segment_end)
         self._frames(positions, ups, widths, track)
 
-    def _sample(self, segments, dense, cumulative, owner, seg_start, seg_end):
+    def _sample(self, segments: list[_Segment], dense: list[Vec3], cumulative: list[int], owner: list[int],
+                seg_start: list[int], seg_end: list[int]) -> tuple[list[Vec3], list[Vec3], list[int]]:
         positions: list[Vec3] = []
         ups: list[Vec3] = []
         widths: list[int] = []
@@ -117,7 +118,8 @@ class Route:
             seg = segments[seg_index]
             seg_len = max(1, seg_end[seg_index] - seg_start[seg_index])
             x = min(max(s - seg_start[seg_index], 0), seg_len)
-            ups.append(tuple(seg.a.up_e6[i] * (seg_len - x) + seg.b.up_e6[i] * x for i in range(3)))  # type: ignore[misc]
+            a_up, b_up, rest = seg.a.up_e6, seg.b.up_e6, seg_len - x  # authored up, weighted by arc length
+            ups.append((a_up[0] * rest + b_up[0] * x, a_up[1] * rest + b_up[1] * x, a_up[2] * rest + b_up[2] * x))
             widths.append(div_round(seg.a.width_um * (seg_len - x) + seg.b.width_um * x, seg_len))
         return positions, ups, widths
 
@@ -213,6 +215,8 @@ class Route:
     # -- stored form (sim_core.derived_cache) ---------------------------------------------------------
 
     def to_bytes(self) -> bytes:
+        """The route as stored by the derived cache: loop flag, length and count, then every sample array as
+        little-endian int64 (``from_bytes`` reads it back exactly)."""
         values = array("q")
         for name in SAMPLE_ARRAYS:
             values.extend(getattr(self, name))

@@ -9,14 +9,19 @@ Validation raises ``SimError`` with stable ``track-*`` codes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, NoReturn, TypeGuard, get_args
 
 from sim_core.constants import START_GRID_CELL_UM
 from sim_core.errors import SimError
 from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.specs.materials import material
 
-TRACK_TYPES = ("open", "fixed")
-LAP_MODES = ("linear", "loop")
+TrackType = Literal["open", "fixed"]
+LapMode = Literal["linear", "loop"]
+TRACK_TYPES: tuple[TrackType, ...] = get_args(TrackType)
+LAP_MODES: tuple[LapMode, ...] = get_args(LapMode)
+"""Track types and lap modes are plain strings typed as ``Literal`` (not enums): they are fields of
+``TrackSpec``, whose ``repr`` is hashed into the state's topology digest."""
 UNIT_TOLERANCE = 2_000
 """How far |v| of an authored unit vector may be from 1e6 (rounding of a quantised float vector)."""
 LOOP_DISTANCE_UM = 1_000_000
@@ -30,19 +35,20 @@ MAX_CHECKPOINTS = 64
 MAX_KILL_ZONES = 64
 
 
-def _fail(code: str, message: str) -> None:
+def _fail(code: str, message: str) -> NoReturn:
     raise SimError(code, message)
 
 
-def _is_vec3(value: object) -> bool:
+def _is_vec3(value: object) -> TypeGuard[Vec3]:
     return isinstance(value, tuple) and len(value) == 3 and all(type(c) is int for c in value)
 
 
 def check_unit_vector(value: object, what: str) -> None:
-    """A ×1e6 integer unit vector: three ints whose length is 1e6 within rounding tolerance."""
+    """A ×1e6 integer unit vector: three ints whose length is 1e6 within rounding tolerance; ``SimError``
+    (``track-invalid-vector``, naming ``what``) otherwise."""
     if not _is_vec3(value):
         _fail("track-invalid-vector", f"{what} must be a tuple of three ints (×1e6 unit vector)")
-    x, y, z = value  # type: ignore[misc]
+    x, y, z = value
     length_sq = x * x + y * y + z * z
     low, high = (UNIT - UNIT_TOLERANCE) * (UNIT - UNIT_TOLERANCE), (UNIT + UNIT_TOLERANCE) * (UNIT + UNIT_TOLERANCE)
     if not low <= length_sq <= high:
@@ -67,10 +73,12 @@ class RoutePoint:
     width_um: int
 
     def validate(self, what: str) -> None:
+        """``SimError`` (``track-invalid-vector``, ``track-invalid-route``) unless the point has integer
+        vectors, unit forward and up that are perpendicular, and a positive width; ``what`` names it."""
         _check_position(self.position_um, f"{what}.position_um")
         check_unit_vector(self.forward_e6, f"{what}.forward_e6")
         check_unit_vector(self.up_e6, f"{what}.up_e6")
-        dot = sum(f * u for f, u in zip(self.forward_e6, self.up_e6))
+        dot = sum(f * u for f, u in zip(self.forward_e6, self.up_e6, strict=True))
         if abs(dot) > 50_000 * UNIT:  # more than ~3° off perpendicular
             _fail("track-invalid-route", f"{what}: forward must lie in the surface (perpendicular to up)")
         if type(self.width_um) is not int or self.width_um <= 0:
@@ -85,6 +93,8 @@ class Box:
     half_extents_um: Vec3
 
     def validate(self, what: str) -> None:
+        """``SimError`` (``track-invalid-vector``, ``track-invalid-box``) unless centre and half extents are
+        integer vectors and every half extent is positive."""
         _check_position(self.center_um, f"{what}.center_um")
         _check_position(self.half_extents_um, f"{what}.half_extents_um")
         if min(self.half_extents_um) <= 0:
@@ -92,11 +102,13 @@ class Box:
 
     @property
     def min_um(self) -> Vec3:
+        """The box's minimum corner (µm)."""
         c, h = self.center_um, self.half_extents_um
         return (c[0] - h[0], c[1] - h[1], c[2] - h[2])
 
     @property
     def max_um(self) -> Vec3:
+        """The box's maximum corner (µm)."""
         c, h = self.center_um, self.half_extents_um
         return (c[0] + h[0], c[1] + h[1], c[2] + h[2])
 
@@ -110,6 +122,8 @@ class RespawnPoint:
     up_e6: Vec3
 
     def validate(self, what: str) -> None:
+        """``SimError`` (``track-invalid-vector``) unless the position is an integer vector and forward and up
+        are unit vectors."""
         _check_position(self.position_um, f"{what}.position_um")
         check_unit_vector(self.forward_e6, f"{what}.forward_e6")
         check_unit_vector(self.up_e6, f"{what}.up_e6")
@@ -132,10 +146,10 @@ class TrackSpec:
     """
 
     track_id: str
-    track_type: str
+    track_type: TrackType
     route: tuple[RoutePoint, ...]
     surface_material: str
-    lap_mode: str | None = None
+    lap_mode: LapMode | None = None
     lap_count: int = LAP_COUNT_DEFAULT
     checkpoints: tuple[Box, ...] = ()
     kill_zones: tuple[Box, ...] = ()
@@ -154,7 +168,7 @@ class TrackSpec:
         self.validate()
 
     @property
-    def effective_lap_mode(self) -> str:
+    def effective_lap_mode(self) -> LapMode:
         """The declared lap mode, or the spec's automatic rule when none is declared."""
         if self.lap_mode is not None:
             return self.lap_mode
@@ -169,10 +183,12 @@ class TrackSpec:
 
     @property
     def time_limit_frames(self) -> int:
+        """The round's time limit in frames (60 per second)."""
         return self.time_limit_s * 60
 
     @property
     def laps_to_finish(self) -> int:
+        """Laps that finish the round: ``lap_count`` on a loop, 1 on a linear track."""
         return self.lap_count if self.effective_lap_mode == "loop" else 1
 
     def validate(self) -> None:
@@ -212,7 +228,7 @@ class TrackSpec:
         if self.aabb_min_um is not None:
             _check_position(self.aabb_min_um, "aabb_min_um")
             _check_position(self.aabb_max_um, "aabb_max_um")
-            if any(lo >= hi for lo, hi in zip(self.aabb_min_um, self.aabb_max_um)):  # type: ignore[arg-type]
+            if any(lo >= hi for lo, hi in zip(self.aabb_min_um, self.aabb_max_um, strict=True)):  # type: ignore[arg-type]
                 _fail("track-invalid-aabb", "aabb_min_um must be below aabb_max_um on every axis")
         if self.player_capacity < 2:
             _fail("track-start-too-narrow", "RP1 must be at least 0.36 m wide (2 start slots of 0.18 m)")

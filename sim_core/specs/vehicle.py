@@ -10,17 +10,22 @@ them so callers need not. Validation raises ``SimError`` with stable ``vehicle-*
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, NoReturn, get_args
 
 from sim_core.errors import SimError
 from sim_core.step.inputs import SKILLS
 from sim_core.specs.materials import material
 
-PART_TYPES = ("chassis", "body", "motor", "battery", "tire", "roller", "chip", "weapon")
+PartType = Literal["chassis", "body", "motor", "battery", "tire", "roller", "chip", "weapon"]
+WeaponMode = Literal["passive", "active"]
+PART_TYPES: tuple[PartType, ...] = get_args(PartType)
+"""Part types in partIndex order. Like ``WeaponMode``, plain strings typed as ``Literal`` (not enums): they
+are fields of ``VehicleSpec``, whose ``repr`` is hashed into the state's topology digest."""
 TIRE_SLOTS = ("FL", "FR", "RL", "RR")
 ROLLER_SLOTS = ("FL", "FR", "CL", "CR", "RL", "RR")
 LEFT_ROLLER_SLOTS = ("FL", "CL", "RL")
 RIGHT_ROLLER_SLOTS = ("FR", "CR", "RR")
-WEAPON_MODES = ("passive", "active")
+WEAPON_MODES: tuple[WeaponMode, ...] = get_args(WeaponMode)
 VEHICLE_MASS_MIN_UG, VEHICLE_MASS_MAX_UG = 50_000_000, 500_000_000
 PART_MASS_RATIO_MAX = 300
 VEHICLE_AABB_MAX_UM = {"length_um": 250_000, "width_um": 130_000, "height_um": 100_000}
@@ -29,7 +34,7 @@ WEAR_CAPACITY_MAX_MJ = 9_000_000
 """9 kJ: keeps the tire-wear remainder (capacity × 1e12) inside a signed 64-bit state field."""
 
 
-def _fail(code: str, message: str) -> None:
+def _fail(code: str, message: str) -> NoReturn:
     raise SimError(code, message)
 
 
@@ -48,7 +53,7 @@ class PartSpec:
     - ``radius_um``: tire/roller radius; ``wear_capacity_mj``: tire wear capacity (tires only).
     """
 
-    part_type: str
+    part_type: PartType
     mass_ug: int
     material: str
     heat_capacity_mj_per_c: int
@@ -59,6 +64,8 @@ class PartSpec:
     wear_capacity_mj: int = 0
 
     def validate(self, what: str) -> None:
+        """``SimError`` (``vehicle-invalid-part``, ``vehicle-invalid-material``, ``vehicle-invalid-slot``,
+        ``unknown-material``) unless the part is a legal part of its type; ``what`` names it in the message."""
         if self.part_type not in PART_TYPES:
             _fail("vehicle-invalid-part", f"{what}: part_type must be one of {', '.join(PART_TYPES)}")
         if not _is_int(self.mass_ug, 1):
@@ -87,7 +94,7 @@ class PartSpec:
 
 
 def baked_part(
-    part_type: str,
+    part_type: PartType,
     mass_ug: int,
     material_id: str,
     exposed_area_mm2: int,
@@ -100,6 +107,8 @@ def baked_part(
 
     C = m·c; H_air = A·80·(0.25 + 0.75·min(k, 50)/50); wear capacity = volume·ultimate strength (tires).
     The asset pipeline bakes these from sub-meshes; this helper serves code-built cars (demo, tests).
+    Raises ``SimError``: ``unknown-material``, or ``vehicle-invalid-material`` for a material without
+    thermal data; the returned ``PartSpec`` is checked when a ``VehicleSpec`` is built from it.
     """
     mat = material(material_id)
     if mat.specific_heat_j_kgk is None or mat.conductivity_mw_mk is None:
@@ -140,7 +149,7 @@ class ChipSlot:
 class WeaponSpec:
     """``mode`` passive/active; ``passive_weight_split_pct`` (0…100, passive only: mass vs resistance)."""
 
-    mode: str
+    mode: WeaponMode
     passive_weight_split_pct: int = 50
 
 
@@ -237,6 +246,7 @@ class VehicleSpec:
 
     @property
     def chip_skills(self) -> tuple[str, ...]:
+        """The skills of the chip's slots, in slot order."""
         return tuple(s.skill for s in self.chip_slots)
 
     @property
@@ -264,4 +274,5 @@ class VehicleSpec:
 
     @property
     def total_mass_ug(self) -> int:
+        """Total effective mass (µg)."""
         return sum(self.effective_masses_ug)

@@ -6,6 +6,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "StateCodec": "codec",
     "StateLimits": "codec",
     "digest_of": "codec",
+    "RoundEndReason": "layout",
     "car_length": "layout",
     "field_names": "layout",
     "part_field": "layout",

@@ -19,6 +19,7 @@ import hashlib
 import struct
 from itertools import chain
 
+from open4wd_base.errors import LocalError
 from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC
 from sim_core.errors import SimError
 from sim_core.state.layout import (
@@ -46,15 +47,21 @@ class StateCodec:
         self.size = HEADER.size + self.values.size
 
     def pack(self, world: list[int], cars: list[list[int]]) -> bytes:
+        """The canonical bytes of ``world`` and ``cars``; ``SimError`` (``state-overflow``) if a value does not
+        fit a signed 64-bit field."""
         try:
             return self.header + self.values.pack(*world, *chain.from_iterable(cars))
         except struct.error as exc:
             raise SimError("state-overflow", f"a state value does not fit in 64 bits: {exc}") from None
 
     def unpack(self, data: bytes, limits: "StateLimits") -> tuple[list[int], list[list[int]]]:
-        """Decode and validate; raises ``SimError`` without side effects on any mismatch."""
-        if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) != self.size:
-            raise SimError("state-invalid", f"a saved state of this world is exactly {self.size} bytes")
+        """Decode and validate; raises ``SimError`` without side effects on any mismatch (the bytes may be a
+        peer's), ``LocalError`` when ``data`` is not bytes at all (the caller's bug)."""
+        size_rule = f"a saved state of this world is exactly {self.size} bytes"
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise LocalError("state-invalid", size_rule)
+        if len(data) != self.size:
+            raise SimError("state-invalid", size_rule)
         magic, version, count, digest = HEADER.unpack_from(data)
         if magic != MAGIC:
             raise SimError("state-invalid", "not a sim_core saved state (bad magic)")
@@ -94,6 +101,8 @@ class StateLimits:
         self.penalty_frames = penalty_frames
 
     def check(self, world: list[int], cars: list[list[int]]) -> None:
+        """``SimError`` (``state-invalid``, naming the world or the car) if any value is outside the range
+        this world's topology allows; nothing is changed either way."""
         _require(world[W_FRAME] >= 0 and world[W_DONE] in (0, 1) and 0 <= world[W_END_REASON] <= 3
                  and world[W_ENDGAME] >= 0 and world[W_SETTLED] >= 0, "world")
         for slot, c in enumerate(cars):

@@ -7,6 +7,8 @@ prints when two states differ.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 WORLD_FIELDS = ("frame", "done", "end_reason", "endgame_frames", "settled_frames", "seed")
 W_FRAME, W_DONE, W_END_REASON, W_ENDGAME, W_SETTLED, W_SEED = range(len(WORLD_FIELDS))
 
@@ -51,7 +53,22 @@ PART_STRIDE = len(PART_FIELDS)
 STATUS_RACING, STATUS_FINISHED, STATUS_RETIRED = 0, 1, 2
 PENALTY_NONE, PENALTY_BSOFT, PENALTY_FALLOUT = 0, 1, 2
 END_NONE, END_ALL_FINISHED, END_TIME_LIMIT, END_ENDGAME = 0, 1, 2, 3
-END_REASONS = ("", "all-finished", "time-limit", "endgame-closed")
+
+
+class RoundEndReason(StrEnum):
+    """Why a round ended (``World.end_reason``); ``NOT_ENDED`` ("") while it runs.
+
+    The state saves the reason as its position in this class (``END_*``), so the order is part of the
+    saved layout: never reorder, only append."""
+
+    NOT_ENDED = ""
+    ALL_FINISHED = "all-finished"
+    TIME_LIMIT = "time-limit"
+    ENDGAME_CLOSED = "endgame-closed"
+
+
+END_REASONS: tuple[RoundEndReason, ...] = tuple(RoundEndReason)
+"""Saved ``end_reason`` value → reason (index ``END_*``)."""
 
 
 def part_field(part: int, field: int) -> int:
@@ -60,6 +77,7 @@ def part_field(part: int, field: int) -> int:
 
 
 def car_length(part_count: int) -> int:
+    """Number of saved integers of a car with ``part_count`` parts."""
     return CAR_HEADER + part_count * PART_STRIDE
 
 

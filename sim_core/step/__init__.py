@@ -4,15 +4,17 @@ from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
     "resolve": "contact",
+    "Skill": "inputs",
     "SkillEvent": "inputs",
     "validate_events": "inputs",
     "CarModel": "model",
     "Mechanics": "model",
     "TrackContext": "physics",
     "advance": "physics",
+    "CarStatus": "ranking",
+    "car_status": "ranking",
     "is_disabled": "ranking",
     "ranking": "ranking",
-    "status_name": "ranking",
     "update_round_end": "ranking",
     "RuleContext": "rules",
     "apply_rules": "rules",

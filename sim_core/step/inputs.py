@@ -8,13 +8,34 @@ Hold skills act on each held frame). Skills settle in the canonical order of ``S
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
+from open4wd_base.errors import LocalError
 from sim_core.errors import SimError
 
-SKILLS = ("boost", "brake", "swerve_left", "swerve_right", "jump", "slam", "stabilize", "weapon")
-"""The eight skills in the spec's order; the index is the skill's canonical settle order."""
-EVENT_SKILLS = frozenset({"boost", "brake", "jump", "slam"})
-HOLD_SKILLS = frozenset({"swerve_left", "swerve_right", "stabilize", "weapon"})
+
+
+class Skill(StrEnum):
+    """The eight skills in the spec's order (the order is the canonical settle order within a frame).
+
+    Event skills (boost, brake, jump, slam) fire once; Hold skills (swerves, stabilize, weapon) act on
+    every held frame. The values are the names inputs, chips and the wire use."""
+
+    BOOST = "boost"
+    BRAKE = "brake"
+    SWERVE_LEFT = "swerve_left"
+    SWERVE_RIGHT = "swerve_right"
+    JUMP = "jump"
+    SLAM = "slam"
+    STABILIZE = "stabilize"
+    WEAPON = "weapon"
+
+
+SKILLS: tuple[str, ...] = tuple(skill.value for skill in Skill)
+"""The skill names in the spec's order, as plain strings: names end up in ``ChipSlot`` and so in the
+``repr`` the state's topology digest is taken over, where an enum member would read differently."""
+HOLD_SKILLS = frozenset(skill.value for skill in (Skill.SWERVE_LEFT, Skill.SWERVE_RIGHT, Skill.STABILIZE, Skill.WEAPON))
+EVENT_SKILLS = frozenset(SKILLS) - HOLD_SKILLS
 SKILL_INDEX = {name: i for i, name in enumerate(SKILLS)}
 MAX_INPUT_EVENTS_PER_FRAME = 4
 
@@ -28,15 +49,19 @@ class SkillEvent:
 
 
 def validate_events(events: object, chip_skills: tuple[str, ...], slot: int) -> tuple[int, ...]:
-    """Check one slot's events for one frame; return their skill indices in canonical settle order."""
+    """Check one slot's events for one frame; return their skill indices in canonical settle order.
+
+    Raises ``SimError`` (``input-*``) for events the rules refuse: too many, an unknown or repeated skill,
+    a skill not in ``chip_skills``, ``hold`` not matching the skill's kind. Events that are not a list of
+    ``SkillEvent(skill, hold: bool)`` are the caller's bug: ``LocalError`` (``input-invalid``)."""
     if not isinstance(events, (list, tuple)):
-        raise SimError("input-invalid", f"slot {slot}: events must be a list of SkillEvent")
+        raise LocalError("input-invalid", f"slot {slot}: events must be a list of SkillEvent")
     if len(events) > MAX_INPUT_EVENTS_PER_FRAME:
         raise SimError("input-too-many-events", f"slot {slot}: at most {MAX_INPUT_EVENTS_PER_FRAME} events per frame")
     seen: list[int] = []
     for event in events:
         if not isinstance(event, SkillEvent) or type(event.hold) is not bool:
-            raise SimError("input-invalid", f"slot {slot}: every event must be a SkillEvent(skill, hold: bool)")
+            raise LocalError("input-invalid", f"slot {slot}: every event must be a SkillEvent(skill, hold: bool)")
         index = SKILL_INDEX.get(event.skill) if isinstance(event.skill, str) else None
         if index is None:
             raise SimError("input-unknown-skill", f"slot {slot}: unknown skill {event.skill!r}; one of {', '.join(SKILLS)}")

@@ -8,6 +8,7 @@ spec: friction and body restitution ``Average``; tire and roller restitution ``M
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sim_core.constants import QUANTA_PER_MJ
@@ -63,9 +64,11 @@ class CarModel:
         wall = material(track.wall_material or track.surface_material)
         self.wall = wall
         tire_mats = [material(parts[i].material) for i in self.tire_parts]
-        self.tire_mu = {i: _average(m.friction_milli, surface.friction_milli) for i, m in zip(self.tire_parts, tire_mats)}
+        self.tire_mu = {
+            i: _average(m.friction_milli, surface.friction_milli) for i, m in zip(self.tire_parts, tire_mats, strict=True)
+        }
         self.tire_rr = {i: m.rolling_resistance_milli * surface.rolling_resistance_milli
-                        for i, m in zip(self.tire_parts, tire_mats)}
+                        for i, m in zip(self.tire_parts, tire_mats, strict=True)}
         self.landing_restitution = min([m.restitution_milli for m in tire_mats] + [surface.restitution_milli])
         self.body_restitution = material(parts[self.body].material).restitution_milli
         self.chassis_mu = _average(material(parts[self.chassis].material).friction_milli, surface.friction_milli)
@@ -100,7 +103,7 @@ class CarModel:
             right_wall=self._wall_response(RIGHT_ROLLER_SLOTS, alive, body),
         )
 
-    def _wall_response(self, slots: tuple[str, ...], alive, body: int) -> tuple[int, int, int]:
+    def _wall_response(self, slots: tuple[str, ...], alive: Callable[[int], bool], body: int) -> tuple[int, int, int]:
         """Rollers on this side run along the wall (Min restitution, rolling loss); without one the body
         slides on it (Average restitution and friction)."""
         wall = self.wall

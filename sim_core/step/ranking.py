@@ -11,6 +11,8 @@ laps ↓, progress ↓; every tie → slot (the slot order stands in for PeerId 
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from sim_core.constants import DISABLED_SPEED_MAX_UM_S, ENDGAME_MAX_FRAMES, ENDGAME_SETTLED_FRAMES
 from sim_core.state.layout import (
     BROKEN_MASK, END_ALL_FINISHED, END_ENDGAME, END_TIME_LIMIT, FINISHED_FRAME, LAPS, PROGRESS, STATUS,
@@ -21,22 +23,36 @@ from sim_core.step.model import CarModel
 SETTLED_SPEED_SQ = DISABLED_SPEED_MAX_UM_S * DISABLED_SPEED_MAX_UM_S
 
 
+class CarStatus(StrEnum):
+    """Where a car stands in its round: the ``status`` of ``World.standings`` (the value is what JSON shows).
+
+    ``finished`` and ``retired`` (chassis broken) are saved state; ``disabled`` (motor or battery broken)
+    and ``racing`` are derived from the broken parts."""
+
+    RACING = "racing"
+    FINISHED = "finished"
+    RETIRED = "retired"
+    DISABLED = "disabled"
+
+
 def is_disabled(c: list[int], model: CarModel) -> bool:
-    """Retired, or no longer driven (motor or battery broken)."""
+    """Retired, or no longer driven (motor or battery broken): ranking block ③, and it opens the endgame."""
     return c[STATUS] == STATUS_RETIRED or not model.mechanics(c[BROKEN_MASK]).functional
 
 
-def status_name(c: list[int], model: CarModel) -> str:
+def car_status(c: list[int], model: CarModel) -> CarStatus:
+    """The car's ``CarStatus``: a legal finish first (it is never demoted), then retired, disabled, racing."""
     if c[STATUS] == STATUS_FINISHED:
-        return "finished"
+        return CarStatus.FINISHED
     if c[STATUS] == STATUS_RETIRED:
-        return "retired"
-    return "disabled" if is_disabled(c, model) else "racing"
+        return CarStatus.RETIRED
+    return CarStatus.DISABLED if is_disabled(c, model) else CarStatus.RACING
 
 
 def update_round_end(world: list[int], cars: list[list[int]], models: list[CarModel], time_limit_frames: int) -> None:
     """Decide whether the frame that just ran (``world[W_FRAME]`` already counts it) ended the round."""
-    unfinished = [(c, m) for c, m in zip(cars, models) if c[STATUS] != STATUS_FINISHED]
+    # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
+    unfinished = [(c, m) for c, m in zip(cars, models) if c[STATUS] != STATUS_FINISHED]  # noqa: B905
     if not unfinished:
         _end(world, END_ALL_FINISHED)
         return

@@ -26,7 +26,11 @@ def straight_track(length_m: int = 10, width_um: int = 1_000_000, **overrides) -
     return TrackSpec(**fields)
 
 
-def car(chip=ALL_SKILLS, *, motor=MotorSpec(50, 100_000), battery=BatterySpec(500_000, 100_000_000),
+TEST_MOTOR = MotorSpec(50, 100_000)
+TEST_BATTERY = BatterySpec(500_000, 100_000_000)
+
+
+def car(chip=ALL_SKILLS, *, motor=TEST_MOTOR, battery=TEST_BATTERY,
         weapon=None, rollers=("FL", "FR", "RL", "RR"), chip_material="pc") -> VehicleSpec:
     g = 1_000_000
     parts = [

@@ -1,7 +1,6 @@
 """Static guarantees of the consensus path: integer arithmetic only, no forbidden imports."""
 
 import ast
-from pathlib import Path
 
 import pytest
 from tests.layout import REPO_ROOT

@@ -8,7 +8,7 @@ import trio.testing
 
 from open4wd_node.net.link import LinkClosed, now_ms, open_link
 from open4wd_node.net.link_rules import LinkLimits, LinkPing, LinkPong
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError
 from protocol.link.handshake import DIALER, LISTENER, LinkAuth, LinkClose, LinkHello
 from protocol.identity.keys import Identity
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
@@ -263,7 +263,7 @@ async def test_only_one_task_may_receive():
 
 async def test_an_oversize_send_is_refused_locally_and_the_link_stays_up():
     dialer, listener = await open_pair()
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(LocalError) as info:  # this node's own message: a LocalError, never the peer's fault
         await dialer.send(VersionInfoMessage(sender="x", payload={"b": b"x" * (256 * 1024)}))
     assert info.value.code == "frame-too-large"
     await dialer.send(VersionRequest(sender="fine"))

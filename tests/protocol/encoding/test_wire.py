@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.encoding.wire import (
     HANDSHAKE,
@@ -106,8 +106,9 @@ def test_oversize_frame_refused_from_its_header_alone():
     with pytest.raises(ProtocolError) as info:
         decoder.feed((HANDSHAKE.max_frame_bytes + 1).to_bytes(4, "big"))
     assert info.value.code == "frame-too-large"
-    with pytest.raises(ProtocolError):
+    with pytest.raises(LocalError) as local:  # this node's own message: never the peer's fault
         encode_frame(b"x" * 5, Channel("tiny", 4))
+    assert local.value.code == "frame-too-large" and not isinstance(local.value, PeerError)
     assert FrameDecoder(Channel("tiny", 4)).feed(encode_frame(b"1234", Channel("tiny", 4))) == [b"1234"]
 
 
@@ -125,5 +126,6 @@ def test_token_bucket_with_explicit_time():
     assert sum(bucket.take(1032) for _ in range(100)) == 32
     assert sum(bucket.take(100_000) for _ in range(100)) == 64  # never above the burst
     assert not bucket.take(50_000)  # a clock going backwards refills nothing
-    with pytest.raises(ValueError):
+    with pytest.raises(LocalError) as info:
         TokenBucket(0, 1, 0)
+    assert info.value.code == "token-bucket-invalid"

@@ -1,7 +1,6 @@
 """Every vector of the spec's ledger families, reproduced byte for byte (tests/conformance/ORIGIN.md)."""
 
 import json
-from pathlib import Path
 
 import pytest
 

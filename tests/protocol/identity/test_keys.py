@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.encoding.base58 import b58decode, b58encode
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import (
     Identity,
     check_mnemonic,
@@ -87,9 +87,9 @@ def test_race_sign_key_derivation():
     expected_seed = hashlib.sha256(SEED + b"open4wd-race-sign" + rid.encode()).digest()
     assert ident.race_key(rid).seed == expected_seed
     assert ident.race_key(rid) != ident.race_key(race_id("ab" * 32, 3))
-    with pytest.raises(ProtocolError):
+    with pytest.raises(LocalError):
         ident.race_key("")
-    with pytest.raises(ProtocolError):
+    with pytest.raises(LocalError):
         ident.race_key("x" * 257)
 
 
@@ -104,9 +104,9 @@ def test_bip39_seed_is_first_32_bytes_of_the_standard_seed():
     ["", "abandon " * 12, "abandon " * 11 + "zzzz", "abandon " * 23 + "about", "word", None, "abandon " * 11 + "abandon"],
 )
 def test_bad_mnemonics(bad):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(LocalError) as info:
         seed_from_mnemonic(bad)
-    assert info.value.code == "mnemonic-invalid"
+    assert info.value.code == "mnemonic-invalid" and not isinstance(info.value, PeerError)  # the user's words
 
 
 @pytest.mark.parametrize("words", [12, 24])
@@ -128,7 +128,7 @@ def test_key_file_created_once_with_mode_0600(tmp_path):
 def test_key_file_never_overwritten_without_force(tmp_path):
     path = tmp_path / "identity.key"
     write_identity_file(path, Identity(SEED))
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(LocalError) as info:
         write_identity_file(path, Identity(bytes(32)))
     assert info.value.code == "identity-exists"
     write_identity_file(path, Identity(bytes(32)), overwrite=True)
@@ -139,23 +139,23 @@ def test_insecure_or_broken_key_files_are_refused(tmp_path):
     path = tmp_path / "identity.key"
     write_identity_file(path, Identity(SEED))
     os.chmod(path, 0o644)
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(LocalError) as info:
         read_identity_file(path)
     assert info.value.code == "identity-file-insecure"
     os.chmod(path, 0o600)
     path.write_bytes(b"short")
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(LocalError) as info:
         read_identity_file(path)
     assert info.value.code == "identity-file-invalid"
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(LocalError) as info:
         read_identity_file(tmp_path / "missing.key")
     assert info.value.code == "identity-file-unreadable"
 
 
 def test_seed_must_be_32_bytes():
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(LocalError) as info:
         Identity(b"x" * 31)
     assert info.value.code == "seed-invalid"
     assert "seed" not in repr(Identity(SEED)).lower().replace("peer_id", "")
-    with pytest.raises(ProtocolError):
+    with pytest.raises(LocalError):
         peer_id_from_public_key(b"x")

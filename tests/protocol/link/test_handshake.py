@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.encoding import dagcbor
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.link.handshake import (
     DIALER,
     LISTENER,
@@ -51,19 +51,19 @@ def wire(msg):
 
 def pair(dialer=DIALER_ID, listener=LISTENER_ID, **dialer_options):
     d = Handshake(dialer, DIALER, 0, **dialer_options)
-    l = Handshake(listener, LISTENER, 0)
-    return d, l
+    lis = Handshake(listener, LISTENER, 0)
+    return d, lis
 
 
-def run(d, l, now_ms=0):
+def run(d, lis, now_ms=0):
     """Deliver messages back and forth until both sides are done; returns every message sent, in order."""
     sent = []
-    to_listener, to_dialer = list(d.start()), list(l.start())
+    to_listener, to_dialer = list(d.start()), list(lis.start())
     while to_listener or to_dialer:
         if to_listener:
             msg = wire(to_listener.pop(0))
             sent.append((DIALER, msg))
-            to_dialer += l.receive(msg, now_ms)
+            to_dialer += lis.receive(msg, now_ms)
         if to_dialer:
             msg = wire(to_dialer.pop(0))
             sent.append((LISTENER, msg))
@@ -77,9 +77,17 @@ def code_of(call, *args):
     return info.value
 
 
+def local_code_of(call, *args):
+    """A misuse by this node's own code: a ``LocalError``, never one that could be blamed on the peer."""
+    with pytest.raises(LocalError) as info:
+        call(*args)
+    assert not isinstance(info.value, PeerError)
+    return info.value
+
+
 def test_success_gives_both_sides_the_same_transcript_and_the_other_peer():
-    d, l = pair(expected_peer=LISTENER_ID.peer_id)
-    sent = run(d, l)
+    d, lis = pair(expected_peer=LISTENER_ID.peer_id)
+    sent = run(d, lis)
     assert sorted((side, type(m).__name__) for side, m in sent) == [
         (DIALER, "LinkAuth"),
         (DIALER, "LinkHello"),
@@ -87,10 +95,10 @@ def test_success_gives_both_sides_the_same_transcript_and_the_other_peer():
         (LISTENER, "LinkHello"),
     ]
     assert sent[0] == (DIALER, LinkHello("1.0.0", DIALER_ID.peer_id, d.nonce))
-    assert d.done and l.done
-    assert d.result.peer_id == LISTENER_ID.peer_id and l.result.peer_id == DIALER_ID.peer_id
-    assert d.result.transcript == l.result.transcript and len(d.result.transcript) == 32
-    assert (d.result.role, l.result.role) == (DIALER, LISTENER)
+    assert d.done and lis.done
+    assert d.result.peer_id == LISTENER_ID.peer_id and lis.result.peer_id == DIALER_ID.peer_id
+    assert d.result.transcript == lis.result.transcript and len(d.result.transcript) == 32
+    assert (d.result.role, lis.result.role) == (DIALER, LISTENER)
 
 
 def test_every_link_gets_a_fresh_transcript():
@@ -112,18 +120,18 @@ def test_frozen_vector():
     digest = transcript_digest("1.0.0", DIALER_ID.peer_id, DIALER_NONCE, LISTENER_ID.peer_id, LISTENER_NONCE)
     assert digest.hex() == VECTOR_DIGEST
     d = Handshake(DIALER_ID, DIALER, 0, protocol_version="1.0.0", nonce=DIALER_NONCE)
-    l = Handshake(LISTENER_ID, LISTENER, 0, protocol_version="1.0.0", nonce=LISTENER_NONCE)
-    auths = {side: m.signature.hex() for side, m in run(d, l) if isinstance(m, LinkAuth)}
+    lis = Handshake(LISTENER_ID, LISTENER, 0, protocol_version="1.0.0", nonce=LISTENER_NONCE)
+    auths = {side: m.signature.hex() for side, m in run(d, lis) if isinstance(m, LinkAuth)}
     assert auths == {DIALER: VECTOR_DIALER_SIGNATURE, LISTENER: VECTOR_LISTENER_SIGNATURE}
-    assert d.result.transcript.hex() == l.result.transcript.hex() == VECTOR_DIGEST
+    assert d.result.transcript.hex() == lis.result.transcript.hex() == VECTOR_DIGEST
     assert auth_message(DIALER, digest) == dagcbor.encode(
         {"domain": "open4wd-node-link-auth-v1", "role": "dialer", "transcript": digest}
     )
 
 
 def test_dialer_refuses_a_listener_that_is_not_the_expected_peer():
-    d, l = pair(expected_peer=OTHER_ID.peer_id)
-    error = code_of(run, d, l)
+    d, lis = pair(expected_peer=OTHER_ID.peer_id)
+    error = code_of(run, d, lis)
     assert error.code == "handshake-wrong-peer"
     assert OTHER_ID.peer_id in error.message and LISTENER_ID.peer_id in error.message
     assert not d.done
@@ -131,9 +139,9 @@ def test_dialer_refuses_a_listener_that_is_not_the_expected_peer():
 
 def test_version_mismatch_names_both_versions_on_both_sides():
     d = Handshake(DIALER_ID, DIALER, 0, protocol_version="2.0.0")
-    l = Handshake(LISTENER_ID, LISTENER, 0)
-    l.start()
-    error = code_of(l.receive, wire(d.start()[0]), 0)
+    lis = Handshake(LISTENER_ID, LISTENER, 0)
+    lis.start()
+    error = code_of(lis.receive, wire(d.start()[0]), 0)
     assert error.code == "handshake-version-mismatch"
     assert "'2.0.0'" in error.message and "'1.0.0'" in error.message
     d2 = Handshake(DIALER_ID, DIALER, 0)
@@ -145,13 +153,13 @@ def test_version_mismatch_names_both_versions_on_both_sides():
 
 
 def _listener_waiting_for_auth():
-    d, l = pair()
+    d, lis = pair()
     (hello,) = d.start()
-    l.start()
-    l_hello, l_auth = l.receive(wire(hello), 0)
+    lis.start()
+    l_hello, l_auth = lis.receive(wire(hello), 0)
     assert d.receive(wire(l_hello), 0) == []
     (d_auth,) = d.receive(wire(l_auth), 0)
-    return d, l, l_auth, d_auth
+    return d, lis, l_auth, d_auth
 
 
 @pytest.mark.parametrize(
@@ -164,16 +172,16 @@ def _listener_waiting_for_auth():
     ],
 )
 def test_forged_signatures_are_refused(signature):
-    _, l, _, _ = _listener_waiting_for_auth()
-    assert code_of(l.receive, LinkAuth(signature), 0).code == "handshake-invalid-signature"
-    assert not l.done
+    _, lis, _, _ = _listener_waiting_for_auth()
+    assert code_of(lis.receive, LinkAuth(signature), 0).code == "handshake-invalid-signature"
+    assert not lis.done
 
 
 def test_a_signature_by_the_right_key_over_another_transcript_is_refused():
-    d, l, _, d_auth = _listener_waiting_for_auth()
+    d, lis, _, d_auth = _listener_waiting_for_auth()
     tampered = bytearray(d_auth.signature)
     tampered[0] ^= 1
-    assert code_of(l.receive, LinkAuth(bytes(tampered)), 0).code == "handshake-invalid-signature"
+    assert code_of(lis.receive, LinkAuth(bytes(tampered)), 0).code == "handshake-invalid-signature"
     wrong_digest = transcript_digest("1.0.0", DIALER_ID.peer_id, bytes(32), LISTENER_ID.peer_id, bytes(32))
     _, l2, _, _ = _listener_waiting_for_auth()
     forged = DIALER_ID.sign(auth_message(DIALER, wrong_digest))
@@ -182,34 +190,34 @@ def test_a_signature_by_the_right_key_over_another_transcript_is_refused():
 
 def test_an_auth_replayed_from_an_earlier_link_is_refused():
     _, _, _, old_auth = _listener_waiting_for_auth()
-    _, l, _, _ = _listener_waiting_for_auth()
-    assert code_of(l.receive, wire(old_auth), 0).code == "handshake-invalid-signature"
+    _, lis, _, _ = _listener_waiting_for_auth()
+    assert code_of(lis.receive, wire(old_auth), 0).code == "handshake-invalid-signature"
 
 
 def test_a_reflected_auth_is_refused():
     # the listener's own proof sent back to it
-    _, l, l_auth, _ = _listener_waiting_for_auth()
-    assert code_of(l.receive, wire(l_auth), 0).code == "handshake-invalid-signature"
+    _, lis, l_auth, _ = _listener_waiting_for_auth()
+    assert code_of(lis.receive, wire(l_auth), 0).code == "handshake-invalid-signature"
     # the right key and transcript, but signed in the other role
-    d, l, _, _ = _listener_waiting_for_auth()
+    d, lis, _, _ = _listener_waiting_for_auth()
     wrong_role = DIALER_ID.sign(auth_message(LISTENER, d._transcript))
-    assert code_of(l.receive, LinkAuth(wrong_role), 0).code == "handshake-invalid-signature"
+    assert code_of(lis.receive, LinkAuth(wrong_role), 0).code == "handshake-invalid-signature"
 
 
 def test_messages_out_of_order_are_unexpected():
-    d, l = pair()
-    l.start()
-    assert code_of(l.receive, LinkAuth(bytes(64)), 0).code == "handshake-unexpected"
-    assert code_of(l.receive, LinkHello("1.0.0", DIALER_ID.peer_id, DIALER_NONCE), 0).code == "handshake-unexpected"
-    d, l, _, _ = _listener_waiting_for_auth()
-    assert code_of(l.receive, LinkHello("1.0.0", DIALER_ID.peer_id, DIALER_NONCE), 0).code == "handshake-unexpected"
-    assert code_of(d.start).code == "handshake-unexpected"
-    d, l = pair()
-    run(d, l)
+    d, lis = pair()
+    lis.start()
+    assert code_of(lis.receive, LinkAuth(bytes(64)), 0).code == "handshake-unexpected"
+    assert code_of(lis.receive, LinkHello("1.0.0", DIALER_ID.peer_id, DIALER_NONCE), 0).code == "handshake-unexpected"
+    d, lis, _, _ = _listener_waiting_for_auth()
+    assert code_of(lis.receive, LinkHello("1.0.0", DIALER_ID.peer_id, DIALER_NONCE), 0).code == "handshake-unexpected"
+    assert local_code_of(d.start).code == "handshake-unexpected"  # starting twice is this node's own misuse
+    d, lis = pair()
+    run(d, lis)
     assert code_of(d.receive, LinkAuth(bytes(64)), 0).code == "handshake-unexpected"
     fresh = Handshake(LISTENER_ID, LISTENER, 0)
     assert code_of(fresh.receive, LinkHello("1.0.0", DIALER_ID.peer_id, DIALER_NONCE), 0).code == "handshake-unexpected"
-    assert code_of(fresh.start).code == "handshake-unexpected"  # a failed attempt stays failed
+    assert local_code_of(fresh.start).code == "handshake-unexpected"  # a failed attempt stays failed
     started = Handshake(LISTENER_ID, LISTENER, 0)
     started.start()
     assert code_of(started.receive, LinkClose("x", "y"), 0).code == "handshake-unexpected"
@@ -221,8 +229,8 @@ def test_non_handshake_messages_cannot_open_a_link():
 
 
 def test_self_dial_and_reflected_hello_are_refused():
-    d, l = pair(listener=DIALER_ID)
-    assert code_of(run, d, l).code == "handshake-self"
+    d, lis = pair(listener=DIALER_ID)
+    assert code_of(run, d, lis).code == "handshake-self"
     d = Handshake(DIALER_ID, DIALER, 0)
     (hello,) = d.start()
     assert code_of(d.receive, wire(hello), 0).code == "handshake-self"
@@ -243,18 +251,18 @@ def test_malformed_hellos_are_refused(hello):
 
 
 def test_deadline():
-    d, l = pair()
+    d, lis = pair()
     d.start()
-    l.start()
+    lis.start()
     d.expire(4_999)
     (hello,) = Handshake(DIALER_ID, DIALER, 0).start()
-    assert code_of(l.receive, hello, 5_000).code == "handshake-timeout"
+    assert code_of(lis.receive, hello, 5_000).code == "handshake-timeout"
     assert code_of(d.expire, 5_000).code == "handshake-timeout"
 
 
 def test_a_finished_handshake_does_not_expire():
-    d, l = pair()
-    run(d, l)
+    d, lis = pair()
+    run(d, lis)
     d.expire(10**9)
 
 
@@ -263,10 +271,10 @@ def test_construction_guards():
         Handshake(DIALER_ID, DIALER, 0, expected_peer="zbad")
     with pytest.raises(ProtocolError):
         Handshake(LISTENER_ID, LISTENER, 0, expected_peer=DIALER_ID.peer_id)
-    with pytest.raises(ValueError):
-        Handshake(DIALER_ID, "relay", 0)
-    with pytest.raises(ValueError):
+    assert local_code_of(Handshake, DIALER_ID, "relay", 0).code == "handshake-misuse"
+    with pytest.raises(LocalError) as info:
         Handshake(DIALER_ID, DIALER, 0, nonce=bytes(16))
+    assert info.value.code == "handshake-misuse"
 
 
 def test_close_reasons_from_a_peer_are_sanitised():

@@ -6,13 +6,14 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.actions import UserEvent
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.room.invitation import new_room_id, new_secret, parse_secret
-from protocol.room.actions import CloseLink, Notify, Send
+from protocol.room.actions import CloseLink, FetchAssets, HostSuccession, MatchStarted, Misbehaviour, RelayedIn, Send
 from protocol.room.config import MatchConfig, RoomLimits
 from protocol.room.host import HostRoom
-from protocol.room.member import FetchAssets, HostSuccession, MatchStarted, MemberRoom, RelayedIn
+from protocol.room.member import MemberRoom
 from protocol.versions.record import node_version_info
 from protocol.encoding.wire import decode_message, encode_message
 
@@ -57,7 +58,8 @@ class Net:
     min_players: int = 2
     max_players: int = 8
     max_spectators: int = 4
-    events: dict[str, list[Notify]] = field(default_factory=dict)
+    events: dict[str, list[UserEvent]] = field(default_factory=dict)
+    faults: dict[str, list[Misbehaviour]] = field(default_factory=dict)  # by the node that blamed a peer
     started: dict[str, MatchStarted] = field(default_factory=dict)
     closed: list[tuple[str, str]] = field(default_factory=list)
     fetches: list[FetchAssets] = field(default_factory=list)
@@ -74,7 +76,7 @@ class Net:
         )
         self.members: dict[str, MemberRoom] = {}
         self.host_member = self.add_member(self.host_id, link=False)
-        self.route(self.host_member.message(self.host_id.peer_id, self.host.state_message(), self.now), self.host_id.peer_id)
+        self.route(self.host_member.receive(self.host_id.peer_id, self.host.state_message(), self.now), self.host_id.peer_id)
 
     def add_member(self, identity: Identity, *, role="participant", info=None, assets=None, auto_ready=True,
                    secret: str | None = None, link=True, rotation=None) -> MemberRoom:
@@ -94,7 +96,7 @@ class Net:
     def _wire(message):
         return decode_message(encode_message(message))  # everything crosses a real msgpack encoding
 
-    def route(self, actions: list[object], source: str | None) -> None:
+    def route(self, actions: list[Any], source: str | None) -> None:
         """Deliver actions until quiet; ``source`` is the member whose actions these are (None = host)."""
         queue = [(source, a) for a in actions]
         while queue:
@@ -104,20 +106,25 @@ class Net:
                     member = self.members.get(action.peer)
                     ignored = isinstance(action.message, self.deaf.get(action.peer, ()))
                     if member is not None and action.peer not in self.gone and not ignored:
-                        queue += [(action.peer, a) for a in member.message(self.host_id.peer_id, self._wire(action.message), self.now)]
+                        replies = member.receive(self.host_id.peer_id, self._wire(action.message), self.now)
+                        queue += [(action.peer, a) for a in replies]
                 else:  # member -> host
                     if origin not in self.gone:
-                        queue += [(None, a) for a in self.host.message(origin, self._wire(action.message), self.now)]
-            elif isinstance(action, Notify):
+                        queue += [(None, a) for a in self.host.receive(origin, self._wire(action.message), self.now)]
+            elif isinstance(action, UserEvent):
                 self.events.setdefault(origin or "host", []).append(action)
+            elif isinstance(action, Misbehaviour):
+                self.faults.setdefault(origin or "host", []).append(action)
             elif isinstance(action, MatchStarted):
                 self.started[origin] = action
             elif isinstance(action, CloseLink):
                 self.closed.append((action.peer, action.code))
             elif isinstance(action, FetchAssets):
                 self.fetches.append(action)
-            elif isinstance(action, RelayedIn):
+            elif isinstance(action, (RelayedIn, HostSuccession)):
                 pass
+            else:
+                raise AssertionError(f"a room machine returned an unknown action {action!r}")
 
     def advance(self, ms: int) -> None:
         self.now += ms
@@ -130,7 +137,12 @@ class Net:
         self.route(self.host.link_closed(peer, self.now), None)
 
     def of(self, peer: str | None, event: str) -> list[dict]:
-        return [n.data for n in self.events.get(peer or "host", []) if n.event == event]
+        """The JSON data of every ``event`` that ``peer`` (None: the host machine) reported."""
+        return [e.data() for e in self.events.get(peer or "host", []) if e.EVENT == event]
+
+    def blamed(self, peer: str | None) -> list[tuple[str, str]]:
+        """(blamed peer, code) of every ``Misbehaviour`` that ``peer`` (None: the host machine) reported."""
+        return [(m.peer, m.code) for m in self.faults.get(peer or "host", [])]
 
 
 def succeed(net: Net, successor: Identity, others: list[Identity], *, auto_ready: bool = True) -> Net:
@@ -140,7 +152,7 @@ def succeed(net: Net, successor: Identity, others: list[Identity], *, auto_ready
     assert succession.successor == successor.peer_id
     new = Net.__new__(Net)
     new.__dict__.update(net.__dict__)
-    new.events, new.started, new.closed, new.fetches, new.gone, new.deaf = {}, {}, [], [], set(), {}
+    new.events, new.faults, new.started, new.closed, new.fetches, new.gone, new.deaf = {}, {}, {}, [], [], set(), {}
     new.host_id = successor
     new.host = HostRoom.succeed(
         successor, succession.state, net.host_id.peer_id, parse_secret(net.secrets["participant"]),
@@ -148,7 +160,7 @@ def succeed(net: Net, successor: Identity, others: list[Identity], *, auto_ready
     )
     new.members = {}
     new.host_member = new.add_member(successor, link=False, auto_ready=auto_ready)
-    new.route(new.host_member.message(successor.peer_id, new.host.state_message(), new.now), successor.peer_id)
+    new.route(new.host_member.receive(successor.peer_id, new.host.state_message(), new.now), successor.peer_id)
     for other in others:
         new.add_member(other, auto_ready=auto_ready)
     return new

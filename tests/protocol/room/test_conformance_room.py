@@ -1,12 +1,11 @@
 """The spec's room vector families, with the scenario each vector's name describes (spec/rooms.md §7)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from protocol.room.capacity import CapacityReservations
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError
 from protocol.room.invitation import parse_secret
 from protocol.room.quick_match import RoomAnnouncement, eligible, rating_window, select_room
 from tests.layout import CONFORMANCE
@@ -54,7 +53,7 @@ def test_no_double_pending_reservation():
 def canonical(text):
     try:
         return len(parse_secret(text))
-    except ProtocolError:
+    except LocalError:
         return None
 
 
@@ -111,7 +110,9 @@ def test_quick_match_selection():
 
 
 def test_quick_match_tie_breaks_and_window_cap():
-    rooms = [room("b", player_count=3), room("a", player_count=3), room("c", player_count=5), room("near", rating_anchor_x1000=25_000)]
+    rooms = [
+        room("b", player_count=3), room("a", player_count=3), room("c", player_count=5), room("near", rating_anchor_x1000=25_000)
+    ]
     assert select_room(rooms, "0.1.0", 25_000, 0).room_id == "c"
     assert select_room(rooms[:2], "0.1.0", 25_000, 0).room_id == "a"
     assert rating_window(10**9) == 30 and select_room([], "0.1.0", 0, 0) is None

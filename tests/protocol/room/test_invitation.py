@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation, check_room_id, new_room_id, new_secret, parse_secret
 
@@ -32,7 +32,7 @@ def test_round_trip():
     ],
 )
 def test_bad_invitations(text):
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(LocalError) as info:
         Invitation.parse(text)
     assert info.value.code in {"invitation-invalid", "room-id-invalid"}
 
@@ -40,7 +40,7 @@ def test_bad_invitations(text):
 def test_room_ids_are_canonical_uuid4():
     assert check_room_id(new_room_id())
     for bad in ("00000000-0000-1000-8000-000000000000", new_room_id().upper(), "x", 4):
-        with pytest.raises(ProtocolError):
+        with pytest.raises(LocalError):
             check_room_id(bad)
 
 
@@ -49,5 +49,5 @@ def test_room_ids_are_canonical_uuid4():
 def test_parser_only_raises_coded_errors(text):
     try:
         Invitation.parse(text)
-    except ProtocolError as exc:
+    except LocalError as exc:
         assert exc.code in {"invitation-invalid", "room-id-invalid"}

@@ -3,7 +3,9 @@
 
 import pytest
 
+from protocol.actions import Misbehaviour
 from protocol.identity.keys import Identity
+from protocol.room.events import ErrorReported
 from protocol.room.invitation import parse_secret, role_proof
 from protocol.room.ready import build_declaration
 from protocol.room.messages import GridCommitRequest, JoinRequest, ReadyDeclarationMsg, Relay
@@ -96,20 +98,22 @@ def test_forged_replayed_and_impersonated_declarations():
     good = build_declaration(B, net.room_id, net.host.config.digest, state.epoch,
                              node_version_info("sim_core/1", 1, 0, "t"), [LOADOUT], net.now)
     forged = good.to_wire() | {"payload": good.payload | {"carRotation": [LOADOUT, LOADOUT]}}
-    net.route(net.host.message(B.peer_id, ReadyDeclarationMsg(forged), net.now), None)
+    net.route(net.host.receive(B.peer_id, ReadyDeclarationMsg(forged), net.now), None)
     assert codes(net)[-1] == "invalid-signature"
-    net.route(net.host.message(C.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now), None)
+    net.route(net.host.receive(C.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now), None)
     assert codes(net)[-1] == "ready-invalid"  # B's declaration on C's link
-    net.route(net.host.message(B.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now), None)
+    net.route(net.host.receive(B.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now), None)
     assert net.host.members[B.peer_id].declaration is not None
-    net.route(net.host.message(B.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now), None)
+    net.route(net.host.receive(B.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now), None)
     assert codes(net)[-1] == "nonce-replay"
-    stale = build_declaration(C, net.room_id, net.host.config.digest, 0, node_version_info("sim_core/1", 1, 0, "t"), [LOADOUT], net.now)
-    net.route(net.host.message(C.peer_id, ReadyDeclarationMsg(stale.to_wire()), net.now), None)
+    stale = build_declaration(
+        C, net.room_id, net.host.config.digest, 0, node_version_info("sim_core/1", 1, 0, "t"), [LOADOUT], net.now
+    )
+    net.route(net.host.receive(C.peer_id, ReadyDeclarationMsg(stale.to_wire()), net.now), None)
     assert codes(net)[-1] == "ready-stale"
     late = build_declaration(C, net.room_id, net.host.config.digest, net.host.members[C.peer_id].epoch,
                              node_version_info("sim_core/1", 1, 0, "t"), [LOADOUT], net.now - 31_000)
-    net.route(net.host.message(C.peer_id, ReadyDeclarationMsg(late.to_wire()), net.now), None)
+    net.route(net.host.receive(C.peer_id, ReadyDeclarationMsg(late.to_wire()), net.now), None)
     assert codes(net)[-1] == "timestamp-out-of-range"
 
 
@@ -118,10 +122,10 @@ def test_relay_origin_is_attested_by_the_host():
     net.add_member(B)
     net.add_member(C)
     body = encode_message(VersionRequest(sender=C.peer_id))  # B pretends to be C
-    actions = net.host.message(B.peer_id, Relay(C.peer_id, "*", body), net.now)
+    actions = net.host.receive(B.peer_id, Relay(C.peer_id, "*", body), net.now)
     assert {a.message.origin for a in actions} == {B.peer_id}
     # members drop the impersonated request: origin B, claimed sender C
-    replies = net.members[C.peer_id].message(A.peer_id, actions[0].message, net.now)
+    replies = net.members[C.peer_id].receive(A.peer_id, actions[0].message, net.now)
     assert replies == []
 
 
@@ -213,7 +217,9 @@ def test_tampered_match_start_is_ignored():
     from protocol.room.messages import MatchStart
 
     bad = MatchStart("0" * 64, member.locked.started_at, member.locked.digest, [])
-    assert member.message(A.peer_id, bad, net.now)[0].data["code"] == "match-start-invalid"
+    misbehaviour, error = member.receive(A.peer_id, bad, net.now)
+    assert misbehaviour == Misbehaviour(A.peer_id, "match-start-invalid")  # the host sent it: the host is blamed
+    assert (error.EVENT, error.code) == ("error", "match-start-invalid")
     assert not member.started
 
 
@@ -226,8 +232,9 @@ def test_tampered_package_is_refused():
     from protocol.room.messages import LockedStartPackageMsg
 
     for change in ({"startedAt": package["startedAt"] + 1}, {"matchId": "f" * 64}, {"acks": package["acks"][:1]}):
-        result = member.message(A.peer_id, LockedStartPackageMsg(package | change), net.now)
-        assert result[0].event == "error", change
+        result = member.receive(A.peer_id, LockedStartPackageMsg(package | change), net.now)
+        assert [type(a) for a in result] == [Misbehaviour, ErrorReported], change
+        assert result[0].peer == A.peer_id and result[0].code == result[1].code, change
 
 
 def test_host_succession_while_waiting():
@@ -263,7 +270,7 @@ def test_no_succession_after_the_start_or_for_spectators():
     net = Net(A, min_players=2)
     net.add_member(B)
     net.advance(5_000)
-    codes_after = [a.data["code"] for a in net.members[B.peer_id].host_lost(net.now)]
+    codes_after = [a.code for a in net.members[B.peer_id].host_lost(net.now) if isinstance(a, ErrorReported)]
     assert codes_after == ["host-lost"]
 
 

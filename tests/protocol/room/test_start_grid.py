@@ -4,6 +4,7 @@ import hashlib
 
 import pytest
 
+from protocol.encoding.dagcbor import signing_digest as context_digest
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.room.start_grid import (
@@ -11,7 +12,6 @@ from protocol.room.start_grid import (
     build_commit,
     build_reveal,
     commitment,
-    context_digest,
     grid_context,
     grid_seed,
     slot_for,

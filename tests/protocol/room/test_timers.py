@@ -25,7 +25,7 @@ def test_a_version_request_ahead_of_the_room_state_is_answered():
     newcomer = net.add_member(B, link=False)
     assert newcomer.state is None
     request = Relay(A.peer_id, B.peer_id, encode_message(VersionRequest(sender=A.peer_id)))
-    (reply,) = newcomer.message(A.peer_id, request, net.now)
+    (reply,) = newcomer.receive(A.peer_id, request, net.now)
     assert isinstance(reply, Send) and reply.peer == A.peer_id and reply.message.target == A.peer_id
     answer = decode_message(reply.message.body, {VersionInfoMessage.TYPE: VersionInfoMessage})
     assert answer == VersionInfoMessage(sender=B.peer_id, payload=newcomer.my_info.to_wire())
@@ -74,14 +74,14 @@ def test_a_join_costs_each_member_one_request_and_one_answer():
     people = [Identity(bytes([i]) * 32) for i in range(1, 9)]
     net = Net(people[0], min_players=8)
     relayed: list[Relay] = []
-    host_message = net.host.message
+    host_receive = net.host.receive
 
     def counting(peer, msg, now_ms):
-        actions = host_message(peer, msg, now_ms)
+        actions = host_receive(peer, msg, now_ms)
         relayed.extend(a.message for a in actions if isinstance(a, Send) and isinstance(a.message, Relay))
         return actions
 
-    net.host.message = counting
+    net.host.receive = counting
     for present, newcomer in enumerate(people[1:], start=1):
         relayed.clear()
         net.add_member(newcomer)

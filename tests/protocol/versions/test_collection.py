@@ -2,7 +2,7 @@
 
 import pytest
 
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError, ProtocolError
 from protocol.versions.collection import (
     ArmTimer,
     Broadcast,
@@ -30,8 +30,9 @@ def collector() -> VersionCollector:
 def test_start_broadcasts_and_arms_a_3_second_timer():
     c = collector()
     assert c.start(1000) == [Broadcast(VersionRequest(sender=ME)), ArmTimer(4000)]
-    with pytest.raises(ProtocolError):
+    with pytest.raises(LocalError) as info:  # starting twice is this node's misuse, not a peer's fault
         c.start(1000)
+    assert info.value.code == "collector-misuse"
 
 
 def test_all_answers_finish_early():

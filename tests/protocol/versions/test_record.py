@@ -104,7 +104,9 @@ def test_shape_guard_needs_all_keys():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.sampled_from(list(MINE.to_wire()) + ["x"]), st.one_of(st.integers(), st.text(), st.floats(), st.none())))
+@given(
+    st.dictionaries(st.sampled_from(list(MINE.to_wire()) + ["x"]), st.one_of(st.integers(), st.text(), st.floats(), st.none()))
+)
 def test_shape_guard_only_raises_its_code(record):
     try:
         ClientVersionInfo.from_wire(record)

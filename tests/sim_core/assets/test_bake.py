@@ -90,8 +90,12 @@ def test_forged_manifest_cannot_change_race_inputs() -> None:
 def test_unbaked_or_malformed_envelope() -> None:
     assert check(source("chip-01"))[0].codes() == ["manifest-missing"]
     baked = bake(source("chip-01"))
-    assert check(edit(baked, set_root(**{C.MANIFEST_EXTRAS_KEY: {"version": 2, "digest": "0" * 64}})))[0].codes() == ["manifest-invalid"]
-    assert check(edit(baked, set_root(**{C.MANIFEST_EXTRAS_KEY: {"version": 1, "digest": "XYZ"}})))[0].codes() == ["manifest-invalid"]
+    assert check(edit(baked, set_root(**{C.MANIFEST_EXTRAS_KEY: {"version": 2, "digest": "0" * 64}})))[0].codes() == [
+        "manifest-invalid"
+    ]
+    assert check(edit(baked, set_root(**{C.MANIFEST_EXTRAS_KEY: {"version": 1, "digest": "XYZ"}})))[0].codes() == [
+        "manifest-invalid"
+    ]
 
 
 def test_bake_refuses_a_rule_breaker_with_all_findings() -> None:
@@ -121,7 +125,8 @@ def test_bake_writes_to_the_root_extras_location_it_read() -> None:
 
 
 def test_mass_volume_and_centroid_are_exact() -> None:
-    admitted = admit(bake(box_part("chip", "pc", (30, 10, 20), "Mount_Chip", skill_slots=[{"skill": "boost", "allocation_pct": 5}])))
+    admitted = admit(bake(box_part("chip",
+                                   "pc", (30, 10, 20), "Mount_Chip", skill_slots=[{"skill": "boost", "allocation_pct": 5}])))
     g = admitted.manifest["geometry"]
     assert g["volume_um3"] == 6_000_000_000_000  # 6 cm³
     assert g["mass_ug"] == 7_200_000  # × 1.20 g/cm³
@@ -140,7 +145,9 @@ def test_draco_compressed_part_bakes_and_is_admitted() -> None:
     encoded = DracoPy.encode(vertices.astype(np.float32), faces.astype(np.uint32), quantization_bits=14)
     b = GlbBuilder()
     view = b._view(encoded, 34962)
-    mesh = b.mesh(vertices, faces, extra_primitive={"KHR_draco_mesh_compression": {"bufferView": view, "attributes": {"POSITION": 0}}})
+    mesh = b.mesh(
+        vertices, faces, extra_primitive={"KHR_draco_mesh_compression": {"bufferView": view, "attributes": {"POSITION": 0}}}
+    )
     b.node("Chip_Board", mesh=mesh)
     b.node("Mount_Chip", matrix=translation_matrix(0.0, 0.0, 0.0))
     baked = bake(b.build({"type": "chip", "material": "pc", "skill_slots": [{"skill": "boost", "allocation_pct": 40}]}))

@@ -51,7 +51,8 @@ def test_numbers_no_double_can_hold_are_refused(number: str, words: str) -> None
     assert info.value.code == "non-finite-number" and words in info.value.message
 
 
-@pytest.mark.parametrize("number", ["-0", "-0.0", "0e999999999999", "1e-999999999999", "1." + "0" * 10_000 + "1", "1.7976931348623157e308"])
+@pytest.mark.parametrize("number",
+                         ["-0", "-0.0", "0e999999999999", "1e-999999999999", "1." + "0" * 10_000 + "1", "1.7976931348623157e308"])
 def test_numbers_a_double_can_hold_are_read(number: str) -> None:
     """Tiny, signed-zero and very long numbers are finite: read (a 1.79e308 m translation is then out of range)."""
     try:
@@ -93,7 +94,9 @@ def _declare(doc: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
         ("chip-01", ("material",), "x" * 100_000, "material-not-allowed"),
     ],
 )
-def test_extreme_declarations_bake_or_are_refused_with_a_code(stem: str, path: tuple[str, ...], value: Any, expected: str | None) -> None:
+def test_extreme_declarations_bake_or_are_refused_with_a_code(
+    stem: str, path: tuple[str, ...], value: Any, expected: str | None
+) -> None:
     data = edit(source(stem), lambda doc: _declare(doc, path, value))
     if expected is None:
         assert check(bake(data))[1] is not None
@@ -176,8 +179,13 @@ def test_extras_of_any_json_type_carry_no_open4wd_data(value: Any, where: str) -
     """glTF lets extras be any JSON value; a non-object is ignored and a baked asset stays admitted."""
 
     def change(doc: dict[str, Any]) -> None:
-        target = {"node": lambda: doc["nodes"][-1], "mesh": lambda: doc["meshes"][0], "primitive": lambda: doc["meshes"][0]["primitives"][0],
-                  "asset": lambda: doc["asset"], "accessor": lambda: doc["accessors"][0]}
+        target = {
+            "node": lambda: doc["nodes"][-1],
+            "mesh": lambda: doc["meshes"][0],
+            "primitive": lambda: doc["meshes"][0]["primitives"][0],
+            "asset": lambda: doc["asset"],
+            "accessor": lambda: doc["accessors"][0],
+        }
         if where == "scene-to-root":  # the Open4WD keys move to the glTF root; the scene's extras become any value
             doc["extras"], doc["scenes"][0]["extras"] = doc["scenes"][0]["extras"], value
         else:
@@ -201,7 +209,10 @@ def test_extensions_that_are_not_an_object_are_named() -> None:
 )
 def test_lone_surrogate_escapes_are_not_text(doc: bytes) -> None:
     assert codes(raw_glb(doc)) == ["json-invalid"]
-    assert codes(raw_glb(b'{"asset":{"version":"2.0"},"nodes":[{"name":"\\ud83d\\ude00"}]}')) == ["schema-marker-invalid", "manifest-missing"]
+    assert codes(raw_glb(b'{"asset":{"version":"2.0"},"nodes":[{"name":"\\ud83d\\ude00"}]}')) == [
+        "schema-marker-invalid",
+        "manifest-missing",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -219,7 +230,10 @@ def test_short_files(data: bytes, code: str, words: str) -> None:
 
 
 def test_plain_gltf_marker_finding_comes_first() -> None:
-    assert codes(raw_glb(b'{"asset":{"version":"2.0"},"scenes":[{"nodes":[0]}],"nodes":[{"name":"Cube"}]}')) == ["schema-marker-invalid", "manifest-missing"]
+    assert codes(raw_glb(b'{"asset":{"version":"2.0"},"scenes":[{"nodes":[0]}],"nodes":[{"name":"Cube"}]}')) == [
+        "schema-marker-invalid",
+        "manifest-missing",
+    ]
     # an author's unbaked source (marked, no manifest): only the missing manifest, which says to bake it
     assert codes(source("chip-01")) == ["manifest-missing"]
 

@@ -136,12 +136,20 @@ def test_mount_missing_and_solver_floor() -> None:
 
 
 LOADOUT_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=5)
     | st.sampled_from(["builtin:chip-01", "builtin:tire-01", "builtin:weapon-02", "builtin:chassis-09", "a" * 64]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["FL", "FR", "RL", "RR", "CL", "x"]), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["FL", "FR", "RL", "RR", "CL", "x"]), inner, max_size=4)
+    ),
     max_leaves=6,
 )
-LOADOUT_KEYS = st.sampled_from(["chassis", "body", "motor", "battery", "tires", "rollers", "chip", "weapon", "passiveWeightSplitPct", "spoiler"])
+LOADOUT_KEYS = st.sampled_from(
+    ["chassis", "body", "motor", "battery", "tires", "rollers", "chip", "weapon", "passiveWeightSplitPct", "spoiler"]
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -150,4 +158,6 @@ def test_any_json_in_any_slot_is_a_finding_or_a_car(n: int, changes: dict[str, A
     """A loadout file holds whatever its author typed: every value is refused with a code or builds a car."""
     findings, car = assemble(archetype(n, **changes), admitted_builtin)
     assert car is not None or findings.errors
-    assert all(f.code.startswith("loadout-") or f.code in ("unknown-builtin", "builtin-missing") for f in findings.items), findings.codes()
+    assert all(f.code.startswith("loadout-") or f.code in ("unknown-builtin", "builtin-missing") for f in findings.items), (
+        findings.codes()
+    )

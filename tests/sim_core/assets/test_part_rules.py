@@ -30,7 +30,9 @@ def codes(data: bytes, **kw: Any) -> list[str]:
     return sorted(set(findings_for(data, **kw).codes()))
 
 
-@pytest.mark.parametrize("stem", [f"{t}-0{n}" for t in ("chassis", "body", "tire", "motor", "battery", "roller", "chip", "weapon") for n in (1, 2, 3)])
+@pytest.mark.parametrize(
+    "stem", [f"{t}-0{n}" for t in ("chassis", "body", "tire", "motor", "battery", "roller", "chip", "weapon") for n in (1, 2, 3)]
+)
 def test_every_builtin_source_passes(stem: str) -> None:
     findings = findings_for(source(stem))
     assert not findings.rejected, findings.codes()
@@ -69,7 +71,9 @@ def test_geometry_budget() -> None:
     for i in range(33):
         b.node(f"Block_{i}", mesh=b.mesh(*box((i * 0.002, 0.0, 0.0), (i * 0.002 + 0.001, 0.001, 0.001))))
     b.node("Mount_Chip", matrix=translation_matrix(0.0, 0.0, 0.0))
-    assert "part-geometry-budget" in codes(b.build({"open4wd_version": 1, "type": "chip", "material": "pc", "skill_slots": SLOTS}))
+    assert "part-geometry-budget" in codes(
+        b.build({"open4wd_version": 1, "type": "chip", "material": "pc", "skill_slots": SLOTS})
+    )
 
 
 def _part_from(shape: Any, kind: str = "chip", **fields: Any) -> bytes:
@@ -97,7 +101,15 @@ def test_density_ratio_exceeded() -> None:
     b.node("Light", mesh=b.mesh(*box((0.0, 0.0, 0.0), (0.02, 0.01, 0.02))))
     b.node("Heavy", mesh=b.mesh(*box((0.03, 0.0, 0.0), (0.04, 0.01, 0.02))))
     b.node("Mount_Chip", matrix=translation_matrix(0.0, 0.0, 0.0))
-    data = b.build({"open4wd_version": 1, "type": "chip", "material": "copper", "skill_slots": SLOTS, "materials": [{"mesh_node": "Light", "material": "pe"}]})
+    data = b.build(
+        {
+            "open4wd_version": 1,
+            "type": "chip",
+            "material": "copper",
+            "skill_slots": SLOTS,
+            "materials": [{"mesh_node": "Light", "material": "pe"}],
+        }
+    )
     findings = Findings()
     solids, _ = part_module._measure(read_glb(data), "chip", findings, frozenset(), True)
     part_module._check_densities(solids, findings)
@@ -150,7 +162,9 @@ def test_mount_whitelist() -> None:
 
 def test_chassis_mount_checks() -> None:
     assert codes(edit(source("chassis-01"), move_node("Mount_Chip", 0.0, 0.05, 0.0))) == ["mount-aabb-reject"]
-    assert codes(edit(source("chassis-01"), move_node("Mount_Chip", 0.0, 0.006, 0.009))) == ["mount-gap-reject"]  # 1 mm from Mount_Battery
+    assert codes(edit(source("chassis-01"), move_node("Mount_Chip", 0.0, 0.006, 0.009))) == [
+        "mount-gap-reject"
+    ]  # 1 mm from Mount_Battery
 
     def tilted(doc: dict) -> None:  # hinge axis +X turned 70° upwards
         n = node(doc, "Mount_Roller_CL")
@@ -169,15 +183,21 @@ def test_mirrored_empty() -> None:
 
 
 def test_interface_deviation_fields() -> None:
-    assert codes(edit(source("chip-01"), set_root(auto_feature_deviations=[{"feature": "Mount_Chip"}]))) == ["interface-deviation-exceed"]
+    assert codes(edit(source("chip-01"), set_root(auto_feature_deviations=[{"feature": "Mount_Chip"}]))) == [
+        "interface-deviation-exceed"
+    ]
     assert codes(edit(source("chip-01"), set_root(auto_feature_deviations="none"))) == ["interface-measurement-invalid"]
 
 
 def test_battery_output_rule() -> None:
-    assert codes(edit(source("battery-01"), set_root(configured_output_w=1009))) == ["battery-output-exceeds-volume"]  # 12.6 cm³ → 1008 W
+    assert codes(edit(source("battery-01"), set_root(configured_output_w=1009))) == [
+        "battery-output-exceeds-volume"
+    ]  # 12.6 cm³ → 1008 W
     assert codes(edit(source("battery-01"), set_root(configured_output_w=1008))) == []
     assert codes(edit(source("battery-01"), set_root(configured_output_w=0))) == ["battery-output-exceeds-volume"]
-    assert codes(edit(source("battery-01"), set_root(configured_output_w=Decimal("1.0005")))) == ["field-invalid"]  # finer than 1 mW
+    assert codes(edit(source("battery-01"), set_root(configured_output_w=Decimal("1.0005")))) == [
+        "field-invalid"
+    ]  # finer than 1 mW
     rule = findings_for(edit(source("battery-01"), set_root(configured_output_w=5000))).items[0].rule
     assert rule == "PART-R-001"
 
@@ -203,7 +223,13 @@ def test_chip_allocation(slots: Any) -> None:
 def test_chip_slot_count_follows_integer_volume() -> None:
     from sim_core.assets.part import chip_slot_count
 
-    assert [chip_slot_count(v) for v in (0, 1_499_999_999_999, 1_500_000_000_000, 3_000_000_000_000, 6_000_000_000_000)] == [1, 1, 2, 3, 4]
+    assert [chip_slot_count(v) for v in (0, 1_499_999_999_999, 1_500_000_000_000, 3_000_000_000_000, 6_000_000_000_000)] == [
+        1,
+        1,
+        2,
+        3,
+        4,
+    ]
 
 
 def test_weapon_rules() -> None:
@@ -214,12 +240,25 @@ def test_weapon_rules() -> None:
         node(doc, "Axis")["name"] = "Not_Axis"
 
     assert codes(edit(source("weapon-03"), no_axis)) == ["weapon-active-incomplete"]
-    actuator = {"pivot_node": "Pivot_Rotor", "rotation_axis": [0, 1, 0], "weapon_max_angle_deg": 360, "mesh_node": "Spinner_Rotor"}
-    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "weapon_max_angle_deg": 0}]))) == ["weapon-actuator-invalid"]
-    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{k: v for k, v in actuator.items() if k != "weapon_max_angle_deg"}]))) == ["weapon-actuator-invalid"]
+    actuator = {
+        "pivot_node": "Pivot_Rotor",
+        "rotation_axis": [0, 1, 0],
+        "weapon_max_angle_deg": 360,
+        "mesh_node": "Spinner_Rotor",
+    }
+    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "weapon_max_angle_deg": 0}]))) == [
+        "weapon-actuator-invalid"
+    ]
+    assert codes(
+        edit(source("weapon-02"), set_root(weapon_actuators=[{k: v for k, v in actuator.items() if k != "weapon_max_angle_deg"}]))
+    ) == ["weapon-actuator-invalid"]
     assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[actuator] * 9))) == ["weapon-actuator-invalid"]
-    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "chain": ["Chain_Segment_1"]}]))) == ["weapon-payload-invalid"]
-    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "mesh_node": "Pivot_Rotor"}]))) == ["weapon-payload-invalid"]
+    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "chain": ["Chain_Segment_1"]}]))) == [
+        "weapon-payload-invalid"
+    ]
+    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "mesh_node": "Pivot_Rotor"}]))) == [
+        "weapon-payload-invalid"
+    ]
     long_chain = {k: v for k, v in actuator.items() if k != "mesh_node"} | {"chain": ["Spinner_Rotor"] * 17}
     assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[long_chain]))) == ["weapon-payload-invalid"]
 
@@ -244,7 +283,24 @@ def test_mount_warnings_do_not_refuse() -> None:
     assert findings.codes() == ["mount-aabb-warn"] and not findings.rejected
 
     def tilted(doc: dict) -> None:  # hinge axis +X turned 40° upwards
-        node(doc, "Mount_Roller_CL")["matrix"] = [0.766, 0.643, 0.0, 0.0, -0.643, 0.766, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, -0.044, 0.003, 0.0, 1.0]
+        node(doc, "Mount_Roller_CL")["matrix"] = [
+            0.766,
+            0.643,
+            0.0,
+            0.0,
+            -0.643,
+            0.766,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            1.0,
+            0.0,
+            -0.044,
+            0.003,
+            0.0,
+            1.0,
+        ]
 
     findings = findings_for(edit(source("chassis-01"), tilted))
     assert findings.codes() == ["hinge-axis-warn"] and not findings.rejected
@@ -258,12 +314,25 @@ def _flail() -> bytes:
     b.node("Axis", matrix=frame_matrix((0.0, 0.008, -0.02), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, -1.0)))
     b.node("Pivot_Flail", matrix=translation_matrix(0.0, 0.008, -0.02))
     b.node("Mount_Weapon", matrix=translation_matrix(0.0, 0.0, 0.0))
-    return b.build({
-        "open4wd_version": 1, "type": "weapon", "material": "steel", "passive": False, "weapon_mechanism": "general",
-        "weapon_main_mesh_node": "Flail_Base",
-        "weapon_actuators": [{"pivot_node": "Pivot_Flail", "rotation_axis": [0, 1, 0], "weapon_max_angle_deg": 90, "motion_curve": "sin",
-                              "chain": ["Chain_Segment_1", "Chain_Segment_2"]}],
-    })
+    return b.build(
+        {
+            "open4wd_version": 1,
+            "type": "weapon",
+            "material": "steel",
+            "passive": False,
+            "weapon_mechanism": "general",
+            "weapon_main_mesh_node": "Flail_Base",
+            "weapon_actuators": [
+                {
+                    "pivot_node": "Pivot_Flail",
+                    "rotation_axis": [0, 1, 0],
+                    "weapon_max_angle_deg": 90,
+                    "motion_curve": "sin",
+                    "chain": ["Chain_Segment_1", "Chain_Segment_2"],
+                }
+            ],
+        }
+    )
 
 
 def test_chain_follows_the_gltf_children_order() -> None:
@@ -284,7 +353,9 @@ def test_darts_fire_in_children_order() -> None:
         node(doc, "Dart_Launcher")["children"].reverse()
 
     findings = Findings()
-    manifest = build_manifest(read_glb(edit(source("weapon-03"), reverse)), findings, deprecated=frozenset(), for_new_product=True)
+    manifest = build_manifest(
+        read_glb(edit(source("weapon-03"), reverse)), findings, deprecated=frozenset(), for_new_product=True
+    )
     assert manifest is not None
     assert [a["node"] for a in manifest["weapon"]["ammo"]] == ["Dart_3", "Dart_2", "Dart_1"]
     assert all(a["exit_distance_um"] > 0 for a in manifest["weapon"]["ammo"])

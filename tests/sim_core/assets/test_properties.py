@@ -35,7 +35,7 @@ def test_box_measures_are_exact(x: int, y: int, z: int, sx: int, sy: int, sz: in
     m = measure(Mesh(vertices, t))
     assert m.watertight and m.volume_um3 == sx * sy * sz
     assert m.aabb_min_um == (x, y, z) and m.aabb_max_um == (x + sx, y + sy, z + sz)
-    assert all(abs(2 * c - (2 * lo + s)) <= 1 for c, lo, s in zip(m.centroid_um(), (x, y, z), (sx, sy, sz)))
+    assert all(abs(2 * c - (2 * lo + s)) <= 1 for c, lo, s in zip(m.centroid_um(), (x, y, z), (sx, sy, sz), strict=True))
     assert m.contact_um2["top"] == m.contact_um2["bottom"] == sx * sz
     inverted = measure(Mesh(vertices, t[:, ::-1]))
     assert inverted.six_volume_um3 == -m.six_volume_um3
@@ -63,12 +63,22 @@ def test_asset_pipeline_stays_pure_and_float_free_after_reading() -> None:
                 assert node.func.id not in ("float", "round"), f"{path.name}: {node.func.id}()"
 
 
-REFS = st.sampled_from(BUILTIN_REFS + ("builtin:chassis-99", "local:x", "0" * 64, "")) | st.text(max_size=5) | st.none() | st.integers()
+REFS = (
+    st.sampled_from(BUILTIN_REFS + ("builtin:chassis-99", "local:x", "0" * 64, ""))
+    | st.text(max_size=5)
+    | st.none()
+    | st.integers()
+)
 SLOT_MAP = st.dictionaries(st.sampled_from(["FL", "FR", "RL", "RR", "CL", "CR", "XX"]), REFS, max_size=6) | REFS
 LOADOUTS = st.fixed_dictionaries(
     {},
     optional={k: REFS for k in ("chassis", "body", "motor", "battery", "chip", "weapon")}
-    | {"tires": SLOT_MAP, "rollers": SLOT_MAP, "passiveWeightSplitPct": st.integers(-5, 105) | st.booleans() | st.none(), "junk": REFS},
+    | {
+        "tires": SLOT_MAP,
+        "rollers": SLOT_MAP,
+        "passiveWeightSplitPct": st.integers(-5, 105) | st.booleans() | st.none(),
+        "junk": REFS,
+    },
 )
 
 

@@ -21,7 +21,9 @@ def test_vehicle_spec_carries_the_assembled_figures() -> None:
     assert (spec.width_um, spec.height_um, spec.length_um) == tuple(car.aabb_max_um[k] - car.aabb_min_um[k] for k in range(3))
     assert spec.motor.auto_input_mw == 125_379 and spec.battery.configured_output_mw == 150_000
     tires = [p for p in spec.parts if p.part_type == "tire"]
-    assert [p.slot for p in tires] == ["FL", "FR", "RL", "RR"] and all(p.radius_um == 16_000 and p.wear_capacity_mj > 0 for p in tires)
+    assert [p.slot for p in tires] == ["FL", "FR", "RL", "RR"] and all(
+        p.radius_um == 16_000 and p.wear_capacity_mj > 0 for p in tires
+    )
 
 
 def test_track_spec_keeps_the_manifest_geometry() -> None:

@@ -72,7 +72,9 @@ def test_draco_compressed_mesh_is_decoded() -> None:
     encoded = DracoPy.encode(vertices.astype(np.float32), faces.astype(np.uint32), quantization_bits=16)
     b = GlbBuilder()
     view = b._view(encoded, 34962)
-    mesh = b.mesh(vertices, faces, extra_primitive={"KHR_draco_mesh_compression": {"bufferView": view, "attributes": {"POSITION": 0}}})
+    mesh = b.mesh(
+        vertices, faces, extra_primitive={"KHR_draco_mesh_compression": {"bufferView": view, "attributes": {"POSITION": 0}}}
+    )
     b.node("Block", mesh=mesh)
     asset = read_glb(b.build({}))
     block = asset.node("Block")
@@ -100,7 +102,10 @@ def test_draco_compressed_mesh_is_decoded() -> None:
         (json_glb({**MINIMAL, "buffers": [{"byteLength": 4, "uri": "http://example.com/a.bin"}]}), "external-uri"),
         (json_glb({**MINIMAL, "images": [{"uri": "data:image/png;base64,AAAA"}]}), "external-uri"),
         (json_glb({"asset": {"version": "2.0"}, "nodes": [{} for _ in range(C.MAX_NODES + 1)]}), "too-many-nodes"),
-        (json_glb({"asset": {"version": "2.0"}, "meshes": [{"primitives": [{"attributes": {}}] * (C.MAX_PRIMITIVES + 1)}]}), "too-many-primitives"),
+        (
+            json_glb({"asset": {"version": "2.0"}, "meshes": [{"primitives": [{"attributes": {}}] * (C.MAX_PRIMITIVES + 1)}]}),
+            "too-many-primitives",
+        ),
         (json_glb({**MINIMAL, "nodes": [{"name": "A"}, {"name": "A"}]}), "duplicate-node-name"),
         (json_glb({**MINIMAL, "nodes": [{"name": "A", "children": [0]}]}), "gltf-invalid"),
         (json_glb({**MINIMAL, "nodes": [{"name": "A", "children": [7]}]}), "gltf-invalid"),
@@ -139,7 +144,9 @@ def test_extras_depth_cap() -> None:
 
 
 def test_pathological_nesting_anywhere_is_refused() -> None:
-    assert code_of(raw_glb(b'{"asset": {"version": "2.0"}, "x": ' + b"[" * 5000 + b"]" * 5000 + b"}")) == "json-too-deep"  # not blamed on extras
+    assert (
+        code_of(raw_glb(b'{"asset": {"version": "2.0"}, "x": ' + b"[" * 5000 + b"]" * 5000 + b"}")) == "json-too-deep"
+    )  # not blamed on extras
     assert code_of(raw_glb(b'{"x": ' + b"[" * 100 + b"]" * 100 + b"}")) == "json-too-deep"
 
 
@@ -189,7 +196,9 @@ def test_accessor_defects(accessor: dict, mode: int | None, indices: bool, blob:
 
 def test_undecodable_draco_payload() -> None:
     doc = _mesh_doc(POSITION)
-    doc["meshes"][0]["primitives"][0]["extensions"] = {"KHR_draco_mesh_compression": {"bufferView": 0, "attributes": {"POSITION": 0}}}
+    doc["meshes"][0]["primitives"][0]["extensions"] = {
+        "KHR_draco_mesh_compression": {"bufferView": 0, "attributes": {"POSITION": 0}}
+    }
     assert code_of(json_glb(doc, TRIANGLE)) == "draco-decode-failed"
 
 
@@ -214,7 +223,10 @@ def test_instanced_triangles_count_against_the_budget_before_decoding() -> None:
         "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
         "buffers": [{"byteLength": 48}],
         "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 48}],
-        "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3"}, {"bufferView": 0, "componentType": 5125, "count": 3000, "type": "SCALAR"}],
+        "accessors": [
+            {"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3"},
+            {"bufferView": 0, "componentType": 5125, "count": 3000, "type": "SCALAR"},
+        ],
     }
     assert code_of(json_glb(doc, TRIANGLE)) == "triangle-budget"
 

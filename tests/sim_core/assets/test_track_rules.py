@@ -161,12 +161,23 @@ def test_entities() -> None:
 
         return change
 
-    ok = manifest(track_edit("track-03", entity(entity_type="kinematic_move", material="wood", motion_curve="sin", period_ms=2000, amplitude_m=[0, 1, 0])))
+    ok = manifest(
+        track_edit(
+            "track-03",
+            entity(entity_type="kinematic_move", material="wood", motion_curve="sin", period_ms=2000, amplitude_m=[0, 1, 0]),
+        )
+    )
     assert ok["entities"][0]["period_frames"] == 120 and ok["entities"][0]["amplitude_um"] == [0, 1_000_000, 0]
     assert codes(track_edit("track-03", entity(entity_type="trampoline", material="wood"))) == ["entity-invalid"]
-    assert codes(track_edit("track-03", entity(entity_type="decoration", material="wood", physics="visual_only", destructible=True))) == ["entity-invalid"]
-    assert codes(track_edit("track-03", entity(entity_type="kinematic_move", material="wood", motion_curve="sin", period_ms=100))) == ["entity-invalid"]
-    assert codes(track_edit("track-03", entity(entity_type="kinematic_conveyor", material="wood", conveyor_velocity_m_s=12))) == ["entity-invalid"]
+    assert codes(
+        track_edit("track-03", entity(entity_type="decoration", material="wood", physics="visual_only", destructible=True))
+    ) == ["entity-invalid"]
+    assert codes(
+        track_edit("track-03", entity(entity_type="kinematic_move", material="wood", motion_curve="sin", period_ms=100))
+    ) == ["entity-invalid"]
+    assert codes(track_edit("track-03", entity(entity_type="kinematic_conveyor", material="wood", conveyor_velocity_m_s=12))) == [
+        "entity-invalid"
+    ]
     assert codes(track_edit("track-03", entity(entity_type="decoration"))) == ["entity-invalid"]  # no node-level material
 
 
@@ -187,8 +198,16 @@ def test_solid_region_budget() -> None:
 
     b.node("RoutePoint_1", matrix=frame_matrix((0.1, 0.0, 0.4), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)))
     b.node("RoutePoint_2", matrix=frame_matrix((0.1, 0.0, 0.1), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)))
-    data = b.build({"type": "track", "open4wd_version": 1, "material": "asphalt", "weather": {"type": "normal"}, "physics": {"gravity_strength_m_s2": 9.81},
-                    "track": {"type": "open", "route": [{"name": "RoutePoint_1", "width_m": 2}, {"name": "RoutePoint_2", "width_m": 2}]}})
+    data = b.build(
+        {
+            "type": "track",
+            "open4wd_version": 1,
+            "material": "asphalt",
+            "weather": {"type": "normal"},
+            "physics": {"gravity_strength_m_s2": 9.81},
+            "track": {"type": "open", "route": [{"name": "RoutePoint_1", "width_m": 2}, {"name": "RoutePoint_2", "width_m": 2}]},
+        }
+    )
     assert codes(data) == ["track-budget"]
 
 
@@ -200,10 +219,12 @@ def test_warnings_do_not_refuse() -> None:
         node(doc, "RespawnPoint_1")["name"] = "Marshal_Flag"
 
     findings = Findings()
-    assert build_manifest(read_glb(track_edit("track-03", narrow)), findings, deprecated=frozenset(), for_new_product=True) is not None
+    assert build_manifest(read_glb(track_edit("track-03",
+                                              narrow)), findings, deprecated=frozenset(), for_new_product=True) is not None
     assert findings.codes() == ["start-grid-narrow"]
     findings = Findings()
-    assert build_manifest(read_glb(track_edit("track-03", no_respawn)), findings, deprecated=frozenset(), for_new_product=True) is not None
+    assert build_manifest(read_glb(track_edit("track-03",
+                                              no_respawn)), findings, deprecated=frozenset(), for_new_product=True) is not None
     assert findings.codes() == ["killzone-without-respawn"]
 
 
@@ -228,7 +249,8 @@ def test_kill_zone_needs_a_size() -> None:
 def test_route_points_snap_to_the_surface_within_5_mm() -> None:
     assert codes(track_edit("track-03", move_node("RoutePoint_2", 0.0, 0.004, -8.0))) == []
     assert codes(track_edit("track-03", move_node("RoutePoint_2", 0.0, 0.006, -8.0))) == ["routepoint-off-surface"]
-    assert codes(track_edit("track-03", move_node("RoutePoint_2", 0.95, 0.0, -8.0))) == ["routepoint-off-surface"]  # past the road edge
+    assert codes(track_edit("track-03",
+                            move_node("RoutePoint_2", 0.95, 0.0, -8.0))) == ["routepoint-off-surface"]  # past the road edge
 
 
 def test_surface_distance_is_exact_near_edges_and_faces() -> None:

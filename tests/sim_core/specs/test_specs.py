@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import pytest
 
+from open4wd_base.errors import LocalError
 from sim_core.errors import SimError
 from sim_core.specs.track import Box, RoutePoint, TrackSpec
 from sim_core.specs.vehicle import BatterySpec, ChipSlot, MotorSpec, VehicleSpec, WeaponSpec, baked_part
@@ -114,7 +115,7 @@ def test_passive_weapon_reduces_weapon_mass():
 def test_world_new_rejects_bad_arguments():
     from sim_core import World
 
-    with pytest.raises(SimError, match="world-invalid-track"):
+    with pytest.raises(LocalError, match="world-invalid-track"):  # a wrong type is the caller's bug
         World.new("track", [car()])
     with pytest.raises(SimError, match="world-invalid-vehicles"):
         World.new(straight(), [])

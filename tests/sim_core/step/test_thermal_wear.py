@@ -1,5 +1,7 @@
 """Backward-Euler heat per part, overheating breakage, the damage transaction and tire wear (spec §7.1, §7.3)."""
 
+from itertools import pairwise
+
 from sim_core import SkillEvent
 from sim_core.state.layout import BROKEN_MASK, P_BREAK_FRAME, P_FATIGUE, P_FATIGUE_REM, P_TEMP, REMAINING_Q, VS, part_field
 from sim_core.specs.materials import material
@@ -34,7 +36,7 @@ def test_hot_part_cools_toward_ambient_monotonically():
     for _ in range(30):
         w.step({})
         temps.append(w._cars[0][body])
-    assert all(20_000 < b < a for a, b in zip([60_000] + temps, temps))
+    assert all(20_000 < b < a for a, b in pairwise([60_000] + temps))
 
 
 def test_overheated_motor_breaks_at_end_of_frame_and_drive_stops_next_frame():

@@ -1,0 +1,220 @@
+"""A network impairment proxy: the real network's bad days, on loopback, between two real nodes.
+
+``ImpairmentProxy`` listens on a TCP port and forwards every connection it accepts to a target, each
+direction through its own ``Impairment``: a delay with jitter (bytes keep their order, as TCP's do), a
+bandwidth cap, byte flips at chosen stream offsets or at a seeded rate, and on command a stall (stop
+forwarding for N seconds; the queue fills and TCP pushes back on the sender, as a stalled router or a
+stopped process would) or a cut (every connection dropped, and new ones refused for a while). A party
+in the middle of a link is exactly this: tests and the soak harness use it to show that a node keeps
+racing, repairs what is lost, and refuses what is altered.
+
+Everything is seeded (``Impairment.seed``), so a run with the same impairments and the same traffic
+flips the same bytes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import trio
+
+from open4wd_node.net.addresses import Address
+
+CHUNK_BYTES = 16 * 1024
+QUEUE_CAP_BYTES = 1024 * 1024  # what one direction holds before it stops reading (TCP backpressure)
+
+
+class Direction(StrEnum):
+    """``up``: from the connecting side to the target; ``down``: back."""
+
+    UP = "up"
+    DOWN = "down"
+
+
+@dataclass(frozen=True)
+class Impairment:
+    """What happens to one direction of every connection through the proxy."""
+
+    delay_ms: int = 0
+    jitter_ms: int = 0  # each chunk's delay is drawn in delay ± jitter (never reordering bytes)
+    bandwidth_bytes_per_s: int | None = None  # None: as fast as the sockets go
+    flip_offsets: tuple[int, ...] = ()  # stream offsets (per connection) whose byte is flipped
+    flip_rate: float = 0.0  # probability that any one byte is flipped
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.delay_ms < 0 or self.jitter_ms < 0 or self.jitter_ms > self.delay_ms:
+            raise ValueError("delay and jitter are ≥ 0 ms and the jitter at most the delay")
+        if self.bandwidth_bytes_per_s is not None and self.bandwidth_bytes_per_s <= 0:
+            raise ValueError("a bandwidth cap is a positive number of bytes per second")
+        if not 0.0 <= self.flip_rate <= 1.0 or any(offset < 0 for offset in self.flip_offsets):
+            raise ValueError("a flip rate is a probability and flip offsets are ≥ 0")
+
+
+@dataclass
+class ProxyStats:
+    """What went through, for tests and reports."""
+
+    connections: int = 0
+    refused: int = 0
+    forwarded: dict[Direction, int] = field(default_factory=lambda: {d: 0 for d in Direction})
+    flipped: dict[Direction, int] = field(default_factory=lambda: {d: 0 for d in Direction})
+
+
+class _Flipper:
+    """Flips bytes of one direction of one connection: at fixed offsets, and at the seeded rate."""
+
+    def __init__(self, impairment: Impairment, connection: int) -> None:
+        self.offsets = set(impairment.flip_offsets)
+        self.rate = impairment.flip_rate
+        self.rng = random.Random(f"{impairment.seed}/{connection}")
+        self.position = 0
+
+    def apply(self, data: bytes) -> tuple[bytes, int]:
+        """``data`` with its flipped bytes, and how many were flipped."""
+        start, self.position = self.position, self.position + len(data)
+        hits = [offset - start for offset in self.offsets if start <= offset < self.position]
+        if self.rate > 0:
+            hits += [i for i in range(len(data)) if self.rng.random() < self.rate]
+        if not hits:
+            return data, 0
+        changed = bytearray(data)
+        for index in set(hits):
+            changed[index] ^= 0xFF
+        return bytes(changed), len(set(hits))
+
+
+class _Pipe:
+    """One direction of one connection: a reader that queues timestamped chunks, a writer that
+    releases them when their delay is over, at the bandwidth cap, unless the proxy is stalled."""
+
+    def __init__(self, proxy: ImpairmentProxy, direction: Direction, connection: int) -> None:
+        self.proxy = proxy
+        self.direction = direction
+        self.impairment = proxy.impairments[direction]
+        self.flipper = _Flipper(self.impairment, connection)
+        self.rng = random.Random(f"{self.impairment.seed}/{connection}/{direction}/delay")
+        self.queue: deque[tuple[float, bytes]] = deque()
+        self.queued_bytes = 0
+        self.changed = trio.Condition()
+        self.last_release = 0.0
+        self.reading_done = False
+
+    async def read(self, source: trio.SocketStream) -> None:
+        try:
+            while chunk := await source.receive_some(CHUNK_BYTES):
+                async with self.changed:
+                    while self.queued_bytes >= QUEUE_CAP_BYTES:
+                        await self.changed.wait()
+                    chunk, flipped = self.flipper.apply(chunk)
+                    self.proxy.stats.flipped[self.direction] += flipped
+                    self.last_release = max(self.last_release, trio.current_time() + self._delay_s())
+                    self.queue.append((self.last_release, chunk))
+                    self.queued_bytes += len(chunk)
+                    self.changed.notify_all()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        async with self.changed:
+            self.reading_done = True
+            self.changed.notify_all()
+
+    def _delay_s(self) -> float:
+        jitter = self.impairment.jitter_ms
+        return (self.impairment.delay_ms + (self.rng.uniform(-jitter, jitter) if jitter else 0)) / 1000
+
+    async def write(self, target: trio.SocketStream) -> None:
+        try:
+            while True:
+                async with self.changed:
+                    while not self.queue and not self.reading_done:
+                        await self.changed.wait()
+                    if not self.queue:
+                        break
+                    release, chunk = self.queue[0]
+                await trio.sleep_until(release)
+                while trio.current_time() < self.proxy.stalled_until:  # a stall may begin while we wait
+                    await trio.sleep_until(self.proxy.stalled_until)
+                await target.send_all(chunk)
+                cap = self.impairment.bandwidth_bytes_per_s
+                if cap is not None:
+                    await trio.sleep(len(chunk) / cap)
+                async with self.changed:
+                    self.queue.popleft()
+                    self.queued_bytes -= len(chunk)
+                    self.proxy.stats.forwarded[self.direction] += len(chunk)
+                    self.changed.notify_all()
+            await target.send_eof()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+
+NONE = Impairment()
+ANY_LOOPBACK_PORT = Address("127.0.0.1", 0)
+
+
+class ImpairmentProxy:
+    """Forwards connections accepted on ``listen`` to ``target``, impaired per direction.
+
+    ``await nursery.start(proxy.run)`` starts it and gives the bound address; ``stall``, ``cut`` and
+    ``set`` act on it while it runs. Cancel the run to stop it (every connection is closed).
+    """
+
+    def __init__(self, target: Address, *, up: Impairment = NONE, down: Impairment = NONE,
+                 listen: Address = ANY_LOOPBACK_PORT) -> None:
+        self.target = target
+        self.listen = listen
+        self.impairments = {Direction.UP: up, Direction.DOWN: down}
+        self.stats = ProxyStats()
+        self.address: Address | None = None
+        self.stalled_until = 0.0
+        self.refusing_until = 0.0
+        self._connections: set[trio.CancelScope] = set()
+
+    def set(self, direction: Direction, impairment: Impairment) -> None:
+        """Impair ``direction`` of the connections accepted from now on."""
+        self.impairments[direction] = impairment
+
+    def stall(self, seconds: float) -> None:
+        """Stop forwarding, both ways, on every connection, for ``seconds`` (nothing is lost: it queues)."""
+        self.stalled_until = max(self.stalled_until, trio.current_time() + seconds)
+
+    def cut(self, refuse_s: float = 0.0) -> None:
+        """Drop every connection now; refuse new ones for ``refuse_s`` seconds."""
+        self.refusing_until = max(self.refusing_until, trio.current_time() + refuse_s)
+        for scope in list(self._connections):
+            scope.cancel()
+
+    async def run(self, *, task_status: trio.TaskStatus[Address] = trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(self.listen.port, host=self.listen.host)
+        host, port = listeners[0].socket.getsockname()[:2]
+        self.address = Address(host, port)
+        task_status.started(self.address)
+        await trio.serve_listeners(self._serve, listeners)
+
+    async def _serve(self, client: trio.SocketStream) -> None:
+        if trio.current_time() < self.refusing_until:
+            self.stats.refused += 1
+            await trio.aclose_forcefully(client)
+            return
+        self.stats.connections += 1
+        connection = self.stats.connections
+        with trio.CancelScope() as scope:
+            self._connections.add(scope)
+            target: trio.SocketStream | None = None
+            try:
+                target = await trio.open_tcp_stream(self.target.host, self.target.port)
+                async with trio.open_nursery() as nursery:
+                    for direction, source, sink in ((Direction.UP, client, target), (Direction.DOWN, target, client)):
+                        pipe = _Pipe(self, direction, connection)
+                        nursery.start_soon(pipe.read, source)
+                        nursery.start_soon(pipe.write, sink)
+            except OSError:
+                pass  # the target refused or vanished: the client sees its connection end
+            finally:
+                self._connections.discard(scope)
+                for stream in (client, target):
+                    if stream is not None:
+                        await trio.aclose_forcefully(stream)

@@ -1,0 +1,141 @@
+"""The impairment proxy over real loopback sockets, on an autojump clock (delays are virtual time)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import trio
+
+from open4wd_node.net.addresses import Address
+from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy
+
+
+class Sink:
+    """A TCP server that records every byte it receives and when (trio's clock)."""
+
+    def __init__(self) -> None:
+        self.received = bytearray()
+        self.arrivals: list[tuple[float, int]] = []  # (time, bytes so far)
+        self.closed = trio.Event()
+
+    async def serve(self, stream: trio.SocketStream) -> None:
+        try:
+            while chunk := await stream.receive_some(65536):
+                self.received += chunk
+                self.arrivals.append((trio.current_time(), len(self.received)))
+        except trio.BrokenResourceError:
+            pass
+        self.closed.set()
+
+
+async def start(nursery: trio.Nursery, sink: Sink, **impairments: Impairment) -> ImpairmentProxy:
+    listeners = await nursery.start(partial(trio.serve_tcp, sink.serve, 0, host="127.0.0.1"))
+    port = listeners[0].socket.getsockname()[1]
+    proxy = ImpairmentProxy(Address("127.0.0.1", port), **impairments)
+    await nursery.start(proxy.run)
+    return proxy
+
+
+async def connect(proxy: ImpairmentProxy) -> trio.SocketStream:
+    assert proxy.address is not None
+    return await trio.open_tcp_stream(proxy.address.host, proxy.address.port)
+
+
+async def until(predicate, limit_s: float = 60) -> None:
+    with trio.fail_after(limit_s):  # virtual time: only a hang reaches it
+        while not predicate():
+            await trio.sleep(0.001)
+
+
+async def test_a_delay_holds_every_byte_back_and_keeps_their_order(fast_clock):
+    sink, data = Sink(), bytes(range(256)) * 64
+    async with trio.open_nursery() as nursery:
+        proxy = await start(nursery, sink, up=Impairment(delay_ms=50, jitter_ms=30, seed=7))
+        client = await connect(proxy)
+        sent_at = trio.current_time()
+        for i in range(0, len(data), 100):  # many small writes, each with its own jitter
+            await client.send_all(data[i:i + 100])
+            await trio.sleep(0.002)
+        await until(lambda: len(sink.received) == len(data))
+        assert bytes(sink.received) == data  # jitter never reorders a byte stream
+        assert sink.arrivals[0][0] - sent_at >= 0.020  # at least delay - jitter
+        nursery.cancel_scope.cancel()
+
+
+async def test_flips_at_offsets_and_at_a_seeded_rate_are_reproducible(fast_clock):
+    data = bytes(4000)
+    flipped_positions = []
+    for _ in range(2):
+        sink = Sink()
+        async with trio.open_nursery() as nursery:
+            proxy = await start(nursery, sink, up=Impairment(flip_offsets=(10, 3999), flip_rate=0.002, seed=3))
+            client = await connect(proxy)
+            await client.send_all(data)
+            await until(lambda sink=sink: len(sink.received) == len(data))
+            nursery.cancel_scope.cancel()
+        positions = [i for i, byte in enumerate(sink.received) if byte != 0]
+        assert {10, 3999} <= set(positions) and all(sink.received[i] == 0xFF for i in positions)
+        assert proxy.stats.flipped[Direction.UP] == len(positions)
+        flipped_positions.append(positions)
+    assert flipped_positions[0] == flipped_positions[1] and len(flipped_positions[0]) > 2
+
+
+async def test_a_bandwidth_cap_paces_the_bytes(fast_clock):
+    sink, data = Sink(), bytes(100_000)
+    async with trio.open_nursery() as nursery:
+        proxy = await start(nursery, sink, up=Impairment(bandwidth_bytes_per_s=50_000))
+        client = await connect(proxy)
+        started = trio.current_time()
+        await client.send_all(data)
+        await until(lambda: len(sink.received) == len(data))
+        assert sink.arrivals[-1][0] - started >= 100_000 / 50_000 - 16 * 1024 / 50_000  # the last chunk's wait is after it
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_stall_forwards_nothing_until_it_ends_and_loses_nothing(fast_clock):
+    sink = Sink()
+    async with trio.open_nursery() as nursery:
+        proxy = await start(nursery, sink)
+        client = await connect(proxy)
+        await client.send_all(b"before")
+        await until(lambda: bytes(sink.received) == b"before")
+        proxy.stall(3.0)
+        stalled_at = trio.current_time()
+        await client.send_all(b" during")
+        await trio.sleep(2.9)
+        assert bytes(sink.received) == b"before"
+        await until(lambda: bytes(sink.received) == b"before during")
+        assert sink.arrivals[-1][0] - stalled_at >= 3.0
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_cut_drops_every_connection_and_refuses_new_ones_for_a_while(fast_clock):
+    sink = Sink()
+    async with trio.open_nursery() as nursery:
+        proxy = await start(nursery, sink)
+        client = await connect(proxy)
+        await client.send_all(b"x")
+        await until(lambda: bytes(sink.received) == b"x")
+        proxy.cut(refuse_s=5.0)
+        await sink.closed.wait()  # the target side saw the connection end
+        with pytest.raises((trio.BrokenResourceError, trio.ClosedResourceError)):
+            for _ in range(100):  # the client side sees it too, at the latest when it writes
+                await client.send_all(b"y" * 1000)
+                await trio.sleep(0.01)
+        refused = await connect(proxy)
+        assert await refused.receive_some(10) == b""  # accepted and closed at once
+        assert proxy.stats.refused == 1
+        await trio.sleep(5.0)
+        again = await connect(proxy)
+        await again.send_all(b"z")
+        await until(lambda: bytes(sink.received).endswith(b"z"))
+        assert proxy.stats.connections == 2
+        nursery.cancel_scope.cancel()
+
+
+def test_impossible_impairments_are_refused():
+    for bad in ({"delay_ms": -1}, {"delay_ms": 10, "jitter_ms": 20}, {"bandwidth_bytes_per_s": 0}, {"flip_rate": 1.5},
+                {"flip_offsets": (-1,)}):
+        with pytest.raises(ValueError):
+            Impairment(**bad)

@@ -1,0 +1,127 @@
+"""Fault in the type: a peer's bad message is blamed on that peer (``Misbehaviour``) beside the ``error``
+event users have always seen; this node's own seat is never blamed; a ``LocalError`` (a bug or a misuse
+of this node) is raised to the caller, never turned into a peer's fault."""
+
+import pytest
+
+from protocol.actions import Misbehaviour
+from protocol.encoding.wire import encode_message
+from protocol.errors import LocalError, PeerError
+from protocol.identity.keys import Identity
+from protocol.room.events import ErrorReported
+from protocol.room.host import HostRoom
+from protocol.room.member import MemberRoom
+from protocol.room.messages import MatchStart, ReadyDeclarationMsg, Relay
+from protocol.room.ready import build_declaration
+from protocol.versions.collection import VersionRequest
+from protocol.versions.record import node_version_info
+from tests.protocol.room.harness import LOADOUT, FakeAssets, Net
+
+A, B, C = (Identity(bytes([i]) * 32) for i in range(1, 4))
+INFO = node_version_info("sim_core/1", 1, 0, "t")
+
+
+def codes(net, who=None):
+    return [e["code"] for e in net.of(who, "error")]
+
+
+def test_a_forged_declaration_is_blamed_on_its_sender_and_shown_to_the_host():
+    net = Net(A, min_players=3)
+    net.add_member(B, auto_ready=False)
+    good = build_declaration(B, net.room_id, net.host.config.digest, net.host.members[B.peer_id].epoch, INFO, [LOADOUT], net.now)
+    forged = good.to_wire() | {"payload": good.payload | {"carRotation": [LOADOUT, LOADOUT]}}
+    actions = net.host.receive(B.peer_id, ReadyDeclarationMsg(forged), net.now)
+    assert actions == [
+        Misbehaviour(B.peer_id, "invalid-signature"),
+        ErrorReported("invalid-signature", f"from {B.peer_id[-4:]}: the signature does not match the signer and content"),
+    ]
+    assert net.host.members[B.peer_id].declaration is None
+
+
+def test_a_message_of_the_wrong_direction_is_an_unexpected_message():
+    net = Net(A, min_players=3)
+    net.add_member(B, auto_ready=False)
+    wrong = MatchStart("0" * 64, 0, "0" * 64, [])  # host -> member only
+    actions = net.host.receive(B.peer_id, wrong, net.now)
+    assert actions == [
+        Misbehaviour(B.peer_id, "unexpected-message"), ErrorReported("unexpected-message", f"{B.peer_id[-4:]} sent match-start"),
+    ]
+    member = net.members[B.peer_id]
+    assert member.receive(A.peer_id, ReadyDeclarationMsg({}), net.now) == [
+        Misbehaviour(A.peer_id, "unexpected-message"), ErrorReported("unexpected-message", "host sent ready-declaration"),
+    ]
+
+
+def test_messages_from_anyone_but_the_link_peer_are_ignored_not_blamed():
+    net = Net(A, min_players=3)
+    net.add_member(B, auto_ready=False)
+    assert net.host.receive(C.peer_id, ReadyDeclarationMsg({}), net.now) == []  # not a member
+    assert net.members[B.peer_id].receive(C.peer_id, MatchStart("0" * 64, 0, "0" * 64, []), net.now) == []  # not the host
+
+
+def test_the_hosts_own_seat_is_never_blamed():
+    net = Net(A, min_players=2)
+    net.add_member(B)
+    assert net.host.phase == "countdown"
+    net.route(net.host_member.declare_ready(net.now), A.peer_id)  # the host's player types "ready" too late
+    assert codes(net)[-1] == "not-allowed"  # shown, as before
+    assert net.blamed(None) == [] and net.blamed(A.peer_id) == []
+    bad = MatchStart("0" * 64, 0, "0" * 64, [])  # and the host's member machine never blames its own host
+    assert net.host_member.receive(A.peer_id, bad, net.now) == [
+        ErrorReported("match-start-invalid", "match-start does not match the verified start package"),
+    ]
+
+
+def test_a_bad_relayed_body_is_blamed_on_its_origin_not_the_host():
+    net = Net(A, min_players=3)
+    net.add_member(B, auto_ready=False)
+    net.add_member(C, auto_ready=False)
+    member = net.members[B.peer_id]
+    actions = member.receive(A.peer_id, Relay(C.peer_id, B.peer_id, b"\xc1 not msgpack"), net.now)
+    assert actions == [Misbehaviour(C.peer_id, "malformed-frame"), ErrorReported("malformed-frame", actions[1].message)]
+    request = Relay(C.peer_id, B.peer_id, encode_message(VersionRequest(sender=C.peer_id)))
+    assert not any(isinstance(a, Misbehaviour) for a in member.receive(A.peer_id, request, net.now))
+
+
+def test_a_local_error_in_a_host_handler_propagates():
+    net = Net(A, min_players=3)
+    net.add_member(B, auto_ready=False)
+
+    def broken_check(envelope, now_ms):
+        raise LocalError("bug", "a bug in this node")
+
+    net.host.verifier.check = broken_check
+    good = build_declaration(B, net.room_id, net.host.config.digest, net.host.members[B.peer_id].epoch, INFO, [LOADOUT], net.now)
+    with pytest.raises(LocalError) as info:
+        net.host.receive(B.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now)
+    assert info.value.code == "bug" and not isinstance(info.value, PeerError)
+
+
+class BuggyAssets(FakeAssets):
+    """The shell's asset code with a bug: checking a car fails as this node's own error."""
+
+    def check_rotation(self, peer, rotation):
+        raise LocalError("asset-store-broken", "the local asset store failed")
+
+
+def test_a_local_error_in_a_member_handler_propagates_instead_of_refusing_the_ready_set():
+    net = Net(A, min_players=2)
+    member = net.add_member(B, assets=BuggyAssets(), auto_ready=False)
+    with pytest.raises(LocalError) as info:  # raised while B checks the ReadySet the host sends
+        net.route(member.declare_ready(net.now), B.peer_id)
+    assert info.value.code == "asset-store-broken"
+    assert not net.blamed(B.peer_id) and "asset-store-broken" not in codes(net, B.peer_id)
+
+
+def test_local_misuse_of_the_machines_raises_local_errors():
+    net = Net(A, min_players=3)
+    spectator = net.add_member(B, role="spectator")
+    with pytest.raises(LocalError) as info:
+        spectator.declare_ready(net.now)
+    assert info.value.code == "not-allowed"
+    with pytest.raises(LocalError) as info:
+        MemberRoom(C, net.room_id, A.peer_id, "referee", INFO, FakeAssets())
+    assert info.value.code == "role-invalid"
+    with pytest.raises(LocalError) as info:  # only a member of the last room state may succeed its host
+        HostRoom.succeed(C, net.host.state_message(), A.peer_id, bytes(24), [], net.now)
+    assert info.value.code == "succession-invalid"
