@@ -76,16 +76,17 @@ class Message:
     TYPE: ClassVar[str] = ""
 
 
-M = TypeVar("M", bound=type)
+M = TypeVar("M", bound=type[Message])
 REGISTRY: dict[str, type[Message]] = {}
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
-def message(type_name: str):
+@typing.dataclass_transform(frozen_default=True)
+def message(type_name: str) -> typing.Callable[[M], M]:
     """Register a frozen dataclass as the message with wire type ``type_name``."""
 
     def wrap(cls: M) -> M:
-        cls = dataclass(frozen=True)(cls)
+        cls = typing.cast(M, dataclass(frozen=True)(cls))
         if type_name in REGISTRY:
             raise ValueError(f"message type {type_name!r} registered twice")
         cls.TYPE = type_name
