@@ -9,7 +9,9 @@ sender (the link's PeerId, never a field of the message).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from enum import Enum
+from typing import Any, ClassVar
 
 from protocol.encoding.wire import Message
 
@@ -37,3 +39,20 @@ class Misbehaviour:
 
     peer: str
     code: str
+
+
+class UserEvent:
+    """Base of the typed user-visible events a machine returns among its actions (one frozen dataclass
+    per event). ``EVENT`` is the stable ``--json`` event name and the fields are exactly the event's JSON
+    data keys, so the shell emits ``events.emit(e.EVENT, **e.data())`` and the output stays as it was
+    when events were ``Notify(name, dict)``."""
+
+    EVENT: ClassVar[str]
+
+    def data(self) -> dict[str, Any]:
+        """The event's fields by name (shallow; an enum member becomes its value, as the JSON shows it)."""
+        values: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]  # every subclass is a dataclass
+            value = getattr(self, f.name)
+            values[f.name] = value.value if isinstance(value, Enum) else value
+        return values

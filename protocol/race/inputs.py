@@ -48,7 +48,8 @@ def parse_events(raw: object, allowed: frozenset[str]) -> tuple[Event, ...]:
         events.append((skill, hold))
     for skill, hold in events:
         if hold != (skill in HOLD_SKILLS):
-            raise ProtocolError("race-input-hold-mismatch", f"{skill} is {'a Hold' if skill in HOLD_SKILLS else 'an Event'} skill")
+            kind = "a Hold" if skill in HOLD_SKILLS else "an Event"
+            raise ProtocolError("race-input-hold-mismatch", f"{skill} is {kind} skill")
         if skill not in allowed:
             raise ProtocolError("race-input-skill-not-in-chip", f"{skill} is not in that car's chip slots")
     return canonical_events(events)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError
 
 
 class RaceStatus(str, Enum):
@@ -100,7 +100,7 @@ def round_result(standings: Sequence[Mapping[str, Any]], slots: Mapping[str, int
     ``status``)."""
     peer_of = {slot: peer for peer, slot in slots.items()}
     if sorted(row["slot"] for row in standings) != sorted(peer_of):
-        raise ProtocolError("race-results-invalid", "the standings must cover exactly the round's slots")
+        raise LocalError("race-results-invalid", "the standings must cover exactly the round's slots")
     return RoundResult(
         points={peer_of[row["slot"]]: row["points"] for row in standings},
         finish_frames={peer_of[row["slot"]]: row["finished_frame"] for row in standings},
@@ -123,9 +123,9 @@ def match_standings(rounds: Sequence[RoundResult]) -> list[dict[str, Any]]:
     true finish frames only where ``status`` is finished), ``status`` (``match_status``) and ``rounds``
     (the status of each round the peer raced)."""
     if not rounds:
-        raise ProtocolError("race-results-invalid", "a match has at least one round")
+        raise LocalError("race-results-invalid", "a match has at least one round")
     peers = sorted({peer for result in rounds for peer in result.points})
-    rows = []
+    rows: list[dict[str, Any]] = []
     for peer in peers:
         points = sum(result.points.get(peer, 0) for result in rounds)
         time = 0

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from protocol.encoding import dagcbor
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError
 from protocol.race.signing import SKILL_ORDER, Event
 
 MAX_INPUT_DELAY = 8
@@ -61,15 +61,15 @@ class RaceSetup:
     def __post_init__(self) -> None:
         peers = set(self.slots)
         if len(peers) < 2 or sorted(self.slots.values()) != list(range(len(peers))):
-            raise ProtocolError("race-setup-invalid", "a race has at least 2 peers in slots 0..N-1")
+            raise LocalError("race-setup-invalid", "a race has at least 2 peers in slots 0..N-1")
         if set(self.skills) != peers or set(self.loadouts) != peers:
-            raise ProtocolError("race-setup-invalid", "skills and loadouts must cover exactly the roster")
+            raise LocalError("race-setup-invalid", "skills and loadouts must cover exactly the roster")
         if any(not set(s) <= set(SKILL_ORDER) for s in self.skills.values()):
-            raise ProtocolError("race-setup-invalid", "chip skills must be among the eight skills")
+            raise LocalError("race-setup-invalid", "chip skills must be among the eight skills")
         if type(self.input_delay) is not int or not 0 <= self.input_delay <= MAX_INPUT_DELAY:
-            raise ProtocolError("race-setup-invalid", f"input_delay is 0..{MAX_INPUT_DELAY} frames")
+            raise LocalError("race-setup-invalid", f"input_delay is 0..{MAX_INPUT_DELAY} frames")
         if type(self.max_prediction) is not int or not 0 <= self.max_prediction <= MAX_PREDICTION:
-            raise ProtocolError("race-setup-invalid", f"max_prediction is 0..{MAX_PREDICTION} frames (0 = lockstep)")
+            raise LocalError("race-setup-invalid", f"max_prediction is 0..{MAX_PREDICTION} frames (0 = lockstep)")
 
     @property
     def roster(self) -> tuple[str, ...]:
