@@ -25,16 +25,21 @@ class RaceWorld(Protocol):
     """
 
     @property
-    def frame(self) -> int: ...
+    def frame(self) -> int:
+        """The frame the next ``step`` computes."""
 
     @property
-    def done(self) -> bool: ...
+    def done(self) -> bool:
+        """True once the round is over (nothing more is stepped)."""
 
-    def step(self, inputs: Mapping[int, Sequence[Event]]) -> None: ...
+    def step(self, inputs: Mapping[int, Sequence[Event]]) -> None:
+        """Compute one frame with these inputs by start slot (a slot without events is left out)."""
 
-    def save_state(self) -> bytes: ...
+    def save_state(self) -> bytes:
+        """The whole state as canonical bytes (equal states give equal bytes)."""
 
-    def load_state(self, data: bytes) -> None: ...
+    def load_state(self, data: bytes) -> None:
+        """Replace the state by ``data`` atomically; raises (any exception) on bytes it refuses."""
 
 
 def loadout_digest(car: Any) -> str:
@@ -45,7 +50,10 @@ def loadout_digest(car: Any) -> str:
 @dataclass(frozen=True)
 class RaceSetup:
     """One round: ``slots`` (peer → start slot) is the roster; ``skills`` are each car's chip skills,
-    ``loadouts`` each car's ``loadout_digest``; the grid fields (hex) go into the round's anchor."""
+    ``loadouts`` each car's ``loadout_digest``; the grid fields (hex) go into the round's anchor.
+
+    Built by this node's shell from its verified start package and options, so a refusal is a
+    ``LocalError`` ``race-setup-invalid`` (roster and slots, skills, ``input_delay``, ``max_prediction``)."""
 
     match_id: str
     round_index: int
@@ -73,12 +81,14 @@ class RaceSetup:
 
     @property
     def roster(self) -> tuple[str, ...]:
+        """The round's peers in PeerId order."""
         return tuple(sorted(self.slots))
 
     @classmethod
     def from_locked_start(cls, locked: Any, round_index: int, skills: Mapping[str, frozenset[str]],
                           **options: Any) -> "RaceSetup":
-        """The round ``round_index`` of a verified ``LockedStart``; ``skills`` come from the baked cars."""
+        """The round ``round_index`` of a verified ``LockedStart``; ``skills`` come from the baked cars.
+        Raises ``LocalError`` ``race-setup-invalid`` as the constructor does."""
         return cls(
             match_id=locked.match_id,
             round_index=round_index,
