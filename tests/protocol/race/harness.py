@@ -89,11 +89,12 @@ def make_setup(ids: list[Identity], round_index: int = 0, **options: Any) -> Rac
 
 
 def bot_events(skills: frozenset[str], peer: str, frame: int, seed: int) -> list[tuple[str, bool]]:
-    """Deterministic per (seed, peer, frame): holds last ~10 frames, events are rare."""
+    """Deterministic per (seed, peer, frame): holds last ~10 frames, events are rare. Skills are drawn in
+    sorted order: a frozenset's own order changes with PYTHONHASHSEED, and with it every run's inputs."""
     rng = random.Random(f"{seed}/{peer}/{frame // 10}")
-    held = sorted(s for s in skills if s in HOLD and rng.random() < 0.4)
+    held = [s for s in sorted(skills) if s in HOLD and rng.random() < 0.4]
     rng = random.Random(f"{seed}/{peer}/{frame}")
-    fired = sorted(s for s in skills if s not in HOLD and rng.random() < 0.05)
+    fired = [s for s in sorted(skills) if s not in HOLD and rng.random() < 0.05]
     return [(s, True) for s in held] + [(s, False) for s in fired]
 
 
