@@ -96,6 +96,18 @@ class AnchorRound:
         proposals: list[RaceAction] = [Send(p, RaceAnchorProposal(event)) for p in self._others()]
         return proposals + actions
 
+    def next_deadline_ms(self) -> int | None:
+        """When ``tick`` next has something to do: this node's fallback proposal slot (while it has
+        endorsed nothing and holds a candidate frame), else the collection timeout; None once decided.
+        The shell sleeps until then instead of ticking on a fixed period."""
+        if self.decided:
+            return None
+        timeout = self.started_ms + COLLECTION_TIMEOUT_MS
+        candidates = [f for f in self.facts.checksums if within_tail(f, self.facts.terminal_frame)]
+        if self._event is not None or self.identity.peer_id not in self.present or not candidates:
+            return timeout
+        return min(timeout, self.started_ms + self.present.index(self.identity.peer_id) * FALLBACK_SLOT_MS)
+
     def receive(self, peer: str, msg: RaceAnchorProposal | RaceAnchorSignature, now_ms: int) -> list[RaceAction]:
         """One anchor message from the link's authenticated ``peer`` (``on_proposal`` or ``on_signature``)."""
         if isinstance(msg, RaceAnchorProposal):

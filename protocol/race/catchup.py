@@ -10,7 +10,7 @@ repeating an id could only repeat the same candidates; a fresh one lets responde
 from __future__ import annotations
 
 import hashlib
-from enum import Enum
+from enum import StrEnum
 from typing import NamedTuple
 
 from protocol.errors import ProtocolError
@@ -25,7 +25,7 @@ OFFER_TTL_FRAMES = 900
 SYNC_COOLDOWN_FRAMES = 120
 
 
-class CatchUpVerdict(Enum):
+class CatchUpVerdict(StrEnum):
     """What a catch-up timer asks for (``CatchUpRequest.on_timer``)."""
 
     REPROBE = "reprobe"  # no quorum yet: probe again with a fresh request id
@@ -106,6 +106,15 @@ class CatchUpRequest:
             return None
         if self.pending is not None and now_ms - self.pending_since >= SNAPSHOT_TIMEOUT_MS:
             return CatchUpVerdict.NEXT_VOTER
+        return None
+
+    def next_deadline_ms(self) -> int | None:
+        """When ``on_timer`` next has something to say (a re-probe, giving up, the next voter), or None
+        while a target is chosen and no snapshot is awaited."""
+        if self.target is None:
+            return self.started_ms + min(PROBE_GIVE_UP_MS, self.probes * PROBE_RETRY_MS)
+        if self.pending is not None:
+            return self.pending_since + SNAPSHOT_TIMEOUT_MS
         return None
 
 

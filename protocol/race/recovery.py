@@ -199,6 +199,16 @@ class Recovery:
             actions += self._catch_up_timers(self._catch_up, now_ms)
         return actions
 
+    def next_deadline_ms(self) -> int | None:
+        """When ``tick`` next has a timer to fire (a reconnect window closing, a catch-up retry or
+        timeout), or None when none runs."""
+        deadlines = [at + RECONNECT_WINDOW_MS for at in self._lost_at.values()]
+        if self._catch_up is not None:
+            deadline = self._catch_up.next_deadline_ms()
+            if deadline is not None:
+                deadlines.append(deadline)
+        return min(deadlines, default=None)
+
     def peer_reconnected(self, peer: str, now_ms: int) -> list[RaceAction]:
         """A new link to ``peer`` is up: tell it who we race as, where we are, and whether we must catch up."""
         if self._session.ended is not None or peer not in self._peers.others:

@@ -140,6 +140,16 @@ class RaceSession:
             raise LocalError("race-unknown-peer", f"{peer} is not on this round's roster")
         return status
 
+    def next_deadline_ms(self) -> int | None:
+        """When ``tick`` next has a timer to fire (a reconnect window closing, a catch-up retry, the
+        anchor's proposal slot or timeout), or None when no timer runs. Between frames, e.g. while the
+        shell waits for the round's anchor, it ticks at this deadline instead of on a fixed period."""
+        if self.ended is not None:
+            return None
+        deadlines = [d for d in (self._recovery.next_deadline_ms(),
+                                 None if self._anchor is None else self._anchor.next_deadline_ms()) if d is not None]
+        return min(deadlines, default=None)
+
     @property
     def needs_local_input(self) -> bool:
         """True while this node's input for ``current_frame + input_delay`` is still missing."""
