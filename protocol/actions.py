@@ -10,7 +10,6 @@ sender (the link's PeerId, never a field of the message).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from enum import Enum
 from typing import Any, ClassVar
 
 from protocol.encoding.wire import Message
@@ -41,18 +40,18 @@ class Misbehaviour:
     code: str
 
 
+@dataclass(frozen=True)
 class UserEvent:
-    """Base of the typed user-visible events a machine returns among its actions (one frozen dataclass
-    per event). ``EVENT`` is the stable ``--json`` event name and the fields are exactly the event's JSON
-    data keys, so the shell emits ``events.emit(e.EVENT, **e.data())`` and the output stays as it was
-    when events were ``Notify(name, dict)``."""
+    """Base of the typed user-visible events a machine reports (one frozen dataclass per event).
 
-    EVENT: ClassVar[str]
+    ``EVENT`` is the stable ``--json`` event name and the fields are exactly that event's JSON data
+    keys, in order, so the shell prints ``events.emit(e.EVENT, **e.data())`` and the output stays the
+    same whatever the machine's internals. Subclasses may override ``data`` to leave out a key that a
+    given view of the event never had.
+    """
+
+    EVENT: ClassVar[str] = ""
 
     def data(self) -> dict[str, Any]:
-        """The event's fields by name (shallow; an enum member becomes its value, as the JSON shows it)."""
-        values: dict[str, Any] = {}
-        for f in fields(self):  # type: ignore[arg-type]  # every subclass is a dataclass
-            value = getattr(self, f.name)
-            values[f.name] = value.value if isinstance(value, Enum) else value
-        return values
+        """The event's JSON data: each field by name, in declaration order (a shallow copy)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -162,6 +162,11 @@ class PeerLeft(UserEvent):
     peer: str
     reason: LeaveReason
 
+    def data(self) -> dict[str, Any]:
+        """``peer`` and the reason's plain string: nested in a report (``leaves``) an enum member would
+        print as its repr in the text view."""
+        return {"peer": self.peer, "reason": self.reason.value}
+
 
 @dataclass(frozen=True)
 class PeerLost(UserEvent):
