@@ -92,7 +92,7 @@ def rollback_in_session(repeats: int) -> list[float]:
             send(peer, frame, [])
         if frame >= 8:  # the late peer is 8 frames behind; now and then its input was not the prediction
             send(late.peer_id, frame - 8, press if (frame - 8) % 16 == 1 else [])
-        session.add_local_input([])
+        session.add_local_input([], 0)
         start = time.perf_counter()
         report = session.advance_frame(0)
         elapsed = time.perf_counter() - start

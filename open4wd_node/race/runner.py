@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 import structlog
 import trio
@@ -43,13 +43,16 @@ from protocol.room.locked_start import LockedStart
 from protocol.race.mesh import MeshReady
 from protocol.race.session import RaceSession
 from protocol.race.actions import (
-    AnchorDecided, CaughtUp, CloseLink, DesyncRecord, FrameConfirmed, Misbehaviour, Notify, RoundEnded, Send,
-    SessionEnded, VoteDecided, WriteState,
+    AnchorDecided, AnchorReached, CaughtUp, ChecksumVoted, CloseLink, DesyncDetected, DesyncRecord, FrameConfirmed,
+    Misbehaviour, PeerLeft, PeerLost, PeerRejoined, RaceAction, RaceEvent, RoundEnded, Send, SessionEnded, VoteDecided,
+    WriteState,
 )
 from protocol.race.keys import RaceKeyBook, announce
 from protocol.race.messages import RaceKey
+from protocol.race.peers import PeerStatus
 from protocol.race.results import Quit, match_standings, rank_with_quits, round_result
 from protocol.race.setup import RaceSetup
+from protocol.race.votes import VoteKind
 from protocol.encoding.wire import Message
 from sim_core.world import World
 
@@ -205,7 +208,7 @@ class MatchRunner:
         self.log.append({"kind": "round-start", "round": round_index, "slots": slots, "cars": cars})
         await self._barrier(round_index)
         self.events.emit("race-start", round=round_index, slot=self.slot, roster=list(setup.roster))
-        self._route(session.start())
+        self._route(session.start(self.clock.now_ms()))
         pump = FramePump(self._step, lambda: session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag))
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
@@ -260,7 +263,7 @@ class MatchRunner:
         session = self.session
         now = self.clock.now_ms()
         if session.needs_local_input:
-            self._route(session.add_local_input(self.driver.decide(self.world, self.slot, session.current_frame)))
+            self._route(session.add_local_input(self.driver.decide(self.world, self.slot, session.current_frame), now))
         report = session.advance_frame(now)
         self._route(report.actions)
         if report.stepped and self.on_step is not None:
@@ -304,20 +307,47 @@ class MatchRunner:
 
     # ---- actions -----------------------------------------------------------------------------------
 
-    def _route(self, actions: list[Any]) -> None:
+    def _route(self, actions: list[RaceAction]) -> None:
+        """Carry out a session's actions in order (every kind has its handler: a new kind is a type error)."""
         for action in actions:
-            handler = _ACTIONS.get(type(action))
-            if handler is not None:
-                handler(self, action)
+            match action:
+                case FrameConfirmed():
+                    self._confirmed(action)
+                case Send():
+                    self._send(action)
+                case ChecksumVoted() | DesyncDetected() | PeerLeft() | PeerLost() | PeerRejoined() | AnchorReached():
+                    self._event(action)
+                case VoteDecided():
+                    self._vote(action)
+                case WriteState():
+                    self._write_state(action)
+                case DesyncRecord():
+                    self._desync(action)
+                case RoundEnded():
+                    self._round_ended(action)
+                case AnchorDecided():
+                    self._anchor(action)
+                case SessionEnded():
+                    self._ended(action)
+                case Misbehaviour():
+                    self._misbehaviour(action)
+                case CaughtUp():
+                    self._caught_up(action)
+                case CloseLink():
+                    self._close(action)
+                case _:
+                    assert_never(action)
 
     def _send(self, action: Send) -> None:
         self.mesh.send(action.peer, action.message)
 
-    def _notify(self, action: Notify) -> None:
-        if action.event == "leave":
-            self.report.leaves.append({"node": self.me, **action.data})
-            self._leave_reasons[action.data["peer"]] = action.data["reason"]
-        self.events.emit(action.event, **{"round": self.round_index, **action.data})
+    def _event(self, event: RaceEvent) -> None:
+        """A user-visible race event: the ``--json`` event ``EVENT`` with the round and the event's fields."""
+        data = event.data()
+        if isinstance(event, PeerLeft):
+            self.report.leaves.append({"node": self.me, **data})
+            self._leave_reasons[event.peer] = data["reason"]
+        self.events.emit(event.EVENT, **{"round": self.round_index, **data})
 
     def _confirmed(self, action: FrameConfirmed) -> None:
         for confirmed in action.inputs:
@@ -332,12 +362,12 @@ class MatchRunner:
             self.log.flush()
 
     def _vote(self, action: VoteDecided) -> None:
-        if action.kind == "agreed":
+        if action.kind is VoteKind.AGREED:
             self.report.agreed += 1
         else:
             self.report.disagreements += 1
         self.log.append({
-            "kind": "checksum", "round": self.round_index, "frame": action.frame, "result": action.kind,
+            "kind": "checksum", "round": self.round_index, "frame": action.frame, "result": action.kind.value,
             "hashes": {p: h.hex() for p, h in action.hashes.items()}, "dissenters": list(action.dissenters),
         })
 
@@ -356,7 +386,7 @@ class MatchRunner:
         self.round_over = True
         slots = self.locked.slots(self.round_index)
         quits = {p: Quit(self._last_signed.get(p, -1) + 1, self._leave_reasons[p])
-                 for p in self.locked.roster if p != self.me and self.session.status(p) == "removed"}
+                 for p in self.locked.roster if p != self.me and self.session.status(p) is PeerStatus.REMOVED}
         rows = rank_with_quits(self.world.standings(), slots, quits)
         peer_of = {slot: peer for peer, slot in slots.items()}
         standings = [dict(row, peer=peer_of[row["slot"]]) for row in rows]
@@ -373,10 +403,10 @@ class MatchRunner:
         self.log.append({"kind": "anchor", "round": action.round_index, "event": action.event})
 
     def _ended(self, action: SessionEnded) -> None:
-        self.report.outcome, self.report.detail = action.reason, action.detail
-        self.log.append({"kind": "session-end", "round": self.round_index, "reason": action.reason,
-                         "detail": action.detail})
-        self.events.emit("session-end", round=self.round_index, reason=action.reason, detail=action.detail)
+        reason = action.reason.value
+        self.report.outcome, self.report.detail = reason, action.detail
+        self.log.append({"kind": "session-end", "round": self.round_index, "reason": reason, "detail": action.detail})
+        self.events.emit("session-end", round=self.round_index, reason=reason, detail=action.detail)
 
     def _misbehaviour(self, action: Misbehaviour) -> None:
         log.info("race-misbehaviour", peer=action.peer, code=action.code)
@@ -414,19 +444,3 @@ def _stopped_by(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, (trio.Cancelled, BaseExceptionGroup)):
         return end_record(EndReason.CANCELLED)
     return end_record(EndReason.ERROR, detail=f"{type(exc).__name__}: {exc}"[:500])
-
-
-_ACTIONS = {
-    Send: MatchRunner._send,
-    Notify: MatchRunner._notify,
-    FrameConfirmed: MatchRunner._confirmed,
-    VoteDecided: MatchRunner._vote,
-    WriteState: MatchRunner._write_state,
-    DesyncRecord: MatchRunner._desync,
-    RoundEnded: MatchRunner._round_ended,
-    AnchorDecided: MatchRunner._anchor,
-    SessionEnded: MatchRunner._ended,
-    Misbehaviour: MatchRunner._misbehaviour,
-    CaughtUp: MatchRunner._caught_up,
-    CloseLink: MatchRunner._close,
-}

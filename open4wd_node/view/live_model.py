@@ -13,7 +13,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from open4wd_node.view.room_view import RoomSummary, summarize
-from protocol.race.recovery import LOST, REJOINING, REMOVED
+from protocol.race.peers import PeerStatus
 from protocol.race.results import Quit, RaceStatus, rank_with_quits
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ class LiveBoard:
         if self.final_rows is not None:
             rows = self.final_rows
         else:
-            quits = {peer: quit for peer, quit in self.quits.items() if session.status(peer) == REMOVED}
+            quits = {peer: quit for peer, quit in self.quits.items() if session.status(peer) is PeerStatus.REMOVED}
             peer_of = {slot: peer for peer, slot in watch.slots.items()}
             rows = [dict(row, peer=peer_of[row["slot"]]) for row in rank_with_quits(world.standings(), watch.slots, quits)]
         laps, lap_um = world.track.laps_to_finish, world.route.length_um
@@ -186,6 +186,6 @@ class LiveBoard:
             return OWN_END[self.own_end]
         if self.final_rows is not None or status is not RaceStatus.DNF:
             return FINAL[status]
-        if session.status(row["peer"]) in (LOST, REJOINING):
+        if session.status(row["peer"]) in (PeerStatus.LOST, PeerStatus.REJOINING):
             return CarStatus.RECONNECTING
         return CAR_STATES[row["car"]]

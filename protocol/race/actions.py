@@ -1,20 +1,56 @@
-"""What a race session asks its shell to do, besides the room actions it shares (Send, CloseLink, Notify)."""
+"""What a race session returns: the link actions every machine shares (``Send``, ``CloseLink``,
+``Misbehaviour``), the race's own actions for the shell (race log, state files, round and session end),
+and the typed user-visible events; ``RaceAction`` is the union of all of them.
+
+Why typed: the shell routes each kind exhaustively (a new action that the shell forgets is a type
+error, not a silently dropped one), and the ``--json`` event stream is pinned by each event's ``EVENT``
+name and fields. The string values of the enums below are what reaches the wire, the JSON output and
+the race log, unchanged.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, ClassVar, TypeAlias
 
-from protocol.race.messages import RaceInput
+from protocol.actions import CloseLink, Misbehaviour, Send, UserEvent
+from protocol.race.messages import LeaveReason, RaceInput
 from protocol.race.signing import Event
-from protocol.actions import CloseLink, Misbehaviour, Send
-from protocol.room.actions import Notify
+from protocol.race.votes import VoteKind
 
 __all__ = [
-    "AnchorDecided", "CaughtUp", "CloseLink", "ConfirmedInput", "DesyncRecord", "FrameConfirmed", "FrameReport", "Misbehaviour",
-    "Notify", "RoundEnded", "Send", "SessionEnded", "VoteDecided", "WriteState",
+    "AnchorDecided", "AnchorReached", "CaughtUp", "ChecksumVoted", "CloseLink", "ConfirmedInput", "DesyncDetected",
+    "DesyncRecord", "FrameConfirmed", "FrameReport", "Misbehaviour", "PeerLeft", "PeerLost", "PeerRejoined",
+    "RaceAction", "RaceEvent", "RoundEnded", "Send", "SessionEndReason", "SessionEnded", "VoteDecided",
+    "WaitReason", "WriteState",
 ]
 
+
+class WaitReason(StrEnum):
+    """Why ``advance_frame`` stepped nothing (``FrameReport.waiting``)."""
+
+    INPUTS = "inputs"  # a connected peer's input is missing beyond max_prediction frames
+    KEYS = "keys"  # a peer's race key has not arrived yet
+    CATCH_UP = "catch-up"  # this node waits for a snapshot
+    ROUND_OVER = "round-over"  # the world is done
+    ENDED = "ended"  # the session is over
+
+
+class SessionEndReason(StrEnum):
+    """Why this node's race is over (``SessionEnded.reason``, ``RaceSession.ended``; the JSON and log value)."""
+
+    EQUIVOCATION = "equivocation"  # a peer signed two different inputs for one frame
+    CONSENSUS_INVALID = "consensus-invalid"  # a checksum vote without a strict majority
+    PERSISTENT_DESYNC = "persistent-desync"  # three minority votes in a row
+    PARTITION_VOID = "partition-void"  # this node's side of a partition is not the race's
+    CATCH_UP_IMPOSSIBLE = "catch-up-impossible"  # too few players to vouch for a snapshot
+    CATCH_UP_FAILED = "catch-up-failed"  # no quorum of offers, or no voter delivered the snapshot
+    ROLLBACK_TOO_DEEP = "rollback-too-deep"  # a correction older than the saved states
+    LEFT = "left"  # this node left (``RaceSession.leave``)
+
+
+# ---- the race's own actions ------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class ConfirmedInput:
@@ -36,10 +72,10 @@ class FrameConfirmed:
 
 @dataclass(frozen=True)
 class VoteDecided:
-    """A checksum vote was tallied: ``kind`` is agreed, majority, minority or tie; hashes by peer."""
+    """A checksum vote was tallied (``kind``), with every counted hash by peer and the dissenters."""
 
     frame: int
-    kind: str
+    kind: VoteKind
     hashes: dict[str, bytes]
     dissenters: tuple[str, ...]
 
@@ -88,19 +124,95 @@ class AnchorDecided:
 
 @dataclass(frozen=True)
 class SessionEnded:
-    """The race is over for this node: ``reason`` is a coded outcome, ``evidence`` explains it."""
+    """The race is over for this node: ``reason`` says why, ``detail`` in words, ``evidence`` explains it."""
 
-    reason: str
+    reason: SessionEndReason
     detail: str
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
+# ---- user-visible events (the ``--json`` stream; fields = the event's data keys) ---------------------
+
+@dataclass(frozen=True)
+class ChecksumVoted(UserEvent):
+    """A checksum vote at ``frame`` was decided; ``agreed`` is true when every counted hash was equal."""
+
+    EVENT: ClassVar[str] = "checksum"
+    frame: int
+    agreed: bool
+
+
+@dataclass(frozen=True)
+class DesyncDetected(UserEvent):
+    """A checksum vote at ``frame`` did not agree: ``peers`` are the minority (empty on a tie),
+    ``hashes`` every counted hash (hex) by peer."""
+
+    EVENT: ClassVar[str] = "desync"
+    frame: int
+    peers: list[str]
+    hashes: dict[str, str]
+
+
+@dataclass(frozen=True)
+class PeerLeft(UserEvent):
+    """``peer`` is out of the race for good: it said so (``voluntary``, ``desync``) or its reconnect
+    window closed (``disconnect``)."""
+
+    EVENT: ClassVar[str] = "leave"
+    peer: str
+    reason: LeaveReason
+
+    def data(self) -> dict[str, Any]:
+        """``peer`` and the reason's plain string: nested in a report (``leaves``) an enum member would
+        print as its repr in the text view."""
+        return {"peer": self.peer, "reason": self.reason.value}
+
+
+@dataclass(frozen=True)
+class PeerLost(UserEvent):
+    """The link to ``peer`` broke: it is predicted for the reconnect window."""
+
+    EVENT: ClassVar[str] = "peer-lost"
+    peer: str
+
+
+@dataclass(frozen=True)
+class PeerRejoined(UserEvent):
+    """``peer`` caught up and is real again from ``frame`` on."""
+
+    EVENT: ClassVar[str] = "rejoin"
+    peer: str
+    frame: int
+
+
+@dataclass(frozen=True)
+class AnchorReached(UserEvent):
+    """The anchor of round ``round`` was decided at ``frame`` (``None``: no quorum in time)."""
+
+    EVENT: ClassVar[str] = "anchor"
+    round: int
+    frame: int | None
+
+
+RaceEvent: TypeAlias = ChecksumVoted | DesyncDetected | PeerLeft | PeerLost | PeerRejoined | AnchorReached
+"""Every user-visible event of a race session."""
+
+RaceAction: TypeAlias = (
+    Send | CloseLink | Misbehaviour | FrameConfirmed | VoteDecided | WriteState | DesyncRecord | CaughtUp
+    | RoundEnded | AnchorDecided | SessionEnded | RaceEvent
+)
+"""Everything a race session may return: carry out every ``Send`` of a batch before acting on a
+``SessionEnded`` in it (docs/race.md)."""
+
+
 @dataclass
 class FrameReport:
-    """The result of one ``advance_frame`` call."""
+    """The result of one ``advance_frame`` call: whether a frame was stepped (``frame`` is then the one
+    just stepped, else ``current_frame``), why not (``waiting``), the depth of a rollback done first,
+    and the actions to carry out."""
 
     stepped: bool
     frame: int
-    waiting: str | None
+    waiting: WaitReason | None
     rollback_frames: int
-    actions: list[Any]
+    actions: list[RaceAction]

@@ -18,7 +18,7 @@ from protocol.identity.consensus import canonical_peers, quorum, within_tail
 from protocol.encoding.dagcbor import ledger_signing_digest
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity, verify_signature
-from protocol.race.actions import AnchorDecided, Notify, Send
+from protocol.race.actions import AnchorDecided, AnchorReached, RaceAction, Send
 from protocol.race.messages import RaceAnchorProposal, RaceAnchorSignature
 
 ANCHOR_TYPE = "race-consensus-anchor"
@@ -45,6 +45,8 @@ class AnchorFacts:
 
 
 def anchor_event(facts: AnchorFacts, frame: int, proposer: str, timestamp: int) -> dict[str, Any]:
+    """The RaceConsensusAnchorEvent ``proposer`` would propose at ``frame`` from ``facts``, unsigned.
+    Raises ``KeyError`` when ``facts`` hold no checksum of ``frame``."""
     return {
         "type": ANCHOR_TYPE, "matchId": facts.match_id, "gridContextDigest": facts.grid_context_digest,
         "gridSeed": facts.grid_seed, "roundIndex": facts.round_index, "frame": frame,
@@ -54,7 +56,11 @@ def anchor_event(facts: AnchorFacts, frame: int, proposer: str, timestamp: int) 
 
 
 class AnchorRound:
-    """Proposes, endorses and collects the anchor of one round for one node."""
+    """Proposes, endorses and collects the anchor of one round for one node.
+
+    A small machine of its own (the session creates it when its round ends): ``tick(now_ms)`` for its
+    slots and timeout, ``receive(peer, msg, now_ms)`` for the two anchor messages; it returns
+    ``RaceAction`` values and raises ``ProtocolError`` for what a peer sent."""
 
     def __init__(self, identity: Identity, facts: AnchorFacts, ledger_address: str, now_ms: int) -> None:
         self.identity = identity
@@ -72,13 +78,13 @@ class AnchorRound:
     def _others(self) -> list[str]:
         return [p for p in self.present if p != self.identity.peer_id]
 
-    def tick(self, now_ms: int) -> list[Any]:
+    def tick(self, now_ms: int) -> list[RaceAction]:
         """Propose when this node's fallback slot comes and nothing was signed yet; time out at 12 s."""
         if self.decided:
             return []
         if now_ms - self.started_ms >= COLLECTION_TIMEOUT_MS:
             self.decided = True
-            return [AnchorDecided(self.facts.round_index, None), Notify("anchor", {"round": self.facts.round_index, "frame": None})]
+            return [AnchorDecided(self.facts.round_index, None), AnchorReached(self.facts.round_index, None)]
         candidates = [f for f in self.facts.checksums if within_tail(f, self.facts.terminal_frame)]
         if self._event is not None or self.identity.peer_id not in self.present or not candidates:
             return []
@@ -87,7 +93,8 @@ class AnchorRound:
             return []
         event = anchor_event(self.facts, max(candidates), self.identity.peer_id, now_ms)
         actions = self._endorse(event)
-        return [Send(p, RaceAnchorProposal(event)) for p in self._others()] + actions
+        proposals: list[RaceAction] = [Send(p, RaceAnchorProposal(event)) for p in self._others()]
+        return proposals + actions
 
     def next_deadline_ms(self) -> int | None:
         """When ``tick`` next has something to do: this node's fallback proposal slot (while it has
@@ -101,7 +108,15 @@ class AnchorRound:
             return timeout
         return min(timeout, self.started_ms + self.present.index(self.identity.peer_id) * FALLBACK_SLOT_MS)
 
-    def on_proposal(self, peer: str, msg: RaceAnchorProposal) -> list[Any]:
+    def receive(self, peer: str, msg: RaceAnchorProposal | RaceAnchorSignature, now_ms: int) -> list[RaceAction]:
+        """One anchor message from the link's authenticated ``peer`` (``on_proposal`` or ``on_signature``)."""
+        if isinstance(msg, RaceAnchorProposal):
+            return self.on_proposal(peer, msg)
+        return self.on_signature(peer, msg)
+
+    def on_proposal(self, peer: str, msg: RaceAnchorProposal) -> list[RaceAction]:
+        """Endorse ``peer``'s proposal if it agrees with this node's view and no anchor was signed yet.
+        Raises ``ProtocolError`` ``race-anchor-invalid`` or ``race-anchor-disagrees``."""
         event = msg.event
         if self.decided or self._event is not None:
             return []  # at most one anchor per (matchId, round), whatever the frame or checksum
@@ -116,7 +131,9 @@ class AnchorRound:
             raise ProtocolError("race-anchor-disagrees", "the proposed anchor differs from this node's view")
         return self._endorse(event)
 
-    def on_signature(self, peer: str, msg: RaceAnchorSignature) -> list[Any]:
+    def on_signature(self, peer: str, msg: RaceAnchorSignature) -> list[RaceAction]:
+        """Count ``peer``'s signature of the endorsed proposal (kept until the proposal arrives). Raises
+        ``ProtocolError`` ``race-anchor-bad-signature``."""
         if self.decided or peer not in self.present:
             return []
         if self._digest is None:
@@ -130,37 +147,38 @@ class AnchorRound:
         self._signatures[peer] = msg.signature
         return self._check_quorum()
 
-    def _endorse(self, event: dict[str, Any]) -> list[Any]:
+    def _endorse(self, event: dict[str, Any]) -> list[RaceAction]:
         self._event = event
-        self._digest = ledger_signing_digest(self.ledger_address, event)
-        signature = self.identity.sign(self._digest)
+        digest = self._digest = ledger_signing_digest(self.ledger_address, event)
+        signature = self.identity.sign(digest)
         self._signatures[self.identity.peer_id] = signature
-        actions: list[Any] = [Send(p, RaceAnchorSignature(self._digest, signature)) for p in self._others()]
+        actions: list[RaceAction] = [Send(p, RaceAnchorSignature(digest, signature)) for p in self._others()]
         early, self._early = self._early, {}
         for peer, msg in early.items():
-            if msg.digest == self._digest and verify_signature(peer, self._digest, msg.signature):
+            if msg.digest == digest and verify_signature(peer, digest, msg.signature):
                 self._signatures[peer] = msg.signature
         return actions + self._check_quorum()
 
-    def _check_quorum(self) -> list[Any]:
-        if self.decided or len(self._signatures) < self.need:
+    def _check_quorum(self) -> list[RaceAction]:
+        if self.decided or self._event is None or len(self._signatures) < self.need:
             return []
         self.decided = True
         event = dict(self._event)
         event["signatures"] = [{"signer": p, "sig": self._signatures[p]} for p in sorted(self._signatures)]
-        return [AnchorDecided(self.facts.round_index, event),
-                Notify("anchor", {"round": self.facts.round_index, "frame": event["frame"]})]
+        return [AnchorDecided(self.facts.round_index, event), AnchorReached(self.facts.round_index, event["frame"])]
 
 
 def verify_anchor(event: Mapping[str, Any], ledger_address: str) -> None:
-    """Check a certificate on its own: shape, distinct present signers, a quorum of valid signatures."""
+    """Check a certificate on its own: shape, distinct present signers, a quorum of valid signatures.
+    Raises ``ProtocolError`` ``race-anchor-invalid``, ``race-anchor-bad-signature`` or
+    ``race-anchor-no-quorum`` (the certificate is the signers' work, not this node's)."""
     if not isinstance(event, Mapping) or set(event) != EVENT_KEYS or event["type"] != ANCHOR_TYPE:
         raise ProtocolError("race-anchor-invalid", "not a race consensus anchor")
     present = event["presentPeers"]
     if not isinstance(present, list) or present != canonical_peers(present):
         raise ProtocolError("race-anchor-invalid", "presentPeers must be canonical")
     digest = ledger_signing_digest(ledger_address, event)
-    signers = set()
+    signers: set[str] = set()
     for entry in event["signatures"]:
         if not isinstance(entry, Mapping) or entry.get("signer") not in present or entry["signer"] in signers:
             raise ProtocolError("race-anchor-invalid", "every signer is a distinct present peer")

@@ -10,6 +10,7 @@ repeating an id could only repeat the same candidates; a fresh one lets responde
 from __future__ import annotations
 
 import hashlib
+from enum import StrEnum
 from typing import NamedTuple
 
 from protocol.errors import ProtocolError
@@ -22,6 +23,14 @@ RESUME_LEAD_FRAMES = 60
 MAX_ADVANCE_FRAMES = 900
 OFFER_TTL_FRAMES = 900
 SYNC_COOLDOWN_FRAMES = 120
+
+
+class CatchUpVerdict(StrEnum):
+    """What a catch-up timer asks for (``CatchUpRequest.on_timer``)."""
+
+    REPROBE = "reprobe"  # no quorum yet: probe again with a fresh request id
+    NEXT_VOTER = "next-voter"  # the asked voter did not deliver in time: ask the next one
+    FAILED = "failed"  # no quorum within the give-up time
 
 
 class Offer(NamedTuple):
@@ -46,13 +55,15 @@ class CatchUpRequest:
         self.order: list[str] = []
         self.pending: str | None = None
         self.pending_since = 0
-        self.restart(request_id)
+        self.request_id = request_id
+        self.groups: dict[tuple[int, bytes], list[str]] = {}
+        self.answered: set[str] = set()
 
     def restart(self, request_id: int) -> None:
         """A new probe round: a fresh id, so every responder pins its newest candidates again."""
         self.request_id = request_id
-        self.groups: dict[tuple[int, bytes], list[str]] = {}
-        self.answered: set[str] = set()
+        self.groups = {}
+        self.answered = set()
 
     def add_voter(self, peer: str) -> bool:
         """Ask one more peer while no target is chosen; True if it is new."""
@@ -62,7 +73,8 @@ class CatchUpRequest:
         return True
 
     def add_offer(self, peer: str, candidates: list[tuple[int, bytes]]) -> bool:
-        """Count one peer's offer; True exactly when a (frame, hash) group first reaches the quorum."""
+        """Count one peer's offer; True exactly when a (frame, hash) group first reaches the quorum.
+        Raises ``ProtocolError`` ``race-offer-too-far`` for a candidate too far ahead."""
         if self.target is not None or peer in self.answered:
             return False
         if any(frame - self.next_frame > MAX_ADVANCE_FRAMES for frame, _ in candidates):
@@ -83,17 +95,17 @@ class CatchUpRequest:
         self.pending_since = now_ms
         return self.pending
 
-    def on_timer(self, now_ms: int) -> str | None:
-        """``reprobe``, ``next-voter``, ``failed`` or None (nothing due)."""
+    def on_timer(self, now_ms: int) -> CatchUpVerdict | None:
+        """What is due at ``now_ms``, or None (nothing)."""
         if self.target is None:
             if now_ms - self.started_ms >= PROBE_GIVE_UP_MS:
-                return "failed"
+                return CatchUpVerdict.FAILED
             if now_ms - self.started_ms >= self.probes * PROBE_RETRY_MS:
                 self.probes += 1
-                return "reprobe"
+                return CatchUpVerdict.REPROBE
             return None
         if self.pending is not None and now_ms - self.pending_since >= SNAPSHOT_TIMEOUT_MS:
-            return "next-voter"
+            return CatchUpVerdict.NEXT_VOTER
         return None
 
     def next_deadline_ms(self) -> int | None:
@@ -114,7 +126,8 @@ class OfferPins:
         self._served: dict[str, int] = {}
 
     def pin(self, peer: str, request_id: int, offered: list[Offer], next_frame: int) -> list[tuple[int, bytes]]:
-        """Pin the ``offered`` snapshots for ``peer``; a repeated id gets the same (frame, hash) candidates."""
+        """Pin the ``offered`` snapshots for ``peer``; a repeated id gets the same (frame, hash) candidates.
+        Raises ``ProtocolError`` ``race-probe-stale`` for an id older than the pinned one."""
         known = self._pins.get(peer)
         if known is not None and request_id < known[0]:
             raise ProtocolError("race-probe-stale", "an older catch-up request id")
@@ -125,7 +138,9 @@ class OfferPins:
         return list(known[1])
 
     def take(self, peer: str, request_id: int, candidate: tuple[int, bytes], next_frame: int) -> Offer:
-        """The pinned offer for an exact sync request; the pin is consumed and a cooldown starts."""
+        """The pinned offer for an exact sync request; the pin is consumed and a cooldown starts.
+        Raises ``ProtocolError`` ``race-sync-request-unknown``, ``race-sync-request-expired`` or
+        ``race-sync-cooldown``."""
         pin = self._pins.get(peer)
         if pin is None or pin[0] != request_id or candidate not in pin[1]:
             raise ProtocolError("race-sync-request-unknown", "no pinned offer matches this sync request")
@@ -140,4 +155,5 @@ class OfferPins:
         return pin[1][candidate]
 
     def drop(self, peer: str) -> None:
+        """Forget ``peer``'s pin (it left the round)."""
         self._pins.pop(peer, None)

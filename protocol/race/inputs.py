@@ -33,7 +33,10 @@ def holds(events: tuple[Event, ...]) -> tuple[Event, ...]:
 
 
 def parse_events(raw: object, allowed: frozenset[str]) -> tuple[Event, ...]:
-    """Check one frame's events in the spec's order (count and uniqueness, Event/Hold, chip schema)."""
+    """Check one frame's events in the spec's order (count and uniqueness, Event/Hold, chip schema) and
+    return them canonical. Raises ``ProtocolError`` ``race-input-too-many-events``, ``race-input-invalid``,
+    ``race-input-duplicate-skill``, ``race-input-hold-mismatch`` or ``race-input-skill-not-in-chip`` (the
+    session re-raises these as ``LocalError`` for this node's own input)."""
     if not isinstance(raw, (list, tuple)) or len(raw) > MAX_INPUT_EVENTS_PER_FRAME:
         raise ProtocolError("race-input-too-many-events", f"an input holds at most {MAX_INPUT_EVENTS_PER_FRAME} events")
     events: list[Event] = []
@@ -48,13 +51,15 @@ def parse_events(raw: object, allowed: frozenset[str]) -> tuple[Event, ...]:
         events.append((skill, hold))
     for skill, hold in events:
         if hold != (skill in HOLD_SKILLS):
-            raise ProtocolError("race-input-hold-mismatch", f"{skill} is {'a Hold' if skill in HOLD_SKILLS else 'an Event'} skill")
+            kind = "a Hold" if skill in HOLD_SKILLS else "an Event"
+            raise ProtocolError("race-input-hold-mismatch", f"{skill} is {kind} skill")
         if skill not in allowed:
             raise ProtocolError("race-input-skill-not-in-chip", f"{skill} is not in that car's chip slots")
     return canonical_events(events)
 
 
 def wire_events(events: tuple[Event, ...]) -> list[list[Any]]:
+    """Events as the wire carries them: ``[[skill, hold], …]``."""
     return [[skill, hold] for skill, hold in events]
 
 
@@ -74,6 +79,7 @@ class PeerInputs:
         self.newest = -1
 
     def add(self, frame: int, events: tuple[Event, ...], signed: RaceInput) -> None:
+        """Store the verified real input of ``frame`` (its events and the signed message)."""
         self.real[frame] = events
         self.signed[frame] = signed
         self.newest = max(self.newest, frame)
@@ -97,6 +103,8 @@ class PeerInputs:
         return self.base_signed
 
     def set_base(self, frame: int, events: tuple[Event, ...], signed: RaceInput | None) -> None:
+        """Make the input of ``frame`` the prediction base (the newest real input below the kept frames),
+        unless a newer base is already known."""
         if frame > self.base_frame:
             self.base_frame, self.base_events, self.base_signed = frame, events, signed
             self.newest = max(self.newest, frame)

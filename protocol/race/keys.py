@@ -34,7 +34,9 @@ class RaceKeyBook:
         self._keys: dict[str, dict[str, tuple[bytes, Ed25519PublicKey]]] = {peer: {} for peer in roster}
 
     def add(self, peer: str, msg: RaceKey) -> bool:
-        """Verify and keep ``peer``'s announce; True if it is new. Raises a coded error on a bad one."""
+        """Verify and keep ``peer``'s announce; True if it is new, False for a repeat. Raises
+        ``ProtocolError`` ``untrusted-peer`` (off the roster), ``race-key-invalid``, ``race-key-conflict``
+        or ``race-key-capacity``."""
         keys = self._keys.get(peer)
         if keys is None:
             raise ProtocolError("untrusted-peer", "race keys are only taken from the roster")
@@ -59,6 +61,7 @@ class RaceKeyBook:
         return True
 
     def key(self, race_id: str, peer: str) -> Ed25519PublicKey | None:
+        """``peer``'s verified race key for ``race_id``, or None while it has not been announced."""
         entry = self._keys.get(peer, {}).get(race_id)
         return None if entry is None else entry[1]
 

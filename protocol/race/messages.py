@@ -8,6 +8,7 @@ digest; ``race-key`` is signed by the master key. Events travel as ``[skill, hol
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from protocol.encoding.wire import Channel, Message, message
@@ -20,12 +21,29 @@ RACE_LINK = Channel("race-link", RACE_MESSAGE_MAX_BYTES + 64 * 1024)
 INPUT_TYPES = frozenset({"race-input", "race-relay"})
 """Types that spend a race link's input bucket (120 burst, 90/s); every other race type spends the
 control bucket (32 burst, 32/s), as checksums and catch-up do in spec/netcode.md §2.4."""
-LEAVE_REASONS = ("voluntary", "disconnect", "desync")
 OFFER_CANDIDATES = 2
+
+
+class LeaveReason(StrEnum):
+    """Why a peer left the race: the ``reason`` of ``race-leave`` on the wire, and of the ``leave`` event."""
+
+    VOLUNTARY = "voluntary"  # it chose to
+    DISCONNECT = "disconnect"  # its link was lost for good, or its catch-up failed
+    DESYNC = "desync"  # voted out: three minority checksum votes in a row
+
+    @classmethod
+    def parse(cls, value: str) -> LeaveReason | None:
+        """The reason named by ``value``, or None for a word that is not one."""
+        try:
+            return cls(value)
+        except ValueError:
+            return None
 
 
 @message("race-input")
 class RaceInput(Message):
+    """A peer's signed input of ``frame``: its events as ``[skill, hold]`` pairs (``input_digest``)."""
+
     frame: int
     events: list[list[Any]]
     signature: bytes
@@ -33,6 +51,8 @@ class RaceInput(Message):
 
 @message("race-checksum")
 class RaceChecksum(Message):
+    """A signed vote: the SHA-256 of the sender's state after ``frame`` (``checksum_digest``)."""
+
     frame: int
     hash: bytes
     signature: bytes
@@ -40,6 +60,8 @@ class RaceChecksum(Message):
 
 @message("race-key")
 class RaceKey(Message):
+    """A peer's race sign key for ``raceId``, bound to it by its master key (``key_digest``)."""
+
     raceId: str
     publicKey: bytes
     signature: bytes
@@ -47,6 +69,8 @@ class RaceKey(Message):
 
 @message("race-leave")
 class RaceLeave(Message):
+    """The sender leaves the race; ``reason`` is a ``LeaveReason`` value (checked on arrival)."""
+
     reason: str
 
 
@@ -62,6 +86,8 @@ class RaceRejoin(Message):
 
 @message("race-probe")
 class RaceProbe(Message):
+    """A catch-up probe: asks the receiver for its offer of final snapshots (``catch_up_digest("probe")``)."""
+
     requestId: int
     signature: bytes
 
@@ -85,6 +111,8 @@ class RaceOffer(Message):
 
 @message("race-sync-request")
 class RaceSyncRequest(Message):
+    """Asks the receiver for the pinned snapshot (``frame``, ``hash``) it offered to ``requestId``."""
+
     requestId: int
     frame: int
     hash: bytes

@@ -1,309 +1,433 @@
-"""Disconnects and catch-up for ``RaceSession`` (spec/netcode.md §4.5, §6.1): lost peers, the partition
-guard, rejoin, relayed inputs, and both sides of the snapshot exchange.
+"""``Recovery``: the disconnect and catch-up rules of a race session (spec/netcode.md §4.5, §6.1): lost
+peers, the partition guard, rejoin, relayed inputs, and both sides of the snapshot exchange.
 
-A mixin, because these rules read and change the session's own state (statuses, buffers, frontier);
-``race.py`` keeps stepping, finality and votes. docs/race.md explains every rule and decision.
+An object composed into ``RaceSession`` (no mixin): it owns its own state (reconnect windows, whether
+this node is off-line, the offers it made and pinned, its catch-up request, the resume frames it was
+told) and works on what the session hands it explicitly:
+
+- the ``PeerTable`` (statuses, ``active_from``), the per-peer ``PeerInputs`` and the ``SyncLayer``,
+  which both sides share;
+- a ``SessionPort``, the seven things it asks of the session: is it over, its newest final frame, the
+  input window's end, recompute the frontier, admit a signed input, end the session, restart frames at
+  a snapshot.
+
+docs/race.md explains every rule and decision.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
+from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.consensus import quorum
-from protocol.errors import ProtocolError
-from protocol.race.actions import CaughtUp, CloseLink, Misbehaviour, Notify, Send
-from protocol.race.catchup import RESUME_LEAD_FRAMES, CatchUpRequest
-from protocol.race.inputs import INPUT_WINDOW_BEHIND, STATE_BUFFER_FRAMES, parse_events
-from protocol.race.keys import verify_race_signature
-from protocol.race.messages import (
-    OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, RaceInput, RaceOffer, RaceProbe, RaceRejoin,
-    RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
+from protocol.identity.keys import Identity
+from protocol.race.actions import (
+    CaughtUp, CloseLink, ConfirmedInput, Misbehaviour, PeerLeft, PeerLost, PeerRejoined, RaceAction, Send, SessionEndReason,
 )
+from protocol.race.catchup import RESUME_LEAD_FRAMES, CatchUpRequest, CatchUpVerdict, Offer, OfferPins
+from protocol.race.inputs import INPUT_WINDOW_BEHIND, STATE_BUFFER_FRAMES, PeerInputs, parse_events
+from protocol.race.keys import RaceKeyBook, verify_race_signature
+from protocol.race.messages import (
+    OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, LeaveReason, RaceInput, RaceLeave, RaceOffer,
+    RaceProbe, RaceRejoin, RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
+)
+from protocol.race.peers import ACTIVE, LOST, REJOINING, REMOVED, PeerTable
+from protocol.race.setup import RaceSetup
 from protocol.race.signing import Event, catch_up_digest, input_digest
-from protocol.race.votes import VoteBook
+from protocol.race.sync import SyncLayer
 
 RECONNECT_WINDOW_MS = 15_000
-ACTIVE, LOST, REJOINING, REMOVED = "active", "lost", "rejoining", "removed"
+OFFER_ALIGNMENT = 8
+
+CheckedInputs = dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]
+"""Verified forwarded inputs of a snapshot by (peer, frame): the signed message and its parsed events."""
 
 
-class RecoveryMixin:
-    """The disconnect and catch-up half of ``RaceSession`` (its state lives in the session)."""
+class SessionPort(Protocol):
+    """What ``Recovery`` needs from the session it serves, and nothing else."""
+
+    @property
+    def ended(self) -> SessionEndReason | None:
+        """The session's end reason, None while it runs."""
+
+    @property
+    def confirmed_frame(self) -> int:
+        """The newest final frame."""
+
+    def window_end(self) -> int:
+        """The newest frame whose input is accepted now."""
+
+    def recompute_frontier(self) -> None:
+        """Recompute the newest frame all required real inputs are in for (statuses changed)."""
+
+    def admit(self, peer: str, msg: RaceInput) -> list[RaceAction]:
+        """Verify and store ``peer``'s signed input (inside the window); raises ``PeerError`` on a bad one."""
+
+    def end(self, reason: SessionEndReason, detail: str, evidence: dict[str, Any] | None = None) -> list[RaceAction]:
+        """End the session (once): the ``SessionEnded`` action, or nothing if it already ended."""
+
+    def restart_at(self, frame: int) -> None:
+        """Forget the session's frame-keyed state (confirmations, rollback, votes, strikes, input buffers):
+        a snapshot of ``frame`` replaced the world."""
+
+
+class Recovery:
+    """Disconnects, partitions, rejoins and catch-up for one node's round (see the module docstring).
+
+    The session forwards ``peer_lost``, ``peer_reconnected``, ``tick`` and the recovery messages
+    (``on_rejoin``, ``on_relay``, ``on_resume``, ``on_probe``, ``on_offer``, ``on_sync_request``,
+    ``on_snapshot``; each ``(peer, msg, now_ms)`` like ``receive``), tells it about each final frame
+    (``on_confirmed``) and asks ``catching_up`` / ``off_line``. Message handlers raise ``PeerError`` for
+    what a peer sent (the session turns it into ``Misbehaviour``)."""
+
+    def __init__(self, *, setup: RaceSetup, race_id: str, race_key: Identity, keys: RaceKeyBook, peers: PeerTable,
+                 inputs: Mapping[str, PeerInputs], sync: SyncLayer, session: SessionPort) -> None:
+        self._setup = setup
+        self._race_id = race_id
+        self._me = peers.me
+        self._key = race_key
+        self._keys = keys
+        self._skills = {p: frozenset(s) for p, s in setup.skills.items()}
+        self._peers = peers
+        self._inputs = inputs
+        self._sync = sync
+        self._session = session
+        self._lost_at: dict[str, int] = {}
+        self._off_line = False
+        self._offered: list[Offer] = []
+        self._pins = OfferPins()
+        self._catch_up: CatchUpRequest | None = None
+        self._request_ids = 0
+        self._resumes: dict[str, int] = {}
+
+    # ---- what the session asks ------------------------------------------------------------------------
+
+    @property
+    def catching_up(self) -> bool:
+        """True while this node waits for a snapshot (it steps nothing and takes no inputs or votes)."""
+        return self._catch_up is not None
+
+    @property
+    def off_line(self) -> bool:
+        """True once this node made a lost peer's prediction final while in a minority: its history since
+        is not the race's, and it must catch up."""
+        return self._off_line
+
+    def on_confirmed(self, frame: int, inputs: Iterable[ConfirmedInput], minority: bool) -> None:
+        """Frame ``frame`` became final with ``inputs`` (``ConfirmedInput``): note whether a minority made a
+        lost peer's prediction final, and offer the 8-aligned pre-step snapshots to catching-up peers.
+        Raises ``LocalError`` if the state to offer is no longer saved (a bug)."""
+        if minority and any(i.signed is None and self._peers.statuses[i.peer] in (LOST, REJOINING) for i in inputs):
+            self._off_line = True  # a minority made a lost peer's prediction final: not the race's history
+        if (frame + 1) % OFFER_ALIGNMENT == 0:
+            self._offered = [self._offer(frame + 1)] + self._offered[:OFFER_CANDIDATES - 1]
+
+    def _offer(self, frame: int) -> Offer:
+        bases = []
+        for peer in self._peers.roster:
+            base = self._inputs[peer].newest_before(frame)
+            if base is not None:
+                bases.append(InputRecord(peer, base.frame, base.events, base.signature))
+        return Offer(frame, self._sync.state(frame), bases)
 
     # ---- peers come and go -----------------------------------------------------------------------
 
-    def _present_count(self) -> int:
-        return 1 + sum(1 for p in self.others if self._status[p] == ACTIVE)
-
-    def _remove(self, peer: str, reason: str) -> list[Any]:
-        if self._status[peer] == REMOVED:
+    def remove(self, peer: str, reason: LeaveReason) -> list[RaceAction]:
+        """``peer`` is out of the round for good (it left, or its window closed): stop waiting for it."""
+        if self._peers.statuses[peer] is REMOVED:
             return []
-        self._status[peer] = REMOVED
+        self._peers.statuses[peer] = REMOVED
         self._lost_at.pop(peer, None)
         self._pins.drop(peer)
-        self._recompute_frontier()
-        return [Notify("leave", {"peer": peer, "reason": reason})]
+        self._session.recompute_frontier()
+        return [PeerLeft(peer, reason)]
 
-    def _on_relay(self, peer: str, msg: RaceRelay, now_ms: int) -> list[Any]:
+    def on_relay(self, peer: str, msg: RaceRelay, now_ms: int) -> list[RaceAction]:
         """Signed inputs forwarded by ``peer``: a lost peer's that it still got, or its own re-sent after a
         reconnect. Each is checked against its owner's race key; those outside the window are skipped."""
-        actions: list[Any] = []
+        actions: list[RaceAction] = []
+        statuses, active_from = self._peers.statuses, self._peers.active_from
         for record in msg.inputs:
             owner = record.peer
-            if owner not in self._pending or self._status[owner] == REMOVED or self._catch_up is not None:
+            if owner not in self._peers.others or statuses[owner] is REMOVED or self._catch_up is not None:
                 continue
-            if owner == peer and self._status[peer] != ACTIVE:
+            if owner == peer and statuses[peer] is not ACTIVE:
                 continue  # a peer's own re-sent inputs count only once it is active again
-            if not max(self._next - INPUT_WINDOW_BEHIND, self._active_from[owner]) <= record.frame <= self._window_end():
+            low = max(self._sync.current_frame - INPUT_WINDOW_BEHIND, active_from[owner])
+            if not low <= record.frame <= self._session.window_end():
                 continue
-            actions += self._admit(owner, RaceInput(record.frame, record.events, record.signature))
-            if self.ended is not None:
+            actions += self._session.admit(owner, RaceInput(record.frame, record.events, record.signature))
+            if self._session.ended is not None:
                 break
         return actions
 
-    def peer_lost(self, peer: str, now_ms: int) -> list[Any]:
-        """The link to ``peer`` broke: predict it for the reconnect window (``tick`` closes the window)."""
-        if self.ended is not None or self._status.get(peer) != ACTIVE or peer == self.me:
+    def peer_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
+        """The link to ``peer`` broke: predict it for the reconnect window (``tick`` closes the window)
+        and forward its signed inputs that the other survivors may lack."""
+        if self._session.ended is not None or self._peers.statuses.get(peer) is not ACTIVE or peer == self._me:
             return []
-        self._status[peer] = LOST
+        self._peers.statuses[peer] = LOST
         self._lost_at[peer] = now_ms
-        self._recompute_frontier()
+        self._session.recompute_frontier()
         signed = self._inputs[peer].signed
-        first = self._confirmed + 1 - STATE_BUFFER_FRAMES  # survivors a little behind this node need these too
+        confirmed = self._session.confirmed_frame
+        first = confirmed + 1 - STATE_BUFFER_FRAMES  # survivors a little behind this node need these too
         relay = [InputRecord(peer, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
-        actions: list[Any] = [Notify("peer-lost", {"peer": peer})]
+        actions: list[RaceAction] = [PeerLost(peer)]
         if relay:
-            actions += [Send(p, RaceRelay(relay)) for p in self.others if self._status[p] == ACTIVE]
+            actions += [Send(p, RaceRelay(relay)) for p in self._peers.active_others()]
         return actions
 
-    def tick(self, now_ms: int) -> list[Any]:
-        """Timers: reconnect windows (the partition guard) and catch-up retries."""
-        if self.ended is not None:
+    def tick(self, now_ms: int) -> list[RaceAction]:
+        """Timers: close expired reconnect windows (the partition guard) and run catch-up retries."""
+        if self._session.ended is not None:
             return []
-        actions: list[Any] = []
+        actions: list[RaceAction] = []
         expired = [p for p, at in sorted(self._lost_at.items()) if now_ms - at >= RECONNECT_WINDOW_MS]
         if expired:
-            if self._off_line or self._present_count() < quorum(len(self.peers)):
-                return self._end("partition-void", "this side of the partition is not a strict majority of the roster", {
-                    "present": sorted(p for p in self.peers if p == self.me or self._status[p] == ACTIVE),
-                })
+            roster = self._peers.roster
+            if self._off_line or self._peers.present_count() < quorum(len(roster)):
+                return self._session.end(
+                    SessionEndReason.PARTITION_VOID, "this side of the partition is not a strict majority of the roster",
+                    {"present": sorted(p for p in roster if p == self._me or self._peers.statuses[p] is ACTIVE)},
+                )
             for peer in expired:
-                actions += self._remove(peer, "disconnect")
+                actions += self.remove(peer, LeaveReason.DISCONNECT)
         if self._catch_up is not None:
-            actions += self._catch_up_timers(now_ms)
-        if self._anchor is not None:
-            actions += self._anchor.tick(now_ms)
+            actions += self._catch_up_timers(self._catch_up, now_ms)
         return actions
 
-    def peer_reconnected(self, peer: str, now_ms: int) -> list[Any]:
-        """A new link to ``peer`` is up: tell it who we race as and where we are."""
-        if self.ended is not None or peer not in self._pending:
+    def next_deadline_ms(self) -> int | None:
+        """When ``tick`` next has a timer to fire (a reconnect window closing, a catch-up retry or
+        timeout), or None when none runs."""
+        deadlines = [at + RECONNECT_WINDOW_MS for at in self._lost_at.values()]
+        if self._catch_up is not None:
+            deadline = self._catch_up.next_deadline_ms()
+            if deadline is not None:
+                deadlines.append(deadline)
+        return min(deadlines, default=None)
+
+    def peer_reconnected(self, peer: str, now_ms: int) -> list[RaceAction]:
+        """A new link to ``peer`` is up: tell it who we race as, where we are, and whether we must catch up."""
+        if self._session.ended is not None or peer not in self._peers.others:
             return []
-        msg = RaceRejoin(self.race_id, self.setup.loadouts[self.me], self._next, self._off_line)
+        msg = RaceRejoin(self._race_id, self._setup.loadouts[self._me], self._sync.current_frame, self._off_line)
         return [Send(peer, msg)]
 
-    def _on_rejoin(self, peer: str, msg: RaceRejoin, now_ms: int) -> list[Any]:
-        if msg.raceId != self.race_id:
+    def on_rejoin(self, peer: str, msg: RaceRejoin, now_ms: int) -> list[RaceAction]:
+        """``peer`` is back on a new link: refuse another loadout or a removed peer; make it active again
+        (and re-send this node's inputs), or ``rejoining`` while it catches up. Raises ``ProtocolError``
+        ``race-rejoin-invalid`` for another round's rejoin."""
+        if msg.raceId != self._race_id:
             raise ProtocolError("race-rejoin-invalid", "the rejoin is for another round")
-        if msg.loadoutDigest != self.setup.loadouts[peer]:
+        if msg.loadoutDigest != self._setup.loadouts[peer]:
             return [CloseLink(peer, "reconnect-loadout-mismatch")]
-        if self._status[peer] == REMOVED:
+        statuses = self._peers.statuses
+        if statuses[peer] is REMOVED:
             return [CloseLink(peer, "race-peer-removed")]
-        actions: list[Any] = []
+        actions: list[RaceAction] = []
         if msg.catchUp:
-            if self._status[peer] == ACTIVE:
+            if statuses[peer] is ACTIVE:
                 self._lost_at[peer] = now_ms
-            self._status[peer] = REJOINING
-            self._recompute_frontier()
+            statuses[peer] = REJOINING
+            self._session.recompute_frontier()
         else:
-            if self._status[peer] != ACTIVE:
-                self._status[peer] = ACTIVE
-                self._active_from[peer] = max(self._active_from[peer], self._confirmed + 1)
+            if statuses[peer] is not ACTIVE:
+                statuses[peer] = ACTIVE
+                self._peers.active_from[peer] = max(self._peers.active_from[peer], self._session.confirmed_frame + 1)
                 self._lost_at.pop(peer, None)
-                self._recompute_frontier()
+                self._session.recompute_frontier()
             if not self._off_line:  # an off-line node's inputs are not the race's: it catches up instead
                 actions = self._resend(peer, msg.nextFrame - INPUT_WINDOW_BEHIND)
         if self._off_line:
             actions += self._maybe_start_catch_up(now_ms)
-            if self._catch_up is not None and msg.catchUp is False and self._catch_up.add_voter(peer):
-                actions += self._probe([peer])  # a voter that came back after the probes went out
+            request = self._catch_up
+            if request is not None and msg.catchUp is False and request.add_voter(peer):
+                actions += self._probe(request, [peer])  # a voter that came back after the probes went out
         return actions
 
-    def _resend(self, peer: str, first: int) -> list[Any]:
+    def _resend(self, peer: str, first: int) -> list[RaceAction]:
         """This node's own inputs from ``first`` on, as a relay: the peer may have moved on meanwhile,
         and a relayed input outside its window is skipped rather than counted as misbehaviour."""
-        signed = self._inputs[self.me].signed
-        records = [InputRecord(self.me, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
+        signed = self._inputs[self._me].signed
+        records = [InputRecord(self._me, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
         return [Send(peer, RaceRelay(records))] if records else []
 
     # ---- catch-up: requester -----------------------------------------------------------------------
 
-    def _maybe_start_catch_up(self, now_ms: int) -> list[Any]:
+    def _maybe_start_catch_up(self, now_ms: int) -> list[RaceAction]:
         if self._catch_up is not None:
             return []
-        need = quorum(len(self.peers))
-        if len(self.peers) - 1 < need:
-            return self._give_up("catch-up-impossible", f"a {len(self.peers)}-player race cannot vouch for a snapshot")
-        voters = [p for p in self.others if self._status[p] == ACTIVE]
+        roster = self._peers.roster
+        need = quorum(len(roster))
+        if len(roster) - 1 < need:
+            return self._give_up(SessionEndReason.CATCH_UP_IMPOSSIBLE,
+                                 f"a {len(roster)}-player race cannot vouch for a snapshot")
+        voters = self._peers.active_others()
         if len(voters) < need:
             return []
         self._request_ids += 1
-        self._catch_up = CatchUpRequest(self._request_ids, voters, need, now_ms, self._next)
-        return self._probe(voters)
+        self._catch_up = CatchUpRequest(self._request_ids, voters, need, now_ms, self._sync.current_frame)
+        return self._probe(self._catch_up, voters)
 
-    def _probe(self, voters: Iterable[str]) -> list[Any]:
-        rid = self._catch_up.request_id
-        return [Send(p, RaceProbe(rid, self._key.sign(catch_up_digest(self.race_id, "probe", rid, p, []))))
+    def _probe(self, request: CatchUpRequest, voters: Iterable[str]) -> list[RaceAction]:
+        rid = request.request_id
+        return [Send(p, RaceProbe(rid, self._key.sign(catch_up_digest(self._race_id, "probe", rid, p, []))))
                 for p in voters]
 
-    def _catch_up_timers(self, now_ms: int) -> list[Any]:
-        verdict = self._catch_up.on_timer(now_ms)
-        if verdict == "reprobe":
+    def _catch_up_timers(self, request: CatchUpRequest, now_ms: int) -> list[RaceAction]:
+        verdict = request.on_timer(now_ms)
+        if verdict is CatchUpVerdict.REPROBE:
             self._request_ids += 1
-            self._catch_up.restart(self._request_ids)
-            self._catch_up.voters = [p for p in self.others if self._status[p] == ACTIVE]
-            return self._probe(self._catch_up.voters)
-        if verdict == "next-voter":
-            return self._request_snapshot(now_ms)
-        if verdict == "failed":
+            request.restart(self._request_ids)
+            request.voters = self._peers.active_others()
+            return self._probe(request, request.voters)
+        if verdict is CatchUpVerdict.NEXT_VOTER:
+            return self._request_snapshot(request, now_ms)
+        if verdict is CatchUpVerdict.FAILED:
             self._catch_up = None
-            return self._give_up("catch-up-failed", "no strict majority vouched for one snapshot in time")
+            return self._give_up(SessionEndReason.CATCH_UP_FAILED, "no strict majority vouched for one snapshot in time")
         return []
 
     def _signed_by(self, peer: str, digest: bytes, signature: bytes, code: str) -> None:
-        key = self.keys.key(self.race_id, peer)
+        key = self._keys.key(self._race_id, peer)
         if key is None or not verify_race_signature(key, digest, signature):
             raise ProtocolError(code, "the message is not signed by the peer's race key")
 
-    def _on_offer(self, peer: str, msg: RaceOffer, now_ms: int) -> list[Any]:
+    def on_offer(self, peer: str, msg: RaceOffer, now_ms: int) -> list[RaceAction]:
+        """A responder's signed candidates for this node's catch-up; once a quorum agrees on one, ask for
+        it. Raises ``ProtocolError`` ``race-offer-invalid``, ``race-offer-bad-signature``,
+        ``race-offer-too-far``."""
         request = self._catch_up
         if request is None or msg.requestId != request.request_id:
             return []  # an answer to an earlier probe round
         candidates = [(c.frame, c.hash) for c in msg.candidates]
         if len(candidates) > OFFER_CANDIDATES or any(len(h) != 32 for _, h in candidates):
             raise ProtocolError("race-offer-invalid", f"an offer has at most {OFFER_CANDIDATES} (frame, 32-byte hash) candidates")
-        self._signed_by(peer, catch_up_digest(self.race_id, "offer", msg.requestId, self.me, candidates),
+        self._signed_by(peer, catch_up_digest(self._race_id, "offer", msg.requestId, self._me, candidates),
                         msg.signature, "race-offer-bad-signature")
         if request.add_offer(peer, candidates):
-            return self._request_snapshot(now_ms)
+            return self._request_snapshot(request, now_ms)
         return []
 
-    def _request_snapshot(self, now_ms: int) -> list[Any]:
-        request = self._catch_up
+    def _request_snapshot(self, request: CatchUpRequest, now_ms: int) -> list[RaceAction]:
+        if request.target is None:
+            raise LocalError("race-catch-up-no-target", "a snapshot was asked for before a quorum agreed on one")
         target = request.next_voter(now_ms)
         if target is None:
             self._catch_up = None
-            return self._give_up("catch-up-failed", "every voter of the agreed snapshot failed to deliver it")
+            return self._give_up(SessionEndReason.CATCH_UP_FAILED, "every voter of the agreed snapshot failed to deliver it")
         frame, digest = request.target
         rid = request.request_id
-        signature = self._key.sign(catch_up_digest(self.race_id, "sync-request", rid, target, [(frame, digest)]))
+        signature = self._key.sign(catch_up_digest(self._race_id, "sync-request", rid, target, [(frame, digest)]))
         return [Send(target, RaceSyncRequest(rid, frame, digest, signature))]
 
-    def _on_snapshot(self, peer: str, msg: RaceSnapshot, now_ms: int) -> list[Any]:
+    def on_snapshot(self, peer: str, msg: RaceSnapshot, now_ms: int) -> list[RaceAction]:
+        """The snapshot asked for: apply it if it is the one the quorum vouched for, signed, with verified
+        inputs, and the world accepts it; else count it against ``peer`` and ask the next voter. Raises
+        ``ProtocolError`` ``race-snapshot-unexpected`` when no request to ``peer`` matches."""
         request = self._catch_up
-        if request is None or request.pending != peer or msg.requestId != request.request_id:
+        if request is None or request.pending != peer or msg.requestId != request.request_id or request.target is None:
             raise ProtocolError("race-snapshot-unexpected", "no sync request to this peer matches the snapshot")
         frame, digest = request.target
         try:
             if msg.frame != frame or len(msg.state) > SYNC_SNAPSHOT_MAX_BYTES or hashlib.sha256(msg.state).digest() != digest:
                 raise ProtocolError("race-snapshot-mismatch", "the snapshot is not the one the majority vouched for")
-            self._signed_by(peer, catch_up_digest(self.race_id, "snapshot", msg.requestId, self.me, [(frame, digest)]),
+            self._signed_by(peer, catch_up_digest(self._race_id, "snapshot", msg.requestId, self._me, [(frame, digest)]),
                             msg.signature, "race-snapshot-bad-signature")
             inputs = self._check_records(msg.inputs)
-            self._load_snapshot(msg.state, frame)
-        except ProtocolError as exc:
-            return [Misbehaviour(peer, exc.code)] + self._request_snapshot(now_ms)
+            self._sync.load_snapshot(msg.state, frame)
+        except PeerError as exc:
+            return [Misbehaviour(peer, exc.code), *self._request_snapshot(request, now_ms)]
         return self._apply_snapshot(frame, msg.state, digest, inputs)
 
-    def _check_records(self, records: list[InputRecord]) -> dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]:
+    def _check_records(self, records: list[InputRecord]) -> CheckedInputs:
         """Verify every forwarded input against its owner's race key; two different ones for one
         (peer, frame) make the snapshot unusable."""
-        checked: dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]] = {}
+        checked: CheckedInputs = {}
         for record in records:
             if record.peer not in self._inputs:
                 raise ProtocolError("race-snapshot-mismatch", "a forwarded input is not of the roster")
             events = parse_events(record.events, self._skills[record.peer])
-            self._signed_by(record.peer, input_digest(self.race_id, record.frame, events), record.signature,
+            self._signed_by(record.peer, input_digest(self._race_id, record.frame, events), record.signature,
                             "race-snapshot-bad-signature")
-            known = checked.setdefault((record.peer, record.frame), (RaceInput(record.frame, record.events, record.signature), events))
+            signed = RaceInput(record.frame, record.events, record.signature)
+            known = checked.setdefault((record.peer, record.frame), (signed, events))
             if known[1] != events:
                 raise ProtocolError("race-snapshot-mismatch", "two different inputs for one peer and frame")
         return checked
 
-    def _load_snapshot(self, state: bytes, frame: int) -> None:
-        try:
-            self.world.load_state(state)
-        except Exception:  # the world's own validation error; the snapshot came from a peer
-            raise ProtocolError("race-snapshot-invalid", "the world refused the snapshot") from None
-        if self.world.frame != frame:
-            raise ProtocolError("race-snapshot-invalid", "the snapshot's frame differs from its label")
-
-    def _apply_snapshot(self, frame: int, state: bytes, digest: bytes,
-                        inputs: dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]) -> list[Any]:
+    def _apply_snapshot(self, frame: int, state: bytes, digest: bytes, inputs: CheckedInputs) -> list[RaceAction]:
         self._catch_up = None
         self._off_line = False
         self._offered = []
-        self._next = frame
-        self._confirmed = frame - 1
-        self._rollback_to = None
-        self._ring = [(-1, b"")] * STATE_BUFFER_FRAMES
-        self._votes = VoteBook(self.me)
-        self._vote_states.clear()
-        self._own_hashes.clear()
-        self.strikes = 0
-        for buffer in self._inputs.values():
-            buffer.reset(frame)
+        self._session.restart_at(frame)
         for (peer, at), (signed, events) in sorted(inputs.items()):
             if at < frame:
                 self._inputs[peer].set_base(at, events, signed)
             else:
                 self._inputs[peer].add(at, events, signed)
         resume = frame + RESUME_LEAD_FRAMES
-        for peer in self.peers:
-            self._active_from[peer] = resume if peer == self.me else max(frame, self._resumes.get(peer, 0))
-        self._recompute_frontier()
-        active = [p for p in self.others if self._status[p] == ACTIVE]
-        return [Send(p, RaceResume(frame, resume)) for p in active] + [CaughtUp(frame, state, digest, resume)]
+        for peer in self._peers.roster:
+            self._peers.active_from[peer] = resume if peer == self._me else max(frame, self._resumes.get(peer, 0))
+        self._session.recompute_frontier()
+        resumes: list[RaceAction] = [Send(p, RaceResume(frame, resume)) for p in self._peers.active_others()]
+        return resumes + [CaughtUp(frame, state, digest, resume)]
+
+    def _give_up(self, reason: SessionEndReason, detail: str) -> list[RaceAction]:
+        """End after a failed catch-up, telling the others so that none of them waits for this node."""
+        leave = RaceLeave(LeaveReason.DISCONNECT.value)
+        sends: list[RaceAction] = [Send(p, leave) for p in self._peers.remaining_others()]
+        return sends + self._session.end(reason, detail)
 
     # ---- catch-up: responder -------------------------------------------------------------------------
 
-    def _on_probe(self, peer: str, msg: RaceProbe, now_ms: int) -> list[Any]:
-        self._signed_by(peer, catch_up_digest(self.race_id, "probe", msg.requestId, self.me, []), msg.signature,
+    def on_probe(self, peer: str, msg: RaceProbe, now_ms: int) -> list[RaceAction]:
+        """A catching-up peer asks for offers: pin this node's newest final snapshots for it and offer
+        them (nothing while this node is off-line itself). Raises ``ProtocolError``
+        ``race-probe-bad-signature``, ``race-probe-stale``."""
+        self._signed_by(peer, catch_up_digest(self._race_id, "probe", msg.requestId, self._me, []), msg.signature,
                         "race-probe-bad-signature")
         if not self._offered or self._off_line:
             return []
-        candidates = self._pins.pin(peer, msg.requestId, self._offered, self._next)
-        signature = self._key.sign(catch_up_digest(self.race_id, "offer", msg.requestId, peer, candidates))
+        candidates = self._pins.pin(peer, msg.requestId, self._offered, self._sync.current_frame)
+        signature = self._key.sign(catch_up_digest(self._race_id, "offer", msg.requestId, peer, candidates))
         return [Send(peer, RaceOffer(msg.requestId, [Candidate(f, h) for f, h in candidates], signature))]
 
-    def _on_sync_request(self, peer: str, msg: RaceSyncRequest, now_ms: int) -> list[Any]:
+    def on_sync_request(self, peer: str, msg: RaceSyncRequest, now_ms: int) -> list[RaceAction]:
+        """Send the pinned snapshot ``peer`` asks for, with the inputs it needs to predict as this node
+        did. Raises ``ProtocolError`` ``race-sync-request-bad-signature``, ``-unknown``, ``-expired``,
+        ``race-sync-cooldown``."""
         candidate = (msg.frame, msg.hash)
-        self._signed_by(peer, catch_up_digest(self.race_id, "sync-request", msg.requestId, self.me, [candidate]),
+        self._signed_by(peer, catch_up_digest(self._race_id, "sync-request", msg.requestId, self._me, [candidate]),
                         msg.signature, "race-sync-request-bad-signature")
-        offer = self._pins.take(peer, msg.requestId, candidate, self._next)
+        offer = self._pins.take(peer, msg.requestId, candidate, self._sync.current_frame)
         inputs = list(offer.bases)
-        for other in self.others:
-            if self._status[other] != ACTIVE:  # nobody re-sends these: forward what this node used
+        for other in self._peers.others:
+            if self._peers.statuses[other] is not ACTIVE:  # nobody re-sends these: forward what this node used
                 signed = self._inputs[other].signed
                 inputs += [InputRecord(other, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= msg.frame]
-        signature = self._key.sign(catch_up_digest(self.race_id, "snapshot", msg.requestId, peer, [candidate]))
+        signature = self._key.sign(catch_up_digest(self._race_id, "snapshot", msg.requestId, peer, [candidate]))
         return [Send(peer, RaceSnapshot(msg.requestId, msg.frame, offer.state, inputs, signature))]
 
-    def _on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[Any]:
+    def on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[RaceAction]:
         """A peer caught up. It was ``rejoining`` here, or it is a fellow of this node's minority that
-        never lost its link to us: either way its real inputs restart at ``resumeFrame``."""
-        if self._status[peer] not in (REJOINING, ACTIVE):
+        never lost its link to us: either way its real inputs restart at ``resumeFrame``. Raises
+        ``ProtocolError`` ``race-resume-unexpected``, ``race-resume-invalid``."""
+        statuses = self._peers.statuses
+        if statuses[peer] not in (REJOINING, ACTIVE):
             raise ProtocolError("race-resume-unexpected", "the peer was not catching up")
         if msg.resumeFrame != msg.frame + RESUME_LEAD_FRAMES:
             raise ProtocolError("race-resume-invalid", f"real inputs resume {RESUME_LEAD_FRAMES} frames after the snapshot")
         self._resumes[peer] = msg.resumeFrame
         if self._catch_up is not None:
             return []  # taken into account when this node's own snapshot arrives
-        if msg.resumeFrame < self._next - INPUT_WINDOW_BEHIND:
+        if msg.resumeFrame < self._sync.current_frame - INPUT_WINDOW_BEHIND:
             return [CloseLink(peer, "rejoin-too-late")]
-        self._status[peer] = ACTIVE
-        self._active_from[peer] = max(self._active_from[peer], msg.resumeFrame)
+        statuses[peer] = ACTIVE
+        self._peers.active_from[peer] = max(self._peers.active_from[peer], msg.resumeFrame)
         self._lost_at.pop(peer, None)
-        self._recompute_frontier()
-        return self._resend(peer, msg.frame) + [Notify("rejoin", {"peer": peer, "frame": msg.resumeFrame})]
+        self._session.recompute_frontier()
+        return self._resend(peer, msg.frame) + [PeerRejoined(peer, msg.resumeFrame)]

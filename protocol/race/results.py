@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError
 
 
 class RaceStatus(str, Enum):
@@ -30,6 +30,7 @@ class RaceStatus(str, Enum):
 
     @property
     def departed(self) -> bool:
+        """True for a peer that is out of the race (left or voted out): ranked in the quit block."""
         return self in (RaceStatus.LEFT, RaceStatus.DESYNC)
 
 
@@ -43,6 +44,7 @@ class Quit:
 
     @property
     def status(self) -> RaceStatus:
+        """``desync`` for a peer voted out, else ``left``."""
         return RaceStatus.DESYNC if self.reason == "desync" else RaceStatus.LEFT
 
 
@@ -97,10 +99,10 @@ def rank_with_quits(
 
 def round_result(standings: Sequence[Mapping[str, Any]], slots: Mapping[str, int], time_limit_frames: int) -> RoundResult:
     """A round from the slot standings of ``rank_with_quits`` (``slot``, ``points``, ``finished_frame``,
-    ``status``)."""
+    ``status``). Raises ``LocalError`` ``race-results-invalid`` when they do not cover exactly ``slots``."""
     peer_of = {slot: peer for peer, slot in slots.items()}
     if sorted(row["slot"] for row in standings) != sorted(peer_of):
-        raise ProtocolError("race-results-invalid", "the standings must cover exactly the round's slots")
+        raise LocalError("race-results-invalid", "the standings must cover exactly the round's slots")
     return RoundResult(
         points={peer_of[row["slot"]]: row["points"] for row in standings},
         finish_frames={peer_of[row["slot"]]: row["finished_frame"] for row in standings},
@@ -121,11 +123,11 @@ def match_status(statuses: Sequence[RaceStatus]) -> RaceStatus:
 def match_standings(rounds: Sequence[RoundResult]) -> list[dict[str, Any]]:
     """Every peer of any round, best first: ``rank``, ``peer``, ``points``, ``finishFrames`` (the tiebreak:
     true finish frames only where ``status`` is finished), ``status`` (``match_status``) and ``rounds``
-    (the status of each round the peer raced)."""
+    (the status of each round the peer raced). Raises ``LocalError`` ``race-results-invalid`` without rounds."""
     if not rounds:
-        raise ProtocolError("race-results-invalid", "a match has at least one round")
+        raise LocalError("race-results-invalid", "a match has at least one round")
     peers = sorted({peer for result in rounds for peer in result.points})
-    rows = []
+    rows: list[dict[str, Any]] = []
     for peer in peers:
         points = sum(result.points.get(peer, 0) for result in rounds)
         time = 0

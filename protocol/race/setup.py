@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from protocol.encoding import dagcbor
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError
 from protocol.race.signing import SKILL_ORDER, Event
 
 MAX_INPUT_DELAY = 8
@@ -25,16 +25,21 @@ class RaceWorld(Protocol):
     """
 
     @property
-    def frame(self) -> int: ...
+    def frame(self) -> int:
+        """The frame the next ``step`` computes."""
 
     @property
-    def done(self) -> bool: ...
+    def done(self) -> bool:
+        """True once the round is over (nothing more is stepped)."""
 
-    def step(self, inputs: Mapping[int, Sequence[Event]]) -> None: ...
+    def step(self, inputs: Mapping[int, Sequence[Event]]) -> None:
+        """Compute one frame with these inputs by start slot (a slot without events is left out)."""
 
-    def save_state(self) -> bytes: ...
+    def save_state(self) -> bytes:
+        """The whole state as canonical bytes (equal states give equal bytes)."""
 
-    def load_state(self, data: bytes) -> None: ...
+    def load_state(self, data: bytes) -> None:
+        """Replace the state by ``data`` atomically; raises (any exception) on bytes it refuses."""
 
 
 def loadout_digest(car: Any) -> str:
@@ -45,7 +50,10 @@ def loadout_digest(car: Any) -> str:
 @dataclass(frozen=True)
 class RaceSetup:
     """One round: ``slots`` (peer → start slot) is the roster; ``skills`` are each car's chip skills,
-    ``loadouts`` each car's ``loadout_digest``; the grid fields (hex) go into the round's anchor."""
+    ``loadouts`` each car's ``loadout_digest``; the grid fields (hex) go into the round's anchor.
+
+    Built by this node's shell from its verified start package and options, so a refusal is a
+    ``LocalError`` ``race-setup-invalid`` (roster and slots, skills, ``input_delay``, ``max_prediction``)."""
 
     match_id: str
     round_index: int
@@ -61,24 +69,26 @@ class RaceSetup:
     def __post_init__(self) -> None:
         peers = set(self.slots)
         if len(peers) < 2 or sorted(self.slots.values()) != list(range(len(peers))):
-            raise ProtocolError("race-setup-invalid", "a race has at least 2 peers in slots 0..N-1")
+            raise LocalError("race-setup-invalid", "a race has at least 2 peers in slots 0..N-1")
         if set(self.skills) != peers or set(self.loadouts) != peers:
-            raise ProtocolError("race-setup-invalid", "skills and loadouts must cover exactly the roster")
+            raise LocalError("race-setup-invalid", "skills and loadouts must cover exactly the roster")
         if any(not set(s) <= set(SKILL_ORDER) for s in self.skills.values()):
-            raise ProtocolError("race-setup-invalid", "chip skills must be among the eight skills")
+            raise LocalError("race-setup-invalid", "chip skills must be among the eight skills")
         if type(self.input_delay) is not int or not 0 <= self.input_delay <= MAX_INPUT_DELAY:
-            raise ProtocolError("race-setup-invalid", f"input_delay is 0..{MAX_INPUT_DELAY} frames")
+            raise LocalError("race-setup-invalid", f"input_delay is 0..{MAX_INPUT_DELAY} frames")
         if type(self.max_prediction) is not int or not 0 <= self.max_prediction <= MAX_PREDICTION:
-            raise ProtocolError("race-setup-invalid", f"max_prediction is 0..{MAX_PREDICTION} frames (0 = lockstep)")
+            raise LocalError("race-setup-invalid", f"max_prediction is 0..{MAX_PREDICTION} frames (0 = lockstep)")
 
     @property
     def roster(self) -> tuple[str, ...]:
+        """The round's peers in PeerId order."""
         return tuple(sorted(self.slots))
 
     @classmethod
     def from_locked_start(cls, locked: Any, round_index: int, skills: Mapping[str, frozenset[str]],
                           **options: Any) -> "RaceSetup":
-        """The round ``round_index`` of a verified ``LockedStart``; ``skills`` come from the baked cars."""
+        """The round ``round_index`` of a verified ``LockedStart``; ``skills`` come from the baked cars.
+        Raises ``LocalError`` ``race-setup-invalid`` as the constructor does."""
         return cls(
             match_id=locked.match_id,
             round_index=round_index,

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from typing import Any
 
 from protocol.encoding import dagcbor
+
 DOMAIN = "open4wd-race-sign-v1"
 SKILLS = ("boost", "brake", "swerve_left", "swerve_right", "jump", "slam", "stabilize", "weapon")
 """The spec's skill order (interfaces.md §3.1): the canonical order of a frame's events."""
@@ -26,7 +28,7 @@ def canonical_events(events: Iterable[Event]) -> tuple[Event, ...]:
     return tuple(sorted(events, key=lambda e: SKILL_ORDER[e[0]]))
 
 
-def _digest(body: dict) -> bytes:
+def _digest(body: dict[str, Any]) -> bytes:
     body["domain"] = DOMAIN
     return hashlib.sha256(dagcbor.encode(body)).digest()
 

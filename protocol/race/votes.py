@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
+from enum import StrEnum
 
 from protocol.errors import ProtocolError
 
@@ -17,20 +18,34 @@ VOTE_INTERVAL_FRAMES = 120
 VOTE_WAIT_FRAMES = 30
 VOTE_HORIZON_FRAMES = 150
 STRIKE_LIMIT = 3
-AGREED, MAJORITY, MINORITY, TIE = "agreed", "majority", "minority", "tie"
+
+
+class VoteKind(StrEnum):
+    """How a tallied vote came out for this node (the race log's ``result``, and ``vote-<kind>`` state files)."""
+
+    AGREED = "agreed"  # every counted hash equal
+    MAJORITY = "majority"  # this node's hash won a strict majority, some differ
+    MINORITY = "minority"  # this node's hash lost: a strike
+    TIE = "tie"  # no strict majority: the match is consensus-invalid
 
 
 @dataclass(frozen=True)
 class VoteOutcome:
-    """``kind``: agreed (all equal), majority (mine won, some differ), minority (mine lost), tie."""
+    """One tallied frame: ``kind`` for this node, every counted hash by peer, and the peers outside the
+    majority (``dissenters``, empty on a tie)."""
 
     frame: int
-    kind: str
+    kind: VoteKind
     hashes: dict[str, bytes]
     dissenters: tuple[str, ...]
 
 
 class VoteBook:
+    """This node's checksum votes of one round: its own and the peers' hashes per vote frame, until decided.
+
+    Why a book of its own: the rules of when a vote counts, when a frame is tallied and when votes are
+    forgotten are pure bookkeeping, testable without signatures or a session."""
+
     def __init__(self, me: str) -> None:
         self.me = me
         self._votes: dict[int, dict[str, bytes]] = {}
@@ -45,7 +60,9 @@ class VoteBook:
         )
 
     def add(self, peer: str, frame: int, state_hash: bytes) -> bool:
-        """Record a vote; False for an identical repeat, ``vote-conflict`` for a different one."""
+        """Record a vote; False for an identical repeat.
+
+        Raises ``ProtocolError`` ``vote-conflict`` for a second, different vote of ``peer`` for ``frame``."""
         votes = self._votes.setdefault(frame, {})
         known = votes.get(peer)
         if known is not None:
@@ -57,7 +74,7 @@ class VoteBook:
 
     def decide(self, next_frame: int, voters: Collection[str]) -> list[VoteOutcome]:
         """Tally every frame whose own vote exists and whose wait is over (all ``voters`` in, or 30 frames)."""
-        outcomes = []
+        outcomes: list[VoteOutcome] = []
         for frame in sorted(self._votes):
             votes = self._votes[frame]
             if self.me not in votes:
@@ -75,14 +92,15 @@ class VoteBook:
 
 
 def _tally(frame: int, me: str, votes: dict[str, bytes]) -> VoteOutcome:
+    kind: VoteKind
     counts = Counter(votes.values())
     top_hash, top = max(counts.items(), key=lambda item: (item[1], item[0]))
     received = len(votes)
     if 2 * top <= received:
-        kind = TIE
+        kind = VoteKind.TIE
     elif len(counts) == 1:
-        kind = AGREED
+        kind = VoteKind.AGREED
     else:
-        kind = MAJORITY if votes[me] == top_hash else MINORITY
-    dissenters = tuple(sorted(p for p, h in votes.items() if h != top_hash)) if kind != TIE else ()
+        kind = VoteKind.MAJORITY if votes[me] == top_hash else VoteKind.MINORITY
+    dissenters = tuple(sorted(p for p, h in votes.items() if h != top_hash)) if kind != VoteKind.TIE else ()
     return VoteOutcome(frame, kind, dict(votes), dissenters)

@@ -9,7 +9,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "HostSuccession": "actions",
     "MatchStarted": "actions",
     "Misbehaviour": "actions",
-    "Notify": "actions",
     "RelayedIn": "actions",
     "RoomAction": "actions",
     "Send": "actions",

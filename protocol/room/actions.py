@@ -4,8 +4,8 @@ the user events; ``RoomAction`` is their union, the element type of every list a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from dataclasses import dataclass
+from typing import TypeAlias
 
 from protocol.actions import CloseLink, Misbehaviour, Send
 from protocol.encoding.wire import Message
@@ -14,7 +14,7 @@ from protocol.room.locked_start import LockedStart
 from protocol.room.messages import RoomState
 
 __all__ = [
-    "CloseLink", "FetchAssets", "HostSuccession", "MatchStarted", "Misbehaviour", "Notify", "RelayedIn", "RoomAction",
+    "CloseLink", "FetchAssets", "HostSuccession", "MatchStarted", "Misbehaviour", "RelayedIn", "RoomAction",
     "Send", "refused",
 ]
 
@@ -66,14 +66,3 @@ def refused(peer: str, code: str, message: str, *, blame: bool) -> list[RoomActi
     actions.append(ErrorReported(code, message))
     return actions
 
-
-@dataclass(frozen=True)
-class Notify:
-    """An untyped user-visible event, ``event`` named as in the ``--json`` stream.
-
-    No room machine returns it any more (rooms report ``protocol.room.events``); it stays only while
-    ``protocol.race`` still imports it from here, and goes when the race has typed events too.
-    """
-
-    event: str
-    data: dict[str, Any] = field(default_factory=dict)

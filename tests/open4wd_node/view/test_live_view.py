@@ -16,7 +16,7 @@ from open4wd_node.view.live_render import board_lines, board_renderable
 from open4wd_node.race.world import WorldAdapter
 from protocol.identity.keys import Identity
 from protocol.race.session import RaceSession
-from protocol.race.actions import Notify
+from protocol.actions import UserEvent
 from protocol.race.keys import RaceKeyBook
 from protocol.race.messages import RaceLeave
 from protocol.race.results import Quit, rank_with_quits
@@ -52,10 +52,10 @@ def raced_round(rounds: int = 2, rollbacks_before: int = 5):
 
 
 def route(console: LiveConsole, actions) -> None:
-    """What the match runner does with a session's notices (its ``_notify``)."""
+    """What the match runner does with a session's user events (its ``_event``)."""
     for action in actions:
-        if isinstance(action, Notify):
-            console.emit(action.event, **{"round": 0, **action.data})
+        if isinstance(action, UserEvent):
+            console.emit(action.EVENT, **{"round": 0, **action.data()})
 
 
 def row_of(text: str, peer: str) -> str:

@@ -15,8 +15,8 @@ from typing import Any
 from protocol.identity.keys import Identity
 from protocol.race.session import RaceSession
 from protocol.race.actions import (
-    CaughtUp, CloseLink, DesyncRecord, FrameConfirmed, Misbehaviour, Notify, RoundEnded, Send, SessionEnded,
-    VoteDecided, WriteState,
+    CaughtUp, CloseLink, DesyncRecord, FrameConfirmed, Misbehaviour, PeerLeft, PeerRejoined, RaceAction, RoundEnded,
+    Send, SessionEnded, VoteDecided, WriteState,
 )
 from protocol.race.keys import RaceKeyBook
 from protocol.race.setup import RaceSetup, loadout_digest
@@ -89,11 +89,12 @@ def make_setup(ids: list[Identity], round_index: int = 0, **options: Any) -> Rac
 
 
 def bot_events(skills: frozenset[str], peer: str, frame: int, seed: int) -> list[tuple[str, bool]]:
-    """Deterministic per (seed, peer, frame): holds last ~10 frames, events are rare."""
+    """Deterministic per (seed, peer, frame): holds last ~10 frames, events are rare. Skills are drawn in
+    sorted order: a frozenset's own order changes with PYTHONHASHSEED, and with it every run's inputs."""
     rng = random.Random(f"{seed}/{peer}/{frame // 10}")
-    held = sorted(s for s in skills if s in HOLD and rng.random() < 0.4)
+    held = [s for s in sorted(skills) if s in HOLD and rng.random() < 0.4]
     rng = random.Random(f"{seed}/{peer}/{frame}")
-    fired = sorted(s for s in skills if s not in HOLD and rng.random() < 0.05)
+    fired = [s for s in sorted(skills) if s not in HOLD and rng.random() < 0.05]
     return [(s, True) for s in held] + [(s, False) for s in fired]
 
 
@@ -119,19 +120,19 @@ class Mesh:
         self.seq = 0
         self.last: dict[tuple[str, str], int] = {}
         self.down: set[frozenset[str]] = set()
-        self.actions: dict[str, list[Any]] = defaultdict(list)
+        self.actions: dict[str, list[RaceAction]] = defaultdict(list)
         self.paused: set[str] = set()
         self.inputs_hook = None
         self.tamper = None  # (src, dst, message) -> message: a hostile or broken sender
         for peer, session in self.sessions.items():
-            self.handle(peer, session.start())
+            self.handle(peer, session.start(self.now))
 
     # -- routing ---------------------------------------------------------------------------------
 
     def link_up(self, a: str, b: str) -> bool:
         return frozenset((a, b)) not in self.down
 
-    def handle(self, src: str, actions: list[Any]) -> None:
+    def handle(self, src: str, actions: list[RaceAction]) -> None:
         for action in actions:
             self.actions[src].append(action)
             if isinstance(action, Send) and self.link_up(src, action.peer):
@@ -180,7 +181,7 @@ class Mesh:
                 events = bot_events(session.setup.skills[peer], peer, frame, self.seed)
                 if self.inputs_hook is not None:
                     events = self.inputs_hook(peer, frame, events)
-                self.handle(peer, session.add_local_input(events))
+                self.handle(peer, session.add_local_input(events, self.now))
             report = session.advance_frame(self.now)
             self.handle(peer, report.actions)
             if not report.stepped:
@@ -229,6 +230,6 @@ class Mesh:
 
 
 __all__ = [
-    "CaughtUp", "CloseLink", "CounterWorld", "DesyncRecord", "FrameConfirmed", "Mesh", "Misbehaviour", "Notify",
-    "RoundEnded", "SessionEnded", "VoteDecided", "WriteState", "bot_events", "identities", "make_setup",
+    "CaughtUp", "CloseLink", "CounterWorld", "DesyncRecord", "FrameConfirmed", "Mesh", "Misbehaviour", "PeerLeft",
+    "PeerRejoined", "RoundEnded", "SessionEnded", "VoteDecided", "WriteState", "bot_events", "identities", "make_setup",
 ]

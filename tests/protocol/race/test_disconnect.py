@@ -1,11 +1,10 @@
 """Disconnects: prediction through the reconnect window, catch-up from a vouched snapshot, the partition guard."""
 
 from protocol.race.messages import RaceOffer, RaceRejoin, RaceSnapshot
-from tests.protocol.race.harness import CaughtUp, CloseLink, Mesh, Misbehaviour, Notify, VoteDecided
-
-
-def notes(mesh, peer, event):
-    return [n.data for n in mesh.of(peer, Notify) if n.event == event]
+from protocol.race.actions import SessionEndReason
+from protocol.race.messages import LeaveReason
+from protocol.race.peers import PeerStatus
+from tests.protocol.race.harness import CaughtUp, CloseLink, Mesh, Misbehaviour, PeerLeft, PeerRejoined, VoteDecided
 
 
 def test_reconnect_within_the_window_catches_up_from_a_majority_snapshot():
@@ -14,14 +13,14 @@ def test_reconnect_within_the_window_catches_up_from_a_majority_snapshot():
     mesh.run(2000)
     mesh.cut([lost], others)
     mesh.run(3000)
-    assert [mesh.sessions[p].status(lost) for p in others] == ["lost"] * 3
+    assert [mesh.sessions[p].status(lost) for p in others] == [PeerStatus.LOST] * 3
     mesh.heal([lost], others)
     mesh.run_to_end()
     caught = mesh.of(lost, CaughtUp)
     assert len(caught) == 1 and caught[0].frame % 8 == 0 and caught[0].resume_frame == caught[0].frame + 60
     for peer in others:
-        assert mesh.sessions[peer].status(lost) == "active"
-        assert notes(mesh, peer, "rejoin") == [{"peer": lost, "frame": caught[0].resume_frame}]
+        assert mesh.sessions[peer].status(lost) is PeerStatus.ACTIVE
+        assert mesh.of(peer, PeerRejoined) == [PeerRejoined(lost, caught[0].resume_frame)]
     assert all(mesh.ended(p) is None for p in mesh.peers)
     assert len({mesh.state(p) for p in mesh.peers}) == 1
     assert all(v.kind == "agreed" for p in mesh.peers for v in mesh.of(p, VoteDecided))
@@ -34,10 +33,10 @@ def test_a_peer_lost_for_the_whole_window_is_removed_and_its_side_is_void():
     mesh.run(1000)
     mesh.cut([lost], others)
     mesh.run_to_end()
-    assert mesh.ended(lost).reason == "partition-void"
+    assert mesh.ended(lost).reason is SessionEndReason.PARTITION_VOID
     for peer in others:
         assert mesh.ended(peer) is None and mesh.sessions[peer].status(lost) == "removed"
-        assert notes(mesh, peer, "leave") == [{"peer": lost, "reason": "disconnect"}]
+        assert mesh.of(peer, PeerLeft) == [PeerLeft(lost, LeaveReason.DISCONNECT)]
     assert len({mesh.state(p) for p in others}) == 1
     assert all(v.kind == "agreed" for p in others for v in mesh.of(p, VoteDecided))
 
@@ -130,7 +129,7 @@ def test_an_off_line_node_that_never_caught_up_is_void_when_its_window_closes():
     mesh, lost, others = _cut_and_heal(29)
     mesh.heal([lost], others[:2])  # two voters are one short of quorum(4) = 3 remote offers
     mesh.run(16_000)
-    assert mesh.ended(lost).reason == "partition-void"
+    assert mesh.ended(lost).reason is SessionEndReason.PARTITION_VOID
     assert all(mesh.ended(p) is None and mesh.sessions[p].status(lost) == "removed" for p in others)
 
 
@@ -153,11 +152,11 @@ def test_a_voluntary_leave_removes_the_peer_and_the_race_goes_on():
     mesh = Mesh(3, seed=30, length=500)
     leaver, stayers = mesh.peers[1], [mesh.peers[0], mesh.peers[2]]
     mesh.run(2000)
-    mesh.handle(leaver, mesh.sessions[leaver].leave("voluntary"))
+    mesh.handle(leaver, mesh.sessions[leaver].leave(LeaveReason.VOLUNTARY, mesh.now))
     mesh.paused.add(leaver)
     mesh.run_to_end()
     assert mesh.ended(leaver).reason == "left"
     for peer in stayers:
         assert mesh.ended(peer) is None and mesh.sessions[peer].status(leaver) == "removed"
-        assert notes(mesh, peer, "leave") == [{"peer": leaver, "reason": "voluntary"}]
+        assert mesh.of(peer, PeerLeft) == [PeerLeft(leaver, LeaveReason.VOLUNTARY)]
     assert mesh.state(stayers[0]) == mesh.state(stayers[1])

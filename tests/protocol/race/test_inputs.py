@@ -9,8 +9,8 @@ from protocol.race.keys import announce
 from dataclasses import fields
 
 from protocol.race.messages import (
-    Candidate, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceRelay, RaceChecksum, RaceInput, RaceKey, RaceLeave, RaceOffer, RaceProbe, RaceRejoin, RaceResume,
-    RaceSnapshot, RaceSyncRequest,
+    Candidate, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceRelay, RaceChecksum, RaceInput, RaceKey, RaceLeave,
+    RaceOffer, RaceProbe, RaceRejoin, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
 from protocol.race.signing import input_digest
 from protocol.room.messages import Leave
@@ -53,7 +53,9 @@ def test_event_rules_have_their_codes():
     chips = session.setup.skills[peer]  # slam, stabilize, weapon
     assert chips == {"slam", "stabilize", "weapon"}
     cases = {
-        "race-input-too-many-events": [["slam", False], ["stabilize", True], ["weapon", True], ["boost", False], ["brake", False]],
+        "race-input-too-many-events": [
+            ["slam", False], ["stabilize", True], ["weapon", True], ["boost", False], ["brake", False],
+        ],
         "race-input-duplicate-skill": [["weapon", True], ["weapon", True]],
         "race-input-hold-mismatch": [["slam", True]],
         "race-input-skill-not-in-chip": [["boost", False]],

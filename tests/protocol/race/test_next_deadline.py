@@ -3,10 +3,10 @@ of ticking on a fixed period. Before the deadline a tick does nothing; at it, th
 
 from dataclasses import replace
 
-from protocol.race.actions import AnchorDecided, Notify, RoundEnded, Send
+from protocol.race.actions import AnchorDecided, PeerLeft, RoundEnded, Send
 from protocol.race.anchor import COLLECTION_TIMEOUT_MS, FALLBACK_SLOT_MS, AnchorRound
 from protocol.race.catchup import PROBE_GIVE_UP_MS, PROBE_RETRY_MS, SNAPSHOT_TIMEOUT_MS, CatchUpRequest
-from protocol.race.messages import RaceAnchorProposal
+from protocol.race.messages import LeaveReason, RaceAnchorProposal
 from protocol.race.recovery import RECONNECT_WINDOW_MS
 from protocol.race.setup import LOCAL_LEDGER_ADDRESS
 from tests.protocol.race.harness import Mesh, identities
@@ -66,7 +66,7 @@ def test_a_session_wakes_when_a_lost_peers_reconnect_window_closes():
     assert session.next_deadline_ms() == cut_at + RECONNECT_WINDOW_MS
     assert session.tick(cut_at + RECONNECT_WINDOW_MS - 1) == [] and session.status(lost) == "lost"
     closed = session.tick(cut_at + RECONNECT_WINDOW_MS)
-    assert Notify("leave", {"peer": lost, "reason": "disconnect"}) in closed and session.status(lost) == "removed"
+    assert PeerLeft(lost, LeaveReason.DISCONNECT) in closed and session.status(lost) == "removed"
     assert session.next_deadline_ms() is None
     lonely = mesh.sessions[lost]  # a minority: its window closing ends its session, and its timers with it
     lonely.tick(cut_at + RECONNECT_WINDOW_MS)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError
 from protocol.identity.keys import Identity, race_id
 from protocol.race.keys import announce
 from protocol.race.messages import InputRecord, RaceRelay, RaceSnapshot
@@ -73,7 +73,7 @@ def test_nested_messages_round_trip():
     {"input_delay": 9}, {"max_prediction": -1}, {"max_prediction": True},
 ])
 def test_setup_options_are_checked(change):
-    with pytest.raises(ProtocolError) as err:
+    with pytest.raises(LocalError) as err:
         make_setup(identities(2), **change)
     assert err.value.code == "race-setup-invalid"
 
@@ -81,7 +81,7 @@ def test_setup_options_are_checked(change):
 def test_setup_roster_is_checked():
     good = make_setup(identities(2))
     for slots in ({next(iter(good.slots)): 0}, dict.fromkeys(good.slots, 0)):
-        with pytest.raises(ProtocolError):
+        with pytest.raises(LocalError):
             RaceSetup(good.match_id, 0, slots, good.skills, good.loadouts, good.grid_context_digest, good.grid_seed)
 
 

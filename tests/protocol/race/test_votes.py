@@ -4,8 +4,8 @@ import pytest
 
 from protocol.errors import ProtocolError
 from protocol.race.votes import VoteBook
-from tests.protocol.race.harness import DesyncRecord, Mesh, Notify, VoteDecided, WriteState
-from protocol.race.messages import RaceLeave
+from tests.protocol.race.harness import DesyncRecord, Mesh, PeerLeft, VoteDecided, WriteState
+from protocol.race.messages import LeaveReason, RaceLeave
 from tests.protocol.race.harness import Send
 
 H = [bytes([i]) * 32 for i in range(4)]
@@ -65,7 +65,7 @@ def test_corrupted_node_is_the_minority_and_leaves_after_three_strikes():
         kinds = [v.kind for v in mesh.of(peer, VoteDecided)]
         assert kinds == ["agreed", "majority", "majority", "majority", "agreed"]
         assert [w.frame for w in mesh.of(peer, WriteState)] == [120, 240, 360]
-        assert {"peer": bad, "reason": "desync"} in [n.data for n in mesh.of(peer, Notify) if n.event == "leave"]
+        assert PeerLeft(bad, LeaveReason.DESYNC) in mesh.of(peer, PeerLeft)
         assert mesh.sessions[peer].status(bad) == "removed"
     assert len({mesh.state(p) for p in good}) == 1
 
