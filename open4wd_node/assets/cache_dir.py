@@ -2,8 +2,9 @@
 
 ``sim_core`` decides what an entry holds and whether to trust it; this module only keeps the bytes,
 ``<data-dir>/cache/<kind>/<key>``, written atomically (a crash leaves the old entry or the whole new
-one; no fsync: an entry lost to a power cut is only rebuilt). The cache is an optimisation, so a folder that cannot be read or written costs speed, never a
-race: the failure is logged as a warning and the product is computed instead.
+one; no fsync: an entry lost to a power cut is only rebuilt). The cache is an optimisation, so a folder
+that cannot be read or written costs speed, never a race: the failure is logged as a warning and the
+product is computed instead.
 """
 
 from __future__ import annotations
@@ -27,14 +28,17 @@ class CacheDir:
 
     @classmethod
     def in_data_dir(cls, data_dir: Path) -> "CacheDir":
+        """The cache of a node's data directory: ``<data-dir>/cache``."""
         return cls(data_dir / "cache")
 
     def path(self, name: str) -> Path:
+        """The file of entry ``name`` (``<kind>/<64 hex>``); ``ValueError`` for another name (a caller's bug)."""
         if not ENTRY_NAME.match(name):
             raise ValueError(f"{name!r} is not a cache entry name (<kind>/<64 hex>)")
         return self.root / name
 
     def read(self, name: str) -> bytes | None:
+        """The entry's bytes, or None when it is absent or unreadable (logged: the product is computed instead)."""
         path = self.path(name)
         try:
             return path.read_bytes()
@@ -45,6 +49,7 @@ class CacheDir:
             return None
 
     def write(self, name: str, data: bytes) -> None:
+        """Store the entry atomically; a failure is logged, never raised (the next start computes it again)."""
         path = self.path(name)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -53,6 +58,7 @@ class CacheDir:
             log.warning("cannot write cache entry %s (%s); the next start computes it again", path, exc.strerror)
 
     def discard(self, name: str, reason: str) -> None:
+        """Remove an entry ``sim_core`` did not trust, logging ``reason`` (a failure to remove is logged too)."""
         path = self.path(name)
         log.warning("cache entry %s ignored and rebuilt: %s", path, reason)
         try:

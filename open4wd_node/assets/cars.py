@@ -1,8 +1,9 @@
 """Cars a player can bring: the three built-in archetypes, or a loadout JSON file of their own.
 
 ``--car speed|heavy|control`` picks the built-in archetype car (``builtin:<type>-01/02/03``, as the
-simulation's demo round uses it) for every round; ``--car FILE.json`` reads one loadout object (used for every round) or a list with one loadout
-per round. Parts in a file are ``builtin:`` refs or content ids of assets in the local store.
+simulation's demo round uses it) for every round; ``--car FILE.json`` reads one loadout object (used
+for every round) or a list with one loadout per round. Parts in a file are ``builtin:`` refs or content
+ids of assets in the local store.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class CarChoice:
         if ref in ARCHETYPES:
             return cls((archetype_loadout(ARCHETYPES[ref]),), False, ref)
         if not ref or not os.path.lexists(ref):  # most likely a mistyped archetype name
-            raise UserError("car-invalid", f"--car takes {', '.join(ARCHETYPES)} or a loadout JSON file; '{display_path(ref)}' is neither")
+            raise UserError("car-invalid",
+                            f"--car takes {', '.join(ARCHETYPES)} or a loadout JSON file; '{display_path(ref)}' is neither")
         data = loadout_file("the --car loadout file").read(ref)
         per_round = isinstance(data, list)
         cars = tuple(data) if per_round else (data,)
@@ -52,6 +54,7 @@ class CarChoice:
         if not self.per_round:
             return list(self.cars) * rounds
         if len(self.cars) != rounds:
-            raise UserError("car-invalid", f"{display_path(self.ref)} must hold one loadout object, or a list of {rounds} (one per round)")
+            raise UserError("car-invalid",
+                            f"{display_path(self.ref)} must hold one loadout object, or a list of {rounds} (one per round)")
         return list(self.cars)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.runtime.config import NodeConfig
-from protocol.versions.assets import AssetVersionPolicy, pre_race_version_check
+from protocol.versions.assets import AssetVersionPolicy, VersionCheckReport, pre_race_version_check
 from protocol.errors import ProtocolError
 from protocol.room.config import MatchConfig
 from sim_core.assets.admission import AdmittedAsset
@@ -29,6 +29,7 @@ DEPRECATED_NOTICE = (
 
 
 def policy_from_config(config: NodeConfig) -> AssetVersionPolicy:
+    """This node's asset-version rules (walls, yanked and minimum versions) from its configuration."""
     return AssetVersionPolicy(
         walls=dict(config.asset_walls),
         yanked={k: frozenset(v) for k, v in config.asset_yanked.items()},
@@ -46,6 +47,9 @@ def asset_materials(asset: AdmittedAsset) -> set[str]:
 
 
 class NodeRoomAssets:
+    """``protocol.room.member.RoomAssets`` over this node's store and the built-ins (module docstring).
+    Admissions and refusals are remembered per ref (a ref names fixed bytes)."""
+
     def __init__(self, store: AssetStore, config: NodeConfig) -> None:
         self.store = store
         self.policy = policy_from_config(config)
@@ -87,6 +91,8 @@ class NodeRoomAssets:
     # ---- RoomAssets --------------------------------------------------------------------------------
 
     def rotation_refs(self, rotation: list[Any]) -> list[str]:
+        """Every part ref the cars of ``rotation`` use, once each, in order; ``ProtocolError``
+        ``loadout-invalid`` for a car that is not a loadout object."""
         refs: list[str] = []
         for car in rotation:
             if not isinstance(car, dict):
@@ -100,9 +106,12 @@ class NodeRoomAssets:
         return list(dict.fromkeys(refs))
 
     def missing_assets(self, refs: list[str]) -> list[str]:
+        """The refs that are neither built-in nor in the local store (to be fetched from their owner)."""
         return [r for r in refs if not is_builtin_ref(r) and not self.store.has(r)]
 
     def check_rotation(self, peer: str, rotation: list[Any]) -> None:
+        """Refuse a car rotation that cannot race here: ``ProtocolError`` with the code of the first
+        problem (``asset-missing``, a finding's code, a ``SimError`` code, ``asset-version-unusable``)."""
         refs = self.rotation_refs(rotation)
         missing = self.missing_assets(refs)
         if missing:
@@ -120,6 +129,8 @@ class NodeRoomAssets:
             raise ProtocolError("asset-version-unusable", f"asset-version-unusable:{report.unusable[0]}")
 
     def track_digests(self, config: MatchConfig) -> list[str]:
+        """Each round's track digest, in round order; ``ProtocolError`` when a ref is not an admissible
+        track (its ``SimError`` code, or ``config-invalid``)."""
         digests = []
         for number, round_config in enumerate(config.rounds, start=1):
             asset = self._resolve_coded(round_config.track_ref)
@@ -130,7 +141,8 @@ class NodeRoomAssets:
 
     # ---- notices -----------------------------------------------------------------------------------
 
-    def version_report(self, refs: Iterable[str]):
+    def version_report(self, refs: Iterable[str]) -> VersionCheckReport:
+        """The pre-race asset-version check of ``refs`` under this node's policy (unknown refs are skipped)."""
         def known(ref: str) -> AdmittedAsset | None:
             try:
                 return self.resolve(ref)
@@ -161,9 +173,11 @@ class NodeRoomAssets:
             notices.append(("deprecated-material", DEPRECATED_NOTICE))
         report = self.version_report(refs)
         for kind, target in report.downgrade_by_type.items():
-            notices.append(("downgrade", f"every {kind} in this match is computed at schema version {target} (downgraded for the whole field)"))
+            notices.append(("downgrade", f"every {kind} in this match is computed at schema version {target} "
+                                         "(downgraded for the whole field)"))
         for kind in report.schema_drift_types:
-            notices.append(("schema-drift", f"{kind} assets of several schema versions are in this match; data may differ slightly"))
+            notices.append(("schema-drift",
+                            f"{kind} assets of several schema versions are in this match; data may differ slightly"))
         return notices
 
     def _admitted_all(self, refs: list[str]) -> list[AdmittedAsset]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import TypeAlias
 
 import structlog
 import trio
@@ -28,16 +29,24 @@ MAX_ASSET_BYTES = 80 * 1024 * 1024
 CHUNK_TIMEOUT_S = 10
 
 
+Send: TypeAlias = Callable[[Message], None]  # hands a message to the room, which relays it through the host
+Reply: TypeAlias = AssetChunk | AssetMissing  # what a fetch waits for
+
+
 def relay_to(peer: str, message: Message) -> Relay:
+    """``message`` wrapped for the host to relay to ``peer`` (the host fills in the origin)."""
     return Relay("", peer, encode_message(message))
 
 
 class AssetTransfer:
+    """This node's side of asset transfer in a room: serves the assets it may serve (``servable``) and
+    fetches the ones its room lacks, chunk by chunk, into ``store``."""
+
     def __init__(self, store: AssetStore, events: EventSink, servable: Callable[[str], bool]) -> None:
         self.store = store
         self.events = events
         self.servable = servable
-        self._waiting: dict[tuple[str, str], trio.MemorySendChannel] = {}
+        self._waiting: dict[tuple[str, str], trio.MemorySendChannel[Reply]] = {}  # (owner, id) -> its fetch
         self._serving: tuple[str, bytes] | None = None  # the asset last served: (content id, bytes)
 
     async def on_relayed(self, origin: str, message: Message) -> list[Relay]:
@@ -77,9 +86,9 @@ class AssetTransfer:
         length = max(0, min(request.length, CHUNK_BYTES))
         return AssetChunk(cid, request.offset, len(data), data[request.offset : request.offset + length])
 
-    async def fetch(self, owner: str, cid: str, send: Callable[[Message], None]) -> bool:
+    async def fetch(self, owner: str, cid: str, send: Send) -> bool:
         """Fetch ``cid`` from ``owner`` into the store; False (with an error event) on any failure."""
-        send_channel, receive_channel = trio.open_memory_channel[Message](4)
+        send_channel, receive_channel = trio.open_memory_channel[Reply](4)
         self._waiting[(owner, cid)] = send_channel
         try:
             data = await self._fetch_chunks(owner, cid, send, receive_channel)
@@ -94,7 +103,11 @@ class AssetTransfer:
         self.events.emit("asset-fetched", content_id=cid, peer=owner, bytes=len(data))
         return True
 
-    async def _fetch_chunks(self, owner, cid, send, receive_channel) -> bytes:
+    async def _fetch_chunks(
+        self, owner: str, cid: str, send: Send, receive_channel: trio.MemoryReceiveChannel[Reply]
+    ) -> bytes:
+        """Ask for one chunk at a time until the whole asset is in; ``SimError`` (``asset-fetch-*``) when
+        the owner is silent, lacks it, or sends chunks that do not fit together."""
         parts: list[bytes] = []
         offset, total = 0, None
         while total is None or offset < total:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from open4wd_base.errors import LocalError
 from open4wd_node.assets.store import CONTENT_ID, AssetStore
 from open4wd_node.runtime.atomic_file import write_atomic
 from open4wd_node.runtime.context import NodeContext
@@ -25,7 +26,7 @@ from sim_core.assets import admission, builtins
 from sim_core.assets.bake import bake
 from sim_core.assets.constants import MAX_GLB_BYTES
 from sim_core.assets.findings import AssetRejected, Finding, Findings
-from sim_core.assets.loadout import assemble
+from sim_core.assets.loadout import AssembledVehicle, assemble
 from sim_core.assets.manifest import build_manifest
 from sim_core.assets.material_rules import deprecated_set
 from sim_core.assets.reader import read_glb
@@ -103,6 +104,8 @@ def _print_report(report: dict[str, Any]) -> None:
 
 
 def run_validate(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """``asset validate``: check every FILE (admission, or a bake's rules with ``--unbaked``) and report its
+    findings; exit 0 when all are accepted, 1 otherwise."""
     reports = [_check_one(source, ctx, unbaked=args.unbaked)[0] for source in args.files]
     accepted = all(r["accepted"] for r in reports)
     if args.json:
@@ -118,11 +121,14 @@ def _output_path(text: str) -> Path:
     if not text:
         raise UserError("file-unwritable", "OUT is an empty path; give the name of the GLB file to write")
     if os.path.isdir(text):
-        raise UserError("file-unwritable", f"OUT {display_path(text)} is a directory; give the name of the GLB file to write inside it")
+        raise UserError("file-unwritable",
+                        f"OUT {display_path(text)} is a directory; give the name of the GLB file to write inside it")
     return Path(text)
 
 
 def run_bake(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """``asset bake IN OUT``: write the finalized GLB (exit 0) or report why it cannot be baked (exit 1);
+    ``UserError`` ``file-unwritable`` for an OUT that cannot be a file."""
     output = _output_path(args.output)
     findings = Findings()
     data = _load_or_finding(args.input, ctx, findings)
@@ -135,13 +141,15 @@ def run_bake(args: argparse.Namespace, ctx: NodeContext) -> int:
     try:
         write_atomic(output, out)
     except FileNotFoundError:
-        raise UserError("file-unwritable", f"cannot write {display_path(args.output)}: the directory {display_path(str(output.parent))} does not exist") from None
+        raise UserError("file-unwritable", f"cannot write {display_path(args.output)}: the directory "
+                                           f"{display_path(str(output.parent))} does not exist") from None
     except OSError as exc:
         raise UserError("file-unwritable", f"cannot write {display_path(args.output)}: {exc.strerror or exc}") from None
     admitted = admission.admit(out)
     if args.json:
-        print(json.dumps({"file": display_path(args.input), "accepted": True, "output": display_path(args.output), "type": admitted.asset_type,
-                          "content_id": admitted.content_id, "manifest_digest": admitted.digest, "findings": _findings_json(list(admitted.warnings))}))
+        print(json.dumps({"file": display_path(args.input), "accepted": True, "output": display_path(args.output),
+                          "type": admitted.asset_type, "content_id": admitted.content_id,
+                          "manifest_digest": admitted.digest, "findings": _findings_json(list(admitted.warnings))}))
     else:
         print(f"{display_path(args.output)}: {admitted.asset_type}, content id {admitted.content_id}, manifest {admitted.digest}")
     return 0
@@ -155,16 +163,19 @@ def _summary(m: dict[str, Any]) -> dict[str, Any]:
             "player_max": m["player_max"], "weather": m["weather"]["type"], "material": m["material"],
         }
     g = m["geometry"]
-    out = {"mass_ug": g["mass_ug"], "volume_um3": g["volume_um3"], "aabb_size_um": [g["aabb_max_um"][k] - g["aabb_min_um"][k] for k in range(3)],
+    out = {"mass_ug": g["mass_ug"], "volume_um3": g["volume_um3"],
+           "aabb_size_um": [g["aabb_max_um"][k] - g["aabb_min_um"][k] for k in range(3)],
            "material": m["material"], "mounts": [mt["name"] for mt in m["mounts"]]}
     specific = m[m["part_type"]]
-    for key in ("input_mw", "torque_ratio_pct", "configured_output_mw", "energy_capacity_mj", "slot_count", "skill_slots", "passive", "mechanism"):
+    for key in ("input_mw", "torque_ratio_pct", "configured_output_mw", "energy_capacity_mj", "slot_count", "skill_slots",
+                "passive", "mechanism"):
         if specific and key in specific:
             out[key] = specific[key]
     return out
 
 
 def run_inspect(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """``asset inspect FILE``: an admitted asset's ids and manifest summary (exit 0), or its findings (exit 1)."""
     findings = Findings()
     data = _load_or_finding(args.file, ctx, findings)
     admitted = None
@@ -173,8 +184,9 @@ def run_inspect(args: argparse.Namespace, ctx: NodeContext) -> int:
     if admitted is None:
         return _refuse(args.file, findings.items, args.json)
     if args.json:
-        print(json.dumps({"file": display_path(args.file), "accepted": True, "content_id": admitted.content_id, "type": admitted.asset_type,
-                          "manifest_digest": admitted.digest, "manifest": admitted.manifest, "findings": _findings_json(list(admitted.warnings))}))
+        print(json.dumps({"file": display_path(args.file), "accepted": True, "content_id": admitted.content_id,
+                          "type": admitted.asset_type, "manifest_digest": admitted.digest, "manifest": admitted.manifest,
+                          "findings": _findings_json(list(admitted.warnings))}))
         return 0
     print(f"{'type:':<22}{admitted.asset_type}")
     print(f"{'content id:':<22}{admitted.content_id}")
@@ -195,7 +207,8 @@ def _import_one(source: str, ctx: NodeContext, store: AssetStore) -> dict[str, A
         except SimError as exc:  # the store is full, or refuses the size
             refusal = Finding(exc.code, exc.message)
         except OSError as exc:  # the data directory cannot hold files
-            refusal = Finding("store-unwritable", f"cannot write into the asset store {display_path(str(store.root))}: {exc.strerror or exc}")
+            refusal = Finding("store-unwritable",
+                              f"cannot write into the asset store {display_path(str(store.root))}: {exc.strerror or exc}")
         else:
             return report
         report["accepted"] = False
@@ -204,6 +217,7 @@ def _import_one(source: str, ctx: NodeContext, store: AssetStore) -> dict[str, A
 
 
 def run_import(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """``asset import FILE…``: store every accepted FILE in the local store; exit 0 when all were stored."""
     store = AssetStore.in_data_dir(ctx.data_dir)
     reports = [_import_one(source, ctx, store) for source in args.files]
     accepted = all(r["accepted"] for r in reports)
@@ -220,8 +234,16 @@ def run_import(args: argparse.Namespace, ctx: NodeContext) -> int:
     return 0 if accepted else 1
 
 
-def _figures(car: Any) -> dict[str, Any]:
-    motor, battery = car.part("motor").manifest["motor"], car.part("battery").manifest["battery"]
+def _manifest(car: AssembledVehicle, slot: str) -> dict[str, Any]:
+    """The manifest of the part in ``slot``, which every assembled car has (``LocalError`` otherwise)."""
+    part = car.part(slot)
+    if part is None:
+        raise LocalError("loadout-part-missing", f"an assembled car without its {slot}")
+    return part.manifest
+
+
+def _figures(car: AssembledVehicle) -> dict[str, Any]:
+    motor, battery = _manifest(car, "motor")["motor"], _manifest(car, "battery")["battery"]
     return {
         "parts": len(car.parts),
         "total_mass_ug": car.total_mass_ug,
@@ -245,7 +267,8 @@ def run_loadout(args: argparse.Namespace, ctx: NodeContext) -> int:
         findings, car = assemble(loadout, AssetStore.in_data_dir(ctx.data_dir).admitted)
     figures = None if car is None else _figures(car)
     if args.json:
-        print(json.dumps({"file": display_path(args.file), "accepted": car is not None, "figures": figures, "findings": _findings_json(findings.items)}))
+        print(json.dumps({"file": display_path(args.file), "accepted": car is not None, "figures": figures,
+                          "findings": _findings_json(findings.items)}))
     else:
         print(f"{display_path(args.file)}: {'legal car' if car is not None else 'rejected'}")
         for key, value in (figures or {}).items():
@@ -261,7 +284,8 @@ def run_builtin(args: argparse.Namespace, ctx: NodeContext) -> int:
     if args.export:
         return _export_builtin(*args.export, as_json=args.json)
     rows = [
-        {"ref": ref, "type": builtins.type_of(ref), "variant": builtins.describe(ref), "content_id": builtins.shipped_digests()[builtins.stem_of(ref) + ".glb"]}
+        {"ref": ref, "type": builtins.type_of(ref), "variant": builtins.describe(ref),
+         "content_id": builtins.shipped_digests()[builtins.stem_of(ref) + ".glb"]}
         for ref in builtins.BUILTIN_REFS
     ]
     if args.json:

@@ -19,7 +19,7 @@ import re
 import sys
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from open4wd_node.cli import commands
 from open4wd_node.cli.commands._settings import add_settings
@@ -40,6 +40,7 @@ class CommandLineParser(argparse.ArgumentParser):
     """argparse that raises a coded ``UsageError`` instead of printing and exiting by itself."""
 
     def error(self, message: str) -> NoReturn:
+        """Raise ``UsageError`` (exit 2) with argparse's sentence and a pointer to ``--help``."""
         message = re.sub(r"^argument ([^:]+): takes ", r"\1 takes ", message)  # a value rule (values.py)
         raise UsageError(f"{message} (see: {self.prog} --help)")
 
@@ -51,6 +52,7 @@ def command_modules() -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The whole command line: the global options, then every command module's sub-command."""
     parser = CommandLineParser(prog="open4wd-node", description="Open4WD peer-to-peer race node")
     parser.add_argument(
         "--data-dir",
@@ -68,7 +70,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _report(error: Any, as_json: bool) -> None:
+class _Reported(Protocol):
+    """What the CLI reports to the user: a ``CodedError``, or the ``Interrupted`` of a stop signal."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+
+def _report(error: _Reported, as_json: bool) -> None:
     """The human line on stderr; with ``--json`` also one JSON object on stdout."""
     print(f"error[{error.code}]: {error.message}", file=sys.stderr)
     if as_json:
@@ -119,6 +131,8 @@ def _attempt(argv: list[str], as_json: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command (``argv``, default ``sys.argv[1:]``) and return its exit status: the command's,
+    1 for a coded error, 2 for a usage error, 128 + signal for SIGINT / SIGTERM (module docstring)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json = "--json" in argv
     status = 1

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from open4wd_node.runtime.config import NodeConfig
+from open4wd_node.runtime.context import NodeContext
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.view.events import EventSink
 from open4wd_node.race.match_play import PlayOptions, play_match
@@ -18,22 +21,23 @@ from protocol.identity.keys import Identity, load_or_create_identity
 FAULT = re.compile(r"(corrupt-state|disconnect)@([0-9]{1,7})(?::([0-9]{1,3}))?")
 
 
-def play_options(args, config: NodeConfig) -> PlayOptions:
-    faults: dict[str, int | float] = {}
+def play_options(args: argparse.Namespace, config: NodeConfig) -> PlayOptions:
+    """How this node plays its match: driver, seed and control port from the configuration, the race
+    mode and input delay, and ``--fault``; ``UserError`` ``fault-invalid`` for a malformed ``--fault``."""
+    race = RaceOptions(mode=config.mode, input_delay=config.input_delay)
     if args.fault is not None:
         match = FAULT.fullmatch(args.fault)
         if match is None or (match[1] == "corrupt-state" and match[3]):
             raise UserError("fault-invalid",
                             f"--fault takes corrupt-state@FRAME or disconnect@FRAME[:SECONDS], got {args.fault!r}")
         if match[1] == "corrupt-state":
-            faults["fault_frame"] = int(match[2])
+            race = replace(race, fault_frame=int(match[2]))
         else:
-            faults.update(cut_frame=int(match[2]), cut_seconds=float(match[3] or 5))
-    race = RaceOptions(mode=config.mode, input_delay=config.input_delay, **faults)
+            race = replace(race, cut_frame=int(match[2]), cut_seconds=float(match[3] or 5))
     return PlayOptions(driver=config.driver, seed=args.seed, control_port=config.control_port, race=race)
 
 
-def room_identity(ctx, args) -> tuple[Identity, EventSink]:
+def room_identity(ctx: NodeContext, args: argparse.Namespace) -> tuple[Identity, EventSink]:
     """The node's identity, and where its events go: JSON lines with ``--json``, else the live view."""
     identity, _ = load_or_create_identity(ctx.identity_path)
     if args.json:
@@ -44,7 +48,7 @@ def room_identity(ctx, args) -> tuple[Identity, EventSink]:
 
 
 async def room_then_race(
-    ctx, identity: Identity, events: EventSink, listener: NodeListener, play: PlayOptions,
+    ctx: NodeContext, identity: Identity, events: EventSink, listener: NodeListener, play: PlayOptions,
     room: Callable[[NodeListener], Awaitable[RoomOutcome]], racing: bool,
 ) -> int:
     """0 when this node's match ran to its end (or, for a spectator, started), 1 otherwise."""
@@ -63,5 +67,7 @@ async def room_then_race(
 
 
 def run_node(identity: Identity, config: NodeConfig, body: Callable[[NodeListener], Awaitable[int]]) -> int:
-    """Listen where the configuration says (``listen``, ``advertise``) while ``body`` runs."""
-    return run_trio(with_listener, identity, config.listen.host, config.listen.port, body, config.advertise)
+    """Listen where the configuration says (``listen``, ``advertise``) while ``body`` runs; its exit status.
+    ``UserError`` ``listen-failed`` when the address cannot be bound."""
+    status: int = run_trio(with_listener, identity, config.listen.host, config.listen.port, body, config.advertise)
+    return status

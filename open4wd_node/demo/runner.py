@@ -16,6 +16,7 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -32,15 +33,20 @@ NODE_TIMEOUT_S = 900
 INVITE_TIMEOUT_S = 30
 NODE_GRACE_S = 10  # a stopped node closes its race log and exits well within this
 
+Progress = Callable[[int, dict[str, Any]], None]  # (node number, one of its JSON events): the live table's feed
+
 
 @dataclass
 class NodeRun:
+    """One node process of the demo: its JSON events as they came, its exit status and its stderr."""
+
     index: int
     events: list[dict[str, Any]] = field(default_factory=list)
     returncode: int | None = None
     stderr: str = ""
 
     def last(self, name: str) -> dict[str, Any] | None:
+        """The node's newest event called ``name``, or None."""
         return next((e for e in reversed(self.events) if e.get("event") == name), None)
 
 
@@ -68,7 +74,7 @@ async def _stop_node(process: trio.Process) -> None:
         process.kill()
 
 
-async def _run_node(argv: list[str], run: NodeRun, on_event) -> None:
+async def _run_node(argv: list[str], run: NodeRun, on_event: Progress) -> None:
     async with trio.open_nursery() as nursery:
         process = await nursery.start(partial(
             trio.run_process, argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -93,7 +99,10 @@ async def _run_node(argv: list[str], run: NodeRun, on_event) -> None:
         run.returncode = await process.wait()
 
 
-async def run_demo(options: DemoOptions, data_dir: Path, progress) -> list[NodeRun]:
+async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress) -> list[NodeRun]:
+    """Start the host node, then (once its room is open) the joiners, and wait for every node to exit;
+    each event goes to ``progress``. ``UserError`` ``demo-failed`` when the host opens no room within
+    ``INVITE_TIMEOUT_S``, or the nodes are not done after ``NODE_TIMEOUT_S`` (they are stopped)."""
     runs = [NodeRun(i) for i in range(options.nodes)]
     invite: dict[str, str] = {}
     created = trio.Event()
@@ -127,8 +136,9 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress) -> list[NodeR
 def summarize(runs: list[NodeRun], elapsed_s: float) -> dict[str, Any]:
     """The demo's figures: node numbers instead of PeerIds wherever a node is named."""
     results = {r.index: r.last("result") for r in runs}
-    node_of = {res["peer"]: i for i, res in results.items() if res}
-    finished = [i for i, res in results.items() if res and res["outcome"] == "finished"]
+    reported = {i: res for i, res in results.items() if res}
+    node_of = {res["peer"]: i for i, res in reported.items()}
+    finished = [i for i, res in reported.items() if res["outcome"] == "finished"]
     leaves = [
         {"node": r.index, "peer": node_of.get(e["peer"], e["peer"]), "reason": e["reason"]}
         for r in runs for e in r.events if e.get("event") == "leave"
@@ -136,12 +146,12 @@ def summarize(runs: list[NodeRun], elapsed_s: float) -> dict[str, Any]:
     standings = [
         {"rank": row["rank"], "node": node_of.get(row["peer"], row["peer"]), "points": row["points"],
          "finish_frames": row["finishFrames"], "status": row["status"], "rounds": row["rounds"]}
-        for row in (results[finished[0]]["standings"] if finished else [])
+        for row in (reported[finished[0]]["standings"] if finished else [])
     ]
     return {
         "nodes": len(runs),
         "finished": len(finished),
-        "agreed_hashes": min((results[i]["agreed_hashes"] for i in finished), default=0),
+        "agreed_hashes": min((reported[i]["agreed_hashes"] for i in finished), default=0),
         "disagreements": sum(res["disagreements"] for res in results.values() if res),
         "leaves": leaves,
         "outcomes": {str(i): (res or {}).get("outcome", f"exit {runs[i].returncode}") for i, res in results.items()},

@@ -22,6 +22,9 @@ from sim_core.assets.builtins import is_builtin_ref
 
 @dataclass(frozen=True)
 class DemoOptions:
+    """A demo: how many nodes race how many rounds and laps, in which mode, with which seeds, on which
+    track, and optionally which node corrupts its state at which frame of round 1."""
+
     nodes: int = 4
     rounds: int = 1
     laps: int = 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -18,11 +18,17 @@ from rich.table import Table
 from open4wd_node.view.events import event_text, round_text, short
 from open4wd_node.view.live_console import Screen, showing
 
+if TYPE_CHECKING:
+    from open4wd_node.demo.runner import NodeRun
+    from open4wd_node.demo.setup import DemoOptions
+
 SESSION_END_TEXT = {"persistent-desync": "desync (voted out)", "left": "left"}
 
 
 @dataclass
 class NodeLine:
+    """One node's row in the demo's table, as its events tell it."""
+
     index: int
     status: str = "starting"
     round_index: int | None = None
@@ -42,6 +48,7 @@ class DemoBoard:
         self._told: set[tuple[Any, ...]] = set()  # notable events already shown (every node reports them)
 
     def name(self, peer: str) -> str:
+        """A PeerId as the demo shows it: ``nodeN`` once the room named it, else its short form."""
         return self.names.get(peer, short(peer))
 
     def __call__(self, index: int, event: dict[str, Any]) -> None:
@@ -88,6 +95,7 @@ class DemoBoard:
             self.screen.line(f"node{index}: {event_text(kind, event, self.name)}")
 
     def renderable(self) -> RenderableType:
+        """The table of nodes, for a terminal."""
         table = Table(title="demo nodes", title_justify="left")
         for column in ("node", "status", "round", "frame", "worst lag", "agreed hashes"):
             table.add_column(column, justify="left" if column in ("node", "status") else "right")
@@ -96,12 +104,14 @@ class DemoBoard:
         return table
 
     def plain(self) -> list[str]:
+        """The table of nodes as plain lines, for a pipe or a file."""
         return ["── demo nodes"] + [
             f"   {node:<6} {status:<20} {rnd:<8} frame {frame:>6}  worst lag {lag:>3}  agreed {agreed:>4}"
             for node, status, rnd, frame, lag, agreed in self.rows()
         ]
 
     def rows(self) -> list[tuple[str, str, str, str, str, str]]:
+        """Per node: name, status, round, frame, worst lag and agreed hashes, as text."""
         return [
             (f"node{n.index}", n.status, "" if n.round_index is None else round_text(n.round_index),
              "" if n.frame is None else str(n.frame), str(n.worst_lag),
@@ -110,7 +120,7 @@ class DemoBoard:
         ]
 
 
-async def race_demo(board: DemoBoard | None, options: Any, data_dir: Path) -> list[Any]:
+async def race_demo(board: DemoBoard | None, options: DemoOptions, data_dir: Path) -> list[NodeRun]:
     """``run_demo`` with the live table (``board``), or silent until the end (``--json``: None)."""
     from open4wd_node.demo.runner import run_demo
 

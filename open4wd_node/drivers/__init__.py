@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from sim_core import SkillEvent, World
-from sim_core.step.inputs import validate_events
+from sim_core.step.inputs import SkillEvent, validate_events
+from sim_core.world import World
 
 from open4wd_node.race.world import chip_skills
 
@@ -20,7 +20,18 @@ Decision = list[tuple[str, bool]]
 
 
 class Driver(Protocol):
-    def decide(self, world: World, slot: int, frame: int) -> Decision: ...
+    """Decides this node's skill presses, one frame at a time (see the module docstring)."""
+
+    def decide(self, world: World, slot: int, frame: int) -> Decision:
+        """The presses for ``frame`` of the car in ``slot``, read from ``world`` (never changed)."""
+        ...
+
+
+class FrameObserver(Protocol):
+    """Hears about every frame this node stepped, with its world and its car's slot (the control API
+    publishes frames and standings from it). Called on the frame pump's path: it must be cheap."""
+
+    def __call__(self, world: World, slot: int) -> None: ...
 
 
 def check_decision(world: World, slot: int, decision: Decision) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim_core import World
+from sim_core.world import World
 from sim_core.constants import (
     BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, COST_FRAMES, EFFECT_FRAMES, EFFECT_UJ_DEN, EFFECT_UJ_NUM,
     K_EVENT_IMPULSE_PER_UJ, QUANTA_PER_MJ, THERMAL_C_TU,
@@ -35,6 +35,8 @@ from sim_core.state.layout import (
     part_field,
 )
 from sim_core.harness.scripted import SplitMix64
+from sim_core.specs.route import Route
+from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import VehicleSpec
 
 from open4wd_node.drivers import Decision
@@ -69,7 +71,9 @@ def _car(world: World, slot: int) -> _Car:
     heated = []
     for kind, tu_per_q in (("battery", BATTERY_SKILL_TU_PER_Q), ("chip", CHIP_SKILL_TU_PER_Q)):
         index = next((i for i, p in enumerate(v.parts) if p.part_type == kind), None)
-        limit = None if index is None else v.parts[index].thermal_limit_mc
+        if index is None:
+            continue
+        limit = v.parts[index].thermal_limit_mc
         if limit is not None:
             air = world.track.air_temperature_mc
             highest = limit - max(0, limit - air) * HEAT_RESERVE_PCT // 100
@@ -88,9 +92,14 @@ class BotDriver:
         self.boost_margin_pct = 85 + rng.next() % 11  # boost up to 85..95 % of the allowed speed
         self.watch_frames = 45 + rng.next() % 46  # look 0.75..1.5 s of closing speed ahead for cars
         self._rows = CarRows()
-        self._route = self._profile = self._car_key = self._car = None
+        self._route: Route | None = None  # the route ``_profile`` was computed for
+        self._profile: list[int] = []  # its allowed speed per sample (``speed_plan``)
+        self._car_key: tuple[VehicleSpec, TrackSpec] | None = None  # what ``_car`` was derived from
+        self._car: _Car | None = None
 
     def decide(self, world: World, slot: int, frame: int) -> Decision:
+        """This frame's presses by the heuristics of the module docstring (nothing while the car's
+        skills are disabled, under a penalty, or once it no longer races)."""
         if world.done or world.disable_reason(slot) is not None:
             return []
         rows = self._rows.read(world)
@@ -124,10 +133,12 @@ class BotDriver:
         return decision  # at most 4 by construction: boost or brake, slam, stabilize, one swerve
 
     def _car_of(self, world: World, slot: int) -> _Car:
-        key = self._car_key
-        if key is None or key[0] is not world.vehicles[slot] or key[1] is not world.track:
-            self._car_key, self._car = (world.vehicles[slot], world.track), _car(world, slot)
-        return self._car
+        """The car's derived figures, recomputed only for another vehicle or track (a new round)."""
+        key, car = self._car_key, self._car
+        if car is None or key is None or key[0] is not world.vehicles[slot] or key[1] is not world.track:
+            car = _car(world, slot)
+            self._car_key, self._car = (world.vehicles[slot], world.track), car
+        return car
 
     @staticmethod
     def _budget(car: _Car, me: tuple[int, ...], skill: str) -> int:

@@ -24,7 +24,8 @@ from open4wd_node.runtime.errors import UserError
 from open4wd_node.drivers.external import ExternalDriver
 from open4wd_node.net.outbox import Outbox, flush
 from open4wd_node.race.world import chip_skills
-from sim_core import SkillEvent, World
+from sim_core.step.inputs import SkillEvent
+from sim_core.world import World
 from sim_core.errors import SimError
 from sim_core.step.inputs import SKILLS, validate_events
 
@@ -76,10 +77,11 @@ class ControlServer:
         self._world: World | None = None
         self._slot: int | None = None
         self._skills: tuple[str, ...] = ()
-        self._sent = {"frames": None, "standings": None}
+        self._sent: dict[str, int | None] = {"frames": None, "standings": None}  # topic -> frame last published
 
     @property
     def client_count(self) -> int:
+        """Control clients connected now."""
         return len(self._clients)
 
     async def serve(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
@@ -107,7 +109,7 @@ class ControlServer:
         self._follow(world, slot)
         frame = world.frame
         if self._due("frames", frame, self.frame_every):
-            car = {k: v for k, v in world.car_state(slot).items() if "." not in k}
+            car: dict[str, int | str | None] = {k: v for k, v in world.car_state(slot).items() if "." not in k}
             car["disable_reason"] = world.disable_reason(slot)
             self._publish("frames", {"type": "frame", "frame": frame, "slot": slot, "car": car})
         if self._due("standings", frame, self.standings_every):
@@ -239,7 +241,7 @@ class ControlServer:
         return _error("unknown-op", f"unknown op {op!r}; one of subscribe, press, hold")
 
     @staticmethod
-    def _subscribe(client: _Client, request: dict) -> bytes:
+    def _subscribe(client: _Client, request: dict[str, Any]) -> bytes:
         topics = request.get("topics")
         if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
             return _error("bad-request", "subscribe needs topics: a list of topic names")
@@ -249,12 +251,13 @@ class ControlServer:
         client.topics = frozenset(topics)
         return _line({"type": "ack", "op": "subscribe", "topics": [t for t in TOPICS if t in client.topics]})
 
-    def _skill(self, client: _Client, op: str, request: dict) -> bytes:
+    def _skill(self, client: _Client, op: str, request: dict[str, Any]) -> bytes:
         skill, on = request.get("skill"), request.get("on")
-        if op == "press" and not isinstance(skill, str):
+        hold = op == "hold"
+        if not isinstance(skill, str) or hold and not isinstance(on, bool):
+            if hold:
+                return _error("bad-request", 'hold needs "skill": a skill name, and "on": true or false')
             return _error("bad-request", 'press needs "skill": a skill name')
-        if op == "hold" and (not isinstance(skill, str) or type(on) is not bool):
-            return _error("bad-request", 'hold needs "skill": a skill name, and "on": true or false')
         if self._slot is None:
             return _error("no-race", "no round is running yet; skills are accepted once the race starts")
         try:
@@ -267,5 +270,5 @@ class ControlServer:
         if op == "press":
             self.driver.press(skill)
             return _line({"type": "ack", "op": "press", "skill": skill})
-        self.driver.hold(client, skill, on)
+        self.driver.hold(client, skill, bool(on))  # ``on`` is a bool (checked above)
         return _line({"type": "ack", "op": "hold", "skill": skill, "on": on})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-from sim_core import World
+from sim_core.world import World
 from sim_core.step.inputs import HOLD_SKILLS, MAX_INPUT_EVENTS_PER_FRAME, SKILLS
 
 from open4wd_node.drivers import Decision
@@ -50,6 +50,7 @@ class ExternalDriver:
         self._held.clear()
 
     def decide(self, world: World, slot: int, frame: int) -> Decision:
+        """This frame's presses (then forgotten) and the holds still on, as the module docstring says."""
         if self._on_world is not None:
             self._on_world(world, slot)
         pressed, self._pressed = self._pressed, set()

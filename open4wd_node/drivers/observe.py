@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import struct
 
-from sim_core import World
+from sim_core.world import World
+from sim_core.specs.vehicle import VehicleSpec
 from sim_core.state.layout import WORLD_FIELDS, car_length
 
 HEADER = b"O4WS\x01\x00"  # magic and the version (1) this decoder reads
@@ -38,7 +39,7 @@ class CarRows:
     """Reads every slot's saved fields from a world; the row layout is cached per vehicle line-up."""
 
     def __init__(self) -> None:
-        self._vehicles: tuple = ()
+        self._vehicles: tuple[VehicleSpec, ...] = ()  # the line-up ``_rows`` was computed for
         self._rows: tuple[tuple[struct.Struct, int], ...] = ()
 
     def read(self, world: World) -> list[tuple[int, ...]]:

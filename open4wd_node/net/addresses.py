@@ -23,11 +23,15 @@ WILDCARDS = frozenset({"0.0.0.0", "::"})
 # an advertised address must fit with any port, or the mesh would dial a truncated one.
 MAX_ANNOUNCED_CHARS = 64
 PORT_DIGITS = re.compile(r"[0-9]{1,5}")
-DNS_NAME = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?")
+DNS_NAME = re.compile(
+    r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?"
+)
 
 
 @dataclass(frozen=True)
 class Address:
+    """A host (name, IPv4 or IPv6 without brackets) and a port; ``str()`` is ``HOST:PORT`` (``[V6]:PORT``)."""
+
     host: str
     port: int
 
@@ -36,6 +40,7 @@ class Address:
 
     @property
     def is_wildcard(self) -> bool:
+        """True for ``0.0.0.0`` and ``::``: every interface, never an address to dial."""
         return self.host in WILDCARDS
 
 
@@ -68,9 +73,11 @@ class ListenRule(Rule):
 
     @property
     def rule(self) -> str:
+        """What a listen address is, in the words of a refusal."""
         return "HOST:PORT (port 0..65535; 0.0.0.0 or :: listens on every interface)"
 
     def check(self, value: Any) -> Address:
+        """``HOST:PORT`` as an ``Address``; ``ValueRejected`` otherwise."""
         return Address(*_split(self.text_of(value).strip(), port_optional=False))  # type: ignore[arg-type]
 
 
@@ -84,6 +91,7 @@ class Advertise:
 
     @property
     def automatic(self) -> bool:
+        """No host given: the node picks what it advertises (``open4wd_node.net.advertise``)."""
         return not self.host
 
     def __str__(self) -> str:
@@ -116,9 +124,12 @@ class AdvertiseRule(Rule):
 
     @property
     def rule(self) -> str:
+        """What an advertised address is, in the words of a refusal."""
         return "HOST or HOST:PORT that peers can dial (port 1..65535; an IPv6 host in brackets; empty = automatic)"
 
     def check(self, value: Any) -> Advertise:
+        """``HOST`` or ``HOST:PORT`` peers can dial as an ``Advertise`` (empty: automatic); ``ValueRejected``
+        for a wildcard, multicast or link-local address, port 0, or one too long to announce."""
         text = self.text_of(value).strip()
         if not text:
             return AUTOMATIC

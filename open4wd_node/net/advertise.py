@@ -38,11 +38,14 @@ class Source(enum.Enum):
 
 @dataclass(frozen=True)
 class Advertised:
+    """The address peers are told to dial, and where it came from."""
+
     address: Address
     source: Source
 
     @property
     def guessed(self) -> bool:
+        """The node chose it (listening on a wildcard): worth telling the user, who may know better."""
         return self.source in (Source.PRIMARY_INTERFACE, Source.LOOPBACK)
 
 

@@ -188,6 +188,8 @@ class ImpairmentProxy:
             scope.cancel()
 
     async def run(self, *, task_status: trio.TaskStatus[Address] = trio.TASK_STATUS_IGNORED) -> None:
+        """Forward every connection to the target until cancelled; ``nursery.start`` returns the bound
+        address. ``OSError`` when the listen address cannot be bound."""
         listeners = await trio.open_tcp_listeners(self.listen.port, host=self.listen.host)
         host, port = listeners[0].socket.getsockname()[:2]
         self.address = Address(host, port)

@@ -26,7 +26,7 @@ from protocol.link.handshake import (
 )
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
-from open4wd_node.net.link_rules import IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
+from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
 
 RECEIVE_CHUNK = 64 * 1024
 CLOSE_NOTICE_SECONDS = 1.0  # how long a closing side tries to tell the peer why
@@ -142,8 +142,9 @@ async def _run_handshake(stream: trio.abc.Stream, handshake: Handshake) -> Hands
     except ProtocolError as exc:
         if heard or handshake.role == LISTENER:  # a listener waits for the dialer: silence is the dialer's
             raise
-        raise ProtocolError(exc.code, f"{exc.message}: the other end accepted the connection but never answered; it is not an "
-                            "Open4WD node (a web server waiting for a request?) or that node is stuck: check the host and port") from None
+        raise ProtocolError(exc.code, f"{exc.message}: the other end accepted the connection but never answered; "
+                            "it is not an Open4WD node (a web server waiting for a request?) or that node is stuck: "
+                            "check the host and port") from None
     raise AssertionError("unreachable: expire raises once the deadline has passed")
 
 
@@ -154,7 +155,7 @@ async def open_link(
     *,
     expected_peer: str | None = None,
     expensive: frozenset[str] = frozenset(),
-    limits: LinkLimits = LinkLimits(),
+    limits: LinkLimits = ROOM_LIMITS,
     registry: dict[str, type[Message]] | None = None,
 ) -> "Link":
     """Authenticate ``stream`` as ``role`` ("dialer" or "listener"); on failure the stream is closed
@@ -183,7 +184,7 @@ class Link:
         result: HandshakeResult,
         *,
         expensive: frozenset[str] = frozenset(),
-        limits: LinkLimits = LinkLimits(),
+        limits: LinkLimits = ROOM_LIMITS,
         registry: dict[str, type[Message]] | None = None,
     ) -> None:
         now = now_ms()
@@ -236,7 +237,7 @@ class Link:
         if self._closed is not None:
             raise self._closed.copy()
         while (wait_ms := self._pacer.delay_ms(msg.TYPE, len(body), now_ms())) > 0:
-            await trio.sleep(wait_ms / 1000)
+            await trio.sleep(wait_ms / 1000)  # until the buckets hold the frame's tokens: a timer, not a poll
         await self._send_frame(frame)
 
     async def _send_frame(self, frame: bytes) -> None:
@@ -310,7 +311,7 @@ class Link:
         if not data:
             await self._end(LinkClosed("link-eof", "the peer hung up without a reason", by_peer=True), notify=False)
         try:
-            bodies = self._decoder.feed(data)
+            bodies = self._decoder.feed(bytes(data))  # a socket stream's bytes are passed as they are
         except ProtocolError as exc:  # an oversize announcement closes at once
             await self._fail(exc)
         if bodies:

@@ -50,13 +50,20 @@ class LinkLimits:
             raise ValueError("the byte burst must hold one largest frame, or such a frame could never pass")
 
 
+ROOM_LIMITS = LinkLimits()  # the defaults: a room star link (a race-mesh link is repurposed to its own)
+
+
 @message("link-ping")
 class LinkPing(Message):
+    """Keepalive probe; the peer answers with a ``LinkPong`` of the same ``nonce`` (never reaches the caller)."""
+
     nonce: int
 
 
 @message("link-pong")
 class LinkPong(Message):
+    """The answer to a ``LinkPing``: its round trip is the link's ``rtt_ms``."""
+
     nonce: int
 
 
@@ -79,6 +86,7 @@ class LinkBuckets:
         self.expensive = TokenBucket(limits.expensive_burst, limits.expensive_per_second, now_ms)
 
     def charges(self, size: int, expensive: bool) -> list[tuple[TokenBucket, int]]:
+        """What one frame of ``size`` bytes costs: a message and its bytes, and an expensive token if it is one."""
         general = [(self.general, 1), (self.general_bytes, size)]
         return general + [(self.expensive, 1)] if expensive else general
 
@@ -125,24 +133,28 @@ class IngressGuard:
     def admit(self, body: bytes, now_ms: int) -> Message | None:
         """The decoded message, or None when a bucket dropped it or it was a (tolerated) violation."""
         if self.buckets.charge(self.buckets.charges(len(body), False), now_ms):
-            return self._drop()
+            self._drop()
+            return None
         try:
             expensive = peek_message_type(body) in self.expensive
         except ProtocolError as exc:
-            return self._violation(exc)
+            self._violation(exc)
+            return None
         if expensive and self.buckets.charge([(self.buckets.expensive, 1)], now_ms):
-            return self._drop()
+            self._drop()
+            return None
         self.consecutive_drops = 0
         try:
             return decode_message(body, self.registry)
         except ProtocolError as exc:
-            return self._violation(exc)
+            self._violation(exc)
+            return None
 
     def _violation(self, exc: ProtocolError) -> None:
+        """Count one violation; ``ProtocolError`` (close the link) once there are too many."""
         self.consecutive_drops = 0
         if self.violations.record(exc.code):
             raise ProtocolError(exc.code, f"{self.violations.count} protocol violations; the last: {exc.message}")
-        return None
 
     def _drop(self) -> None:
         self.dropped += 1
@@ -151,7 +163,6 @@ class IngressGuard:
             raise ProtocolError(
                 "link-flooded", f"{self.consecutive_drops} messages in a row exceeded the link's rate limits"
             )
-        return None
 
 
 class Keepalive:

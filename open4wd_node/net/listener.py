@@ -9,12 +9,13 @@ and the room announcement carry, never a wildcard.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
 from functools import partial
+from typing import TypeVar, cast
 
 import structlog
 import trio
 
+from open4wd_base.errors import LocalError
 from open4wd_node.net.addresses import AUTOMATIC, Address, Advertise, parse_address
 from open4wd_node.net.advertise import Advertised, Source, advertised_address, is_loopback_host
 from open4wd_node.view.events import EventSink
@@ -31,23 +32,43 @@ log = structlog.get_logger("open4wd_node.listener")
 FIRST_MESSAGE_TIMEOUT_S = 10
 Handler = Callable[[Link, Message], Awaitable[None]]
 T = TypeVar("T")
+M = TypeVar("M", bound=Message)
 
 
 class NodeListener:
+    """This node's one listener: hands each authenticated link to the handler of its first message's
+    type (``add_handler``), which the room and the race register while they accept links."""
+
     def __init__(self, identity: Identity, advertise: Advertise = AUTOMATIC) -> None:
         self.identity = identity
         self.advertise = advertise
-        self.handlers: dict[type[Message], Handler] = {}
+        self.handlers: dict[type[Message], Handler] = {}  # first message type -> its handler
         self.address: Address | None = None  # where it is bound (the real port, also when 0 was asked)
         self.advertised: Advertised | None = None  # what peers are told to dial
+
+    def add_handler(self, kind: type[M], handler: Callable[[Link, M], Awaitable[None]]) -> None:
+        """From now on a link whose first message is a ``kind`` goes to ``handler(link, first)``
+        (replacing an earlier handler of that kind)."""
+        self.handlers[kind] = cast(Handler, handler)  # sound: ``_accept`` passes it only a ``kind``
+
+    def remove_handler(self, kind: type[Message]) -> None:
+        """Links opening with a ``kind`` are refused again (``join-expected``); no error if none was set."""
+        self.handlers.pop(kind, None)
+
+    def serving(self) -> tuple[Address, Advertised]:
+        """Where the listener is bound and what it advertises; ``LocalError`` before ``run`` bound it."""
+        if self.address is None or self.advertised is None:
+            raise LocalError("listener-not-bound", "the node's listener is not serving yet")
+        return self.address, self.advertised
 
     @property
     def announced(self) -> str:
         """``HOST:PORT`` for invitations and the room's member list (empty until bound)."""
         return str(self.advertised.address) if self.advertised else ""
 
-    async def run(self, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        """Serve until cancelled; ``await nursery.start(listener.run, host, port)`` gives the address."""
+    async def run(self, host: str, port: int, *, task_status: trio.TaskStatus[Address] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve until cancelled; ``await nursery.start(listener.run, host, port)`` gives the address.
+        ``UserError`` ``listen-failed`` when the address cannot be bound."""
         async with trio.open_nursery() as nursery:
             try:
                 self.address = await nursery.start(
@@ -62,7 +83,7 @@ class NodeListener:
         """Say (an event and a log line) when the advertised address was guessed, because this node
         listens on a wildcard; and when a joiner announces loopback to a host ``room_host`` on another
         machine, whose peers could then not open race links to it."""
-        bound, advertised = self.address, self.advertised
+        bound, advertised = self.serving()
         if advertised.guessed:
             where = ("this machine's primary interface" if advertised.source is Source.PRIMARY_INTERFACE
                      else "loopback, as no interface has a route: only this machine can join")

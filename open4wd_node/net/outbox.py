@@ -3,11 +3,12 @@
 ``put`` never waits: a full outbox means the peer does not keep up, and the caller decides (usually:
 drop the peer). ``pending`` counts items not yet written, including one a waiting writer took straight
 from ``put`` (a memory channel hands it over without buffering), so ``flush`` really waits for them.
+The writer signals when ``pending`` drops to zero, so ``flush`` wakes exactly then (no polling).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
 import trio
@@ -16,9 +17,18 @@ T = TypeVar("T")
 
 
 class Outbox(Generic[T]):
+    """The queue between the tasks that produce one connection's items and its one writer task."""
+
     def __init__(self, capacity: int) -> None:
         self._send, self._receive = trio.open_memory_channel[T](capacity)
-        self.pending = 0
+        self._pending = 0
+        self._empty = trio.Event()  # set while nothing is pending
+        self._empty.set()
+
+    @property
+    def pending(self) -> int:
+        """Items queued and not written yet (one the writer is writing included)."""
+        return self._pending
 
     def put(self, item: T) -> bool:
         """Queue ``item``; False when the outbox is full or closed."""
@@ -26,7 +36,9 @@ class Outbox(Generic[T]):
             self._send.send_nowait(item)
         except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
             return False
-        self.pending += 1
+        if self._pending == 0:
+            self._empty = trio.Event()
+        self._pending += 1
         return True
 
     def close(self) -> None:
@@ -34,16 +46,25 @@ class Outbox(Generic[T]):
         self._send.close()
 
     async def drain(self, write: Callable[[T], Awaitable[None]]) -> None:
+        """The writer task's loop: ``write`` each item in order until the outbox is closed and empty.
+        An exception from ``write`` ends the drain (it propagates; the item counts as done)."""
         async with self._receive:
             async for item in self._receive:
                 try:
                     await write(item)
                 finally:
-                    self.pending -= 1
+                    self._pending -= 1
+                    if self._pending == 0:
+                        self._empty.set()
+
+    async def wait_empty(self) -> None:
+        """Wait until nothing is pending (at once when nothing is); more may be queued right after."""
+        await self._empty.wait()
 
 
-async def flush(outboxes: list[Outbox], timeout_s: float) -> None:
-    """Wait (at most ``timeout_s``) until every item queued in ``outboxes`` has been written."""
+async def flush(outboxes: Sequence[Outbox[T]], timeout_s: float) -> None:
+    """Wait (at most ``timeout_s``) until every item queued in ``outboxes`` has been written: until a
+    moment at which none of them has anything pending."""
     with trio.move_on_after(timeout_s):
-        while any(box.pending for box in outboxes):
-            await trio.sleep(0.01)
+        while (busy := next((box for box in outboxes if box.pending), None)) is not None:
+            await busy.wait_empty()

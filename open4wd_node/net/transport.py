@@ -19,7 +19,7 @@ from protocol.identity.keys import Identity
 from protocol.encoding.wire import Message
 from open4wd_node.net.addresses import Address
 from open4wd_node.net.link import Link, LinkClosed, open_link
-from open4wd_node.net.link_rules import LinkLimits
+from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 
 __all__ = ["Link", "LinkClosed", "LinkLimits", "dial", "serve"]
 
@@ -36,7 +36,7 @@ async def dial(
     *,
     expected_peer: str | None = None,
     expensive: frozenset[str] = frozenset(),
-    limits: LinkLimits = LinkLimits(),
+    limits: LinkLimits = ROOM_LIMITS,
     registry: dict[str, type[Message]] | None = None,
 ) -> Link:
     """Connect and authenticate; ``expected_peer`` (from an invitation) refuses any other listener.
@@ -66,7 +66,7 @@ async def serve(
     port: int = 0,
     *,
     expensive: frozenset[str] = frozenset(),
-    limits: LinkLimits = LinkLimits(),
+    limits: LinkLimits = ROOM_LIMITS,
     registry: dict[str, type[Message]] | None = None,
     max_handshakes: int = MAX_HANDSHAKES,
     task_status: trio.TaskStatus[Address] = trio.TASK_STATUS_IGNORED,

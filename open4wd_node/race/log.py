@@ -63,13 +63,18 @@ def _checksum(body: bytes) -> bytes:
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
-    body = msgpack.packb(record, use_bin_type=True)
+    """One record's bytes in the file (header, checksum, msgpack body); ``UserError``
+    ``race-log-record-too-large`` over ``MAX_RECORD_BYTES``."""
+    body: bytes = msgpack.packb(record, use_bin_type=True)
     if len(body) > MAX_RECORD_BYTES:
         raise UserError("race-log-record-too-large", f"a {record.get('kind')} record of {len(body)} bytes is over the cap")
     return HEAD.pack(len(body), _checksum(body)) + body
 
 
 class RaceLogWriter:
+    """Appends records to a new race log (never an existing one). ``UserError`` ``race-log-exists`` or
+    ``race-log-unwritable`` when the file cannot be created."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,6 +91,7 @@ class RaceLogWriter:
         self._pending.append(encode_record(record))
 
     def flush(self) -> None:
+        """Write the queued records to the file (one ``os.write`` per batch; not fsynced)."""
         if self._pending:
             data = b"".join(self._pending)
             self._pending.clear()
@@ -95,6 +101,7 @@ class RaceLogWriter:
                 view = view[written:]
 
     def sync(self) -> None:
+        """Write the queued records and make the file durable."""
         self.flush()
         self.fsync()
 
@@ -104,6 +111,7 @@ class RaceLogWriter:
         os.fsync(self._fd)
 
     def close(self) -> None:
+        """Write, fsync and close the file (idempotent)."""
         if self._fd >= 0:
             self.sync()
             os.close(self._fd)
@@ -118,6 +126,8 @@ class RaceLogWriter:
 
 @dataclass(frozen=True)
 class LogRecord:
+    """One complete record of a log: its position (``index``-th, at byte ``offset``) and its body."""
+
     index: int
     offset: int
     record: dict[str, Any]

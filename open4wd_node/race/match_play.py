@@ -7,9 +7,11 @@ from typing import Any
 
 import trio
 
+from open4wd_base.errors import LocalError
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.drivers.control_api import ControlServer
+from open4wd_node.drivers import Decision, Driver, FrameObserver
 from open4wd_node.drivers.bot import BotDriver
 from open4wd_node.view.events import EventSink
 from open4wd_node.view.live_model import RoundWatch
@@ -18,6 +20,7 @@ from open4wd_node.race.runner import MatchReport, MatchRunner, RaceOptions
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.room.driver import RoomOutcome
 from protocol.identity.keys import Identity
+from sim_core.world import World
 
 FLUSH_S = 1.0
 
@@ -25,12 +28,16 @@ FLUSH_S = 1.0
 class IdleDriver:
     """Presses nothing: the car drives on its motor alone (a baseline, and for soak tests)."""
 
-    def decide(self, world: Any, slot: int, frame: int) -> list[tuple[str, bool]]:
+    def decide(self, world: World, slot: int, frame: int) -> Decision:
+        """Nothing, every frame."""
         return []
 
 
 @dataclass(frozen=True)
 class PlayOptions:
+    """How this node plays once the match starts: who drives (``bot``, ``external``, ``idle``), the
+    bot's seed, where the control API listens (``external``), and the race options."""
+
     driver: str = "bot"
     seed: int = 0
     control_host: str = "127.0.0.1"
@@ -46,10 +53,12 @@ class ControlTee(EventSink):
         self.inner, self.server = inner, server
 
     def emit(self, event: str, **data: Any) -> None:
+        """Show the event as the inner sink does, and publish it on the ``events`` topic."""
         self.inner.emit(event, **data)
         self.server.publish_event(event, data)
 
     def watch_round(self, watch: RoundWatch) -> None:
+        """The inner sink's live view watches the round."""
         self.inner.watch_round(watch)
 
 
@@ -57,23 +66,31 @@ async def play_match(
     ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, listener: NodeListener,
     options: PlayOptions,
 ) -> MatchReport:
+    """Race the match ``outcome`` started, with the driver ``options`` name (and, for ``external``, the
+    control API serving meanwhile); returns this node's report. ``LocalError`` when the room did not
+    start a match (the caller checks ``outcome.started`` first); ``UserError`` from the race log or
+    the control port."""
+    started = outcome.started
+    if started is None:
+        raise LocalError("race-not-started", "play_match needs the outcome of a room whose match started")
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     log_dir = ctx.data_dir / "races"
     server: ControlServer | None = None
     async with trio.open_nursery() as nursery:
-        on_step = None
+        on_step: FrameObserver | None = None
+        driver: Driver
         if options.driver == "external":
             server = ControlServer(peer=identity.peer_id, host=options.control_host, port=options.control_port)
             port = await nursery.start(server.serve)
             events = ControlTee(events, server)
             events.emit("control-api", host=server.host, port=port)
-            driver: Any = server.driver
+            driver = server.driver
             on_step = server.publish_frame
         elif options.driver == "bot":
             driver = BotDriver(options.seed)
         else:
             driver = IdleDriver()
-        runner = MatchRunner(identity, events, outcome.started.locked, outcome.addresses, listener, assets, driver,
+        runner = MatchRunner(identity, events, started.locked, outcome.addresses, listener, assets, driver,
                              options.race, log_dir, on_step=on_step)
         report = await runner.run()
         if server is not None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import structlog
 import trio
 
+from open4wd_base.errors import LocalError
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.runtime.errors import UserError
@@ -38,6 +39,12 @@ RACE_CONTROL_TYPES = frozenset(t for t in REGISTRY if t.startswith("race-") and 
 
 
 class Mesh:
+    """This node's links to the other roster peers of one match (see the module docstring).
+
+    ``on_message(peer, message)`` gets every race message, ``on_lost(peer)`` hears that a link ended
+    (not when the mesh itself closes), ``on_back(peer)`` that a peer linked before has a new link;
+    ``linked`` is set once every peer was linked at least once."""
+
     def __init__(
         self,
         identity: Identity,
@@ -64,12 +71,22 @@ class Mesh:
 
     @property
     def peers(self) -> list[str]:
+        """The other roster peers, in PeerId order."""
         return sorted(self.addresses)
 
-    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    @property
+    def _tasks(self) -> trio.Nursery:
+        """The nursery of ``run``; ``LocalError`` when the mesh is not running (a shell bug)."""
+        if self._nursery is None:
+            raise LocalError("mesh-not-running", "the race mesh is not running")
+        return self._nursery
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Dial the peers this node dials, accept the others' links on the listener, and keep every
+        link (re-dialling lost ones) until cancelled; ``nursery.start`` returns once it accepts links."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            self.listener.handlers[MeshHello] = self._accept
+            self.listener.add_handler(MeshHello, self._accept)
             for peer in self.peers:
                 if self.me < peer:
                     nursery.start_soon(self._dial_loop, peer)
@@ -78,15 +95,17 @@ class Mesh:
                 await trio.sleep_forever()
             finally:
                 self._closing = True
-                self.listener.handlers.pop(MeshHello, None)
+                self.listener.remove_handler(MeshHello)
 
     def send(self, peer: str, message: Message) -> None:
+        """Queue ``message`` for ``peer`` without waiting. Not linked: dropped (the session predicts the
+        peer and relays what it missed); a full outbox closes the link (``link-backlog``)."""
         outbox = self.outboxes.get(peer)
         if outbox is None:
             return  # not linked (lost): the session predicts the peer and relays what it missed later
         if not outbox.put(message):
             log.info("mesh-backlog", peer=peer)
-            self._nursery.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
+            self._tasks.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
 
     async def flush(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) until every queued message has been written to its link."""
@@ -96,7 +115,7 @@ class Mesh:
         """Fault injection for soak tests: drop every mesh link and stay unreachable for ``seconds``."""
         self._offline_until = trio.current_time() + seconds
         for link in list(self.links.values()):
-            self._nursery.start_soon(link.aclose, "fault-disconnect", "this node dropped its links (fault injection)")
+            self._tasks.start_soon(link.aclose, "fault-disconnect", "this node dropped its links (fault injection)")
 
     async def _dial_loop(self, peer: str) -> None:
         try:
@@ -118,7 +137,7 @@ class Mesh:
                     raise LinkClosed("mesh-refused", "no confirmation")
             except (LinkClosed, OSError, trio.TooSlowError) as exc:
                 log.debug("mesh-dial-failed", peer=peer, reason=str(exc))
-                await trio.sleep(REDIAL_S)
+                await trio.sleep(REDIAL_S)  # the re-dial interval: nothing to wake on, a peer does not call back
                 continue
             await self._run_link(link)
             await trio.sleep(REDIAL_S)

@@ -17,6 +17,8 @@ LAG_REPORT_FRAMES = 8
 
 
 class FramePump:
+    """Steps frames on trio's clock at 60 Hz, catching up at most 4 frames per tick (module docstring)."""
+
     def __init__(
         self, step: Callable[[], bool], current_frame: Callable[[], int], on_lag: Callable[[int], None] | None = None
     ) -> None:
@@ -36,6 +38,8 @@ class FramePump:
         return int((now - start) * FRAME_HZ + 1e-6) + 1
 
     async def run(self, until: Callable[[], bool]) -> None:
+        """Pump until ``until()`` is true (checked before every step). The 60 Hz tick is the pump's
+        own clock: a timer by nature, not a poll."""
         start = trio.current_time()
         base = self.current_frame()
         tick = next_report = 0

@@ -33,13 +33,15 @@ from protocol.race.messages import RaceKey
 from protocol.race.signing import input_digest
 from protocol.race.votes import VOTE_INTERVAL_FRAMES
 from protocol.room.config import MatchConfig
-from protocol.room.locked_start import verify_package
+from protocol.room.locked_start import LockedStart, verify_package
 from protocol.versions.record import ClientVersionInfo
-from sim_core import SkillEvent
+from sim_core.step.inputs import SkillEvent
 
 
 @dataclass
 class ReplayReport:
+    """What ``replay`` verified of a log (the module docstring names every count)."""
+
     match_id: str = ""
     node: str = ""
     status: LogStatus = LogStatus.INCOMPLETE
@@ -56,6 +58,7 @@ class ReplayReport:
 
     @property
     def hashes_checked(self) -> int:
+        """Every hash the re-simulation reproduced: the votes and the round ends."""
         return self.votes_verified + self.round_ends_verified
 
 
@@ -81,7 +84,7 @@ def _mismatch(round_index: int, frame: int, what: str) -> UserError:
     return UserError("replay-mismatch", f"{round_text(round_index)} frame {frame}: {what}")
 
 
-def _locked_start(header: dict[str, Any], assets: NodeRoomAssets):
+def _locked_start(header: dict[str, Any], assets: NodeRoomAssets) -> tuple[LockedStart, list[dict[str, Any]]]:
     package, node = header["package"], header["node"]
     declared = next((d for d in package.get("declarations", []) if d.get("signer") == node), None)
     if declared is None:
@@ -92,7 +95,8 @@ def _locked_start(header: dict[str, Any], assets: NodeRoomAssets):
                         f"the log was raced on engine {mine.rapier_version}; this node runs {sim_core.ENGINE_ID}")
     try:
         digests = assets.track_digests(MatchConfig.from_wire(package["matchConfig"]))
-        return verify_package(package, room_id=package["roomId"], mine=mine, track_digests=digests), package["matchConfig"]["rounds"]
+        locked = verify_package(package, room_id=package["roomId"], mine=mine, track_digests=digests)
+        return locked, package["matchConfig"]["rounds"]
     except (ProtocolError, KeyError, TypeError) as exc:
         raise UserError("replay-package-invalid", f"the start package in the log does not verify: {exc}") from None
 
@@ -106,7 +110,8 @@ def _check_inputs(keys: RaceKeyBook, race: str, record: dict[str, Any]) -> None:
         canonical = tuple(tuple(e) for e in events)
         if key is None or not verify_race_signature(key, input_digest(race, record["frame"], canonical), signature):
             raise UserError("replay-signature-invalid",
-                            f"{round_text(int(race.rsplit('#', 1)[1]))} frame {record['frame']}: {peer[-4:]}'s input is not signed by its race key")
+                            f"{round_text(int(race.rsplit('#', 1)[1]))} frame {record['frame']}: "
+                            f"{peer[-4:]}'s input is not signed by its race key")
 
 
 def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
@@ -136,7 +141,7 @@ def _replay(path: Path, assets: NodeRoomAssets, report: ReplayReport) -> ReplayR
             locked, config_rounds = _locked_start(record, assets)
             report.match_id, report.node = locked.match_id, record["node"]
             keys = RaceKeyBook(locked.roster)
-        elif locked is None:
+        elif locked is None or keys is None:  # both come with the header
             raise UserError("race-log-damaged", f"record {entry.index} comes before the header")
         elif kind == "race-key":
             try:
@@ -153,7 +158,8 @@ def _replay(path: Path, assets: NodeRoomAssets, report: ReplayReport) -> ReplayR
             report.rounds += 1
         elif kind == "frame":
             if world is None or record["frame"] != world.frame:
-                raise _mismatch(round_index, record["frame"], f"inputs out of order (the world is at frame {world and world.frame})")
+                raise _mismatch(round_index, record["frame"],
+                                f"inputs out of order (the world is at frame {world and world.frame})")
             _check_inputs(keys, race_id(locked.match_id, round_index), record)
             world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, _, events, _ in record["inputs"] if events})
             report.frames += 1

@@ -4,10 +4,17 @@ Per round: build the world from the verified start package, build the session, w
 barrier until every present peer has built it, then pump frames at 60 Hz. The driver decides this
 node's input for each frame; every session action is carried out here: messages to peers, events
 for the user, and the race log (confirmed inputs, votes, saved states on a mismatch, results).
+
+Nothing here polls. What the runner waits for between frames (every peer's ``MeshReady`` at the
+barrier, the round's anchor after the last frame) changes only when a mesh callback delivers a message
+or reports a link lost or back; those callbacks notify a ``Wakeup``, and the waits re-check their
+condition then. The session's own timers (the anchor's proposal slot and timeout, reconnect windows)
+fire at the deadline the session names (``RaceSession.next_deadline_ms``), not on a fixed period.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, assert_never
@@ -15,6 +22,8 @@ from typing import Any, assert_never
 import structlog
 import trio
 
+from open4wd_base.errors import LocalError
+from open4wd_node.drivers import Driver, FrameObserver
 from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.runtime.errors import first_coded
@@ -27,6 +36,7 @@ from open4wd_node.race.mesh import Mesh
 from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.runtime.signals import received
+from open4wd_node.runtime.wakeup import Wakeup
 from open4wd_node.race.state_files import write_state_file
 from protocol.identity.keys import Identity, race_id
 from protocol.room.locked_start import LockedStart
@@ -44,6 +54,7 @@ from protocol.race.results import Quit, match_standings, rank_with_quits, round_
 from protocol.race.setup import RaceSetup
 from protocol.race.votes import VoteKind
 from protocol.encoding.wire import Message
+from sim_core.world import World
 
 log = structlog.get_logger("open4wd_node.race")
 
@@ -55,6 +66,8 @@ FLUSH_S = 2
 
 @dataclass(frozen=True)
 class RaceOptions:
+    """How this node races a match: the netcode mode and input delay, and the soak tests' faults."""
+
     mode: str = "rollback"  # or "lockstep"
     input_delay: int = 0
     fault_frame: int | None = None  # corrupt this node's own state after this frame of round 0
@@ -64,6 +77,8 @@ class RaceOptions:
 
 @dataclass
 class MatchReport:
+    """What a match came to for this node: the ``result`` event's figures, filled in while it runs."""
+
     outcome: str = "finished"
     detail: str = ""
     rounds: list[dict[str, Any]] = field(default_factory=list)
@@ -78,6 +93,12 @@ class MatchReport:
 
 
 class MatchRunner:
+    """Races one match for this node over the race mesh, round by round (see the module docstring).
+
+    ``driver`` decides this node's input every frame; ``on_step(world, slot)``, if given, hears about
+    every stepped frame (the control API publishes it). Creating the runner creates its race log
+    (``UserError`` ``race-log-exists`` / ``race-log-unwritable`` when it cannot)."""
+
     def __init__(
         self,
         identity: Identity,
@@ -86,10 +107,10 @@ class MatchRunner:
         addresses: dict[str, str],
         listener: NodeListener,
         assets: NodeRoomAssets,
-        driver: Any,
+        driver: Driver,
         options: RaceOptions,
         log_dir: Path,
-        on_step: Any = None,
+        on_step: FrameObserver | None = None,
     ) -> None:
         self.identity = identity
         self.me = identity.peer_id
@@ -97,16 +118,20 @@ class MatchRunner:
         self.locked = locked
         self.assets = assets
         self.driver = driver
-        self.on_step = on_step  # called with (world, slot) after each stepped frame (the control API)
+        self.on_step = on_step
         self.options = options
         self.clock = NodeClock()
         self.report = MatchReport()
-        self.session: RaceSession | None = None
-        self.world = None
+        self._session: RaceSession | None = None  # the current round's (``session``)
+        self._world: World | None = None  # the current round's (``world``)
         self.round_index = -1
-        self.ready: dict[int, set[str]] = {}
+        self.slot = -1  # this node's start slot in the current round
+        self.ready: dict[int, set[str]] = {}  # round -> the peers whose MeshReady for it arrived (and this node)
         self.round_over = False
         self.anchor_done = trio.Event()
+        self._changed = Wakeup()  # a message arrived, or a link was lost or came back
+        self._last_signed: dict[str, int] = {}  # peer -> newest confirmed frame with its own signed input
+        self._leave_reasons: dict[str, str] = {}  # peer -> why it left this round (its leave, or a lost link)
         self.log_path = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.o4wlog"
         self.log = RaceLogWriter(self.log_path)
         self.report.log = str(self.log_path)
@@ -114,9 +139,25 @@ class MatchRunner:
         self.mesh = Mesh(identity, locked.match_id, others, listener, self._on_message, self._on_lost, self._on_back)
         self._state_dir = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.states"
 
+    @property
+    def session(self) -> RaceSession:
+        """The current round's session; ``LocalError`` before the first round is built (a shell bug)."""
+        if self._session is None:
+            raise LocalError("race-no-round", "no round has started: there is no race session yet")
+        return self._session
+
+    @property
+    def world(self) -> World:
+        """The current round's simulation; ``LocalError`` before the first round is built (a shell bug)."""
+        if self._world is None:
+            raise LocalError("race-no-round", "no round has started: there is no world yet")
+        return self._world
+
     # ---- the match ---------------------------------------------------------------------------------
 
     async def run(self) -> MatchReport:
+        """Race every round of the match (or until this node's session ends) and close the race log,
+        whatever ends the match; returns the report. Exceptions propagate after the log's end record."""
         self.log.append(self._header())
         self.events.emit("log", path=str(self.log_path))
         try:
@@ -156,48 +197,69 @@ class MatchRunner:
             locked, round_index, skills, input_delay=self.options.input_delay,
             max_prediction=0 if self.options.mode == "lockstep" else 8,
         )
-        self.world, self.round_index, self.round_over = world, round_index, False
-        self._last_signed: dict[str, int] = {}  # peer -> newest confirmed frame with its own signed input
-        self._leave_reasons: dict[str, str] = {}  # peer -> why it left this round (its leave, or a lost link)
+        self._world, self.round_index, self.round_over = world, round_index, False
+        self._last_signed, self._leave_reasons = {}, {}
         self.anchor_done = trio.Event()
         self.slot = slots[self.me]
         self._log_key(self.me, announce(self.identity, race_id(locked.match_id, round_index)))
         fault = self.options.fault_frame if round_index == 0 else None
-        self.session = RaceSession(setup, self.identity, WorldAdapter(world, fault, self.slot), RaceKeyBook(setup.roster))
+        session = RaceSession(setup, self.identity, WorldAdapter(world, fault, self.slot), RaceKeyBook(setup.roster))
+        self._session = session
         self.log.append({"kind": "round-start", "round": round_index, "slots": slots, "cars": cars})
         await self._barrier(round_index)
         self.events.emit("race-start", round=round_index, slot=self.slot, roster=list(setup.roster))
-        self._route(self.session.start(self.clock.now_ms()))
-        pump = FramePump(self._step, lambda: self.session.current_frame,
-                         lambda lag: self.events.emit("lag", round=round_index, frame=self.session.current_frame, frames=lag))
-        self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, self.session, pump,
+        self._route(session.start(self.clock.now_ms()))
+        pump = FramePump(self._step, lambda: session.current_frame,
+                         lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag))
+        self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
                                            self.report.rollbacks))
-        await pump.run(lambda: self.round_over or self.session.ended is not None)
+        await pump.run(lambda: self.round_over or session.ended is not None)
         self.log.flush()
         await run_blocking(self.log.fsync)  # the round-end record is durable before the anchor wait
         self.report.max_lag = max(self.report.max_lag, pump.max_lag)
-        stats = self.session.stats
+        stats = session.stats
         self.report.rollbacks += stats.rollbacks
         self.report.max_rollback = max(self.report.max_rollback, stats.max_rollback)
-        if self.round_over and self.session.ended is None:
+        if self.round_over and session.ended is None:
             with trio.move_on_after(ANCHOR_WAIT_S):
-                while not self.anchor_done.is_set():
-                    self._route(self.session.tick(self.clock.now_ms()))
-                    await trio.sleep(0.05)
+                await self._await_anchor(session)
         self.log.flush()
         await run_blocking(self.log.fsync)
 
+    async def _await_anchor(self, session: RaceSession) -> None:
+        """Until the round's anchor is decided. Proposals and signatures arrive through ``_on_message``
+        (which routes the session's answers, the decision among them, and wakes this task); the
+        session's timers (this node's proposal slot, the anchor's timeout, a lost peer's reconnect
+        window) fire when ``tick`` runs at or after the deadline the session names."""
+        while not self.anchor_done.is_set():
+            self._route(session.tick(self.clock.now_ms()))
+            if self.anchor_done.is_set():
+                return
+            with trio.move_on_at(self._wake_time(session.next_deadline_ms())):
+                await self._changed.wait()
+
+    def _wake_time(self, deadline_ms: int | None) -> float:
+        """The trio time at which the session's clock reaches ``deadline_ms`` (never: ``inf``). At least
+        1 ms ahead: a deadline the last tick left in the past must not make the wait spin."""
+        if deadline_ms is None:
+            return math.inf
+        return trio.current_time() + max(1, deadline_ms - self.clock.now_ms()) / 1000
+
     async def _barrier(self, round_index: int) -> None:
         """Every present peer has built this round's session before anyone steps frame 0 (after the
-        last round: every peer is done with it)."""
-        self.ready.setdefault(round_index, set()).add(self.me)
+        last round: every peer is done with it). Waits (at most ``BARRIER_TIMEOUT_S``) until every
+        linked peer's ``MeshReady`` for the round arrived; a peer whose link is lost meanwhile is not
+        waited for. Woken by the mesh callbacks, never by a timer."""
+        ready = self.ready.setdefault(round_index, set())
+        ready.add(self.me)
         for peer in self.mesh.peers:
             self.mesh.send(peer, MeshReady(round_index))
         with trio.move_on_after(BARRIER_TIMEOUT_S):
-            while not set(self.mesh.outboxes) | {self.me} <= self.ready[round_index]:
-                await trio.sleep(0.01)
+            await self._changed.until(lambda: set(self.mesh.outboxes) | {self.me} <= ready)
 
     def _step(self) -> bool:
+        """The frame pump's step: this node's input when the session needs it, then at most one frame;
+        True when a frame was stepped (the soak tests' faults fire after their frame of round 0)."""
         session = self.session
         now = self.clock.now_ms()
         if session.needs_local_input:
@@ -222,20 +284,26 @@ class MatchRunner:
                          "signature": key.signature})
 
     def _on_message(self, peer: str, message: Message) -> None:
+        """A message from ``peer`` on its mesh link: a barrier's ``MeshReady``, else the session's."""
         if isinstance(message, RaceKey):
             self._log_key(peer, message)
         if isinstance(message, MeshReady):
             self.ready.setdefault(message.round, set()).add(peer)
-        elif self.session is not None:
-            self._route(self.session.receive(peer, message, self.clock.now_ms()))
+        elif self._session is not None:
+            self._route(self._session.receive(peer, message, self.clock.now_ms()))
+        self._changed.notify()
 
     def _on_lost(self, peer: str) -> None:
-        if self.session is not None:
-            self._route(self.session.peer_lost(peer, self.clock.now_ms()))
+        """``peer``'s mesh link ended (the mesh re-dials it): the session predicts it for a while."""
+        if self._session is not None:
+            self._route(self._session.peer_lost(peer, self.clock.now_ms()))
+        self._changed.notify()
 
     def _on_back(self, peer: str) -> None:
-        if self.session is not None:
-            self._route(self.session.peer_reconnected(peer, self.clock.now_ms()))
+        """A new mesh link to ``peer``, which had one before: the session resumes or catches it up."""
+        if self._session is not None:
+            self._route(self._session.peer_reconnected(peer, self.clock.now_ms()))
+        self._changed.notify()
 
     # ---- actions -----------------------------------------------------------------------------------
 

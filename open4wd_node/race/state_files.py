@@ -23,6 +23,7 @@ MAX_STATE_FILE_BYTES = 8 * 1024 * 1024
 
 def write_state_file(path: Path, *, match_id: str, round_index: int, frame: int, node: str,
                      fields: list[str], state: bytes) -> None:
+    """Write one saved-state file (the layout in the module docstring); ``OSError`` propagates."""
     body = {"kind": "saved-state", "version": 1, "matchId": match_id, "round": round_index, "frame": frame,
             "node": node, "fields": fields, "state": state}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -30,6 +31,8 @@ def write_state_file(path: Path, *, match_id: str, round_index: int, frame: int,
 
 
 def read_state_file(path: Path) -> dict[str, Any]:
+    """A saved-state file's fields, with its i64 ``values`` decoded; ``UserError``
+    ``state-file-unreadable`` or ``state-file-invalid``."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -53,7 +56,7 @@ def state_differences(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, i
     match. All of them: whether the states are identical never depends on how many are shown."""
     if a["fields"] != b["fields"]:
         raise UserError("state-layout-mismatch", "the two states are of different worlds (their fields differ)")
-    return [(name, x, y) for name, x, y in zip(a["fields"], a["values"], b["values"]) if x != y]
+    return [(name, x, y) for name, x, y in zip(a["fields"], a["values"], b["values"], strict=True) if x != y]
 
 
 def context_warnings(a: dict[str, Any], b: dict[str, Any]) -> list[str]:

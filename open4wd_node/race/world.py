@@ -13,12 +13,13 @@ from typing import Any
 
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from protocol.race.signing import Event
-from sim_core import SkillEvent, World
+from sim_core.step.inputs import SkillEvent
 from sim_core.assets.convert import track_spec, vehicle_from_loadout
-from sim_core.world import SEED_MAX
+from sim_core.world import SEED_MAX, World
 
 
 def round_seed(match_id: str, round_index: int) -> int:
+    """The world seed of a round: every peer (and ``replay``) derives the same one from the match."""
     digest = hashlib.sha256(f"open4wd-node-round-seed-v1\0{match_id}#{round_index}".encode()).digest()
     return int.from_bytes(digest[:8], "big") % (SEED_MAX + 1)
 
@@ -31,7 +32,9 @@ def build_round_world(
     slots: Mapping[str, int],
     cars: Mapping[str, Any],
 ) -> World:
-    """``round_config`` is one entry of the match config (trackRef, lapCount, durationLimitSec)."""
+    """The round's world, the same on every peer: ``round_config`` is one entry of the match config
+    (trackRef, lapCount, durationLimitSec), ``cars`` each peer's loadout; ``SimError`` (or
+    ``AssetRejected``) when an asset cannot be admitted or a car assembled."""
     track = track_spec(
         assets.resolve(round_config["trackRef"]),
         track_id=round_config["trackRef"],
@@ -44,6 +47,7 @@ def build_round_world(
 
 
 def chip_skills(world: World, slot: int) -> frozenset[str]:
+    """The skills the chip of the car in ``slot`` offers."""
     return frozenset(s.skill for s in world.vehicles[slot].chip_slots)
 
 
@@ -61,20 +65,25 @@ class WorldAdapter:
 
     @property
     def frame(self) -> int:
+        """Frames stepped."""
         return self.world.frame
 
     @property
     def done(self) -> bool:
+        """The round is over."""
         return self.world.done
 
     def step(self, inputs: Mapping[int, Sequence[Event]]) -> None:
+        """Step one frame with each slot's ``(skill, hold)`` events (then the fault, if this is its frame)."""
         frame = self.world.frame
         self.world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, events in inputs.items()})
         if frame == self.fault_frame:
             self.world.corrupt_for_testing(self.fault_slot)
 
     def save_state(self) -> bytes:
+        """The world's canonical state bytes."""
         return self.world.save_state()
 
     def load_state(self, data: bytes) -> None:
+        """Restore a state ``save_state`` returned (atomic; ``SimError`` for bytes it refuses)."""
         self.world.load_state(data)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import structlog
 import trio
 
+from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.assets.transfer import AssetTransfer
 from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
@@ -52,6 +53,8 @@ HOST_EVENTS = (ReadyChanged, ReadySetFormed, ReadySetRefused, GridCancelled, Err
 
 @dataclass
 class LinkOutbox:
+    """One room link and the outbox its writer task drains."""
+
     link: Link
     queue: Outbox[Message]
 
@@ -68,14 +71,21 @@ class SuccessionPlan:
 
 @dataclass
 class RoomOutcome:
+    """How the room ended for this node: the match it started (None: it did not) and every roster
+    member's listen address, which the race mesh dials."""
+
     started: MatchStarted | None = None
     addresses: dict[str, str] = field(default_factory=dict)  # roster PeerId -> listen "host:port"
 
 
 class RoomDriver:
+    """Drives this node's room machines over its links (module docstring). ``on_notices(member)`` runs
+    after every delivery (the notice board); ``succession`` lets a participant take over or follow a
+    new host when the host's link is lost."""
+
     def __init__(
         self, member: MemberRoom, events: EventSink, transfer: AssetTransfer, host: HostRoom | None = None,
-        on_notices=None, succession: SuccessionPlan | None = None,
+        on_notices: Callable[[MemberRoom], None] | None = None, succession: SuccessionPlan | None = None,
     ) -> None:
         self.member = member
         self.host = host
@@ -92,6 +102,13 @@ class RoomDriver:
         self._pending: deque[tuple[Callable[[RoomAction], None], RoomAction]] = deque()
         self._delivering = False
         self._timer: trio.CancelScope | None = None  # the ticker's sleep, aimed at the next machine deadline
+
+    @property
+    def _plan(self) -> SuccessionPlan:
+        """How to succeed the host; ``LocalError`` without one (succession is only offered with a plan)."""
+        if self.succession is None:
+            raise LocalError("room-no-succession", "this node has no host succession plan")
+        return self.succession
 
     # ---- routing (synchronous) --------------------------------------------------------------------
 
@@ -175,8 +192,10 @@ class RoomDriver:
     async def _fetch(self, request: FetchAssets) -> None:
         for ref in request.refs:
             stored = await self.transfer.fetch(request.owner, ref, self._relay_send)
+            assets = self.member.assets
+            if stored and isinstance(assets, NodeRoomAssets):  # the shell's members all hold NodeRoomAssets
+                await run_blocking(assets.prepare, [ref])  # admitted off the loop, checked below
             if stored:
-                await run_blocking(self.member.assets.prepare, [ref])  # admitted off the loop, checked below
                 self.from_member(self.member.asset_stored(ref, self.clock.now_ms()))
 
     async def _relayed(self, action: RelayedIn) -> None:
@@ -189,6 +208,7 @@ class RoomDriver:
     # ---- per-link tasks ---------------------------------------------------------------------------
 
     def attach(self, link: Link) -> LinkOutbox:
+        """A fresh outbox for ``link`` (replacing, and closing, the peer's previous one)."""
         old = self.outboxes.get(link.peer_id)
         if old is not None:
             old.queue.close()
@@ -208,7 +228,9 @@ class RoomDriver:
         """Let what is queued (``match-start``, say) reach the links before the room stops."""
         await flush([o.queue for o in self.outboxes.values()], timeout_s)
 
-    async def run_link(self, outbox: LinkOutbox, on_message, on_closed) -> None:
+    async def run_link(
+        self, outbox: LinkOutbox, on_message: Callable[[str, Message], None], on_closed: Callable[[str], None]
+    ) -> None:
         """Read and write one link until it ends; report its end exactly once."""
         link = outbox.link
         try:
@@ -251,17 +273,19 @@ class RoomDriver:
         if self.host is None:
             await link.aclose("not-host", "this node is not hosting the room (yet)")
             return
+        host = self.host  # never replaced while this node hosts (a successor only ever replaces None)
         outbox = self.attach(link)
-        self.from_host(self.host.join(link.peer_id, link.transcript, first, self.clock.now_ms()))
+        self.from_host(host.join(link.peer_id, link.transcript, first, self.clock.now_ms()))
         await self.run_link(
             outbox,
-            lambda peer, msg: self.from_host(self.host.receive(peer, msg, self.clock.now_ms())),
-            lambda peer: self.from_host(self.host.link_closed(peer, self.clock.now_ms())),
+            lambda peer, msg: self.from_host(host.receive(peer, msg, self.clock.now_ms())),
+            lambda peer: self.from_host(host.link_closed(peer, self.clock.now_ms())),
         )
 
     # ---- member side ------------------------------------------------------------------------------
 
     async def run_member_link(self, link: Link) -> None:
+        """This member's link to the host: messages go to the member machine; its end is ``_host_lost``."""
         outbox = self.attach(link)
         await self.run_link(
             outbox,
@@ -280,10 +304,13 @@ class RoomDriver:
         self.from_member(actions)
 
     def _follow_successor(self, succession: HostSuccession) -> None:
-        plan = self.succession
+        plan = self._plan
         now = self.clock.now_ms()
         if succession.successor == self.me:
-            digests = self.member.assets.track_digests(self.member.config)
+            config = self.member.config
+            if config is None:
+                raise LocalError("room-no-state", "a host succession before the first room state")
+            digests = self.member.assets.track_digests(config)
             self.host = HostRoom.succeed(
                 plan.identity, succession.state, self.member.host_peer, plan.participant_secret, digests, now, plan.listen
             )
@@ -292,22 +319,24 @@ class RoomDriver:
             self.from_member(self.member.receive(self.me, self.host.state_message(), now))
         else:
             self.member = plan.new_member(succession.successor)
-            self._nursery.start_soon(self._dial_successor, succession)
+            self._tasks().start_soon(self._dial_successor, succession)
 
     async def _dial_successor(self, succession: HostSuccession) -> None:
+        plan = self._plan
         try:
             host, port = parse_address(succession.listen)
-            link = await dial(host, port, self.succession.identity, expected_peer=succession.successor,
+            link = await dial(host, port, plan.identity, expected_peer=succession.successor,
                               expensive=EXPENSIVE_TYPES)
         except (LinkClosed, UserError) as exc:
             self.events.emit("error", code="succession-failed", message=f"cannot reach the new host: {exc}")
             self.done.set()
             return
-        request = self.member.join_request(link.transcript, self.succession.participant_secret)
+        request = self.member.join_request(link.transcript, plan.participant_secret)
         await link.send(request)
         await self.run_member_link(link)
 
     def handle_error(self, exc: CodedError) -> None:
+        """Show a refused local command (``ready`` at the wrong moment, say) as an ``error`` event."""
         self.events.emit("error", code=exc.code, message=exc.message)
 
 
@@ -315,7 +344,11 @@ PLAYER_COMMANDS = "ready | cancel | leave"
 
 
 async def read_player_commands(driver: RoomDriver) -> None:
-    """Lines on stdin steer the player's seat: ``ready``, ``cancel`` (un-ready), ``leave``."""
+    """Lines on stdin steer the player's seat: ``ready``, ``cancel`` (un-ready), ``leave``.
+
+    A command the seat refuses in its state (``ready`` without a car, say) is the player's to know: it
+    becomes an ``error`` event, whether the member machine calls it a protocol rule or a local misuse
+    (``LocalError``). A ``LocalError`` from routing the seat's answer is a bug of this node and propagates."""
     while True:
         try:
             line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)

@@ -8,9 +8,8 @@ Invitations and the room's member list carry the listener's advertised address, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import trio
 
@@ -43,6 +42,8 @@ START_FLUSH_S = 1.0
 
 @dataclass(frozen=True)
 class HostOptions:
+    """What room ``host`` opens (track, rounds, laps, seats) and how its own seat behaves."""
+
     track: str = "builtin:track-02"
     rounds: int = 1
     laps: int = 3
@@ -56,6 +57,8 @@ class HostOptions:
 
 @dataclass(frozen=True)
 class JoinOptions:
+    """How ``join`` takes its seat: as a spectator or a participant, ready at once or when told."""
+
     spectate: bool = False
     auto_ready: bool = False
     nickname: str = "player"
@@ -81,7 +84,7 @@ def _check_own_car(assets: NodeRoomAssets, identity: Identity, car: CarChoice) -
 
 
 async def _drive(
-    driver: RoomDriver, start: Callable[[trio.Nursery], Any], interactive: bool, listener: NodeListener
+    driver: RoomDriver, start: Callable[[trio.Nursery], Awaitable[None]], interactive: bool, listener: NodeListener
 ) -> RoomOutcome:
     async with trio.open_nursery() as nursery:
         driver._nursery = nursery
@@ -92,7 +95,7 @@ async def _drive(
         await driver.done.wait()
         await driver.flush(START_FLUSH_S)  # let the last messages (match-start) leave the outboxes
         nursery.cancel_scope.cancel()
-    listener.handlers.pop(JoinRequest, None)
+    listener.remove_handler(JoinRequest)
     return driver.outcome
 
 
@@ -122,8 +125,8 @@ async def host_room(
     transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
 
     async def start(nursery: trio.Nursery) -> None:
-        address = listener.advertised.address
-        listener.handlers[JoinRequest] = driver.accept_join
+        address = listener.serving()[1].address
+        listener.add_handler(JoinRequest, driver.accept_join)
         now = driver.clock.now_ms()
         host = HostRoom(identity, room_id, config, limits, {k: parse_secret(v) if v else None for k, v in secrets.items()},
                         digests, now, nickname=options.nickname, listen=listener.announced)
@@ -172,7 +175,7 @@ async def join_room(
         if role == "participant":
             listener.report_advertised(events, invite.host)
             listen = listener.announced
-            listener.handlers[JoinRequest] = driver.accept_join
+            listener.add_handler(JoinRequest, driver.accept_join)
             driver.succession = SuccessionPlan(identity, parse_secret(invite.secret), listen,
                                                lambda host_peer: new_member(host_peer, listen))
         driver.member = new_member(invite.host_peer_id, listen)

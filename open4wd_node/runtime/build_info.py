@@ -17,6 +17,8 @@ def build_timestamp_ms() -> int:
 
 
 def own_version_info(economy_config_version: int) -> ClientVersionInfo:
+    """This node's version record for the room's compatibility check: the engine id and the
+    configured governance epoch, plus diagnostics (build time, ``$OPEN4WD_COMMIT_HASH``)."""
     return node_version_info(
         engine_id=sim_core.ENGINE_ID,
         economy_config_version=economy_config_version,

@@ -13,8 +13,12 @@ import trio
 
 
 class NodeClock:
+    """Epoch milliseconds that advance with trio's clock (see the module docstring). Create it inside
+    ``trio.run``: the offset between the two clocks is fixed then."""
+
     def __init__(self) -> None:
         self._offset_ms = time.time_ns() // 1_000_000 - int(trio.current_time() * 1000)
 
     def now_ms(self) -> int:
+        """Now, in epoch milliseconds: the ``now_ms`` every protocol machine takes."""
         return self._offset_ms + int(trio.current_time() * 1000)

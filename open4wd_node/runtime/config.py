@@ -50,6 +50,7 @@ class Setting:
 
 
 def setting(default: Any, flag: str, rule: Rule, help: str, scope: Scope = Scope.GLOBAL, metavar: str | None = None) -> Any:
+    """A ``NodeConfig`` field with its default and its command-line flag (kept in the field's metadata)."""
     meta = {"setting": Setting(flag, rule, help, scope, metavar)}
     if isinstance(default, dict):
         return field(default_factory=dict, metadata=meta)
@@ -58,6 +59,8 @@ def setting(default: Any, flag: str, rule: Rule, help: str, scope: Scope = Scope
 
 @dataclass(frozen=True)
 class NodeConfig:
+    """This node's settings: every field is a TOML key with one command-line flag (module docstring)."""
+
     economy_config_version: int = setting(
         1, "--economy-config-version", VERSION, "governance epoch this node plays under (one of the six version fields)",
         metavar="N")

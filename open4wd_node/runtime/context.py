@@ -14,6 +14,8 @@ __all__ = ["NodeContext", "UserError"]
 
 @dataclass(frozen=True)
 class NodeContext:
+    """The data directory and the effective configuration every command runs with."""
+
     data_dir: Path
     config: NodeConfig
 
@@ -31,4 +33,5 @@ class NodeContext:
 
     @property
     def identity_path(self) -> Path:
+        """The identity key file: the ``identity_file`` setting, else ``<data-dir>/identity.key``."""
         return Path(self.config.identity_file) if self.config.identity_file else self.data_dir / "identity.key"

@@ -16,9 +16,12 @@ class UsageError(UserError):
         super().__init__(code, message)
 
 
-def first_coded(group: BaseExceptionGroup, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
-    """The first coded error inside an exception group (trio nurseries wrap what their tasks raise)."""
-    matched, _ = group.split(kinds)
-    while isinstance(matched, BaseExceptionGroup):
-        matched = matched.exceptions[0]
-    return matched
+def first_coded(
+    group: BaseExceptionGroup[BaseException], kinds: tuple[type[BaseException], ...]
+) -> BaseException | None:
+    """The first exception of one of ``kinds`` inside an exception group, however deeply nested (trio
+    nurseries wrap what their tasks raise), or None."""
+    found: BaseException | None = group.split(kinds)[0]
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found

@@ -9,6 +9,7 @@ import structlog
 
 
 def configure_logging(log_format: str, level: int = logging.INFO) -> None:
+    """Send structlog's records to stderr: JSON lines for ``json``, else readable (coloured on a terminal)."""
     renderer = (
         structlog.processors.JSONRenderer()
         if log_format == "json"

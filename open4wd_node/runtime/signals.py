@@ -1,7 +1,7 @@
 """SIGINT and SIGTERM end any command the same way: cleanly, with one line and exit 128 + signal.
 
-A trio command runs under ``open4wd_node.runtime.trio_main.run_trio``: a signal cancels the command's tasks (their ``finally`` blocks
-close race logs and reap child processes), then ``Interrupted`` leaves ``trio.run``. A synchronous
+A trio command runs under ``open4wd_node.runtime.trio_main.run_trio``: a signal cancels the command's
+tasks (their ``finally`` blocks close race logs and reap child processes), then ``Interrupted`` leaves ``trio.run``. A synchronous
 command gets ``Interrupted`` raised where it stands (``KeyboardInterrupt`` for SIGINT is mapped to it by
 the CLI). ``received()`` says which signal, if any, is ending the process, so that a race log can
 record why it was closed.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _WHY = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -28,18 +28,22 @@ class Interrupted(BaseException):
 
     @property
     def code(self) -> str:
+        """``interrupted`` (SIGINT) or ``terminated`` (SIGTERM), as the CLI reports it."""
         return _WHY.get(signal.Signals(self.signum), "interrupted")
 
     @property
     def exit_status(self) -> int:
+        """128 + the signal number, as a shell reports a process a signal ended."""
         return 128 + self.signum
 
     @property
     def message(self) -> str:
+        """``stopped by SIGINT`` (or SIGTERM)."""
         return f"stopped by {signal.Signals(self.signum).name}"
 
 
 def received_signal() -> int | None:
+    """The number of the first stop signal this process received, or None."""
     return _received[0] if _received else None
 
 
@@ -49,6 +53,7 @@ def received() -> str | None:
 
 
 def note(signum: int) -> Interrupted:
+    """Remember that ``signum`` arrived (the first one counts) and return the ``Interrupted`` to raise."""
     if not _received:
         _received.append(signum)
     return Interrupted(signum)
@@ -61,11 +66,11 @@ def stop_signals_raise() -> Iterator[None]:
     first, so a stop is not lost when the exception lands somewhere Python swallows it (a weakref
     callback during an import, say): the CLI still exits 128 + signal."""
 
-    def on_interrupt(signum: int, frame: Any) -> None:
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
         note(signum)
         raise KeyboardInterrupt
 
-    def on_terminate(signum: int, frame: Any) -> None:
+    def on_terminate(signum: int, frame: FrameType | None) -> None:
         raise note(signum)
 
     previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_interrupt),

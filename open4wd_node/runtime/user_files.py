@@ -53,14 +53,16 @@ class UserFile:
         except IsADirectoryError:
             raise UserError(self.unreadable_code, f"{self.what} {shown} is a directory, not a file") from None
         except PermissionError:
-            raise UserError(self.unreadable_code, f"{self.what} {shown} may not be read by this user (permission denied)") from None
+            raise UserError(self.unreadable_code,
+                            f"{self.what} {shown} may not be read by this user (permission denied)") from None
         except OSError as exc:
             raise UserError(self.unreadable_code, f"cannot read {self.what} {shown}: {exc.strerror or exc}") from None
 
     def read_stdin(self) -> bytes:
         """The same rules for standard input (which may be closed: ``<&-``)."""
         if sys.stdin is None:
-            raise UserError(self.unreadable_code, f"standard input is closed, so {self.what} cannot come from it; name a file instead")
+            raise UserError(self.unreadable_code,
+                            f"standard input is closed, so {self.what} cannot come from it; name a file instead")
         try:
             return self.read_stream(sys.stdin.buffer, STDIN)
         except OSError as exc:
@@ -70,7 +72,8 @@ class UserFile:
         """At most ``max_bytes`` from an open stream (a file or stdin); more is refused, not truncated."""
         data = handle.read(self.max_bytes + 1)
         if len(data) > self.max_bytes:
-            raise UserError(self.too_large_code, f"{self.what} {shown} is larger than {self.max_bytes} bytes, the most it may hold")
+            raise UserError(self.too_large_code,
+                            f"{self.what} {shown} is larger than {self.max_bytes} bytes, the most it may hold")
         return data
 
     def text(self, data: bytes, shown: str) -> str:
@@ -78,7 +81,8 @@ class UserFile:
         try:
             return data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise UserError(self.invalid_code, f"{self.what} {shown} is not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x})") from None
+            raise UserError(self.invalid_code,
+                            f"{self.what} {shown} is not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x})") from None
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,8 @@ class UserJsonFile:
     max_depth: int
 
     def read(self, path: str) -> Any:
+        """The parsed JSON value of the file at ``path``; a ``UserError`` (``json-invalid``,
+        ``json-too-deep`` or the file's own codes) saying why it cannot be used."""
         shown = display_path(path)
         text = self.file.text(self.file.read(path), shown)
         if not text.strip():
@@ -103,11 +109,13 @@ class UserJsonFile:
         if depth > self.max_depth:
             raise self._too_deep(shown)
         if broken_text:
-            raise UserError("json-invalid", f"{self.file.what} {shown} holds a lone UTF-16 surrogate escape (\\ud800…\\udfff without its pair), which is not Unicode text")
+            raise UserError("json-invalid", f"{self.file.what} {shown} holds a lone UTF-16 surrogate escape "
+                                            "(\\ud800…\\udfff without its pair), which is not Unicode text")
         return value
 
     def _too_deep(self, shown: str) -> UserError:
-        return UserError("json-too-deep", f"{self.file.what} {shown} nests deeper than {self.max_depth} levels of arrays and objects")
+        return UserError("json-too-deep",
+                         f"{self.file.what} {shown} nests deeper than {self.max_depth} levels of arrays and objects")
 
 
 def shape(value: Any) -> tuple[int, bool]:

@@ -36,15 +36,19 @@ class Rule:
 
     @property
     def rule(self) -> str:
+        """The rule in words, completing "takes …" in a refusal (``an integer in 0..8``)."""
         raise NotImplementedError
 
     def check(self, value: Any) -> Any:
+        """``value`` from a parsed file, checked (and normalised); ``ValueRejected`` when it breaks the rule."""
         raise NotImplementedError
 
     def parse(self, text: str) -> Any:
+        """``text`` typed on the command line, checked; ``ValueRejected`` when it breaks the rule."""
         return self.check(text)
 
     def refused(self, value: Any) -> ValueRejected:
+        """The refusal of ``value``, in the rule's words."""
         return ValueRejected(f"takes {self.rule}, got {shown(value)}")
 
     def text_of(self, value: Any) -> str:
@@ -54,6 +58,7 @@ class Rule:
         return value
 
     def combine(self, values: Sequence[Any]) -> Any:
+        """The occurrences of a repeatable flag joined into one value (only repeatable rules)."""
         raise NotImplementedError(f"{type(self).__name__} is not repeatable")
 
     def merge(self, configured: Any, given: Any) -> Any:
@@ -82,6 +87,7 @@ class IntRange(Rule):
 
     @property
     def rule(self) -> str:
+        """``an integer in LO..HI``."""
         return f"an integer in {self.lo}..{self.hi}"
 
     def check(self, value: Any) -> int:
@@ -109,16 +115,20 @@ class OneOf(Rule):
 
     @property
     def rule(self) -> str:
+        """``one of A, B, C``: a refusal names every choice."""
         return f"one of {', '.join(self.choices)}"
 
     @property
     def metavar(self) -> str:  # type: ignore[override]
+        """``A|B|C`` in the help."""
         return "|".join(self.choices)
 
     def check(self, value: Any) -> str:
-        if self.text_of(value) not in self.choices:
+        """``value`` when it is one of the choices, else ``ValueRejected``."""
+        text = self.text_of(value)
+        if text not in self.choices:
             raise self.refused(value)
-        return value
+        return text
 
 
 @dataclass(frozen=True)
@@ -129,12 +139,15 @@ class Text(Rule):
 
     @property
     def rule(self) -> str:
+        """``a string of at most N characters``."""
         return f"a string of at most {self.max_chars} characters"
 
     def check(self, value: Any) -> str:
-        if len(self.text_of(value)) > self.max_chars:
+        """``value`` when it is a string short enough, else ``ValueRejected``."""
+        text = self.text_of(value)
+        if len(text) > self.max_chars:
             raise self.refused(value)
-        return value
+        return text
 
 
 @dataclass(frozen=True)
@@ -148,23 +161,28 @@ class ListOf(Rule):
 
     @property
     def rule(self) -> str:
+        """``a list, each <the item's rule>``."""
         return f"a list, each {self.item.rule}"
 
     def _normal(self, items: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(sorted(set(items))) if self.unique_sorted else tuple(dict.fromkeys(items))
 
     def check(self, value: Any) -> tuple[Any, ...]:
+        """A TOML array, every item checked by the item's rule."""
         if not isinstance(value, list):
             raise self.refused(value)
         return self._normal([self.item.check(v) for v in value])
 
     def parse(self, text: str) -> tuple[Any, ...]:
+        """Comma-separated items, each parsed by the item's rule."""
         return self._normal([self.item.parse(part) for part in text.split(",")])
 
     def combine(self, values: Sequence[tuple[Any, ...]]) -> tuple[Any, ...]:
+        """The items of every occurrence of the flag, in order."""
         return self._normal([item for value in values for item in value])
 
     def merge(self, configured: Sequence[Any], given: Sequence[Any]) -> tuple[Any, ...]:
+        """The command line's items add to the file's."""
         return self._normal([*configured, *given])
 
 
@@ -178,10 +196,12 @@ class TableOf(Rule):
 
     @property
     def rule(self) -> str:
+        """``a table of NAME = value, each value <the value's rule>``."""
         return f"a table of NAME = value, each value {self.value.rule}"
 
     @property
     def metavar(self) -> str:  # type: ignore[override]
+        """``NAME=VALUE`` in the help."""
         return "NAME=VALUE"
 
     def _name(self, name: Any) -> str:
@@ -190,20 +210,24 @@ class TableOf(Rule):
         return name
 
     def check(self, value: Any) -> dict[str, Any]:
+        """A TOML table: every name checked, every value by the value's rule."""
         if not isinstance(value, dict):
             raise self.refused(value)
         return {self._name(k): self.value.check(v) for k, v in value.items()}
 
     def parse(self, text: str) -> dict[str, Any]:
+        """One ``NAME=VALUE`` from the command line."""
         name, sep, rest = text.partition("=")
         if not sep:
             raise ValueRejected(f"takes NAME=VALUE ({self.rule}), got {shown(text)}")
         return {self._name(name.strip()): self.value.parse(rest)}
 
     def combine(self, values: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Every occurrence's entries; a later one replaces an earlier one of the same name."""
         return {k: v for value in values for k, v in value.items()}
 
     def merge(self, configured: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+        """A name given on the command line replaces that name's value from the file."""
         return {**configured, **given}
 
 

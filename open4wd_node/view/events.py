@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 
 def short(peer: object) -> str:
+    """A PeerId as readable text shows it: its last 4 characters (anything else as it is)."""
     return f"…{peer[-4:]}" if isinstance(peer, str) and len(peer) > 4 else str(peer)
 
 
@@ -137,6 +138,7 @@ class EventSink:
         self.stream = stream or sys.stdout
 
     def emit(self, event: str, **data: Any) -> None:
+        """Print the event now: one JSON object, or its readable line (routine events have none)."""
         line = json.dumps({"event": event, **data}, default=str) if self.as_json else event_text(event, data)
         if line is not None:  # the readable view leaves out routine events (agreed checksums)
             print(line, file=self.stream, flush=True)

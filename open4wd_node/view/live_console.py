@@ -33,13 +33,20 @@ from open4wd_node.view.live_render import board_lines, board_renderable
 from protocol.room.member import MemberRoom
 
 REFRESH_S = 0.25  # at most 4 draws a second
+Picture = RenderableType | list[str] | None  # what ``_write`` draws: a renderable on a terminal, else lines
 PLAIN_EVERY_S = 5.0  # the plain view is re-written at most this often
 
 
 class View(Protocol):
-    def renderable(self) -> RenderableType | None: ...
+    """What a ``Screen`` draws: a rich renderable on a terminal, plain lines elsewhere."""
 
-    def plain(self) -> list[str]: ...
+    def renderable(self) -> RenderableType | None:
+        """The picture for a terminal now (None: nothing to show yet)."""
+        ...
+
+    def plain(self) -> list[str]:
+        """The picture as plain lines, without escape codes."""
+        ...
 
 
 class _QueuedStderr(io.TextIOBase):
@@ -74,6 +81,7 @@ class Screen:
         self._plain_at = -math.inf
 
     def line(self, text: str) -> None:
+        """Queue one text line; it is written above the view at the next draw."""
         self._pending.append(text)
 
     @property
@@ -85,9 +93,11 @@ class Screen:
         """Draw until cancelled, then draw once more (synchronously: the last lines must not be lost)."""
         stderr, previous = _QueuedStderr(self.line), sys.stderr
         if self.interactive:
-            sys.stderr = stderr  # type: ignore[assignment]
+            sys.stderr = stderr
         try:
             while True:
+                # The refresh rate, not a poll: the race view changes with every frame, and the frame pump
+                # tells nobody (it must not pay for the view), so the picture is rebuilt at most 4 times a second.
                 await trio.sleep(REFRESH_S)
                 job = self._job(view, trio.current_time())
                 if job is not None:
@@ -104,7 +114,7 @@ class Screen:
             if self._live is not None:
                 self._live.stop()
 
-    def _job(self, view: View, now: float) -> tuple[list[str], Any] | None:
+    def _job(self, view: View, now: float) -> tuple[list[str], Picture] | None:
         """What to write now (in trio: the view reads live state), or None when nothing is due."""
         lines, self._pending = self._pending, []
         if self.interactive:
@@ -116,10 +126,10 @@ class Screen:
             self._plain_shown, self._plain_at = shown, now
         return (lines, shown) if lines or shown else None
 
-    def _write(self, lines: list[str], picture: Any) -> None:
+    def _write(self, lines: list[str], picture: Picture) -> None:
         """In the worker thread: the only code that touches the stream while the view runs."""
         if not self.interactive:
-            text = "\n".join(lines + (picture or []))
+            text = "\n".join(lines + (picture if isinstance(picture, list) else []))
             if text:
                 self.stream.write(text + "\n")
                 self.stream.flush()
@@ -129,7 +139,7 @@ class Screen:
             self._live.start()
         for line in lines:
             self.console.print(Text(line), soft_wrap=True)  # an invitation must stay one line to copy
-        if picture is not None:
+        if picture is not None and not isinstance(picture, list):
             self._live.update(picture, refresh=True)
 
 
@@ -144,25 +154,31 @@ class LiveConsole(EventSink):
         self._clock: NodeClock | None = None
 
     def emit(self, event: str, **data: Any) -> None:
+        """The board learns from the event; its readable line (if any) is queued for the next draw."""
         self.board.on_event(event, data)
         text = event_text(event, data)
         if text is not None:
             self.screen.line(text)
 
     def room_changed(self, member: MemberRoom) -> None:
+        """The board shows this member machine's room."""
         self.board.room_changed(member)
 
     def watch_round(self, watch: RoundWatch) -> None:
+        """The board shows this round."""
         self.board.watch_round(watch)
 
     def renderable(self) -> RenderableType | None:
+        """The board as a rich table (the room's countdown reads the node's clock)."""
         return board_renderable(self.board, self._clock.now_ms() if self._clock else 0)
 
     def plain(self) -> list[str]:
+        """The board as plain lines."""
         return board_lines(self.board)
 
     @asynccontextmanager
     async def showing(self) -> AsyncIterator[None]:
+        """Draw the view (its own task) while the body runs; the last lines are written when it ends."""
         self._clock = NodeClock()
         async with showing(self.screen, self):
             yield

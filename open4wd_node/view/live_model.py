@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from open4wd_node.race.pump import FramePump
     from protocol.race.session import RaceSession
     from protocol.room.member import MemberRoom
-    from sim_core import World
+    from sim_core.world import World
 
 NOTICES_SHOWN = 4
 
@@ -60,6 +60,8 @@ class RoundWatch:
 
 @dataclass(frozen=True)
 class CarLine:
+    """One car's row in the live race table."""
+
     position: int
     peer: str
     name: str
@@ -81,6 +83,8 @@ class VoteLine:
 
 @dataclass(frozen=True)
 class RaceLine:
+    """The race as the live view shows it now: the header's figures and one row per car."""
+
     round_index: int
     rounds: int
     frame: int
@@ -115,14 +119,17 @@ class LiveBoard:
     # ---- updates ---------------------------------------------------------------------------------
 
     def room_changed(self, member: MemberRoom) -> None:
+        """The room to show is this member machine's."""
         self.member = member
 
     def watch_round(self, watch: RoundWatch) -> None:
+        """From now on show this round (cars named by their room nicknames)."""
         if self.member is not None and self.member.state is not None:
             self._names = {m.peerId: m.nickname for m in self.member.state.members}
         self.watch, self.final_rows, self.quits = watch, None, {}
 
     def on_event(self, event: str, data: Mapping[str, Any]) -> None:
+        """Keep what the view shows from one event (notices, the countdown, votes, leaves, results)."""
         if event == "notice":
             self.notices = (self.notices + [f"[{data['kind']}] {data['text']}"])[-NOTICES_SHOWN:]
         elif event == "countdown":
@@ -142,6 +149,7 @@ class LiveBoard:
     # ---- what the view draws ---------------------------------------------------------------------
 
     def room(self) -> RoomSummary | None:
+        """The room's rows, or None before the room's first state."""
         return None if self.member is None else summarize(self.member)
 
     def countdown_s(self, now_ms: int) -> int | None:
@@ -151,6 +159,7 @@ class LiveBoard:
         return max(0, -(-(self.countdown_deadline_ms - now_ms) // 1000))
 
     def race(self) -> RaceLine | None:
+        """The watched round now (its final standings once it ended), or None before the first round."""
         watch = self.watch
         if watch is None:
             return None

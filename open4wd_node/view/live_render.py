@@ -24,6 +24,7 @@ BAR_CELLS = 20
 
 
 def vote_text(vote: VoteLine | None) -> str:
+    """The newest checksum vote in words."""
     if vote is None:
         return "no vote yet"
     if vote.agreed:
@@ -32,16 +33,19 @@ def vote_text(vote: VoteLine | None) -> str:
 
 
 def race_header(race: RaceLine) -> str:
+    """The line above the race table: round, state, frame, lag, rollbacks, last vote."""
     state = "over" if race.over else "racing"
     return (f"{round_text(race.round_index)} of {race.rounds} · {state} · frame {race.frame} · lag {race.lag} · "
             f"rollbacks {race.rollbacks} · last vote: {vote_text(race.vote)}")
 
 
 def car_name(car: CarLine) -> str:
+    """A car as the table names it: short PeerId, nickname, and ``(you)`` for this node's."""
     return " ".join(part for part in (short(car.peer), car.name, "(you)" if car.me else "") if part)
 
 
 def race_lines(race: RaceLine) -> list[str]:
+    """The race as plain lines."""
     lines = [f"── {race_header(race)}"]
     for car in race.cars:
         lines.append(f"   {car.position}. {car_name(car):<22} lap {car.lap}/{car.laps}  {car.progress_pct:>3}%  "
@@ -50,6 +54,7 @@ def race_lines(race: RaceLine) -> list[str]:
 
 
 def race_table(race: RaceLine) -> RenderableType:
+    """The race as a rich table with progress bars and coloured statuses."""
     table = Table(expand=False)
     for column, justify in (("pos", "right"), ("car", "left"), ("lap", "right"), ("progress", "left"),
                             ("status", "left")):
@@ -63,6 +68,7 @@ def race_table(race: RaceLine) -> RenderableType:
 
 
 def room_table(room: RoomSummary, notices: list[str], countdown_s: int | None) -> RenderableType:
+    """The room as a rich table, its notices and (once the start is locked) the countdown."""
     table = Table(expand=False)
     for column in ("member", "name", "seat", "versions"):
         table.add_column(column)

@@ -14,6 +14,8 @@ from protocol.room.member import MemberRoom
 
 @dataclass(frozen=True)
 class MemberLine:
+    """One member's row in the room view."""
+
     peer: str
     nickname: str
     seat: str  # READY, not ready, spectator
@@ -23,6 +25,8 @@ class MemberLine:
 
 @dataclass(frozen=True)
 class RoomSummary:
+    """The room as the view shows it: its header's figures and one row per member."""
+
     room_id: str
     phase: str
     players: int
@@ -33,6 +37,7 @@ class RoomSummary:
 
     @property
     def header(self) -> str:
+        """The line above the member rows: room, phase, players and spectators."""
         return (f"room {self.room_id[:8]}… · {self.phase} · {self.players}/{self.max_players} players "
                 f"(start at {self.min_players}) · {self.spectators} spectating")
 
@@ -63,6 +68,7 @@ def summarize(member: MemberRoom) -> RoomSummary | None:
 
 
 def render(summary: RoomSummary) -> list[str]:
+    """The room as plain lines."""
     lines = [f"── {summary.header}"]
     for m in summary.members:
         lines.append(f"   {short(m.peer)} {m.nickname:<12} {m.seat:<10} {m.check}{' (host)' if m.host else ''}")

@@ -11,6 +11,7 @@ from open4wd_node.runtime.values import SEED
 
 
 def add_car_option(parser: argparse.ArgumentParser) -> None:
+    """``--car``: an archetype name or a loadout JSON file (read when the command runs)."""
     parser.add_argument("--car", default="speed", metavar="REF", help=f"your car: {', '.join(ARCHETYPES)} or a loadout JSON file")
 
 
@@ -18,7 +19,8 @@ def add_room_options(parser: argparse.ArgumentParser) -> None:
     """The node's room settings (the flags of the configuration keys of ``Scope.ROOM``), then the
     options of this one run."""
     add_settings(parser, Scope.ROOM)
-    parser.add_argument("--auto-ready", action="store_true", help="declare Ready as soon as the car is valid and enough players are in")
+    parser.add_argument("--auto-ready", action="store_true",
+                        help="declare Ready as soon as the car is valid and enough players are in")
     parser.add_argument("--json", action="store_true", help="one JSON event per line instead of the room view")
     parser.add_argument("--seed", type=SEED, default=0, help="the bot's seed (its decisions are deterministic per seed)")
     parser.add_argument("--fault", default=None, metavar="KIND@FRAME",

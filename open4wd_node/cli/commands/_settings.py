@@ -9,6 +9,7 @@ from open4wd_node.runtime.config import DEFAULTS, Scope, flag_dest, settings, sh
 
 
 def add_settings(parser: argparse.ArgumentParser, scope: Scope) -> None:
+    """One flag for every configuration key of ``scope`` (module docstring)."""
     for key, setting in settings(scope):
         parser.add_argument(
             setting.flag,

@@ -5,23 +5,32 @@ Every FILE may be a path, a ``builtin:<type>-NN`` ref, or the content id of an a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.runtime.context import NodeContext
 
 
-def run(args, ctx) -> int:
+def run(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Run the ``asset`` action the command line named; its exit status (1: refused)."""
     from open4wd_node.cli.asset_actions import ACTIONS
 
     return ACTIONS[args.asset_command](args, ctx)
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
+    """Declare ``asset`` and its options (nothing heavy is imported here)."""
     parser = subparsers.add_parser("asset", help="validate, bake, inspect and import GLB assets; list built-ins")
     parser.set_defaults(run=run)
     sub = parser.add_subparsers(dest="asset_command", required=True, metavar="ACTION")
     validate = sub.add_parser("validate", help="check assets and print coded findings (exit 0 accepted, 1 rejected)")
     validate.add_argument("files", nargs="+", metavar="FILE", help="GLB path, builtin:<type>-NN ref or stored content id")
     validate.add_argument("--json", action="store_true", help="print one JSON object")
-    validate.add_argument("--unbaked", action="store_true", help="check an author's source file against the bake's rules instead of admission")
+    validate.add_argument("--unbaked", action="store_true",
+                          help="check an author's source file against the bake's rules instead of admission")
     bake_cmd = sub.add_parser("bake", help="finalize a GLB: marker, auto_* fields and the embedded physics manifest")
     bake_cmd.add_argument("input", metavar="IN")
     bake_cmd.add_argument("output", metavar="OUT")

@@ -5,17 +5,26 @@ from __future__ import annotations
 import json
 import re
 import sys
+from typing import TYPE_CHECKING, Any
 
 from open4wd_node.cli.choices import LAPS, RACE_MODES, ROUNDS
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import SEED, IntRange
+
+if TYPE_CHECKING:
+    import argparse
+
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.demo.view import DemoBoard
+    from open4wd_node.runtime.context import NodeContext
+
 
 NODES = IntRange(2, 8)
 
 CORRUPT = re.compile(r"([0-9]{1,7})@([0-9]{1,7})")
 
 
-def _progress(as_json: bool, nodes: int):
+def _progress(as_json: bool, nodes: int) -> DemoBoard | None:
     """Where the nodes' events go while they race: the live table of the nodes (stdout), or nowhere with
     ``--json`` (its one summary object at the end stays the whole output)."""
     if as_json:
@@ -26,7 +35,9 @@ def _progress(as_json: bool, nodes: int):
     return DemoBoard(nodes, Screen(sys.stdout))
 
 
-def run(args, ctx) -> int:
+def run(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Check the demo's options, race its nodes, print the summary (``--json``: one object); exit 0 when
+    every node (but an expected leaver) finished. ``UserError`` (``demo-invalid``, ``demo-failed``, …)."""
     import time
 
     corrupt = None
@@ -59,7 +70,7 @@ def run(args, ctx) -> int:
     return 0 if good and summary["finished"] > 0 else 1
 
 
-def _print(summary: dict) -> None:
+def _print(summary: dict[str, Any]) -> None:
     from open4wd_node.view.events import status_text
 
     print(f"{summary['nodes']} nodes raced; {summary['finished']} finished the match in {summary['elapsed_s']} s")
@@ -74,7 +85,8 @@ def _print(summary: dict) -> None:
         print(f"  log: {log}")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
+    """Declare ``demo`` and its options (nothing heavy is imported here)."""
     parser = subparsers.add_parser("demo", help="start N real nodes on 127.0.0.1 that form a room and race with bots")
     parser.add_argument("--nodes", type=NODES, default=4, metavar="N", help="node processes, 2..8 (default 4)")
     parser.add_argument("--rounds", type=ROUNDS, default=1, metavar="R", help="rounds, 1..5 (default 1)")

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from open4wd_node.cli.choices import LAPS, PLAYERS, ROUNDS, SPECTATORS
 from open4wd_node.cli.commands._room_options import add_car_option, add_room_options
 
+if TYPE_CHECKING:
+    import argparse
 
-def run(args, ctx) -> int:
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.runtime.context import NodeContext
+
+
+def run(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Open a room, show it until the match starts, then race it; exit 0 when this node's match ran to
+    its end. ``UserError`` for a bad car, track, fault or listen address."""
     import sys
 
     from open4wd_node.assets.cars import CarChoice
@@ -26,14 +36,18 @@ def run(args, ctx) -> int:
     return run_node(identity, ctx.config, lambda listener: room_then_race(ctx, identity, events, listener, play, room, True))
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
+    """Declare ``host`` and its options (nothing heavy is imported here)."""
     parser = subparsers.add_parser("host", help="host a room and wait for players")
-    parser.add_argument("--track", default="builtin:track-02", metavar="REF", help="track of every round (builtin:track-NN or a content id)")
+    parser.add_argument("--track", default="builtin:track-02", metavar="REF",
+                        help="track of every round (builtin:track-NN or a content id)")
     parser.add_argument("--rounds", type=ROUNDS, default=1, metavar="N", help="rounds in the match (1..5)")
     parser.add_argument("--laps", type=LAPS, default=3, metavar="L", help="laps per round on loop tracks (1..10)")
     add_car_option(parser)
     parser.add_argument("--min-players", type=PLAYERS, default=2, metavar="N", help="participants needed before the start (2..8)")
-    parser.add_argument("--max-players", type=PLAYERS, default=8, metavar="N", help="participant seats (2..8, at most the track's)")
-    parser.add_argument("--spectators", type=SPECTATORS, default=0, metavar="N", help="spectator seats (0..50; 0 = no spectators)")
+    parser.add_argument("--max-players", type=PLAYERS, default=8, metavar="N",
+                        help="participant seats (2..8, at most the track's)")
+    parser.add_argument("--spectators", type=SPECTATORS, default=0, metavar="N",
+                        help="spectator seats (0..50; 0 = no spectators)")
     add_room_options(parser)
     parser.set_defaults(run=run)

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.runtime.context import NodeContext
+
 
 MAX_MNEMONIC_BYTES = 4096  # 24 words of at most 8 letters are under 220 bytes; room for any spacing
 
 
-def _show(args, ctx) -> int:
+def _show(args: argparse.Namespace, ctx: NodeContext) -> int:
     from protocol.identity.keys import load_or_create_identity
 
     identity, created = load_or_create_identity(ctx.identity_path)
@@ -22,7 +30,7 @@ def _show(args, ctx) -> int:
     return 0
 
 
-def _new(args, ctx) -> int:
+def _new(args: argparse.Namespace, ctx: NodeContext) -> int:
     from protocol.identity.keys import Identity, new_mnemonic, seed_from_mnemonic, write_identity_file
 
     mnemonic = new_mnemonic(args.words)
@@ -37,7 +45,7 @@ def _new(args, ctx) -> int:
     return 0
 
 
-def _import(args, ctx) -> int:
+def _import(args: argparse.Namespace, ctx: NodeContext) -> int:
     from open4wd_node.runtime.user_files import STDIN, UserFile, display_path
     from protocol.identity.keys import Identity, seed_from_mnemonic, write_identity_file
 
@@ -55,7 +63,8 @@ def _import(args, ctx) -> int:
     return 0
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
+    """Declare ``identity`` and its options (nothing heavy is imported here)."""
     parser = subparsers.add_parser("identity", help="show, create or import this node's identity")
     actions = parser.add_subparsers(dest="identity_action", required=True, metavar="ACTION")
     show = actions.add_parser("show", help="print the PeerId (creating the identity on first use)")

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from open4wd_node.cli.commands._room_options import add_car_option, add_room_options
 
+if TYPE_CHECKING:
+    import argparse
 
-def run(args, ctx) -> int:
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.runtime.context import NodeContext
+
+
+def run(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Join the invitation's room, show it until the match starts, then race it (a spectator stops at
+    the start); exit 0 when that went through. ``UserError`` for a bad invitation, car or address."""
     import sys
 
     from open4wd_node.assets.cars import CarChoice
@@ -25,7 +35,8 @@ def run(args, ctx) -> int:
                     lambda listener: room_then_race(ctx, identity, events, listener, play, room, not args.spectate))
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
+    """Declare ``join`` and its options (nothing heavy is imported here)."""
     parser = subparsers.add_parser("join", help="join a room from its invitation")
     parser.add_argument("invite", metavar="INVITE", help="open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET")
     add_car_option(parser)

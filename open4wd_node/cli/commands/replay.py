@@ -4,8 +4,19 @@ the match the log holds: ``complete`` (closed by its node, exit 0), ``incomplete
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def run(args, ctx) -> int:
+if TYPE_CHECKING:
+    import argparse
+
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.race.replay import ReplayReport
+    from open4wd_node.runtime.context import NodeContext
+
+
+def run(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Re-simulate the log and print what it verified; exit 1 for a log short of its end record unless
+    ``--allow-incomplete``. ``UserError`` ``replay-*`` / ``race-log-*`` for a log that does not verify."""
     import json
     import sys
     from dataclasses import asdict
@@ -28,7 +39,7 @@ def run(args, ctx) -> int:
     return 0
 
 
-def _describe(report) -> str:
+def _describe(report: ReplayReport) -> str:
     if report.end_reason is None:
         ending = f"no end record; verified up to round {report.last_round} frame {report.last_frame}"
     else:
@@ -39,7 +50,8 @@ def _describe(report) -> str:
             f"{report.round_ends_verified} round-end hash(es) verified; {ending}")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
+    """Declare ``replay`` and its options (nothing heavy is imported here)."""
     parser = subparsers.add_parser("replay", help="re-simulate a race log and verify every recorded hash")
     parser.add_argument("log", metavar="LOG", help="a race log (<data-dir>/races/*.o4wlog)")
     parser.add_argument("--allow-incomplete", action="store_true",

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from open4wd_node.cli.choices import CARS, FRAMES
 from open4wd_node.runtime.values import SEED
 
+if TYPE_CHECKING:
+    import argparse
 
-def register(subparsers) -> None:
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.runtime.context import NodeContext
+
+
+def register(subparsers: Subparsers) -> None:
+    """Declare ``sim`` and its options (nothing heavy is imported here)."""
     parser = subparsers.add_parser("sim", help="run a headless race and print the final state hash and standings")
     parser.add_argument("--cars", type=CARS, default=8, help="number of cars, 1..8 (default 8)")
     parser.add_argument("--frames", type=FRAMES, default=3600, help="frames to run at most (default 3600 = 60 s)")
@@ -16,12 +25,14 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args, ctx) -> int:
+def run(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Run the demo round headless and print its hash, standings and step timing; exit 0."""
     import json
     import statistics
     import time
 
-    from sim_core import ENGINE_ID, World
+    from sim_core import ENGINE_ID
+    from sim_core.world import World
     from sim_core.harness.scripted import RandomInputs, no_inputs
 
     world = World.demo(cars=args.cars, seed=args.seed)
@@ -36,7 +47,7 @@ def run(args, ctx) -> int:
         world.step(frame_inputs)
         timings.append(time.perf_counter_ns() - started)
     median_us = statistics.median(timings) / 1000 if timings else 0.0
-    report = {
+    report: dict[str, Any] = {
         "engine": ENGINE_ID,
         "frames": world.frame,
         "done": world.done,

@@ -6,12 +6,23 @@ compared with a warning on stderr and in ``warnings``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from open4wd_node.runtime.values import IntRange
+
+if TYPE_CHECKING:
+    import argparse
+
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.runtime.context import NodeContext
+
 
 LIMIT = IntRange(1, 100_000)
 
 
-def run(args, ctx) -> int:
+def run(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Print the fields two saved states differ in; exit 0 when identical, 1 when not. ``UserError``
+    ``state-file-*`` for an unreadable file, ``state-layout-mismatch`` for states of different worlds."""
     import json
     import sys
     from pathlib import Path
@@ -44,7 +55,7 @@ def run(args, ctx) -> int:
     return 0 if not differences else 1
 
 
-def _at(state: dict) -> str:
+def _at(state: dict[str, Any]) -> str:
     """Where a saved state was taken, rounds 1-based as in every readable text (JSON keeps the index)."""
     from open4wd_node.view.events import round_text
 
@@ -52,7 +63,8 @@ def _at(state: dict) -> str:
     return f"{round_text(index) if isinstance(index, int) else 'round ?'} frame {state.get('frame')}"
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
+    """Declare ``state-diff`` and its options (nothing heavy is imported here)."""
     parser = subparsers.add_parser("state-diff", help="compare two saved states (written after a checksum mismatch)")
     parser.add_argument("a", metavar="A", help="a saved-state file")
     parser.add_argument("b", metavar="B", help="another node's saved state of the same frame")

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from open4wd_node.cli.choices import CARS, FRAMES
 from open4wd_node.runtime.values import SEED, IntRange
+
+if TYPE_CHECKING:
+    import argparse
+
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.runtime.context import NodeContext
+
 
 CHECK_DISTANCE = IntRange(1, 12)  # at most STATE_BUFFER_MAX_FRAMES saved states back
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
+    """Declare ``synctest`` and its options (nothing heavy is imported here)."""
     parser = subparsers.add_parser(
         "synctest", help="every frame, roll back and re-simulate D frames with random inputs and compare hashes")
     parser.add_argument("--cars", type=CARS, default=8, help="number of cars, 1..8 (default 8)")
@@ -18,10 +28,11 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args, ctx) -> int:
+def run(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Run the rollback determinism check; exit 0 when every re-simulation matched, 1 at the first mismatch."""
     import time
 
-    from sim_core import World
+    from sim_core.world import World
     from sim_core.harness.scripted import RandomInputs
     from sim_core.harness.synctest import run_synctest
 

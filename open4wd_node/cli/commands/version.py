@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.runtime.context import NodeContext
 
 
-def run(args, ctx) -> int:
+def run(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Print this node's version record (text, or the spec's JSON); exit 0."""
     import json
 
     from open4wd_node.runtime.build_info import own_version_info
@@ -20,7 +28,8 @@ def run(args, ctx) -> int:
     return 0
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
+    """Declare ``version`` and its options (nothing heavy is imported here)."""
     parser = subparsers.add_parser("version", help="print this node's version record (the six compared fields)")
     parser.add_argument("--json", action="store_true", help="print the ClientVersionInfo object (8 keys)")
     parser.set_defaults(run=run)

@@ -46,7 +46,8 @@ def test_minimum_version_makes_a_content_asset_unusable(tmp_path):
     with pytest.raises(ProtocolError) as info:
         assets.check_rotation(PEER, [car])
     assert info.value.code == "asset-version-unusable" and info.value.message == f"asset-version-unusable:{cid}"
-    assets_with(tmp_path, asset_min_versions={"motor": 2}).check_rotation(PEER, CarChoice.parse("speed").rotation(1))  # built-ins are skipped
+    # built-ins are skipped
+    assets_with(tmp_path, asset_min_versions={"motor": 2}).check_rotation(PEER, CarChoice.parse("speed").rotation(1))
 
 
 def test_bad_cars_are_coded(tmp_path):
@@ -83,7 +84,8 @@ def test_schema_notices_from_synthetic_versions(tmp_path):
     assert [kind for kind, _ in notices] == ["downgrade"] and "motor" in notices[0][1]
     drift = assets_with(tmp_path)
     drift._admitted = assets._admitted
-    assert [k for k, _ in drift.notices(MatchConfig.uniform("builtin:track-02", 1), [[motors[0]], [motors[1]]])] == ["schema-drift"]
+    notices = drift.notices(MatchConfig.uniform("builtin:track-02", 1), [[motors[0]], [motors[1]]])
+    assert [k for k, _ in notices] == ["schema-drift"]
 
 
 def test_track_digests_refuse_a_part_as_track(tmp_path):

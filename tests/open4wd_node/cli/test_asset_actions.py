@@ -70,9 +70,11 @@ def test_bake_refusal_prints_every_finding(tmp_path: Path, capsys: pytest.Captur
 def test_deprecated_material_option_blocks_new_bakes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "chip.glb"
     src.write_bytes(source("chip-01"))
-    code = main(["--data-dir", str(tmp_path), "--deprecated-material", "glass_fiber", "asset", "bake", str(src), str(tmp_path / "o.glb")])
+    code = main(["--data-dir", str(tmp_path), "--deprecated-material", "glass_fiber",
+                 "asset", "bake", str(src), str(tmp_path / "o.glb")])
     assert code == 1 and "deprecated" in capsys.readouterr().err
-    assert main(["--data-dir", str(tmp_path), "--deprecated-material", "glass_fiber", "asset", "validate", "builtin:chip-01"]) == 0
+    assert main(["--data-dir", str(tmp_path), "--deprecated-material", "glass_fiber",
+                 "asset", "validate", "builtin:chip-01"]) == 0
 
 
 def test_builtin_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -221,11 +221,13 @@ def test_a_good_car_file_still_reads(capsys, tmp_path):
     assert CarChoice.parse(str(path)).rotation(2)[1]["motor"] == "builtin:motor-03"
 
 
-JSON_TEXT_PIECES = st.sampled_from(['{', '}', '[', ']', '"', '\\ud800', ',', ':', '1', '-0', '1e999', 'NaN', '9' * 30, 'null', '\xef\xbb\xbf', 'é', ' '])
+JSON_TEXT_PIECES = st.sampled_from(['{', '}', '[', ']', '"', '\\ud800', ',', ':', '1', '-0', '1e999', 'NaN', '9' * 30, 'null',
+                                   '\xef\xbb\xbf', 'é', ' '])
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.one_of(st.binary(max_size=200), st.lists(JSON_TEXT_PIECES, max_size=60).map(lambda parts: "".join(parts).encode("utf-8", "surrogatepass"))))
+@given(st.one_of(st.binary(max_size=200),
+                 st.lists(JSON_TEXT_PIECES, max_size=60).map(lambda parts: "".join(parts).encode("utf-8", "surrogatepass"))))
 def test_any_bytes_in_a_loadout_file_read_or_coded(tmp_path, data):
     from open4wd_node.assets.cars import loadout_file
     from open4wd_node.runtime.errors import UserError
@@ -251,7 +253,8 @@ def test_validate_empty_path_says_so(capsys, tmp_path):
     assert "Is a directory" not in outcome.out
 
 
-@pytest.mark.parametrize(("kind", "code", "words"), [("directory", "file-unreadable", "is a directory"), ("loop", "file-unreadable", "symbolic links")])
+@pytest.mark.parametrize(("kind", "code", "words"),
+                         [("directory", "file-unreadable", "is a directory"), ("loop", "file-unreadable", "symbolic links")])
 def test_asset_file_that_cannot_be_read(capsys, tmp_path, hostile, kind, code, words):
     report = cli(capsys, tmp_path, "asset", "validate", "--json", str(hostile[kind])).report()
     assert finding_codes(report["files"][0]) == [code] and words in report["files"][0]["findings"][0]["message"]
@@ -304,7 +307,8 @@ def test_stored_asset_that_cannot_be_read_is_store_corrupt(capsys, tmp_path):
     cid = "ab" * 32
     (tmp_path / "data" / "assets" / "ab" / f"{cid}.glb").mkdir(parents=True)
     report = cli(capsys, tmp_path, "asset", "validate", "--json", cid).report()
-    assert finding_codes(report["files"][0]) == ["store-corrupt"] and "Is a directory" in report["files"][0]["findings"][0]["message"]
+    assert finding_codes(report["files"][0]) == ["store-corrupt"]
+    assert "Is a directory" in report["files"][0]["findings"][0]["message"]
 
 
 def test_import_into_a_data_dir_that_is_a_file(capsys, tmp_path):
@@ -344,7 +348,8 @@ def test_bake_json_prints_the_findings_or_the_result(capsys, tmp_path, broken_gl
     out = tmp_path / "out.glb"
     report = cli(capsys, tmp_path, "asset", "bake", "--json", str(broken_glb), str(out)).refused("glb-truncated").report()
     assert report["accepted"] is False and finding_codes(report) == ["glb-truncated"] and not out.exists()
-    report = cli(capsys, tmp_path, "asset", "bake", "--json", str(tmp_path / "nope.glb"), str(out)).refused("file-unreadable").report()
+    report = cli(capsys, tmp_path, "asset", "bake", "--json", str(tmp_path / "nope.glb"), str(out)) \
+        .refused("file-unreadable").report()
     assert finding_codes(report) == ["file-unreadable"]
     source = tmp_path / "source.glb"
     source.write_bytes(builtin_bytes("builtin:chip-03"))
@@ -367,12 +372,14 @@ def test_import_json_reports_every_file(capsys, tmp_path, broken_glb):
     assert outcome.status == 1
     report = outcome.report()
     assert report["accepted"] is False
-    assert [(f["accepted"], finding_codes(f)) for f in report["files"]] == [(True, []), (False, ["glb-truncated"]), (False, ["file-unreadable"])]
+    assert [(f["accepted"], finding_codes(f)) for f in report["files"]] == [
+        (True, []), (False, ["glb-truncated"]), (False, ["file-unreadable"])]
     assert report["files"][0]["stored"] == report["files"][0]["content_id"]
 
 
 def test_validate_and_loadout_json_on_refusal(capsys, tmp_path, broken_glb):
-    assert finding_codes(cli(capsys, tmp_path, "asset", "validate", "--json", str(broken_glb)).report()["files"][0]) == ["glb-truncated"]
+    report = cli(capsys, tmp_path, "asset", "validate", "--json", str(broken_glb)).report()
+    assert finding_codes(report["files"][0]) == ["glb-truncated"]
     loadout = tmp_path / "no-chip.json"
     loadout.write_text(json.dumps({**archetype_loadout(1), "chip": None}))
     report = cli(capsys, tmp_path, "asset", "loadout", "--json", str(loadout)).report()
@@ -443,7 +450,8 @@ async def test_an_http_client_on_a_node_port_is_refused_as_not_open4wd():
     from open4wd_node.net.link import foreign_protocol
     from open4wd_node.net.transport import serve
 
-    assert foreign_protocol(b"HTTP") == "HTTP" and foreign_protocol(b"SSH-") == "SSH" and foreign_protocol(b"\x16\x03\x01\x02") == "TLS"
+    assert foreign_protocol(b"HTTP") == "HTTP" and foreign_protocol(b"SSH-") == "SSH"
+    assert foreign_protocol(b"\x16\x03\x01\x02") == "TLS"
     assert foreign_protocol(b"\x00\x00\x00\x40") is None  # a real frame header
 
     async def never(link):

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-import trio
 
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.assets.cars import CarChoice

@@ -67,7 +67,7 @@ def test_every_decision_is_valid_and_every_bot_finishes_on_every_builtin_track(t
 
 chips = st.lists(st.sampled_from(SKILLS), unique=True, max_size=8).flatmap(
     lambda skills: st.tuples(*(st.integers(1, 100 // max(1, len(skills))) for _ in skills)).map(
-        lambda pcts: tuple(ChipSlot(s, p) for s, p in zip(skills, pcts))))
+        lambda pcts: tuple(ChipSlot(s, p) for s, p in zip(skills, pcts, strict=True))))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -244,7 +244,7 @@ async def test_a_client_that_never_reads_is_dropped_without_holding_up_the_other
         while server.client_count == 2 and sent < 2000:
             server.publish_event("filler", {"n": sent, "padding": padding})  # sync: it cannot wait for anyone
             sent += 1
-            await until(lambda: len(received) == sent)  # a UI that keeps up, at its own pace
+            await until(lambda n=sent: len(received) == n)  # a UI that keeps up, at its own pace
         assert server.client_count == 1, "the stalled client was never dropped"
         for _ in range(10):  # a burst within the outbox is simply queued
             server.publish_event("filler", {"n": sent, "padding": padding})

@@ -17,7 +17,6 @@ import sys
 
 import pytest
 import trio
-import trio
 from hypothesis import given, strategies as st
 
 from open4wd_node.net.addresses import ADVERTISE, AUTOMATIC, LISTEN, Address, Advertise, parse_address
@@ -114,7 +113,8 @@ async def test_hosting_on_a_wildcard_invites_to_a_concrete_address_and_says_so(t
     with trio.move_on_after(HANG_S):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(with_listener, Identity(bytes([1]) * 32), "0.0.0.0", 0,
-                               lambda lis: host_room(ctx, Identity(bytes([1]) * 32), options, CarChoice.parse("speed"), events, lis))
+                               lambda lis: host_room(ctx, Identity(bytes([1]) * 32), options, CarChoice.parse("speed"),
+                                                     events, lis))
             await events.created.wait()
             nursery.cancel_scope.cancel()
     created = events.of("room-created")[0]

@@ -102,7 +102,8 @@ async def test_a_listener_that_never_proves_itself_times_the_dialer_out(autojump
     left, right = trio.testing.memory_stream_pair()
     limits = dataclasses.replace(LIMITS, handshake_timeout_ms=2_000)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(right.send_all, encode_frame(encode_message(LinkHello("1.0.0", HOST_ID.peer_id, bytes(32))), HANDSHAKE))
+        hello = encode_frame(encode_message(LinkHello("1.0.0", HOST_ID.peer_id, bytes(32))), HANDSHAKE)
+        nursery.start_soon(right.send_all, hello)
         with pytest.raises(LinkClosed) as info:
             await open_link(left, GUEST_ID, DIALER, limits=limits)
         reason = info.value

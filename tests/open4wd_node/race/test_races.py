@@ -67,7 +67,8 @@ async def test_a_corrupted_node_is_outvoted_and_leaves(tmp_path, fast_clock):
     left = [e for rec in recorders[:3] for e in rec.of("leave")]
     assert left and {e["reason"] for e in left} == {"desync"}
     last = recorders[0].of("round-end")[0]["standings"][-1]
-    assert last["peer"] == left[0]["peer"] and last["status"] == "desync" and last["points"] == 1, recorders[0].of("round-end")[0]["standings"]
+    assert last["peer"] == left[0]["peer"] and last["status"] == "desync" and last["points"] == 1, \
+        recorders[0].of("round-end")[0]["standings"]
     states = sorted((tmp_path / "n0" / "races").glob("*.states/*.state"))
     theirs = sorted((tmp_path / "n3" / "races").glob("*.states/*.state"))
     assert states and theirs
@@ -182,7 +183,10 @@ async def test_a_game_ui_steers_through_the_control_api(tmp_path, fast_clock):
     assert hello()["slot"] in (0, 1) and hello()["skills"]
     assert [m for m in received if m.get("type") == "frame"]
     assert [m for m in received if m.get("type") == "ack" and m.get("op") == "hold"]
-    assert {m.get("event") for m in received} >= {"race-start", "round-end", "match-end"}, [m.get("event") or m.get("type") for m in received][-6:]
+    # The round may start in the very instant the control API opens (nothing delays the mesh barrier), before
+    # any UI can connect: a late UI learns its round from ``hello``. What is emitted after it subscribed reaches it.
+    assert {m.get("event") for m in received} >= {"round-end", "match-end"}, \
+        [m.get("event") or m.get("type") for m in received][-6:]
 
 
 async def test_replay_refuses_a_rewritten_input(tmp_path, fast_clock):

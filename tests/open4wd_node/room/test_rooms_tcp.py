@@ -38,11 +38,13 @@ car = CarChoice.parse("speed")
 
 
 async def host_room(ctx, identity, options, choose, events):
-    return await with_listener(identity, "127.0.0.1", 0, lambda lis: room_session.host_room(ctx, identity, options, choose, events, lis))
+    return await with_listener(identity, "127.0.0.1", 0,
+                               lambda lis: room_session.host_room(ctx, identity, options, choose, events, lis))
 
 
 async def join_room(ctx, identity, invite, options, choose, events):
-    return await with_listener(identity, "127.0.0.1", 0, lambda lis: room_session.join_room(ctx, identity, invite, options, choose, events, lis))
+    return await with_listener(identity, "127.0.0.1", 0,
+                               lambda lis: room_session.join_room(ctx, identity, invite, options, choose, events, lis))
 
 
 class TimedRecorder(Recorder):
@@ -221,7 +223,8 @@ async def test_host_succession_over_tcp(tmp_path, fast_clock):
 
             async def host():
                 with host_scope:
-                    await host_room(ctx_for(tmp_path, "a"), ids[0], HostOptions(min_players=4, auto_ready=True), car, recorders[0])
+                    await host_room(ctx_for(tmp_path, "a"), ids[0], HostOptions(min_players=4, auto_ready=True), car,
+                                    recorders[0])
 
             nursery.start_soon(host)
             await recorders[0].created.wait()
@@ -261,8 +264,9 @@ async def test_spectator_follows_the_room_to_the_start(tmp_path, fast_clock):
             nursery.start_soon(spectator)
             while not recorders[2].of("joined"):
                 await trio.sleep(0.05)
-            outcomes[1] = await join_room(ctx_for(tmp_path, "p"), Identity(bytes([2]) * 32), Invitation.parse(invites["participant"]),
-                                          JoinOptions(auto_ready=True), car, recorders[1])
+            outcomes[1] = await join_room(ctx_for(tmp_path, "p"), Identity(bytes([2]) * 32),
+                                          Invitation.parse(invites["participant"]), JoinOptions(auto_ready=True), car,
+                                          recorders[1])
     assert all(o.started for o in outcomes.values()) and len(outcomes) == 3
     assert len({o.started.locked.match_id for o in outcomes.values()}) == 1
     assert recorders[2].of("match-start")[0]["roster"] == sorted(

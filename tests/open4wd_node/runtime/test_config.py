@@ -7,7 +7,6 @@ import json
 import tomllib
 from collections import defaultdict
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
