@@ -149,5 +149,25 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
+def run() -> NoReturn:
+    """The console script (and ``python -m open4wd_node.cli.main``): ``main`` on the process's own
+    arguments, then exit with its status.
+
+    After a stop signal the process leaves through ``os._exit`` once its output is flushed (every
+    ``finally`` has run by then: race logs are closed, children reaped). CPython remembers a
+    KeyboardInterrupt that once passed through Python source run from C (an extension doing so during
+    an import the signal interrupted) and, at a normal exit, would kill the process with SIGINT instead
+    of returning the 130 the CLI promises."""
+    status = main()
+    if received_signal() is not None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed or broken pipe: there is nothing more to say
+                pass
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

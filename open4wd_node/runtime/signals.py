@@ -9,12 +9,16 @@ record why it was closed.
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+RESTOP_DELAY_S = 0.005
 _WHY = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 _received: list[int] = []
 
@@ -73,10 +77,20 @@ def stop_signals_raise() -> Iterator[None]:
     def on_terminate(signum: int, frame: FrameType | None) -> None:
         raise note(signum)
 
+    def on_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+        if isinstance(unraisable.exc_value, (KeyboardInterrupt, Interrupted)) and _received:
+            # swallowed where it landed: the same signal again in a moment, from a timer thread (raised
+            # here, it would only land in this hook again), so it lands in ordinary code
+            threading.Timer(RESTOP_DELAY_S, os.kill, (os.getpid(), _received[0])).start()
+            return
+        previous_hook(unraisable)
+
     previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_interrupt),
                 signal.SIGTERM: signal.signal(signal.SIGTERM, on_terminate)}
+    previous_hook, sys.unraisablehook = sys.unraisablehook, on_unraisable
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for signum, handler in previous.items():  # once stopping, a repeated or re-raised stop is ignored:
+            signal.signal(signum, signal.SIG_IGN if _received else handler)  # it must not escape the report
+        sys.unraisablehook = previous_hook
