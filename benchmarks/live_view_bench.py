@@ -18,7 +18,7 @@ from rich.console import Console
 
 from open4wd_node.race.pump import FramePump
 from open4wd_node.view.live_console import LiveConsole, REFRESH_S
-from open4wd_node.view.live_model import RoundWatch
+from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.view.live_render import race_table
 from open4wd_node.race.world import WorldAdapter
 from protocol.identity.keys import Identity

@@ -31,7 +31,7 @@ import trio
 
 from open4wd_node.room import session as room_session
 from open4wd_node.assets.cars import CarChoice
-from open4wd_node.cli.choices import PLAYERS
+from open4wd_node.runtime.choices import PLAYERS
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.view.events import EventSink

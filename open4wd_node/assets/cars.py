@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from open4wd_node.cli.choices import ARCHETYPES
+from open4wd_node.runtime.choices import ARCHETYPES
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.user_files import UserFile, UserJsonFile, display_path
 from sim_core.assets.demo_round import archetype_loadout

@@ -11,7 +11,7 @@ from open4wd_node.runtime.config import NodeConfig
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.view.events import EventSink
-from open4wd_node.race.match_play import PlayOptions, play_match
+from open4wd_node.cli.match import PlayOptions, play_match
 from open4wd_node.net.listener import NodeListener, with_listener
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.room.driver import RoomOutcome

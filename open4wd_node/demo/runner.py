@@ -24,7 +24,7 @@ from typing import Any
 
 import trio
 
-from open4wd_node.cli.choices import ARCHETYPES
+from open4wd_node.runtime.choices import ARCHETYPES
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.demo.setup import DemoOptions
 from open4wd_node.runtime.signals import received_signal

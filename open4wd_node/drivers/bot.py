@@ -39,7 +39,7 @@ from sim_core.specs.route import Route
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import VehicleSpec
 
-from open4wd_node.drivers import Decision
+from open4wd_node.race.driver import Decision
 from open4wd_node.drivers.observe import CarRows
 from open4wd_node.drivers.speed_plan import speed_profile
 from open4wd_node.race.world import chip_skills

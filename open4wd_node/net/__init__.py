@@ -3,16 +3,15 @@
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
-    "Address": "addresses",
-    "Advertise": "addresses",
-    "AdvertiseRule": "addresses",
-    "ListenRule": "addresses",
-    "parse_address": "addresses",
     "Advertised": "advertise",
     "Source": "advertise",
     "advertised_address": "advertise",
     "is_loopback_host": "advertise",
     "primary_interface_host": "advertise",
+    "Direction": "impair",
+    "Impairment": "impair",
+    "ImpairmentProxy": "impair",
+    "ProxyStats": "impair",
     "Link": "link",
     "LinkClosed": "link",
     "foreign_protocol": "link",

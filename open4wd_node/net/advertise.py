@@ -16,7 +16,7 @@ import ipaddress
 import socket
 from dataclasses import dataclass
 
-from open4wd_node.net.addresses import Address, Advertise
+from open4wd_node.runtime.addresses import Address, Advertise
 
 # Route probes: a public address first (the default route), then one in each private range (a LAN
 # without a default route). Nothing is ever sent to them.

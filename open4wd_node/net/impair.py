@@ -21,7 +21,7 @@ from enum import StrEnum
 
 import trio
 
-from open4wd_node.net.addresses import Address
+from open4wd_node.runtime.addresses import Address
 
 CHUNK_BYTES = 16 * 1024
 QUEUE_CAP_BYTES = 1024 * 1024  # what one direction holds before it stops reading (TCP backpressure)

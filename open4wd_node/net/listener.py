@@ -16,7 +16,7 @@ import structlog
 import trio
 
 from open4wd_base.errors import LocalError
-from open4wd_node.net.addresses import AUTOMATIC, Address, Advertise, parse_address
+from open4wd_node.runtime.addresses import AUTOMATIC, Address, Advertise, parse_address
 from open4wd_node.net.advertise import Advertised, Source, advertised_address, is_loopback_host
 from open4wd_node.view.events import EventSink
 from open4wd_node.net.link import Link, LinkClosed

@@ -17,7 +17,7 @@ from protocol.errors import ProtocolError
 from protocol.link.handshake import DIALER, LISTENER
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import Message
-from open4wd_node.net.addresses import Address
+from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.link import Link, LinkClosed, open_link
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 

@@ -3,6 +3,8 @@
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
+    "Driver": "driver",
+    "FrameObserver": "driver",
     "EndReason": "log",
     "LogReader": "log",
     "LogRecord": "log",
@@ -10,10 +12,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "RaceLogWriter": "log",
     "encode_record": "log",
     "end_record": "log",
-    "ControlTee": "match_play",
-    "IdleDriver": "match_play",
-    "PlayOptions": "match_play",
-    "play_match": "match_play",
     "Mesh": "mesh",
     "FramePump": "pump",
     "ReplayReport": "replay",

@@ -23,13 +23,13 @@ import structlog
 import trio
 
 from open4wd_base.errors import LocalError
-from open4wd_node.drivers import Driver, FrameObserver
+from open4wd_node.race.driver import Driver, FrameObserver
 from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.runtime.errors import first_coded
 from open4wd_node.view.events import EventSink
 from open4wd_node.race.pump import FramePump
-from open4wd_node.view.live_model import RoundWatch
+from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
 from open4wd_node.race.mesh import Mesh

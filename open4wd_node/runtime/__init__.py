@@ -3,6 +3,11 @@
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
+    "Address": "addresses",
+    "Advertise": "addresses",
+    "AdvertiseRule": "addresses",
+    "ListenRule": "addresses",
+    "parse_address": "addresses",
     "write_atomic": "atomic_file",
     "blocking_work_inline": "blocking",
     "run_blocking": "blocking",

@@ -23,8 +23,8 @@ from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from open4wd_node.net.addresses import ADVERTISE, AUTOMATIC, LISTEN, Address, Advertise
-from open4wd_node.cli.choices import DRIVERS, INPUT_DELAY, LOG_FORMATS, RACE_MODES
+from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, LISTEN, Address, Advertise
+from open4wd_node.runtime.choices import DRIVERS, INPUT_DELAY, LOG_FORMATS, RACE_MODES
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import MAX_SAFE_INTEGER, PORT, IntRange, ListOf, OneOf, Rule, TableOf, Text, ValueRejected
 

@@ -17,7 +17,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "CarStatus": "live_model",
     "LiveBoard": "live_model",
     "RaceLine": "live_model",
-    "RoundWatch": "live_model",
     "VoteLine": "live_model",
     "progress_pct": "live_model",
     "board_lines": "live_render",
@@ -32,4 +31,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "RoomSummary": "room_view",
     "render": "room_view",
     "summarize": "room_view",
+    "PumpLag": "round_watch",
+    "RoundWatch": "round_watch",
 })

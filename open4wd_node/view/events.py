@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from protocol.race.results import RaceStatus
 
 if TYPE_CHECKING:
-    from open4wd_node.view.live_model import RoundWatch
+    from open4wd_node.view.round_watch import RoundWatch
     from protocol.room.member import MemberRoom
 
 

@@ -28,7 +28,8 @@ from rich.text import Text
 
 from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.view.events import EventSink, event_text
-from open4wd_node.view.live_model import LiveBoard, RoundWatch
+from open4wd_node.view.live_model import LiveBoard
+from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.view.live_render import board_lines, board_renderable
 from protocol.room.member import MemberRoom
 

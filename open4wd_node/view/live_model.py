@@ -13,14 +13,13 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from open4wd_node.view.room_view import RoomSummary, summarize
+from open4wd_node.view.round_watch import RoundWatch
 from protocol.race.peers import PeerStatus
 from protocol.race.results import Quit, RaceStatus, rank_with_quits
 
 if TYPE_CHECKING:
-    from open4wd_node.race.pump import FramePump
     from protocol.race.session import RaceSession
     from protocol.room.member import MemberRoom
-    from sim_core.world import World
 
 NOTICES_SHOWN = 4
 
@@ -43,19 +42,6 @@ FINAL = {RaceStatus.FINISHED: CarStatus.FINISHED, RaceStatus.DNF: CarStatus.DNF,
 CAR_STATES = {"racing": CarStatus.RACING, "disabled": CarStatus.DISABLED, "retired": CarStatus.RETIRED,
               "finished": CarStatus.FINISHED}
 OWN_END = {"persistent-desync": CarStatus.DESYNC, "left": CarStatus.LEFT}  # this node's session-end reasons
-
-
-@dataclass(frozen=True)
-class RoundWatch:
-    """A round being raced, as the runner built it (read-only for the view)."""
-
-    round_index: int
-    rounds: int
-    slots: Mapping[str, int]  # PeerId -> start slot
-    world: World
-    session: RaceSession
-    pump: FramePump
-    earlier_rollbacks: int  # rollbacks of this match's earlier rounds
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from open4wd_node.cli.choices import ARCHETYPES
+from open4wd_node.runtime.choices import ARCHETYPES
 from open4wd_node.cli.commands._settings import add_settings
 from open4wd_node.runtime.config import Scope
 from open4wd_node.runtime.values import SEED

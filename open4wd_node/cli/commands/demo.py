@@ -7,7 +7,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from open4wd_node.cli.choices import LAPS, RACE_MODES, ROUNDS
+from open4wd_node.runtime.choices import LAPS, RACE_MODES, ROUNDS
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import SEED, IntRange
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from open4wd_node.cli.choices import LAPS, PLAYERS, ROUNDS, SPECTATORS
+from open4wd_node.runtime.choices import LAPS, PLAYERS, ROUNDS, SPECTATORS
 from open4wd_node.cli.commands._room_options import add_car_option, add_room_options
 
 if TYPE_CHECKING:

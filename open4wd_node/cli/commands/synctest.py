@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from open4wd_node.cli.choices import CARS, FRAMES
+from open4wd_node.runtime.choices import CARS, FRAMES
 from open4wd_node.runtime.values import SEED, IntRange
 
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ from sim_core.assets.demo_round import archetype_vehicle
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import VehicleSpec
 
-from open4wd_node.drivers import Driver, check_decision
+from open4wd_node.drivers import check_decision
+from open4wd_node.race.driver import Driver
 
 BUILTIN_TRACKS = tuple(ref for ref in BUILTIN_REFS if type_of(ref) == "track")
 STATE_HEADER_BYTES = 40

@@ -19,7 +19,7 @@ import pytest
 import trio
 from hypothesis import given, strategies as st
 
-from open4wd_node.net.addresses import ADVERTISE, AUTOMATIC, LISTEN, Address, Advertise, parse_address
+from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, LISTEN, Address, Advertise, parse_address
 from open4wd_node.net.advertise import Source, advertised_address, primary_interface_host
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.runtime.config import DEFAULTS

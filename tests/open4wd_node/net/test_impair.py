@@ -7,7 +7,7 @@ from functools import partial
 import pytest
 import trio
 
-from open4wd_node.net.addresses import Address
+from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy
 
 

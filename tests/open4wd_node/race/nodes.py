@@ -7,14 +7,14 @@ from dataclasses import replace
 
 import trio
 
-from open4wd_node.net.addresses import AUTOMATIC, Advertise
+from open4wd_node.runtime.addresses import AUTOMATIC, Advertise
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.view.events import EventSink
 from tests.recorder import Recorder
-from open4wd_node.race.match_play import PlayOptions
+from open4wd_node.cli.match import PlayOptions
 from open4wd_node.net.listener import NodeListener, with_listener
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.cli.play import room_then_race

@@ -23,7 +23,7 @@ import trio
 from open4wd_base.errors import LocalError
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.net.outbox import Outbox
-from open4wd_node.race.match_play import IdleDriver
+from open4wd_node.drivers.idle import IdleDriver
 from open4wd_node.race.runner import ANCHOR_WAIT_S, BARRIER_TIMEOUT_S, MatchRunner, RaceOptions
 from open4wd_node.view.events import EventSink
 from protocol.identity.keys import Identity

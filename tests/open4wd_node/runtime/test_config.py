@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, strategies as st
 
-from open4wd_node.net.addresses import Address, Advertise
+from open4wd_node.runtime.addresses import Address, Advertise
 from open4wd_node.cli.main import build_parser, main, node_context
 from open4wd_node.runtime.config import DEFAULTS, NodeConfig, Scope, config_from_mapping, flag_dest, load_config, settings
 from open4wd_node.runtime.errors import UserError

@@ -11,7 +11,8 @@ from rich.console import Console
 
 from open4wd_node.race.pump import FramePump
 from open4wd_node.view.live_console import LiveConsole, Screen, showing
-from open4wd_node.view.live_model import LiveBoard, RoundWatch
+from open4wd_node.view.live_model import LiveBoard
+from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.view.live_render import board_lines, board_renderable
 from open4wd_node.race.world import WorldAdapter
 from protocol.identity.keys import Identity

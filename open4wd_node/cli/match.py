@@ -11,26 +11,18 @@ from open4wd_base.errors import LocalError
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.drivers.control_api import ControlServer
-from open4wd_node.drivers import Decision, Driver, FrameObserver
 from open4wd_node.drivers.bot import BotDriver
+from open4wd_node.drivers.idle import IdleDriver
 from open4wd_node.view.events import EventSink
-from open4wd_node.view.live_model import RoundWatch
+from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.net.listener import NodeListener
+from open4wd_node.race.driver import Driver, FrameObserver
 from open4wd_node.race.runner import MatchReport, MatchRunner, RaceOptions
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.room.driver import RoomOutcome
 from protocol.identity.keys import Identity
-from sim_core.world import World
 
 FLUSH_S = 1.0
-
-
-class IdleDriver:
-    """Presses nothing: the car drives on its motor alone (a baseline, and for soak tests)."""
-
-    def decide(self, world: World, slot: int, frame: int) -> Decision:
-        """Nothing, every frame."""
-        return []
 
 
 @dataclass(frozen=True)
