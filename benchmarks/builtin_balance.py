@@ -33,7 +33,7 @@ from sim_core.assets.admission import admit
 from sim_core.assets.builtins import admitted_builtin
 from sim_core.assets.convert import track_spec, vehicle_from_loadout
 from sim_core.assets.demo_round import archetype_loadout
-from sim_core.step.inputs import HOLD_SKILLS
+from sim_core.specs.inputs import HOLD_SKILLS
 from sim_core.state.layout import (
     BROKEN_MASK, FINISHED_FRAME, LAPS, P_BREAK_FRAME, P_TEMP, PROGRESS, STATUS, STATUS_RACING, VS, part_field,
 )

@@ -17,9 +17,9 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "World": "world",
     "DisableReason": "world",
     "Standing": "world",
-    "SkillEvent": "step.inputs",
-    "SKILLS": "step.inputs",
-    "Skill": "step.inputs",
+    "SkillEvent": "specs.inputs",
+    "SKILLS": "specs.inputs",
+    "Skill": "specs.inputs",
     "CarStatus": "step.ranking",
     "RoundEndReason": "state.layout",
 })

@@ -18,7 +18,7 @@ from sim_core import ENGINE_ID
 from sim_core.constants import START_GRID_CELL_UM, START_GRID_LIFT_UM
 from sim_core.step.contact import resolve
 from sim_core.errors import SimError
-from sim_core.step.inputs import SkillEvent, validate_events
+from sim_core.specs.inputs import SkillEvent, validate_events
 from sim_core.state.layout import (
     ARMED, BROKEN_MASK, CAR_FIELDS, END_REASONS, FINISHED_FRAME, H, LAPS, LAT, LEGAL_LAT, P_BREAK_FRAME, P_TEMP,
     PART_FIELDS, PENALTY_TIMER, PREV_X, PREV_Y, PREV_Z, PROGRESS, REMAINING_Q, RETIRED_FRAME, STATUS,

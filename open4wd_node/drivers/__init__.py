@@ -7,7 +7,7 @@ Each satisfies ``open4wd_node.race.driver.Driver``, the interface the match runn
 
 from __future__ import annotations
 
-from sim_core.step.inputs import SkillEvent, validate_events
+from sim_core.specs.inputs import SkillEvent, validate_events
 from sim_core.world import World
 
 from open4wd_node.race.driver import Decision

@@ -24,10 +24,10 @@ from open4wd_node.runtime.errors import UserError
 from open4wd_node.drivers.external import ExternalDriver
 from open4wd_node.net.outbox import Outbox, flush
 from open4wd_node.race.world import chip_skills
-from sim_core.step.inputs import SkillEvent
+from sim_core.specs.inputs import SkillEvent
 from sim_core.world import World
 from sim_core.errors import SimError
-from sim_core.step.inputs import SKILLS, validate_events
+from sim_core.specs.inputs import SKILLS, validate_events
 
 API_VERSION = 1
 TOPICS = ("frames", "standings", "events")

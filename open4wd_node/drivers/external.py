@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 
 from sim_core.world import World
-from sim_core.step.inputs import HOLD_SKILLS, MAX_INPUT_EVENTS_PER_FRAME, SKILLS
+from sim_core.specs.inputs import HOLD_SKILLS, MAX_INPUT_EVENTS_PER_FRAME, SKILLS
 
 from open4wd_node.race.driver import Decision
 from open4wd_node.race.world import chip_skills

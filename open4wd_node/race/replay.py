@@ -35,7 +35,7 @@ from protocol.race.votes import VOTE_INTERVAL_FRAMES
 from protocol.room.config import MatchConfig
 from protocol.room.locked_start import LockedStart, verify_package
 from protocol.versions.record import ClientVersionInfo
-from sim_core.step.inputs import SkillEvent
+from sim_core.specs.inputs import SkillEvent
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any
 
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from protocol.race.signing import Event
-from sim_core.step.inputs import SkillEvent
+from sim_core.specs.inputs import SkillEvent
 from sim_core.assets.convert import track_spec, vehicle_from_loadout
 from sim_core.world import SEED_MAX, World
 

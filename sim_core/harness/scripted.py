@@ -8,7 +8,7 @@ Streams never exceed a chip's slot count, so they always satisfy the input rules
 
 from __future__ import annotations
 
-from sim_core.step.inputs import HOLD_SKILLS, SkillEvent
+from sim_core.specs.inputs import HOLD_SKILLS, SkillEvent
 
 MASK64 = (1 << 64) - 1
 EVENT_PER_MILLE = 8

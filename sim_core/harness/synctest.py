@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sim_core.step.inputs import SkillEvent
+from sim_core.specs.inputs import SkillEvent
 from sim_core.world import World
 
 Inputs = dict[int, list[SkillEvent]]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal, NoReturn, get_args
 
 from sim_core.errors import SimError
-from sim_core.step.inputs import SKILLS
+from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import material
 
 PartType = Literal["chassis", "body", "motor", "battery", "tire", "roller", "chip", "weapon"]
@@ -139,7 +139,7 @@ class BatterySpec:
 
 @dataclass(frozen=True, slots=True)
 class ChipSlot:
-    """One chip slot: a skill name (see ``sim_core.step.inputs.SKILLS``) and its allocation_pct (1…100)."""
+    """One chip slot: a skill name (see ``sim_core.specs.inputs.SKILLS``) and its allocation_pct (1…100)."""
 
     skill: str
     allocation_pct: int

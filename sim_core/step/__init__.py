@@ -1,12 +1,9 @@
-"""One frame of the simulation: per-car constants, motion, heat, contact, track rules, ranking, inputs."""
+"""One frame of the simulation: per-car constants, motion, heat, contact, track rules, ranking."""
 
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
     "resolve": "contact",
-    "Skill": "inputs",
-    "SkillEvent": "inputs",
-    "validate_events": "inputs",
     "CarModel": "model",
     "Mechanics": "model",
     "TrackContext": "physics",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sim_core.constants import QUANTA_PER_MJ
-from sim_core.step.inputs import SKILLS
+from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import material
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import LEFT_ROLLER_SLOTS, RIGHT_ROLLER_SLOTS, VehicleSpec

@@ -18,7 +18,7 @@ from sim_core.constants import (
     MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, PENALTY_FADE_FRAMES, ROLLING_DEN, SLIP_HEAT_DEN, SLIP_HEAT_NUM,
     SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
 )
-from sim_core.step.inputs import SKILLS
+from sim_core.specs.inputs import SKILLS
 from sim_core.intmath import div_round, div_trunc
 from sim_core.state.layout import (
     AIR_FRAMES, ARC, BROKEN_MASK, H, LAT, OUTSIDE, PENALTY_TIMER, REMAINING_Q, VH, VLAT, VS,

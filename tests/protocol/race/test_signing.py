@@ -57,8 +57,8 @@ def test_checksum_and_catch_up_vectors():
 
 
 def test_skill_tables_match_the_simulation():
-    from sim_core.step.inputs import HOLD_SKILLS as SIM_HOLD
-    from sim_core.step.inputs import SKILLS as SIM_SKILLS
+    from sim_core.specs.inputs import HOLD_SKILLS as SIM_HOLD
+    from sim_core.specs.inputs import SKILLS as SIM_SKILLS
 
     assert SKILLS == SIM_SKILLS and HOLD_SKILLS == SIM_HOLD
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sim_core import SKILLS, SkillEvent, World
 from sim_core.errors import SimError
-from sim_core.step.inputs import HOLD_SKILLS
+from sim_core.specs.inputs import HOLD_SKILLS
 from sim_core.harness.scripted import RandomInputs
 from sim_core.state.codec import HEADER
 
