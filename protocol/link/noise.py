@@ -76,9 +76,12 @@ class CipherState:
 
     @property
     def has_key(self) -> bool:
+        """Whether a key is set (before the first ``mix_key`` a handshake sends in the clear)."""
         return self._aead is not None
 
     def encrypt_with_ad(self, ad: bytes, plaintext: bytes) -> bytes:
+        """Seal ``plaintext`` with ``ad`` under nonce ``n`` (then ``n + 1``); the plaintext itself without
+        a key. ``LocalError`` once the counter would reach its reserved last value."""
         if self._aead is None:
             return plaintext
         if self.n >= MAX_NONCE:
@@ -108,18 +111,23 @@ class SymmetricState:
         self.cipher = CipherState()
 
     def mix_key(self, key_material: bytes) -> None:
+        """Feed a Diffie-Hellman result into the chaining key; the handshake cipher gets a new key."""
         self.ck, temp_key = _hkdf(self.ck, key_material, 2)
         self.cipher = CipherState(temp_key)
 
     def mix_hash(self, data: bytes) -> None:
+        """Fold ``data`` into the handshake hash (everything sent is, in order)."""
         self.h = hashlib.sha256(self.h + data).digest()
 
     def encrypt_and_hash(self, plaintext: bytes) -> bytes:
+        """Seal with the handshake hash as associated data, then hash the ciphertext."""
         ciphertext = self.cipher.encrypt_with_ad(self.h, plaintext)
         self.mix_hash(ciphertext)
         return ciphertext
 
     def decrypt_and_hash(self, ciphertext: bytes) -> bytes:
+        """Open with the handshake hash as associated data, then hash the ciphertext; ``PeerError``
+        (``noise-handshake-failed``) when it does not authenticate."""
         try:
             plaintext = self.cipher.decrypt_with_ad(self.h, ciphertext)
         except InvalidTag:
@@ -129,11 +137,14 @@ class SymmetricState:
         return plaintext
 
     def split(self) -> tuple[CipherState, CipherState]:
+        """The two transport ciphers (initiator→responder, responder→initiator) from the chaining key."""
         first, second = _hkdf(self.ck, b"", 2)
         return CipherState(first), CipherState(second)
 
 
 class Role(Enum):
+    """Which side of the handshake: the initiator writes the first message (a link's dialer)."""
+
     INITIATOR = "initiator"
     RESPONDER = "responder"
 
@@ -145,6 +156,7 @@ class TransportCipher:
     state: CipherState
 
     def seal(self, plaintext: bytes) -> bytes:
+        """The next message of this direction, sealed (the counter is its nonce)."""
         return self.state.encrypt_with_ad(b"", plaintext)
 
     def open(self, ciphertext: bytes) -> bytes:
@@ -184,6 +196,7 @@ class NoiseXX:
 
     @property
     def complete(self) -> bool:
+        """Whether all three messages of the pattern are done."""
         return self._step == 3
 
     @property
@@ -198,6 +211,8 @@ class NoiseXX:
         return (self._step % 2 == 0) == (self.role is Role.INITIATOR)
 
     def write_message(self, payload: bytes = b"") -> bytes:
+        """This side's next handshake message carrying ``payload`` (in the clear in the first message,
+        sealed in the second and third). ``LocalError`` when it is not this side's turn."""
         if self.complete or not self._writes():
             raise LocalError("noise-misuse", f"the {self.role.value} does not write message {self._step + 1} of XX")
         sym = self._symmetric
