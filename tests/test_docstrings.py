@@ -1,13 +1,13 @@
-"""Every public class, function and method of ``sim_core`` says what it is (and what it raises): a reader
-of the simulation should never have to reverse-engineer a public name."""
+"""Every module, public class, function and method of the four packages says what it is (and what it
+raises): a reader should never have to reverse-engineer a public name (docs/layout.md)."""
 
 import ast
 
 import pytest
 from tests.layout import REPO_ROOT
 
-SIM_CORE = REPO_ROOT / "sim_core"
-MODULES = sorted(str(path.relative_to(SIM_CORE)) for path in SIM_CORE.rglob("*.py"))
+PACKAGES = ("protocol", "sim_core", "open4wd_node", "open4wd_base")
+MODULES = sorted(str(path.relative_to(REPO_ROOT)) for package in PACKAGES for path in (REPO_ROOT / package).rglob("*.py"))
 
 
 def _undocumented(body: list[ast.stmt], prefix: str = "") -> list[str]:
@@ -23,7 +23,7 @@ def _undocumented(body: list[ast.stmt], prefix: str = "") -> list[str]:
 
 @pytest.mark.parametrize("module", MODULES)
 def test_public_names_have_docstrings(module):
-    tree = ast.parse((SIM_CORE / module).read_text(encoding="utf-8"))
+    tree = ast.parse((REPO_ROOT / module).read_text(encoding="utf-8"))
     assert ast.get_docstring(tree) is not None, f"{module} has no module docstring"
     assert _undocumented(tree.body) == [], f"{module}: undocumented public names"
 
