@@ -1,8 +1,14 @@
-"""Links between nodes over TCP: addresses, the authenticated link and its rules, the listener, outboxes."""
+"""Links between nodes over TCP: addresses, the authenticated link and its rules, the listener and its door, outboxes."""
 
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
+    "BusyBackoff": "admission",
+    "ExactFrame": "admission",
+    "LISTENER_LIMITS": "admission",
+    "ListenerLimits": "admission",
+    "OpeningPlaces": "admission",
+    "source_of": "admission",
     "Advertised": "advertise",
     "Source": "advertise",
     "advertised_address": "advertise",

@@ -26,6 +26,7 @@ from protocol.link.handshake import (
 )
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
+from open4wd_node.net.admission import ExactFrame
 from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
 
 RECEIVE_CHUNK = 64 * 1024
@@ -199,6 +200,8 @@ class Link:
         self._channel = ROOM
         self._decoder = FrameDecoder(ROOM)
         self._bodies: deque[bytes] = deque()
+        self._exact: ExactFrame | None = None  # while ``peek_first`` waits: frames read exactly, capped
+        self._peeked: Message | None = None  # the first message ``peek_first`` saw, for ``receive``
         self._send_lock = trio.Lock()
         self._receiving = False
         self._closed: LinkClosed | None = None
@@ -262,10 +265,28 @@ class Link:
 
     # ---- receiving -------------------------------------------------------------------------------
 
+    async def peek_first(self, max_frame_bytes: int) -> Message:
+        """Wait for the link's first message and leave it for ``receive`` to return. Until it arrives,
+        every frame is read exactly (nothing after it is buffered) and a frame announcing more than
+        ``max_frame_bytes`` closes the link (``frame-too-large``): what a listener reads before it knows
+        what the link is for (docs/transport.md, "The listener's door")."""
+        exact = self._exact = ExactFrame(max_frame_bytes)
+        try:
+            first = await self.receive()
+        finally:
+            self._exact = None
+            if exact.buffered:  # cancelled mid-frame: the rest of that frame is read the ordinary way
+                self._decoder.feed(exact.buffered)
+        self._peeked = first
+        return first
+
     async def receive(self) -> Message:
         """The next message from the peer; raises ``LinkClosed`` once the link has ended."""
         if self._receiving:
             raise trio.BusyResourceError("another task is already receiving on this link")
+        if self._peeked is not None:
+            peeked, self._peeked = self._peeked, None
+            return peeked
         self._receiving = True
         try:
             self._keepalive.heard(now_ms())
@@ -303,7 +324,7 @@ class Link:
         data = None
         with trio.move_on_at(self._keepalive.deadline_ms / 1000):
             try:
-                data = await self._stream.receive_some(RECEIVE_CHUNK)
+                data = await self._stream.receive_some(RECEIVE_CHUNK if self._exact is None else self._exact.wanted)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
         if data is None:
@@ -311,7 +332,8 @@ class Link:
         if not data:
             await self._end(LinkClosed("link-eof", "the peer hung up without a reason", by_peer=True), notify=False)
         try:
-            bodies = self._decoder.feed(bytes(data))  # a socket stream's bytes are passed as they are
+            reader = self._decoder if self._exact is None else self._exact
+            bodies = reader.feed(bytes(data))  # a socket stream's bytes are passed as they are
         except ProtocolError as exc:  # an oversize announcement closes at once
             await self._fail(exc)
         if bodies:
