@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import trio
 
-from open4wd_node.runtime.addresses import AUTOMATIC, Advertise
+from open4wd_node.runtime.addresses import AUTOMATIC, Address, Advertise
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.runtime.config import DEFAULTS
@@ -15,6 +15,7 @@ from open4wd_node.runtime.context import NodeContext
 from open4wd_node.view.events import EventSink
 from tests.recorder import Recorder
 from open4wd_node.cli.match import PlayOptions
+from open4wd_node.net.impair import ImpairmentProxy
 from open4wd_node.net.listener import NodeListener, with_listener
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.cli.play import room_then_race
@@ -99,3 +100,15 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
             for i in range(1, n):
                 nursery.start_soon(member, i)
     return recorders, codes
+
+
+async def race_behind_proxies(tmp_path, proxies: list[ImpairmentProxy], **options) -> tuple[list[Recorder], dict[int, int]]:
+    """``race`` with every node behind its own proxy: the proxy's address is what node i advertises, so
+    every link to node i (the room join to a host, the race-mesh dials) crosses ``proxies[i]``."""
+    async with trio.open_nursery() as nursery:
+        addresses = [await nursery.start(proxy.run) for proxy in proxies]
+        result = await race(tmp_path, len(proxies), advertise={i: Advertise(a.host, a.port) for i, a in enumerate(addresses)},
+                            on_listening=lambda i, lis: proxies[i].point_at(Address("127.0.0.1", lis.address.port)),
+                            **options)
+        nursery.cancel_scope.cancel()
+    return result
