@@ -31,7 +31,7 @@ from open4wd_node.room.session import HostOptions, JoinOptions, host_room, join_
 from open4wd_node.runtime.values import ValueRejected
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation
-from tests.open4wd_node.race.nodes import race, race_behind_proxies, short_track
+from tests.open4wd_node.race.nodes import race_behind_proxies, short_track
 from tests.recorder import Recorder
 
 SHORT = short_track(8.0)
