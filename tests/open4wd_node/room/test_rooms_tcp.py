@@ -315,6 +315,24 @@ async def test_a_missing_asset_is_fetched_from_its_owner(tmp_path, fast_clock):
     assert AssetStore.in_data_dir(tmp_path / "h").has(cid)
 
 
+async def open_room(nursery, tmp_path, ids, recorders, outcomes, *, min_players):
+    """Host ``ids[0]`` (auto-ready) in ``nursery``; returns the invitation and ``member(i)``, which starts
+    the auto-ready node ``ids[i]`` joining it (each node's outcome lands in ``outcomes[i]``)."""
+    async def host():
+        options = HostOptions(min_players=min_players, auto_ready=True)
+        outcomes[0] = await host_room(ctx_for(tmp_path, "a"), ids[0], options, car, recorders[0])
+
+    nursery.start_soon(host)
+    await recorders[0].created.wait()
+    invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
+
+    async def join(i: int):
+        outcomes[i] = await join_room(ctx_for(tmp_path, f"m{i}"), ids[i], invite, JoinOptions(auto_ready=True), car,
+                                      recorders[i])
+
+    return invite, lambda i: nursery.start_soon(join, i)
+
+
 async def test_a_member_cannot_speak_for_another_over_tcp(tmp_path, fast_clock):
     """A raw participant R, on its own authenticated link, tries to ready for B, cancel for B, relay as
     B and hand B a forged room-state: each is refused and blamed on R, B's Ready never moves, R's
@@ -327,23 +345,13 @@ async def test_a_member_cannot_speak_for_another_over_tcp(tmp_path, fast_clock):
     info = own_version_info(DEFAULTS.economy_config_version)
     with trio.move_on_after(TIME_LIMIT_S):
         async with trio.open_nursery() as nursery:
-            async def host():
-                options = HostOptions(min_players=3, auto_ready=True)
-                outcomes[0] = await host_room(ctx_for(tmp_path, "a"), ids[0], options, car, recorders[0])
-
-            async def member(i: int):
-                outcomes[i] = await join_room(ctx_for(tmp_path, f"m{i}"), ids[i], invite, JoinOptions(auto_ready=True),
-                                              car, recorders[i])
-
-            nursery.start_soon(host)
-            await recorders[0].created.wait()
-            invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
+            invite, member = await open_room(nursery, tmp_path, ids, recorders, outcomes, min_players=3)
             # R joins as the third participant and answers version requests, but never declares Ready
             link = await dial(invite.host, invite.port, ids[2], expected_peer=a, expensive=EXPENSIVE_TYPES)
             proof = role_proof(parse_secret(invite.secret), link.transcript, invite.room_id, "participant", r, a)
             await link.send(JoinRequest(invite.room_id, "participant", proof, "raw", ""))
             assert (await link.receive()).ok
-            nursery.start_soon(member, 1)
+            member(1)
             while True:  # until A and B are Ready (the room waits for R)
                 message = await link.receive()
                 if isinstance(message, Relay) and isinstance(decode_message(message.body), VersionRequest):
@@ -368,7 +376,7 @@ async def test_a_member_cannot_speak_for_another_over_tcp(tmp_path, fast_clock):
             while not [e for e in recorders[0].of("member-left") if e["peer"] == r]:
                 await trio.sleep(0.05)
             await link.aclose("done", "the test is over")
-            nursery.start_soon(member, 3)
+            member(3)
     (answer,) = [m for m in received if isinstance(m, ReadyRefusal)]
     assert (answer.nonce, answer.code) == (theirs.nonce, "ready-invalid")
     host_codes = [e["code"] for e in recorders[0].of("error")]
@@ -399,21 +407,11 @@ async def test_a_refused_ready_is_answered_and_declared_again_over_tcp(tmp_path,
     monkeypatch.setattr(member_module, "build_declaration", build)
     with trio.move_on_after(TIME_LIMIT_S):
         async with trio.open_nursery() as nursery:
-            async def host():
-                options = HostOptions(min_players=2, auto_ready=True)
-                outcomes[0] = await host_room(ctx_for(tmp_path, "a"), ids[0], options, car, recorders[0])
-
-            async def member(i: int):
-                outcomes[i] = await join_room(ctx_for(tmp_path, f"m{i}"), ids[i], invite, JoinOptions(auto_ready=True),
-                                              car, recorders[i])
-
-            nursery.start_soon(host)
-            await recorders[0].created.wait()
-            invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
-            nursery.start_soon(member, 1)
+            _, member = await open_room(nursery, tmp_path, ids, recorders, outcomes, min_players=2)
+            member(1)
             while not recorders[1].of("ready-refused"):
                 await trio.sleep(0.05)
-            nursery.start_soon(member, 2)  # the room changes
+            member(2)  # the room changes
     assert [e["code"] for e in recorders[1].of("ready-refused")] == ["timestamp-out-of-range"]
     assert "timestamp-out-of-range" in [e["code"] for e in recorders[0].of("error")]
     assert [e["ready"] for e in recorders[0].of("ready") if e["peer"] == ids[1].peer_id] == [True]
