@@ -75,7 +75,7 @@ from protocol.room.states import (
 
 MAX_NICKNAME = 32
 MAX_LISTEN = 64
-MAX_CODE = 64  # a peer's free-text code or reason, as shown and as sent on
+MAX_CODE = 64  # the longest code or reason kept from a peer's text (shown, and passed on)
 MAX_DETAIL = 300
 
 

@@ -444,7 +444,13 @@ class MemberRoom:
         return [Send(self.host_peer, Leave(Departure.VOLUNTARY))]
 
     def cancel_ready(self) -> list[RoomAction]:
-        """Withdraw Ready; an explicit cancel also stops auto-ready (the player decided)."""
+        """Withdraw Ready; an explicit cancel also stops auto-ready (the player decided).
+
+        Raises ``LocalError`` (``not-allowed``) for a spectator, which has no Ready (the host would
+        refuse its cancel as a broken rule).
+        """
+        if self.role != Role.PARTICIPANT:
+            raise LocalError("not-allowed", "only a participant has a Ready to cancel")
         self.ready_sent_epoch = None
         self.auto_ready = False
         self.withdrawal = ReadyWithdrawal.PLAYER

@@ -33,9 +33,19 @@ async def test_a_refused_command_is_shown_and_the_next_one_runs(monkeypatch):
     await read_player_commands(driver)
     assert events.events == [
         ("error", {"code": "not-allowed", "message": "only a participant with a car can declare Ready"}),
+        ("error", {"code": "not-allowed", "message": "only a participant has a Ready to cancel"}),
         ("error", {"code": "unknown-command", "message": "commands: ready | cancel | leave"}),
     ]
-    assert [type(a.message) for actions in routed for a in actions] == [CancelReady]
+    assert [a for actions in routed for a in actions] == []  # a spectator's cancel never leaves: the host would blame it
+
+
+async def test_a_participants_cancel_is_sent(monkeypatch):
+    driver, events = driver_for(Role.PARTICIPANT)
+    routed = []
+    monkeypatch.setattr(driver, "from_member", routed.append)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("cancel\n"))
+    await read_player_commands(driver)
+    assert [type(a.message) for actions in routed for a in actions] == [CancelReady] and events.events == []
 
 
 async def test_a_bug_while_routing_a_command_is_raised_not_shown(monkeypatch):
