@@ -177,6 +177,16 @@ async def _send_handshake(stream: trio.abc.Stream, messages: list[Message]) -> N
         await stream.send_all(b"".join(_handshake_frame(msg) for msg in messages))
 
 
+def _refusal_frame(close: LinkClose, handshake: Handshake | None) -> bytes:
+    """A handshake refusal: in the clear, as nothing is keyed yet, unless the other side's link is open
+    already (a listener refusing message 3), which then reads it sealed like any frame."""
+    cipher = None if handshake is None else handshake.refusal_cipher
+    if cipher is None:
+        return _handshake_frame(close)
+    sealed = cipher.seal(encode_message(close))
+    return HEADER.pack(len(sealed)) + sealed
+
+
 async def _run_handshake(stream: trio.abc.Stream, handshake: Handshake) -> HandshakeResult:
     heard = False
     with trio.move_on_at(handshake.deadline_ms / 1000):
@@ -215,11 +225,12 @@ async def open_link(
     is closed (after telling the peer the code, in the clear) and ``LinkClosed`` is raised. Refusals and
     ends are counted in ``counters`` (default ``LINK_COUNTERS``)."""
     counters = LINK_COUNTERS if counters is None else counters
+    handshake: Handshake | None = None
     try:
         handshake = Handshake(identity, role, now_ms(), expected_peer=expected_peer, timeout_ms=limits.handshake_timeout_ms)
         result = await _run_handshake(stream, handshake)
     except ProtocolError as exc:
-        notice = _handshake_frame(_close_message(exc.code, exc.message))  # in the clear: nothing is keyed yet
+        notice = _refusal_frame(_close_message(exc.code, exc.message), handshake)
         await _tell_and_close(stream, lambda: notice)
         counters.record(closed := LinkClosed(exc.code, exc.message))
         raise closed from None

@@ -21,7 +21,9 @@ Noise handshake hash, which covers both ephemeral and static keys and every payl
 both sides and different for every session, so a role proof cannot be replayed into another link.
 
 Faults: what the other side sends (or fails to send in time) is a ``ProtocolError`` whose code the
-shell tells the peer (in a ``link-close`` in the clear: nothing is sealed yet) before it hangs up;
+shell tells the peer in a ``link-close`` before it hangs up: in the clear, as nothing is keyed yet,
+except for a listener refusing the identity in a message 3 that Noise accepted: the dialer's link is
+open by then, so that refusal is sealed with ``refusal_cipher``;
 constructing or driving a ``Handshake`` wrongly from this node's own code is a ``LocalError``.
 """
 
@@ -250,6 +252,9 @@ class Handshake:
         self.timeout_ms = timeout_ms
         self.deadline_ms = now_ms + timeout_ms
         self.result: HandshakeResult | None = None
+        # Seals this side's refusal when the other side already holds an open link: a listener that
+        # read a valid message 3 whose identity it refuses (None otherwise: the refusal goes in the clear).
+        self.refusal_cipher: FrameCipher | None = None
         self._noise = NoiseXX(Role.INITIATOR if self.role == DIALER else Role.RESPONDER, static_key,
                               ephemeral_private=ephemeral_key)
         self._state = HandshakeState.NEW
@@ -307,7 +312,12 @@ class Handshake:
             self._payload(payload, LinkVersion)
             self._state = HandshakeState.AWAIT_THIRD
             return [self._write(self._identity())]
-        peer = self._check_identity(self._payload(payload, LinkIdentity))
+        try:
+            peer = self._check_identity(self._payload(payload, LinkIdentity))
+        except ProtocolError:
+            if self._noise.complete:  # the listener refusing message 3: the dialer's link is open already
+                self.refusal_cipher = self._noise.split()[0]
+            raise
         reply: list[Message] = [self._write(self._identity())] if self.role == DIALER else []
         self._finish(peer)
         return reply

@@ -260,6 +260,15 @@ def test_forged_signatures_are_refused_by_the_listener(signature):
     third = forger.write(LinkIdentity(PROTOCOL_VERSION, DIALER_ID.peer_id, signature))
     assert code_of(lis.receive, wire(third), 0).code == "handshake-invalid-signature"
     assert not lis.done
+    # the forger's side of Noise is complete (its link would be open): the refusal is sealed for it
+    _, forger_receive = forger.noise.split()
+    assert forger_receive.open(lis.refusal_cipher.seal(b"refused")) == b"refused"
+
+
+def test_refusals_before_message_3_go_in_the_clear():
+    d, lis = pair(expected_peer=OTHER_ID.peer_id)
+    code_of(run, d, lis)
+    assert d.refusal_cipher is None and lis.refusal_cipher is None
 
 
 def test_a_changed_handshake_message_does_not_authenticate():
