@@ -35,6 +35,7 @@ from protocol.link.handshake import (
 )
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
+from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
 
 log = structlog.get_logger("open4wd_node.link")
@@ -76,7 +77,7 @@ def peer_address(stream: trio.abc.Stream) -> str | None:
         host, port = sock.getpeername()[:2]
     except OSError:
         return None
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return str(Address(host, port))
 
 
 class LinkClosed(Exception):
@@ -222,8 +223,9 @@ async def open_link(
     counters: LinkCounters | None = None,
 ) -> "Link":
     """Run the Noise handshake on ``stream`` as ``role`` ("dialer" or "listener"); on failure the stream
-    is closed (after telling the peer the code, in the clear) and ``LinkClosed`` is raised. Refusals and
-    ends are counted in ``counters`` (default ``LINK_COUNTERS``)."""
+    is closed (after telling the peer the code: in the clear, or sealed by a listener refusing the
+    identity of a valid message 3) and ``LinkClosed`` is raised. Refusals and ends are counted in
+    ``counters`` (default ``LINK_COUNTERS``)."""
     counters = LINK_COUNTERS if counters is None else counters
     handshake: Handshake | None = None
     try:

@@ -13,6 +13,7 @@ from protocol.errors import LocalError
 from protocol.link.handshake import DIALER, LISTENER, LinkClose, LinkIdentity, LinkNoise, LinkVersion
 from protocol.link.noise import NoiseXX, Role
 from protocol.identity.keys import Identity
+from protocol.room.invitation import check_role_proof, role_proof
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.versions.record import PROTOCOL_VERSION
 from protocol.encoding.wire import HANDSHAKE, HEADER, FrameDecoder, decode_message, encode_frame, encode_message
@@ -70,6 +71,17 @@ async def test_messages_flow_both_ways_over_any_stream():
             assert await dialer.receive() == VersionRequest(sender="b")
         await dialer.aclose()
         await listener.aclose()
+
+
+async def test_every_session_has_its_own_transcript_and_a_role_proof_does_not_carry_over():
+    first_dialer, first_listener = await open_pair()
+    second_dialer, second_listener = await open_pair()
+    assert first_dialer.transcript == first_listener.transcript != second_dialer.transcript == second_listener.transcript
+    secret, room = bytes(range(24)), "0b6f2f7c-0a5e-4c39-9d0b-6f8f3f0e7e11"
+    proof = role_proof(secret, first_dialer.transcript, room, "participant", GUEST_ID.peer_id, HOST_ID.peer_id)
+    assert check_role_proof(proof, secret, first_listener.transcript, room, "participant", GUEST_ID.peer_id, HOST_ID.peer_id)
+    assert not check_role_proof(proof, secret, second_listener.transcript, room, "participant", GUEST_ID.peer_id,
+                                HOST_ID.peer_id)
 
 
 async def test_the_first_message_may_follow_the_handshake_at_once():
