@@ -17,9 +17,10 @@ a second: at those rates they, not the cipher, would set the throughput). Figure
   arrived, so none waits behind another), each carrying its send time (``perf_counter_ns``); median
   and p99 of receipt time − send time. Both ends share the process, the clock and the CPU.
 
-Targets: encrypted ≥ 0.5 × plaintext frames/s; delivery median ≤ 0.5 ms.
+Targets: encrypted ≥ 0.5 × plaintext frames/s; delivery median ≤ 0.5 ms. Also printed: the CPU time
+of one whole handshake, both sides, sans-IO (no sockets), median of ``--handshakes``.
 
-    python benchmarks/link_bench.py [--frames 20000] [--samples 2000] [--repeats 3]
+    python benchmarks/link_bench.py [--frames 20000] [--samples 2000] [--repeats 3] [--handshakes 200]
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from open4wd_node.net.link import Link, open_link
 from open4wd_node.net.link_rules import LinkLimits
 from protocol.encoding.wire import HEADER, ROOM, FrameDecoder, Message, decode_message, encode_frame, encode_message, message
 from protocol.identity.keys import Identity
-from protocol.link.handshake import DIALER, LISTENER, HandshakeResult
+from protocol.link.handshake import DIALER, LISTENER, Handshake, HandshakeResult
 
 BODY_BYTES = 100
 UNLIMITED = LinkLimits(
@@ -171,6 +172,22 @@ async def delivery(sender: Endpoint, receiver: Endpoint, samples: int) -> list[f
     return delays
 
 
+def handshake_ms(count: int) -> float:
+    """Median CPU time of one complete handshake (both sides, every message through its codec), in ms."""
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        dialer, listener = Handshake(DIALER_ID, DIALER, 0), Handshake(LISTENER_ID, LISTENER, 0)
+        listener.start()
+        (first,) = dialer.start()
+        (second,) = listener.receive(decode_message(encode_message(first)), 0)
+        (third,) = dialer.receive(decode_message(encode_message(second)), 0)
+        listener.receive(decode_message(encode_message(third)), 0)
+        assert dialer.done and listener.done
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
 def p99(values: list[float]) -> float:
     """The 99th percentile (nearest rank)."""
     ordered = sorted(values)
@@ -207,6 +224,7 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=20_000, help="messages per throughput run")
     parser.add_argument("--samples", type=int, default=2_000, help="one-way delivery samples per repeat")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--handshakes", type=int, default=200, help="sans-IO handshakes timed")
     args = parser.parse_args()
     assert {len(encode_message(bench_message(seq))) for seq in (0, 100, 10**6)} == {BODY_BYTES}
     results = trio.run(measure, args.frames, args.samples, args.repeats)
@@ -220,6 +238,7 @@ def main() -> None:
     print(f"encrypted / plaintext frames/s: {ratio:.2f} (target >= 0.5: {'met' if ratio >= 0.5 else 'MISSED'})")
     print(f"encrypted delivery median: {median:.3f} ms (target <= 0.5 ms: {'met' if median <= 0.5 else 'MISSED'})")
     print(f"frame overhead: {HEADER.size}-byte length + 16-byte tag per sealed frame")
+    print(f"one handshake, both sides, sans-IO: {handshake_ms(args.handshakes):.2f} ms CPU (median)")
 
 
 if __name__ == "__main__":
