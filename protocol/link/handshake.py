@@ -113,7 +113,6 @@ class LinkIdentity(Message):
 HANDSHAKE_MESSAGES: dict[str, type[Message]] = {cls.TYPE: cls for cls in (LinkNoise, LinkClose)}
 PAYLOAD_MESSAGES: dict[str, type[Message]] = {cls.TYPE: cls for cls in (LinkVersion, LinkIdentity)}
 HANDSHAKE_TYPES = frozenset(HANDSHAKE_MESSAGES) | frozenset(PAYLOAD_MESSAGES)  # never valid on an open link
-LEGACY_HELLO = "link-hello"  # protocol 1's opening frame (no Noise), recognised to name its version
 
 P = TypeVar("P", bound=Message)
 
@@ -160,8 +159,9 @@ def _version_mismatch(mine: str, mine_role: str, theirs: str, their_role: str) -
 
 def decode_handshake_message(body: bytes, protocol_version: str = PROTOCOL_VERSION) -> Message:
     """Decode a handshake frame (``link-noise`` or ``link-close``); any other message type is out of
-    order. Raises ``ProtocolError``: ``handshake-version-mismatch`` for protocol 1's ``link-hello`` (so
-    an old dialer learns why), ``handshake-unexpected``, or the decoder's own code."""
+    order. Raises ``ProtocolError``: ``handshake-version-mismatch`` for an opening frame of another
+    protocol version that names it, such as protocol 1's ``link-hello`` (so an old dialer learns why),
+    else ``handshake-unexpected``, or the decoder's own code."""
     try:
         return decode_message(body, HANDSHAKE_MESSAGES)
     except ProtocolError as exc:

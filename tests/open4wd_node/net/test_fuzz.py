@@ -18,9 +18,10 @@ HOST_ID = Identity(bytes([2]) * 32)
 GUEST_ID = Identity(bytes([1]) * 32)
 
 message_like = st.dictionaries(
-    st.sampled_from(["type", "sender", "payload", "nonce", "code", "message", "x"]),
+    st.sampled_from(["type", "sender", "payload", "nonce", "code", "message", "noise", "protocolVersion", "x"]),
     st.one_of(
-        st.sampled_from(["version-request", "version-info", "link-ping", "link-pong", "link-close", "link-hello"]),
+        st.sampled_from(["version-request", "version-info", "link-ping", "link-pong", "link-close", "link-hello",
+                         "link-noise", "link-identity", "1.0.0"]),
         st.integers(-(2**40), 2**40),
         st.binary(max_size=20),
         st.text(max_size=20),

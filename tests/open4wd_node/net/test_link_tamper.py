@@ -258,3 +258,32 @@ async def test_a_byte_flipped_in_the_handshake_opens_no_link(message, within):
     assert (reason.code, reason.by_peer) == (expected_code, False)
     (refused,) = [e for e in logs if e["event"] == "link-refused"]
     assert refused["code"] == "noise-handshake-failed"
+
+
+async def test_concurrent_senders_never_look_like_tampering(autojump_clock):
+    """Frames are sealed under the send lock, in the order they go out, so any number of tasks may send."""
+    left, right = trio.testing.memory_stream_pair()
+    links, received = {}, []
+    counters = LinkCounters()
+
+    async def open_side(stream, identity, role):
+        links[role] = await open_link(stream, identity, role, counters=counters)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(open_side, left, GUEST_ID, DIALER)
+        nursery.start_soon(open_side, right, HOST_ID, LISTENER)
+
+    async def sender(task):
+        for i in range(40):
+            await links[DIALER].send(VersionRequest(sender=f"{task}:{i}"))
+            await trio.sleep(0)
+
+    async with trio.open_nursery() as nursery:
+        for task in range(5):
+            nursery.start_soon(sender, task)
+        while len(received) < 200:
+            received.append((await links[LISTENER].receive()).sender)
+    assert sorted(received) == sorted(f"{task}:{i}" for task in range(5) for i in range(40))
+    for task in range(5):  # each task's own messages keep their order
+        assert [m for m in received if m.startswith(f"{task}:")] == [f"{task}:{i}" for i in range(40)]
+    assert counters.tampered == 0 and links[LISTENER].closed is None
