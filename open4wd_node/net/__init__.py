@@ -1,4 +1,4 @@
-"""Links between nodes over TCP: addresses, the authenticated link and its rules, the listener, outboxes."""
+"""Links between nodes over TCP: addresses, the encrypted and authenticated link and its rules, the listener, outboxes."""
 
 from open4wd_base.exports import lazy_exports
 
@@ -12,11 +12,14 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "Impairment": "impair",
     "ImpairmentProxy": "impair",
     "ProxyStats": "impair",
+    "LINK_COUNTERS": "link",
     "Link": "link",
     "LinkClosed": "link",
+    "LinkCounters": "link",
     "foreign_protocol": "link",
     "now_ms": "link",
     "open_link": "link",
+    "peer_address": "link",
     "IngressGuard": "link_rules",
     "Keepalive": "link_rules",
     "LinkBuckets": "link_rules",

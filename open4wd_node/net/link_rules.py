@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from protocol.errors import ProtocolError
-from protocol.link.handshake import HANDSHAKE_MESSAGES, LinkClose
+from protocol.link.handshake import HANDSHAKE_TYPES, LinkClose
 from protocol.encoding.wire import (
     REGISTRY,
     ROOM,
@@ -71,8 +71,9 @@ LINK_MESSAGES: dict[str, type[Message]] = {cls.TYPE: cls for cls in (LinkPing, L
 
 
 def link_registry(registry: Mapping[str, type[Message]] | None) -> dict[str, type[Message]]:
-    """What a link decodes after the handshake: the caller's messages plus the link's own, never a hello or auth."""
-    table = {k: v for k, v in (REGISTRY if registry is None else registry).items() if k not in HANDSHAKE_MESSAGES}
+    """What a link decodes after the handshake: the caller's messages plus the link's own, never a
+    handshake frame or payload (``link-noise``, ``link-version``, ``link-identity``)."""
+    table = {k: v for k, v in (REGISTRY if registry is None else registry).items() if k not in HANDSHAKE_TYPES}
     table.update(LINK_MESSAGES)
     return table
 

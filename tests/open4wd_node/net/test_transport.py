@@ -16,7 +16,7 @@ from protocol.link.handshake import DIALER, Handshake, LinkClose, decode_handsha
 from protocol.identity.keys import Identity
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, FrameDecoder, encode_frame, encode_message
-from tests.open4wd_node.net.peers import RawPeer, frame
+from tests.open4wd_node.net.peers import RawPeer
 
 HOST_ID = Identity(bytes([2]) * 32)
 GUEST_ID = Identity(bytes([1]) * 32)
@@ -83,7 +83,7 @@ async def test_garbage_frames_close_after_three_violations_and_the_listener_keep
         raw = RawPeer(await trio.open_tcp_stream(address.host, address.port), GUEST_ID)
         await raw.handshake(HOST_ID.peer_id)
         body_garbage = [b"\xc1", b"\x93\x01\x02\x03", b'\x81\xa4type\xa7no-such']
-        await raw.send(b"".join(HEADER.pack(len(b)) + b for b in body_garbage))
+        await raw.send(b"".join(raw.seal(b) for b in body_garbage))
         told = await raw.messages_until_eof()
         await wait_for(lambda: host.ended)
         assert host.ended == ["unknown-message-type"]  # the code of the last violation
@@ -104,9 +104,9 @@ async def test_an_oversize_frame_closes_the_link_at_once():
         address = await start_host(nursery, host)
         raw = RawPeer(await trio.open_tcp_stream(address.host, address.port), GUEST_ID)
         await raw.handshake()
-        await raw.send(frame(VersionRequest(sender="ok")))
+        await raw.send(raw.frame(VersionRequest(sender="ok")))
         await wait_for(lambda: host.received)
-        await raw.send(HEADER.pack(ROOM.max_frame_bytes + 1))  # the header alone is enough
+        await raw.send(HEADER.pack(ROOM.max_frame_bytes + 16 + 1))  # the header alone is enough (+16: the tag)
         told = await raw.messages_until_eof()
         await wait_for(lambda: host.ended)
         assert host.ended == ["frame-too-large"]
@@ -121,7 +121,7 @@ async def test_a_flood_is_dropped_and_sixteen_drops_in_a_row_close_the_link():
         address = await start_host(nursery, host)
         raw = RawPeer(await trio.open_tcp_stream(address.host, address.port), GUEST_ID)
         await raw.handshake()
-        await raw.send(b"".join(frame(VersionRequest(sender=str(i))) for i in range(200)))
+        await raw.send(raw.frame(*[VersionRequest(sender=str(i)) for i in range(200)]))
         await raw.messages_until_eof()
         await wait_for(lambda: host.ended)
         assert host.ended == ["link-flooded"]
@@ -214,7 +214,7 @@ async def test_connections_beyond_the_handshake_limit_are_closed_on_arrival():
         handshake = Handshake(GUEST_ID, DIALER, now_ms())
         await slow.send_all(b"".join(encode_frame(encode_message(m), HANDSHAKE) for m in handshake.start()))
         decoder, replies = FrameDecoder(HANDSHAKE), []
-        while len(replies) < 2:  # the listener's hello and auth: its handshake is now in progress
+        while not replies:  # the listener's Noise message 2: its handshake is now in progress
             replies += decoder.feed(await slow.receive_some(4096))
         async with await trio.open_tcp_stream(address.host, address.port) as refused:
             assert await RawPeer(refused, THIRD_ID).messages_until_eof() == []
