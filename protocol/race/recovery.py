@@ -28,9 +28,9 @@ from protocol.race.actions import (
 )
 from protocol.race.catchup import RESUME_LEAD_FRAMES, CatchUpRequest, CatchUpVerdict, Offer, OfferPins
 from protocol.race.inputs import INPUT_WINDOW_BEHIND, STATE_BUFFER_FRAMES, PeerInputs, parse_events
-from protocol.race.keys import RaceKeyBook, verify_race_signature
+from protocol.race.keys import RaceKeyBook, signed_leave, verify_race_signature
 from protocol.race.messages import (
-    OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, LeaveReason, RaceInput, RaceLeave, RaceOffer,
+    OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, LeaveReason, RaceInput, RaceOffer,
     RaceProbe, RaceRejoin, RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
 from protocol.race.peers import ACTIVE, LOST, REJOINING, REMOVED, PeerTable
@@ -378,7 +378,7 @@ class Recovery:
 
     def _give_up(self, reason: SessionEndReason, detail: str) -> list[RaceAction]:
         """End after a failed catch-up, telling the others so that none of them waits for this node."""
-        leave = RaceLeave(LeaveReason.DISCONNECT.value)
+        leave = signed_leave(self._key, self._race_id, LeaveReason.DISCONNECT)
         sends: list[RaceAction] = [Send(p, leave) for p in self._peers.remaining_others()]
         return sends + self._session.end(reason, detail)
 

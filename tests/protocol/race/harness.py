@@ -15,8 +15,8 @@ from typing import Any
 from protocol.identity.keys import Identity
 from protocol.race.session import RaceSession
 from protocol.race.actions import (
-    CaughtUp, CloseLink, DesyncRecord, FrameConfirmed, Misbehaviour, PeerLeft, PeerRejoined, RaceAction, RoundEnded,
-    Send, SessionEnded, VoteDecided, WriteState,
+    CaughtUp, CloseLink, DesyncRecord, FrameConfirmed, InputsDropped, Misbehaviour, PeerLeft, PeerRejoined, RaceAction,
+    RoundEnded, Send, SessionEnded, VoteDecided, WriteState,
 )
 from protocol.race.keys import RaceKeyBook
 from protocol.race.setup import RaceSetup, loadout_digest
@@ -230,6 +230,7 @@ class Mesh:
 
 
 __all__ = [
-    "CaughtUp", "CloseLink", "CounterWorld", "DesyncRecord", "FrameConfirmed", "Mesh", "Misbehaviour", "PeerLeft",
+    "CaughtUp", "CloseLink", "CounterWorld", "DesyncRecord", "FrameConfirmed", "InputsDropped", "Mesh", "Misbehaviour",
+    "PeerLeft",
     "PeerRejoined", "RoundEnded", "SessionEnded", "VoteDecided", "WriteState", "bot_events", "identities", "make_setup",
 ]
