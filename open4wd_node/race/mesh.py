@@ -66,20 +66,29 @@ RACE_INGRESS_LIMITS = with_headroom(RACE_LIMITS, RECONNECT_WINDOW_MS)
 
 
 class StallGate:
-    """Fault injection: while stalled, the pump, the mesh's readers, writers and dialler stand still, as
-    in a process stopped by SIGSTOP (``stall``); everything resumes at the deadline."""
+    """Fault injection: while stalled, the pump and (unless only the pump stalls) the mesh's readers,
+    writers and dialler stand still, as in a process stopped by SIGSTOP (``stall``); everything resumes
+    at the deadline. A pump-only stall keeps the links read and answered: a node alive but stuck."""
 
     def __init__(self) -> None:
         self.until = -math.inf
+        self.links_until = -math.inf
 
-    def stall(self, seconds: float) -> None:
-        """Stand still for ``seconds`` from now (trio's clock)."""
+    def stall(self, seconds: float, links: bool = True) -> None:
+        """Stand still for ``seconds`` from now (trio's clock): the pump, and the links if ``links``."""
         self.until = max(self.until, trio.current_time() + seconds)
+        if links:
+            self.links_until = max(self.links_until, self.until)
 
     async def wait(self) -> None:
-        """Return at once unless stalled; then at the end of the stall."""
+        """The pump's gate: return at once unless stalled; then at the end of the stall."""
         if trio.current_time() < self.until:
             await trio.sleep_until(self.until)
+
+    async def wait_links(self) -> None:
+        """The links' gate: return at once unless the links are stalled; then at the end of the stall."""
+        if trio.current_time() < self.links_until:
+            await trio.sleep_until(self.links_until)
 
 
 class Mesh:
@@ -145,14 +154,19 @@ class Mesh:
                 self.listener.remove_handler(MeshHello)
 
     def send(self, peer: str, message: Message) -> None:
-        """Queue ``message`` for ``peer`` without waiting. Not linked: dropped (the session predicts the
-        peer and relays what it missed); a full outbox closes the link (``link-backlog``)."""
+        """Queue ``message`` for ``peer`` without waiting. Not linked, or its link just ended: dropped (the
+        session predicts the peer and, once it is back, re-sends what it lacks); a full outbox closes the
+        link (``link-backlog``)."""
         outbox = self.outboxes.get(peer)
         if outbox is None:
             return  # not linked (lost): the session predicts the peer and relays what it missed later
-        if not outbox.put(message):
-            log.info("mesh-backlog", peer=peer)
-            self._tasks.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
+        if outbox.put(message):
+            return
+        if outbox.pending < OUTBOX_CAPACITY:  # the writer is gone: the reader reports the end next
+            log.debug("mesh-send-after-link-end", peer=peer, type=message.TYPE)
+            return
+        log.info("mesh-backlog", peer=peer)
+        self._tasks.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
 
     async def flush(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) until every queued message has been written to its link."""
@@ -184,7 +198,7 @@ class Mesh:
             return  # the session predicts the peer, then removes it when its reconnect window ends
         while not self._closing:
             await trio.sleep_until(self._offline_until)
-            await self.gate.wait()
+            await self.gate.wait_links()
             try:
                 link = await dial(host, port, self.identity, expected_peer=peer,
                                   expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
@@ -204,7 +218,7 @@ class Mesh:
 
     async def _accept(self, link: Link, first: MeshHello) -> None:
         peer = link.peer_id
-        await self.gate.wait()
+        await self.gate.wait_links()
         if trio.current_time() < self._offline_until:
             await link.aclose("mesh-offline", "this node is unreachable for now")
             return
@@ -232,10 +246,10 @@ class Mesh:
             self.on_back(peer)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._writer, link, outbox, self.gate.wait)
+                nursery.start_soon(self._writer, link, outbox, self.gate.wait_links)
                 try:
                     async for message in link:
-                        await self.gate.wait()  # stalled: the link is not read meanwhile
+                        await self.gate.wait_links()  # stalled: the link is not read meanwhile
                         self.on_message(peer, message)
                 except LinkClosed as exc:
                     log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)

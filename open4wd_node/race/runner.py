@@ -80,6 +80,7 @@ class RaceOptions:
     cut_seconds: float = 5.0  # … and stay unreachable this long
     stall_frame: int | None = None  # stand still (pump, links) after this frame of round 0, as if stopped …
     stall_seconds: float = 3.0  # … for this long
+    stall_links: bool = True  # False: only the pump stands still, the links are read and answered
 
 
 @dataclass
@@ -257,10 +258,11 @@ class MatchRunner:
             self.report.liveness[name] = self.report.liveness.get(name, 0) + count
         self.log.append({"kind": "liveness", "round": self.round_index, "drops": dict(sorted(drops.items())), **stats})
 
-    def stall(self, seconds: float) -> None:
+    def stall(self, seconds: float, links: bool = True) -> None:
         """Fault injection (and the in-process stand-in for SIGSTOP): for ``seconds`` this node steps no
-        frame, reads none of its race links and writes none, then carries on where it was."""
-        self.mesh.gate.stall(seconds)
+        frame and, with ``links``, reads none of its race links and writes none; then it carries on where
+        it was. Without ``links`` it is a node alive but stuck: its links answer, its race does not move."""
+        self.mesh.gate.stall(seconds, links)
 
     async def _await_anchor(self, session: RaceSession) -> None:
         """Until the round's anchor is decided. Proposals and signatures arrive through ``_on_message``
@@ -311,8 +313,9 @@ class MatchRunner:
                 self.mesh.cut(self.options.cut_seconds)
                 self.events.emit("fault", kind="disconnect", frame=report.frame, seconds=self.options.cut_seconds)
             if self.options.stall_frame == report.frame:
-                self.stall(self.options.stall_seconds)
-                self.events.emit("fault", kind="stall", frame=report.frame, seconds=self.options.stall_seconds)
+                self.stall(self.options.stall_seconds, self.options.stall_links)
+                self.events.emit("fault", kind="stall" if self.options.stall_links else "pump-stall", frame=report.frame,
+                                 seconds=self.options.stall_seconds)
         return report.stepped
 
     # ---- mesh callbacks ----------------------------------------------------------------------------

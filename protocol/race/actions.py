@@ -110,9 +110,10 @@ class CaughtUp:
 @dataclass(frozen=True)
 class InputsDropped:
     """Inputs of ``peer`` set aside without blame (``frames``): ``reason`` is ``race-input-stale`` (behind
-    the input window), ``race-input-not-active`` (the peer is lost, rejoining, or before the frame its
-    real inputs resume at) or ``race-input-catching-up`` (this node waits for a snapshot). None of them
-    is acknowledged, so the peer sends them again if they are still needed. The shell logs it."""
+    the input window), ``race-input-ahead`` (ahead of it: this node is the one behind),
+    ``race-input-not-active`` (the peer is lost, rejoining, or before the frame its real inputs resume
+    at) or ``race-input-catching-up`` (this node waits for a snapshot). None of them is acknowledged,
+    so the peer sends them again if they are still needed. The shell logs it."""
 
     peer: str
     reason: str

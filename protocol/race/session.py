@@ -425,7 +425,7 @@ class RaceSession:
         if entry.frame < self._sync.current_frame - INPUT_WINDOW_BEHIND:
             return "race-input-stale"
         if entry.frame > self._window_end():
-            raise ProtocolError("race-input-outside-window", f"frame {entry.frame} is ahead of the input window")
+            return "race-input-ahead"  # this node is behind (it was stopped, say): no fault of the sender
         if self.keys.key(self.race_id, peer) is None:
             pending = self._pending[peer]
             if entry.frame not in pending and len(pending) >= PENDING_BEFORE_KEY:
