@@ -57,7 +57,7 @@ async def run(nodes: int, stall: float, tmp: Path) -> dict:
         FramePump.__init__ = original  # type: ignore[method-assign]
     recorders, _ = holder["result"]
     stalled_index = next(i for i, p in enumerate(pumps) if p.step.__self__.me == recorders[nodes - 1].of("result")[0]["peer"])
-    resumed = recorders[nodes - 1].times["fault"] + stall
+    resumed = recorders[nodes - 1].first_at["fault"] + stall
     after = [(t, s) for t, s in samples if t >= resumed and len(s) == len(pumps)]
     base = after[0][1]
     others_move = next(t for t, s in after if all(s[i][0] > base[i][0] for i in range(len(s)) if i != stalled_index))

@@ -374,7 +374,7 @@ class MatchRunner:
                 case Misbehaviour():
                     self._misbehaviour(action)
                 case InputsDropped():
-                    log.info("race-inputs-dropped", peer=action.peer, reason=action.reason, frames=list(action.frames))
+                    self._inputs_dropped(action)
                 case CaughtUp():
                     self._caught_up(action)
                 case CloseLink():
@@ -451,6 +451,12 @@ class MatchRunner:
         self.report.outcome, self.report.detail = reason, action.detail
         self.log.append({"kind": "session-end", "round": self.round_index, "reason": reason, "detail": action.detail})
         self.events.emit("session-end", round=self.round_index, reason=reason, detail=action.detail)
+
+    def _inputs_dropped(self, action: InputsDropped) -> None:
+        """Inputs set aside without blame: logged (the session counts them). While this node waits for a
+        snapshot every input is set aside by design (the snapshot replaces those frames): debug level."""
+        level = log.debug if action.reason == "race-input-catching-up" else log.info
+        level("race-inputs-dropped", peer=action.peer, reason=action.reason, frames=list(action.frames))
 
     def _misbehaviour(self, action: Misbehaviour) -> None:
         log.warning("race-misbehaviour", peer=action.peer, code=action.code)

@@ -24,7 +24,7 @@ def log_records(result: dict, kind: str) -> list[dict]:
 
 def ended_at(recorders, start: float) -> list[float]:
     """When each node's race ended (its ``result`` event), in seconds after ``start``."""
-    return [rec.times["result"] - start for rec in recorders]
+    return [rec.first_at["result"] - start for rec in recorders]
 
 
 @pytest.mark.parametrize("n", [2, 4])
@@ -64,7 +64,7 @@ async def test_a_twenty_second_stall_ends_by_the_rules_on_every_node_within_a_mi
     recorders, codes = await race(tmp_path, n, track_bytes=TRACK, stalls={n - 1: (STALL_FRAME, 20.0)}, limit_s=300)
     res = results(recorders)
     assert len(res) == n and len(codes) == n  # every node's match ended: nobody waits for ever
-    stalled_at = recorders[n - 1].times["fault"]
+    stalled_at = recorders[n - 1].first_at["fault"]
     assert all(t < 60 for t in ended_at(recorders, stalled_at)), ended_at(recorders, stalled_at)
     if n == 2:  # neither side of a 2-player split is a majority, and no snapshot can be vouched for: both void
         assert [r["outcome"] for r in res] == ["catch-up-impossible"] * 2
@@ -84,13 +84,13 @@ async def test_a_node_whose_race_stands_still_while_its_links_answer_is_given_up
     recorders, codes = await race(tmp_path, 3, track_bytes=TRACK, stalls={2: (STALL_FRAME, 20.0)}, stall_links=False,
                                   limit_s=300)
     res = results(recorders)
-    stalled_at = recorders[2].times["fault"]
+    stalled_at = recorders[2].first_at["fault"]
     assert all(t < 60 for t in ended_at(recorders, stalled_at))
     assert [e["kind"] for e in recorders[2].of("fault")] == ["pump-stall"]
     assert [r["liveness"]["watchdog_lost"] for r in res[:2]] == [1, 1]
     assert all(r["liveness"]["probes_sent"] >= 2 for r in res[:2])
     assert all(rec.of("peer-lost") for rec in recorders[:2])
-    lost_after = [rec.times["peer-lost"] - stalled_at for rec in recorders[:2]]
+    lost_after = [rec.first_at["peer-lost"] - stalled_at for rec in recorders[:2]]
     assert all(15 <= t < 17 for t in lost_after), lost_after  # the reconnect window without progress
     assert [r["outcome"] for r in res] == ["finished"] * 3, [r["detail"] for r in res]
     assert recorders[2].of("caught-up") and len({str(r["standings"]) for r in res}) == 1
@@ -104,8 +104,8 @@ async def test_the_stall_hook_stops_the_pump_and_the_links_then_resumes_them(tmp
     goes on afterwards."""
     recorders, codes = await race(tmp_path, 2, track_bytes=TRACK, stalls={1: (STALL_FRAME, 2.5)})
     assert codes == {0: 0, 1: 0}
-    stalled_at = recorders[1].times["fault"]
+    stalled_at = recorders[1].first_at["fault"]
     lags = recorders[1].of("lag")
     assert lags and lags[0]["frame"] <= STALL_FRAME + 8 and max(e["frames"] for e in lags) >= 140
-    assert recorders[1].times["lag"] - stalled_at >= 2.5
+    assert recorders[1].first_at["lag"] - stalled_at >= 2.5
     assert results(recorders)[0]["liveness"]["probes_sent"] == 1  # the other side waited 2 s and probed
