@@ -291,18 +291,23 @@ class Link:
         self._receiving = False
         self._closed: LinkClosed | None = None
         self._closed_by_caller = False
+        self.on_drop: Callable[[str, str], None] | None = None
+        """Told ``(bucket, message type)`` of every incoming message a rate limit dropped (the race counts them)."""
 
     def __repr__(self) -> str:
         return f"Link(peer_id={self.peer_id!r}, role={self.role!r})"
 
-    def repurpose(self, channel: Channel, limits: LinkLimits, expensive: frozenset[str] = frozenset()) -> None:
+    def repurpose(self, channel: Channel, limits: LinkLimits, expensive: frozenset[str] = frozenset(),
+                  ingress: LinkLimits | None = None) -> None:
         """Apply the size cap and buckets of what this link turned out to be for (a race-mesh link
-        carries 60 inputs a second and 4 MiB snapshots; a room link does not). Both ends must agree."""
+        carries 60 inputs a second and 4 MiB snapshots; a room link does not). Both ends must agree.
+        ``limits`` pace what this side sends; ``ingress`` (default: the same) limits what it accepts, and
+        may leave headroom above the peer's pace (a race link must take a catch-up burst whole)."""
         now = now_ms()
         self.limits = limits
         self._channel = channel
         self._decoder.channel = _sealed(channel, self._receive_cipher.overhead)
-        self._guard = IngressGuard(limits, now, expensive, self._guard.registry)
+        self._guard = IngressGuard(ingress or limits, now, expensive, self._guard.registry)
         self._pacer = SendPacer(limits, now, expensive)
 
     @property
@@ -425,10 +430,13 @@ class Link:
             log.warning(TAMPERED, code=exc.code, reason=exc.message, peer=self.peer_id, address=self.address)
             await self._fail(exc)
         now = now_ms()
+        dropped = self._guard.dropped
         try:
             msg = self._guard.admit(body, now)
         except ProtocolError as exc:
             await self._fail(exc)
+        if self._guard.dropped != dropped and self.on_drop is not None and self._guard.last_drop is not None:
+            self.on_drop(*self._guard.last_drop)
         if isinstance(msg, LinkPing):
             await self.send(LinkPong(nonce=msg.nonce))
             return None

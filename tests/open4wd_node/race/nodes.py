@@ -46,6 +46,7 @@ def short_track(length_m: float) -> bytes:
 
 async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1, mode: str = "rollback",
                faults: dict[int, int] | None = None, cuts: dict[int, tuple[int, float]] | None = None,
+               stalls: dict[int, tuple[int, float]] | None = None, stall_links: bool = True,
                drivers: dict[int, str] | None = None, recorders_out: dict | None = None, limit_s: float = 120,
                cars: dict[int, str] | None = None, advertise: dict[int, Advertise] | None = None,
                on_listening: Callable[[int, NodeListener], None] | None = None,
@@ -53,7 +54,9 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
     """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end). ``cars``
     (a ``--car`` value per node), ``advertise`` and ``on_listening`` (told each node's bound listener)
     default to the usual: archetype cars, nodes on 127.0.0.1 that advertise where they listen. ``views``
-    makes each node's readable sink (a ``LiveConsole``), fed alongside its recorder."""
+    makes each node's readable sink (a ``LiveConsole``), fed alongside its recorder. ``cuts`` and ``stalls``
+    map a node to (frame of round 1, seconds): it drops its mesh links, or stands still (pump and links, as
+    if stopped by SIGSTOP; only the pump without ``stall_links``), after that frame."""
     codes: dict[int, int] = {}
     identities = [Identity(bytes([i + 1]) * 32) for i in range(n)]
     recorders = [Recorder(views(identity) if views else None) for identity in identities]
@@ -66,7 +69,9 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
     def play(i: int) -> PlayOptions:
         fault = (faults or {}).get(i)
         cut_frame, cut_seconds = (cuts or {}).get(i, (None, 5.0))
-        race = RaceOptions(mode=mode, fault_frame=fault, cut_frame=cut_frame, cut_seconds=cut_seconds)
+        stall_frame, stall_seconds = (stalls or {}).get(i, (None, 3.0))
+        race = RaceOptions(mode=mode, fault_frame=fault, cut_frame=cut_frame, cut_seconds=cut_seconds,
+                           stall_frame=stall_frame, stall_seconds=stall_seconds, stall_links=stall_links)
         return PlayOptions(driver=(drivers or {}).get(i, "bot"), seed=i, race=race)
 
     def ctx(i: int) -> NodeContext:
