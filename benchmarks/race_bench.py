@@ -21,7 +21,7 @@ from open4wd_node.net.transport import dial, serve
 from protocol.identity.keys import Identity
 from protocol.race.session import RaceSession
 from protocol.race.keys import RaceKeyBook, announce, verify_race_signature
-from protocol.race.messages import RACE_LINK, RaceInput
+from protocol.race.messages import RACE_LINK, RaceInput, RaceInputs
 from protocol.race.setup import RaceSetup
 from protocol.race.signing import input_digest
 from sim_core import World
@@ -41,8 +41,10 @@ async def input_delivery(samples: int) -> list[float]:
     async def echo(link) -> None:
         link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
         async for msg in link:
-            events = tuple(tuple(e) for e in msg.events)
-            assert verify_race_signature(book.key(race_id, a.peer_id), input_digest(race_id, msg.frame, events), msg.signature)
+            (entry,) = msg.inputs
+            events = tuple(tuple(e) for e in entry.events)
+            assert verify_race_signature(book.key(race_id, a.peer_id), input_digest(race_id, entry.frame, events),
+                                         entry.signature)
             await link.send(msg)
 
     async with trio.open_nursery() as nursery:
@@ -54,7 +56,7 @@ async def input_delivery(samples: int) -> list[float]:
             start = time.perf_counter()
             events = (("boost", False),)
             signature = key_a.sign(input_digest(race_id, frame, events))
-            await link.send(RaceInput(frame, [list(e) for e in events], signature))
+            await link.send(RaceInputs(frame - 1, [RaceInput(frame, [list(e) for e in events], signature)]))
             await link.receive()
             times.append((time.perf_counter() - start) / 2 * 1e3)
             await trio.sleep(1 / 90)  # under the input bucket's 90 per second
@@ -83,7 +85,8 @@ def rollback_in_session(repeats: int) -> list[float]:
 
     def send(peer: str, frame: int, events) -> None:
         ev = tuple(tuple(e) for e in events)
-        session.receive(peer, RaceInput(frame, [list(e) for e in ev], keys[peer].sign(input_digest(race_id, frame, ev))), 0)
+        entry = RaceInput(frame, [list(e) for e in ev], keys[peer].sign(input_digest(race_id, frame, ev)))
+        session.receive(peer, RaceInputs(-1, [entry]), 0)
 
     times = []
     frame = 0

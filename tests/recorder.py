@@ -19,10 +19,12 @@ class Recorder(EventSink):
         super().__init__(as_json=True)
         self.inner = inner
         self.events: list[tuple[str, dict]] = []
+        self.first_at: dict[str, float] = {}  # event -> when (trio's clock) it was first emitted
         self.created = trio.Event()
 
     def emit(self, event: str, **data) -> None:
         self.events.append((event, data))
+        self.first_at.setdefault(event, trio.current_time())
         if event == "room-created":
             self.created.set()
         if self.inner is not None:

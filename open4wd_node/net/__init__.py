@@ -1,4 +1,4 @@
-"""Links between nodes over TCP: addresses, the authenticated link and its rules, the listener and its door, outboxes."""
+"""Links between nodes over TCP: addresses, the encrypted link and its rules, the listener and its door, outboxes."""
 
 from open4wd_base.exports import lazy_exports
 
@@ -18,11 +18,16 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "Impairment": "impair",
     "ImpairmentProxy": "impair",
     "ProxyStats": "impair",
+    "LINK_COUNTERS": "link",
     "Link": "link",
     "LinkClosed": "link",
+    "LinkCounters": "link",
     "foreign_protocol": "link",
     "now_ms": "link",
     "open_link": "link",
+    "peer_address": "link",
+    "peer_endpoint": "link",
+    "refuse_unopened": "link",
     "IngressGuard": "link_rules",
     "Keepalive": "link_rules",
     "LinkBuckets": "link_rules",

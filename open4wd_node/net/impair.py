@@ -159,12 +159,17 @@ class ImpairmentProxy:
     """Forwards connections accepted on ``listen`` to ``target``, impaired per direction.
 
     ``await nursery.start(proxy.run)`` starts it and gives the bound address; ``stall``, ``cut`` and
-    ``set`` act on it while it runs. Cancel the run to stop it (every connection is closed).
+    ``set`` act on it while it runs. Cancel the run to stop it (every connection is closed). The target
+    may be given later (``point_at``): a node must advertise the proxy's address before it knows its
+    own port, and connections accepted meanwhile wait for it.
     """
 
-    def __init__(self, target: Address, *, up: Impairment = NONE, down: Impairment = NONE,
+    def __init__(self, target: Address | None = None, *, up: Impairment = NONE, down: Impairment = NONE,
                  listen: Address = ANY_LOOPBACK_PORT) -> None:
         self.target = target
+        self._targeted = trio.Event()
+        if target is not None:
+            self._targeted.set()
         self.listen = listen
         self.impairments = {Direction.UP: up, Direction.DOWN: down}
         self.stats = ProxyStats()
@@ -172,6 +177,11 @@ class ImpairmentProxy:
         self.stalled_until = 0.0
         self.refusing_until = 0.0
         self._connections: set[trio.CancelScope] = set()
+
+    def point_at(self, target: Address) -> None:
+        """Forward to ``target`` from now on (connections waiting for a target go there)."""
+        self.target = target
+        self._targeted.set()
 
     def set(self, direction: Direction, impairment: Impairment) -> None:
         """Impair ``direction`` of the connections accepted from now on."""
@@ -207,6 +217,8 @@ class ImpairmentProxy:
             self._connections.add(scope)
             target: trio.SocketStream | None = None
             try:
+                await self._targeted.wait()
+                assert self.target is not None
                 target = await trio.open_tcp_stream(self.target.host, self.target.port)
                 async with trio.open_nursery() as nursery:
                     for direction, source, sink in ((Direction.UP, client, target), (Direction.DOWN, target, client)):

@@ -1,23 +1,32 @@
-"""An authenticated, rate-limited message link over any ``trio.abc.Stream`` (TCP or in-memory).
+"""An encrypted, authenticated, rate-limited message link over any ``trio.abc.Stream`` (TCP or in-memory).
 
-``open_link`` runs the handshake (protocol.link.handshake) within its timeout and returns a ``Link``. The
-link does its housekeeping (answering and sending pings, noticing silence, enforcing limits) while a
+``open_link`` runs the Noise XX handshake (protocol.link.handshake) within its timeout and returns a
+``Link``. From then on every frame is ``u32be(length) ‖ sealed(body)``: the body sealed by this
+direction's cipher (ChaCha20-Poly1305 with Noise's counter as nonce), so a frame that was changed,
+injected, replayed, reordered or follows a dropped one does not open, and the link closes with
+``link-tampered`` (logged with the peer and its address, and counted in ``LinkCounters``).
+
+The link does its housekeeping (answering and sending pings, noticing silence, enforcing limits) while a
 task waits in ``receive()``, so every link needs one task reading it, typically ``async for message in
 link``. Whatever ends a link, ``receive`` and ``send`` then raise ``LinkClosed`` with the reason.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
+from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import dataclass, field
 from typing import NoReturn
 
+import structlog
 import trio
 
-from protocol.errors import ProtocolError
+from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.link.handshake import (
     LISTENER,
     MAX_CLOSE_TEXT,
+    FrameCipher,
     Handshake,
     HandshakeResult,
     LinkClose,
@@ -27,10 +36,55 @@ from protocol.link.handshake import (
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
 from open4wd_node.net.admission import ExactFrame
+from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
+
+log = structlog.get_logger("open4wd_node.link")
 
 RECEIVE_CHUNK = 64 * 1024
 CLOSE_NOTICE_SECONDS = 1.0  # how long a closing side tries to tell the peer why
+TAMPERED = "link-tampered"
+
+
+@dataclass
+class LinkCounters:
+    """How links ended, by close code: ``closes`` the ends this side decided (a refused handshake
+    included), ``peer_closes`` the ones the other side decided or caused. One process-wide instance
+    (``LINK_COUNTERS``) unless a caller passes its own to ``open_link``."""
+
+    closes: Counter[str] = field(default_factory=Counter)
+    peer_closes: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def tampered(self) -> int:
+        """Open links this side closed because a frame did not authenticate (``link-tampered``); a
+        handshake message that does not is counted as ``noise-handshake-failed``."""
+        return self.closes[TAMPERED]
+
+    def record(self, reason: "LinkClosed") -> None:
+        """Count one ended link (or refused handshake) under its code."""
+        (self.peer_closes if reason.by_peer else self.closes)[reason.code] += 1
+
+
+LINK_COUNTERS = LinkCounters()
+
+
+def peer_endpoint(stream: trio.abc.Stream) -> Address | None:
+    """The other end of a socket stream (None for an in-memory stream or a closed socket)."""
+    sock = getattr(stream, "socket", None)
+    if sock is None:
+        return None
+    try:
+        host, port = sock.getpeername()[:2]
+    except OSError:
+        return None
+    return Address(host, port)
+
+
+def peer_address(stream: trio.abc.Stream) -> str | None:
+    """``HOST:PORT`` of the other end of a socket stream (None for an in-memory stream or a closed socket)."""
+    endpoint = peer_endpoint(stream)
+    return None if endpoint is None else str(endpoint)
 
 
 class LinkClosed(Exception):
@@ -59,16 +113,29 @@ def _handshake_frame(msg: Message) -> bytes:
     return encode_frame(encode_message(msg), HANDSHAKE)
 
 
-async def _tell_and_close(stream: trio.abc.Stream, code: str, text: str, send_lock: trio.Lock | None = None) -> None:
-    """Best effort: send ``link-close`` for a moment, then close the stream whatever happens."""
+def _close_message(code: str, text: str) -> LinkClose:
+    return LinkClose(code=code, message=text[:MAX_CLOSE_TEXT])
+
+
+async def _tell_and_close(stream: trio.abc.Stream, frame: Callable[[], bytes], send_lock: trio.Lock | None = None) -> None:
+    """Best effort: send the ``link-close`` that ``frame()`` builds (called under ``send_lock``, so a
+    sealed one takes the next counter in order) for a moment, then close the stream whatever happens."""
     try:
         with trio.move_on_after(CLOSE_NOTICE_SECONDS):
             async with send_lock or nullcontext():
-                await stream.send_all(_handshake_frame(LinkClose(code=code, message=text[:MAX_CLOSE_TEXT])))
+                await stream.send_all(frame())
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         pass
     finally:
         await trio.aclose_forcefully(stream)
+
+
+async def refuse_unopened(stream: trio.abc.Stream, code: str, text: str, counters: LinkCounters | None = None) -> None:
+    """Refuse a connection before any handshake (a listener that is busy): tell the peer ``code`` in
+    the clear on the handshake channel, where a dialer reads it as the listener's answer, count the
+    refusal and close the stream."""
+    await _tell_and_close(stream, lambda: _handshake_frame(_close_message(code, text)))
+    (LINK_COUNTERS if counters is None else counters).record(LinkClosed(code, text))
 
 
 async def _receive_exactly(stream: trio.abc.Stream, count: int) -> bytes:
@@ -122,8 +189,18 @@ async def _receive_handshake_frame(stream: trio.abc.Stream) -> bytes:
 
 
 async def _send_handshake(stream: trio.abc.Stream, messages: list[Message]) -> None:
-    if messages:  # one write per step: the listener's hello and auth must not wait on each other
+    if messages:
         await stream.send_all(b"".join(_handshake_frame(msg) for msg in messages))
+
+
+def _refusal_frame(close: LinkClose, handshake: Handshake | None) -> bytes:
+    """A handshake refusal: in the clear, as nothing is keyed yet, unless the other side's link is open
+    already (a listener refusing message 3), which then reads it sealed like any frame."""
+    cipher = None if handshake is None else handshake.refusal_cipher
+    if cipher is None:
+        return _handshake_frame(close)
+    sealed = cipher.seal(encode_message(close))
+    return HEADER.pack(len(sealed)) + sealed
 
 
 async def _run_handshake(stream: trio.abc.Stream, handshake: Handshake) -> HandshakeResult:
@@ -158,26 +235,46 @@ async def open_link(
     expensive: frozenset[str] = frozenset(),
     limits: LinkLimits = ROOM_LIMITS,
     registry: dict[str, type[Message]] | None = None,
+    counters: LinkCounters | None = None,
 ) -> "Link":
-    """Authenticate ``stream`` as ``role`` ("dialer" or "listener"); on failure the stream is closed
-    (after telling the peer the code) and ``LinkClosed`` is raised."""
+    """Run the Noise handshake on ``stream`` as ``role`` ("dialer" or "listener"); on failure the stream
+    is closed (after telling the peer the code: in the clear, or sealed by a listener refusing the
+    identity of a valid message 3) and ``LinkClosed`` is raised. Refusals and ends are counted in
+    ``counters`` (default ``LINK_COUNTERS``)."""
+    counters = LINK_COUNTERS if counters is None else counters
+    handshake: Handshake | None = None
     try:
         handshake = Handshake(identity, role, now_ms(), expected_peer=expected_peer, timeout_ms=limits.handshake_timeout_ms)
         result = await _run_handshake(stream, handshake)
     except ProtocolError as exc:
-        await _tell_and_close(stream, exc.code, exc.message)
-        raise LinkClosed(exc.code, exc.message) from None
-    except BaseException as exc:  # LinkClosed, a broken stream, cancellation: never leave the stream open
+        notice = _refusal_frame(_close_message(exc.code, exc.message), handshake)
+        await _tell_and_close(stream, lambda: notice)
+        counters.record(closed := LinkClosed(exc.code, exc.message))
+        raise closed from None
+    except LinkClosed as exc:
+        counters.record(exc)
+        await trio.aclose_forcefully(stream)
+        raise
+    except BaseException as exc:  # a broken stream, cancellation: never leave the stream open
         await trio.aclose_forcefully(stream)
         if isinstance(exc, (trio.BrokenResourceError, trio.ClosedResourceError)):
-            raise LinkClosed("link-broken", "the connection broke during the handshake", by_peer=True) from None
+            counters.record(broken := LinkClosed("link-broken", "the connection broke during the handshake", by_peer=True))
+            raise broken from None
         raise
-    return Link(stream, result, expensive=expensive, limits=limits, registry=registry)
+    return Link(stream, result, expensive=expensive, limits=limits, registry=registry, counters=counters)
+
+
+def _sealed(channel: Channel, overhead: int) -> Channel:
+    """What the length prefix of a sealed frame of ``channel`` may announce: its body plus the tag."""
+    return Channel(f"sealed {channel.name}", channel.max_frame_bytes + overhead) if overhead else channel
 
 
 class Link:
-    """An authenticated link to ``peer_id``. ``send`` may be called from any task; ``receive`` (or
-    iteration) from one task at a time. Ping/pong and link-close never reach the caller."""
+    """An encrypted, authenticated link to ``peer_id``. ``send`` may be called from any task; ``receive``
+    (or iteration) from one task at a time. Ping/pong and link-close never reach the caller.
+
+    The two frame ciphers come by composition from ``result`` (the handshake's Noise transport ciphers
+    in the product; a benchmark may pass others)."""
 
     def __init__(
         self,
@@ -187,18 +284,23 @@ class Link:
         expensive: frozenset[str] = frozenset(),
         limits: LinkLimits = ROOM_LIMITS,
         registry: dict[str, type[Message]] | None = None,
+        counters: LinkCounters | None = None,
     ) -> None:
         now = now_ms()
         self.peer_id = result.peer_id
         self.transcript = result.transcript
         self.role = result.role
         self.limits = limits
+        self.address = peer_address(stream)  # HOST:PORT of the other end, None in memory (for logs)
+        self.counters = LINK_COUNTERS if counters is None else counters
         self._stream = stream
+        self._send_cipher: FrameCipher = result.send
+        self._receive_cipher: FrameCipher = result.receive
         self._guard = IngressGuard(limits, now, expensive, registry)
         self._pacer = SendPacer(limits, now, expensive)
         self._keepalive = Keepalive(limits, now)
         self._channel = ROOM
-        self._decoder = FrameDecoder(ROOM)
+        self._decoder = FrameDecoder(_sealed(ROOM, self._receive_cipher.overhead))
         self._bodies: deque[bytes] = deque()
         self._exact: ExactFrame | None = None  # while ``peek_first`` waits: frames read exactly, capped
         self._peeked: Message | None = None  # the first message ``peek_first`` saw, for ``receive``
@@ -206,18 +308,23 @@ class Link:
         self._receiving = False
         self._closed: LinkClosed | None = None
         self._closed_by_caller = False
+        self.on_drop: Callable[[str, str], None] | None = None
+        """Told ``(bucket, message type)`` of every incoming message a rate limit dropped (the race counts them)."""
 
     def __repr__(self) -> str:
         return f"Link(peer_id={self.peer_id!r}, role={self.role!r})"
 
-    def repurpose(self, channel: Channel, limits: LinkLimits, expensive: frozenset[str] = frozenset()) -> None:
+    def repurpose(self, channel: Channel, limits: LinkLimits, expensive: frozenset[str] = frozenset(),
+                  ingress: LinkLimits | None = None) -> None:
         """Apply the size cap and buckets of what this link turned out to be for (a race-mesh link
-        carries 60 inputs a second and 4 MiB snapshots; a room link does not). Both ends must agree."""
+        carries 60 inputs a second and 4 MiB snapshots; a room link does not). Both ends must agree.
+        ``limits`` pace what this side sends; ``ingress`` (default: the same) limits what it accepts, and
+        may leave headroom above the peer's pace (a race link must take a catch-up burst whole)."""
         now = now_ms()
         self.limits = limits
         self._channel = channel
-        self._decoder.channel = channel
-        self._guard = IngressGuard(limits, now, expensive, self._guard.registry)
+        self._decoder.channel = _sealed(channel, self._receive_cipher.overhead)
+        self._guard = IngressGuard(ingress or limits, now, expensive, self._guard.registry)
         self._pacer = SendPacer(limits, now, expensive)
 
     @property
@@ -234,21 +341,33 @@ class Link:
 
     async def send(self, msg: Message) -> None:
         """Send one message, first waiting as long as the peer's rate limits require (so nothing we send
-        is dropped); a message larger than the room channel's 256 KiB is ``frame-too-large``."""
+        is dropped). A message larger than the channel allows (256 KiB on a room link) is refused with
+        ``LocalError`` ``frame-too-large`` and the link stays up."""
         body = encode_message(msg)
-        frame = encode_frame(body, self._channel)
+        if len(body) > self._channel.max_frame_bytes:
+            raise LocalError(
+                "frame-too-large", f"{len(body)} bytes exceed the {self._channel.name} limit of {self._channel.max_frame_bytes}"
+            )
         if self._closed is not None:
             raise self._closed.copy()
         while (wait_ms := self._pacer.delay_ms(msg.TYPE, len(body), now_ms())) > 0:
             await trio.sleep(wait_ms / 1000)  # until the buckets hold the frame's tokens: a timer, not a poll
-        await self._send_frame(frame)
+        await self._send_frame(body)
 
-    async def _send_frame(self, frame: bytes) -> None:
+    def _seal(self, body: bytes) -> bytes:
+        """``body`` as a frame on the wire; takes the next counter, so call it under the send lock only."""
+        sealed = self._send_cipher.seal(body)
+        return HEADER.pack(len(sealed)) + sealed
+
+    async def _send_frame(self, body: bytes) -> None:
         if self._closed is not None:
             raise self._closed.copy()
         try:
             with trio.move_on_after(self.limits.send_timeout_ms / 1000) as scope:
                 async with self._send_lock:
+                    if self._closed is not None:  # ended while this send waited for the lock: seal nothing
+                        raise self._closed.copy()
+                    frame = self._seal(body)  # sealed in the order frames go out, as the peer opens them
                     try:
                         await self._stream.send_all(frame)
                     except trio.Cancelled:
@@ -340,12 +459,20 @@ class Link:
             self._keepalive.heard(now_ms())
             self._bodies.extend(bodies)
 
-    async def _admit(self, body: bytes) -> Message | None:
+    async def _admit(self, sealed: bytes) -> Message | None:
+        try:
+            body = self._receive_cipher.open(sealed)
+        except PeerError as exc:  # changed, injected, replayed, reordered, or after a dropped frame
+            log.warning(TAMPERED, code=exc.code, reason=exc.message, peer=self.peer_id, address=self.address)
+            await self._fail(exc)
         now = now_ms()
+        dropped = self._guard.dropped
         try:
             msg = self._guard.admit(body, now)
         except ProtocolError as exc:
             await self._fail(exc)
+        if self._guard.dropped != dropped and self.on_drop is not None and self._guard.last_drop is not None:
+            self.on_drop(*self._guard.last_drop)
         if isinstance(msg, LinkPing):
             await self.send(LinkPong(nonce=msg.nonce))
             return None
@@ -376,12 +503,14 @@ class Link:
         first = self._closed is None
         if first:
             self._closed = reason
-        if first and notify:
-            await _tell_and_close(self._stream, reason.code, reason.message, self._send_lock)
+            self.counters.record(reason)
+        if first and notify:  # our sending direction is intact: the close is sealed like any frame
+            await _tell_and_close(self._stream, lambda: self._seal(encode_message(_close_message(reason.code, reason.message))),
+                                  self._send_lock)
         else:
             await trio.aclose_forcefully(self._stream)
 
-    async def _fail(self, exc: ProtocolError) -> NoReturn:
+    async def _fail(self, exc: PeerError) -> NoReturn:
         await self._end(LinkClosed(exc.code, exc.message), notify=True)
 
     async def _end(self, reason: LinkClosed, *, notify: bool) -> NoReturn:

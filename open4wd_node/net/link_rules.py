@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from protocol.errors import ProtocolError
-from protocol.link.handshake import HANDSHAKE_MESSAGES, LinkClose
+from protocol.link.handshake import HANDSHAKE_TYPES, LinkClose
 from protocol.encoding.wire import (
     REGISTRY,
     ROOM,
@@ -71,8 +71,9 @@ LINK_MESSAGES: dict[str, type[Message]] = {cls.TYPE: cls for cls in (LinkPing, L
 
 
 def link_registry(registry: Mapping[str, type[Message]] | None) -> dict[str, type[Message]]:
-    """What a link decodes after the handshake: the caller's messages plus the link's own, never a hello or auth."""
-    table = {k: v for k, v in (REGISTRY if registry is None else registry).items() if k not in HANDSHAKE_MESSAGES}
+    """What a link decodes after the handshake: the caller's messages plus the link's own, never a
+    handshake frame or payload (``link-noise``, ``link-version``, ``link-identity``)."""
+    table = {k: v for k, v in (REGISTRY if registry is None else registry).items() if k not in HANDSHAKE_TYPES}
     table.update(LINK_MESSAGES)
     return table
 
@@ -129,11 +130,14 @@ class IngressGuard:
         self.violations = ViolationCounter(limits.max_violations)
         self.consecutive_drops = 0
         self.dropped = 0
+        self.last_drop: tuple[str, str] | None = None
+        """(bucket, message type) of the newest bucket drop: ``messages``, ``bytes`` or ``expensive``."""
 
     def admit(self, body: bytes, now_ms: int) -> Message | None:
         """The decoded message, or None when a bucket dropped it or it was a (tolerated) violation."""
-        if self.buckets.charge(self.buckets.charges(len(body), False), now_ms):
-            self._drop()
+        general = self.buckets.charges(len(body), False)
+        if self.buckets.charge(general, now_ms):
+            self._drop("bytes" if general[0][0].wait_ms(now_ms) == 0 else "messages", body)
             return None
         try:
             expensive = peek_message_type(body) in self.expensive
@@ -141,7 +145,7 @@ class IngressGuard:
             self._violation(exc)
             return None
         if expensive and self.buckets.charge([(self.buckets.expensive, 1)], now_ms):
-            self._drop()
+            self._drop("expensive", body)
             return None
         self.consecutive_drops = 0
         try:
@@ -156,7 +160,12 @@ class IngressGuard:
         if self.violations.record(exc.code):
             raise ProtocolError(exc.code, f"{self.violations.count} protocol violations; the last: {exc.message}")
 
-    def _drop(self) -> None:
+    def _drop(self, bucket: str, body: bytes) -> None:
+        try:
+            kind = peek_message_type(body)
+        except ProtocolError:
+            kind = "?"
+        self.last_drop = (bucket, kind)
         self.dropped += 1
         self.consecutive_drops += 1
         if self.consecutive_drops >= self.limits.max_consecutive_drops:

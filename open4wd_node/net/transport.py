@@ -22,7 +22,7 @@ from protocol.identity.keys import Identity
 from protocol.encoding.wire import Message
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.admission import LISTENER_BUSY, LISTENER_LIMITS, BusyBackoff, ListenerLimits, OpeningPlaces, source_of
-from open4wd_node.net.link import Link, LinkClosed, _tell_and_close, open_link
+from open4wd_node.net.link import Link, LinkClosed, open_link, peer_endpoint, refuse_unopened
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 
 __all__ = ["Link", "LinkClosed", "LinkLimits", "ListenerLimits", "dial", "serve"]
@@ -116,13 +116,14 @@ async def serve(
     places = OpeningPlaces(door.openings, door.openings_per_source)
 
     async def on_connection(stream: trio.SocketStream) -> None:
-        peer_host, address = _peer(stream)
-        source = source_of(peer_host)
+        endpoint = peer_endpoint(stream)
+        address = "unknown" if endpoint is None else str(endpoint)
+        source = "unknown" if endpoint is None else source_of(endpoint.host)
         try:
             places.take(source)
         except ProtocolError as exc:
             log.info("link-refused", code=exc.code, reason=exc.message, address=address)
-            await _tell_and_close(stream, exc.code, exc.message)
+            await refuse_unopened(stream, exc.code, exc.message)
             return
         try:
             opened = await _open(stream, address)
@@ -163,12 +164,3 @@ async def serve(
 
     task_status.started(Address(bound_host, bound_port))
     await trio.serve_listeners(on_connection, listeners)
-
-
-def _peer(stream: trio.SocketStream) -> tuple[str, str]:
-    """The peer's host, and its ``HOST:PORT`` for logs."""
-    try:
-        host, port = stream.socket.getpeername()[:2]
-    except OSError:
-        return "unknown", "unknown"
-    return host, str(Address(host, port))

@@ -5,11 +5,18 @@ other accepts the link on its ``NodeListener`` when the first message names this
 to confirm (a peer whose race has not started yet refuses, and the dialer tries again). A lost link
 is re-dialled by the same side every 500 ms while the race runs, so a peer that comes back within the
 session's reconnect window resumes on a fresh link. Messages go through a bounded outbox per link.
+
+Limits: each side paces what it sends to ``RACE_LIMITS``; what it accepts is ``RACE_INGRESS_LIMITS``,
+the same rates with bursts larger by the reconnect window's worth of the peer's pace, so a peer that
+resumes after a stall of up to that window (or a receiver that resumes and reads a window's backlog at
+once) is never throttled. A message a bucket drops anyway is logged and counted (``drops``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import structlog
 import trio
@@ -24,6 +31,7 @@ from open4wd_node.net.transport import dial
 from protocol.identity.keys import Identity
 from protocol.race.mesh import MeshHello
 from protocol.race.messages import INPUT_TYPES, RACE_LINK
+from protocol.race.recovery import RECONNECT_WINDOW_MS
 from protocol.encoding.wire import REGISTRY, Message
 
 log = structlog.get_logger("open4wd_node.mesh")
@@ -36,6 +44,51 @@ RACE_LIMITS = LinkLimits(
     expensive_burst=32, expensive_per_second=32,
 )
 RACE_CONTROL_TYPES = frozenset(t for t in REGISTRY if t.startswith("race-") and t not in INPUT_TYPES)
+
+
+def with_headroom(limits: LinkLimits, window_ms: int) -> LinkLimits:
+    """Ingress limits that accept, all at once, everything a sender paced to ``limits`` may send in
+    ``window_ms``: each burst grows by its rate times the window, the rates stay. A paced stream whose
+    messages each arrive at most ``window_ms`` late (a stalled sender or receiver catching up) then
+    always passes: in any span of arrivals ``T``, they were sent within ``T + window``, which the
+    sender's own buckets bound by ``burst + rate × (T + window)``, exactly the wider bucket's bound."""
+    grow = window_ms / 1000
+    return replace(
+        limits,
+        general_burst=limits.general_burst + math.ceil(limits.general_per_second * grow),
+        general_bytes_burst=limits.general_bytes_burst + math.ceil(limits.general_bytes_per_second * grow),
+        expensive_burst=limits.expensive_burst + math.ceil(limits.expensive_per_second * grow),
+    )
+
+
+RACE_INGRESS_LIMITS = with_headroom(RACE_LIMITS, RECONNECT_WINDOW_MS)
+"""What a race link accepts: ``RACE_LIMITS`` plus the reconnect window's headroom (``with_headroom``)."""
+
+
+class StallGate:
+    """Fault injection: while stalled, the pump and (unless only the pump stalls) the mesh's readers,
+    writers and dialler stand still, as in a process stopped by SIGSTOP (``stall``); everything resumes
+    at the deadline. A pump-only stall keeps the links read and answered: a node alive but stuck."""
+
+    def __init__(self) -> None:
+        self.until = -math.inf
+        self.links_until = -math.inf
+
+    def stall(self, seconds: float, links: bool = True) -> None:
+        """Stand still for ``seconds`` from now (trio's clock): the pump, and the links if ``links``."""
+        self.until = max(self.until, trio.current_time() + seconds)
+        if links:
+            self.links_until = max(self.links_until, self.until)
+
+    async def wait(self) -> None:
+        """The pump's gate: return at once unless stalled; then at the end of the stall."""
+        if trio.current_time() < self.until:
+            await trio.sleep_until(self.until)
+
+    async def wait_links(self) -> None:
+        """The links' gate: return at once unless the links are stalled; then at the end of the stall."""
+        if trio.current_time() < self.links_until:
+            await trio.sleep_until(self.links_until)
 
 
 class Mesh:
@@ -68,6 +121,9 @@ class Mesh:
         self.linked = trio.Event()
         self._nursery: trio.Nursery | None = None
         self._closing = False
+        self.gate = StallGate()
+        self.drops: dict[str, int] = {}
+        """Incoming messages a link's rate limit dropped, by ``link-bucket-<bucket>`` (never expected)."""
 
     @property
     def peers(self) -> list[str]:
@@ -98,18 +154,35 @@ class Mesh:
                 self.listener.remove_handler(MeshHello)
 
     def send(self, peer: str, message: Message) -> None:
-        """Queue ``message`` for ``peer`` without waiting. Not linked: dropped (the session predicts the
-        peer and relays what it missed); a full outbox closes the link (``link-backlog``)."""
+        """Queue ``message`` for ``peer`` without waiting. Not linked, or its link just ended: dropped (the
+        session predicts the peer and, once it is back, re-sends what it lacks); a full outbox closes the
+        link (``link-backlog``)."""
         outbox = self.outboxes.get(peer)
         if outbox is None:
             return  # not linked (lost): the session predicts the peer and relays what it missed later
-        if not outbox.put(message):
-            log.info("mesh-backlog", peer=peer)
-            self._tasks.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
+        if outbox.put(message):
+            return
+        if outbox.pending < OUTBOX_CAPACITY:  # the writer is gone: the reader reports the end next
+            log.debug("mesh-send-after-link-end", peer=peer, type=message.TYPE)
+            return
+        log.info("mesh-backlog", peer=peer)
+        self._tasks.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
 
     async def flush(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) until every queued message has been written to its link."""
         await flush(list(self.outboxes.values()), timeout_s)
+
+    def close(self, peer: str, code: str, text: str) -> None:
+        """Close the link to ``peer`` with ``code`` (the session asked: ``CloseLink``); the dialling side
+        dials again, and the session's rejoin rules decide what the new link is worth."""
+        link = self.links.get(peer)
+        if link is not None:
+            self._tasks.start_soon(link.aclose, code, text)
+
+    def _dropped(self, peer: str, bucket: str, kind: str) -> None:
+        reason = f"link-bucket-{bucket}"
+        self.drops[reason] = self.drops.get(reason, 0) + 1
+        log.warning("race-message-dropped", peer=peer, reason=reason, type=kind)
 
     def cut(self, seconds: float) -> None:
         """Fault injection for soak tests: drop every mesh link and stay unreachable for ``seconds``."""
@@ -125,10 +198,11 @@ class Mesh:
             return  # the session predicts the peer, then removes it when its reconnect window ends
         while not self._closing:
             await trio.sleep_until(self._offline_until)
+            await self.gate.wait_links()
             try:
                 link = await dial(host, port, self.identity, expected_peer=peer,
                                   expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
-                link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
+                link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES, RACE_INGRESS_LIMITS)
                 await link.send(MeshHello(self.match_id))
                 with trio.fail_after(REDIAL_S * 10):
                     echo = await link.receive()  # the peer's race has started and it took this link
@@ -144,13 +218,14 @@ class Mesh:
 
     async def _accept(self, link: Link, first: MeshHello) -> None:
         peer = link.peer_id
+        await self.gate.wait_links()
         if trio.current_time() < self._offline_until:
             await link.aclose("mesh-offline", "this node is unreachable for now")
             return
         if first.matchId != self.match_id or peer not in self.addresses or not peer < self.me:
             await link.aclose("mesh-refused", "this node is not racing that match with that peer")
             return
-        link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
+        link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES, RACE_INGRESS_LIMITS)
         await link.send(MeshHello(self.match_id))  # confirm: from now on this is the race link
         await self._run_link(link)
 
@@ -166,13 +241,15 @@ class Mesh:
         self.ever_linked.add(peer)
         if self.ever_linked >= set(self.addresses):
             self.linked.set()
+        link.on_drop = lambda bucket, kind: self._dropped(peer, bucket, kind)
         if returning:
             self.on_back(peer)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._writer, link, outbox)
+                nursery.start_soon(self._writer, link, outbox, self.gate.wait_links)
                 try:
                     async for message in link:
+                        await self.gate.wait_links()  # stalled: the link is not read meanwhile
                         self.on_message(peer, message)
                 except LinkClosed as exc:
                     log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)
@@ -187,9 +264,14 @@ class Mesh:
                 await link.aclose("mesh-closed", "the race mesh closed this link")
 
     @staticmethod
-    async def _writer(link: Link, outbox: Outbox[Message]) -> None:
-        """Sends until the outbox closes or the link ends (the reader reports the end)."""
+    async def _writer(link: Link, outbox: Outbox[Message], gate: Callable[[], Awaitable[None]]) -> None:
+        """Sends until the outbox closes or the link ends (the reader reports the end); holds while stalled."""
+
+        async def write(message: Message) -> None:
+            await gate()
+            await link.send(message)
+
         try:
-            await outbox.drain(link.send)
+            await outbox.drain(write)
         except LinkClosed:
             return

@@ -7,7 +7,7 @@ and reports the lag (frames due but not stepped) so the shell can show and count
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import trio
 
@@ -20,13 +20,17 @@ class FramePump:
     """Steps frames on trio's clock at 60 Hz, catching up at most 4 frames per tick (module docstring)."""
 
     def __init__(
-        self, step: Callable[[], bool], current_frame: Callable[[], int], on_lag: Callable[[int], None] | None = None
+        self, step: Callable[[], bool], current_frame: Callable[[], int], on_lag: Callable[[int], None] | None = None,
+        pause: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """``step()`` steps one frame (True) or says it must wait (False); ``current_frame()`` counts frames;
-        ``on_lag(frames)`` hears about a lag above 8 frames, at most once a second."""
+        ``on_lag(frames)`` hears about a lag above 8 frames, at most once a second; ``pause()``, awaited
+        after every tick, returns at once unless the node is stalled (fault injection): the frames due
+        meanwhile are then caught up at 4 per tick, as after a real stop."""
         self.step = step
         self.current_frame = current_frame
         self.on_lag = on_lag
+        self.pause = pause
         self.max_lag = 0
         self.lag = 0
         self.ticks = 0
@@ -55,4 +59,7 @@ class FramePump:
                 next_report = tick + FRAME_HZ
             self.ticks += 1
             tick += 1
+            if self.pause is not None:
+                await self.pause()
+                tick = max(tick, int((trio.current_time() - start) * FRAME_HZ))  # no burst of missed ticks
             await trio.sleep_until(start + tick / FRAME_HZ)

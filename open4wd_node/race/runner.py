@@ -10,6 +10,11 @@ barrier, the round's anchor after the last frame) changes only when a mesh callb
 or reports a link lost or back; those callbacks notify a ``Wakeup``, and the waits re-check their
 condition then. The session's own timers (the anchor's proposal slot and timeout, reconnect windows)
 fire at the deadline the session names (``RaceSession.next_deadline_ms``), not on a fixed period.
+
+No wait here is without a deadline (docs/race.md, "Every wait has a bound"): the mesh waits at most
+``MESH_TIMEOUT_S``, each barrier ``BARRIER_TIMEOUT_S``, the anchor ``ANCHOR_WAIT_S``, the last flush
+``FLUSH_S``; the pump runs until the round is over or the session ended, which the session's own rules
+(the watchdog, the reconnect window, catch-up timers) guarantee to happen.
 """
 
 from __future__ import annotations
@@ -44,8 +49,8 @@ from protocol.race.mesh import MeshReady
 from protocol.race.session import RaceSession
 from protocol.race.actions import (
     AnchorDecided, AnchorReached, CaughtUp, ChecksumVoted, CloseLink, DesyncDetected, DesyncRecord, FrameConfirmed,
-    Misbehaviour, PeerLeft, PeerLost, PeerRejoined, RaceAction, RaceEvent, RoundEnded, Send, SessionEnded, VoteDecided,
-    WriteState,
+    InputsDropped, Misbehaviour, PeerLeft, PeerLost, PeerRejoined, RaceAction, RaceEvent, RoundEnded, Send, SessionEnded,
+    VoteDecided, WriteState,
 )
 from protocol.race.keys import RaceKeyBook, announce
 from protocol.race.messages import RaceKey
@@ -73,6 +78,9 @@ class RaceOptions:
     fault_frame: int | None = None  # corrupt this node's own state after this frame of round 0
     cut_frame: int | None = None  # drop every mesh link after this frame of round 0 …
     cut_seconds: float = 5.0  # … and stay unreachable this long
+    stall_frame: int | None = None  # stand still (pump, links) after this frame of round 0, as if stopped …
+    stall_seconds: float = 3.0  # … for this long
+    stall_links: bool = True  # False: only the pump stands still, the links are read and answered
 
 
 @dataclass
@@ -90,6 +98,12 @@ class MatchReport:
     max_lag: int = 0
     rollbacks: int = 0
     max_rollback: int = 0
+    drops: dict[str, int] = field(default_factory=dict)
+    """Every refused or dropped input or message, by reason: the sessions' (``RaceStats.drops``) and the
+    race links' rate limits (``link-bucket-…``), summed over the rounds."""
+    liveness: dict[str, int] = field(default_factory=dict)
+    """The sessions' other liveness counters summed over the rounds (redundant inputs, re-sends, probes,
+    peers the watchdog treated as lost)."""
 
 
 class MatchRunner:
@@ -132,6 +146,7 @@ class MatchRunner:
         self._changed = Wakeup()  # a message arrived, or a link was lost or came back
         self._last_signed: dict[str, int] = {}  # peer -> newest confirmed frame with its own signed input
         self._leave_reasons: dict[str, str] = {}  # peer -> why it left this round (its leave, or a lost link)
+        self._link_drops_seen: dict[str, int] = {}  # the mesh's drop counts already reported for a round
         self.log_path = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.o4wlog"
         self.log = RaceLogWriter(self.log_path)
         self.report.log = str(self.log_path)
@@ -210,7 +225,8 @@ class MatchRunner:
         self.events.emit("race-start", round=round_index, slot=self.slot, roster=list(setup.roster))
         self._route(session.start(self.clock.now_ms()))
         pump = FramePump(self._step, lambda: session.current_frame,
-                         lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag))
+                         lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag),
+                         self.mesh.gate.wait)
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
                                            self.report.rollbacks))
         await pump.run(lambda: self.round_over or session.ended is not None)
@@ -223,8 +239,30 @@ class MatchRunner:
         if self.round_over and session.ended is None:
             with trio.move_on_after(ANCHOR_WAIT_S):
                 await self._await_anchor(session)
+        self._liveness(session)
         self.log.flush()
         await run_blocking(self.log.fsync)
+
+    def _liveness(self, session: RaceSession) -> None:
+        """The round's drops and liveness counters: into the report (summed) and the race log."""
+        stats = session.stats.liveness()
+        link_drops, self._link_drops_seen = (
+            {k: v - self._link_drops_seen.get(k, 0) for k, v in self.mesh.drops.items()}, dict(self.mesh.drops))
+        drops = dict(stats.pop("drops"))
+        for reason, count in link_drops.items():
+            if count:
+                drops[reason] = drops.get(reason, 0) + count
+        for reason, count in drops.items():
+            self.report.drops[reason] = self.report.drops.get(reason, 0) + count
+        for name, count in stats.items():
+            self.report.liveness[name] = self.report.liveness.get(name, 0) + count
+        self.log.append({"kind": "liveness", "round": self.round_index, "drops": dict(sorted(drops.items())), **stats})
+
+    def stall(self, seconds: float, links: bool = True) -> None:
+        """Fault injection (and the in-process stand-in for SIGSTOP): for ``seconds`` this node steps no
+        frame and, with ``links``, reads none of its race links and writes none; then it carries on where
+        it was. Without ``links`` it is a node alive but stuck: its links answer, its race does not move."""
+        self.mesh.gate.stall(seconds, links)
 
     async def _await_anchor(self, session: RaceSession) -> None:
         """Until the round's anchor is decided. Proposals and signatures arrive through ``_on_message``
@@ -274,6 +312,10 @@ class MatchRunner:
             if self.options.cut_frame == report.frame:
                 self.mesh.cut(self.options.cut_seconds)
                 self.events.emit("fault", kind="disconnect", frame=report.frame, seconds=self.options.cut_seconds)
+            if self.options.stall_frame == report.frame:
+                self.stall(self.options.stall_seconds, self.options.stall_links)
+                self.events.emit("fault", kind="stall" if self.options.stall_links else "pump-stall", frame=report.frame,
+                                 seconds=self.options.stall_seconds)
         return report.stepped
 
     # ---- mesh callbacks ----------------------------------------------------------------------------
@@ -331,6 +373,8 @@ class MatchRunner:
                     self._ended(action)
                 case Misbehaviour():
                     self._misbehaviour(action)
+                case InputsDropped():
+                    self._inputs_dropped(action)
                 case CaughtUp():
                     self._caught_up(action)
                 case CloseLink():
@@ -408,8 +452,14 @@ class MatchRunner:
         self.log.append({"kind": "session-end", "round": self.round_index, "reason": reason, "detail": action.detail})
         self.events.emit("session-end", round=self.round_index, reason=reason, detail=action.detail)
 
+    def _inputs_dropped(self, action: InputsDropped) -> None:
+        """Inputs set aside without blame: logged (the session counts them). While this node waits for a
+        snapshot every input is set aside by design (the snapshot replaces those frames): debug level."""
+        level = log.debug if action.reason == "race-input-catching-up" else log.info
+        level("race-inputs-dropped", peer=action.peer, reason=action.reason, frames=list(action.frames))
+
     def _misbehaviour(self, action: Misbehaviour) -> None:
-        log.info("race-misbehaviour", peer=action.peer, code=action.code)
+        log.warning("race-misbehaviour", peer=action.peer, code=action.code)
 
     def _caught_up(self, action: CaughtUp) -> None:
         """The world now holds a snapshot a quorum vouched for; replay restarts from the same bytes."""
@@ -418,7 +468,10 @@ class MatchRunner:
         self.events.emit("caught-up", round=self.round_index, frame=action.frame, resume_frame=action.resume_frame)
 
     def _close(self, action: CloseLink) -> None:
+        """The session closes the link (a stalled peer, a rejoin refused): the mesh dials again, and the
+        session's rejoin rules decide what the new link is worth."""
         log.info("race-close-link", peer=action.peer, code=action.code)
+        self.mesh.close(action.peer, action.code, "the race session closed this link")
 
     def _finish(self, end: dict[str, Any]) -> None:
         """Runs however the match ends: the log always closes with its end record."""

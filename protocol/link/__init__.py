@@ -1,17 +1,25 @@
-"""A link's own protocol: the sans-IO mutual authentication of the two ends."""
+"""A link's own protocol: the Noise XX handshake that authenticates both ends and keys the link's ciphers."""
 
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
+    "FrameCipher": "handshake",
     "Handshake": "handshake",
     "HandshakeResult": "handshake",
     "HandshakeState": "handshake",
-    "LinkAuth": "handshake",
     "LinkClose": "handshake",
-    "LinkHello": "handshake",
+    "LinkIdentity": "handshake",
+    "LinkNoise": "handshake",
     "LinkRole": "handshake",
-    "auth_message": "handshake",
+    "LinkVersion": "handshake",
     "close_reason": "handshake",
     "decode_handshake_message": "handshake",
+    "peek_protocol_version": "handshake",
+    "static_key_message": "handshake",
     "transcript_digest": "handshake",
+    "CipherState": "noise",
+    "NoiseXX": "noise",
+    "Role": "noise",
+    "SymmetricState": "noise",
+    "TransportCipher": "noise",
 })

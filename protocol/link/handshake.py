@@ -1,17 +1,30 @@
-"""Sans-IO mutual authentication of a link: both sides prove their master identity over one transcript.
+"""Sans-IO link handshake: Noise XX whose payloads bind each side's Ed25519 identity to its Noise key.
 
-Dialer → ``link-hello``; listener → ``link-hello`` + ``link-auth``; dialer → ``link-auth``, only after
-it has checked the listener's proof (so it signs nothing for an impostor, and a stream without any
-buffering cannot deadlock with both sides sending). Each
-``link-auth`` signs a role-tagged message over the transcript digest: SHA-256 of the canonical DAG-CBOR
-map of the domain, the protocol version and both sides' PeerId and fresh 32-byte nonce, each under its
-fixed role. Fresh nonces make every digest unique, so a signature cannot be replayed into another link,
-and the roles in both the map and the signed message stop it from being reflected. Both sides end with
-the same digest, which the room layer binds its role proofs to (docs/transport.md).
+After TCP connect the dialer is the Noise initiator (``Noise_XX_25519_ChaChaPoly_SHA256``,
+``protocol.link.noise``). Each XX message travels in a ``link-noise`` frame; the payloads are modelled
+on libp2p's Noise handshake payload:
+
+    dialer   → e               payload ``link-version {protocolVersion}``        (in the clear, hashed)
+    listener ← e, ee, s, es    payload ``link-identity {protocolVersion, peerId, signature}`` (encrypted)
+    dialer   → s, se           payload ``link-identity {protocolVersion, peerId, signature}`` (encrypted)
+
+``signature`` is the sender's Ed25519 master-key signature over ``"open4wd-node-noise-static-key-v1:" ‖
+its static Noise public key`` (libp2p signs ``"noise-libp2p-static-key:" ‖ key``), so the PeerId is
+bound to the key whose private half the Noise handshake proves. Each side checks, in order: the
+protocol version, a valid PeerId, not our own PeerId, the dialer's expected PeerId, the signature. The
+dialer checks the listener before it writes its own identity, so it reveals and signs nothing for an
+impostor. A fresh static key is made for every link (nothing to store; the signature is then unique
+to the link too).
+
+The link's ``transcript`` (what the room layer's HMAC role proof covers) is derived from the final
+Noise handshake hash, which covers both ephemeral and static keys and every payload: it is the same on
+both sides and different for every session, so a role proof cannot be replayed into another link.
 
 Faults: what the other side sends (or fails to send in time) is a ``ProtocolError`` whose code the
-shell tells the peer before it hangs up; constructing or driving a ``Handshake`` wrongly from this
-node's own code is a ``LocalError``.
+shell tells the peer in a ``link-close`` before it hangs up: in the clear, as nothing is keyed yet,
+except for a listener refusing the identity in a message 3 that Noise accepted: the dialer's link is
+open by then, so that refusal is sealed with ``refusal_cipher``;
+constructing or driving a ``Handshake`` wrongly from this node's own code is a ``LocalError``.
 """
 
 from __future__ import annotations
@@ -21,32 +34,37 @@ import re
 import secrets
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol, TypeVar
+
+import msgpack
 
 from protocol.encoding import dagcbor
-from protocol.errors import LocalError, ProtocolError
+from protocol.encoding.wire import Message, decode_message, encode_message, message
+from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity, is_valid_peer_id, verify_signature
+from protocol.link.noise import DHLEN, NoiseXX, Role
 from protocol.versions.record import PROTOCOL_VERSION
-from protocol.encoding.wire import Message, decode_message, message
 
-TRANSCRIPT_DOMAIN = "open4wd-node-link-v1"
-AUTH_DOMAIN = "open4wd-node-link-auth-v1"
-NONCE_BYTES = 32
+TRANSCRIPT_DOMAIN = "open4wd-node-link-v2"
+STATIC_KEY_DOMAIN = b"open4wd-node-noise-static-key-v1:"
 HANDSHAKE_TIMEOUT_MS = 5_000
 
 
 class LinkRole(StrEnum):
-    """Which end of the link this side is; the value is part of the transcript and the signed bytes."""
+    """Which end of the link this side is: the dialer is the Noise initiator; the value is part of the
+    transcript map."""
 
     DIALER = "dialer"
     LISTENER = "listener"
 
 
 class HandshakeState(StrEnum):
-    """Where one side's handshake stands (named in ``handshake-unexpected`` messages)."""
+    """Where one side's handshake stands: the XX message it waits for (named in ``handshake-unexpected``)."""
 
     NEW = "new"
-    AWAIT_HELLO = "await-hello"
-    AWAIT_AUTH = "await-auth"
+    AWAIT_FIRST = "await-message-1"
+    AWAIT_SECOND = "await-message-2"
+    AWAIT_THIRD = "await-message-3"
     DONE = "done"
     FAILED = "failed"
 
@@ -58,42 +76,101 @@ MAX_CLOSE_TEXT = 200
 CLOSE_CODE = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
-@message("link-hello")
-class LinkHello(Message):
-    """Each side's opening: its protocol version, its PeerId and a fresh nonce for the transcript."""
+@message("link-noise")
+class LinkNoise(Message):
+    """One message of the Noise XX handshake (``noise``: its bytes exactly as Noise writes them)."""
 
-    protocolVersion: str
-    peerId: str
-    nonce: bytes
-
-
-@message("link-auth")
-class LinkAuth(Message):
-    """The sender's signature over its role and the transcript digest (``auth_message``)."""
-
-    signature: bytes
+    noise: bytes
 
 
 @message("link-close")
 class LinkClose(Message):
-    """Sent before a side hangs up, in the handshake or later, so the other side learns why."""
+    """Sent before a side hangs up, so the other side learns why: in the clear during the handshake,
+    sealed like every other frame once the link is open."""
 
     code: str
     message: str
 
 
-HANDSHAKE_MESSAGES: dict[str, type[Message]] = {cls.TYPE: cls for cls in (LinkHello, LinkAuth, LinkClose)}
+@message("link-version")
+class LinkVersion(Message):
+    """The payload of XX message 1 (the dialer's ``e``): its protocol version, so a listener of another
+    version refuses with ``handshake-version-mismatch`` before anything else."""
+
+    protocolVersion: str
 
 
-def decode_handshake_message(body: bytes) -> Message:
-    """Decode a handshake frame; any other message type is out of order. Raises ``ProtocolError``
-    (``handshake-unexpected``, or the decoder's own code)."""
+@message("link-identity")
+class LinkIdentity(Message):
+    """The payload of XX messages 2 and 3: the sender's protocol version, its PeerId (its Ed25519 public
+    key) and its signature over its static Noise key (``static_key_message``)."""
+
+    protocolVersion: str
+    peerId: str
+    signature: bytes
+
+
+HANDSHAKE_MESSAGES: dict[str, type[Message]] = {cls.TYPE: cls for cls in (LinkNoise, LinkClose)}
+PAYLOAD_MESSAGES: dict[str, type[Message]] = {cls.TYPE: cls for cls in (LinkVersion, LinkIdentity)}
+HANDSHAKE_TYPES = frozenset(HANDSHAKE_MESSAGES) | frozenset(PAYLOAD_MESSAGES)  # never valid on an open link
+
+P = TypeVar("P", bound=Message)
+
+
+class FrameCipher(Protocol):
+    """One direction of an open link's frame protection: ``seal`` what this side sends, ``open`` what it
+    receives (``PeerError`` ``link-tampered`` when a frame does not authenticate). A ``Link`` gets two
+    by composition (``protocol.link.noise.TransportCipher`` in the product)."""
+
+    @property
+    def overhead(self) -> int:
+        """Bytes a sealed frame adds to its plaintext (16 for ChaCha20-Poly1305's tag)."""
+        ...
+
+    def seal(self, plaintext: bytes) -> bytes:
+        """The next frame of this direction, sealed."""
+        ...
+
+    def open(self, ciphertext: bytes) -> bytes:
+        """The plaintext of the next frame of this direction; ``PeerError`` (``link-tampered``) otherwise."""
+        ...
+
+
+def peek_protocol_version(body: bytes) -> str | None:
+    """The text ``protocolVersion`` of a msgpack map, without checking anything else, or None. Every
+    protocol version opens with such a field (protocol 1 in its ``link-hello`` frame, protocol 2 in the
+    ``link-version`` payload), so versions can tell each other apart whatever else changed."""
+    try:
+        value = msgpack.unpackb(body, raw=False, strict_map_key=True, ext_hook=lambda code, data: None, timestamp=0)
+    except (ValueError, TypeError, msgpack.exceptions.UnpackException):
+        return None
+    version = value.get("protocolVersion") if isinstance(value, dict) else None
+    return version[:MAX_VERSION_CHARS] if isinstance(version, str) else None
+
+
+def _version_mismatch(mine: str, mine_role: str, theirs: str, their_role: str) -> ProtocolError:
+    # Messages name roles, not "this node" and "the peer": the other side reads them too (link-close).
+    return ProtocolError(
+        "handshake-version-mismatch",
+        f"protocol versions differ: {mine_role} {mine!r}, {their_role} {theirs!r}; "
+        "both sides must run the same protocol version",
+    )
+
+
+def decode_handshake_message(body: bytes, protocol_version: str = PROTOCOL_VERSION) -> Message:
+    """Decode a handshake frame (``link-noise`` or ``link-close``); any other message type is out of
+    order. Raises ``ProtocolError``: ``handshake-version-mismatch`` for an opening frame of another
+    protocol version that names it, such as protocol 1's ``link-hello`` (so an old dialer learns why),
+    else ``handshake-unexpected``, or the decoder's own code."""
     try:
         return decode_message(body, HANDSHAKE_MESSAGES)
     except ProtocolError as exc:
         if exc.code == "unknown-message-type":
+            legacy = peek_protocol_version(body)
+            if legacy is not None and legacy != protocol_version:
+                raise _version_mismatch(protocol_version, "this side", legacy, "the other side (no Noise)") from None
             raise ProtocolError(
-                "handshake-unexpected", f"only link-hello, link-auth and link-close may open a link; {exc.message}"
+                "handshake-unexpected", f"only link-noise and link-close may open a link; {exc.message}"
             ) from None
         raise
 
@@ -105,35 +182,40 @@ def close_reason(msg: LinkClose) -> tuple[str, str]:
     return code, text
 
 
-def transcript_digest(
-    protocol_version: str, dialer_peer: str, dialer_nonce: bytes, listener_peer: str, listener_nonce: bytes
-) -> bytes:
-    """SHA-256 of the canonical DAG-CBOR transcript map (layout frozen by a test vector)."""
+def static_key_message(static_public_key: bytes) -> bytes:
+    """What a ``link-identity`` signature covers: the domain string, then the sender's 32-byte static
+    Noise public key."""
+    return STATIC_KEY_DOMAIN + static_public_key
+
+
+def transcript_digest(protocol_version: str, handshake_hash: bytes, dialer_peer: str, listener_peer: str) -> bytes:
+    """The link's transcript: SHA-256 of the canonical DAG-CBOR map of the domain, the protocol version,
+    the final Noise handshake hash and both PeerIds in their roles (layout frozen by a test vector)."""
     transcript = {
         "domain": TRANSCRIPT_DOMAIN,
         "protocolVersion": protocol_version,
-        DIALER: {"peerId": dialer_peer, "nonce": dialer_nonce},
-        LISTENER: {"peerId": listener_peer, "nonce": listener_nonce},
+        "handshakeHash": handshake_hash,
+        DIALER: dialer_peer,
+        LISTENER: listener_peer,
     }
     return hashlib.sha256(dagcbor.encode(transcript)).digest()
 
 
-def auth_message(role: str, transcript: bytes) -> bytes:
-    """The bytes a ``link-auth`` signature covers: the transcript digest tagged with the signer's role."""
-    return dagcbor.encode({"domain": AUTH_DOMAIN, "role": role, "transcript": transcript})
-
-
 @dataclass(frozen=True)
 class HandshakeResult:
-    """What a finished handshake proved: who the other side is, and the link's transcript digest."""
+    """What a finished handshake proved and set up: who the other side is, the link's transcript, and the
+    two frame ciphers of the open link."""
 
     peer_id: str  # the authenticated PeerId of the other side
-    transcript: bytes  # 32-byte digest, identical on both sides and unique per link
+    transcript: bytes  # 32-byte digest, identical on both sides and unique per session
     role: LinkRole  # this side's role
+    handshake_hash: bytes  # the final Noise handshake hash the transcript is derived from
+    send: FrameCipher  # seals what this side sends
+    receive: FrameCipher  # opens what the other side sends
 
 
 class Handshake:
-    """One side of the handshake. ``start()`` and ``receive()`` return the messages to send next;
+    """One side of the handshake. ``start()`` and ``receive()`` return the frames to send next;
     any ``ProtocolError`` they raise ends the attempt (the shell closes the connection with its code)."""
 
     def __init__(
@@ -144,32 +226,37 @@ class Handshake:
         *,
         expected_peer: str | None = None,
         protocol_version: str = PROTOCOL_VERSION,
-        nonce: bytes | None = None,
+        static_key: bytes | None = None,
+        ephemeral_key: bytes | None = None,
         timeout_ms: int = HANDSHAKE_TIMEOUT_MS,
     ) -> None:
         """One side, as ``role`` (a ``LinkRole``), due to finish by ``now_ms + timeout_ms``; a dialer may
-        insist on ``expected_peer`` (the PeerId of an invitation or a room state).
+        insist on ``expected_peer`` (the PeerId of an invitation or a race-mesh peer). ``static_key`` and
+        ``ephemeral_key`` (32-byte X25519 private keys) are fresh random keys unless given (test vectors).
 
-        Raises ``LocalError`` (``handshake-misuse``) for a role that is neither end or a nonce that is
-        not 32 bytes, and ``ProtocolError`` (``peer-id-invalid``) when ``expected_peer`` is malformed or
+        Raises ``LocalError`` (``handshake-misuse``) for a role that is neither end or a key that is not
+        32 bytes, and ``ProtocolError`` (``peer-id-invalid``) when ``expected_peer`` is malformed or
         given to a listener: that PeerId may come from a peer's room state.
         """
         if role not in tuple(LinkRole):
             raise LocalError("handshake-misuse", f"role must be {DIALER!r} or {LISTENER!r}")
         if expected_peer is not None and (role != DIALER or not is_valid_peer_id(expected_peer)):
             raise ProtocolError("peer-id-invalid", "only a dialer expects a peer, and it must be a valid PeerId")
+        static_key = secrets.token_bytes(DHLEN) if static_key is None else static_key
+        if len(static_key) != DHLEN or (ephemeral_key is not None and len(ephemeral_key) != DHLEN):
+            raise LocalError("handshake-misuse", f"a Noise private key has {DHLEN} bytes")
         self.identity = identity
         self.role = LinkRole(role)
         self.expected_peer = expected_peer
         self.protocol_version = protocol_version
-        self.nonce = secrets.token_bytes(NONCE_BYTES) if nonce is None else nonce
-        if len(self.nonce) != NONCE_BYTES:
-            raise LocalError("handshake-misuse", f"a handshake nonce has {NONCE_BYTES} bytes")
         self.timeout_ms = timeout_ms
         self.deadline_ms = now_ms + timeout_ms
         self.result: HandshakeResult | None = None
-        self._peer: LinkHello | None = None
-        self._transcript: bytes | None = None
+        # Seals this side's refusal when the other side already holds an open link: a listener that
+        # read a valid message 3 whose identity it refuses (None otherwise: the refusal goes in the clear).
+        self.refusal_cipher: FrameCipher | None = None
+        self._noise = NoiseXX(Role.INITIATOR if self.role == DIALER else Role.RESPONDER, static_key,
+                              ephemeral_private=ephemeral_key)
         self._state = HandshakeState.NEW
 
     @property
@@ -177,27 +264,36 @@ class Handshake:
         """Whether the other side is authenticated (``result`` is set)."""
         return self.result is not None
 
-    def _hello(self) -> LinkHello:
-        return LinkHello(protocolVersion=self.protocol_version, peerId=self.identity.peer_id, nonce=self.nonce)
+    @property
+    def state(self) -> HandshakeState:
+        """Where this side stands."""
+        return self._state
 
-    def _auth(self) -> LinkAuth:
-        assert self._transcript is not None
-        return LinkAuth(signature=self.identity.sign(auth_message(self.role, self._transcript)))
+    @property
+    def _peer_role(self) -> LinkRole:
+        return LISTENER if self.role == DIALER else DIALER
 
     def _fail(self, code: str, text: str) -> ProtocolError:
         self._state = HandshakeState.FAILED
         return ProtocolError(code, text)
 
+    def _identity(self) -> LinkIdentity:
+        signature = self.identity.sign(static_key_message(self._noise.static_public))
+        return LinkIdentity(protocolVersion=self.protocol_version, peerId=self.identity.peer_id, signature=signature)
+
     def start(self) -> list[Message]:
-        """Opening messages: the dialer speaks first, the listener waits for the dialer's hello.
+        """Opening frames: the dialer writes XX message 1, the listener waits for it.
 
         Raises ``LocalError`` (``handshake-unexpected``) when called twice (the attempt fails).
         """
         if self._state != HandshakeState.NEW:
             self._state = HandshakeState.FAILED
             raise LocalError("handshake-unexpected", "the handshake was already started")
-        self._state = HandshakeState.AWAIT_HELLO
-        return [self._hello()] if self.role == DIALER else []
+        if self.role == LISTENER:
+            self._state = HandshakeState.AWAIT_FIRST
+            return []
+        self._state = HandshakeState.AWAIT_SECOND
+        return [self._write(LinkVersion(self.protocol_version))]
 
     def expire(self, now_ms: int) -> None:
         """Timer event: past the deadline the attempt fails (raises ``ProtocolError`` ``handshake-timeout``)."""
@@ -205,60 +301,82 @@ class Handshake:
             raise self._fail("handshake-timeout", f"the handshake did not finish within {self.timeout_ms} ms")
 
     def receive(self, msg: Message, now_ms: int) -> list[Message]:
-        """The other side's next message; returns what to send back. Raises ``ProtocolError`` for a
-        late, out-of-order, malformed or forged message (the attempt fails with that code)."""
+        """The other side's next frame; returns what to send back. Raises ``ProtocolError`` for a late,
+        out-of-order, malformed, forged or altered message (the attempt fails with that code)."""
         self.expire(now_ms)
-        if self._state == HandshakeState.AWAIT_HELLO and isinstance(msg, LinkHello):
-            return self._on_hello(msg)
-        if self._state == HandshakeState.AWAIT_AUTH and isinstance(msg, LinkAuth):
-            return self._on_auth(msg)
-        raise self._fail("handshake-unexpected", f"{msg.TYPE} is out of order (handshake state: {self._state})")
+        waiting = self._state in (HandshakeState.AWAIT_FIRST, HandshakeState.AWAIT_SECOND, HandshakeState.AWAIT_THIRD)
+        if not waiting or not isinstance(msg, LinkNoise):
+            raise self._fail("handshake-unexpected", f"{msg.TYPE} is out of order (handshake state: {self._state})")
+        payload = self._read(msg.noise)
+        if self._state == HandshakeState.AWAIT_FIRST:
+            self._payload(payload, LinkVersion)
+            self._state = HandshakeState.AWAIT_THIRD
+            return [self._write(self._identity())]
+        try:
+            peer = self._check_identity(self._payload(payload, LinkIdentity))
+        except ProtocolError:
+            if self._noise.complete:  # the listener refusing message 3: the dialer's link is open already
+                self.refusal_cipher = self._noise.split()[0]
+            raise
+        reply: list[Message] = [self._write(self._identity())] if self.role == DIALER else []
+        self._finish(peer)
+        return reply
 
-    @property
-    def _peer_role(self) -> LinkRole:
-        return LISTENER if self.role == DIALER else DIALER
+    def _read(self, noise_message: bytes) -> bytes:
+        try:
+            return self._noise.read_message(noise_message)
+        except PeerError as exc:  # too short, an invalid key, or a message that does not authenticate
+            raise self._fail(exc.code, f"the {self._peer_role}'s handshake message: {exc.message}") from None
 
-    def _on_hello(self, hello: LinkHello) -> list[Message]:
-        # Messages name roles, not "this node" and "the peer": the other side reads them too (link-close).
-        if hello.protocolVersion != self.protocol_version:
-            theirs = hello.protocolVersion[:MAX_VERSION_CHARS]
-            raise self._fail(
-                "handshake-version-mismatch",
-                f"protocol versions differ: {self.role} {self.protocol_version!r}, {self._peer_role} {theirs!r}; "
-                "both sides must run the same protocol version",
-            )
-        if not is_valid_peer_id(hello.peerId):
-            raise self._fail("handshake-malformed", f"the {self._peer_role}'s hello carries an invalid PeerId")
-        if len(hello.nonce) != NONCE_BYTES:
-            raise self._fail(
-                "handshake-malformed", f"a hello nonce has {NONCE_BYTES} bytes, the {self._peer_role} sent {len(hello.nonce)}"
-            )
-        if hello.peerId == self.identity.peer_id:
-            raise self._fail("handshake-self", f"both sides present PeerId {hello.peerId} (a self-dial or a reflection)")
-        if self.expected_peer is not None and hello.peerId != self.expected_peer:
+    def _write(self, payload: Message) -> LinkNoise:
+        try:
+            return LinkNoise(self._noise.write_message(encode_message(payload)))
+        except PeerError as exc:  # the Diffie-Hellman with the peer's ephemeral key: a low-order point
+            raise self._fail(exc.code, f"the {self._peer_role}'s handshake message: {exc.message}") from None
+
+    def _payload(self, payload: bytes, kind: type[P]) -> P:
+        """The peer's payload as ``kind``; its protocol version is checked before anything else."""
+        theirs = peek_protocol_version(payload)
+        if theirs is not None and theirs != self.protocol_version:
+            self._state = HandshakeState.FAILED
+            raise _version_mismatch(self.protocol_version, self.role, theirs, self._peer_role)
+        try:
+            decoded = decode_message(payload, {kind.TYPE: kind})
+        except ProtocolError as exc:
+            raise self._fail("handshake-malformed", f"the {self._peer_role}'s {kind.TYPE} payload: {exc.message}") from None
+        assert isinstance(decoded, kind)
+        return decoded
+
+    def _check_identity(self, payload: LinkIdentity) -> str:
+        """The peer's PeerId, once its identity payload passed every check (in the documented order)."""
+        if not is_valid_peer_id(payload.peerId):
+            raise self._fail("handshake-malformed", f"the {self._peer_role}'s identity payload carries an invalid PeerId")
+        if payload.peerId == self.identity.peer_id:
+            raise self._fail("handshake-self", f"both sides present PeerId {payload.peerId} (a self-dial or a reflection)")
+        if self.expected_peer is not None and payload.peerId != self.expected_peer:
             raise self._fail(
                 "handshake-wrong-peer",
-                f"expected peer {self.expected_peer}, the listener is {hello.peerId}; the invitation does not match this host",
+                f"expected peer {self.expected_peer}, the listener is {payload.peerId}; the invitation does not match this host",
             )
-        self._peer = hello
-        if self.role == DIALER:
-            self._transcript = transcript_digest(
-                self.protocol_version, self.identity.peer_id, self.nonce, hello.peerId, hello.nonce
-            )
-        else:
-            self._transcript = transcript_digest(
-                self.protocol_version, hello.peerId, hello.nonce, self.identity.peer_id, self.nonce
-            )
-        self._state = HandshakeState.AWAIT_AUTH
-        return [] if self.role == DIALER else [self._hello(), self._auth()]
-
-    def _on_auth(self, auth: LinkAuth) -> list[Message]:
-        assert self._peer is not None and self._transcript is not None
-        if not verify_signature(self._peer.peerId, auth_message(self._peer_role, self._transcript), auth.signature):
+        remote_static = self._noise.remote_static
+        assert remote_static is not None  # read_message of XX message 2 or 3 has set it
+        if not verify_signature(payload.peerId, static_key_message(remote_static), payload.signature):
             raise self._fail(
                 "handshake-invalid-signature",
-                f"the {self._peer_role}'s link-auth is not a valid signature by {self._peer.peerId}",
+                f"the {self._peer_role}'s static Noise key is not signed by {payload.peerId}",
             )
+        return payload.peerId
+
+    def _finish(self, peer: str) -> None:
+        handshake_hash = self._noise.handshake_hash
+        dialer, listener = (self.identity.peer_id, peer) if self.role == DIALER else (peer, self.identity.peer_id)
+        send, receive = self._noise.split()
         self._state = HandshakeState.DONE
-        self.result = HandshakeResult(peer_id=self._peer.peerId, transcript=self._transcript, role=self.role)
-        return [self._auth()] if self.role == DIALER else []
+        self.result = HandshakeResult(
+            peer_id=peer,
+            transcript=transcript_digest(self.protocol_version, handshake_hash, dialer, listener),
+            role=self.role,
+            handshake_hash=handshake_hash,
+            send=send,
+            receive=receive,
+        )

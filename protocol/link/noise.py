@@ -173,6 +173,11 @@ class TransportCipher:
         """Messages sealed or opened so far."""
         return self.state.n
 
+    @property
+    def overhead(self) -> int:
+        """Bytes a sealed message adds to its plaintext: the 16-byte authentication tag."""
+        return TAGLEN
+
 
 class NoiseXX:
     """One side of a Noise XX handshake. Call ``write_message`` / ``read_message`` in the pattern's
@@ -193,6 +198,11 @@ class NoiseXX:
         self._symmetric = SymmetricState(PROTOCOL_NAME)
         self._symmetric.mix_hash(prologue)
         self._step = 0  # messages of the pattern done
+
+    @property
+    def static_public(self) -> bytes:
+        """This side's static public key (what the link's identity payload signs)."""
+        return public_bytes(self._s)
 
     @property
     def complete(self) -> bool:

@@ -21,7 +21,7 @@ from protocol.race.votes import VoteKind
 
 __all__ = [
     "AnchorDecided", "AnchorReached", "CaughtUp", "ChecksumVoted", "CloseLink", "ConfirmedInput", "DesyncDetected",
-    "DesyncRecord", "FrameConfirmed", "FrameReport", "Misbehaviour", "PeerLeft", "PeerLost", "PeerRejoined",
+    "DesyncRecord", "FrameConfirmed", "FrameReport", "InputsDropped", "Misbehaviour", "PeerLeft", "PeerLost", "PeerRejoined",
     "RaceAction", "RaceEvent", "RoundEnded", "Send", "SessionEndReason", "SessionEnded", "VoteDecided",
     "WaitReason", "WriteState",
 ]
@@ -105,6 +105,19 @@ class CaughtUp:
     state: bytes
     state_hash: bytes
     resume_frame: int
+
+
+@dataclass(frozen=True)
+class InputsDropped:
+    """Inputs of ``peer`` set aside without blame (``frames``): ``reason`` is ``race-input-stale`` (behind
+    the input window), ``race-input-ahead`` (ahead of it: this node is the one behind),
+    ``race-input-not-active`` (the peer is lost, rejoining, or before the frame its real inputs resume
+    at) or ``race-input-catching-up`` (this node waits for a snapshot). None of them is acknowledged,
+    so the peer sends them again if they are still needed. The shell logs it."""
+
+    peer: str
+    reason: str
+    frames: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -198,8 +211,8 @@ RaceEvent: TypeAlias = ChecksumVoted | DesyncDetected | PeerLeft | PeerLost | Pe
 """Every user-visible event of a race session."""
 
 RaceAction: TypeAlias = (
-    Send | CloseLink | Misbehaviour | FrameConfirmed | VoteDecided | WriteState | DesyncRecord | CaughtUp
-    | RoundEnded | AnchorDecided | SessionEnded | RaceEvent
+    Send | CloseLink | Misbehaviour | InputsDropped | FrameConfirmed | VoteDecided | WriteState | DesyncRecord
+    | CaughtUp | RoundEnded | AnchorDecided | SessionEnded | RaceEvent
 )
 """Everything a race session may return: carry out every ``Send`` of a batch before acting on a
 ``SessionEnded`` in it (docs/race.md)."""

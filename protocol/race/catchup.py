@@ -58,12 +58,22 @@ class CatchUpRequest:
         self.request_id = request_id
         self.groups: dict[tuple[int, bytes], list[str]] = {}
         self.answered: set[str] = set()
+        self.too_far: set[str] = set()
+        """Peers whose every candidate is more than ``MAX_ADVANCE_FRAMES`` ahead of this node."""
+
+    @property
+    def out_of_reach(self) -> bool:
+        """True once a quorum of peers offered only snapshots too far ahead: this node is so far behind
+        that no catch-up can bring it back (spec/netcode.md §6.2: more than 900 frames behind a strict
+        majority), and it leaves instead."""
+        return len(self.too_far) >= self.need
 
     def restart(self, request_id: int) -> None:
         """A new probe round: a fresh id, so every responder pins its newest candidates again."""
         self.request_id = request_id
         self.groups = {}
         self.answered = set()
+        self.too_far = set()
 
     def add_voter(self, peer: str) -> bool:
         """Ask one more peer while no target is chosen; True if it is new."""
@@ -73,14 +83,17 @@ class CatchUpRequest:
         return True
 
     def add_offer(self, peer: str, candidates: list[tuple[int, bytes]]) -> bool:
-        """Count one peer's offer; True exactly when a (frame, hash) group first reaches the quorum.
-        Raises ``ProtocolError`` ``race-offer-too-far`` for a candidate too far ahead."""
+        """Count one peer's offer; True exactly when a (frame, hash) group first reaches the quorum. A
+        candidate more than ``MAX_ADVANCE_FRAMES`` ahead is not counted (no blame: the offer is honest,
+        this node is the one behind); a peer that offers only such candidates counts towards
+        ``out_of_reach``."""
         if self.target is not None or peer in self.answered:
             return False
-        if any(frame - self.next_frame > MAX_ADVANCE_FRAMES for frame, _ in candidates):
-            raise ProtocolError("race-offer-too-far", f"a snapshot may move this node at most {MAX_ADVANCE_FRAMES} frames ahead")
         self.answered.add(peer)
-        for candidate in dict.fromkeys(candidates):
+        near = [(frame, digest) for frame, digest in candidates if frame - self.next_frame <= MAX_ADVANCE_FRAMES]
+        if candidates and not near:
+            self.too_far.add(peer)
+        for candidate in dict.fromkeys(near):
             group = self.groups.setdefault(candidate, [])
             group.append(peer)
             if len(group) >= self.need:

@@ -66,7 +66,7 @@ def wire_events(events: tuple[Event, ...]) -> list[list[Any]]:
 class PeerInputs:
     """One peer's inputs around the current frame; frames below ``low`` are pruned."""
 
-    __slots__ = ("real", "signed", "predicted", "base_frame", "base_events", "base_signed", "low", "newest")
+    __slots__ = ("real", "signed", "predicted", "base_frame", "base_events", "base_signed", "low", "newest", "through")
 
     def __init__(self) -> None:
         self.real: dict[int, tuple[Event, ...]] = {}
@@ -77,6 +77,19 @@ class PeerInputs:
         self.base_signed: RaceInput | None = None
         self.low = 0
         self.newest = -1
+        self.through = -1
+        """Every real input up to this frame is (or was, before pruning) held: what this node acknowledges."""
+
+    def contiguous(self, start: int) -> int:
+        """The newest frame ``f`` such that every real input of ``[start, f]`` is held (``start - 1`` when
+        the input of ``start`` is missing): the ``ack`` this node sends. Frames below ``start`` (before the
+        peer's ``active_from``) are not owed, so they are skipped."""
+        through = max(self.through, start - 1)
+        real = self.real
+        while through + 1 in real:
+            through += 1
+        self.through = through
+        return through
 
     def add(self, frame: int, events: tuple[Event, ...], signed: RaceInput) -> None:
         """Store the verified real input of ``frame`` (its events and the signed message)."""
@@ -127,3 +140,4 @@ class PeerInputs:
         self.base_frame, self.base_events, self.base_signed = -1, NO_EVENTS, None
         self.low = low
         self.newest = -1
+        self.through = low - 1

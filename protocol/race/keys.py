@@ -14,8 +14,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from protocol.errors import ProtocolError
 from protocol.identity.keys import PUBLIC_KEY_BYTES, SIGNATURE_BYTES, Identity, verify_signature
-from protocol.race.messages import RaceKey
-from protocol.race.signing import key_digest
+from protocol.race.messages import LeaveReason, RaceKey, RaceLeave
+from protocol.race.signing import key_digest, leave_digest
 
 MAX_KEYS_PER_PEER = 8
 MAX_RACE_ID_BYTES = 256
@@ -25,6 +25,11 @@ def announce(identity: Identity, race_id: str) -> RaceKey:
     """This node's race key announce for ``race_id``."""
     key = identity.race_key(race_id)
     return RaceKey(race_id, key.public_key, identity.sign(key_digest(race_id, identity.peer_id, key.public_key)))
+
+
+def signed_leave(race_key: Identity, race_id: str, reason: LeaveReason) -> RaceLeave:
+    """This node's ``race-leave`` for ``reason``, signed by its race key of ``race_id`` (``leave_digest``)."""
+    return RaceLeave(reason.value, race_key.sign(leave_digest(race_id, reason.value)))
 
 
 class RaceKeyBook:

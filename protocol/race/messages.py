@@ -18,9 +18,12 @@ SYNC_SNAPSHOT_MAX_BYTES = 4_194_304
 RACE_MESSAGE_MAX_BYTES = 4_194_688
 RACE_LINK = Channel("race-link", RACE_MESSAGE_MAX_BYTES + 64 * 1024)
 """Frame limit of a race link: a snapshot response plus its envelope (the plain RACE channel is 16 KiB)."""
-INPUT_TYPES = frozenset({"race-input", "race-relay"})
+INPUT_TYPES = frozenset({"race-inputs", "race-relay"})
 """Types that spend a race link's input bucket (120 burst, 90/s); every other race type spends the
 control bucket (32 burst, 32/s), as checksums and catch-up do in spec/netcode.md §2.4."""
+MAX_INPUTS_PER_MESSAGE = 33
+"""At most this many inputs in one ``race-inputs``: the input window ``[current − 8, current + 24]``
+(protocol/race/inputs.py), the most a receiver can take at once."""
 OFFER_CANDIDATES = 2
 
 
@@ -40,13 +43,36 @@ class LeaveReason(StrEnum):
             return None
 
 
-@message("race-input")
-class RaceInput(Message):
-    """A peer's signed input of ``frame``: its events as ``[skill, hold]`` pairs (``input_digest``)."""
+@dataclass(frozen=True)
+class RaceInput:
+    """One signed input of its sender for ``frame``: its events as ``[skill, hold]`` pairs, signed by the
+    sender's race key over ``input_digest`` (each input on its own: the race log, replay and catch-up
+    keep and forward single inputs with their signatures)."""
 
     frame: int
     events: list[list[Any]]
     signature: bytes
+
+
+@message("race-inputs")
+class RaceInputs(Message):
+    """GGRS-style input message: every input of the sender that the receiver has not acknowledged yet
+    (ascending frames, at most ``MAX_INPUTS_PER_MESSAGE``), and ``ack``, the newest frame up to which the
+    sender holds every input of the receiver (-1: none yet). A lost or refused message is repaired by
+    the next one, which carries the same inputs again."""
+
+    ack: int
+    inputs: list[RaceInput]
+
+
+@message("race-input-probe")
+class RaceInputProbe(Message):
+    """The progress watchdog's probe: the sender has waited 2 s for the receiver's next input (or race
+    key, ``hasKey`` false). ``ack`` as in ``race-inputs``. The receiver answers at once with a
+    ``race-inputs`` (and its race key announce when ``hasKey`` is false)."""
+
+    ack: int
+    hasKey: bool
 
 
 @message("race-checksum")
@@ -69,9 +95,11 @@ class RaceKey(Message):
 
 @message("race-leave")
 class RaceLeave(Message):
-    """The sender leaves the race; ``reason`` is a ``LeaveReason`` value (checked on arrival)."""
+    """The sender leaves the race; ``reason`` is a ``LeaveReason`` value (checked on arrival), signed by
+    the sender's race key over ``leave_digest`` (an unsigned or foreign leave changes nothing)."""
 
     reason: str
+    signature: bytes
 
 
 @message("race-rejoin")

@@ -26,11 +26,13 @@ from protocol.identity.keys import Identity
 from protocol.race.actions import (
     CaughtUp, CloseLink, ConfirmedInput, Misbehaviour, PeerLeft, PeerLost, PeerRejoined, RaceAction, Send, SessionEndReason,
 )
-from protocol.race.catchup import RESUME_LEAD_FRAMES, CatchUpRequest, CatchUpVerdict, Offer, OfferPins
-from protocol.race.inputs import INPUT_WINDOW_BEHIND, STATE_BUFFER_FRAMES, PeerInputs, parse_events
-from protocol.race.keys import RaceKeyBook, verify_race_signature
+from protocol.race.catchup import (
+    MAX_ADVANCE_FRAMES, RESUME_LEAD_FRAMES, CatchUpRequest, CatchUpVerdict, Offer, OfferPins,
+)
+from protocol.race.inputs import INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, STATE_BUFFER_FRAMES, PeerInputs, parse_events
+from protocol.race.keys import RaceKeyBook, signed_leave, verify_race_signature
 from protocol.race.messages import (
-    OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, LeaveReason, RaceInput, RaceLeave, RaceOffer,
+    OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, LeaveReason, RaceInput, RaceOffer,
     RaceProbe, RaceRejoin, RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
 from protocol.race.peers import ACTIVE, LOST, REJOINING, REMOVED, PeerTable
@@ -218,8 +220,11 @@ class Recovery:
 
     def on_rejoin(self, peer: str, msg: RaceRejoin, now_ms: int) -> list[RaceAction]:
         """``peer`` is back on a new link: refuse another loadout or a removed peer; make it active again
-        (and re-send this node's inputs), or ``rejoining`` while it catches up. Raises ``ProtocolError``
-        ``race-rejoin-invalid`` for another round's rejoin."""
+        (and re-send this node's inputs), or ``rejoining`` while it catches up. The frames decide too: a
+        peer whose ``nextFrame`` is behind this node's input window cannot be waited for (the inputs it
+        lacks are gone) and is ``rejoining`` as if it had asked to catch up; a peer more than the window
+        ahead means this node is the one that fell behind (it was stopped, say), so this node catches up
+        (spec/netcode.md §6.2). Raises ``ProtocolError`` ``race-rejoin-invalid`` for another round's rejoin."""
         if msg.raceId != self._race_id:
             raise ProtocolError("race-rejoin-invalid", "the rejoin is for another round")
         if msg.loadoutDigest != self._setup.loadouts[peer]:
@@ -228,7 +233,10 @@ class Recovery:
         if statuses[peer] is REMOVED:
             return [CloseLink(peer, "race-peer-removed")]
         actions: list[RaceAction] = []
-        if msg.catchUp:
+        current = self._sync.current_frame
+        if msg.nextFrame > current + INPUT_WINDOW_AHEAD and self._catch_up is None:
+            self._off_line = True  # the race went on without this node: only a snapshot brings it back
+        if msg.catchUp or msg.nextFrame < current - INPUT_WINDOW_BEHIND:
             if statuses[peer] is ACTIVE:
                 self._lost_at[peer] = now_ms
             statuses[peer] = REJOINING
@@ -298,8 +306,8 @@ class Recovery:
 
     def on_offer(self, peer: str, msg: RaceOffer, now_ms: int) -> list[RaceAction]:
         """A responder's signed candidates for this node's catch-up; once a quorum agrees on one, ask for
-        it. Raises ``ProtocolError`` ``race-offer-invalid``, ``race-offer-bad-signature``,
-        ``race-offer-too-far``."""
+        it; once a quorum is out of reach (more than 900 frames ahead), give up. Raises ``ProtocolError``
+        ``race-offer-invalid``, ``race-offer-bad-signature``."""
         request = self._catch_up
         if request is None or msg.requestId != request.request_id:
             return []  # an answer to an earlier probe round
@@ -310,6 +318,10 @@ class Recovery:
                         msg.signature, "race-offer-bad-signature")
         if request.add_offer(peer, candidates):
             return self._request_snapshot(request, now_ms)
+        if request.out_of_reach:
+            self._catch_up = None
+            return self._give_up(SessionEndReason.CATCH_UP_IMPOSSIBLE,
+                                 f"a strict majority is more than {MAX_ADVANCE_FRAMES} frames ahead of this node")
         return []
 
     def _request_snapshot(self, request: CatchUpRequest, now_ms: int) -> list[RaceAction]:
@@ -378,7 +390,7 @@ class Recovery:
 
     def _give_up(self, reason: SessionEndReason, detail: str) -> list[RaceAction]:
         """End after a failed catch-up, telling the others so that none of them waits for this node."""
-        leave = RaceLeave(LeaveReason.DISCONNECT.value)
+        leave = signed_leave(self._key, self._race_id, LeaveReason.DISCONNECT)
         sends: list[RaceAction] = [Send(p, leave) for p in self._peers.remaining_others()]
         return sends + self._session.end(reason, detail)
 

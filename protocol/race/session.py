@@ -16,6 +16,13 @@ and predictions of lost or removed peers are outside the input window. A connect
 for at most ``max_prediction`` frames, then the session waits (0 = lockstep), so a prediction of a
 connected peer never becomes final. Votes, the race log and catch-up offers only use confirmed frames.
 
+Liveness (docs/race.md, "A race never hangs"): inputs travel GGRS-style. Every ``race-inputs`` carries
+all of this node's inputs the receiver has not acknowledged (at most the input window) and an ``ack`` of
+the receiver's inputs, so a lost or refused message is repaired by the next one; while inputs stay
+unacknowledged they are re-sent every ``RESEND_MS``. A progress watchdog probes a peer whose next needed
+input has not arrived for ``PROBE_AFTER_MS`` and treats one that makes no progress for the reconnect
+window as lost, so the recovery rules always get to decide.
+
 Faults: what a peer sent is refused with a ``PeerError`` inside a handler, which ``receive`` turns into
 that peer's ``Misbehaviour``; a misuse by this node's own shell (or a bug) raises ``LocalError`` out of
 the call, and is never blamed on a peer.
@@ -33,27 +40,38 @@ from protocol.identity.consensus import canonical_peers, quorum
 from protocol.identity.keys import Identity
 from protocol.identity.keys import race_id as make_race_id
 from protocol.race.actions import (
-    ChecksumVoted, ConfirmedInput, DesyncDetected, DesyncRecord, FrameConfirmed, FrameReport, Misbehaviour,
-    RaceAction, RoundEnded, Send, SessionEnded, SessionEndReason, VoteDecided, WaitReason, WriteState,
+    ChecksumVoted, CloseLink, ConfirmedInput, DesyncDetected, DesyncRecord, FrameConfirmed, FrameReport, InputsDropped,
+    Misbehaviour, RaceAction, RoundEnded, Send, SessionEnded, SessionEndReason, VoteDecided, WaitReason, WriteState,
 )
 from protocol.race.anchor import AnchorFacts, AnchorRound
 from protocol.race.inputs import (
     INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, NO_EVENTS, STATE_BUFFER_FRAMES, PeerInputs, parse_events, wire_events,
 )
-from protocol.race.keys import RaceKeyBook, announce, verify_race_signature
+from protocol.race.keys import RaceKeyBook, announce, signed_leave, verify_race_signature
 from protocol.race.messages import (
-    LeaveReason, RaceAnchorProposal, RaceAnchorSignature, RaceChecksum, RaceInput, RaceKey, RaceLeave, RaceOffer,
-    RaceProbe, RaceRejoin, RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
+    MAX_INPUTS_PER_MESSAGE, LeaveReason, RaceAnchorProposal, RaceAnchorSignature, RaceChecksum, RaceInput,
+    RaceInputProbe, RaceInputs, RaceKey, RaceLeave, RaceOffer, RaceProbe, RaceRejoin, RaceRelay, RaceResume,
+    RaceSnapshot, RaceSyncRequest,
 )
 from protocol.race.peers import ACTIVE, LOST, REJOINING, REMOVED, PeerStatus, PeerTable
-from protocol.race.recovery import Recovery
+from protocol.race.recovery import RECONNECT_WINDOW_MS, Recovery
 from protocol.race.setup import RaceSetup, RaceWorld
-from protocol.race.signing import Event, checksum_digest, input_digest
+from protocol.race.signing import Event, checksum_digest, input_digest, leave_digest
 from protocol.race.sync import SyncLayer
 from protocol.race.votes import STRIKE_LIMIT, VOTE_INTERVAL_FRAMES, VoteBook, VoteKind
 
 OWN_INPUT_HISTORY = 64
 PENDING_BEFORE_KEY = 64
+RESEND_MS = 200
+"""While a peer has not acknowledged some of this node's inputs, they are sent again after this long
+without a ``race-inputs`` to it (GGRS's running retry interval)."""
+PROBE_AFTER_MS = 2_000
+"""The watchdog probes a peer whose next needed input (or race key) has not arrived for this long."""
+NO_PROGRESS_LOST_MS = RECONNECT_WINDOW_MS
+"""A linked peer that makes no progress for this long is treated as lost (its link is closed)."""
+SELF_STALL_MS = 1_000
+"""A gap this long between two ticks means this node itself did not run (stopped, swapped out): the
+watchdog's clocks restart rather than blame the peers for the time this node was away."""
 
 Handler = Callable[[str, Any, int], list[RaceAction]]
 """A message handler: ``(peer, message, now_ms) -> actions``, raising ``PeerError`` for a bad message."""
@@ -61,13 +79,32 @@ Handler = Callable[[str, Any, int], list[RaceAction]]
 
 class RaceStats:
     """Counters for the shell and benchmarks: ``steps`` counts world steps including re-simulation,
-    ``rollback_frames`` the re-simulated ones; ``last_rollback`` is the depth of the newest rollback."""
+    ``rollback_frames`` the re-simulated ones; ``last_rollback`` is the depth of the newest rollback.
 
-    __slots__ = ("steps", "predicted_inputs", "rollbacks", "rollback_frames", "max_rollback", "last_rollback")
+    Liveness counters: ``drops`` counts every input or message this session refused or set aside, by
+    reason (a ``Misbehaviour`` code, or an ``InputsDropped`` reason, one per input); ``redundant_inputs``
+    the copies of inputs already held (the price of redundancy, not a loss); ``resends`` the
+    ``race-inputs`` re-sent by the retry timer; ``probes_sent`` / ``probes_answered`` the watchdog's
+    probes; ``watchdog_lost`` the peers it treated as lost."""
+
+    __slots__ = ("steps", "predicted_inputs", "rollbacks", "rollback_frames", "max_rollback", "last_rollback",
+                 "drops", "redundant_inputs", "resends", "probes_sent", "probes_answered", "watchdog_lost")
 
     def __init__(self) -> None:
         self.steps = self.predicted_inputs = self.rollbacks = 0
         self.rollback_frames = self.max_rollback = self.last_rollback = 0
+        self.drops: dict[str, int] = {}
+        self.redundant_inputs = self.resends = self.probes_sent = self.probes_answered = self.watchdog_lost = 0
+
+    def drop(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` refused or set-aside items for ``reason``."""
+        self.drops[reason] = self.drops.get(reason, 0) + count
+
+    def liveness(self) -> dict[str, Any]:
+        """The liveness counters as plain data (the ``result`` event and the race log)."""
+        return {"drops": dict(sorted(self.drops.items())), "redundant_inputs": self.redundant_inputs,
+                "resends": self.resends, "probes_sent": self.probes_sent, "probes_answered": self.probes_answered,
+                "watchdog_lost": self.watchdog_lost}
 
 
 class RaceSession:
@@ -100,7 +137,12 @@ class RaceSession:
         self._skills = {p: frozenset(s) for p, s in setup.skills.items()}
         self._peers = PeerTable(self.me, self.peers)
         self._inputs = {p: PeerInputs() for p in self.peers}
-        self._pending: dict[str, list[RaceInput]] = {p: [] for p in self.others}
+        self._pending: dict[str, dict[int, RaceInput]] = {p: {} for p in self.others}
+        self._acked = {p: -1 for p in self.others}  # newest own frame each peer said it holds contiguously
+        self._last_sent: dict[str, int | None] = {p: None for p in self.others}  # when a race-inputs last went out
+        self._progress: dict[str, tuple[int, int]] = {}  # peer -> (its contiguous frame, since when), the watchdog's
+        self._probed: dict[str, int] = {}  # peer -> when the watchdog last probed it
+        self._last_tick: int | None = None
         self._sync = SyncLayer(world)
         self._frontier = world.frame - 1
         self._confirmed = world.frame - 1
@@ -114,7 +156,8 @@ class RaceSession:
                                   inputs=self._inputs, sync=self._sync, session=_RecoveryPort(self))
         recovery = self._recovery
         self._handlers: dict[type, Handler] = {
-            RaceInput: self._on_input, RaceChecksum: self._on_checksum, RaceKey: self._on_key, RaceLeave: self._on_leave,
+            RaceInputs: self._on_inputs, RaceInputProbe: self._on_input_probe, RaceChecksum: self._on_checksum,
+            RaceKey: self._on_key, RaceLeave: self._on_leave,
             RaceAnchorProposal: self._on_anchor_message, RaceAnchorSignature: self._on_anchor_message,
             RaceRejoin: recovery.on_rejoin, RaceRelay: recovery.on_relay, RaceResume: recovery.on_resume,
             RaceProbe: recovery.on_probe, RaceOffer: recovery.on_offer, RaceSyncRequest: recovery.on_sync_request,
@@ -142,12 +185,22 @@ class RaceSession:
 
     def next_deadline_ms(self) -> int | None:
         """When ``tick`` next has a timer to fire (a reconnect window closing, a catch-up retry, the
-        anchor's proposal slot or timeout), or None when no timer runs. Between frames, e.g. while the
-        shell waits for the round's anchor, it ticks at this deadline instead of on a fixed period."""
+        anchor's proposal slot or timeout, a re-send of unacknowledged inputs, the watchdog's probe or
+        verdict), or None when no timer runs. Between frames, e.g. while the shell waits for the round's
+        anchor, it ticks at this deadline instead of on a fixed period."""
         if self.ended is not None:
             return None
         deadlines = [d for d in (self._recovery.next_deadline_ms(),
                                  None if self._anchor is None else self._anchor.next_deadline_ms()) if d is not None]
+        for peer in self._peers.active_others():
+            last = self._last_sent[peer]
+            if last is not None and self._unacked(peer):
+                deadlines.append(last + RESEND_MS)
+            progress = self._progress.get(peer)
+            if progress is not None and self._watching():
+                probed = self._probed.get(peer)
+                deadlines.append(progress[1] + PROBE_AFTER_MS if probed is None else probed + PROBE_AFTER_MS)
+                deadlines.append(progress[1] + NO_PROGRESS_LOST_MS)
         return min(deadlines, default=None)
 
     @property
@@ -162,7 +215,7 @@ class RaceSession:
         actions = self._broadcast(self._announce)
         current = self._sync.current_frame
         for frame in range(current, current + self.setup.input_delay):
-            actions += self._sign_local(frame, NO_EVENTS)
+            actions += self._sign_local(frame, NO_EVENTS, now_ms)
         return actions
 
     def add_local_input(self, events: Iterable[Event], now_ms: int) -> list[RaceAction]:
@@ -176,7 +229,7 @@ class RaceSession:
             parsed = parse_events([list(e) for e in events], self._skills[self.me])
         except PeerError as exc:  # the rules a peer's input breaks, broken by this node's own driver
             raise LocalError(exc.code, exc.message) from exc
-        return self._sign_local(self._sync.current_frame + self.setup.input_delay, parsed)
+        return self._sign_local(self._sync.current_frame + self.setup.input_delay, parsed, now_ms)
 
     def leave(self, reason: LeaveReason, now_ms: int) -> list[RaceAction]:
         """Leave the race (``voluntary`` or ``disconnect``): tell everyone, then end as ``left``. Raises
@@ -186,7 +239,7 @@ class RaceSession:
             raise LocalError("race-leave-invalid", f"a leave reason is one of {', '.join(LeaveReason)}")
         if self.ended is not None:
             return []
-        return (self._broadcast(RaceLeave(parsed.value))
+        return (self._broadcast(signed_leave(self._key, self.race_id, parsed))
                 + self._end(SessionEndReason.LEFT, "this node left the race", {"reason": parsed.value}))
 
     def peer_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
@@ -194,16 +247,107 @@ class RaceSession:
         return self._recovery.peer_lost(peer, now_ms)
 
     def peer_reconnected(self, peer: str, now_ms: int) -> list[RaceAction]:
-        """A new link to ``peer`` is up: tell it who we race as and where we are."""
-        return self._recovery.peer_reconnected(peer, now_ms)
+        """A new link to ``peer`` is up: announce this round's race key again (the first announce may
+        have gone down with the old link), then tell it who we race as and where we are."""
+        if self.ended is not None or peer not in self._pending:
+            return []
+        self._progress.pop(peer, None)
+        self._probed.pop(peer, None)
+        self._last_sent[peer] = None
+        return [Send(peer, self._announce), *self._recovery.peer_reconnected(peer, now_ms)]
 
     def tick(self, now_ms: int) -> list[RaceAction]:
-        """Timers: reconnect windows (the partition guard), catch-up retries, the anchor's slots and timeout."""
+        """Timers: reconnect windows (the partition guard), catch-up retries, the anchor's slots and
+        timeout, re-sends of unacknowledged inputs and the progress watchdog."""
         if self.ended is not None:
             return []
         actions = self._recovery.tick(now_ms)
         if self.ended is None and self._anchor is not None:
             actions += self._anchor.tick(now_ms)
+        if self.ended is None:
+            actions += self._watchdog(now_ms)
+        if self.ended is None:
+            actions += self._resend_unacked(now_ms)
+        return actions
+
+    # ---- liveness: re-sends and the progress watchdog ---------------------------------------------
+
+    def _unacked(self, peer: str) -> bool:
+        """Whether ``peer`` has not acknowledged this node's newest input."""
+        return self._acked[peer] < self._inputs[self.me].newest
+
+    def _inputs_for(self, peer: str) -> RaceInputs:
+        """The ``race-inputs`` for ``peer``: this node's inputs it has not acknowledged (the newest
+        ``MAX_INPUTS_PER_MESSAGE`` of them at most) and the ack of its own inputs."""
+        own = self._inputs[self.me]
+        first = max(self._acked[peer] + 1, own.newest - MAX_INPUTS_PER_MESSAGE + 1, own.low)
+        signed = own.signed
+        return RaceInputs(self._ack_of(peer), [signed[f] for f in range(first, own.newest + 1) if f in signed])
+
+    def _ack_of(self, peer: str) -> int:
+        return self._inputs[peer].contiguous(self._peers.active_from[peer])
+
+    def _send_inputs(self, peers: Iterable[str], now_ms: int) -> list[RaceAction]:
+        actions: list[RaceAction] = []
+        for peer in peers:
+            self._last_sent[peer] = now_ms
+            actions.append(Send(peer, self._inputs_for(peer)))
+        return actions
+
+    def _resend_unacked(self, now_ms: int) -> list[RaceAction]:
+        """Send the unacknowledged inputs again to each active peer that has heard nothing from this
+        node for ``RESEND_MS``: a lost or dropped message is repaired even while nobody steps."""
+        due = [p for p in self._peers.active_others() if self._unacked(p)
+               and (self._last_sent[p] is None or now_ms - (self._last_sent[p] or 0) >= RESEND_MS)]
+        self.stats.resends += len(due)
+        return self._send_inputs(due, now_ms)
+
+    def _watching(self) -> bool:
+        """Whether the watchdog runs: this node takes inputs and its round has not ended."""
+        return self.ended is None and not self._recovery.catching_up and not self._round_ended
+
+    def _owed(self, peer: str) -> int | None:
+        """The frame of ``peer`` this node waits for (-1 for its race key), or None when nothing of it
+        is missing: its real inputs are held up to the frame before the current one."""
+        if self.keys.key(self.race_id, peer) is None:
+            return -1
+        through = self._ack_of(peer)
+        return through + 1 if through < self._sync.current_frame - 1 else None
+
+    def _watchdog(self, now_ms: int) -> list[RaceAction]:
+        """Probe an active peer whose next needed input (or race key) has not arrived for
+        ``PROBE_AFTER_MS``; treat one that made no progress for ``NO_PROGRESS_LOST_MS`` as lost (its
+        link is closed and the recovery rules decide: reconnect, catch-up, partition, void)."""
+        last, self._last_tick = self._last_tick, now_ms
+        if not self._watching():
+            self._progress.clear()
+            return []
+        if last is None or now_ms - last >= SELF_STALL_MS:
+            self._progress.clear()  # this node was away: the peers' clocks restart
+        actions: list[RaceAction] = []
+        for peer in self._peers.active_others():
+            owed = self._owed(peer)
+            progress = self._progress.get(peer)
+            if owed is None:
+                self._progress.pop(peer, None)
+                self._probed.pop(peer, None)
+                continue
+            if progress is None or progress[0] != owed:
+                self._progress[peer] = (owed, now_ms)
+                self._probed.pop(peer, None)
+                continue
+            waited = now_ms - progress[1]
+            if waited >= NO_PROGRESS_LOST_MS:
+                self.stats.watchdog_lost += 1
+                self._progress.pop(peer, None)
+                self._probed.pop(peer, None)
+                actions.append(CloseLink(peer, "race-no-progress"))
+                actions += self._recovery.peer_lost(peer, now_ms)
+            elif waited >= PROBE_AFTER_MS and now_ms - self._probed.get(peer, progress[1]) >= PROBE_AFTER_MS:
+                self._probed[peer] = now_ms
+                self.stats.probes_sent += 1
+                has_key = self.keys.key(self.race_id, peer) is not None
+                actions.append(Send(peer, RaceInputProbe(self._ack_of(peer) if has_key else -1, has_key)))
         return actions
 
     # ---- messages --------------------------------------------------------------------------------
@@ -217,32 +361,88 @@ class RaceSession:
             return []
         handler = self._handlers.get(type(msg))
         if handler is None:
-            return [Misbehaviour(peer, "race-unexpected-message")]
-        try:
-            return handler(peer, msg, now_ms)
-        except PeerError as exc:
-            return [Misbehaviour(peer, exc.code)]
+            actions: list[RaceAction] = [Misbehaviour(peer, "race-unexpected-message")]
+        else:
+            try:
+                actions = handler(peer, msg, now_ms)
+            except PeerError as exc:
+                actions = [Misbehaviour(peer, exc.code)]
+        for action in actions:
+            if isinstance(action, Misbehaviour):
+                self.stats.drop(action.code)
+        return actions
 
     def _on_key(self, peer: str, msg: RaceKey, now_ms: int) -> list[RaceAction]:
         if not self.keys.add(peer, msg) or msg.raceId != self.race_id:
             return []
+        pending, self._pending[peer] = self._pending[peer], {}
+        return self._take_inputs(peer, [pending[f] for f in sorted(pending)])
+
+    def _on_inputs(self, peer: str, msg: RaceInputs, now_ms: int) -> list[RaceAction]:
+        """A peer's unacknowledged inputs and its ack of ours. Each input is taken or refused on its
+        own: a refused one (a ``Misbehaviour``) or one set aside (``InputsDropped``) is not acknowledged,
+        so the peer sends it again."""
+        if len(msg.inputs) > MAX_INPUTS_PER_MESSAGE:
+            raise ProtocolError("race-inputs-too-many", f"a race-inputs carries at most {MAX_INPUTS_PER_MESSAGE} inputs")
+        self._acked[peer] = max(-1, min(msg.ack, self._inputs[self.me].newest))
+        return self._take_inputs(peer, msg.inputs)
+
+    def _take_inputs(self, peer: str, entries: Iterable[RaceInput]) -> list[RaceAction]:
         actions: list[RaceAction] = []
-        pending, self._pending[peer] = self._pending[peer], []
-        for early in pending:
-            actions += self.receive(peer, early, now_ms)
+        dropped: dict[str, list[int]] = {}
+        for entry in entries:
+            try:
+                reason = self._take_input(peer, entry)
+            except PeerError as exc:
+                actions.append(Misbehaviour(peer, exc.code))
+                continue
+            if isinstance(reason, list):
+                actions += reason
+                if self.ended is not None:
+                    break
+            elif reason is not None:
+                dropped.setdefault(reason, []).append(entry.frame)
+        for reason, frames in dropped.items():
+            self.stats.drop(reason, len(frames))
+            actions.append(InputsDropped(peer, reason, tuple(frames)))
         return actions
 
-    def _on_input(self, peer: str, msg: RaceInput, now_ms: int) -> list[RaceAction]:
-        if self._peers.statuses[peer] is not ACTIVE or msg.frame < self._peers.active_from[peer] or self._recovery.catching_up:
-            return []
-        if not self._sync.current_frame - INPUT_WINDOW_BEHIND <= msg.frame <= self._window_end():
-            raise ProtocolError("race-input-outside-window", f"frame {msg.frame} is outside the input window")
+    def _take_input(self, peer: str, entry: RaceInput) -> list[RaceAction] | str | None:
+        """Admit one input of ``peer``: the actions of admitting it, or the reason it was set aside, or
+        None for a copy of an input already held. Raises ``PeerError`` for one that breaks a rule."""
+        buffer = self._inputs[peer]
+        known = buffer.signed.get(entry.frame)
+        if known is not None and known.signature == entry.signature and known.events == entry.events:
+            self.stats.redundant_inputs += 1
+            return None
+        if known is None and entry.frame <= buffer.through:
+            self.stats.redundant_inputs += 1  # held once, pruned since: nothing to learn from it
+            return None
+        if self._recovery.catching_up:
+            return "race-input-catching-up"  # this node's frames are about to be replaced
+        if self._peers.statuses[peer] is not ACTIVE or entry.frame < self._peers.active_from[peer]:
+            return "race-input-not-active"
+        if entry.frame < self._sync.current_frame - INPUT_WINDOW_BEHIND:
+            return "race-input-stale"
+        if entry.frame > self._window_end():
+            return "race-input-ahead"  # this node is behind (it was stopped, say): no fault of the sender
         if self.keys.key(self.race_id, peer) is None:
-            if len(self._pending[peer]) >= PENDING_BEFORE_KEY:
+            pending = self._pending[peer]
+            if entry.frame not in pending and len(pending) >= PENDING_BEFORE_KEY:
                 raise ProtocolError("race-input-before-key", "inputs arrived before the peer's race key")
-            self._pending[peer].append(msg)
+            pending.setdefault(entry.frame, entry)
             return []
-        return self._admit(peer, msg)
+        return self._admit(peer, entry)
+
+    def _on_input_probe(self, peer: str, msg: RaceInputProbe, now_ms: int) -> list[RaceAction]:
+        """The peer's watchdog waits for this node's next input (or race key): answer at once with
+        every unacknowledged input and this node's ack of the peer's (and the key announce if asked)."""
+        if self._peers.statuses[peer] is REMOVED:
+            return []
+        self._acked[peer] = max(-1, min(msg.ack, self._inputs[self.me].newest))
+        self.stats.probes_answered += 1
+        actions: list[RaceAction] = [] if msg.hasKey else [Send(peer, self._announce)]
+        return actions + self._send_inputs([peer], now_ms)
 
     def _admit(self, peer: str, msg: RaceInput) -> list[RaceAction]:
         """Validate, verify and store one input of ``peer`` whose frame is inside the window."""
@@ -283,9 +483,14 @@ class RaceSession:
         return []
 
     def _on_leave(self, peer: str, msg: RaceLeave, now_ms: int) -> list[RaceAction]:
+        """``peer`` leaves, if its race key of this round signed that: an unsigned, forged or foreign
+        leave is refused (``race-leave-bad-signature``) and changes nothing."""
         reason = LeaveReason.parse(msg.reason)
         if reason is None:
             raise ProtocolError("race-leave-invalid", f"a leave reason is one of {', '.join(LeaveReason)}")
+        key = self.keys.key(self.race_id, peer)
+        if key is None or not verify_race_signature(key, leave_digest(self.race_id, reason.value), msg.signature):
+            raise ProtocolError("race-leave-bad-signature", "the leave is not signed by the peer's race key of this round")
         return self._recovery.remove(peer, reason)
 
     # ---- stepping --------------------------------------------------------------------------------
@@ -392,8 +597,8 @@ class RaceSession:
             inputs = tuple(self._confirmed_inputs(frame))
             actions.append(FrameConfirmed(frame, inputs))
             self._recovery.on_confirmed(frame, inputs, minority)
-            if frame % VOTE_INTERVAL_FRAMES == 0:
-                actions += self._vote(frame)
+            if frame % VOTE_INTERVAL_FRAMES == 0 and not self._recovery.off_line:
+                actions += self._vote(frame)  # an off-line node's frames are void: nothing to vote on
         current = self._sync.current_frame
         if self.world.done and self._confirmed == current - 1 and not self._round_ended:
             if self._recovery.off_line:
@@ -425,6 +630,9 @@ class RaceSession:
         every frame-keyed fact of the old history."""
         self._confirmed = frame - 1
         self._rollback_to = None
+        for peer in self.others:  # this node's old inputs are gone: the peers need its new ones from scratch
+            self._acked[peer] = min(self._acked[peer], frame - 1)
+        self._progress.clear()
         self._votes = VoteBook(self.me)
         self._own_hashes.clear()
         self.strikes = 0
@@ -474,7 +682,7 @@ class RaceSession:
             "participatingPeers": sorted(hashes), "hashes": hashes,
         }
         event["signatures"] = [{"signer": self.me, "sig": self._identity.sign(signing_digest(event))}]
-        actions = self._broadcast(RaceLeave(LeaveReason.DESYNC.value)) + [DesyncRecord(event)]
+        actions = self._broadcast(signed_leave(self._key, self.race_id, LeaveReason.DESYNC)) + [DesyncRecord(event)]
         return actions + self._end(SessionEndReason.PERSISTENT_DESYNC,
                                    f"three minority votes in a row (last at frame {frame})", {"frame": frame, "hashes": hashes})
 
@@ -504,11 +712,11 @@ class RaceSession:
 
     # ---- helpers ---------------------------------------------------------------------------------
 
-    def _sign_local(self, frame: int, events: tuple[Event, ...]) -> list[RaceAction]:
+    def _sign_local(self, frame: int, events: tuple[Event, ...], now_ms: int) -> list[RaceAction]:
         msg = RaceInput(frame, wire_events(events), self._key.sign(input_digest(self.race_id, frame, events)))
         self._inputs[self.me].add(frame, events, msg)
         self._advance_frontier()
-        return self._broadcast(msg)
+        return self._send_inputs(self._peers.remaining_others(), now_ms)
 
     def _broadcast(self, msg: Any) -> list[RaceAction]:
         return [Send(p, msg) for p in self._peers.remaining_others()]

@@ -43,6 +43,12 @@ def checksum_digest(race_id: str, frame: int, state_hash: bytes) -> bytes:
     return _digest({"type": "race-checksum", "raceId": race_id, "frame": frame, "hash": state_hash})
 
 
+def leave_digest(race_id: str, reason: str) -> bytes:
+    """What a race key signs to leave the round for ``reason`` (a ``LeaveReason`` value): a leave that
+    does not verify against the sender's race key of this round changes nothing."""
+    return _digest({"type": "race-leave", "raceId": race_id, "reason": reason})
+
+
 def key_digest(race_id: str, peer_id: str, public_key: bytes) -> bytes:
     """What the master key signs to bind a race key to its PeerId and round."""
     return _digest({"type": "race-key", "raceId": race_id, "peerId": peer_id, "publicKey": public_key})

@@ -68,6 +68,26 @@ class ReadyChanged(UserEvent):
 
 
 @dataclass(frozen=True)
+class ReadyRefused(UserEvent):
+    """The host refused this node's Ready declaration (``code``, ``message``): it is not Ready, and
+    ``--auto-ready`` declares again once the room has changed (member view)."""
+
+    EVENT = "ready-refused"
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ReadyWithdrawn(UserEvent):
+    """This node was listed Ready and no longer is: ``reason`` (a ``ReadyWithdrawal``) and ``message``
+    (member view; whatever withdrew it, the member says so)."""
+
+    EVENT = "ready-withdrawn"
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
 class ReadySetFormed(UserEvent):
     """Every participant is Ready: the host sent the ReadySet with this ``digest`` over ``roster``."""
 
@@ -147,7 +167,8 @@ class ErrorReported(UserEvent):
 
 
 RoomEvent: TypeAlias = (
-    Joined | MemberJoined | MemberLeft | CompatibilityChecked | ReadyChanged | ReadySetFormed | ReadySetRefused
-    | GridCancelled | CountdownStarted | CountdownCancelled | SuccessorChosen | MatchBegan | ErrorReported
+    Joined | MemberJoined | MemberLeft | CompatibilityChecked | ReadyChanged | ReadyRefused | ReadyWithdrawn
+    | ReadySetFormed | ReadySetRefused | GridCancelled | CountdownStarted | CountdownCancelled | SuccessorChosen | MatchBegan
+    | ErrorReported
 )
 """Every user-visible event a room machine reports."""

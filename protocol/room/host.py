@@ -2,9 +2,13 @@
 
 Sans-IO: every method takes an explicit ``now_ms`` and returns ``RoomAction``s. The host is also a
 participant; its own member logic talks to this object like any remote member does, with the host's
-PeerId as the sender. Messages are accepted only from the authenticated link peer (``receive``); a
-message that breaks a rule is answered with an ``error`` event and, unless it came from the host's own
-seat, blamed on its sender (``Misbehaviour``). A misuse by the local shell raises ``LocalError``.
+PeerId as the sender. Messages are accepted only from the authenticated link peer (``receive``), and
+each changes only that peer's own state: no message names another member whose Ready, cars or seat it
+would change (a declaration, an ack, a commit or a reveal must be signed by the sender; a relay's
+origin is the sender). A message that breaks a rule changes nothing, is answered with an ``error``
+event and, unless it came from the host's own seat, blamed on its sender (``Misbehaviour``); a refused
+Ready declaration is also answered on its sender's link (``ready-refused``), so that the sender knows
+and can declare again. A misuse by the local shell raises ``LocalError``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from protocol.encoding.dagcbor import signing_digest
 from protocol.encoding.wire import Message
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity
-from protocol.identity.signed import SignedPayload, SignedVerifier
+from protocol.identity.signed import NONCE_BYTES, SignedPayload, SignedVerifier
 from protocol.room.actions import CloseLink, RoomAction, Send, refused
 from protocol.room.capacity import CapacityReservations
 from protocol.room.config import MatchConfig, RoomLimits
@@ -50,6 +54,7 @@ from protocol.room.messages import (
     MatchStart,
     MemberWire,
     ReadyDeclarationMsg,
+    ReadyRefusal,
     ReadySetAck,
     ReadySetRefuse,
     ReadySetRequest,
@@ -70,6 +75,8 @@ from protocol.room.states import (
 
 MAX_NICKNAME = 32
 MAX_LISTEN = 64
+MAX_CODE = 64  # the longest code or reason kept from a peer's text (shown, and passed on)
+MAX_DETAIL = 300
 
 
 @dataclass
@@ -317,7 +324,9 @@ class HostRoom:
 
         Never raises for what a peer sent: a message that breaks a rule (a ``PeerError``) is dropped
         and answered with an ``error`` event, and blamed on ``peer`` (``Misbehaviour``) unless it came
-        from the host's own seat. A message from a non-member is ignored. A ``LocalError`` (a bug in
+        from the host's own seat. A message from a non-member is ignored without blame: it changes
+        nothing, and a departing member's last messages (an asset reply queued after its ``leave``, a
+        refused joiner's) may still be on their way while its link closes. A ``LocalError`` (a bug in
         this node) propagates.
         """
         if peer not in self.members:
@@ -332,6 +341,8 @@ class HostRoom:
             return refused(peer, exc.code, f"from {peer[-4:]}: {exc.message}", blame=not own)
 
     def _on_relay(self, peer: str, msg: Relay, now_ms: int) -> list[RoomAction]:
+        if msg.origin not in ("", peer):  # members send it empty; the host attests the link's peer
+            raise ProtocolError("relay-origin-invalid", "a relay may not name another member as its origin")
         attested = Relay(origin=peer, target=msg.target, body=msg.body)
         if msg.target == RELAY_TO_ALL:
             return [Send(p, attested) for p in self.members if p != peer]
@@ -349,6 +360,18 @@ class HostRoom:
         return self._broadcast_state()
 
     def _on_ready(self, peer: str, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
+        """A declaration is accepted, or refused and answered on its sender's link (``ready-refused``)
+        beside the usual ``error`` and blame: the sender is not Ready and may declare again."""
+        try:
+            return self._accept_ready(peer, msg, now_ms)
+        except PeerError as exc:
+            nonce = msg.signed.get("nonce")
+            echo = nonce if isinstance(nonce, bytes) and len(nonce) == NONCE_BYTES else b""
+            answer = ReadyRefusal(echo, exc.code[:MAX_CODE], exc.message[:MAX_DETAIL])
+            own = peer == self.identity.peer_id
+            return refused(peer, exc.code, f"from {peer[-4:]}: {exc.message}", blame=not own) + [Send(peer, answer)]
+
+    def _accept_ready(self, peer: str, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
         member = self.members[peer]
         if self.phase not in WAITING_PHASES:
             raise ProtocolError("not-allowed", "Ready is only possible while waiting")
@@ -370,9 +393,17 @@ class HostRoom:
         return actions + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
 
     def _on_cancel_ready(self, peer: str, msg: CancelReady, now_ms: int) -> list[RoomAction]:
+        """Withdraws the sender's own declaration, nobody else's. A spectator has none to cancel; a
+        participant without one changes nothing (its cancel may cross a withdrawal by the host), so it
+        costs no event, no ceremony and no room-state broadcast."""
+        member = self.members[peer]
+        if member.role != Role.PARTICIPANT:
+            raise ProtocolError("not-allowed", "only a participant has a Ready to cancel")
         if self.phase not in WAITING_PHASES:
             raise ProtocolError("not-allowed", "too late to cancel Ready; leave the room instead")
-        self.members[peer].declaration = None
+        if member.declaration is None:
+            return []
+        member.declaration = None
         actions: list[RoomAction] = [ReadyChanged(peer, False)]
         actions += self._invalidate_ceremony(CeremonyCancel.READY_CANCELLED)
         return actions + self._broadcast_state()
@@ -413,7 +444,14 @@ class HostRoom:
         return self._broadcast(GridCommitRequest(ceremony.grid_ctx), role=Role.PARTICIPANT) + self._broadcast_state()
 
     def _on_refuse(self, peer: str, msg: ReadySetRefuse, now_ms: int) -> list[RoomAction]:
-        return [ReadySetRefused(peer, msg.code[:64], msg.detail[:300])]
+        """Shown only from a participant about the ReadySet now waiting for acks; one about an earlier
+        ReadySet crossed a change of the room and is dropped (as a late ack is)."""
+        if not self._is_participant(peer):
+            raise ProtocolError("not-allowed", "only a participant is asked to acknowledge a ReadySet")
+        ceremony = self.ceremony
+        if self.phase != RoomPhase.VERIFYING or ceremony is None or msg.readySetDigest != ceremony.ready_digest:
+            return []
+        return [ReadySetRefused(peer, msg.code[:MAX_CODE], msg.detail[:MAX_DETAIL])]
 
     def _on_commit(self, peer: str, msg: GridCommit, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
@@ -468,7 +506,7 @@ class HostRoom:
         return actions + self._broadcast(LockedStartPackageMsg(self.package)) + self._broadcast_state()
 
     def _on_leave(self, peer: str, msg: Leave, now_ms: int) -> list[RoomAction]:
-        return self.link_closed(peer, now_ms, reason=msg.reason[:64] or Departure.LEFT)
+        return self.link_closed(peer, now_ms, reason=msg.reason[:MAX_CODE] or Departure.LEFT)
 
     _HANDLERS: ClassVar[dict[type[Message], HostHandler]] = {
         Relay: _on_relay,

@@ -3,9 +3,13 @@
 Every node runs one (the host too, for its own seat). It never trusts the host: it re-verifies the
 ReadySet, the grid commitments and the LockedStartPackage itself, and asks its ``RoomAssets`` (the
 shell's asset code) whether every car and track is present, valid and usable before it acks.
-Sans-IO: methods take ``now_ms`` and return ``RoomAction``s. A message from the host that breaks a
-rule is answered with an ``error`` event and blamed on the host (``Misbehaviour``); a misuse by the
-local shell (declaring Ready without a car, say) raises ``LocalError``.
+Sans-IO: methods take ``now_ms`` and return ``RoomAction``s. Only the host's link speaks for the room
+(room state, the ceremony, the start); another member speaks only through the host's relay, under the
+origin the host attests, and only about itself. A message that breaks a rule changes nothing, is
+answered with an ``error`` event and blamed on whoever sent it (``Misbehaviour``: the host, or a
+relayed message's origin); a misuse by the local shell (declaring Ready without a car, say) raises
+``LocalError``. The member always says when its own Ready is refused (``ready-refused``) or withdrawn
+(``ready-withdrawn``), and ``--auto-ready`` declares again when that may help.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from protocol.room.events import (
     MatchBegan,
     MemberJoined,
     MemberLeft,
+    ReadyRefused,
+    ReadyWithdrawn,
     SuccessorChosen,
 )
 from protocol.room.invitation import role_proof
@@ -54,6 +60,7 @@ from protocol.room.messages import (
     MatchStart,
     MemberWire,
     ReadyDeclarationMsg,
+    ReadyRefusal,
     ReadySetAck,
     ReadySetRefuse,
     ReadySetRequest,
@@ -62,7 +69,7 @@ from protocol.room.messages import (
 )
 from protocol.room.ready import build_ack, build_declaration, verify_ready_set
 from protocol.room.start_grid import build_commit, build_reveal, check_commit, commitment, grid_context, new_nonce
-from protocol.room.states import WAITING_PHASES, Departure, ReadyCancel, Role, RoomPhase
+from protocol.room.states import WAITING_PHASES, CeremonyCancel, Departure, ReadyCancel, ReadyWithdrawal, Role, RoomPhase
 from protocol.versions.collection import (
     Broadcast,
     CollectionFinished,
@@ -114,6 +121,14 @@ class RoomAssets(Protocol):
 
 MemberHandler = Callable[["MemberRoom", str, Any, int], list[RoomAction]]
 
+WITHDRAWN = {
+    ReadyWithdrawal.PLAYER: "this node cancelled its Ready",
+    ReadyWithdrawal.GRID_TIMEOUT: "the host withdrew this node's Ready: it missed a start-grid phase; declare Ready again",
+    ReadyWithdrawal.COUNTDOWN_CANCELLED: "the countdown was cancelled and everyone is un-Ready",
+    ReadyWithdrawal.HOST_LOST: "the host was lost; its successor starts with nobody Ready",
+    ReadyWithdrawal.UNEXPLAINED: "the host's room state no longer lists this node as Ready",
+}
+
 
 def _role(role: str) -> Role:
     try:
@@ -163,6 +178,9 @@ class MemberRoom:
         self.collector: VersionCollector | None = None
         self.compatibility: dict[str, list[str]] = {}
         self.ready_sent_epoch: tuple[int, str] | None = None
+        self.declared_nonce: bytes | None = None  # of the last declaration sent, until the host refuses it
+        self.ready_refused: tuple[str, int] | None = None  # (code, room-state epoch) of the last refusal
+        self.withdrawal: ReadyWithdrawal | None = None  # what would explain the loss of this node's Ready
         self.acked_digest: str | None = None
         self.grid_nonces: dict[bytes, bytes] = {}
         self.grid_context_digest: bytes | None = None
@@ -206,14 +224,16 @@ class MemberRoom:
         return c is not None and c.finished and not c.missing and all(not r for r in self.compatibility.values())
 
     def receive(self, peer: str, msg: Message, now_ms: int) -> list[RoomAction]:
-        """A message on the link to the host (``peer`` must be the host; anything else is ignored).
+        """A message on the link to the host (``peer`` must be the host).
 
-        Never raises for what the host sent: a message that breaks a rule (a ``PeerError``) is dropped,
+        Never raises for what a peer sent: a message that breaks a rule (a ``PeerError``) is dropped,
         answered with an ``error`` event and blamed on the host (``Misbehaviour``; not in a host node,
-        where the host is this node). A ``LocalError`` (a bug in this node) propagates.
+        where the host is this node). A message from any other peer changes nothing and is blamed on
+        that peer (``not-from-host``): only the host's link speaks for the room. A ``LocalError`` (a bug
+        in this node) propagates.
         """
         if peer != self.host_peer:
-            return []
+            return refused(peer, "not-from-host", f"{peer[-4:]} sent {msg.TYPE} but is not this room's host", blame=True)
         own = peer == self.me
         handler = self._HANDLERS.get(type(msg))
         if handler is None:
@@ -239,8 +259,10 @@ class MemberRoom:
         if self.state is not None and msg.stateEpoch <= self.state.stateEpoch:
             return []
         before = set(self.members)
+        listed = self._member(self.me)
+        was_ready = listed is not None and listed.ready
         self.state = msg
-        actions: list[RoomAction] = []
+        actions: list[RoomAction] = self._ready_lost() if was_ready else []
         for joined in self.members:
             m = self._member(joined)
             if joined not in before and joined != self.me and m is not None:
@@ -255,6 +277,19 @@ class MemberRoom:
             actions += self.set_rotation(self.choose_car(len(config.rounds)))
         actions += self._fetch_missing(msg)
         return actions + self._maybe_auto_ready(now_ms)
+
+    def _ready_lost(self) -> list[RoomAction]:
+        """This node was listed Ready in the previous room state: if the new one does not list it Ready,
+        say so with what explained it (this node's own cancel, a grid timeout, a cancelled countdown),
+        or as unexplained, whatever withdrew it; an unexplained loss is declared again (auto-ready)."""
+        listed = self._member(self.me)
+        if listed is None or listed.ready:
+            return []
+        reason = self.withdrawal or ReadyWithdrawal.UNEXPLAINED
+        self.withdrawal = None
+        if reason == ReadyWithdrawal.UNEXPLAINED:
+            self.ready_sent_epoch = None  # nothing this node did or missed: auto-ready declares again
+        return [ReadyWithdrawn(reason, WITHDRAWN[reason])]
 
     # ---- versions ---------------------------------------------------------------------------------
 
@@ -304,6 +339,10 @@ class MemberRoom:
             inner = decode_message(msg.body, RELAYED_TYPES)
         except PeerError as exc:  # the host only attests who sent it: the fault is the origin's
             return refused(origin, exc.code, exc.message, blame=True)
+        if isinstance(inner, (VersionRequest, VersionInfoMessage)) and inner.sender != origin:
+            # a member speaks only for itself: the sender it names must be the origin the host attests
+            detail = f"{origin[-4:]} relayed a {inner.TYPE} naming {inner.sender[-4:]} as its sender"
+            return refused(origin, "relay-sender-mismatch", detail, blame=True)
         if isinstance(inner, VersionRequest):
             # Served whether or not this node lists the origin yet (spec §3 serveVersionRequests has no
             # membership rule; the host attests the origin): a request may overtake the room-state
@@ -327,7 +366,11 @@ class MemberRoom:
         successor = next((m for m in state.members if m.role == Role.PARTICIPANT and m.peerId != self.host_peer), None)
         if successor is None:
             return [ErrorReported("room-closed", "the host left and nobody can succeed it")]
-        return [SuccessorChosen(self.host_peer, successor.peerId), HostSuccession(successor.peerId, successor.listen, state)]
+        actions: list[RoomAction] = [SuccessorChosen(self.host_peer, successor.peerId)]
+        listed = self._member(self.me)
+        if listed is not None and listed.ready:  # the successor's room starts with nobody Ready
+            actions.append(ReadyWithdrawn(ReadyWithdrawal.HOST_LOST, WITHDRAWN[ReadyWithdrawal.HOST_LOST]))
+        return actions + [HostSuccession(successor.peerId, successor.listen, state)]
 
     def tick(self, now_ms: int) -> list[RoomAction]:
         """Timer event: the version collection's retry or end."""
@@ -393,6 +436,7 @@ class MemberRoom:
         envelope = build_declaration(
             self.identity, self.room_id, self.state.configDigest, me.membershipEpoch, self.my_info, self.rotation, now_ms
         )
+        self.declared_nonce, self.ready_refused, self.withdrawal = envelope.nonce, None, None
         return [Send(self.host_peer, ReadyDeclarationMsg(envelope.to_wire()))]
 
     def leave(self) -> list[RoomAction]:
@@ -400,9 +444,16 @@ class MemberRoom:
         return [Send(self.host_peer, Leave(Departure.VOLUNTARY))]
 
     def cancel_ready(self) -> list[RoomAction]:
-        """Withdraw Ready; an explicit cancel also stops auto-ready (the player decided)."""
+        """Withdraw Ready; an explicit cancel also stops auto-ready (the player decided).
+
+        Raises ``LocalError`` (``not-allowed``) for a spectator, which has no Ready (the host would
+        refuse its cancel as a broken rule).
+        """
+        if self.role != Role.PARTICIPANT:
+            raise LocalError("not-allowed", "only a participant has a Ready to cancel")
         self.ready_sent_epoch = None
         self.auto_ready = False
+        self.withdrawal = ReadyWithdrawal.PLAYER
         return [Send(self.host_peer, CancelReady(ReadyCancel.PLAYER))]
 
     def ready_blockers(self) -> list[str]:
@@ -424,6 +475,8 @@ class MemberRoom:
         participants = [m for m in self.state.members if m.role == Role.PARTICIPANT]
         if len(participants) < self.state.minPlayers:
             blockers.append(f"waiting for {self.state.minPlayers} participants")
+        if self.ready_refused is not None and self.state.stateEpoch <= self.ready_refused[1]:
+            blockers.append(f"the host refused Ready ({self.ready_refused[0]}); waiting for the room to change")
         return blockers
 
     def _maybe_auto_ready(self, now_ms: int) -> list[RoomAction]:
@@ -435,6 +488,19 @@ class MemberRoom:
         if self.ready_sent_epoch == (me.membershipEpoch, self.state.configDigest):
             return []
         return self.declare_ready(now_ms)
+
+    def _on_ready_refused(self, peer: str, msg: ReadyRefusal, now_ms: int) -> list[RoomAction]:
+        """The host refused this node's last declaration: say why; this node is not Ready. Auto-ready
+        declares again once a newer room state shows the room changed (a refusal changes nothing at the
+        host, so a reason that persists costs one declaration per change of the room, never a loop). The
+        refusal of an earlier declaration, overtaken by a later one, is dropped."""
+        if self.declared_nonce is None or msg.nonce not in (b"", self.declared_nonce):
+            return []
+        state = self._state()
+        self.declared_nonce, self.ready_sent_epoch = None, None
+        code = msg.code[:64]
+        self.ready_refused = (code, state.stateEpoch)
+        return [ReadyRefused(code, msg.detail[:300])]
 
     # ---- ReadySet, grid, package, start -----------------------------------------------------------
 
@@ -503,6 +569,8 @@ class MemberRoom:
     def _on_grid_cancel(self, peer: str, msg: GridCeremonyCancel, now_ms: int) -> list[RoomAction]:
         self.acked_digest = None
         self.grid_context_digest = None
+        if msg.reason == CeremonyCancel.TIMEOUT and self.me in msg.missingPeers:
+            self.withdrawal = ReadyWithdrawal.GRID_TIMEOUT  # the host withdraws the missing peers' Ready
         return [GridCancelled(list(msg.missingPeers), msg.reason)]
 
     def _on_package(self, peer: str, msg: LockedStartPackageMsg, now_ms: int) -> list[RoomAction]:
@@ -521,6 +589,7 @@ class MemberRoom:
 
     def _on_countdown_cancel(self, peer: str, msg: CountdownCancel, now_ms: int) -> list[RoomAction]:
         self.locked, self.acked_digest, self.ready_sent_epoch = None, None, None
+        self.withdrawal = ReadyWithdrawal.COUNTDOWN_CANCELLED
         return [CountdownCancelled(list(msg.leavers))]
 
     def _on_match_start(self, peer: str, msg: MatchStart, now_ms: int) -> list[RoomAction]:
@@ -544,6 +613,7 @@ class MemberRoom:
         JoinVerdict: _on_verdict,
         RoomState: _on_state,
         Relay: _on_relay,
+        ReadyRefusal: _on_ready_refused,
         ReadySetRequest: _on_ready_set,
         GridCommitRequest: _on_grid_request,
         GridCommitmentsLocked: _on_commitments,

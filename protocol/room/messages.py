@@ -96,6 +96,17 @@ class ReadyDeclarationMsg(Message):
     signed: dict[str, Any]
 
 
+@message("ready-refused")
+class ReadyRefusal(Message):
+    """The host's answer to a ``ready-declaration`` it refused, on its sender's link only: the
+    declaration's ``nonce`` (empty when it had none), the refusal's ``code`` and ``detail``. Nothing
+    changed; the sender may declare again."""
+
+    nonce: bytes
+    code: str
+    detail: str
+
+
 @message("cancel-ready")
 class CancelReady(Message):
     """A participant withdraws its Ready declaration."""

@@ -74,3 +74,14 @@ class ReadyCancel(StrEnum):
     """``cancel-ready.reason``."""
 
     PLAYER = "player"  # the player withdrew Ready
+
+
+class ReadyWithdrawal(StrEnum):
+    """Why a member's own Ready is gone (the member's ``ready-withdrawn`` event, ``reason``): what the
+    member saw just before the host's room state stopped listing it Ready."""
+
+    PLAYER = "player"  # this node sent cancel-ready
+    GRID_TIMEOUT = "grid-timeout"  # the host withdrew it: this node missed a start-grid phase
+    COUNTDOWN_CANCELLED = "countdown-cancelled"  # too few of the locked roster remained: everyone un-Ready
+    HOST_LOST = "host-lost"  # the host was lost while waiting: its successor starts with nobody Ready
+    UNEXPLAINED = "unexplained"  # the room state stopped listing it Ready and nothing said why

@@ -21,6 +21,7 @@ from hypothesis import given, strategies as st
 
 from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, LISTEN, Address, Advertise, parse_address
 from open4wd_node.net.advertise import Source, advertised_address, primary_interface_host
+from open4wd_node.net.impair import ImpairmentProxy
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
@@ -30,7 +31,7 @@ from open4wd_node.room.session import HostOptions, JoinOptions, host_room, join_
 from open4wd_node.runtime.values import ValueRejected
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation
-from tests.open4wd_node.race.nodes import race, short_track
+from tests.open4wd_node.race.nodes import race_behind_proxies, short_track
 from tests.recorder import Recorder
 
 SHORT = short_track(8.0)
@@ -157,50 +158,11 @@ async def test_a_host_on_every_interface_invites_to_the_address_it_is_told(tmp_p
     assert not any(rec.of("advertise") or rec.of("advertise-unreachable") for rec in recorders)
 
 
-class PortForward:
-    """A router's forwarded port: 127.0.0.2:<public port> → 127.0.0.1:<the node's port>, counting links."""
-
-    def __init__(self) -> None:
-        self.target: int | None = None
-        self.ready = trio.Event()
-        self.connections = 0
-
-    def point_at(self, listener: NodeListener) -> None:
-        self.target = listener.address.port
-        self.ready.set()
-
-    async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.2")
-        task_status.started(listeners[0].socket.getsockname()[1])
-        await trio.serve_listeners(self._forward, listeners)
-
-    async def _forward(self, inbound: trio.SocketStream) -> None:
-        await self.ready.wait()
-        self.connections += 1
-        async with inbound, await trio.open_tcp_stream("127.0.0.1", self.target) as outbound:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_pump, inbound, outbound, nursery.cancel_scope)
-                nursery.start_soon(_pump, outbound, inbound, nursery.cancel_scope)
-
-
-async def _pump(source: trio.SocketStream, sink: trio.SocketStream, both: trio.CancelScope) -> None:
-    """Copy one direction; when either side ends the connection, the forward ends both directions."""
-    try:
-        async for chunk in source:
-            await sink.send_all(chunk)
-    except trio.BrokenResourceError:
-        pass  # the other end reset the connection: the link is over, as through a real router
-    both.cancel()
-
-
 async def test_joiners_and_mesh_peers_dial_the_advertised_address(tmp_path, fast_clock):
     n = 3
-    forwards = [PortForward() for _ in range(n)]
-    async with trio.open_nursery() as nursery:
-        public = [await nursery.start(forward.serve) for forward in forwards]
-        recorders, codes = await race(tmp_path, n, track_bytes=SHORT, on_listening=lambda i, lis: forwards[i].point_at(lis),
-                                      advertise={i: Advertise("127.0.0.2", public[i]) for i in range(n)})
-        nursery.cancel_scope.cancel()
+    forwards = [ImpairmentProxy(listen=Address("127.0.0.2", 0)) for _ in range(n)]  # a router's forwarded ports
+    recorders, codes = await race_behind_proxies(tmp_path, forwards, track_bytes=SHORT)
+    public = [forward.address.port for forward in forwards]
     assert codes == {i: 0 for i in range(n)}
     assert {rec.of("result")[0]["outcome"] for rec in recorders} == {"finished"}
     invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
@@ -209,7 +171,7 @@ async def test_joiners_and_mesh_peers_dial_the_advertised_address(tmp_path, fast
     for i in range(n):  # the smaller PeerId dials: each node is dialled by every peer below it
         dialled_by = sum(peer < peers[i] for peer in peers)
         joiners = n - 1 if i == 0 else 0
-        assert forwards[i].connections >= dialled_by + joiners, (i, forwards[i].connections)
+        assert forwards[i].stats.connections >= dialled_by + joiners, (i, forwards[i].stats.connections)
     assert not any(rec.of("advertise") for rec in recorders)  # given, not guessed: nothing to say
 
 

@@ -27,7 +27,7 @@ from protocol.identity.keys import Identity
 from protocol.link.handshake import DIALER, LinkClose
 from protocol.room.invitation import Invitation
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
-from tests.open4wd_node.net.peers import RawPeer, frame
+from tests.open4wd_node.net.peers import RawPeer
 from tests.open4wd_node.net.test_transport import GUEST_ID, HOST_ID, THIRD_ID, Host
 from tests.open4wd_node.room.test_rooms_tcp import car, ctx_for
 from tests.recorder import Recorder
@@ -190,7 +190,7 @@ async def test_opening_links_beyond_all_places_are_refused_until_one_says_what_i
             with pytest.raises(LinkClosed) as info:  # a fresh address: no share used, but no place left
                 await open_link(await idle(address, "127.0.0.5"), GUEST_ID, DIALER)
             assert info.value.code == "listener-busy" and "4 links" in info.value.message
-            await silent[2].send(frame(VersionRequest(sender="claimed")))  # a first message: the handler has it
+            await silent[2].send(silent[2].frame(VersionRequest(sender="claimed")))  # a first message: the handler has it
             while not host.links:
                 await trio.sleep(0.01)
             await assert_gets_in(address)
@@ -224,7 +224,7 @@ async def test_what_follows_the_first_message_waits_in_the_socket_for_the_handle
     async with trio.open_nursery() as nursery:
         address = await start_host(nursery, host)
         raw = await authenticated(address)
-        await raw.send(frame(VersionRequest(sender="first")) + frame(big))
+        await raw.send(raw.frame(VersionRequest(sender="first"), big))
         while len(host.received) < 2:
             await trio.sleep(0.01)
         nursery.cancel_scope.cancel()
@@ -237,7 +237,7 @@ async def test_the_node_listener_logs_a_wrong_first_message_with_its_code_and_ad
             listener = NodeListener(HOST_ID)
             address = await nursery.start(listener.run, "127.0.0.1", 0)
             raw = await authenticated(address)
-            await raw.send(frame(VersionRequest(sender="not a join")))
+            await raw.send(raw.frame(VersionRequest(sender="not a join")))
             told = await raw.messages_until_eof()
             assert closes(told) == ["join-expected"]
             await logged(logs)

@@ -1,4 +1,6 @@
-"""Whatever bytes a peer sends, before or after the handshake, a link ends only with a coded LinkClosed."""
+"""Whatever bytes a peer (or a party in the middle) sends, before or after the handshake, a link ends
+only with a coded LinkClosed: unsealed bytes after the handshake with ``link-tampered`` (or
+``frame-too-large`` for an announced length above the limit), sealed ones by the link's rules."""
 
 import msgpack
 import trio
@@ -16,9 +18,10 @@ HOST_ID = Identity(bytes([2]) * 32)
 GUEST_ID = Identity(bytes([1]) * 32)
 
 message_like = st.dictionaries(
-    st.sampled_from(["type", "sender", "payload", "nonce", "code", "message", "x"]),
+    st.sampled_from(["type", "sender", "payload", "nonce", "code", "message", "noise", "protocolVersion", "x"]),
     st.one_of(
-        st.sampled_from(["version-request", "version-info", "link-ping", "link-pong", "link-close", "link-hello"]),
+        st.sampled_from(["version-request", "version-info", "link-ping", "link-pong", "link-close", "link-hello",
+                         "link-noise", "link-identity", "1.0.0"]),
         st.integers(-(2**40), 2**40),
         st.binary(max_size=20),
         st.text(max_size=20),
@@ -45,28 +48,54 @@ async def _drain(link):
             await link.receive()
         except LinkClosed as exc:
             assert exc.code
-            return
+            return exc
+
+
+async def _raw_and_listener():
+    left, right = trio.testing.memory_stream_pair()
+    raw = RawPeer(left, GUEST_ID)
+    links = []
+
+    async def listen():
+        links.append(await open_link(right, HOST_ID, LISTENER))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(listen)
+        await raw.handshake()
+    return raw, links[0]
 
 
 @settings(max_examples=60, deadline=None)
 @given(chunks, st.booleans())
-def test_any_bytes_after_the_handshake_end_in_link_closed(data, hang_up):
+def test_any_unsealed_bytes_after_the_handshake_end_in_link_closed(data, hang_up):
     async def main():
-        left, right = trio.testing.memory_stream_pair()
-        raw = RawPeer(left, GUEST_ID)
-        links = []
-
-        async def listen():
-            links.append(await open_link(right, HOST_ID, LISTENER))
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(listen)
-            await raw.handshake()
+        raw, link = await _raw_and_listener()
         for chunk in data:
             await raw.send(chunk)
         if hang_up:
             await raw.stream.aclose()
-        await _drain(links[0])
+        reason = await _drain(link)
+        if any(data) and reason.code not in ("link-eof", "link-timeout", "frame-too-large"):
+            assert reason.code == "link-tampered"
+
+    run_with_mock_clock(main)
+
+
+bodies = st.lists(st.one_of(st.binary(max_size=64), message_like.map(lambda m: msgpack.packb(m, use_bin_type=True))),
+                  max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(bodies, st.booleans())
+def test_any_sealed_bodies_after_the_handshake_end_in_link_closed(data, hang_up):
+    """What a peer holding the keys can send: properly sealed frames of anything at all."""
+    async def main():
+        raw, link = await _raw_and_listener()
+        await raw.send(b"".join(raw.seal(body) for body in data))
+        if hang_up:
+            await raw.stream.aclose()
+        reason = await _drain(link)
+        assert reason.code != "link-tampered"
 
     run_with_mock_clock(main)
 

@@ -1,4 +1,5 @@
-"""Link behaviour over in-memory streams; every timeout runs under trio's MockClock (autojump)."""
+"""Link behaviour over in-memory streams; every timeout runs under trio's MockClock (autojump).
+(Tampering: test_link_tamper.py.)"""
 
 import dataclasses
 
@@ -9,11 +10,14 @@ import trio.testing
 from open4wd_node.net.link import LinkClosed, now_ms, open_link
 from open4wd_node.net.link_rules import LinkLimits, LinkPing, LinkPong
 from protocol.errors import LocalError
-from protocol.link.handshake import DIALER, LISTENER, LinkAuth, LinkClose, LinkHello
+from protocol.link.handshake import DIALER, LISTENER, LinkClose, LinkIdentity, LinkNoise, LinkVersion
+from protocol.link.noise import NoiseXX, Role
 from protocol.identity.keys import Identity
+from protocol.room.invitation import check_role_proof, role_proof
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
+from protocol.versions.record import PROTOCOL_VERSION
 from protocol.encoding.wire import HANDSHAKE, HEADER, FrameDecoder, decode_message, encode_frame, encode_message
-from tests.open4wd_node.net.peers import RawPeer, frame
+from tests.open4wd_node.net.peers import RawPeer
 
 HOST_ID = Identity(bytes([2]) * 32)
 GUEST_ID = Identity(bytes([1]) * 32)
@@ -69,6 +73,17 @@ async def test_messages_flow_both_ways_over_any_stream():
         await listener.aclose()
 
 
+async def test_every_session_has_its_own_transcript_and_a_role_proof_does_not_carry_over():
+    first_dialer, first_listener = await open_pair()
+    second_dialer, second_listener = await open_pair()
+    assert first_dialer.transcript == first_listener.transcript != second_dialer.transcript == second_listener.transcript
+    secret, room = bytes(range(24)), "0b6f2f7c-0a5e-4c39-9d0b-6f8f3f0e7e11"
+    proof = role_proof(secret, first_dialer.transcript, room, "participant", GUEST_ID.peer_id, HOST_ID.peer_id)
+    assert check_role_proof(proof, secret, first_listener.transcript, room, "participant", GUEST_ID.peer_id, HOST_ID.peer_id)
+    assert not check_role_proof(proof, secret, second_listener.transcript, room, "participant", GUEST_ID.peer_id,
+                                HOST_ID.peer_id)
+
+
 async def test_the_first_message_may_follow_the_handshake_at_once():
     left, right = trio.testing.memory_stream_pair()
     big = VersionInfoMessage(sender="first", payload={"blob": b"x" * 100_000})  # far above the handshake cap
@@ -98,12 +113,17 @@ async def test_handshake_timeout(autojump_clock):
     assert await left.receive_some(4096) == b""
 
 
+def noise_frame(noise: NoiseXX, payload) -> bytes:
+    return encode_frame(encode_message(LinkNoise(noise.write_message(encode_message(payload)))), HANDSHAKE)
+
+
 async def test_a_listener_that_never_proves_itself_times_the_dialer_out(autojump_clock):
     left, right = trio.testing.memory_stream_pair()
     limits = dataclasses.replace(LIMITS, handshake_timeout_ms=2_000)
     async with trio.open_nursery() as nursery:
-        hello = encode_frame(encode_message(LinkHello("1.0.0", HOST_ID.peer_id, bytes(32))), HANDSHAKE)
-        nursery.start_soon(right.send_all, hello)
+        # it answers message 1 with a partial message 2, and never with the rest
+        partial = encode_frame(encode_message(LinkNoise(bytes(200))), HANDSHAKE)[:100]
+        nursery.start_soon(right.send_all, partial)
         with pytest.raises(LinkClosed) as info:
             await open_link(left, GUEST_ID, DIALER, limits=limits)
         reason = info.value
@@ -112,19 +132,26 @@ async def test_a_listener_that_never_proves_itself_times_the_dialer_out(autojump
 
 async def test_a_refusal_in_the_handshake_reaches_the_other_side():
     left, right = trio.testing.memory_stream_pair()
-    raw = RawPeer(left, GUEST_ID)
-    # claims to be HOST's guest but signs with the wrong key
-    hello = LinkHello("1.0.0", GUEST_ID.peer_id, bytes(32))
+    forger = NoiseXX(Role.INITIATOR, bytes([9]) * 32)
     async with trio.open_nursery() as nursery:
         async def listen():
             reason = await closed_reason(open_link, right, HOST_ID, LISTENER)
             assert reason.code == "handshake-invalid-signature" and not reason.by_peer
 
         nursery.start_soon(listen)
-        await raw.send(encode_frame(encode_message(hello), HANDSHAKE))
-        await raw.send(encode_frame(encode_message(LinkAuth(HOST_ID.sign(b"x"))), HANDSHAKE))
-    told = [m for m in await raw_handshake_frames(left) if isinstance(m, LinkClose)]
-    assert [m.code for m in told] == ["handshake-invalid-signature"]
+        await left.send_all(noise_frame(forger, LinkVersion(PROTOCOL_VERSION)))
+        decoder = FrameDecoder(HANDSHAKE)
+        bodies = []
+        while not bodies:
+            bodies = decoder.feed(await left.receive_some(4096))
+        forger.read_message(decode_message(bodies[0]).noise)
+        # claims to be GUEST but signs its static key with HOST's identity
+        await left.send_all(noise_frame(forger, LinkIdentity(PROTOCOL_VERSION, GUEST_ID.peer_id, HOST_ID.sign(b"x"))))
+    # the forger's link is open after message 3, so the listener seals its refusal with the session's keys
+    _, receive = forger.split()
+    sealed = FrameDecoder(HANDSHAKE).feed(await left.receive_some(4096))
+    assert [decode_message(receive.open(body)) for body in sealed] == [
+        LinkClose("handshake-invalid-signature", f"the dialer's static Noise key is not signed by {GUEST_ID.peer_id}")]
 
 
 async def raw_handshake_frames(stream):
@@ -182,12 +209,11 @@ async def test_round_trip_time_is_the_pong_delay(autojump_clock):
     raw, link = await raw_and_listener()
 
     async def answer_late():
-        decoder = FrameDecoder(HANDSHAKE)
         while True:
-            for body in decoder.feed(await raw.stream.receive_some(4096)):
-                ping = decode_message(body)
+            for body in raw.decoder.feed(await raw.stream.receive_some(4096)):
+                ping = decode_message(raw.result.receive.open(body))
                 await trio.sleep(0.25)
-                await raw.send(frame(LinkPong(nonce=ping.nonce)))
+                await raw.send(raw.frame(LinkPong(nonce=ping.nonce)))
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(answer_late)
@@ -206,10 +232,10 @@ async def test_a_peer_that_stops_reading_is_closed_by_the_send_timeout(autojump_
 async def test_flood_beyond_the_buckets_is_dropped_exactly(autojump_clock):
     raw, link = await raw_and_listener(expensive=frozenset({"version-info"}))
     costly = VersionInfoMessage(sender="c", payload={})
-    await raw.send(frame(costly) * 20 + frame(VersionRequest(sender="cheap")))
+    await raw.send(raw.frame(*[costly] * 20, VersionRequest(sender="cheap")))
     received = [await link.receive() for _ in range(9)]
     assert received == [costly] * 8 + [VersionRequest(sender="cheap")]  # 12 expensive ones dropped
-    await raw.send(frame(VersionRequest(sender="x")) * 100)
+    await raw.send(raw.frame(*[VersionRequest(sender="x")] * 100))
     received = []
     reason = await closed_reason(_collect, link, received)
     assert reason.code == "link-flooded"
@@ -270,12 +296,12 @@ async def test_an_oversize_send_is_refused_locally_and_the_link_stays_up():
     assert await listener.receive() == VersionRequest(sender="fine")
 
 
-async def test_a_hello_after_the_handshake_is_a_violation():
+async def test_handshake_frames_after_the_handshake_are_violations():
     raw, link = await raw_and_listener()
-    hello = LinkHello("1.0.0", GUEST_ID.peer_id, bytes(32))
-    await raw.send(frame(hello) * 2 + frame(VersionRequest(sender="after")))
+    late = [LinkNoise(bytes(48)), LinkIdentity(PROTOCOL_VERSION, GUEST_ID.peer_id, bytes(64)), LinkVersion("2.0.0")]
+    await raw.send(raw.frame(*late[:2], VersionRequest(sender="after")))
     assert await link.receive() == VersionRequest(sender="after")
-    await raw.send(frame(hello))
+    await raw.send(raw.frame(late[2]))
     assert (await closed_reason(link.receive)).code == "unknown-message-type"
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from open4wd_node.net.link_rules import IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer, link_registry
 from protocol.errors import ProtocolError
-from protocol.link.handshake import LinkAuth, LinkClose, LinkHello
+from protocol.link.handshake import LinkClose, LinkIdentity, LinkNoise, LinkVersion
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.encoding.wire import encode_message
 
@@ -84,10 +84,12 @@ def test_three_violations_close_with_the_last_code_and_deliveries_do_not_reset_t
 
 def test_handshake_messages_are_not_part_of_an_open_link():
     g = guard()
-    for msg in (LinkHello("1.0.0", "z", b""), LinkAuth(b"")):
+    for msg in (LinkNoise(b""), LinkIdentity("2.0.0", "z", b"")):
         assert g.admit(encode_message(msg), 0) is None
     assert g.violations.last_code == "unknown-message-type"
-    table = link_registry({"version-request": VersionRequest})
+    with pytest.raises(ProtocolError):  # the third violation closes the link
+        g.admit(encode_message(LinkVersion("2.0.0")), 0)
+    table = link_registry({"version-request": VersionRequest, "link-noise": LinkNoise, "link-identity": LinkIdentity})
     assert table == {"version-request": VersionRequest, "link-ping": LinkPing, "link-pong": LinkPong, "link-close": LinkClose}
 
 

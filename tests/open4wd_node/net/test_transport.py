@@ -17,7 +17,7 @@ from protocol.link.handshake import DIALER, Handshake, LinkClose, decode_handsha
 from protocol.identity.keys import Identity
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, FrameDecoder, encode_frame, encode_message
-from tests.open4wd_node.net.peers import RawPeer, frame
+from tests.open4wd_node.net.peers import RawPeer
 
 HOST_ID = Identity(bytes([2]) * 32)
 GUEST_ID = Identity(bytes([1]) * 32)
@@ -87,9 +87,9 @@ async def test_garbage_frames_close_after_three_violations_and_the_listener_keep
             raw = RawPeer(await trio.open_tcp_stream(address.host, address.port), GUEST_ID)
             await raw.handshake(HOST_ID.peer_id)
             if after_first_message:
-                await raw.send(frame(VersionRequest(sender="hello")))
+                await raw.send(raw.frame(VersionRequest(sender="hello")))
             body_garbage = [b"\xc1", b"\x93\x01\x02\x03", b'\x81\xa4type\xa7no-such']
-            await raw.send(b"".join(HEADER.pack(len(b)) + b for b in body_garbage))
+            await raw.send(b"".join(raw.seal(b) for b in body_garbage))
             told = await raw.messages_until_eof()
             await wait_for(lambda: any(entry["event"] == "link-closed" for entry in logs))
             assert [m for m in told if isinstance(m, LinkClose)] == [LinkClose("unknown-message-type", told[-1].message)]
@@ -113,9 +113,9 @@ async def test_an_oversize_frame_closes_the_link_at_once():
         address = await start_host(nursery, host)
         raw = RawPeer(await trio.open_tcp_stream(address.host, address.port), GUEST_ID)
         await raw.handshake()
-        await raw.send(frame(VersionRequest(sender="ok")))
+        await raw.send(raw.frame(VersionRequest(sender="ok")))
         await wait_for(lambda: host.received)
-        await raw.send(HEADER.pack(ROOM.max_frame_bytes + 1))  # the header alone is enough
+        await raw.send(HEADER.pack(ROOM.max_frame_bytes + 16 + 1))  # the header alone is enough (+16: the tag)
         told = await raw.messages_until_eof()
         await wait_for(lambda: host.ended)
         assert host.ended == ["frame-too-large"]
@@ -130,7 +130,7 @@ async def test_a_flood_is_dropped_and_sixteen_drops_in_a_row_close_the_link():
         address = await start_host(nursery, host)
         raw = RawPeer(await trio.open_tcp_stream(address.host, address.port), GUEST_ID)
         await raw.handshake()
-        await raw.send(b"".join(frame(VersionRequest(sender=str(i))) for i in range(200)))
+        await raw.send(raw.frame(*[VersionRequest(sender=str(i)) for i in range(200)]))
         await raw.messages_until_eof()
         await wait_for(lambda: host.ended)
         assert host.ended == ["link-flooded"]
@@ -223,7 +223,7 @@ async def test_connections_beyond_the_opening_places_are_refused_on_arrival():
         handshake = Handshake(GUEST_ID, DIALER, now_ms())
         await slow.send_all(b"".join(encode_frame(encode_message(m), HANDSHAKE) for m in handshake.start()))
         decoder, replies = FrameDecoder(HANDSHAKE), []
-        while len(replies) < 2:  # the listener's hello and auth: its handshake is now in progress
+        while not replies:  # the listener's Noise message 2: its handshake is now in progress
             replies += decoder.feed(await slow.receive_some(4096))
         async with await trio.open_tcp_stream(address.host, address.port) as refused:
             with pytest.raises(LinkClosed) as info:  # told why, on the handshake channel, before any handshake
@@ -232,7 +232,8 @@ async def test_connections_beyond_the_opening_places_are_refused_on_arrival():
         for body in replies:
             answer = handshake.receive(decode_handshake_message(body), now_ms())
         await slow.send_all(b"".join(encode_frame(encode_message(m), HANDSHAKE) for m in answer))
-        await slow.send_all(frame(VersionRequest(sender="slow")))  # its first message: the place is free again
+        sealed = handshake.result.send.seal(encode_message(VersionRequest(sender="slow")))
+        await slow.send_all(HEADER.pack(len(sealed)) + sealed)  # its first message: the place is free again
         await wait_for(lambda: host.links)
         async with await dial(address.host, address.port, THIRD_ID) as link:
             await link.send(VersionRequest(sender="after"))

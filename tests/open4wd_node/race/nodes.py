@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import trio
 
-from open4wd_node.runtime.addresses import AUTOMATIC, Advertise
+from open4wd_node.runtime.addresses import AUTOMATIC, Address, Advertise
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.runtime.config import DEFAULTS
@@ -15,6 +15,7 @@ from open4wd_node.runtime.context import NodeContext
 from open4wd_node.view.events import EventSink
 from tests.recorder import Recorder
 from open4wd_node.cli.match import PlayOptions
+from open4wd_node.net.impair import ImpairmentProxy
 from open4wd_node.net.listener import NodeListener, with_listener
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.cli.play import room_then_race
@@ -45,6 +46,7 @@ def short_track(length_m: float) -> bytes:
 
 async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1, mode: str = "rollback",
                faults: dict[int, int] | None = None, cuts: dict[int, tuple[int, float]] | None = None,
+               stalls: dict[int, tuple[int, float]] | None = None, stall_links: bool = True,
                drivers: dict[int, str] | None = None, recorders_out: dict | None = None, limit_s: float = 120,
                cars: dict[int, str] | None = None, advertise: dict[int, Advertise] | None = None,
                on_listening: Callable[[int, NodeListener], None] | None = None,
@@ -52,7 +54,9 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
     """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end). ``cars``
     (a ``--car`` value per node), ``advertise`` and ``on_listening`` (told each node's bound listener)
     default to the usual: archetype cars, nodes on 127.0.0.1 that advertise where they listen. ``views``
-    makes each node's readable sink (a ``LiveConsole``), fed alongside its recorder."""
+    makes each node's readable sink (a ``LiveConsole``), fed alongside its recorder. ``cuts`` and ``stalls``
+    map a node to (frame of round 1, seconds): it drops its mesh links, or stands still (pump and links, as
+    if stopped by SIGSTOP; only the pump without ``stall_links``), after that frame."""
     codes: dict[int, int] = {}
     identities = [Identity(bytes([i + 1]) * 32) for i in range(n)]
     recorders = [Recorder(views(identity) if views else None) for identity in identities]
@@ -65,7 +69,9 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
     def play(i: int) -> PlayOptions:
         fault = (faults or {}).get(i)
         cut_frame, cut_seconds = (cuts or {}).get(i, (None, 5.0))
-        race = RaceOptions(mode=mode, fault_frame=fault, cut_frame=cut_frame, cut_seconds=cut_seconds)
+        stall_frame, stall_seconds = (stalls or {}).get(i, (None, 3.0))
+        race = RaceOptions(mode=mode, fault_frame=fault, cut_frame=cut_frame, cut_seconds=cut_seconds,
+                           stall_frame=stall_frame, stall_seconds=stall_seconds, stall_links=stall_links)
         return PlayOptions(driver=(drivers or {}).get(i, "bot"), seed=i, race=race)
 
     def ctx(i: int) -> NodeContext:
@@ -99,3 +105,15 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
             for i in range(1, n):
                 nursery.start_soon(member, i)
     return recorders, codes
+
+
+async def race_behind_proxies(tmp_path, proxies: list[ImpairmentProxy], **options) -> tuple[list[Recorder], dict[int, int]]:
+    """``race`` with every node behind its own proxy: the proxy's address is what node i advertises, so
+    every link to node i (the room join to a host, the race-mesh dials) crosses ``proxies[i]``."""
+    async with trio.open_nursery() as nursery:
+        addresses = [await nursery.start(proxy.run) for proxy in proxies]
+        result = await race(tmp_path, len(proxies), advertise={i: Advertise(a.host, a.port) for i, a in enumerate(addresses)},
+                            on_listening=lambda i, lis: proxies[i].point_at(Address("127.0.0.1", lis.address.port)),
+                            **options)
+        nursery.cancel_scope.cancel()
+    return result

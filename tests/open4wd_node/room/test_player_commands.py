@@ -25,17 +25,29 @@ def driver_for(role: Role) -> tuple[RoomDriver, Recorder]:
     return RoomDriver(member, events, transfer=None), events
 
 
-async def test_a_refused_command_is_shown_and_the_next_one_runs(monkeypatch):
-    driver, events = driver_for(Role.SPECTATOR)
+async def typed(monkeypatch, role: Role, lines: str) -> tuple[list, Recorder]:
+    """The seat of ``role`` reads ``lines`` as its stdin: what it sent (routed actions) and what it showed."""
+    driver, events = driver_for(role)
     routed = []
     monkeypatch.setattr(driver, "from_member", routed.append)
-    monkeypatch.setattr(sys, "stdin", io.StringIO("ready\ncancel\njump\n"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(lines))
     await read_player_commands(driver)
+    return [a for actions in routed for a in actions], events
+
+
+async def test_a_refused_command_is_shown_and_the_next_one_runs(monkeypatch):
+    sent, events = await typed(monkeypatch, Role.SPECTATOR, "ready\ncancel\njump\n")
     assert events.events == [
         ("error", {"code": "not-allowed", "message": "only a participant with a car can declare Ready"}),
+        ("error", {"code": "not-allowed", "message": "only a participant has a Ready to cancel"}),
         ("error", {"code": "unknown-command", "message": "commands: ready | cancel | leave"}),
     ]
-    assert [type(a.message) for actions in routed for a in actions] == [CancelReady]
+    assert sent == []  # a spectator's cancel never leaves: the host would blame it
+
+
+async def test_a_participants_cancel_is_sent(monkeypatch):
+    sent, events = await typed(monkeypatch, Role.PARTICIPANT, "cancel\n")
+    assert [type(a.message) for a in sent] == [CancelReady] and events.events == []
 
 
 async def test_a_bug_while_routing_a_command_is_raised_not_shown(monkeypatch):

@@ -22,10 +22,25 @@ from open4wd_node.room import session as room_session
 from open4wd_node.net.listener import with_listener
 from open4wd_node.room.session import HostOptions, JoinOptions
 from open4wd_node.net.transport import dial
+from open4wd_node.runtime.build_info import own_version_info
+from open4wd_node.runtime.clock import NodeClock
+from protocol.encoding.wire import decode_message, encode_message
 from protocol.identity.keys import Identity
+from protocol.room import member as member_module
 from protocol.room.invitation import Invitation, parse_secret, role_proof
-from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest, Relay, RoomState
-from protocol.versions.collection import VERSION_COLLECT_TIMEOUT_MS
+from protocol.room.messages import (
+    EXPENSIVE_TYPES,
+    RELAY_TO_ALL,
+    CancelReady,
+    JoinRequest,
+    Leave,
+    ReadyDeclarationMsg,
+    ReadyRefusal,
+    Relay,
+    RoomState,
+)
+from protocol.room.ready import build_declaration
+from protocol.versions.collection import VERSION_COLLECT_TIMEOUT_MS, VersionInfoMessage, VersionRequest
 
 TIME_LIMIT_S = 60
 
@@ -298,3 +313,106 @@ async def test_a_missing_asset_is_fetched_from_its_owner(tmp_path, fast_clock):
     fetched = recorders[0].of("asset-fetched")
     assert fetched and fetched[0]["content_id"] == cid
     assert AssetStore.in_data_dir(tmp_path / "h").has(cid)
+
+
+async def open_room(nursery, tmp_path, ids, recorders, outcomes, *, min_players):
+    """Host ``ids[0]`` (auto-ready) in ``nursery``; returns the invitation and ``member(i)``, which starts
+    the auto-ready node ``ids[i]`` joining it (each node's outcome lands in ``outcomes[i]``)."""
+    async def host():
+        options = HostOptions(min_players=min_players, auto_ready=True)
+        outcomes[0] = await host_room(ctx_for(tmp_path, "a"), ids[0], options, car, recorders[0])
+
+    nursery.start_soon(host)
+    await recorders[0].created.wait()
+    invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
+
+    async def join(i: int):
+        outcomes[i] = await join_room(ctx_for(tmp_path, f"m{i}"), ids[i], invite, JoinOptions(auto_ready=True), car,
+                                      recorders[i])
+
+    return invite, lambda i: nursery.start_soon(join, i)
+
+
+async def test_a_member_cannot_speak_for_another_over_tcp(tmp_path, fast_clock):
+    """A raw participant R, on its own authenticated link, tries to ready for B, cancel for B, relay as
+    B and hand B a forged room-state: each is refused and blamed on R, B's Ready never moves, R's
+    Ready attempt is answered (ready-refused), and the room goes on to the start once R leaves."""
+    ids = [Identity(bytes([i + 1]) * 32) for i in range(4)]  # A (host), B, R (raw), C
+    a, b, r, c = (i.peer_id for i in ids)
+    recorders = [Recorder() for _ in range(4)]
+    outcomes: dict[int, object] = {}
+    received: list[object] = []
+    info = own_version_info(DEFAULTS.economy_config_version)
+    with trio.move_on_after(TIME_LIMIT_S):
+        async with trio.open_nursery() as nursery:
+            invite, member = await open_room(nursery, tmp_path, ids, recorders, outcomes, min_players=3)
+            # R joins as the third participant and answers version requests, but never declares Ready
+            link = await dial(invite.host, invite.port, ids[2], expected_peer=a, expensive=EXPENSIVE_TYPES)
+            proof = role_proof(parse_secret(invite.secret), link.transcript, invite.room_id, "participant", r, a)
+            await link.send(JoinRequest(invite.room_id, "participant", proof, "raw", ""))
+            assert (await link.receive()).ok
+            member(1)
+            while True:  # until A and B are Ready (the room waits for R)
+                message = await link.receive()
+                if isinstance(message, Relay) and isinstance(decode_message(message.body), VersionRequest):
+                    reply = encode_message(VersionInfoMessage(sender=r, payload=info.to_wire()))
+                    await link.send(Relay("", message.origin, reply))
+                if isinstance(message, RoomState) and {m.peerId for m in message.members if m.ready} == {a, b}:
+                    state = message
+                    break
+
+            epoch = {m.peerId: m.membershipEpoch for m in state.members}[b]
+            now = NodeClock().now_ms()
+            theirs = build_declaration(ids[1], invite.room_id, state.configDigest, epoch, info, car.cars[:1], now)
+            forged = replace(state, members=[replace(m, ready=False) for m in state.members], stateEpoch=state.stateEpoch + 99)
+            await link.send(ReadyDeclarationMsg(theirs.to_wire()))  # B's signed declaration, on R's link
+            await link.send(CancelReady("player"))  # R has no Ready: cancels nobody's
+            await link.send(Relay(b, RELAY_TO_ALL, encode_message(VersionInfoMessage(sender=b, payload={}))))
+            await link.send(Relay("", b, encode_message(forged)))  # relayed to B
+            await link.send(forged)  # to the host
+            while not any(isinstance(m, ReadyRefusal) for m in received):
+                received.append(await link.receive())
+            await link.send(Leave("voluntary"))
+            while not [e for e in recorders[0].of("member-left") if e["peer"] == r]:
+                await trio.sleep(0.05)
+            await link.aclose("done", "the test is over")
+            member(3)
+    (answer,) = [m for m in received if isinstance(m, ReadyRefusal)]
+    assert (answer.nonce, answer.code) == (theirs.nonce, "ready-invalid")
+    host_codes = [e["code"] for e in recorders[0].of("error")]
+    assert host_codes == ["ready-invalid", "relay-origin-invalid", "unexpected-message"]
+    assert [e["ready"] for e in recorders[0].of("ready") if e["peer"] == b] == [True]  # never withdrawn
+    assert not [e for e in recorders[0].of("ready") if e["peer"] == r]  # R's cancel changed nothing
+    assert [e["code"] for e in recorders[1].of("error")] == ["unknown-message-type"]  # the forged state, relayed
+    assert not recorders[1].of("ready-withdrawn") and not recorders[1].of("ready-refused")
+    assert set(outcomes) == {0, 1, 3} and all(o.started for o in outcomes.values())
+    assert recorders[1].of("match-start")[0]["roster"] == sorted([a, b, c])
+
+
+async def test_a_refused_ready_is_answered_and_declared_again_over_tcp(tmp_path, fast_clock, monkeypatch):
+    """B's first declaration is signed with a clock 40 s ahead: the host refuses it, B reports
+    ready-refused on its event stream, and declares again (auto-ready) when the room next changes."""
+    ids = [Identity(bytes([i + 1]) * 32) for i in range(3)]
+    recorders = [Recorder() for _ in range(3)]
+    outcomes: dict[int, object] = {}
+    skewed: list[int] = []
+    real = member_module.build_declaration
+
+    def build(identity, room_id, config_digest, epoch, version, rotation, now_ms):
+        if identity.peer_id == ids[1].peer_id and not skewed:
+            skewed.append(now_ms)
+            now_ms += 40_000
+        return real(identity, room_id, config_digest, epoch, version, rotation, now_ms)
+
+    monkeypatch.setattr(member_module, "build_declaration", build)
+    with trio.move_on_after(TIME_LIMIT_S):
+        async with trio.open_nursery() as nursery:
+            _, member = await open_room(nursery, tmp_path, ids, recorders, outcomes, min_players=2)
+            member(1)
+            while not recorders[1].of("ready-refused"):
+                await trio.sleep(0.05)
+            member(2)  # the room changes
+    assert [e["code"] for e in recorders[1].of("ready-refused")] == ["timestamp-out-of-range"]
+    assert "timestamp-out-of-range" in [e["code"] for e in recorders[0].of("error")]
+    assert [e["ready"] for e in recorders[0].of("ready") if e["peer"] == ids[1].peer_id] == [True]
+    assert set(outcomes) == {0, 1, 2} and all(o.started for o in outcomes.values())

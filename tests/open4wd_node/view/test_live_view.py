@@ -18,8 +18,8 @@ from open4wd_node.race.world import WorldAdapter
 from protocol.identity.keys import Identity
 from protocol.race.session import RaceSession
 from protocol.actions import UserEvent
-from protocol.race.keys import RaceKeyBook
-from protocol.race.messages import RaceLeave
+from protocol.race.keys import RaceKeyBook, announce, signed_leave
+from protocol.race.messages import LeaveReason
 from protocol.race.results import Quit, rank_with_quits
 from sim_core import World
 from tests.protocol.race.harness import identities, make_setup
@@ -66,7 +66,9 @@ def row_of(text: str, peer: str) -> str:
 def test_the_race_view_shows_each_car_and_this_nodes_figures():
     ids, world, setup, session, console = raced_round()
     console.emit("checksum", round=0, frame=120, agreed=True)
-    route(console, session.receive(ids[3].peer_id, RaceLeave("desync"), 0))  # voted out: it says so itself
+    session.receive(ids[3].peer_id, announce(ids[3], session.race_id), 0)
+    leave = signed_leave(ids[3].race_key(session.race_id), session.race_id, LeaveReason.DESYNC)
+    route(console, session.receive(ids[3].peer_id, leave, 0))  # voted out: it says so itself (signed)
     route(console, session.peer_lost(ids[2].peer_id, 0))
     text = drawn(console.renderable())
     assert "round 1 of 2" in text and f"frame {FRAMES}" in text and "rollbacks 5" in text

@@ -15,8 +15,8 @@ from typing import Any
 from protocol.identity.keys import Identity
 from protocol.race.session import RaceSession
 from protocol.race.actions import (
-    CaughtUp, CloseLink, DesyncRecord, FrameConfirmed, Misbehaviour, PeerLeft, PeerRejoined, RaceAction, RoundEnded,
-    Send, SessionEnded, VoteDecided, WriteState,
+    CaughtUp, CloseLink, DesyncRecord, FrameConfirmed, InputsDropped, Misbehaviour, PeerLeft, PeerRejoined, RaceAction,
+    RoundEnded, Send, SessionEnded, VoteDecided, WriteState,
 )
 from protocol.race.keys import RaceKeyBook
 from protocol.race.setup import RaceSetup, loadout_digest
@@ -124,6 +124,8 @@ class Mesh:
         self.paused: set[str] = set()
         self.inputs_hook = None
         self.tamper = None  # (src, dst, message) -> message: a hostile or broken sender
+        self.lose = None  # (src, dst, message) -> bool: True drops the message, as a rate limit would
+        self.lost: list[tuple[str, str, object]] = []
         for peer, session in self.sessions.items():
             self.handle(peer, session.start(self.now))
 
@@ -136,6 +138,9 @@ class Mesh:
         for action in actions:
             self.actions[src].append(action)
             if isinstance(action, Send) and self.link_up(src, action.peer):
+                if self.lose is not None and self.lose(src, action.peer, action.message):
+                    self.lost.append((src, action.peer, action.message))
+                    continue
                 message = action.message if self.tamper is None else self.tamper(src, action.peer, action.message)
                 self.seq += 1
                 link = (src, action.peer)
@@ -230,6 +235,7 @@ class Mesh:
 
 
 __all__ = [
-    "CaughtUp", "CloseLink", "CounterWorld", "DesyncRecord", "FrameConfirmed", "Mesh", "Misbehaviour", "PeerLeft",
+    "CaughtUp", "CloseLink", "CounterWorld", "DesyncRecord", "FrameConfirmed", "InputsDropped", "Mesh", "Misbehaviour",
+    "PeerLeft",
     "PeerRejoined", "RoundEnded", "SessionEnded", "VoteDecided", "WriteState", "bot_events", "identities", "make_setup",
 ]

@@ -4,8 +4,8 @@ and reaches the session only through ``SessionPort`` (here a recording stub, no 
 from protocol.identity.keys import race_id
 from protocol.race.actions import ConfirmedInput, PeerLeft, PeerLost, Send, SessionEnded, SessionEndReason
 from protocol.race.inputs import PeerInputs
-from protocol.race.keys import RaceKeyBook
-from protocol.race.messages import InputRecord, LeaveReason, RaceInput, RaceLeave, RaceRejoin, RaceRelay
+from protocol.race.keys import RaceKeyBook, signed_leave
+from protocol.race.messages import InputRecord, LeaveReason, RaceInput, RaceRejoin, RaceRelay
 from protocol.race.peers import PeerStatus, PeerTable
 from protocol.race.recovery import RECONNECT_WINDOW_MS, Recovery
 from protocol.race.sync import SyncLayer
@@ -90,5 +90,6 @@ def test_an_off_line_node_of_a_two_player_race_gives_up_at_once():
     assert rec.off_line
     setup = make_setup(identities(2))
     actions = rec.on_rejoin(b, RaceRejoin(RACE, setup.loadouts[b], 0, False), 100)
-    assert actions[0] == Send(b, RaceLeave("disconnect"))
+    assert isinstance(actions[0], Send) and actions[0].peer == b and actions[0].message == signed_leave(
+        identities(2)[0].race_key(RACE), RACE, LeaveReason.DISCONNECT)
     assert isinstance(actions[1], SessionEnded) and actions[1].reason is SessionEndReason.CATCH_UP_IMPOSSIBLE

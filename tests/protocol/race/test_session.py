@@ -6,8 +6,8 @@ import pytest
 
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity, race_id
-from protocol.race.keys import RaceKeyBook
-from protocol.race.messages import LeaveReason, RaceInput, RaceLeave
+from protocol.race.keys import RaceKeyBook, signed_leave
+from protocol.race.messages import LeaveReason, RaceInput, RaceInputs, RaceLeave
 from protocol.race.session import RaceSession
 from protocol.race.signing import input_digest
 from tests.protocol.race.harness import MATCH_ID, CounterWorld, Misbehaviour, Send, SessionEnded, identities, make_setup
@@ -39,7 +39,8 @@ def two(keys=None):
 
 
 def signed(identity, frame, events=()):
-    return RaceInput(frame, [list(e) for e in events], identity.race_key(RACE).sign(input_digest(RACE, frame, tuple(events))))
+    entry = RaceInput(frame, [list(e) for e in events], identity.race_key(RACE).sign(input_digest(RACE, frame, tuple(events))))
+    return RaceInputs(-1, [entry])
 
 
 def test_a_local_error_inside_a_handler_propagates_and_is_not_blamed_on_the_peer():
@@ -67,13 +68,14 @@ def test_an_error_that_is_no_coded_error_is_not_swallowed_either():
 def test_a_peer_s_bad_leave_is_misbehaviour_but_this_node_s_own_bad_leave_is_a_local_error():
     ids, session, _ = two()
     peer = ids[1].peer_id
-    assert session.receive(peer, RaceLeave("sideways"), 0) == [Misbehaviour(peer, "race-leave-invalid")]
+    assert session.receive(peer, RaceLeave("sideways", bytes(64)), 0) == [Misbehaviour(peer, "race-leave-invalid")]
     with pytest.raises(LocalError) as err:
         session.leave("sideways", 0)
     assert err.value.code == "race-leave-invalid" and not isinstance(err.value, PeerError)
     assert session.ended is None
     actions = session.leave(LeaveReason.VOLUNTARY, 0)
-    assert actions[0] == Send(peer, RaceLeave("voluntary")) and isinstance(actions[1], SessionEnded)
+    own = signed_leave(ids[0].race_key(RACE), RACE, LeaveReason.VOLUNTARY)
+    assert actions[0] == Send(peer, own) and isinstance(actions[1], SessionEnded)
     assert session.ended == "left"
 
 

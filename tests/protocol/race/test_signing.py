@@ -8,7 +8,7 @@ from protocol.race.keys import announce
 from protocol.race.messages import InputRecord, RaceRelay, RaceSnapshot
 from protocol.race.setup import RaceSetup
 from protocol.race.signing import (
-    HOLD_SKILLS, SKILLS, canonical_events, catch_up_digest, checksum_digest, input_digest, key_digest,
+    HOLD_SKILLS, SKILLS, canonical_events, catch_up_digest, checksum_digest, input_digest, key_digest, leave_digest,
 )
 from protocol.encoding.wire import decode_message, encode_message
 from tests.protocol.race.harness import identities, make_setup
@@ -54,6 +54,28 @@ def test_checksum_and_catch_up_vectors():
     assert catch_up_digest(RACE, "probe", 7, MASTER.peer_id, []).hex() == (
         "1a6fdb13b9026dcb66279093e5c5791bcdcdfcb0b25444c1dd8be80709068469"
     )
+
+
+def test_leave_vector():
+    """``race-leave`` is signed by the race key over ``leave_digest``; the map is spelled out byte by byte
+    (canonical DAG-CBOR: length-first key order), so the digest's recipe is pinned, not only its output."""
+    import hashlib
+
+    def text(value: str) -> bytes:
+        data = value.encode()
+        return (bytes([0x60 + len(data)]) if len(data) < 24 else bytes([0x78, len(data)])) + data
+
+    body = (b"\xa4" + text("type") + text("race-leave") + text("domain") + text("open4wd-race-sign-v1")
+            + text("raceId") + text(RACE) + text("reason") + text("voluntary"))
+    digest = leave_digest(RACE, "voluntary")
+    assert hashlib.sha256(body).digest() == digest
+    assert digest.hex() == "e65fa03691deb78d6ab1030f08d6e85ac1415fdde1b734ec5642a3977b62f74a"
+    assert KEY.sign(digest).hex() == (
+        "c517b5d9078b363f05ee01758ac6799614d223f755efc36ada6fb939f2fe504b"
+        "158ac7d1ed6ce6e88ce496d594e6780af4c7c97cabbc423276db828da2af140a"
+    )
+    assert leave_digest(RACE, "desync").hex() == "1dd224bc55f40c47a550e497bfb4bb3b1b1760c28892a9f9cd834a3e49de8575"
+    assert leave_digest(race_id("ab" * 32, 1), "voluntary") != digest  # bound to the round
 
 
 def test_skill_tables_match_the_simulation():

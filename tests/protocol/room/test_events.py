@@ -13,8 +13,10 @@ from protocol.room.events import (
     MemberJoined,
     MemberLeft,
     ReadyChanged,
+    ReadyRefused,
     ReadySetFormed,
     ReadySetRefused,
+    ReadyWithdrawn,
     SuccessorChosen,
 )
 from protocol.room.states import Role
@@ -34,6 +36,8 @@ def test_each_event_keeps_its_name_keys_and_key_order():
         (CompatibilityChecked("p", False, ["rapier"], ["d"]),
          '{"event": "compatibility", "peer": "p", "compatible": false, "reasons": ["rapier"], "differences": ["d"]}'),
         (ReadyChanged("p", True), '{"event": "ready", "peer": "p", "ready": true}'),
+        (ReadyRefused("c", "m"), '{"event": "ready-refused", "code": "c", "message": "m"}'),
+        (ReadyWithdrawn("unexplained", "m"), '{"event": "ready-withdrawn", "reason": "unexplained", "message": "m"}'),
         (ReadySetFormed("ab", ["p"]), '{"event": "ready-set", "digest": "ab", "roster": ["p"]}'),
         (ReadySetRefused("p", "c", "d"), '{"event": "ready-set-refused", "peer": "p", "code": "c", "detail": "d"}'),
         (GridCancelled(["p"]), '{"event": "grid-cancelled", "missing": ["p"]}'),  # the host's view

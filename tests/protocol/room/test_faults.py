@@ -4,14 +4,14 @@ of this node) is raised to the caller, never turned into a peer's fault."""
 
 import pytest
 
-from protocol.actions import Misbehaviour
+from protocol.actions import Misbehaviour, Send
 from protocol.encoding.wire import encode_message
 from protocol.errors import LocalError, PeerError
 from protocol.identity.keys import Identity
 from protocol.room.events import ErrorReported
 from protocol.room.host import HostRoom
 from protocol.room.member import MemberRoom
-from protocol.room.messages import MatchStart, ReadyDeclarationMsg, Relay
+from protocol.room.messages import MatchStart, ReadyDeclarationMsg, ReadyRefusal, Relay
 from protocol.room.ready import build_declaration
 from protocol.versions.collection import VersionRequest
 from protocol.versions.record import node_version_info
@@ -25,15 +25,17 @@ def codes(net, who=None):
     return [e["code"] for e in net.of(who, "error")]
 
 
-def test_a_forged_declaration_is_blamed_on_its_sender_and_shown_to_the_host():
+def test_a_forged_declaration_is_blamed_on_its_sender_shown_to_the_host_and_answered():
     net = Net(A, min_players=3)
     net.add_member(B, auto_ready=False)
     good = build_declaration(B, net.room_id, net.host.config.digest, net.host.members[B.peer_id].epoch, INFO, [LOADOUT], net.now)
     forged = good.to_wire() | {"payload": good.payload | {"carRotation": [LOADOUT, LOADOUT]}}
     actions = net.host.receive(B.peer_id, ReadyDeclarationMsg(forged), net.now)
+    detail = "the signature does not match the signer and content"
     assert actions == [
         Misbehaviour(B.peer_id, "invalid-signature"),
-        ErrorReported("invalid-signature", f"from {B.peer_id[-4:]}: the signature does not match the signer and content"),
+        ErrorReported("invalid-signature", f"from {B.peer_id[-4:]}: {detail}"),
+        Send(B.peer_id, ReadyRefusal(good.nonce, "invalid-signature", detail)),  # only on the sender's link
     ]
     assert net.host.members[B.peer_id].declaration is None
 
@@ -52,11 +54,16 @@ def test_a_message_of_the_wrong_direction_is_an_unexpected_message():
     ]
 
 
-def test_messages_from_anyone_but_the_link_peer_are_ignored_not_blamed():
+def test_a_non_member_is_ignored_by_the_host_and_a_non_host_is_blamed_by_a_member():
     net = Net(A, min_players=3)
     net.add_member(B, auto_ready=False)
-    assert net.host.receive(C.peer_id, ReadyDeclarationMsg({}), net.now) == []  # not a member
-    assert net.members[B.peer_id].receive(C.peer_id, MatchStart("0" * 64, 0, "0" * 64, []), net.now) == []  # not the host
+    # a departing member's last messages may still arrive while its link closes: no effect, no blame
+    assert net.host.receive(C.peer_id, ReadyDeclarationMsg({}), net.now) == []
+    # nothing but the host's link reaches a member machine: anyone else speaking for the room is at fault
+    assert net.members[B.peer_id].receive(C.peer_id, MatchStart("0" * 64, 0, "0" * 64, []), net.now) == [
+        Misbehaviour(C.peer_id, "not-from-host"),
+        ErrorReported("not-from-host", f"{C.peer_id[-4:]} sent match-start but is not this room's host"),
+    ]
 
 
 def test_the_hosts_own_seat_is_never_blamed():

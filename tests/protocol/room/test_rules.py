@@ -122,11 +122,13 @@ def test_relay_origin_is_attested_by_the_host():
     net.add_member(B)
     net.add_member(C)
     body = encode_message(VersionRequest(sender=C.peer_id))  # B pretends to be C
-    actions = net.host.receive(B.peer_id, Relay(C.peer_id, "*", body), net.now)
+    actions = net.host.receive(B.peer_id, Relay("", "*", body), net.now)
     assert {a.message.origin for a in actions} == {B.peer_id}
-    # members drop the impersonated request: origin B, claimed sender C
+    # members refuse the impersonated request (origin B, claimed sender C) and blame its origin
     replies = net.members[C.peer_id].receive(A.peer_id, actions[0].message, net.now)
-    assert replies == []
+    assert [(type(a), getattr(a, "code", None)) for a in replies] == [
+        (Misbehaviour, "relay-sender-mismatch"), (ErrorReported, "relay-sender-mismatch")]
+    assert replies[0].peer == B.peer_id
 
 
 def test_unusable_asset_blocks_the_ack_and_the_start():

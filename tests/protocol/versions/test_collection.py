@@ -99,7 +99,7 @@ def test_malformed_record_counts_as_missing_until_a_valid_one_arrives():
 def test_incompatible_peer_fails_the_verdict():
     c = collector()
     c.start(0)
-    c.receive(BOB, answer(BOB, protocol_version="2.0.0"), 1)
+    c.receive(BOB, answer(BOB, protocol_version="9.0.0"), 1)
     c.receive(CAROL, answer(CAROL), 2)
     with pytest.raises(ProtocolError) as info:
         c.verdict()

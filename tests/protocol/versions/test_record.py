@@ -65,7 +65,7 @@ def test_malformed_client_version_is_a_reason_not_a_crash():
 
 
 def test_describe_names_peers_by_last_four():
-    report = check_compatibility(MINE, {"z6MkAAAAwxyz": peer(protocol_version="2.0.0", economy_config_version=9)})
+    report = check_compatibility(MINE, {"z6MkAAAAwxyz": peer(protocol_version="9.0.0", economy_config_version=9)})
     assert describe_incompatibility(report) == "wxyz: protocol/economy_config"
 
 
