@@ -1,8 +1,14 @@
-"""Links between nodes over TCP: addresses, the encrypted and authenticated link and its rules, the listener, outboxes."""
+"""Links between nodes over TCP: addresses, the encrypted link and its rules, the listener and its door, outboxes."""
 
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
+    "BusyBackoff": "admission",
+    "ExactFrame": "admission",
+    "LISTENER_LIMITS": "admission",
+    "ListenerLimits": "admission",
+    "OpeningPlaces": "admission",
+    "source_of": "admission",
     "Advertised": "advertise",
     "Source": "advertise",
     "advertised_address": "advertise",
@@ -20,6 +26,8 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "now_ms": "link",
     "open_link": "link",
     "peer_address": "link",
+    "peer_endpoint": "link",
+    "refuse_unopened": "link",
     "IngressGuard": "link_rules",
     "Keepalive": "link_rules",
     "LinkBuckets": "link_rules",

@@ -35,6 +35,7 @@ from protocol.link.handshake import (
 )
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
+from open4wd_node.net.admission import ExactFrame
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
 
@@ -68,8 +69,8 @@ class LinkCounters:
 LINK_COUNTERS = LinkCounters()
 
 
-def peer_address(stream: trio.abc.Stream) -> str | None:
-    """``HOST:PORT`` of the other end of a socket stream (None for an in-memory stream or a closed socket)."""
+def peer_endpoint(stream: trio.abc.Stream) -> Address | None:
+    """The other end of a socket stream (None for an in-memory stream or a closed socket)."""
     sock = getattr(stream, "socket", None)
     if sock is None:
         return None
@@ -77,7 +78,13 @@ def peer_address(stream: trio.abc.Stream) -> str | None:
         host, port = sock.getpeername()[:2]
     except OSError:
         return None
-    return str(Address(host, port))
+    return Address(host, port)
+
+
+def peer_address(stream: trio.abc.Stream) -> str | None:
+    """``HOST:PORT`` of the other end of a socket stream (None for an in-memory stream or a closed socket)."""
+    endpoint = peer_endpoint(stream)
+    return None if endpoint is None else str(endpoint)
 
 
 class LinkClosed(Exception):
@@ -121,6 +128,14 @@ async def _tell_and_close(stream: trio.abc.Stream, frame: Callable[[], bytes], s
         pass
     finally:
         await trio.aclose_forcefully(stream)
+
+
+async def refuse_unopened(stream: trio.abc.Stream, code: str, text: str, counters: LinkCounters | None = None) -> None:
+    """Refuse a connection before any handshake (a listener that is busy): tell the peer ``code`` in
+    the clear on the handshake channel, where a dialer reads it as the listener's answer, count the
+    refusal and close the stream."""
+    await _tell_and_close(stream, lambda: _handshake_frame(_close_message(code, text)))
+    (LINK_COUNTERS if counters is None else counters).record(LinkClosed(code, text))
 
 
 async def _receive_exactly(stream: trio.abc.Stream, count: int) -> bytes:
@@ -287,6 +302,8 @@ class Link:
         self._channel = ROOM
         self._decoder = FrameDecoder(_sealed(ROOM, self._receive_cipher.overhead))
         self._bodies: deque[bytes] = deque()
+        self._exact: ExactFrame | None = None  # while ``peek_first`` waits: frames read exactly, capped
+        self._peeked: Message | None = None  # the first message ``peek_first`` saw, for ``receive``
         self._send_lock = trio.Lock()
         self._receiving = False
         self._closed: LinkClosed | None = None
@@ -367,10 +384,28 @@ class Link:
 
     # ---- receiving -------------------------------------------------------------------------------
 
+    async def peek_first(self, max_frame_bytes: int) -> Message:
+        """Wait for the link's first message and leave it for ``receive`` to return. Until it arrives,
+        every frame is read exactly (nothing after it is buffered) and a frame announcing more than
+        ``max_frame_bytes`` closes the link (``frame-too-large``): what a listener reads before it knows
+        what the link is for (docs/transport.md, "The listener's door")."""
+        exact = self._exact = ExactFrame(max_frame_bytes)
+        try:
+            first = await self.receive()
+        finally:
+            self._exact = None
+            if exact.buffered:  # cancelled mid-frame: the rest of that frame is read the ordinary way
+                self._decoder.feed(exact.buffered)
+        self._peeked = first
+        return first
+
     async def receive(self) -> Message:
         """The next message from the peer; raises ``LinkClosed`` once the link has ended."""
         if self._receiving:
             raise trio.BusyResourceError("another task is already receiving on this link")
+        if self._peeked is not None:
+            peeked, self._peeked = self._peeked, None
+            return peeked
         self._receiving = True
         try:
             self._keepalive.heard(now_ms())
@@ -408,7 +443,7 @@ class Link:
         data = None
         with trio.move_on_at(self._keepalive.deadline_ms / 1000):
             try:
-                data = await self._stream.receive_some(RECEIVE_CHUNK)
+                data = await self._stream.receive_some(RECEIVE_CHUNK if self._exact is None else self._exact.wanted)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
         if data is None:
@@ -416,7 +451,8 @@ class Link:
         if not data:
             await self._end(LinkClosed("link-eof", "the peer hung up without a reason", by_peer=True), notify=False)
         try:
-            bodies = self._decoder.feed(bytes(data))  # a socket stream's bytes are passed as they are
+            reader = self._decoder if self._exact is None else self._exact
+            bodies = reader.feed(bytes(data))  # a socket stream's bytes are passed as they are
         except ProtocolError as exc:  # an oversize announcement closes at once
             await self._fail(exc)
         if bodies:

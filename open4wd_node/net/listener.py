@@ -1,7 +1,9 @@
 """One listener per node for a whole match: the first message on a link says what the link is for.
 
 A room join (``join-request``) goes to the room, a race-mesh greeting to the race; a link that says
-nothing within 10 s, or opens with anything no phase is waiting for, is closed with a code. Once
+nothing within 5 s of its handshake (``join-timeout``), or opens with anything no phase is waiting for
+(``join-expected``), is closed with a code; what a connection may cost until then is the transport's
+``ListenerLimits`` (docs/transport.md, "The listener's door"). Once
 bound, the listener knows the address it advertises (``open4wd_node.net.advertise``): what invitations
 and the room announcement carry, never a wildcard.
 """
@@ -19,8 +21,9 @@ from open4wd_base.errors import LocalError
 from open4wd_node.runtime.addresses import AUTOMATIC, Address, Advertise, parse_address
 from open4wd_node.net.advertise import Advertised, Source, advertised_address, is_loopback_host
 from open4wd_node.view.events import EventSink
-from open4wd_node.net.link import Link, LinkClosed
+from open4wd_node.net.link import Link
 from open4wd_node.runtime.errors import UserError
+from open4wd_node.net.admission import LISTENER_LIMITS, ListenerLimits
 from open4wd_node.net.transport import serve
 from protocol.identity.keys import Identity
 from protocol.room.messages import EXPENSIVE_TYPES
@@ -29,7 +32,6 @@ from protocol.encoding.wire import Message
 __all__ = ["NodeListener", "parse_address", "with_listener"]
 
 log = structlog.get_logger("open4wd_node.listener")
-FIRST_MESSAGE_TIMEOUT_S = 10
 Handler = Callable[[Link, Message], Awaitable[None]]
 T = TypeVar("T")
 M = TypeVar("M", bound=Message)
@@ -39,9 +41,10 @@ class NodeListener:
     """This node's one listener: hands each authenticated link to the handler of its first message's
     type (``add_handler``), which the room and the race register while they accept links."""
 
-    def __init__(self, identity: Identity, advertise: Advertise = AUTOMATIC) -> None:
+    def __init__(self, identity: Identity, advertise: Advertise = AUTOMATIC, door: ListenerLimits = LISTENER_LIMITS) -> None:
         self.identity = identity
         self.advertise = advertise
+        self.door = door  # what opening connections may cost
         self.handlers: dict[type[Message], Handler] = {}  # first message type -> its handler
         self.address: Address | None = None  # where it is bound (the real port, also when 0 was asked)
         self.advertised: Advertised | None = None  # what peers are told to dial
@@ -72,7 +75,7 @@ class NodeListener:
         async with trio.open_nursery() as nursery:
             try:
                 self.address = await nursery.start(
-                    partial(serve, self._accept, self.identity, host, port, expensive=EXPENSIVE_TYPES)
+                    partial(serve, self._accept, self.identity, host, port, expensive=EXPENSIVE_TYPES, door=self.door)
                 )
             except OSError as exc:
                 raise UserError("listen-failed", f"cannot listen on {Address(host, port)}: {exc.strerror}") from None
@@ -98,15 +101,7 @@ class NodeListener:
             events.emit("advertise-unreachable", address=str(advertised.address), room_host=room_host)
 
     async def _accept(self, link: Link) -> None:
-        first = None
-        with trio.move_on_after(FIRST_MESSAGE_TIMEOUT_S):
-            try:
-                first = await link.receive()
-            except LinkClosed:
-                return
-        if first is None:
-            await link.aclose("join-timeout", f"no join request within {FIRST_MESSAGE_TIMEOUT_S} s")
-            return
+        first = await link.receive()  # at once: ``serve`` hands a link over when its first message is in
         handler = self.handlers.get(type(first))
         if handler is None:
             await link.aclose("join-expected", f"this node is not waiting for a {first.TYPE} link now")

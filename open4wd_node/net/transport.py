@@ -1,9 +1,12 @@
-"""Links over real TCP: ``dial`` a listener, or ``serve`` and hand every authenticated link to a handler.
+"""Links over real TCP: ``dial`` a listener, or ``serve`` and hand every opened link to a handler.
 
-The listener runs the handshake on each accepted connection in its own task; a connection that fails
-the handshake, or a handler that ends by ``LinkClosed`` or a coded ``ProtocolError``, costs only that
-connection, never the listener. At most ``max_handshakes`` connections may be mid-handshake at once;
-more are closed on arrival, so a burst of silent connections cannot pile up tasks.
+The listener runs the opening of each accepted connection (the handshake, then its first message) in its
+own task, under ``ListenerLimits`` (docs/transport.md, "The listener's door"): a connection over its
+source address's share of the opening places, or beyond all of them, is refused at once with
+``listener-busy``; an opening connection cannot buffer more than one small frame, and has 5 s for its
+first message. A connection that fails to open, or a handler that ends by ``LinkClosed`` or a coded
+``ProtocolError``, costs only that connection, never the listener; every end is logged with its code
+and the peer's address. ``dial`` can keep trying a busy listener for a while (``busy_retry_s``).
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from protocol.link.handshake import DIALER, LISTENER
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import Message
 from open4wd_node.runtime.addresses import Address
-from open4wd_node.net.link import Link, LinkClosed, open_link
+from open4wd_node.net.admission import LISTENER_BUSY, LISTENER_LIMITS, BusyBackoff, ListenerLimits, OpeningPlaces, source_of
+from open4wd_node.net.link import Link, LinkClosed, open_link, peer_endpoint, refuse_unopened
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 
-__all__ = ["Link", "LinkClosed", "LinkLimits", "dial", "serve"]
+__all__ = ["Link", "LinkClosed", "LinkLimits", "ListenerLimits", "dial", "serve"]
 
 log = structlog.get_logger("open4wd_node.transport")
-MAX_HANDSHAKES = 64
+BUSY_RETRY_S = 10.0  # how long a joiner keeps trying a listener that answers listener-busy
 
 LinkHandler = Callable[[Link], Awaitable[None]]
 
@@ -38,24 +42,56 @@ async def dial(
     expensive: frozenset[str] = frozenset(),
     limits: LinkLimits = ROOM_LIMITS,
     registry: dict[str, type[Message]] | None = None,
+    busy_retry_s: float = 0.0,
 ) -> Link:
     """Connect and authenticate; ``expected_peer`` (from an invitation) refuses any other listener.
 
+    A listener that refuses with ``listener-busy`` is dialled again, with backoff (``BusyBackoff``), as
+    long as the next attempt starts within ``busy_retry_s`` of the first; no other refusal is retried.
     Raises ``LinkClosed``: ``dial-failed`` when no connection is made within the handshake timeout,
-    else a handshake code (docs/transport.md)."""
+    ``listener-busy`` when the listener stayed busy, else a handshake code (docs/transport.md)."""
+    where = Address(host, port)
+    backoff = BusyBackoff(busy_retry_s)
+    started = trio.current_time()
+    while True:
+        try:
+            return await _dial_once(where, identity, expected_peer, expensive, limits, registry)
+        except LinkClosed as exc:
+            if exc.code != LISTENER_BUSY or not exc.by_peer:
+                raise
+            elapsed = trio.current_time() - started
+            delay = backoff.next_delay_s(elapsed)
+            if delay is None:
+                tries = f"{backoff.refusals} attempts over {elapsed:.1f} s" if backoff.refusals > 1 else "the attempt"
+                raise LinkClosed(LISTENER_BUSY, f"{where} refused {tries}: too many links are opening there "
+                                                f"(the last answer: {exc.message}); try again later",
+                                 by_peer=True) from None
+            log.warning("dial-busy", address=str(where), refusals=backoff.refusals, retry_in_s=round(delay, 2),
+                        reason=exc.message)
+            await trio.sleep(delay)
+
+
+async def _dial_once(
+    where: Address,
+    identity: Identity,
+    expected_peer: str | None,
+    expensive: frozenset[str],
+    limits: LinkLimits,
+    registry: dict[str, type[Message]] | None,
+) -> Link:
     try:
         with trio.fail_after(limits.handshake_timeout_ms / 1000):
-            stream = await trio.open_tcp_stream(host, port)
+            stream = await trio.open_tcp_stream(where.host, where.port)
     except (OSError, trio.TooSlowError) as exc:
         reason = "timed out" if isinstance(exc, trio.TooSlowError) else (exc.strerror or str(exc))
-        raise LinkClosed("dial-failed", f"cannot connect to {Address(host, port)}: {reason}") from None
+        raise LinkClosed("dial-failed", f"cannot connect to {where}: {reason}") from None
     try:
         return await open_link(
             stream, identity, DIALER, expected_peer=expected_peer, expensive=expensive, limits=limits, registry=registry
         )
     except LinkClosed as exc:
         if exc.code == "peer-not-open4wd":  # say which address that was: usually a mistyped port
-            raise LinkClosed(exc.code, f"{Address(host, port)}: {exc.message}", by_peer=exc.by_peer) from None
+            raise LinkClosed(exc.code, f"{where}: {exc.message}", by_peer=exc.by_peer) from None
         raise
 
 
@@ -68,48 +104,63 @@ async def serve(
     expensive: frozenset[str] = frozenset(),
     limits: LinkLimits = ROOM_LIMITS,
     registry: dict[str, type[Message]] | None = None,
-    max_handshakes: int = MAX_HANDSHAKES,
+    door: ListenerLimits = LISTENER_LIMITS,
     task_status: trio.TaskStatus[Address] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Listen on ``host:port`` until cancelled; use ``await nursery.start(serve, ...)`` to get the
-    bound ``Address`` (the real port, also when 0 was asked for). Each authenticated link goes to
-    ``handler(link)`` and is closed when it returns."""
+    bound ``Address`` (the real port, also when 0 was asked for). Each link whose first message has
+    arrived goes to ``handler(link)`` (its first ``receive`` returns that message) and is closed when
+    the handler returns; the dialer must speak first."""
     listeners = await trio.open_tcp_listeners(port, host=host)
     bound_host, bound_port = listeners[0].socket.getsockname()[:2]
-    pending = 0
+    places = OpeningPlaces(door.openings, door.openings_per_source)
 
     async def on_connection(stream: trio.SocketStream) -> None:
-        nonlocal pending
-        address = _address(stream)
-        if pending >= max_handshakes:
-            log.info("link-refused", code="listener-busy", reason=f"{pending} handshakes in progress", address=address)
-            await trio.aclose_forcefully(stream)
+        endpoint = peer_endpoint(stream)
+        address = "unknown" if endpoint is None else str(endpoint)
+        source = "unknown" if endpoint is None else source_of(endpoint.host)
+        try:
+            places.take(source)
+        except ProtocolError as exc:
+            log.info("link-refused", code=exc.code, reason=exc.message, address=address)
+            await refuse_unopened(stream, exc.code, exc.message)
             return
-        pending += 1
+        try:
+            opened = await _open(stream, address)
+        finally:
+            places.give_back(source)  # before any close notice: the link is no longer opening
+        if opened is None:
+            return
+        link, arrived = opened
+        try:
+            if arrived:
+                await handler(link)
+            else:  # a link that ended while opening keeps its own reason (frame-too-large, link-eof, …)
+                await link.aclose("join-timeout", f"no first message within {door.first_message_timeout_ms / 1000:g} s")
+        except (LinkClosed, ProtocolError) as exc:
+            await link.aclose(exc.code, exc.message)  # a link that has already ended keeps its own reason
+        finally:
+            await link.aclose()
+            ended = link.closed
+            assert ended is not None
+            log.info("link-closed", code=ended.code, reason=ended.message, by_peer=ended.by_peer, peer=link.peer_id,
+                     address=address)
+
+    async def _open(stream: trio.SocketStream, address: str) -> tuple[Link, bool] | None:
+        """The handshake, then the wait for the first message, under the door's limits: None when the
+        handshake failed (logged here), else the link and whether its first message arrived."""
         try:
             link = await open_link(stream, identity, LISTENER, expensive=expensive, limits=limits, registry=registry)
         except LinkClosed as exc:
             log.info("link-refused", code=exc.code, reason=exc.message, address=address)
-            return
-        finally:
-            pending -= 1
-        try:
-            await handler(link)
-        except LinkClosed as exc:
-            log.info("link-closed", code=exc.code, reason=exc.message, peer=link.peer_id, by_peer=exc.by_peer)
-        except ProtocolError as exc:
-            log.info("link-rejected", code=exc.code, reason=exc.message, peer=link.peer_id)
-            await link.aclose(exc.code, exc.message)
-        finally:
-            await link.aclose()
+            return None
+        with trio.move_on_after(door.first_message_timeout_ms / 1000):
+            try:
+                await link.peek_first(door.first_frame_bytes)
+                return link, True
+            except LinkClosed:
+                pass  # the link has ended with its reason, logged when the caller closes it
+        return link, False
 
     task_status.started(Address(bound_host, bound_port))
     await trio.serve_listeners(on_connection, listeners)
-
-
-def _address(stream: trio.SocketStream) -> str:
-    try:
-        host, port = stream.socket.getpeername()[:2]
-    except OSError:
-        return "unknown"
-    return str(Address(host, port))

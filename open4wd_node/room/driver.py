@@ -32,7 +32,7 @@ from open4wd_node.runtime.errors import UserError
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.listener import parse_address
 from open4wd_node.net.outbox import Outbox, flush
-from open4wd_node.net.transport import dial
+from open4wd_node.net.transport import BUSY_RETRY_S, dial
 from open4wd_base.errors import CodedError, LocalError
 from protocol.errors import ProtocolError
 from protocol.actions import UserEvent
@@ -326,7 +326,7 @@ class RoomDriver:
         try:
             host, port = parse_address(succession.listen)
             link = await dial(host, port, plan.identity, expected_peer=succession.successor,
-                              expensive=EXPENSIVE_TYPES)
+                              expensive=EXPENSIVE_TYPES, busy_retry_s=BUSY_RETRY_S)
         except (LinkClosed, UserError) as exc:
             self.events.emit("error", code="succession-failed", message=f"cannot reach the new host: {exc}")
             self.done.set()

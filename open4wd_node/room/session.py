@@ -26,7 +26,7 @@ from open4wd_node.room.notice_board import NoticeBoard
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.room.driver import RoomDriver, RoomOutcome, SuccessionPlan, read_player_commands
-from open4wd_node.net.transport import dial
+from open4wd_node.net.transport import BUSY_RETRY_S, dial
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation, new_room_id, new_secret, parse_secret
@@ -164,7 +164,8 @@ async def join_room(
 
     transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
     try:
-        link = await dial(invite.host, invite.port, identity, expected_peer=invite.host_peer_id, expensive=EXPENSIVE_TYPES)
+        link = await dial(invite.host, invite.port, identity, expected_peer=invite.host_peer_id, expensive=EXPENSIVE_TYPES,
+                          busy_retry_s=BUSY_RETRY_S)
     except LinkClosed as exc:
         raise UserError(exc.code, exc.message) from None
     board = NoticeBoard(assets, events)

@@ -7,7 +7,8 @@ import structlog
 import trio
 
 from open4wd_base.errors import LocalError
-from open4wd_node.net.link import LinkClosed, now_ms
+from open4wd_node.net.admission import ListenerLimits
+from open4wd_node.net.link import LinkClosed, now_ms, open_link
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.net.transport import dial, serve
 from open4wd_node.runtime.errors import first_coded
@@ -76,26 +77,34 @@ async def test_two_nodes_link_and_exchange_messages():
     assert [m for _, m in host.received][:3] == [VersionRequest(sender=f"m{i}") for i in range(3)]
 
 
-async def test_garbage_frames_close_after_three_violations_and_the_listener_keeps_serving():
+@pytest.mark.parametrize("after_first_message", [False, True])
+async def test_garbage_frames_close_after_three_violations_and_the_listener_keeps_serving(after_first_message):
+    """While a link opens (before its first message) and after, in the handler: the same rule, logged."""
     host = Host()
-    async with trio.open_nursery() as nursery:
-        address = await start_host(nursery, host)
-        raw = RawPeer(await trio.open_tcp_stream(address.host, address.port), GUEST_ID)
-        await raw.handshake(HOST_ID.peer_id)
-        body_garbage = [b"\xc1", b"\x93\x01\x02\x03", b'\x81\xa4type\xa7no-such']
-        await raw.send(b"".join(raw.seal(b) for b in body_garbage))
-        told = await raw.messages_until_eof()
-        await wait_for(lambda: host.ended)
-        assert host.ended == ["unknown-message-type"]  # the code of the last violation
-        assert [m for m in told if isinstance(m, LinkClose)] == [LinkClose("unknown-message-type", told[-1].message)]
-        # garbage before any handshake is refused too, and neither costs the listener anything
-        async with await trio.open_tcp_stream(address.host, address.port) as stream:
-            await stream.send_all(b"\x00\x00\x00\x03abc")
-            assert await RawPeer(stream, GUEST_ID).messages_until_eof() != []
-        async with await dial(address.host, address.port, THIRD_ID) as link:
-            await link.send(VersionRequest(sender="still here"))
-            assert await link.receive() == VersionRequest(sender="echo:still here")
-        nursery.cancel_scope.cancel()
+    with structlog.testing.capture_logs() as logs:
+        async with trio.open_nursery() as nursery:
+            address = await start_host(nursery, host)
+            raw = RawPeer(await trio.open_tcp_stream(address.host, address.port), GUEST_ID)
+            await raw.handshake(HOST_ID.peer_id)
+            if after_first_message:
+                await raw.send(raw.frame(VersionRequest(sender="hello")))
+            body_garbage = [b"\xc1", b"\x93\x01\x02\x03", b'\x81\xa4type\xa7no-such']
+            await raw.send(b"".join(raw.seal(b) for b in body_garbage))
+            told = await raw.messages_until_eof()
+            await wait_for(lambda: any(entry["event"] == "link-closed" for entry in logs))
+            assert [m for m in told if isinstance(m, LinkClose)] == [LinkClose("unknown-message-type", told[-1].message)]
+            assert host.ended == (["unknown-message-type"] if after_first_message else [])  # the last violation's code
+            (closed,) = [entry for entry in logs if entry["event"] == "link-closed"]
+            assert closed["code"] == "unknown-message-type" and closed["peer"] == GUEST_ID.peer_id
+            assert closed["address"] == "127.0.0.1:%d" % raw.stream.socket.getsockname()[1]
+            # garbage before any handshake is refused too, and neither costs the listener anything
+            async with await trio.open_tcp_stream(address.host, address.port) as stream:
+                await stream.send_all(b"\x00\x00\x00\x03abc")
+                assert await RawPeer(stream, GUEST_ID).messages_until_eof() != []
+            async with await dial(address.host, address.port, THIRD_ID) as link:
+                await link.send(VersionRequest(sender="still here"))
+                assert await link.receive() == VersionRequest(sender="echo:still here")
+            nursery.cancel_scope.cancel()
 
 
 async def test_an_oversize_frame_closes_the_link_at_once():
@@ -206,10 +215,10 @@ async def test_ping_round_trip_is_measured():
         nursery.cancel_scope.cancel()
 
 
-async def test_connections_beyond_the_handshake_limit_are_closed_on_arrival():
+async def test_connections_beyond_the_opening_places_are_refused_on_arrival():
     host = Host()
     async with trio.open_nursery() as nursery:
-        address = await start_host(nursery, host, max_handshakes=1)
+        address = await start_host(nursery, host, door=ListenerLimits(openings=1, openings_per_source=1))
         slow = await trio.open_tcp_stream(address.host, address.port)
         handshake = Handshake(GUEST_ID, DIALER, now_ms())
         await slow.send_all(b"".join(encode_frame(encode_message(m), HANDSHAKE) for m in handshake.start()))
@@ -217,11 +226,15 @@ async def test_connections_beyond_the_handshake_limit_are_closed_on_arrival():
         while not replies:  # the listener's Noise message 2: its handshake is now in progress
             replies += decoder.feed(await slow.receive_some(4096))
         async with await trio.open_tcp_stream(address.host, address.port) as refused:
-            assert await RawPeer(refused, THIRD_ID).messages_until_eof() == []
+            with pytest.raises(LinkClosed) as info:  # told why, on the handshake channel, before any handshake
+                await open_link(refused, THIRD_ID, DIALER)
+            assert (info.value.code, info.value.by_peer) == ("listener-busy", True)
         for body in replies:
             answer = handshake.receive(decode_handshake_message(body), now_ms())
         await slow.send_all(b"".join(encode_frame(encode_message(m), HANDSHAKE) for m in answer))
-        await wait_for(lambda: host.links)  # the slot is free again
+        sealed = handshake.result.send.seal(encode_message(VersionRequest(sender="slow")))
+        await slow.send_all(HEADER.pack(len(sealed)) + sealed)  # its first message: the place is free again
+        await wait_for(lambda: host.links)
         async with await dial(address.host, address.port, THIRD_ID) as link:
             await link.send(VersionRequest(sender="after"))
             assert await link.receive() == VersionRequest(sender="echo:after")
