@@ -4,9 +4,12 @@
 direction through its own ``Impairment``: a delay with jitter (bytes keep their order, as TCP's do), a
 bandwidth cap, byte flips at chosen stream offsets or at a seeded rate, and on command a stall (stop
 forwarding for N seconds; the queue fills and TCP pushes back on the sender, as a stalled router or a
-stopped process would) or a cut (every connection dropped, and new ones refused for a while). A party
-in the middle of a link is exactly this: tests and the soak harness use it to show that a node keeps
-racing, repairs what is lost, and refuses what is altered.
+stopped process would) or a cut (every connection dropped, and new ones refused for a while). It also
+knows where the link's frames begin and end (their 4-byte length prefix, the one thing a party in the
+middle can read), so it can, on command, flip the last byte of the next frame (``flip_next_frame``) or
+write bytes of its own between two frames (``inject``). A party in the middle of a link is exactly this:
+tests and the soak harness use it to show that a node keeps racing, repairs what is lost, and refuses
+what is altered.
 
 Everything is seeded (``Impairment.seed``), so a run with the same impairments and the same traffic
 flips the same bytes.
@@ -22,6 +25,7 @@ from enum import StrEnum
 import trio
 
 from open4wd_node.runtime.addresses import Address
+from protocol.encoding.wire import HEADER
 
 CHUNK_BYTES = 16 * 1024
 QUEUE_CAP_BYTES = 1024 * 1024  # what one direction holds before it stops reading (TCP backpressure)
@@ -62,6 +66,7 @@ class ProxyStats:
     refused: int = 0
     forwarded: dict[Direction, int] = field(default_factory=lambda: {d: 0 for d in Direction})
     flipped: dict[Direction, int] = field(default_factory=lambda: {d: 0 for d in Direction})
+    injected: dict[Direction, int] = field(default_factory=lambda: {d: 0 for d in Direction})  # bytes written
 
 
 class _Flipper:
@@ -87,6 +92,40 @@ class _Flipper:
         return bytes(changed), len(set(hits))
 
 
+class _FrameCursor:
+    """Follows the length-prefixed frames of one direction of a connection (a 4-byte big-endian length,
+    then the body): where each frame ends, and whether the stream is between two frames."""
+
+    def __init__(self) -> None:
+        self._header = bytearray()
+        self._body_left: int | None = None  # bytes of the current frame's body still to come
+
+    @property
+    def between_frames(self) -> bool:
+        """No frame has begun and not ended."""
+        return self._body_left is None and not self._header
+
+    def advance(self, data: bytes) -> list[int]:
+        """Take in the next ``data`` of the stream; the indexes in ``data`` just after each frame that ends in it."""
+        ends, index = [], 0
+        while index < len(data):
+            if self._body_left is None:
+                take = min(HEADER.size - len(self._header), len(data) - index)
+                self._header += data[index:index + take]
+                index += take
+                if len(self._header) < HEADER.size:
+                    continue
+                (self._body_left,) = HEADER.unpack(self._header)
+                self._header.clear()
+            take = min(self._body_left, len(data) - index)
+            index += take
+            self._body_left -= take
+            if self._body_left == 0:
+                ends.append(index)
+                self._body_left = None
+        return ends
+
+
 class _Pipe:
     """One direction of one connection: a reader that queues timestamped chunks, a writer that
     releases them when their delay is over, at the bandwidth cap, unless the proxy is stalled."""
@@ -95,6 +134,7 @@ class _Pipe:
         self.proxy = proxy
         self.direction = direction
         self.impairment = proxy.impairments[direction]
+        self.connection = connection
         self.flipper = _Flipper(self.impairment, connection)
         self.rng = random.Random(f"{self.impairment.seed}/{connection}/{direction}/delay")
         self.queue: deque[tuple[float, bytes]] = deque()
@@ -102,6 +142,8 @@ class _Pipe:
         self.changed = trio.Condition()
         self.last_release = 0.0
         self.reading_done = False
+        self.cursor = _FrameCursor()
+        self.injections: list[bytes] = []  # to be written at the next frame boundary
 
     async def read(self, source: trio.SocketStream) -> None:
         try:
@@ -111,15 +153,46 @@ class _Pipe:
                         await self.changed.wait()
                     chunk, flipped = self.flipper.apply(chunk)
                     self.proxy.stats.flipped[self.direction] += flipped
-                    self.last_release = max(self.last_release, trio.current_time() + self._delay_s())
-                    self.queue.append((self.last_release, chunk))
-                    self.queued_bytes += len(chunk)
-                    self.changed.notify_all()
+                    self._enqueue(self._framed(chunk))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         async with self.changed:
             self.reading_done = True
             self.changed.notify_all()
+
+    def _framed(self, chunk: bytes) -> bytes:
+        """``chunk`` with the frame-aware commands applied: the last byte of the next frame to end
+        flipped (once, for the whole proxy), pending injections written after the first frame that ends."""
+        ends = self.cursor.advance(chunk)
+        if not ends:
+            return chunk
+        if self.proxy.take_frame_flip(self.direction):
+            changed = bytearray(chunk)
+            changed[ends[0] - 1] ^= 0xFF
+            chunk = bytes(changed)
+            self.proxy.stats.flipped[self.direction] += 1
+        if self.injections:
+            injected, self.injections = b"".join(self.injections), []
+            chunk = chunk[:ends[0]] + injected + chunk[ends[0]:]
+            self.proxy.stats.injected[self.direction] += len(injected)
+        return chunk
+
+    def _enqueue(self, chunk: bytes) -> None:
+        """Queue ``chunk`` for release after its delay (call holding ``changed``)."""
+        self.last_release = max(self.last_release, trio.current_time() + self._delay_s())
+        self.queue.append((self.last_release, chunk))
+        self.queued_bytes += len(chunk)
+        self.changed.notify_all()
+
+    async def inject(self, data: bytes) -> None:
+        """Write ``data`` into this direction at the next frame boundary: at once if no frame is under
+        way, else right after the frame being forwarded ends."""
+        async with self.changed:
+            if self.cursor.between_frames:
+                self._enqueue(data)
+                self.proxy.stats.injected[self.direction] += len(data)
+            else:
+                self.injections.append(data)
 
     def _delay_s(self) -> float:
         jitter = self.impairment.jitter_ms
@@ -177,6 +250,8 @@ class ImpairmentProxy:
         self.stalled_until = 0.0
         self.refusing_until = 0.0
         self._connections: set[trio.CancelScope] = set()
+        self._pipes: set[_Pipe] = set()
+        self._frame_flips: set[Direction] = set()  # directions whose next frame to end loses its last byte
 
     def point_at(self, target: Address) -> None:
         """Forward to ``target`` from now on (connections waiting for a target go there)."""
@@ -196,6 +271,27 @@ class ImpairmentProxy:
         self.refusing_until = max(self.refusing_until, trio.current_time() + refuse_s)
         for scope in list(self._connections):
             scope.cancel()
+
+    def flip_next_frame(self, direction: Direction) -> None:
+        """Flip the last byte of the next frame to end in ``direction``, on whichever connection carries
+        it first: once, for the whole proxy (one altered frame on one link)."""
+        self._frame_flips.add(direction)
+
+    def take_frame_flip(self, direction: Direction) -> bool:
+        """Whether a frame that has just ended in ``direction`` is the one ``flip_next_frame`` asked for
+        (the request is used up)."""
+        if direction not in self._frame_flips:
+            return False
+        self._frame_flips.discard(direction)
+        return True
+
+    async def inject(self, direction: Direction, data: bytes) -> int:
+        """Write ``data`` (bytes of the proxy's own, such as a whole forged frame) into ``direction`` of
+        every open connection, at its next frame boundary; how many connections it went into."""
+        pipes = [pipe for pipe in self._pipes if pipe.direction == direction]
+        for pipe in pipes:
+            await pipe.inject(data)
+        return len(pipes)
 
     async def run(self, *, task_status: trio.TaskStatus[Address] = trio.TASK_STATUS_IGNORED) -> None:
         """Forward every connection to the target until cancelled; ``nursery.start`` returns the bound
@@ -223,12 +319,14 @@ class ImpairmentProxy:
                 async with trio.open_nursery() as nursery:
                     for direction, source, sink in ((Direction.UP, client, target), (Direction.DOWN, target, client)):
                         pipe = _Pipe(self, direction, connection)
+                        self._pipes.add(pipe)
                         nursery.start_soon(pipe.read, source)
                         nursery.start_soon(pipe.write, sink)
             except OSError:
                 pass  # the target refused or vanished: the client sees its connection end
             finally:
                 self._connections.discard(scope)
+                self._pipes -= {pipe for pipe in self._pipes if pipe.connection == connection}
                 for stream in (client, target):
                     if stream is not None:
                         await trio.aclose_forcefully(stream)

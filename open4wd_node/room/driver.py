@@ -41,6 +41,7 @@ from protocol.room.events import ErrorReported, GridCancelled, ReadyChanged, Rea
 from protocol.room.host import HostRoom
 from protocol.room.member import MemberRoom
 from protocol.identity.keys import Identity
+from protocol.room.states import Departure
 from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
 from protocol.encoding.wire import Message
 
@@ -229,10 +230,13 @@ class RoomDriver:
         await flush([o.queue for o in self.outboxes.values()], timeout_s)
 
     async def run_link(
-        self, outbox: LinkOutbox, on_message: Callable[[str, Message], None], on_closed: Callable[[str], None]
+        self, outbox: LinkOutbox, on_message: Callable[[str, Message], None],
+        on_closed: Callable[[str, LinkClosed | None], None],
     ) -> None:
-        """Read and write one link until it ends; report its end exactly once."""
+        """Read and write one link until it ends; report its end exactly once, with why it ended (None
+        when this node closed it for its own reasons)."""
         link = outbox.link
+        ended: LinkClosed | None = None
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._writer, outbox)
@@ -240,12 +244,13 @@ class RoomDriver:
                     async for message in link:
                         on_message(link.peer_id, message)
                 except LinkClosed as exc:
+                    ended = exc
                     log.info("link-ended", peer=link.peer_id, code=exc.code, reason=exc.message)
                 nursery.cancel_scope.cancel()
         finally:
             if self.outboxes.get(link.peer_id) is outbox:
                 del self.outboxes[link.peer_id]
-                on_closed(link.peer_id)
+                on_closed(link.peer_id, ended)
 
     def _next_wake(self) -> float:
         """The trio time of the machines' next deadline (countdown, grid phase, version retry), or never."""
@@ -279,7 +284,8 @@ class RoomDriver:
         await self.run_link(
             outbox,
             lambda peer, msg: self.from_host(host.receive(peer, msg, self.clock.now_ms())),
-            lambda peer: self.from_host(host.link_closed(peer, self.clock.now_ms())),
+            lambda peer, ended: self.from_host(
+                host.link_closed(peer, self.clock.now_ms(), Departure.LINK_CLOSED if ended is None else ended.code)),
         )
 
     # ---- member side ------------------------------------------------------------------------------
@@ -293,12 +299,13 @@ class RoomDriver:
             self._host_lost,
         )
 
-    def _host_lost(self, peer: str) -> None:
+    def _host_lost(self, peer: str, ended: LinkClosed | None) -> None:
         if self.done.is_set() or peer != self.member.host_peer:
             return
         actions = self.member.host_lost(self.clock.now_ms())
         if self.succession is None or not any(isinstance(a, HostSuccession) for a in actions):
-            self.events.emit("error", code="host-lost", message="the link to the host ended before the match started")
+            why = "" if ended is None else f" ({ended.code}: {ended.message})"
+            self.events.emit("error", code="host-lost", message=f"the link to the host ended before the match started{why}")
             self.done.set()
             return
         self.from_member(actions)

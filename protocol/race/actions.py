@@ -191,7 +191,7 @@ class PeerLost(UserEvent):
 
 @dataclass(frozen=True)
 class PeerRejoined(UserEvent):
-    """``peer`` caught up and is real again from ``frame`` on."""
+    """``peer`` is real again from ``frame`` on: back on a new link within the reconnect window, or caught up."""
 
     EVENT: ClassVar[str] = "rejoin"
     peer: str

@@ -242,13 +242,15 @@ class Recovery:
             statuses[peer] = REJOINING
             self._session.recompute_frontier()
         else:
+            if not self._off_line:  # an off-line node's inputs are not the race's: it catches up instead
+                actions = self._resend(peer, msg.nextFrame - INPUT_WINDOW_BEHIND)
             if statuses[peer] is not ACTIVE:
                 statuses[peer] = ACTIVE
                 self._peers.active_from[peer] = max(self._peers.active_from[peer], self._session.confirmed_frame + 1)
                 self._lost_at.pop(peer, None)
                 self._session.recompute_frontier()
-            if not self._off_line:  # an off-line node's inputs are not the race's: it catches up instead
-                actions = self._resend(peer, msg.nextFrame - INPUT_WINDOW_BEHIND)
+                if not self._off_line:  # back within the window with nothing to catch up: say so
+                    actions.append(PeerRejoined(peer, self._peers.active_from[peer]))
         if self._off_line:
             actions += self._maybe_start_catch_up(now_ms)
             request = self._catch_up

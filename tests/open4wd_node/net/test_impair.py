@@ -6,9 +6,16 @@ from functools import partial
 
 import pytest
 import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy, _FrameCursor
+from open4wd_node.net.link import LinkClosed
+from open4wd_node.net.transport import dial, serve
 from open4wd_node.runtime.addresses import Address
-from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy
+from protocol.encoding.wire import HEADER, encode_message
+from protocol.identity.keys import Identity
+from protocol.versions.collection import VersionRequest
 
 
 class Sink:
@@ -139,3 +146,88 @@ def test_impossible_impairments_are_refused():
                 {"flip_offsets": (-1,)}):
         with pytest.raises(ValueError):
             Impairment(**bad)
+
+
+def frames(*bodies: bytes) -> bytes:
+    return b"".join(HEADER.pack(len(body)) + body for body in bodies)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=40), min_size=1, max_size=8), st.data())
+def test_the_frame_cursor_finds_every_frame_end_however_the_stream_is_cut(bodies, data):
+    stream = frames(*bodies)
+    cuts = sorted(data.draw(st.sets(st.integers(1, len(stream) - 1), max_size=10)))
+    cursor, ends, start = _FrameCursor(), [], 0
+    for stop in [*cuts, len(stream)]:
+        ends += [start + index for index in cursor.advance(stream[start:stop])]
+        start = stop
+    expected, position = [], 0
+    for body in bodies:
+        position += HEADER.size + len(body)
+        expected.append(position)
+    assert ends == expected and cursor.between_frames
+
+
+async def test_flip_next_frame_alters_the_last_byte_of_one_frame_once(fast_clock):
+    sink = Sink()
+    async with trio.open_nursery() as nursery:
+        proxy = await start(nursery, sink)
+        client = await connect(proxy)
+        await client.send_all(frames(b"a" * 10) + HEADER.pack(6) + b"bbb")  # a whole frame, half of the next
+        await until(lambda: len(sink.received) == 14 + 7)
+        proxy.flip_next_frame(Direction.UP)
+        await client.send_all(b"bbb" + frames(b"c" * 5))  # the half frame ends: its last byte is the one
+        await until(lambda: len(sink.received) == 14 + 10 + 9)
+        nursery.cancel_scope.cancel()
+    assert bytes(sink.received) == frames(b"a" * 10, b"bbbbb" + bytes([ord("b") ^ 0xFF]), b"c" * 5)
+    assert proxy.stats.flipped[Direction.UP] == 1
+
+
+async def test_inject_writes_between_frames_never_inside_one(fast_clock):
+    sink = Sink()
+    async with trio.open_nursery() as nursery:
+        proxy = await start(nursery, sink)
+        client = await connect(proxy)
+        await client.send_all(frames(b"1" * 8) + HEADER.pack(4) + b"22")  # stopped inside the second frame
+        await until(lambda: len(sink.received) == 12 + 6)
+        assert await proxy.inject(Direction.UP, b"FORGED") == 1
+        assert await proxy.inject(Direction.DOWN, b"x") == 1  # the other direction is between frames
+        await client.send_all(b"22" + frames(b"3"))
+        await until(lambda: len(sink.received) == 12 + 8 + 6 + 5)
+        nursery.cancel_scope.cancel()
+    assert bytes(sink.received) == frames(b"1" * 8, b"2222") + b"FORGED" + frames(b"3")
+    assert proxy.stats.injected == {Direction.UP: 6, Direction.DOWN: 1}
+
+
+async def test_a_flipped_frame_on_a_noise_link_is_tampering_and_an_injected_frame_too(fast_clock):
+    """On a real link through the proxy: the receiver refuses the altered frame and the forged one."""
+    received: list = []
+    ended: list = []
+
+    async def echo(link):
+        try:
+            async for msg in link:
+                received.append(msg)
+        except LinkClosed as exc:
+            ended.append(exc.code)
+
+    forged = HEADER.pack(len(body := encode_message(VersionRequest(sender="forged")))) + body
+    async with trio.open_nursery() as nursery:
+        address = await nursery.start(partial(serve, echo, Identity(b"\x07" * 32), "127.0.0.1", 0))
+        for act in ("flip", "inject"):
+            proxy = ImpairmentProxy(address)
+            await nursery.start(proxy.run)
+            assert proxy.address is not None
+            link = await dial(proxy.address.host, proxy.address.port, Identity(b"\x08" * 32))
+            await link.send(VersionRequest(sender="first"))
+            await until(lambda: len(received) == 1)
+            if act == "flip":
+                proxy.flip_next_frame(Direction.UP)
+            else:
+                await proxy.inject(Direction.UP, forged)
+            await link.send(VersionRequest(sender="second"))
+            await until(lambda: len(ended) == 1)
+            assert ended.pop() == "link-tampered" and received.pop() == VersionRequest(sender="first")
+            assert received == []  # neither the altered nor the forged frame, nor anything after them
+            await link.aclose()
+        nursery.cancel_scope.cancel()
