@@ -122,7 +122,8 @@ async def host_room(
     member = MemberRoom(identity, room_id, identity.peer_id, Role.PARTICIPANT, info, assets, choose_car=car.rotation,
                         auto_ready=options.auto_ready, nickname=options.nickname)
     board = NoticeBoard(assets, events)
-    transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
+    servable = own_refs | {r.track_ref for r in config.rounds}  # members fetch the tracks from their host
+    transfer = AssetTransfer(store, events, servable=servable.__contains__)
 
     async def start(nursery: trio.Nursery) -> None:
         address = listener.serving()[1].address

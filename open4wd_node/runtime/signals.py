@@ -64,6 +64,24 @@ def note(signum: int) -> Interrupted:
 
 
 @contextmanager
+def stop_signals_noted() -> Iterator[None]:
+    """While trio runs a command, a stop signal that reaches Python's handler is only noted: trio hands
+    the signals its receiver does not take (one that lands while the receiver closes) back to the
+    handler from inside its own run loop, where an exception would be trio's internal error. The
+    caller checks ``received_signal()`` once it is back in ordinary code."""
+
+    def on_stop(signum: int, frame: FrameType | None) -> None:
+        note(signum)
+
+    previous = {signum: signal.signal(signum, on_stop) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@contextmanager
 def stop_signals_raise() -> Iterator[None]:
     """While a command runs, SIGINT raises ``KeyboardInterrupt`` (as Python's default does) and SIGTERM
     raises ``Interrupted`` (Python's default would end the process with no cleanup); both are noted

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import trio
 
-from open4wd_node.runtime.signals import STOP_SIGNALS, Interrupted, note, received_signal
+from open4wd_base.errors import LocalError
+from open4wd_node.runtime.signals import STOP_SIGNALS, Interrupted, note, received_signal, stop_signals_noted
 
 T = TypeVar("T")
 
 
 def run_trio(async_fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """``trio.run(async_fn, *args)``; a stop signal cancels it (its ``finally`` blocks run: race logs
-    are closed, child processes reaped), then ``Interrupted`` is raised instead of a traceback."""
+    are closed, child processes reaped), then ``Interrupted`` is raised instead of a traceback. A
+    signal that arrives while trio starts or stops, outside its receiver, is noted and ends the
+    command the same way (``stop_signals_noted``)."""
 
     async def until_signal() -> T:
         outcome: list[T] = []
@@ -27,12 +30,22 @@ def run_trio(async_fn: Callable[..., Awaitable[T]], *args: Any) -> T:
                         nursery.cancel_scope.cancel()
                         return
 
+                if received_signal() is not None:  # noted before the receiver was listening
+                    nursery.cancel_scope.cancel()
                 nursery.start_soon(watch)
                 outcome.append(await async_fn(*args))
                 nursery.cancel_scope.cancel()
-        signum = received_signal()
-        if signum is not None:
-            raise Interrupted(signum)
-        return outcome[0]
+        return outcome[0] if outcome else _stopped()
 
-    return trio.run(until_signal)
+    with stop_signals_noted():
+        result = trio.run(until_signal)
+    if received_signal() is not None:
+        _stopped()
+    return result
+
+
+def _stopped() -> NoReturn:
+    signum = received_signal()
+    if signum is None:
+        raise LocalError("stop-without-signal", "the command was cancelled without a stop signal")
+    raise Interrupted(signum)

@@ -395,7 +395,17 @@ class MemberRoom:
             self.passed_rotations.add(key)
 
     def _fetch_missing(self, state: RoomState) -> list[RoomAction]:
+        """Ask for what this node lacks to race: the match's tracks (from the host) and the assets of
+        the other members' cars (from each owner). Ready waits until they are stored."""
         actions: list[RoomAction] = []
+        try:
+            tracks = sorted({r.track_ref for r in MatchConfig.from_wire(state.matchConfig).rounds})
+        except ProtocolError:
+            tracks = []  # malformed settings are refused where they are used
+        missing_tracks = [r for r in self.assets.missing_assets(tracks) if r not in self.requested]
+        if missing_tracks and state.hostPeerId != self.me:
+            self.requested.update(missing_tracks)
+            actions.append(FetchAssets(state.hostPeerId, missing_tracks))
         for m in state.members:
             if m.peerId == self.me or not m.carRotation:
                 continue
@@ -471,7 +481,7 @@ class MemberRoom:
         if not self.versions_ok():
             blockers.append("versions not confirmed with every member")
         if self.requested:
-            blockers.append("fetching the assets of other members' cars")
+            blockers.append("fetching the track or the assets of other members' cars")
         participants = [m for m in self.state.members if m.role == Role.PARTICIPANT]
         if len(participants) < self.state.minPlayers:
             blockers.append(f"waiting for {self.state.minPlayers} participants")

@@ -315,6 +315,38 @@ async def test_a_missing_asset_is_fetched_from_its_owner(tmp_path, fast_clock):
     assert AssetStore.in_data_dir(tmp_path / "h").has(cid)
 
 
+async def test_a_user_made_track_is_fetched_from_the_host_before_ready(tmp_path, fast_clock):
+    """The host races on a track only its own store holds (a content id, not a built-in): every member
+    fetches it from the host, and declares Ready only once it is stored (its ReadySet check needs it)."""
+    from open4wd_node.assets.store import AssetStore
+    from tests.open4wd_node.race.nodes import short_track
+
+    host_ctx = ctx_for(tmp_path, "h")
+    track = AssetStore.in_data_dir(host_ctx.data_dir).put(short_track(40.0))
+    recorders = [Recorder() for _ in range(3)]
+    outcomes: dict[int, object] = {}
+    with trio.move_on_after(TIME_LIMIT_S):
+        async with trio.open_nursery() as nursery:
+            async def host():
+                options = HostOptions(track=track, min_players=3, auto_ready=True)
+                outcomes[0] = await host_room(host_ctx, Identity(bytes([1]) * 32), options, car, recorders[0])
+
+            async def member(i: int):
+                invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
+                outcomes[i] = await join_room(ctx_for(tmp_path, f"m{i}"), Identity(bytes([i + 1]) * 32), invite,
+                                              JoinOptions(auto_ready=True), car, recorders[i])
+
+            nursery.start_soon(host)
+            await recorders[0].created.wait()
+            for i in (1, 2):
+                nursery.start_soon(member, i)
+    assert len(outcomes) == 3 and all(o.started for o in outcomes.values())
+    assert not any(rec.of("ready-set-refused") or rec.of("error") for rec in recorders)
+    for i in (1, 2):
+        assert [e["content_id"] for e in recorders[i].of("asset-fetched")] == [track]
+        assert AssetStore.in_data_dir(tmp_path / f"m{i}").has(track)
+
+
 async def open_room(nursery, tmp_path, ids, recorders, outcomes, *, min_players):
     """Host ``ids[0]`` (auto-ready) in ``nursery``; returns the invitation and ``member(i)``, which starts
     the auto-ready node ``ids[i]`` joining it (each node's outcome lands in ``outcomes[i]``)."""

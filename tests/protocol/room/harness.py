@@ -47,7 +47,8 @@ class FakeAssets:
             raise ProtocolError("asset-missing", "a car uses an asset this node does not hold")
 
     def missing_assets(self, refs: list[str]) -> list[str]:
-        return [] if self.have is None else [r for r in refs if r not in self.have]
+        """As the node's: a built-in ref is never missing."""
+        return [] if self.have is None else [r for r in refs if r not in self.have and not r.startswith("builtin:")]
 
 
 @dataclass

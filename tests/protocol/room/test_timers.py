@@ -48,7 +48,7 @@ def test_a_ready_set_refused_while_an_asset_is_on_its_way_is_acked_when_it_arriv
     assert sorted(f.owner for f in net.fetches) == [C.peer_id, C.peer_id]
     for peer in (A.peer_id, B.peer_id):
         member = net.members[peer]
-        assert member.ready_blockers() == ["fetching the assets of other members' cars"]
+        assert member.ready_blockers() == ["fetching the track or the assets of other members' cars"]
         member.assets.have.add(body)
         net.route(member.asset_stored(body, net.now), peer)
     assert net.host.phase == "countdown"
