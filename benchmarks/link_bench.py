@@ -20,7 +20,12 @@ a second: at those rates they, not the cipher, would set the throughput). Figure
 Targets: encrypted ≥ 0.5 × plaintext frames/s; delivery median ≤ 0.5 ms. Also printed: the CPU time
 of one whole handshake, both sides, sans-IO (no sockets), median of ``--handshakes``.
 
-    python benchmarks/link_bench.py [--frames 20000] [--samples 2000] [--repeats 3] [--handshakes 200]
+The issue's other two link targets are measured by their own scripts, which this one runs after its
+table (``--links-only`` skips them): ``stall_bench.py --real`` (recovery after a 3 s stall of one node,
+on the wall clock) and ``listener_bench.py`` (host RSS before and after 600 junk links, a real host
+process).
+
+    python benchmarks/link_bench.py [--frames 20000] [--samples 2000] [--repeats 3] [--handshakes 200] [--links-only]
 """
 
 from __future__ import annotations
@@ -28,9 +33,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from pathlib import Path
 
 import trio
 
@@ -225,6 +233,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=2_000, help="one-way delivery samples per repeat")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--handshakes", type=int, default=200, help="sans-IO handshakes timed")
+    parser.add_argument("--links-only", action="store_true", help="skip the stall and junk-link benchmarks")
     args = parser.parse_args()
     assert {len(encode_message(bench_message(seq))) for seq in (0, 100, 10**6)} == {BODY_BYTES}
     results = trio.run(measure, args.frames, args.samples, args.repeats)
@@ -239,6 +248,14 @@ def main() -> None:
     print(f"encrypted delivery median: {median:.3f} ms (target <= 0.5 ms: {'met' if median <= 0.5 else 'MISSED'})")
     print(f"frame overhead: {HEADER.size}-byte length + 16-byte tag per sealed frame")
     print(f"one handshake, both sides, sans-IO: {handshake_ms(args.handshakes):.2f} ms CPU (median)")
+    if not args.links_only:
+        for script in (["stall_bench.py", "--real"], ["listener_bench.py"]):
+            print(f"\n== {' '.join(script)}", flush=True)
+            repo = Path(__file__).resolve().parent.parent  # the benchmarks import the tests' node helpers
+            done = subprocess.run([sys.executable, str(repo / "benchmarks" / script[0]), *script[1:]], cwd=repo,
+                                  env={**os.environ, "PYTHONPATH": str(repo)})
+            if done.returncode:
+                raise SystemExit(f"{script[0]} failed (exit {done.returncode})")
 
 
 if __name__ == "__main__":

@@ -81,5 +81,5 @@ async def test_a_party_in_the_middle_of_a_race_link_costs_one_link_and_the_race_
     for rec in recorders:  # … every peer lost came back (or the node that lost them all caught up, spec 6.2)
         back = {e["peer"] for e in rec.of("rejoin")}
         assert {e["peer"] for e in rec.of("peer-lost")} <= back or rec.of("caught-up")
-        assert not rec.of("peer-left")  # nobody left, nor was made to by a forged leave
+        assert not rec.of("leave")  # nobody left, nor was made to by a forged leave
     replays(tmp_path, recorders)

@@ -84,4 +84,4 @@ def test_a_node_stopped_for_three_seconds_by_sigstop_resumes_and_the_race_agrees
     assert {r["outcome"] for r in results} == {"finished"}
     assert len({json.dumps(r["standings"]) for r in results}) == 1
     assert all(r["agreed_hashes"] >= 1 and r["disagreements"] == 0 for r in results)
-    assert not any(node.of("peer-left") for node in nodes)  # nobody was given up on for good
+    assert not any(node.of("leave") for node in nodes)  # nobody was given up on for good
