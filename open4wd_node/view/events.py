@@ -86,6 +86,10 @@ def event_text(event: str, d: Mapping[str, Any], name: Callable[[str], str] = sh
         return f"notice [{d['kind']}]: {d['text']}"
     if event == "ready":
         return f"{name(d['peer'])} is {'ready' if d['ready'] else 'not ready'}"
+    if event == "ready-refused":
+        return f"the host refused this node's Ready [{d['code']}]: {d['message']}"
+    if event == "ready-withdrawn":
+        return f"this node is no longer Ready ({d['reason']}): {d['message']}"
     if event == "countdown":
         return f"start locked: match {d['match_id'][:12]}…, countdown 5 s"
     if event == "match-start":
@@ -114,6 +118,9 @@ def event_text(event: str, d: Mapping[str, Any], name: Callable[[str], str] = sh
         return f"{name(d['peer'])} lost its link; the race predicts its car while it reconnects"
     if event == "rejoin":
         return f"{name(d['peer'])} is back (from frame {d['frame']})"
+    if event == "caught-up":
+        return (f"{round_text(d['round'])}: caught up from the snapshot of frame {d['frame']}, "
+                f"racing again from frame {d['resume_frame']}")
     if event == "session-end":
         return f"the race ended for this node in {round_text(d['round'])}: {d['reason']} ({d['detail']})"
     if event == "state-saved":

@@ -35,6 +35,13 @@ def test_readable_form_names_peers_by_their_last_four():
 OTHER = "z6MkBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBabcd"
 
 
+def test_a_refused_or_withdrawn_ready_reads_as_a_sentence():
+    assert lines(False, "ready-refused", code="timestamp-out-of-range", message="the clock is 40 s off") == \
+        "the host refused this node's Ready [timestamp-out-of-range]: the clock is 40 s off\n"
+    assert lines(False, "ready-withdrawn", reason="host-lost", message="its successor starts with nobody Ready") == \
+        "this node is no longer Ready (host-lost): its successor starts with nobody Ready\n"
+
+
 def test_rounds_are_one_based_in_text_and_zero_based_in_json():
     assert lines(False, "race-start", round=0, slot=1, roster=[PEER, OTHER]) == "round 1: racing from start slot 2 of 2\n"
     assert lines(False, "checksum", round=1, frame=240, agreed=False).startswith("round 2, frame 240:")
@@ -42,7 +49,8 @@ def test_rounds_are_one_based_in_text_and_zero_based_in_json():
         "in round 1: persistent-desync (d)\n")
     assert lines(False, "anchor", round=2, frame=None) == "round 3: no anchor frame\n"
     assert lines(False, "caught-up", round=0, frame=240, resume_frame=248) == \
-        "caught-up: round=1, frame=240, resume_frame=248\n"  # the generic form too
+        "round 1: caught up from the snapshot of frame 240, racing again from frame 248\n"
+    assert lines(False, "fetch-progress", round=0, bytes=3) == "fetch-progress: round=1, bytes=3\n"  # the generic form
     assert json.loads(lines(True, "race-start", round=0, slot=1, roster=[]))["round"] == 0
 
 
