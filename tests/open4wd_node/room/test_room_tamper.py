@@ -1,8 +1,8 @@
 """A party in the middle of a room link, on real TCP through the impairment proxy (autojump clock): it
 can write frames of its own between the real ones, but without the link's keys none of them is a room
 message. An injected ``cancel-ready`` or ``leave`` never reaches the host's room, a forged ``room-state``
-never reaches the member's: the receiving end closes that one link as tampered (logged, counted), and
-the other members' room goes on."""
+or a changed frame never reaches the member's: the receiving end closes that one link as tampered
+(logged, counted), and the other members' room goes on."""
 
 from __future__ import annotations
 
@@ -39,10 +39,19 @@ def forged_state(host: str, member: str) -> RoomState:
                      minPlayers=3, maxPlayers=8, maxSpectators=20, members=members, stateEpoch=10_000)
 
 
-ATTACKS = {  # what goes where: (direction through the host's proxy, the forged frame)
-    "cancel-ready to the host": (Direction.UP, lambda a, b: plain(CancelReady("player"))),
-    "leave to the host": (Direction.UP, lambda a, b: plain(Leave("voluntary"))),
-    "room-state to the member": (Direction.DOWN, lambda a, b: plain(forged_state(a, b))),
+async def inject(proxy: ImpairmentProxy, direction: Direction, frame: bytes) -> None:
+    assert await proxy.inject(direction, frame) == 1  # B's link: the only one through the proxy
+
+
+async def change_next_frame(proxy: ImpairmentProxy, direction: Direction) -> None:
+    proxy.flip_next_frame(direction)
+
+
+ATTACKS = {  # what the proxy does to B's link, given the host's and B's PeerIds
+    "cancel-ready to the host": lambda proxy, a, b: inject(proxy, Direction.UP, plain(CancelReady("player"))),
+    "leave to the host": lambda proxy, a, b: inject(proxy, Direction.UP, plain(Leave("voluntary"))),
+    "room-state to the member": lambda proxy, a, b: inject(proxy, Direction.DOWN, plain(forged_state(a, b))),
+    "a changed frame to the member": lambda proxy, a, b: change_next_frame(proxy, Direction.DOWN),
 }
 
 
@@ -59,7 +68,6 @@ async def test_a_forged_room_message_closes_one_link_and_changes_nothing(tmp_pat
     proxy = ImpairmentProxy()
     listening: dict[str, Address] = {}
     tampered_before = LINK_COUNTERS.tampered
-    direction, frame = ATTACKS[attack]
 
     def hosting(lis):
         listening["host"] = lis.address
@@ -92,7 +100,7 @@ async def test_a_forged_room_message_closes_one_link_and_changes_nothing(tmp_pat
             nursery.start_soon(join, 2, False)
             while not (ready_at_host(b) and ready_at_host(c)):
                 await trio.sleep(0.05)
-            assert await proxy.inject(direction, frame(a, b)) == 1  # B's link: the only one through the proxy
+            await ATTACKS[attack](proxy, a, b)
             while not all(rec.of("match-start") for rec in (recorders[0], recorders[2])) or 1 not in outcomes:
                 await trio.sleep(0.05)
             nursery.cancel_scope.cancel()
