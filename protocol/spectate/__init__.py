@@ -28,6 +28,8 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "SpectateVote": "messages",
     "SPECTATE_LINK": "messages",
     "SpectateSource": "source",
+    "assign_sources": "assign",
+    "check_sources": "assign",
     "SpectateViewer": "viewer",
     "ViewerPhase": "viewer",
     "ViewRound": "viewer",
