@@ -83,7 +83,7 @@ async def play_match(
         else:
             driver = IdleDriver()
         runner = MatchRunner(identity, events, started.locked, outcome.addresses, listener, assets, driver,
-                             options.race, log_dir, on_step=on_step)
+                             options.race, log_dir, on_step=on_step, spectators=sorted(started.spectator_sources))
         report = await runner.run()
         if server is not None:
             await server.flush(FLUSH_S)

@@ -21,6 +21,8 @@ from protocol.actions import Send
 from protocol.race.actions import FrameConfirmed, RaceAction, VoteDecided
 from protocol.race.messages import RaceChecksum, RaceKey
 from protocol.errors import ProtocolError
+from protocol.identity.keys import race_id
+from protocol.race.keys import RaceKeyBook
 from protocol.spectate.messages import (
     MODE_SELECT_MAX_BYTES, FrameInput, KeyAnnounce, ModeSelect, RosterEntry, SessionEnd, SignedVote, SpectateCheckpoint,
     SpectateEndReason, SpectateInputs, SpectateKey, SpectateMode, SpectateRound, SpectateRoundEnd, SpectateVote,
@@ -36,6 +38,7 @@ class _Round:
         self.track_ref = track_ref
         self.roster = roster
         self.keys: dict[str, KeyAnnounce] = {}
+        self.book = RaceKeyBook([entry.peer for entry in roster])
         self.checkpoint: tuple[int, bytes] | None = None
         self.inputs: list[tuple[int, list[FrameInput]]] = []  # confirmed frames since the checkpoint
         self.ballots: dict[int, dict[str, SignedVote]] = {}  # vote frame -> signed votes seen, until decided
@@ -123,7 +126,11 @@ class SpectateSource:
         """A race key announce this node verified (or its own): kept, and forwarded once the round's
         descriptor is out."""
         current = self._round
-        if current is None or peer in current.keys:
+        if current is None or peer in current.keys or msg.raceId != race_id(self.match_id, current.index):
+            return []
+        try:
+            current.book.add(peer, msg)  # only a key that verifies is forwarded: a viewer drops a source for less
+        except ProtocolError:
             return []
         announce = KeyAnnounce(peer, msg.raceId, msg.publicKey, msg.signature)
         current.keys[peer] = announce
