@@ -39,7 +39,7 @@ from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
 from open4wd_node.race.mesh import Mesh
-from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills
+from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills, round_standings
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.runtime.signals import received
 from open4wd_node.runtime.wakeup import Wakeup
@@ -59,7 +59,7 @@ from protocol.race.actions import (
 from protocol.race.keys import RaceKeyBook, announce
 from protocol.race.messages import RaceKey
 from protocol.race.peers import PeerStatus
-from protocol.race.results import Quit, match_standings, rank_with_quits, round_result
+from protocol.race.results import Quit, match_standings, round_result
 from protocol.race.setup import RaceSetup
 from protocol.race.votes import VoteKind
 from protocol.encoding.wire import Message
@@ -452,12 +452,10 @@ class MatchRunner:
         slots = self.locked.slots(self.round_index)
         quits = {p: Quit(self._last_signed.get(p, -1) + 1, self._leave_reasons[p])
                  for p in self.locked.roster if p != self.me and self.session.status(p) is PeerStatus.REMOVED}
-        rows = rank_with_quits(self.world.standings(), slots, quits)
-        peer_of = {slot: peer for peer, slot in slots.items()}
-        standings = [dict(row, peer=peer_of[row["slot"]]) for row in rows]
+        standings = round_standings(self.world, slots, quits)
         limit = self.locked.config.rounds[self.round_index].duration_limit_s * 60
         self.report.rounds.append({"round": self.round_index, "frame": action.frame, "standings": standings,
-                                   "result": round_result(rows, slots, limit)})
+                                   "result": round_result(standings, slots, limit)})
         self.log.append({"kind": "round-end", "round": self.round_index, "frame": action.frame,
                          "stateHash": self.world.state_hash().hex(), "standings": standings})
         self.log.flush()  # fsynced off the loop when the pump stops (``_round``)

@@ -8,6 +8,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "DropSource": "actions",
     "FrameShown": "actions",
     "HashChecked": "actions",
+    "KeyVerified": "actions",
     "RoundBegan": "actions",
     "RoundOver": "actions",
     "ViewEnded": "actions",

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from protocol.actions import Misbehaviour
-from protocol.spectate.messages import FrameInput, ModeSelect, SpectateEndReason
+from protocol.spectate.messages import FrameInput, KeyAnnounce, ModeSelect, SpectateEndReason
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,14 @@ class RoundBegan:
 
     round: int
     slots: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class KeyVerified:
+    """A racer's race key announce verified under its master key (the race log keeps it for ``replay``)."""
+
+    round: int
+    key: KeyAnnounce
 
 
 @dataclass(frozen=True)
@@ -90,5 +98,5 @@ class ViewEnded:
     detail: str
 
 
-ViewerAction = (DialSource | DropSource | RoundBegan | CheckpointLoaded | FrameShown | HashChecked | RoundOver | ViewEnded
-                | Misbehaviour)
+ViewerAction = (DialSource | DropSource | RoundBegan | KeyVerified | CheckpointLoaded | FrameShown | HashChecked | RoundOver
+                | ViewEnded | Misbehaviour)

@@ -39,7 +39,8 @@ from protocol.race.signing import SKILL_ORDER, Event, checksum_digest, input_dig
 from protocol.race.votes import VOTE_INTERVAL_FRAMES
 from protocol.encoding.wire import Message
 from protocol.spectate.actions import (
-    CheckpointLoaded, DialSource, DropSource, FrameShown, HashChecked, RoundBegan, RoundOver, ViewEnded, ViewerAction,
+    CheckpointLoaded, DialSource, DropSource, FrameShown, HashChecked, KeyVerified, RoundBegan, RoundOver, ViewEnded,
+    ViewerAction,
 )
 from protocol.spectate.messages import (
     FrameInput, KeyAnnounce, ModeSelect, SessionEnd, SpectateCheckpoint, SpectateEndReason, SpectateInputs,
@@ -151,8 +152,7 @@ class SpectateViewer:
             case SpectateRound():
                 return self._on_round(msg)
             case SpectateKey():
-                self._add_key(msg.key)
-                return []
+                return self._add_key(msg.key)
             case SpectateCheckpoint():
                 return self._on_checkpoint(msg)
             case SpectateInputs():
@@ -166,10 +166,11 @@ class SpectateViewer:
                 return self._on_session_end(msg)
         raise ProtocolError("spectate-unexpected-message", f"a source does not send {msg.TYPE}")
 
-    def _add_key(self, key: KeyAnnounce) -> None:
+    def _add_key(self, key: KeyAnnounce) -> list[ViewerAction]:
         if key.raceId != race_id(self.match_id, self.round_index):
             raise ProtocolError("race-key-invalid", "a race key of another round")
-        self.keys.add(key.peer, RaceKey(key.raceId, key.publicKey, key.signature))
+        new = self.keys.add(key.peer, RaceKey(key.raceId, key.publicKey, key.signature))
+        return [KeyVerified(self.round_index, key)] if new else []
 
     def _on_round(self, msg: SpectateRound) -> list[ViewerAction]:
         next_round = self.phase is ViewerPhase.ROUND_OVER and msg.round > self.round_index
@@ -187,7 +188,7 @@ class SpectateViewer:
             self._begin_round(msg.round)
             actions.append(RoundBegan(msg.round, dict(facts.slots)))
         for key in msg.keys:
-            self._add_key(key)
+            actions += self._add_key(key)
         self.phase = ViewerPhase.WAITING_CHECKPOINT
         return actions
 

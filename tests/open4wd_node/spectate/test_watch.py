@@ -1,0 +1,68 @@
+"""Spectators watching whole racers over loopback TCP (autojump clock): they agree with the players,
+join late through a checkpoint, and move to another source when theirs is killed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from open4wd_node.assets.room_assets import NodeRoomAssets
+from open4wd_node.assets.store import AssetStore
+from open4wd_node.race.replay import replay
+from open4wd_node.runtime.config import DEFAULTS
+from tests.open4wd_node.race.nodes import short_track
+from tests.open4wd_node.spectate.nodes import racer_identity, watch_room
+
+TRACK = short_track(20.0)
+
+
+def result(node) -> dict:
+    return node.of("result")[0]
+
+
+def agreed_votes(node) -> dict[int, bool]:
+    return {e["frame"]: e["agreed"] for e in node.of("checksum")}
+
+
+async def test_three_players_two_spectators_agree(tmp_path, fast_clock) -> None:
+    room = await watch_room(tmp_path, 3, 2, track_bytes=TRACK)
+    assert room.codes == {"n0": 0, "n1": 0, "n2": 0, "s0": 0, "s1": 0}
+    players = [result(r) for r in room.racers]
+    watchers = [result(s) for s in room.spectators]
+    assert all(w["outcome"] == "match-end" and w["mismatches"] == 0 and w["agreed_hashes"] >= 1 for w in watchers)
+    assert all(w["standings"] == players[0]["standings"] for w in watchers)
+    ends = [r.of("round-end")[0] for r in room.racers + room.spectators]
+    assert all((e["frame"], e["standings"]) == (ends[0]["frame"], ends[0]["standings"]) for e in ends)
+    for s in room.spectators:  # every hash a spectator checked is one the players agreed on
+        assert all(agreed_votes(s).values())
+        assert set(agreed_votes(s)) <= {f for f, ok in agreed_votes(room.racers[0]).items() if ok}
+    sources = sorted(racer_identity(i).peer_id for i in range(3))
+    assert sorted(w["sources"] for w in watchers) == [[sources[0]], [sources[1]]]  # least loaded, then roster order
+    for j, w in enumerate(watchers):
+        report = replay(Path(w["log"]), NodeRoomAssets(AssetStore.in_data_dir(tmp_path / f"s{j}"), DEFAULTS))
+        assert report.status == "complete" and report.votes_verified >= 1 and report.round_ends_verified == 1
+
+
+async def test_a_late_spectator_catches_up_from_a_checkpoint(tmp_path, fast_clock) -> None:
+    room = await watch_room(tmp_path, 3, 1, track_bytes=TRACK, watch_delay={0: 5.0})
+    assert room.codes["s0"] == 0
+    watcher = room.spectators[0]
+    first = watcher.of("checkpoint")[0]
+    assert first["reason"] == "source" and first["frame"] >= 241  # 5 s = 300 frames in: a later checkpoint
+    assert result(watcher)["standings"] == result(room.racers[0])["standings"]
+    report = replay(Path(result(watcher)["log"]), NodeRoomAssets(AssetStore.in_data_dir(tmp_path / "s0"), DEFAULTS))
+    assert report.frames < room.racers[0].of("round-end")[0]["frame"]  # it never saw the frames before
+    assert report.round_ends_verified == 1
+
+
+async def test_the_source_killed_mid_race_the_viewer_moves_to_another(tmp_path, fast_clock) -> None:
+    source = 0  # the first spectator's source is the first racer in roster order
+    order = sorted(range(3), key=lambda i: racer_identity(i).peer_id)
+    room = await watch_room(tmp_path, 3, 1, track_bytes=TRACK, kill={order[source]: 240})
+    watcher = room.spectators[0]
+    starts = watcher.of("spectate-start")
+    assert [s["source_epoch"] for s in starts][:2] == [1, 2]
+    assert starts[0]["source"] == racer_identity(order[0]).peer_id != starts[1]["source"]
+    survivors = [room.racers[i] for i in order[1:]]
+    assert room.codes["s0"] == 0
+    assert result(watcher)["standings"] == result(survivors[0])["standings"]
+    assert result(watcher)["mismatches"] == 0
