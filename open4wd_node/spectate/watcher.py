@@ -29,7 +29,7 @@ from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.listener import parse_address
 from open4wd_node.net.transport import dial
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
-from open4wd_node.race.mesh import with_headroom
+from open4wd_node.race.mesh import StallGate, with_headroom
 from open4wd_node.race.pump import FRAME_HZ, MAX_STEPS_PER_TICK
 from open4wd_node.race.spectators import SOURCE_LIMITS, VIEWER_LIMITS
 from open4wd_node.race.world import WorldAdapter, build_round_world, round_standings
@@ -133,6 +133,7 @@ class MatchViewer:
         self._done = trio.Event()
         self._last_signed: dict[str, int] = {}
         self._results: list[RoundResult] = []
+        self.gate = StallGate()
 
     async def run(self) -> WatchReport:
         """Watch until the session ends; the race log always closes with its end record."""
@@ -184,6 +185,7 @@ class MatchViewer:
                 self._route(actions)
                 if not stepped:
                     break
+            await self.gate.wait()
             tick = max(tick + 1, math.floor((trio.current_time() - start) * FRAME_HZ))
             await trio.sleep_until(start + tick / FRAME_HZ)
 
@@ -199,6 +201,7 @@ class MatchViewer:
                 link.repurpose(SPECTATE_LINK, VIEWER_LIMITS, frozenset(), SOURCE_INGRESS)
                 await link.send(select)
                 async for message in link:
+                    await self.gate.wait_links()  # stalled: the link is not read meanwhile
                     self._route(viewer.receive(peer, message, self.clock.now_ms()))
                 reason = "the source closed the link"
             except (LinkClosed, OSError, UserError, trio.TooSlowError) as exc:
@@ -211,6 +214,11 @@ class MatchViewer:
             await trio.sleep(REDIAL_S)
             if self._link is not None and self._link[:2] == (peer, select.sourceEpoch):
                 self._route(viewer.source_lost(self.clock.now_ms()))
+
+    def stall(self, seconds: float) -> None:
+        """Fault injection, the in-process stand-in for SIGSTOP: for ``seconds`` this spectator shows no
+        frame and reads nothing from its source, then carries on where it was."""
+        self.gate.stall(seconds)
 
     def _viewer(self) -> SpectateViewer:
         if self.viewer is None:

@@ -9,7 +9,9 @@ import trio
 
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.assets.store import AssetStore
-from open4wd_node.cli.match import PlayOptions, watch_match
+from open4wd_node.assets.room_assets import NodeRoomAssets
+from open4wd_node.cli.match import PlayOptions
+from open4wd_node.spectate.watcher import MatchViewer
 from open4wd_node.cli.play import room_then_race
 from open4wd_node.net.listener import NodeListener, with_listener
 from open4wd_node.race.runner import RaceOptions
@@ -61,11 +63,12 @@ def spectator_identity(j: int) -> Identity:
 
 async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1,
                      limit_s: float = 120, watch_delay: dict[int, float] | None = None,
-                     kill: dict[int, int] | None = None,
+                     kill: dict[int, int] | None = None, stall: dict[int, tuple[int, float]] | None = None,
                      beside: Callable[[Room], Awaitable[None]] | None = None) -> Room:
     """n racers (bots, ready at once) and m spectators, admitted before the racers join. ``watch_delay``
     holds a spectator back this long after the start before it watches (it joins through a checkpoint);
-    ``kill`` maps a racer to a vote frame after which its node stops; ``beside`` runs alongside."""
+    ``kill`` maps a racer to a vote frame after which its node stops; ``stall`` a spectator to (frame shown,
+    seconds): it stands still then, as if stopped by SIGSTOP; ``beside`` runs alongside."""
     room = Room([Node((kill or {}).get(i)) for i in range(n)], [Node() for _ in range(m)])
 
     def ctx(name: str) -> NodeContext:
@@ -108,7 +111,18 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
             if outcome.started is None:
                 return 1
             await trio.sleep((watch_delay or {}).get(j, 0))
-            report = await watch_match(context, identity, events, outcome)
+            started = outcome.started
+            assets = NodeRoomAssets(AssetStore.in_data_dir(context.data_dir), context.config)
+            viewer: MatchViewer | None = None
+            frame, seconds = (stall or {}).get(j, (-1, 0.0))
+
+            def on_frame(round_index: int, shown: int) -> None:
+                if viewer is not None and round_index == 0 and shown == frame:
+                    viewer.stall(seconds)
+                    events.emit("fault", kind="stall", frame=shown, seconds=seconds)
+
+            viewer = MatchViewer(identity, events, started, outcome.addresses, assets, context.data_dir / "races", on_frame)
+            report = await viewer.run()
             events.emit("result", outcome=report.outcome, standings=report.standings, agreed_hashes=report.agreed,
                         mismatches=report.mismatches, log=report.log, sources=report.sources)
             return 0 if report.outcome == "match-end" else 1

@@ -13,6 +13,7 @@ from tests.open4wd_node.race.nodes import short_track
 from tests.open4wd_node.spectate.nodes import racer_identity, watch_room
 
 TRACK = short_track(20.0)
+LONGER = short_track(40.0)  # a race of about 27 s: a spectator stopped for 12 s comes back while it runs
 
 
 def result(node) -> dict:
@@ -66,3 +67,20 @@ async def test_the_source_killed_mid_race_the_viewer_moves_to_another(tmp_path, 
     assert room.codes["s0"] == 0
     assert result(watcher)["standings"] == result(survivors[0])["standings"]
     assert result(watcher)["mismatches"] == 0
+
+
+async def test_a_stopped_spectator_does_not_change_the_players_lag_or_result(tmp_path, fast_clock) -> None:
+    calm = await watch_room(tmp_path / "calm", 3, 1, track_bytes=LONGER)
+    stopped = await watch_room(tmp_path / "stopped", 3, 1, track_bytes=LONGER, stall={0: (120, 12.0)})
+    assert stopped.codes == calm.codes == {"n0": 0, "n1": 0, "n2": 0, "s0": 0}
+    for before, after in zip(calm.racers, stopped.racers, strict=True):  # (each room has its own grid: the
+        assert result(after)["max_lag"] == result(before)["max_lag"] <= 2  # standings are compared within a room)
+        for run in (before, after):
+            assert (result(run)["outcome"], result(run)["disagreements"], result(run)["leaves"]) == ("finished", 0, [])
+            assert result(run)["standings"] == result((calm if run is before else stopped).racers[0])["standings"]
+    watcher = stopped.spectators[0]
+    assert watcher.of("fault")[0]["frame"] == 120
+    assert [s["source_epoch"] for s in watcher.of("spectate-start")] == [1, 2]  # its source dropped it meanwhile
+    assert [c["reason"] for c in watcher.of("checkpoint")] == ["source", "source"]  # back through a checkpoint
+    assert result(watcher)["outcome"] == "match-end" and result(watcher)["mismatches"] == 0
+    assert result(watcher)["standings"] == result(stopped.racers[0])["standings"]
