@@ -200,7 +200,10 @@ class SpectateSource:
 
     def observe(self, me: str, actions: Sequence[RaceAction], vote_state: Callable[[int], bytes | None]) -> list[Send]:
         """Read this node's race session's ``actions`` (in order): final frames, this node's own signed
-        votes (each also makes the state after its frame the new checkpoint: ``vote_state``), decided votes."""
+        votes (each also makes the state after its frame the new checkpoint: ``vote_state``), decided votes.
+        Nothing is kept in a room without spectators: nobody could ever subscribe."""
+        if not self.admitted:
+            return []
         out: list[Send] = []
         for action in actions:
             if isinstance(action, FrameConfirmed):
@@ -221,6 +224,8 @@ class SpectateSource:
 
     def observe_message(self, peer: str, msg: Message) -> list[Send]:
         """A race message this node's session accepted from ``peer``: its race key, its signed vote."""
+        if not self.admitted:
+            return []
         if isinstance(msg, RaceKey):
             return self.key(peer, msg)
         if isinstance(msg, RaceChecksum):

@@ -148,6 +148,8 @@ class SpectateViewer:
             return [Misbehaviour(peer, exc.code), *self._next_source(peer, exc.code)]
 
     def _dispatch(self, msg: Message) -> list[ViewerAction]:
+        if self.phase is ViewerPhase.ROUND_OVER and getattr(msg, "round", None) == self.round_index:
+            return []  # a new source's backlog of the round this viewer already finished
         match msg:
             case SpectateRound():
                 return self._on_round(msg)

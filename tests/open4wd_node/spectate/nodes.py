@@ -93,6 +93,7 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
                                              room.racers[0], lis))
 
     async def member(i: int) -> None:
+        await room.racers[0].created.wait()
         for watcher in room.spectators:
             await watcher.joined.wait()
         invite = Invitation.parse(room.racers[0].of("room-created")[0]["invite"])

@@ -109,3 +109,20 @@ def test_a_viewer_that_cannot_reproduce_the_race_ends_with_error() -> None:
     watcher = Watcher(mesh, mesh.peers[0], world=CounterWorld(3, 600, fault_frame=300))
     finish(mesh, [watcher])
     assert watcher.ended is not None and watcher.ended.reason is SpectateEndReason.ERROR
+
+
+def test_a_new_source_between_rounds_repeats_the_finished_round_harmlessly() -> None:
+    mesh = SourcedMesh(3, length=600)
+    watcher = Watcher(mesh, mesh.peers[0])
+    while not all(mesh.round_over(p) for p in mesh.live()):
+        run(mesh, [watcher], 16)
+    for peer, source in mesh.sources.items():  # the round is over everywhere; the match is not
+        mesh.out[peer] += source.round_ended(mesh.sessions[peer].current_frame, {})
+    run(mesh, [watcher], 3000)
+    assert watcher.of(RoundOver) and watcher.viewer.phase.value == "round-over"
+    watcher.handle(watcher.viewer.source_lost(mesh.now))  # its source goes away between the rounds
+    run(mesh, [watcher], 100)
+    assert watcher.misbehaviour == [] and watcher.viewer.epoch == 2
+    mesh.finish()
+    run(mesh, [watcher], 100)
+    assert watcher.ended is not None and watcher.ended.reason is SpectateEndReason.MATCH_END
