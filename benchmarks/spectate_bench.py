@@ -156,7 +156,8 @@ def watch(spectators: int, real: bool) -> None:
                 _, delays = trio.run(watched, n, Path(tmp), time.perf_counter)
             else:
                 with blocking_work_inline():
-                    _, delays = trio.run(watched, n, Path(tmp), trio.current_time, clock=trio.testing.MockClock(autojump_threshold=0))
+                    clock = trio.testing.MockClock(autojump_threshold=0)
+                    _, delays = trio.run(watched, n, Path(tmp), trio.current_time, clock=clock)
         if delays:
             ms = sorted(d * 1000 for d in delays)
             print(f"     confirmed -> shown: median {statistics.median(ms):.1f} ms, p99 {ms[int(len(ms) * 0.99) - 1]:.1f} ms "
