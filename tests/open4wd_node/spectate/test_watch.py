@@ -3,12 +3,14 @@ join late through a checkpoint, and move to another source when theirs is killed
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.race.replay import replay
 from open4wd_node.runtime.config import DEFAULTS
+from protocol.spectate.source import SpectateSource
 from tests.open4wd_node.race.nodes import short_track
 from tests.open4wd_node.spectate.nodes import racer_identity, watch_room
 
@@ -84,3 +86,23 @@ async def test_a_stopped_spectator_does_not_change_the_players_lag_or_result(tmp
     assert [c["reason"] for c in watcher.of("checkpoint")] == ["source", "source"]  # back through a checkpoint
     assert result(watcher)["outcome"] == "match-end" and result(watcher)["mismatches"] == 0
     assert result(watcher)["standings"] == result(stopped.racers[0])["standings"]
+
+
+async def test_a_source_that_alters_an_input_is_dropped_and_another_serves(tmp_path, fast_clock, monkeypatch) -> None:
+    honest = SpectateSource.confirmed
+
+    def forging(self, frame, inputs):  # the source serving the spectator alters one racer's input of frame 300
+        if frame == 300 and self.subscribers:
+            first, *rest = inputs
+            inputs = [replace(first, events=[] if first.events else [["brake", False]]), *rest]
+        return honest(self, frame, inputs)
+
+    monkeypatch.setattr(SpectateSource, "confirmed", forging)
+    room = await watch_room(tmp_path, 3, 1, track_bytes=TRACK)
+    watcher = room.spectators[0]
+    starts = watcher.of("spectate-start")
+    assert [s["source_epoch"] for s in starts] == [1, 2] and starts[0]["source"] != starts[1]["source"]
+    assert room.codes["s0"] == 0 and result(watcher)["mismatches"] == 0
+    assert result(watcher)["standings"] == result(room.racers[0])["standings"]
+    report = replay(Path(result(watcher)["log"]), NodeRoomAssets(AssetStore.in_data_dir(tmp_path / "s0"), DEFAULTS))
+    assert report.round_ends_verified == 1  # the altered input never reached the log
