@@ -44,6 +44,6 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser("watch", help="watch a room's match as a spectator (verified, read-only)")
     parser.add_argument("invite", metavar="INVITE",
                         help="a spectator invitation: open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#spectator=SECRET")
-    add_settings(parser, Scope.ROOM)
+    add_settings(parser, Scope.ROOM, only=frozenset({"listen", "advertise", "nickname"}))
     parser.add_argument("--json", action="store_true", help="one JSON event per line instead of the live view")
     parser.set_defaults(run=run, logs=True)
