@@ -370,7 +370,7 @@ class MatchRunner:
     def _route(self, actions: list[RaceAction]) -> None:
         """Carry out a session's actions in order (every kind has its handler: a new kind is a type error);
         what they mean to spectators goes to their queues first."""
-        if self._session is not None:
+        if self.spectators is not None and self._session is not None:  # a room without spectators skips this
             self._to_spectators(self.spectate.observe(self.me, actions, self._session.vote_state))
         for action in actions:
             match action:
