@@ -64,6 +64,7 @@ SOURCE_INGRESS = with_headroom(SOURCE_LIMITS, RECONNECT_WINDOW_MS)
 backlog of a new subscription or a burst after a stall is never throttled."""
 
 FrameObserver = Callable[[int, int], None]
+"""``on_frame(round, frame)``: told of every frame the viewer showed."""
 
 
 @dataclass
