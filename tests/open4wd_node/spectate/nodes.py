@@ -12,6 +12,7 @@ from open4wd_node.assets.store import AssetStore
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.cli.match import PlayOptions
 from open4wd_node.spectate.watcher import MatchViewer
+from open4wd_node.view.events import EventSink
 from open4wd_node.cli.play import room_then_race
 from open4wd_node.net.listener import NodeListener, with_listener
 from open4wd_node.race.runner import RaceOptions
@@ -29,8 +30,8 @@ class Node(Recorder):
     the whole node (``scope``: listener, links, race) once its vote of that frame is decided, as when its
     process is killed."""
 
-    def __init__(self, kill_after: int | None = None) -> None:
-        super().__init__()
+    def __init__(self, kill_after: int | None = None, inner: EventSink | None = None) -> None:
+        super().__init__(inner)
         self.joined = trio.Event()
         self.scope = trio.CancelScope()
         self.kill_after = kill_after
@@ -64,12 +65,13 @@ def spectator_identity(j: int) -> Identity:
 async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int = 1, rounds: int = 1,
                      limit_s: float = 120, watch_delay: dict[int, float] | None = None,
                      kill: dict[int, int] | None = None, stall: dict[int, tuple[int, float]] | None = None,
-                     beside: Callable[[Room], Awaitable[None]] | None = None) -> Room:
+                     beside: Callable[[Room], Awaitable[None]] | None = None,
+                     views: dict[int, EventSink] | None = None) -> Room:
     """n racers (bots, ready at once) and m spectators, admitted before the racers join. ``watch_delay``
     holds a spectator back this long after the start before it watches (it joins through a checkpoint);
     ``kill`` maps a racer to a vote frame after which its node stops; ``stall`` a spectator to (frame shown,
     seconds): it stands still then, as if stopped by SIGSTOP; ``beside`` runs alongside."""
-    room = Room([Node((kill or {}).get(i)) for i in range(n)], [Node() for _ in range(m)])
+    room = Room([Node((kill or {}).get(i)) for i in range(n)], [Node(inner=(views or {}).get(j)) for j in range(m)])
 
     def ctx(name: str) -> NodeContext:
         AssetStore.in_data_dir(tmp_path / name).put(track_bytes)
@@ -107,26 +109,28 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
         identity, events, context = spectator_identity(j), room.spectators[j], ctx(f"s{j}")
 
         async def body(lis: NodeListener) -> int:
-            options = JoinOptions(spectate=True, auto_ready=True, nickname=f"watcher{j}")
-            outcome = await join_room(context, identity, invite, options, CarChoice.parse("speed"), events, lis)
-            if outcome.started is None:
-                return 1
-            await trio.sleep((watch_delay or {}).get(j, 0))
-            started = outcome.started
-            assets = NodeRoomAssets(AssetStore.in_data_dir(context.data_dir), context.config)
-            viewer: MatchViewer | None = None
-            frame, seconds = (stall or {}).get(j, (-1, 0.0))
+            async with events.showing():
+                options = JoinOptions(spectate=True, auto_ready=True, nickname=f"watcher{j}")
+                outcome = await join_room(context, identity, invite, options, CarChoice.parse("speed"), events, lis)
+                if outcome.started is None:
+                    return 1
+                await trio.sleep((watch_delay or {}).get(j, 0))
+                assets = NodeRoomAssets(AssetStore.in_data_dir(context.data_dir), context.config)
+                viewer: MatchViewer | None = None
+                frame, seconds = (stall or {}).get(j, (-1, 0.0))
 
-            def on_frame(round_index: int, shown: int) -> None:
-                if viewer is not None and round_index == 0 and shown == frame:
-                    viewer.stall(seconds)
-                    events.emit("fault", kind="stall", frame=shown, seconds=seconds)
+                def on_frame(round_index: int, shown: int) -> None:
+                    if viewer is not None and round_index == 0 and shown == frame:
+                        viewer.stall(seconds)
+                        events.emit("fault", kind="stall", frame=shown, seconds=seconds)
 
-            viewer = MatchViewer(identity, events, started, outcome.addresses, assets, context.data_dir / "races", on_frame)
-            report = await viewer.run()
-            events.emit("result", outcome=report.outcome, standings=report.standings, agreed_hashes=report.agreed,
-                        mismatches=report.mismatches, log=report.log, sources=report.sources)
-            return 0 if report.outcome == "match-end" else 1
+                viewer = MatchViewer(identity, events, outcome.started, outcome.addresses, assets,
+                                     context.data_dir / "races", on_frame)
+                report = await viewer.run()
+                events.emit("result", outcome=report.outcome, detail=report.detail, standings=report.standings,
+                            agreed_hashes=report.agreed, mismatches=report.mismatches, log=report.log,
+                            sources=report.sources, frames=report.frames)
+                return 0 if report.outcome == "match-end" else 1
 
         room.codes[f"s{j}"] = await with_listener(identity, "127.0.0.1", 0, body)
 

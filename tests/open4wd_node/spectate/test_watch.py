@@ -3,6 +3,7 @@ join late through a checkpoint, and move to another source when theirs is killed
 
 from __future__ import annotations
 
+import io
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,7 +13,8 @@ from open4wd_node.race.replay import replay
 from open4wd_node.runtime.config import DEFAULTS
 from protocol.spectate.source import SpectateSource
 from tests.open4wd_node.race.nodes import short_track
-from tests.open4wd_node.spectate.nodes import racer_identity, watch_room
+from open4wd_node.view.live_console import LiveConsole
+from tests.open4wd_node.spectate.nodes import racer_identity, spectator_identity, watch_room
 
 TRACK = short_track(20.0)
 LONGER = short_track(40.0)  # a race of about 27 s: a spectator stopped for 12 s comes back while it runs
@@ -27,7 +29,9 @@ def agreed_votes(node) -> dict[int, bool]:
 
 
 async def test_three_players_two_spectators_agree(tmp_path, fast_clock) -> None:
-    room = await watch_room(tmp_path, 3, 2, track_bytes=TRACK)
+    screen = io.StringIO()  # what a person reads on the first spectator's plain (non-terminal) view
+    room = await watch_room(tmp_path, 3, 2, track_bytes=TRACK,
+                            views={0: LiveConsole(spectator_identity(0).peer_id, screen, interactive=False)})
     assert room.codes == {"n0": 0, "n1": 0, "n2": 0, "s0": 0, "s1": 0}
     players = [result(r) for r in room.racers]
     watchers = [result(s) for s in room.spectators]
@@ -40,6 +44,9 @@ async def test_three_players_two_spectators_agree(tmp_path, fast_clock) -> None:
         assert set(agreed_votes(s)) <= {f for f, ok in agreed_votes(room.racers[0]).items() if ok}
     sources = sorted(racer_identity(i).peer_id for i in range(3))
     assert sorted(w["sources"] for w in watchers) == [[sources[0]], [sources[1]]]  # least loaded, then roster order
+    text = screen.getvalue()
+    assert "watching match" in text and "checkpoint of frame 1 loaded from the source" in text
+    assert "round 1 over at frame" in text and "watched to its end: match-end" in text and "Traceback" not in text
     for j, w in enumerate(watchers):
         report = replay(Path(w["log"]), NodeRoomAssets(AssetStore.in_data_dir(tmp_path / f"s{j}"), DEFAULTS))
         assert report.status == "complete" and report.votes_verified >= 1 and report.round_ends_verified == 1
