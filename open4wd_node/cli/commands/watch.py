@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 from open4wd_node.cli.commands._settings import add_settings
 from open4wd_node.runtime.config import Scope
 
+SETTINGS = frozenset({"listen", "advertise", "nickname"})
+"""The room settings a spectator uses (it drives no car and races nothing): the only ones ``watch`` declares."""
+
 if TYPE_CHECKING:
     import argparse
 
@@ -44,6 +47,6 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser("watch", help="watch a room's match as a spectator (verified, read-only)")
     parser.add_argument("invite", metavar="INVITE",
                         help="a spectator invitation: open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#spectator=SECRET")
-    add_settings(parser, Scope.ROOM, only=frozenset({"listen", "advertise", "nickname"}))
+    add_settings(parser, Scope.ROOM, only=SETTINGS)
     parser.add_argument("--json", action="store_true", help="one JSON event per line instead of the live view")
     parser.set_defaults(run=run, logs=True)
