@@ -100,11 +100,13 @@ class SpectateKey(Message):
 @message("spectate-checkpoint")
 class SpectateCheckpoint(Message):
     """The source's newest checkpoint: the saved state whose world is at ``frame`` (the state right
-    after the vote frame ``frame − 1``, so the players' signed votes of that frame vouch for its hash)."""
+    after the vote frame ``frame − 1``), and its SHA-256. It carries no signature of its own (the spec
+    leaves open what one would cover): the players' signed votes of frame ``frame − 1`` vouch for the hash."""
 
     sourceEpoch: int
     round: int
     frame: int
+    stateHash: bytes
     state: bytes
 
 

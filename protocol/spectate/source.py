@@ -15,7 +15,9 @@ shell, and a spectator whose queue is full is dropped (``spectator-too-slow``); 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from hashlib import sha256
 
 from protocol.actions import Send
 from protocol.race.actions import FrameConfirmed, RaceAction, VoteDecided
@@ -39,7 +41,7 @@ class _Round:
         self.roster = roster
         self.keys: dict[str, KeyAnnounce] = {}
         self.book = RaceKeyBook([entry.peer for entry in roster])
-        self.checkpoint: tuple[int, bytes] | None = None
+        self.checkpoint: SpectateCheckpoint | None = None  # with epoch 0: each spectator gets its own epoch's copy
         self.inputs: list[tuple[int, list[FrameInput]]] = []  # confirmed frames since the checkpoint
         self.ballots: dict[int, dict[str, SignedVote]] = {}  # vote frame -> signed votes seen, until decided
         self.votes: list[tuple[int, list[SignedVote]]] = []  # decided votes from the checkpoint's on
@@ -100,8 +102,7 @@ class SpectateSource:
         current = self._round
         if current is None or current.checkpoint is None:
             return []  # the round's descriptor and checkpoint go out with its first checkpoint
-        frame, state = current.checkpoint
-        out: list[Message] = [self._descriptor(current, epoch), SpectateCheckpoint(epoch, current.index, frame, state)]
+        out: list[Message] = [self._descriptor(current, epoch), replace(current.checkpoint, sourceEpoch=epoch)]
         out += [SpectateInputs(epoch, current.index, f, inputs) for f, inputs in current.inputs]
         out += [SpectateVote(epoch, current.index, f, votes) for f, votes in current.votes]
         if current.end is not None:
@@ -139,7 +140,7 @@ class SpectateSource:
     def confirmed(self, frame: int, inputs: list[FrameInput]) -> list[Send]:
         """A frame became final with these inputs (each as its racer signed it)."""
         current = self._round
-        if current is None or current.checkpoint is None or frame < current.checkpoint[0]:
+        if current is None or current.checkpoint is None or frame < current.checkpoint.frame:
             return []
         current.inputs.append((frame, inputs))
         return self._to_all(SpectateInputs, current.index, frame, inputs)
@@ -158,7 +159,7 @@ class SpectateSource:
         votes = [v for v in current.ballots.pop(frame, {}).values() if tallied.get(v.peer) == v.hash]
         for old in [f for f in current.ballots if f < frame]:
             del current.ballots[old]
-        if current.checkpoint is None or frame + 1 < current.checkpoint[0]:
+        if current.checkpoint is None or frame + 1 < current.checkpoint.frame:
             return []
         current.votes.append((frame, votes))
         return self._to_all(SpectateVote, current.index, frame, votes)
@@ -167,18 +168,17 @@ class SpectateSource:
         """This node's state at ``frame`` (right after vote frame ``frame − 1`` became final) is the new
         checkpoint; the backlog before it is dropped. The round's first one also opens the stream."""
         current = self._round
-        if current is None or (current.checkpoint is not None and frame <= current.checkpoint[0]):
+        if current is None or (current.checkpoint is not None and frame <= current.checkpoint.frame):
             return []
         first = current.checkpoint is None
-        current.checkpoint = (frame, state)
+        current.checkpoint = SpectateCheckpoint(0, current.index, frame, sha256(state).digest(), state)
         current.inputs = [(f, i) for f, i in current.inputs if f >= frame]
         current.votes = [(f, v) for f, v in current.votes if f + 1 >= frame]
         if not first:
             return []
         out: list[Send] = []
         for peer, epoch in self.subscribers.items():
-            out += [Send(peer, self._descriptor(current, epoch)),
-                    Send(peer, SpectateCheckpoint(epoch, current.index, frame, state))]
+            out += [Send(peer, self._descriptor(current, epoch)), Send(peer, replace(current.checkpoint, sourceEpoch=epoch))]
         return out
 
     def round_ended(self, frame: int, left: dict[str, str]) -> list[Send]:

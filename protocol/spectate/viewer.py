@@ -211,6 +211,8 @@ class SpectateViewer:
             raise ProtocolError("spectate-unexpected-message", "a checkpoint out of turn")
         if msg.frame < self._last_checkpoint:
             raise ProtocolError("spectate-checkpoint-stale", "a checkpoint older than the last one accepted")
+        if hashlib.sha256(msg.state).digest() != msg.stateHash:
+            raise ProtocolError("spectate-checkpoint-invalid", "the checkpoint's bytes do not have its hash")
         try:
             world.load_state(msg.state)
         except Exception:  # the world's own validation error: the bytes came from the source
@@ -222,8 +224,7 @@ class SpectateViewer:
         self._own = {f: v for f, v in self._own.items() if f < msg.frame}
         self._inputs = {f: v for f, v in self._inputs.items() if f >= msg.frame}
         self.phase = ViewerPhase.PLAYING
-        actions: list[ViewerAction] = [CheckpointLoaded(self.round_index, msg.frame, msg.state,
-                                                        hashlib.sha256(msg.state).digest(), "source")]
+        actions: list[ViewerAction] = [CheckpointLoaded(self.round_index, msg.frame, msg.state, msg.stateHash, "source")]
         vouched = self._agreed.get(msg.frame - 1)
         if vouched is not None:
             actions += self._check_checkpoint(msg.frame - 1, vouched[0])

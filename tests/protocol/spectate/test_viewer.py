@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from protocol.spectate.actions import CheckpointLoaded, DialSource, DropSource, HashChecked, RoundOver
-from protocol.spectate.messages import SpectateEndReason, SpectateInputs
+from protocol.spectate.messages import SpectateCheckpoint, SpectateEndReason, SpectateInputs
 from tests.protocol.race.harness import CounterWorld
 from tests.protocol.spectate.harness import SourcedMesh, Watcher, run
 
@@ -126,3 +126,20 @@ def test_a_new_source_between_rounds_repeats_the_finished_round_harmlessly() -> 
     mesh.finish()
     run(mesh, [watcher], 100)
     assert watcher.ended is not None and watcher.ended.reason is SpectateEndReason.MATCH_END
+
+
+def test_a_checkpoint_whose_bytes_do_not_match_its_hash_is_refused() -> None:
+    mesh = SourcedMesh(3, length=600)
+    bad = mesh.peers[0]
+
+    def tamper(peer, message):
+        if peer == bad and isinstance(message, SpectateCheckpoint):
+            return replace(message, state=message.state[:-1] + bytes([message.state[-1] ^ 1]))
+        return message
+
+    watcher = Watcher(mesh, bad, tamper=tamper)
+    finish(mesh, [watcher])
+    assert watcher.misbehaviour[0] == "spectate-checkpoint-invalid"
+    assert watcher.of(DropSource)[0].peer == bad
+    assert watcher.ended is not None and watcher.ended.reason is SpectateEndReason.MATCH_END
+    assert watcher.world.save_state() == mesh.state(mesh.peers[0])
