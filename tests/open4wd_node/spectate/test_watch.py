@@ -13,6 +13,8 @@ from open4wd_node.race.replay import replay
 from open4wd_node.runtime.config import DEFAULTS
 from protocol.spectate.source import SpectateSource
 from tests.open4wd_node.race.nodes import short_track
+from rich.console import Console
+
 from open4wd_node.view.live_console import LiveConsole
 from tests.open4wd_node.spectate.nodes import racer_identity, spectator_identity, watch_room
 
@@ -30,8 +32,8 @@ def agreed_votes(node) -> dict[int, bool]:
 
 async def test_three_players_two_spectators_agree(tmp_path, fast_clock) -> None:
     screen = io.StringIO()  # what a person reads on the first spectator's plain (non-terminal) view
-    room = await watch_room(tmp_path, 3, 2, track_bytes=TRACK,
-                            views={0: LiveConsole(spectator_identity(0).peer_id, screen, interactive=False)})
+    view = LiveConsole(spectator_identity(0).peer_id, screen, interactive=False, width=140)
+    room = await watch_room(tmp_path, 3, 2, track_bytes=TRACK, views={0: view})
     assert room.codes == {"n0": 0, "n1": 0, "n2": 0, "s0": 0, "s1": 0}
     players = [result(r) for r in room.racers]
     watchers = [result(s) for s in room.spectators]
@@ -44,6 +46,11 @@ async def test_three_players_two_spectators_agree(tmp_path, fast_clock) -> None:
         assert set(agreed_votes(s)) <= {f for f, ok in agreed_votes(room.racers[0]).items() if ok}
     sources = sorted(racer_identity(i).peer_id for i in range(3))
     assert sorted(w["sources"] for w in watchers) == [[sources[0]], [sources[1]]]  # least loaded, then roster order
+    table = io.StringIO()  # the live view's race table, as a terminal would draw it
+    Console(file=table, width=140, color_system=None).print(view.renderable())
+    drawn = table.getvalue()
+    assert "round 1 of 1" in drawn and all(racer_identity(i).peer_id[-4:] in drawn for i in range(3))
+    assert drawn.count("finished") >= 3
     text = screen.getvalue()
     assert "watching match" in text and "checkpoint of frame 1 loaded from the source" in text
     assert "round 1 over at frame" in text and "watched to its end: match-end" in text and "Traceback" not in text
