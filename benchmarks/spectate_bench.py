@@ -3,6 +3,7 @@ whether 20 spectators change the players' lag.
 
     python benchmarks/spectate_bench.py cpu [--frames 600]          # source CPU per spectator, wall clock
     python benchmarks/spectate_bench.py watch [--spectators 20] [--real]
+    python benchmarks/spectate_bench.py live                          # racers as processes, wall clock
 
 ``cpu``: this process is one racer's spectator side only (listener, ``SpectatorHub``, ``SpectateSource``);
 K spectators are real links from a helper process that reads and discards the stream. The source streams
@@ -16,6 +17,11 @@ confirmed at a racer (the earliest one) to a spectator showing it (median, p99).
 autojump clock of the tests (protocol time: the jitter buffer and the stream's own delay, the same on any
 machine); ``--real`` runs on the wall clock (one process for every node: the figures include the GIL
 and this machine's load). Figures are printed, never asserted; print ``uptime`` beside them.
+
+``live``: the 3 racers are real ``host``/``join`` processes; this process is one spectator (``MatchViewer``)
+and prints, on the wall clock, the delay from a frame's inputs arriving from the source to the viewer
+showing it (median, p99: the jitter buffer and the view pump; loopback transit adds well under a
+millisecond), and the racers' worst lag as they report it.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import trio.testing
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.race.spectators import SpectatorHub
 from open4wd_node.runtime.blocking import blocking_work_inline
+from open4wd_node.runtime.context import NodeContext
 from open4wd_node.spectate.watcher import MatchViewer
 from protocol.identity.keys import Identity
 from protocol.spectate.messages import FrameInput, RosterEntry, SpectateEndReason
@@ -164,6 +171,86 @@ def watch(spectators: int, real: bool) -> None:
                   f"over {len(ms)} frames shown")
 
 
+def live() -> None:
+    import json
+
+    from open4wd_node.assets.cars import CarChoice
+    from open4wd_node.assets.room_assets import NodeRoomAssets
+    from open4wd_node.assets.store import AssetStore
+    from open4wd_node.net.listener import with_listener
+    from open4wd_node.room.session import JoinOptions, join_room
+    from open4wd_node.runtime.config import DEFAULTS
+    from open4wd_node.view.events import EventSink
+    from protocol.room.invitation import Invitation
+    from protocol.spectate.viewer import SpectateViewer
+
+    track = short_track(40.0)
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        for name in ("host", "p1", "p2", "viewer"):
+            ref = AssetStore.in_data_dir(tmp / name).put(track)
+        cli = [sys.executable, "-m", "open4wd_node.cli.main"]
+        listen = ["--listen", "127.0.0.1:0", "--json"]
+        procs = {"host": subprocess.Popen([*cli, "--data-dir", str(tmp / "host"), "host", "--track", ref, "--laps", "1",
+                                           "--min-players", "3", "--max-players", "3", "--auto-ready", *listen],
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)}
+        invites = next(e for e in map(json.loads, procs["host"].stdout) if e["event"] == "room-created")["invites"]
+        arrived: dict[int, float] = {}
+        delays: list[float] = []
+        original_inputs, original_frame = SpectateViewer._on_inputs, MatchViewer._frame
+
+        def on_inputs(self, msg):
+            arrived.setdefault(msg.frame, time.perf_counter())
+            return original_inputs(self, msg)
+
+        def show(self, action):
+            if action.frame in arrived:
+                delays.append(time.perf_counter() - arrived[action.frame])
+            return original_frame(self, action)
+
+        SpectateViewer._on_inputs, MatchViewer._frame = on_inputs, show  # type: ignore[method-assign]
+        identity = Identity(b"\x64" * 32)
+        context = NodeContext(tmp / "viewer", DEFAULTS)
+
+        async def body(lis):
+            events = EventSink(as_json=True, stream=open(os.devnull, "w"))  # noqa: SIM115
+            options = JoinOptions(spectate=True)
+            async with trio.open_nursery() as nursery:
+                async def players() -> None:
+                    while not joined:
+                        await trio.sleep(0.05)
+                    for name in ("p1", "p2"):
+                        procs[name] = subprocess.Popen([*cli, "--data-dir", str(tmp / name), "join", invites["participant"],
+                                                        "--auto-ready", *listen], stdout=subprocess.PIPE,
+                                                       stderr=subprocess.DEVNULL, text=True)
+
+                joined: list[bool] = []
+                original_emit = events.emit
+
+                def emit(event, **data):
+                    if event == "joined":
+                        joined.append(True)
+                    original_emit(event, **data)
+
+                events.emit = emit  # type: ignore[method-assign]
+                nursery.start_soon(players)
+                outcome = await join_room(context, identity, Invitation.parse(invites["spectator"]), options,
+                                          CarChoice.parse("speed"), events, lis)
+            assets = NodeRoomAssets(AssetStore.in_data_dir(tmp / "viewer"), DEFAULTS)
+            return await MatchViewer(identity, events, outcome.started, outcome.addresses, assets, tmp / "viewer" / "races").run()
+
+        report = trio.run(with_listener, identity, "127.0.0.1", 0, body)
+        lags = {}
+        for name, proc in procs.items():
+            out, _ = proc.communicate(timeout=600)
+            result = [e for e in map(json.loads, out.splitlines()) if e["event"] == "result"]
+            lags[name] = result[0]["max_lag"] if result else None
+    ms = sorted(d * 1000 for d in delays)
+    print(f"spectator: {report.outcome}, {report.agreed} hashes matched, {report.mismatches} did not")
+    print(f"inputs arrived -> shown: median {statistics.median(ms):.1f} ms, p99 {ms[int(len(ms) * 0.99) - 1]:.1f} ms "
+          f"over {len(ms)} frames; racers' worst lag {lags} frames")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="part", required=True)
@@ -172,9 +259,12 @@ def main() -> None:
     w = sub.add_parser("watch")
     w.add_argument("--spectators", type=int, default=20)
     w.add_argument("--real", action="store_true")
+    sub.add_parser("live")
     args = parser.parse_args()
     if args.part == "cpu":
         cpu(args.frames)
+    elif args.part == "live":
+        live()
     else:
         watch(args.spectators, args.real)
 
