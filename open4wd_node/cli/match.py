@@ -20,6 +20,7 @@ from open4wd_node.race.driver import Driver, FrameObserver
 from open4wd_node.race.runner import MatchReport, MatchRunner, RaceOptions
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.room.driver import RoomOutcome
+from open4wd_node.spectate.watcher import FrameObserver as FrameShownObserver, MatchViewer, WatchReport
 from protocol.identity.keys import Identity
 
 FLUSH_S = 1.0
@@ -54,6 +55,19 @@ class ControlTee(EventSink):
         self.inner.watch_round(watch)
 
 
+async def watch_match(
+    ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, on_frame: FrameShownObserver | None = None,
+) -> WatchReport:
+    """Watch, as a spectator, the match ``outcome`` started, to its end (``MatchViewer``). ``LocalError``
+    when the room did not start a match; ``UserError`` from the race log."""
+    started = outcome.started
+    if started is None:
+        raise LocalError("race-not-started", "watch_match needs the outcome of a room whose match started")
+    assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
+    viewer = MatchViewer(identity, events, started, outcome.addresses, assets, ctx.data_dir / "races", on_frame=on_frame)
+    return await viewer.run()
+
+
 async def play_match(
     ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, listener: NodeListener,
     options: PlayOptions,
@@ -83,7 +97,7 @@ async def play_match(
         else:
             driver = IdleDriver()
         runner = MatchRunner(identity, events, started.locked, outcome.addresses, listener, assets, driver,
-                             options.race, log_dir, on_step=on_step)
+                             options.race, log_dir, on_step=on_step, spectators=sorted(started.spectator_sources))
         report = await runner.run()
         if server is not None:
             await server.flush(FLUSH_S)

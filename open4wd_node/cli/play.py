@@ -11,12 +11,13 @@ from open4wd_node.runtime.config import NodeConfig
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.view.events import EventSink
-from open4wd_node.cli.match import PlayOptions, play_match
+from open4wd_node.cli.match import PlayOptions, play_match, watch_match
 from open4wd_node.net.listener import NodeListener, with_listener
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.room.driver import RoomOutcome
 from open4wd_node.runtime.trio_main import run_trio
 from protocol.identity.keys import Identity, load_or_create_identity
+from protocol.spectate.messages import SpectateEndReason
 
 FAULT = re.compile(r"(corrupt-state|disconnect)@([0-9]{1,7})(?::([0-9]{1,3}))?")
 
@@ -51,13 +52,18 @@ async def room_then_race(
     ctx: NodeContext, identity: Identity, events: EventSink, listener: NodeListener, play: PlayOptions,
     room: Callable[[NodeListener], Awaitable[RoomOutcome]], racing: bool,
 ) -> int:
-    """0 when this node's match ran to its end (or, for a spectator, started), 1 otherwise."""
+    """0 when this node's match ran to its end, 1 otherwise. ``racing`` False: this node is a spectator,
+    and watches the match (``watch_match``) to its end instead of racing it."""
     async with events.showing():
         outcome = await room(listener)
         if outcome.started is None:
             return 1
         if not racing:
-            return 0
+            watched = await watch_match(ctx, identity, events, outcome)
+            events.emit("result", peer=identity.peer_id, outcome=watched.outcome, detail=watched.detail,
+                        agreed_hashes=watched.agreed, mismatches=watched.mismatches, standings=watched.standings,
+                        log=watched.log, sources=watched.sources, frames=watched.frames)
+            return 0 if watched.outcome == SpectateEndReason.MATCH_END else 1
         report = await play_match(ctx, identity, events, outcome, listener, play)
         events.emit("result", peer=identity.peer_id, outcome=report.outcome, detail=report.detail,
                     agreed_hashes=report.agreed, disagreements=report.disagreements, leaves=report.leaves,

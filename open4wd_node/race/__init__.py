@@ -1,4 +1,4 @@
-"""A match over the race mesh: the runner, the mesh, the frame pump, the round's world, the race log and replay."""
+"""A match over the race mesh: the runner, the mesh, the frame pump, the round's world, the race log, replay, spectator links."""
 
 from open4wd_base.exports import lazy_exports
 
@@ -24,6 +24,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "MatchReport": "runner",
     "MatchRunner": "runner",
     "RaceOptions": "runner",
+    "SpectatorHub": "spectators",
     "context_warnings": "state_files",
     "read_state_file": "state_files",
     "state_differences": "state_files",
@@ -32,4 +33,5 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "build_round_world": "world",
     "chip_skills": "world",
     "round_seed": "world",
+    "round_standings": "world",
 })

@@ -86,7 +86,10 @@ def _mismatch(round_index: int, frame: int, what: str) -> UserError:
 
 def _locked_start(header: dict[str, Any], assets: NodeRoomAssets) -> tuple[LockedStart, list[dict[str, Any]]]:
     package, node = header["package"], header["node"]
-    declared = next((d for d in package.get("declarations", []) if d.get("signer") == node), None)
+    declarations = package.get("declarations", [])
+    declared = next((d for d in declarations if d.get("signer") == node), None)
+    if declared is None and header.get("role") == "spectator" and declarations:
+        declared = declarations[0]  # a spectator declared nothing: the racers' engine is the one to re-run
     if declared is None:
         raise UserError("race-log-damaged", "the header's start package has no declaration by the logging node")
     mine = ClientVersionInfo.from_wire(declared["payload"]["clientVersion"])

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, assert_never
 
 import structlog
@@ -38,11 +39,14 @@ from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
 from open4wd_node.race.mesh import Mesh
-from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills
+from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills, round_standings
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.runtime.signals import received
 from open4wd_node.runtime.wakeup import Wakeup
 from open4wd_node.race.state_files import write_state_file
+from open4wd_node.race.spectators import SpectatorHub
+from protocol.spectate.messages import RosterEntry, SpectateEndReason
+from protocol.spectate.source import SpectateSource
 from protocol.identity.keys import Identity, race_id
 from protocol.room.locked_start import LockedStart
 from protocol.race.mesh import MeshReady
@@ -50,12 +54,12 @@ from protocol.race.session import RaceSession
 from protocol.race.actions import (
     AnchorDecided, AnchorReached, CaughtUp, ChecksumVoted, CloseLink, DesyncDetected, DesyncRecord, FrameConfirmed,
     InputsDropped, Misbehaviour, PeerLeft, PeerLost, PeerRejoined, RaceAction, RaceEvent, RoundEnded, Send, SessionEnded,
-    VoteDecided, WriteState,
+    SessionEndReason, VoteDecided, WriteState,
 )
 from protocol.race.keys import RaceKeyBook, announce
 from protocol.race.messages import RaceKey
 from protocol.race.peers import PeerStatus
-from protocol.race.results import Quit, match_standings, rank_with_quits, round_result
+from protocol.race.results import Quit, match_standings, round_result
 from protocol.race.setup import RaceSetup
 from protocol.race.votes import VoteKind
 from protocol.encoding.wire import Message
@@ -125,6 +129,7 @@ class MatchRunner:
         options: RaceOptions,
         log_dir: Path,
         on_step: FrameObserver | None = None,
+        spectators: Sequence[str] = (),
     ) -> None:
         self.identity = identity
         self.me = identity.peer_id
@@ -153,6 +158,9 @@ class MatchRunner:
         others = {p: addresses[p] for p in locked.roster if p != self.me}
         self.mesh = Mesh(identity, locked.match_id, others, listener, self._on_message, self._on_lost, self._on_back)
         self._state_dir = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.states"
+        self.spectate = SpectateSource(locked.match_id, spectators, max(1, len(spectators)))
+        self.spectators = SpectatorHub(self.spectate, listener) if spectators else None
+        """Any spectator of the room may ask this racer to be its source (the host's pick, or after a loss)."""
 
     @property
     def session(self) -> RaceSession:
@@ -178,6 +186,8 @@ class MatchRunner:
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(self.mesh.run)
+                if self.spectators is not None:
+                    await nursery.start(self.spectators.run)
                 with trio.move_on_after(MESH_TIMEOUT_S):
                     await self.mesh.linked.wait()
                 rounds = len(self.locked.config.rounds)
@@ -187,7 +197,10 @@ class MatchRunner:
                         break
                 else:
                     await self._barrier(rounds)  # everyone is done with the last anchor before links close
+                self._to_spectators(self.spectate.end(_spectators_told(self.report.outcome)))
                 await self.mesh.flush(FLUSH_S)  # e.g. a leave {desync} must reach the others before links close
+                if self.spectators is not None:
+                    await self.spectators.flush(FLUSH_S)
                 nursery.cancel_scope.cancel()
         except BaseException as exc:
             self._finish(_stopped_by(exc))
@@ -213,6 +226,8 @@ class MatchRunner:
             max_prediction=0 if self.options.mode == "lockstep" else 8,
         )
         self._world, self.round_index, self.round_over = world, round_index, False
+        self.spectate.round_started(round_index, locked.config.rounds[round_index].track_ref, [
+            RosterEntry(peer, slot, setup.loadouts[peer]) for peer, slot in slots.items()])
         self._last_signed, self._leave_reasons = {}, {}
         self.anchor_done = trio.Event()
         self.slot = slots[self.me]
@@ -321,7 +336,9 @@ class MatchRunner:
     # ---- mesh callbacks ----------------------------------------------------------------------------
 
     def _log_key(self, peer: str, key: RaceKey) -> None:
-        """Race keys go into the log so that ``replay`` can check every input's signature."""
+        """Race keys go into the log so that ``replay`` can check every input's signature (and to the
+        spectators, once verified)."""
+        self._to_spectators(self.spectate.key(peer, key))
         self.log.append({"kind": "race-key", "peer": peer, "raceId": key.raceId, "publicKey": key.publicKey,
                          "signature": key.signature})
 
@@ -333,6 +350,7 @@ class MatchRunner:
             self.ready.setdefault(message.round, set()).add(peer)
         elif self._session is not None:
             self._route(self._session.receive(peer, message, self.clock.now_ms()))
+            self._to_spectators(self.spectate.observe_message(peer, message))
         self._changed.notify()
 
     def _on_lost(self, peer: str) -> None:
@@ -350,7 +368,10 @@ class MatchRunner:
     # ---- actions -----------------------------------------------------------------------------------
 
     def _route(self, actions: list[RaceAction]) -> None:
-        """Carry out a session's actions in order (every kind has its handler: a new kind is a type error)."""
+        """Carry out a session's actions in order (every kind has its handler: a new kind is a type error);
+        what they mean to spectators goes to their queues first."""
+        if self.spectators is not None and self._session is not None:  # a room without spectators skips this
+            self._to_spectators(self.spectate.observe(self.me, actions, self._session.vote_state))
         for action in actions:
             match action:
                 case FrameConfirmed():
@@ -431,16 +452,15 @@ class MatchRunner:
         slots = self.locked.slots(self.round_index)
         quits = {p: Quit(self._last_signed.get(p, -1) + 1, self._leave_reasons[p])
                  for p in self.locked.roster if p != self.me and self.session.status(p) is PeerStatus.REMOVED}
-        rows = rank_with_quits(self.world.standings(), slots, quits)
-        peer_of = {slot: peer for peer, slot in slots.items()}
-        standings = [dict(row, peer=peer_of[row["slot"]]) for row in rows]
+        standings = round_standings(self.world, slots, quits)
         limit = self.locked.config.rounds[self.round_index].duration_limit_s * 60
         self.report.rounds.append({"round": self.round_index, "frame": action.frame, "standings": standings,
-                                   "result": round_result(rows, slots, limit)})
+                                   "result": round_result(standings, slots, limit)})
         self.log.append({"kind": "round-end", "round": self.round_index, "frame": action.frame,
                          "stateHash": self.world.state_hash().hex(), "standings": standings})
         self.log.flush()  # fsynced off the loop when the pump stops (``_round``)
         self.events.emit("round-end", round=self.round_index, frame=action.frame, standings=standings)
+        self._to_spectators(self.spectate.round_ended(action.frame, {p: q.reason for p, q in quits.items()}))
 
     def _anchor(self, action: AnchorDecided) -> None:
         self.anchor_done.set()
@@ -451,6 +471,7 @@ class MatchRunner:
         self.report.outcome, self.report.detail = reason, action.detail
         self.log.append({"kind": "session-end", "round": self.round_index, "reason": reason, "detail": action.detail})
         self.events.emit("session-end", round=self.round_index, reason=reason, detail=action.detail)
+        self._to_spectators(self.spectate.end(_spectators_told(reason)))
 
     def _inputs_dropped(self, action: InputsDropped) -> None:
         """Inputs set aside without blame: logged (the session counts them). While this node waits for a
@@ -473,6 +494,11 @@ class MatchRunner:
         log.info("race-close-link", peer=action.peer, code=action.code)
         self.mesh.close(action.peer, action.code, "the race session closed this link")
 
+    def _to_spectators(self, sends: list[Send]) -> None:
+        """Queue the source's messages for the spectators (never waits; a full queue drops a spectator)."""
+        if self.spectators is not None and sends:
+            self.spectators.deliver(sends)
+
     def _finish(self, end: dict[str, Any]) -> None:
         """Runs however the match ends: the log always closes with its end record."""
         results = [r.pop("result") for r in self.report.rounds if "result" in r]
@@ -482,6 +508,15 @@ class MatchRunner:
             self.events.emit("match-end", results=self.report.standings, outcome=self.report.outcome)
         self.log.append(end)
         self.log.close()
+
+
+def _spectators_told(outcome: str) -> SpectateEndReason:
+    """What a source's spectators are told when its match ends with ``outcome``: a race-wide end is
+    theirs too; an end of this racer alone (it left, was voted out, could not catch up) is not, and
+    sends them to another source."""
+    race_wide = {"finished": SpectateEndReason.MATCH_END, SessionEndReason.CONSENSUS_INVALID: SpectateEndReason.CONSENSUS_INVALID,
+                 SessionEndReason.PARTITION_VOID: SpectateEndReason.PARTITION_VOID}
+    return race_wide.get(outcome, SpectateEndReason.SOURCE_UNAVAILABLE)
 
 
 def _stopped_by(exc: BaseException) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from open4wd_node.assets.room_assets import NodeRoomAssets
+from protocol.race.results import Quit, rank_with_quits
 from protocol.race.signing import Event
 from sim_core.specs.inputs import SkillEvent
 from sim_core.assets.convert import track_spec, vehicle_from_loadout
@@ -44,6 +45,13 @@ def build_round_world(
     order = sorted(slots, key=slots.__getitem__)
     vehicles = [vehicle_from_loadout(cars[peer], assets.resolve, peer) for peer in order]
     return World.new(track, vehicles, seed=round_seed(match_id, round_index))
+
+
+def round_standings(world: World, slots: Mapping[str, int], quits: Mapping[str, Quit]) -> list[dict[str, Any]]:
+    """The round's standings rows (``rank_with_quits``), each with its racer's PeerId: what the
+    ``round-end`` event and the race log carry, for a racer and a spectator alike."""
+    peer_of = {slot: peer for peer, slot in slots.items()}
+    return [dict(row, peer=peer_of[row["slot"]]) for row in rank_with_quits(world.standings(), slots, quits)]
 
 
 def chip_skills(world: World, slot: int) -> frozenset[str]:

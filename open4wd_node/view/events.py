@@ -109,6 +109,9 @@ def event_text(event: str, d: Mapping[str, Any], name: Callable[[str], str] = sh
         return f"{round_text(d['round'])} over at frame {d['frame']}:\n{_standings(d['standings'], name)}"
     if event == "match-end":
         return f"match over ({d['outcome']}):\n{_standings(d['results'], name)}"
+    if event == "result" and "mismatches" in d:  # a spectator's
+        return (f"watched to its end: {d['outcome']}; {d['agreed_hashes']} state hashes matched the players' agreed "
+                f"ones, {d['mismatches']} did not; race log {d['log']}")
     if event == "result":
         return (f"{d['agreed_hashes']} state hashes agreed, {d['disagreements']} disagreed; "
                 f"worst lag {d['max_lag']} frames; race log {d['log']}")
@@ -121,6 +124,8 @@ def event_text(event: str, d: Mapping[str, Any], name: Callable[[str], str] = sh
     if event == "caught-up":
         return (f"{round_text(d['round'])}: caught up from the snapshot of frame {d['frame']}, "
                 f"racing again from frame {d['resume_frame']}")
+    if event == "session-end" and "round" not in d:  # a spectator's
+        return f"watching ended: {d['reason']}" + (f" ({d['detail']})" if d["detail"] else "")
     if event == "session-end":
         return f"the race ended for this node in {round_text(d['round'])}: {d['reason']} ({d['detail']})"
     if event == "state-saved":
@@ -130,6 +135,13 @@ def event_text(event: str, d: Mapping[str, Any], name: Callable[[str], str] = sh
     if event == "anchor":
         anchored = f"the result is anchored at frame {d['frame']}" if d["frame"] is not None else "no anchor frame"
         return f"{round_text(d['round'])}: {anchored}"
+    if event == "spectate-start":
+        return f"watching match {d['match_id'][:12]}… through {name(d['source'])} (source {d['source_epoch']})"
+    if event == "checkpoint":
+        why = "from the source" if d["reason"] == "source" else "again, after a state that differed from the players'"
+        return f"{round_text(d['round'])}: checkpoint of frame {d['frame']} loaded {why}"
+    if event == "frame":
+        return None  # the live view shows the frame; the plain text does not repeat it every second
     if event == "log":
         return f"race log: {d['path']}"
     rest = ", ".join(f"{k}={v + 1 if k == 'round' else v}" for k, v in d.items())  # rounds are 1-based in text

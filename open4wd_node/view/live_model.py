@@ -13,12 +13,11 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from open4wd_node.view.room_view import RoomSummary, summarize
-from open4wd_node.view.round_watch import RoundWatch
+from open4wd_node.view.round_watch import RaceProgress, RoundWatch
 from protocol.race.peers import PeerStatus
 from protocol.race.results import Quit, RaceStatus, rank_with_quits
 
 if TYPE_CHECKING:
-    from protocol.race.session import RaceSession
     from protocol.room.member import MemberRoom
 
 NOTICES_SHOWN = 4
@@ -166,7 +165,7 @@ class LiveBoard:
         return RaceLine(watch.round_index, watch.rounds, session.current_frame, watch.pump.lag,
                         watch.earlier_rollbacks + session.stats.rollbacks, self.vote, self.final_rows is not None, cars)
 
-    def _status(self, row: Mapping[str, Any], session: RaceSession) -> CarStatus:
+    def _status(self, row: Mapping[str, Any], session: RaceProgress) -> CarStatus:
         status = RaceStatus(row["status"])
         if row["peer"] == self.me and self.own_end in OWN_END:
             return OWN_END[self.own_end]

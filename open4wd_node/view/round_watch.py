@@ -11,8 +11,29 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from protocol.race.session import RaceSession
+    from protocol.race.peers import PeerStatus
     from sim_core.world import World
+
+
+class RollbackCount(Protocol):
+    """What the view reads of a race's statistics: rollbacks so far."""
+
+    rollbacks: int
+
+
+class RaceProgress(Protocol):
+    """What the view reads of the race being shown: a racer's ``RaceSession``, or a spectator's view of it."""
+
+    @property
+    def current_frame(self) -> int:
+        """The frame the next step computes."""
+
+    @property
+    def stats(self) -> RollbackCount:
+        """Rollbacks so far."""
+
+    def status(self, peer: str) -> PeerStatus:
+        """``peer``'s status in the race."""
 
 
 class PumpLag(Protocol):
@@ -29,6 +50,6 @@ class RoundWatch:
     rounds: int
     slots: Mapping[str, int]  # PeerId -> start slot
     world: World
-    session: RaceSession
+    session: RaceProgress
     pump: PumpLag
     earlier_rollbacks: int  # rollbacks of this match's earlier rounds

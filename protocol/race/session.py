@@ -176,6 +176,14 @@ class RaceSession:
         """The newest frame no message can change any more (-1 before the first)."""
         return self._confirmed
 
+    def vote_state(self, frame: int) -> bytes | None:
+        """This node's saved state right after vote frame ``frame`` (the one its signed vote hashes), while
+        the session keeps it (two vote intervals): what a spectator source offers as its checkpoint."""
+        try:
+            return self._sync.kept(frame + 1)
+        except KeyError:
+            return None
+
     def status(self, peer: str) -> PeerStatus:
         """``peer``'s status in this round. Raises ``LocalError`` ``race-unknown-peer`` for a peer off the roster."""
         status = self._peers.statuses.get(peer)

@@ -4,7 +4,7 @@ the user events; ``RoomAction`` is their union, the element type of every list a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from protocol.actions import CloseLink, Misbehaviour, Send
@@ -46,10 +46,12 @@ class HostSuccession:
 
 @dataclass(frozen=True)
 class MatchStarted:
-    """The verified start: the race runs from ``locked``; ``pre_start_disconnects`` left in the countdown."""
+    """The verified start: the race runs from ``locked``; ``pre_start_disconnects`` left in the countdown;
+    ``spectator_sources`` maps each spectator to the racer that streams the race to it."""
 
     locked: LockedStart
     pre_start_disconnects: list[str]
+    spectator_sources: dict[str, str] = field(default_factory=dict)
 
 
 RoomAction: TypeAlias = Send | CloseLink | Misbehaviour | RelayedIn | FetchAssets | HostSuccession | MatchStarted | RoomEvent

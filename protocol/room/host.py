@@ -22,6 +22,7 @@ from protocol.encoding.wire import Message
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity
 from protocol.identity.signed import NONCE_BYTES, SignedPayload, SignedVerifier
+from protocol.spectate.assign import assign_sources
 from protocol.room.actions import CloseLink, RoomAction, Send, refused
 from protocol.room.capacity import CapacityReservations
 from protocol.room.config import MatchConfig, RoomLimits
@@ -596,5 +597,8 @@ class HostRoom:
     def _start(self, now_ms: int) -> list[RoomAction]:
         package = self._locked_package()
         self.phase = RoomPhase.STARTED
-        start = MatchStart(package["matchId"], package["startedAt"], package_digest(package), list(self.pre_start_disconnects))
+        racers = [p for p in sorted(package["readySetContext"]["roster"]) if p not in self.pre_start_disconnects]
+        spectators = [p for p, m in self.members.items() if m.role == Role.SPECTATOR]
+        start = MatchStart(package["matchId"], package["startedAt"], package_digest(package), list(self.pre_start_disconnects),
+                           assign_sources(racers, spectators))
         return self._broadcast(start) + self._broadcast_state()

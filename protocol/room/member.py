@@ -22,6 +22,7 @@ from protocol.encoding.wire import Message, decode_message, encode_message
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity
 from protocol.identity.signed import SignedPayload
+from protocol.spectate.assign import check_sources
 from protocol.room.actions import FetchAssets, HostSuccession, MatchStarted, RelayedIn, RoomAction, Send, refused
 from protocol.room.config import MatchConfig
 from protocol.room.events import (
@@ -613,10 +614,12 @@ class MemberRoom:
         survivors = [p for p in locked.roster if p not in msg.preStartDisconnects]
         if len(survivors) < 2 or len(survivors) * 2 <= len(locked.roster):
             raise ProtocolError("match-start-invalid", "too few survivors for a strict majority")
+        spectators = [m.peerId for m in self.state.members if m.role == Role.SPECTATOR] if self.state else []
+        check_sources(msg.spectatorSources, spectators, survivors)
         self.started = True
         return [
             MatchBegan(locked.match_id, locked.roster, list(msg.preStartDisconnects)),
-            MatchStarted(locked, list(msg.preStartDisconnects)),
+            MatchStarted(locked, list(msg.preStartDisconnects), dict(msg.spectatorSources)),
         ]
 
     _HANDLERS: ClassVar[dict[type[Message], MemberHandler]] = {

@@ -185,12 +185,14 @@ class LockedStartPackageMsg(Message):
 
 @message("match-start")
 class MatchStart(Message):
-    """The countdown ended: the match starts with the package of ``packageDigest``."""
+    """The countdown ended: the match starts with the package of ``packageDigest``; ``spectatorSources``
+    maps each spectator of the room to the racer that streams the race to it (``assign_sources``)."""
 
     matchId: str
     startedAt: int
     packageDigest: str
     preStartDisconnects: list[str]
+    spectatorSources: dict[str, str]
 
 
 @message("countdown-cancel")

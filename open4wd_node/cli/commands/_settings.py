@@ -8,9 +8,12 @@ import argparse
 from open4wd_node.runtime.config import DEFAULTS, Scope, flag_dest, settings, shown_default
 
 
-def add_settings(parser: argparse.ArgumentParser, scope: Scope) -> None:
-    """One flag for every configuration key of ``scope`` (module docstring)."""
+def add_settings(parser: argparse.ArgumentParser, scope: Scope, only: frozenset[str] | None = None) -> None:
+    """One flag for every configuration key of ``scope`` (module docstring); with ``only``, just those keys
+    (a command that has no use for the others, such as ``watch``, which drives no car)."""
     for key, setting in settings(scope):
+        if only is not None and key.name not in only:
+            continue
         parser.add_argument(
             setting.flag,
             dest=flag_dest(key.name),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from open4wd_node.runtime.choices import LAPS, PLAYERS, ROUNDS, SPECTATORS
+from protocol.room.config import SPECTATORS_DEFAULT
 from open4wd_node.cli.commands._room_options import add_car_option, add_room_options
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--min-players", type=PLAYERS, default=2, metavar="N", help="participants needed before the start (2..8)")
     parser.add_argument("--max-players", type=PLAYERS, default=8, metavar="N",
                         help="participant seats (2..8, at most the track's)")
-    parser.add_argument("--spectators", type=SPECTATORS, default=0, metavar="N",
-                        help="spectator seats (0..50; 0 = no spectators)")
+    parser.add_argument("--spectators", type=SPECTATORS, default=SPECTATORS_DEFAULT, metavar="N",
+                        help=f"spectator seats (0..50, default {SPECTATORS_DEFAULT}; 0 = no spectators, no spectator invitation)")
     add_room_options(parser)
     parser.set_defaults(run=run)

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace, ctx: NodeContext) -> int:
-    """Join the invitation's room, show it until the match starts, then race it (a spectator stops at
-    the start); exit 0 when that went through. ``UserError`` for a bad invitation, car or address."""
+    """Join the invitation's room, show it until the match starts, then race it (a spectator watches it,
+    as ``watch`` does); exit 0 when the match ran to its end. ``UserError`` for a bad invitation, car or address."""
     import sys
 
     from open4wd_node.assets.cars import CarChoice

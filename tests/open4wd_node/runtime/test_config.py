@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, strategies as st
 
+from open4wd_node.cli.commands.watch import SETTINGS as WATCH_SETTINGS
 from open4wd_node.runtime.addresses import Address, Advertise
 from open4wd_node.cli.main import build_parser, main, node_context
 from open4wd_node.runtime.config import DEFAULTS, NodeConfig, Scope, config_from_mapping, flag_dest, load_config, settings
@@ -20,7 +21,7 @@ from tests.layout import REPO_ROOT
 
 ROOT = REPO_ROOT
 SHIPPED = ROOT / "configs" / "node.toml"
-SCOPE_COMMANDS = {Scope.GLOBAL: {()}, Scope.ROOM: {("host",), ("join",)}}
+SCOPE_COMMANDS = {Scope.GLOBAL: {()}, Scope.ROOM: {("host",), ("join",)}}  # and ``watch``: WATCH_SETTINGS only
 # Options that are not node settings: they say where the configuration is, or what this one room or
 # match is (docs/node.md "Configuration"). A new flag on these commands must be added here or be a key.
 NOT_SETTINGS = {
@@ -28,6 +29,7 @@ NOT_SETTINGS = {
     ("host",): {"-h", "--help", "--track", "--rounds", "--laps", "--car", "--min-players", "--max-players",
                 "--spectators", "--auto-ready", "--json", "--seed", "--fault"},
     ("join",): {"-h", "--help", "--car", "--spectate", "--auto-ready", "--json", "--seed", "--fault"},
+    ("watch",): {"-h", "--help", "--json"},
 }
 # Another command's option that shares a setting's flag name but is not that setting.
 NAMESAKES = {(("demo",), "--mode")}  # the mode of the nodes a demo starts, passed to each as --mode
@@ -67,8 +69,9 @@ def test_every_key_has_exactly_one_flag_with_its_rule_and_no_default_of_its_own(
             declared[action.dest.removeprefix(flag_dest(""))].append((path, action))
     for key, setting in settings():
         where = declared.pop(key.name, [])
-        assert {path for path, _ in where} == SCOPE_COMMANDS[setting.scope], key.name
-        assert len(where) == len(SCOPE_COMMANDS[setting.scope])
+        commands = SCOPE_COMMANDS[setting.scope] | ({("watch",)} if key.name in WATCH_SETTINGS else set())
+        assert {path for path, _ in where} == commands, key.name
+        assert len(where) == len(commands)
         name = setting.flag.removeprefix("--").replace("-", "_")
         assert key.name in (name, name + "s"), "a flag is named after its key (a repeatable one in the singular)"
         for _, action in where:

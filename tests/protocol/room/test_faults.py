@@ -43,7 +43,7 @@ def test_a_forged_declaration_is_blamed_on_its_sender_shown_to_the_host_and_answ
 def test_a_message_of_the_wrong_direction_is_an_unexpected_message():
     net = Net(A, min_players=3)
     net.add_member(B, auto_ready=False)
-    wrong = MatchStart("0" * 64, 0, "0" * 64, [])  # host -> member only
+    wrong = MatchStart("0" * 64, 0, "0" * 64, [], {})  # host -> member only
     actions = net.host.receive(B.peer_id, wrong, net.now)
     assert actions == [
         Misbehaviour(B.peer_id, "unexpected-message"), ErrorReported("unexpected-message", f"{B.peer_id[-4:]} sent match-start"),
@@ -60,7 +60,7 @@ def test_a_non_member_is_ignored_by_the_host_and_a_non_host_is_blamed_by_a_membe
     # a departing member's last messages may still arrive while its link closes: no effect, no blame
     assert net.host.receive(C.peer_id, ReadyDeclarationMsg({}), net.now) == []
     # nothing but the host's link reaches a member machine: anyone else speaking for the room is at fault
-    assert net.members[B.peer_id].receive(C.peer_id, MatchStart("0" * 64, 0, "0" * 64, []), net.now) == [
+    assert net.members[B.peer_id].receive(C.peer_id, MatchStart("0" * 64, 0, "0" * 64, [], {}), net.now) == [
         Misbehaviour(C.peer_id, "not-from-host"),
         ErrorReported("not-from-host", f"{C.peer_id[-4:]} sent match-start but is not this room's host"),
     ]
@@ -73,7 +73,7 @@ def test_the_hosts_own_seat_is_never_blamed():
     net.route(net.host_member.declare_ready(net.now), A.peer_id)  # the host's player types "ready" too late
     assert codes(net)[-1] == "not-allowed"  # shown, as before
     assert net.blamed(None) == [] and net.blamed(A.peer_id) == []
-    bad = MatchStart("0" * 64, 0, "0" * 64, [])  # and the host's member machine never blames its own host
+    bad = MatchStart("0" * 64, 0, "0" * 64, [], {})  # and the host's member machine never blames its own host
     assert net.host_member.receive(A.peer_id, bad, net.now) == [
         ErrorReported("match-start-invalid", "match-start does not match the verified start package"),
     ]

@@ -218,7 +218,7 @@ def test_tampered_match_start_is_ignored():
     member = net.members[B.peer_id]
     from protocol.room.messages import MatchStart
 
-    bad = MatchStart("0" * 64, member.locked.started_at, member.locked.digest, [])
+    bad = MatchStart("0" * 64, member.locked.started_at, member.locked.digest, [], {})
     misbehaviour, error = member.receive(A.peer_id, bad, net.now)
     assert misbehaviour == Misbehaviour(A.peer_id, "match-start-invalid")  # the host sent it: the host is blamed
     assert (error.EVENT, error.code) == ("error", "match-start-invalid")

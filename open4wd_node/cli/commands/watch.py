@@ -1,0 +1,52 @@
+"""``open4wd-node watch INVITE``: join a room as a spectator and watch its match, verified and read-only."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from open4wd_node.cli.commands._settings import add_settings
+from open4wd_node.runtime.config import Scope
+
+SETTINGS = frozenset({"listen", "advertise", "nickname"})
+"""The room settings a spectator uses (it drives no car and races nothing): the only ones ``watch`` declares."""
+
+if TYPE_CHECKING:
+    import argparse
+
+    from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.runtime.context import NodeContext
+
+
+def run(args: argparse.Namespace, ctx: NodeContext) -> int:
+    """Join the spectator invitation's room, show it until the match starts, then watch the match through
+    a source racer (``join --spectate`` does the same); exit 0 when it was watched to its end.
+    ``UserError`` for a bad invitation (``invitation-role`` for a participant's) or address."""
+    import sys
+
+    from open4wd_node.assets.cars import CarChoice
+    from open4wd_node.cli.match import PlayOptions
+    from open4wd_node.cli.play import room_identity, room_then_race, run_node
+    from open4wd_node.room.session import JoinOptions, join_room
+    from open4wd_node.runtime.errors import UserError
+    from protocol.room.invitation import Invitation
+
+    invite = Invitation.parse(args.invite)
+    if invite.role != "spectator":
+        raise UserError("invitation-role", f"this invitation is for a {invite.role}: watch needs the room's spectator "
+                                           "invitation (join races with a participant's)")
+    identity, events = room_identity(ctx, args)
+    options = JoinOptions(spectate=True, nickname=ctx.config.nickname, interactive=sys.stdin.isatty())
+    car = CarChoice.parse("speed")  # a spectator brings no car; join_room never looks at it
+    room = lambda listener: join_room(ctx, identity, invite, options, car, events, listener)  # noqa: E731
+    return run_node(identity, ctx.config,
+                    lambda listener: room_then_race(ctx, identity, events, listener, PlayOptions(), room, False))
+
+
+def register(subparsers: Subparsers) -> None:
+    """Declare ``watch`` and its options (nothing heavy is imported here)."""
+    parser = subparsers.add_parser("watch", help="watch a room's match as a spectator (verified, read-only)")
+    parser.add_argument("invite", metavar="INVITE",
+                        help="a spectator invitation: open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#spectator=SECRET")
+    add_settings(parser, Scope.ROOM, only=SETTINGS)
+    parser.add_argument("--json", action="store_true", help="one JSON event per line instead of the live view")
+    parser.set_defaults(run=run, logs=True)
