@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
 from sim_core.constants import QUANTA_PER_MJ
 from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import material
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import LEFT_ROLLER_SLOTS, RIGHT_ROLLER_SLOTS, VehicleSpec
+from sim_core.state.layout import P_TEMP, part_field
 
 
 def _average(a: int, b: int) -> int:
@@ -28,6 +30,7 @@ class Mechanics:
 
     mass_ug: int
     tires: tuple[int, ...]  # part indices of live tires
+    tire_grip: tuple[tuple[int, int, int], ...]  # per live tire: (part index, μ pair ‰, rolling resistance)
     functional: bool  # motor and battery both alive
     skills_enabled: bool  # chip alive (and functional)
     weapon_alive: bool
@@ -78,6 +81,14 @@ class CarModel:
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
         self._cache: dict[int, Mechanics] = {}
+        # The thermal pass solves only the parts whose temperature can change (sim_core.step.thermal).
+        # The physics pass heats these parts and no others; every other part ("cold") only moves when a
+        # loaded or edited state put it away from the air temperature, which ``cold_at_air`` detects.
+        self.heated_parts = tuple(sorted({self.motor, self.battery, *self.tire_parts}
+                                         | {i for i in (self.chip, self.weapon) if i >= 0}))
+        cold = [part_field(i, P_TEMP) for i in range(self.part_count) if i not in self.heated_parts]
+        self.cold_temps = itemgetter(*cold)  # ≥ 2 indices (chassis and body are always cold): a tuple
+        self.cold_at_air = (track.air_temperature_mc,) * len(cold)
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
@@ -96,6 +107,7 @@ class CarModel:
         return Mechanics(
             mass_ug=mass,
             tires=tuple(i for i in self.tire_parts if alive(i)),
+            tire_grip=tuple((i, self.tire_mu[i], self.tire_rr[i]) for i in self.tire_parts if alive(i)),
             functional=functional,
             skills_enabled=functional and alive(self.chip),
             weapon_alive=alive(self.weapon),

@@ -17,7 +17,6 @@ from __future__ import annotations
 from sim_core.constants import (
     FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, THERMAL_C_TU, WEAR_NJ_DEN,
 )
-from sim_core.intmath import clamp, div_round
 from sim_core.state.layout import BROKEN_MASK, CAR_HEADER, P_FATIGUE, P_FATIGUE_REM, P_TEMP, PART_STRIDE
 from sim_core.step.model import CarModel
 
@@ -25,10 +24,18 @@ R2_SCALE = R_SCALE * R_SCALE
 
 
 def settle(c: list[int], model: CarModel, heat: list[int], wear: list[int], air_mc: int) -> int:
-    """Solve temperatures and wear of every live part; return the mask of parts that break this frame."""
+    """Solve temperatures and wear of every live part; return the mask of parts that break this frame.
+
+    Only a part with heat this frame or away from the air temperature has anything to solve, and only
+    ``model.heated_parts`` ever receive heat or wear. When every other live part sits at the air
+    temperature (one C-level tuple comparison, ``model.cold_at_air``: the case in every race that
+    started from the grid), those are the only parts visited; otherwise (a loaded or edited state with
+    a warm part the physics never heats) every part is, as the rules read.
+    """
     mask = c[BROKEN_MASK]
     newly_broken = 0
-    for part in range(model.part_count):
+    parts = model.heated_parts if model.cold_temps(c) == model.cold_at_air else range(model.part_count)
+    for part in parts:
         if mask >> part & 1:
             continue
         base = CAR_HEADER + part * PART_STRIDE
@@ -40,30 +47,27 @@ def settle(c: list[int], model: CarModel, heat: list[int], wear: list[int], air_
         if energy or temp != air_mc:
             capacity = THERMAL_C_TU * model.heat_capacity[part]
             conductance = model.conductance[part]
-            temp = div_round(capacity * temp + energy + conductance * air_mc, capacity + conductance)
+            total = capacity + conductance  # div_round(a, b) = (2a + b) // 2b, written out in this loop
+            temp = (2 * (capacity * temp + energy + conductance * air_mc) + total) // (2 * total)
             temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
             c[base + P_TEMP] = temp
             if limit is not None and temp > limit:
                 newly_broken |= 1 << part
-        if wear[part]:
-            if _wear(c, base, wear[part], temp, air_mc, limit, model.wear_capacity[part]):
+        raw = wear[part]
+        energy_nj = raw // WEAR_NJ_DEN
+        if energy_nj:  # fatigue with the temperature factor (1 + 2r²), exact remainder carried
+            if limit is None:
+                r = 0
+            elif limit <= air_mc:
+                r = R_SCALE if temp > air_mc else 0
+            else:
+                r = (temp - air_mc) * R_SCALE // (limit - air_mc)
+                r = 0 if r < 0 else R_SCALE if r > R_SCALE else r
+            den = model.wear_capacity[part] * R2_SCALE
+            total = c[base + P_FATIGUE_REM] + energy_nj * (R2_SCALE + 2 * r * r)
+            fatigue = c[base + P_FATIGUE] + total // den
+            c[base + P_FATIGUE_REM] = total % den
+            c[base + P_FATIGUE] = fatigue if fatigue < FATIGUE_BREAK_PPM else FATIGUE_BREAK_PPM
+            if fatigue >= FATIGUE_BREAK_PPM:
                 newly_broken |= 1 << part
     return newly_broken
-
-
-def _wear(c: list[int], base: int, raw: int, temp: int, air_mc: int, limit: int | None, capacity_mj: int) -> bool:
-    energy_nj = raw // WEAR_NJ_DEN
-    if energy_nj == 0:
-        return False
-    if limit is None:
-        r = 0
-    elif limit <= air_mc:
-        r = R_SCALE if temp > air_mc else 0
-    else:
-        r = clamp((temp - air_mc) * R_SCALE // (limit - air_mc), 0, R_SCALE)
-    den = capacity_mj * R2_SCALE
-    total = c[base + P_FATIGUE_REM] + energy_nj * (R2_SCALE + 2 * r * r)
-    fatigue = c[base + P_FATIGUE] + total // den
-    c[base + P_FATIGUE_REM] = total % den
-    c[base + P_FATIGUE] = min(fatigue, FATIGUE_BREAK_PPM)
-    return fatigue >= FATIGUE_BREAK_PPM
