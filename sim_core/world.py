@@ -83,6 +83,9 @@ class World:
         self._world = [0] * len(WORLD_FIELDS)
         self._world[W_SEED] = seed
         self._cars = [self._start_state(slot, len(vehicles)) for slot in range(len(vehicles))]
+        # The saved bytes of the current state when known (after save_state, load_state or
+        # restore_own_state), else None: every change of the state (step, a fault) forgets them.
+        self._snapshot: bytes | None = None
 
     # -- construction ----------------------------------------------------------------------------------
 
@@ -158,9 +161,9 @@ class World:
         if self._world[W_DONE]:
             raise LocalError("sim-round-over", "the round has ended; start a new World")
         skills = self._validated(inputs)
+        self._snapshot = None
         cars, models = self._cars, self.models
         frame = self._world[W_FRAME] + 1
-        air = self.track.air_temperature_mc
         # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
         mechs = [m.mechanics(c[BROKEN_MASK]) for c, m in zip(cars, models)]  # noqa: B905
         breaking = [0] * len(cars)
@@ -170,7 +173,7 @@ class World:
                 heat, wear = advance(c, model, mechs[slot], self.motion, skills[slot])
                 # heat and wear touch only part fields, which contact neither reads nor writes: solving
                 # them here, before contact, is the same as after it, without keeping the ledgers
-                breaking[slot] = settle(c, model, heat, wear, air)
+                breaking[slot] = settle(c, model, heat, wear)
         resolve(cars, self._contact_boxes(mechs), self._loop_length)
         for slot, c in enumerate(cars):
             if c[STATUS] == STATUS_RACING and c[RETIRED_FRAME] < 0:
@@ -277,20 +280,38 @@ class World:
 
     def save_state(self) -> bytes:
         """The canonical versioned little-endian bytes of the whole state (see ``sim_core.state.codec``);
-        ``SimError`` (``state-overflow``) if a value no longer fits its 64-bit field."""
-        return self.codec.pack(self._world, self._cars)
+        ``SimError`` (``state-overflow``) if a value no longer fits its 64-bit field. Saving an unchanged
+        state again returns the same bytes without packing them again."""
+        if self._snapshot is None:
+            self._snapshot = self.codec.pack(self._world, self._cars)
+        return self._snapshot
 
     def load_state(self, data: bytes) -> None:
         """Replace the state with ``data`` atomically: everything is validated before anything changes.
+        For bytes of any origin, above all a peer's snapshot; a rollback to this world's own saved bytes
+        takes ``restore_own_state``.
 
         Raises ``SimError`` (``state-invalid``, ``state-version``, ``state-topology-mismatch``) for bytes
         that are not a valid state of this world (they may be a peer's snapshot), ``LocalError``
         (``state-invalid``) when ``data`` is not bytes at all."""
         world, cars = self.codec.unpack(data, self.limits)
         self._world, self._cars = world, cars
+        self._snapshot = bytes(data)
+
+    def restore_own_state(self, data: bytes) -> None:
+        """Replace the state with bytes this world's own ``save_state`` returned (a rollback), without the
+        range checks of ``load_state``: the values are ones this world computed, and checking them again
+        is most of a load's cost. Only the header and size are compared, so that a wrong buffer is caught
+        as the caller's bug (``LocalError`` ``state-not-own``); a peer's bytes must go to ``load_state``."""
+        if type(data) is not bytes or len(data) != self.codec.size or not data.startswith(self.codec.header):
+            raise LocalError("state-not-own", "restore_own_state takes only bytes this world's save_state "
+                                              "returned; load a peer's or a file's state with load_state")
+        self._world, self._cars = self.codec.unpack_trusted(data)
+        self._snapshot = data
 
     def state_hash(self) -> bytes:
-        """SHA-256 (32 bytes) of ``save_state()``: what peers compare in checksum votes."""
+        """SHA-256 (32 bytes) of ``save_state()``: what peers compare in checksum votes (the bytes of the
+        last save or load when the state has not changed since)."""
         return hashlib.sha256(self.save_state()).digest()
 
     def field_names(self) -> list[str]:
@@ -300,3 +321,4 @@ class World:
     def corrupt_for_testing(self, slot: int = 0) -> None:
         """Fault-injection hook: move car ``slot`` 1 µm to the right, as a desync would. Never call in a race."""
         self._cars[slot][LAT] += 1
+        self._snapshot = None

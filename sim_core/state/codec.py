@@ -69,6 +69,13 @@ class StateCodec:
             raise SimError("state-version", f"saved state version {version}; this engine reads {STATE_VERSION}")
         if count != len(self.part_counts) or digest != self.digest:
             raise SimError("state-topology-mismatch", "the saved state belongs to a different track or set of cars")
+        world, cars = self.unpack_trusted(data)
+        limits.check(world, cars)
+        return world, cars
+
+    def unpack_trusted(self, data: bytes) -> tuple[list[int], list[list[int]]]:
+        """Decode bytes this codec packed, without validation: the caller vouches for their origin
+        (``World.restore_own_state``) or validates next (``unpack``)."""
         values = self.values.unpack_from(data, HEADER.size)
         world = list(values[: len(WORLD_FIELDS)])
         cars = []
@@ -76,7 +83,6 @@ class StateCodec:
         for length in self.lengths:
             cars.append(list(values[offset : offset + length]))
             offset += length
-        limits.check(world, cars)
         return world, cars
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import NamedTuple
 
-from sim_core.constants import QUANTA_PER_MJ
+from sim_core.constants import QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU
 from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import material
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import LEFT_ROLLER_SLOTS, RIGHT_ROLLER_SLOTS, VehicleSpec
-from sim_core.state.layout import P_TEMP, part_field
+from sim_core.state.layout import P_FATIGUE, P_FATIGUE_REM, P_TEMP, part_field
 
 
 def _average(a: int, b: int) -> int:
@@ -36,6 +37,23 @@ class Mechanics:
     weapon_alive: bool
     left_wall: tuple[int, int, int]  # (restitution ‰, friction ‰, rolling µ-units) of the left side
     right_wall: tuple[int, int, int]
+
+
+class PartHeat(NamedTuple):
+    """One part's constants of the thermal and wear pass (``sim_core.step.thermal``), with the track's
+    air temperature folded in, so that the backward-Euler solve is one expression:
+    T' = div_round(C·T + E + H·T_air, C + H) = (2C·T + 2E + (2H·T_air + C + H)) // (2(C + H)),
+    C = THERMAL_C_TU · heat capacity (tu per m°C), H = ambient conductance."""
+
+    part: int
+    temp_at: int  # where the part's fields sit in the car's list
+    fatigue_at: int
+    remainder_at: int
+    double_capacity: int  # 2C
+    constant: int  # 2H·T_air + C + H
+    divisor: int  # 2(C + H)
+    limit: int | None  # thermal limit (m°C); None = cannot overheat
+    wear_den: int  # wear capacity (mJ) · R_SCALE²: the fatigue denominator
 
 
 class CarModel:
@@ -81,14 +99,25 @@ class CarModel:
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
         self._cache: dict[int, Mechanics] = {}
-        # The thermal pass solves only the parts whose temperature can change (sim_core.step.thermal).
-        # The physics pass heats these parts and no others; every other part ("cold") only moves when a
-        # loaded or edited state put it away from the air temperature, which ``cold_at_air`` detects.
-        self.heated_parts = tuple(sorted({self.motor, self.battery, *self.tire_parts}
-                                         | {i for i in (self.chip, self.weapon) if i >= 0}))
+        self.air_mc = track.air_temperature_mc
+        self.heat_plan = tuple(self._part_heat(i) for i in range(self.part_count))
+        # The thermal pass solves only the parts whose temperature can change. The physics pass heats
+        # (and wears) these parts and no others (tests/sim_core/step/test_thermal_wear.py checks it);
+        # every other part ("cold") only moves when a loaded or edited state put it away from the air
+        # temperature, which ``cold_temps(c) == cold_at_air`` detects.
+        self.heated_parts = tuple(sorted({self.motor, self.battery, *self.tire_parts} | ({self.chip} - {-1})))
+        self.heated_plan = tuple(self.heat_plan[i] for i in self.heated_parts)
         cold = [part_field(i, P_TEMP) for i in range(self.part_count) if i not in self.heated_parts]
         self.cold_temps = itemgetter(*cold)  # ≥ 2 indices (chassis and body are always cold): a tuple
-        self.cold_at_air = (track.air_temperature_mc,) * len(cold)
+        self.cold_at_air = (self.air_mc,) * len(cold)
+
+    def _part_heat(self, part: int) -> PartHeat:
+        capacity = THERMAL_C_TU * self.heat_capacity[part]
+        conductance = self.conductance[part]
+        return PartHeat(part, part_field(part, P_TEMP), part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM),
+                        2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
+                        2 * (capacity + conductance), self.thermal_limit[part],
+                        self.wear_capacity[part] * R_SCALE * R_SCALE)
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
