@@ -189,7 +189,7 @@ class World:
         skills = [NO_EVENTS] * len(self._cars)
         if inputs is None:
             return skills
-        if not isinstance(inputs, Mapping):
+        if type(inputs) is not dict and not isinstance(inputs, Mapping):  # the ABC check is slow: dicts first
             raise LocalError("input-invalid", "inputs must map slot numbers to lists of SkillEvent")
         for slot in inputs:
             if type(slot) is not int or not 0 <= slot < len(self._cars):

@@ -69,7 +69,9 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
     """Sweeps, laps, progress and penalties of one racing car for the frame that just ran.
 
     The car's route sample is located once: the COM and the corridor tests below all read it (a lap
-    completed here moves the arc by exactly one loop length, which keeps the sample)."""
+    completed here moves the arc by exactly one loop length, which keeps the sample). The common frame
+    (nothing entered, nothing crossed) costs a few comparisons: each trigger is first tested against its
+    bounding box, and only a possible hit runs the exact test."""
     route = ctx.route
     s = c[ARC] % route.length_um if ctx.loop else c[ARC]
     i = route.index(s)
@@ -79,35 +81,36 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
     if c[PENALTY_TIMER]:
         _run_penalty(c, model, ctx, com, half)
         return
-    _light_checkpoints(c, ctx, prev, com)
+    checkpoints = ctx.checkpoints
+    if c[NEXT_CP] < len(checkpoints) and not segment_misses(prev, com, checkpoints[c[NEXT_CP]]):
+        _light_checkpoints(c, ctx, prev, com)
     plane = ctx.finish
     d1 = plane.side(com)
-    if c[ARMED] and plane.crossed(prev, com, plane.side(prev), d1) and c[NEXT_CP] == len(ctx.checkpoints):
+    if c[ARMED] and plane.crossed(prev, com, plane.side(prev), d1) and c[NEXT_CP] == len(checkpoints):
         _complete_lap(c, ctx, frame)
         if c[STATUS] == STATUS_FINISHED:
             _remember(c, com)
             return
-    elif plane.arms(d1):
+    elif d1 < plane.arm_below:  # FinishPlane.arms
         c[ARMED] = 1
     zones = ctx.kill_zone_hull  # one test against all kill zones at once, then the exact earliest entry
+    lat = c[LAT]
     if zones is not None and not segment_misses(prev, com, zones) and earliest_entry(prev, com, ctx.kill_zones) >= 0:
         _start_penalty(c, PENALTY_FALLOUT)
     elif dot(com, ctx.gravity) > ctx.fall_limit:
         _start_penalty(c, PENALTY_FALLOUT)
-    elif ctx.fixed and c[AIR_FRAMES] <= CONTACT_HYSTERESIS_FRAMES and _beside_corridor(c, half, ctx.apron_um):
+    elif ctx.fixed and c[AIR_FRAMES] <= CONTACT_HYSTERESIS_FRAMES and not -half <= lat <= half and (
+            -half - ctx.apron_um <= lat <= half + ctx.apron_um):  # beside the corridor, over the apron
         _start_penalty(c, PENALTY_BSOFT)
-    _update_progress(c, ctx)
+    # routeProgressUm: monotone within the lap, capped at the next unlit checkpoint's arc length
+    arc = c[ARC]
+    cap = ctx.checkpoint_arcs[c[NEXT_CP]] if c[NEXT_CP] < len(checkpoints) else route.length_um
+    if (arc if arc < cap else cap) > c[PROGRESS]:
+        c[PROGRESS] = arc if arc < cap else cap
     if not c[PENALTY_TIMER] and c[H] == 0 and c[AIR_FRAMES] == 0 and not c[OUTSIDE] and (
-            not ctx.fixed or -half <= c[LAT] <= half):  # grounded inside the corridor: a legal point
-        c[LEGAL_ARC], c[LEGAL_LAT] = c[ARC], c[LAT]
+            not ctx.fixed or -half <= lat <= half):  # grounded inside the corridor: a legal point
+        c[LEGAL_ARC], c[LEGAL_LAT] = arc, lat
     c[PREV_X], c[PREV_Y], c[PREV_Z] = com
-
-
-def _beside_corridor(c: list[int], half: int, apron_um: int) -> bool:
-    """Off the corridor (``half`` its half width here) but over the ribbon's apron (over the void there
-    is no surface to be on)."""
-    lat = c[LAT]
-    return not -half <= lat <= half and -half - apron_um <= lat <= half + apron_um
 
 
 def _remember(c: list[int], com: Vec3) -> None:
@@ -137,15 +140,6 @@ def _complete_lap(c: list[int], ctx: RuleContext, frame: int) -> None:
     c[ARC] -= ctx.route.length_um
     c[LEGAL_ARC] -= ctx.route.length_um
     c[PROGRESS] = 0
-
-
-def _update_progress(c: list[int], ctx: RuleContext) -> None:
-    """routeProgressUm: monotone within the lap, capped at the next unlit checkpoint's arc length."""
-    cap = ctx.checkpoint_arcs[c[NEXT_CP]] if c[NEXT_CP] < len(ctx.checkpoints) else ctx.route.length_um
-    arc = c[ARC]
-    candidate = arc if arc < cap else cap
-    if candidate > c[PROGRESS]:
-        c[PROGRESS] = candidate
 
 
 def _start_penalty(c: list[int], kind: int) -> None:
