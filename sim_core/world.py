@@ -173,7 +173,7 @@ class World:
                 heat, wear = advance(c, model, mechs[slot], self.motion, skills[slot])
                 # heat and wear touch only part fields, which contact neither reads nor writes: solving
                 # them here, before contact, is the same as after it, without keeping the ledgers
-                breaking[slot] = settle(c, model, heat, wear)
+                breaking[slot] = settle(c, model, mechs[slot], heat, wear)
         resolve(cars, self._contact_boxes(mechs), self._loop_length)
         for slot, c in enumerate(cars):
             if c[STATUS] == STATUS_RACING and c[RETIRED_FRAME] < 0:

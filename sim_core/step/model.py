@@ -25,6 +25,31 @@ def _average(a: int, b: int) -> int:
     return (a + b) // 2
 
 
+class PartHeat(NamedTuple):
+    """One part's constants of the thermal pass (``sim_core.step.thermal``), with the track's air
+    temperature folded in, so that the backward-Euler solve is one expression:
+    T' = div_round(C·T + E + H·T_air, C + H) = (2C·T + 2E + (2H·T_air + C + H)) // (2(C + H)),
+    C = THERMAL_C_TU · heat capacity (tu per m°C), H = ambient conductance."""
+
+    part: int
+    temp_at: int  # index of the part's temp_mc in the car's list
+    double_capacity: int  # 2C
+    constant: int  # 2H·T_air + C + H
+    divisor: int  # 2(C + H)
+    limit: int | None  # thermal limit (m°C); None = cannot overheat
+
+
+class TireWear(NamedTuple):
+    """One tire's constants of the wear pass (``sim_core.step.thermal``)."""
+
+    part: int
+    temp_at: int  # indices of the tire's fields in the car's list
+    fatigue_at: int
+    remainder_at: int
+    limit: int | None
+    wear_den: int  # wear capacity (mJ) · R_SCALE²: the fatigue denominator
+
+
 @dataclass(frozen=True, slots=True)
 class Mechanics:
     """What the current broken parts leave: mass, live tires, and the wall response of each side."""
@@ -37,23 +62,9 @@ class Mechanics:
     weapon_alive: bool
     left_wall: tuple[int, int, int]  # (restitution ‰, friction ‰, rolling µ-units) of the left side
     right_wall: tuple[int, int, int]
-
-
-class PartHeat(NamedTuple):
-    """One part's constants of the thermal and wear pass (``sim_core.step.thermal``), with the track's
-    air temperature folded in, so that the backward-Euler solve is one expression:
-    T' = div_round(C·T + E + H·T_air, C + H) = (2C·T + 2E + (2H·T_air + C + H)) // (2(C + H)),
-    C = THERMAL_C_TU · heat capacity (tu per m°C), H = ambient conductance."""
-
-    part: int
-    temp_at: int  # where the part's fields sit in the car's list
-    fatigue_at: int
-    remainder_at: int
-    double_capacity: int  # 2C
-    constant: int  # 2H·T_air + C + H
-    divisor: int  # 2(C + H)
-    limit: int | None  # thermal limit (m°C); None = cannot overheat
-    wear_den: int  # wear capacity (mJ) · R_SCALE²: the fatigue denominator
+    heated_plan: tuple[PartHeat, ...]  # the live parts the physics may heat (CarModel.heated_parts)
+    live_plan: tuple[PartHeat, ...]  # every live part
+    wear_plan: tuple[TireWear, ...]  # the live tires: the only parts that wear
 
 
 class CarModel:
@@ -100,13 +111,11 @@ class CarModel:
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
         self._cache: dict[int, Mechanics] = {}
         self.air_mc = track.air_temperature_mc
-        self.heat_plan = tuple(self._part_heat(i) for i in range(self.part_count))
         # The thermal pass solves only the parts whose temperature can change. The physics pass heats
-        # (and wears) these parts and no others (tests/sim_core/step/test_thermal_wear.py checks it);
-        # every other part ("cold") only moves when a loaded or edited state put it away from the air
-        # temperature, which ``cold_temps(c) == cold_at_air`` detects.
+        # these parts and no others, and wears only the tires (tests/sim_core/step/test_thermal_wear.py
+        # checks both); every other part ("cold") only moves when a loaded or edited state put it away
+        # from the air temperature, which ``cold_temps(c) == cold_at_air`` detects.
         self.heated_parts = tuple(sorted({self.motor, self.battery, *self.tire_parts} | ({self.chip} - {-1})))
-        self.heated_plan = tuple(self.heat_plan[i] for i in self.heated_parts)
         cold = [part_field(i, P_TEMP) for i in range(self.part_count) if i not in self.heated_parts]
         self.cold_temps = itemgetter(*cold)  # ≥ 2 indices (chassis and body are always cold): a tuple
         self.cold_at_air = (self.air_mc,) * len(cold)
@@ -114,10 +123,12 @@ class CarModel:
     def _part_heat(self, part: int) -> PartHeat:
         capacity = THERMAL_C_TU * self.heat_capacity[part]
         conductance = self.conductance[part]
-        return PartHeat(part, part_field(part, P_TEMP), part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM),
-                        2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
-                        2 * (capacity + conductance), self.thermal_limit[part],
-                        self.wear_capacity[part] * R_SCALE * R_SCALE)
+        return PartHeat(part, part_field(part, P_TEMP), 2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
+                        2 * (capacity + conductance), self.thermal_limit[part])
+
+    def _tire_wear(self, part: int) -> TireWear:
+        return TireWear(part, part_field(part, P_TEMP), part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM),
+                        self.thermal_limit[part], self.wear_capacity[part] * R_SCALE * R_SCALE)
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
@@ -142,6 +153,9 @@ class CarModel:
             weapon_alive=alive(self.weapon),
             left_wall=self._wall_response(LEFT_ROLLER_SLOTS, alive, body),
             right_wall=self._wall_response(RIGHT_ROLLER_SLOTS, alive, body),
+            heated_plan=tuple(self._part_heat(i) for i in self.heated_parts if alive(i)),
+            live_plan=tuple(self._part_heat(i) for i in range(self.part_count) if alive(i)),
+            wear_plan=tuple(self._tire_wear(i) for i in self.tire_parts if alive(i)),
         )
 
     def _wall_response(self, slots: tuple[str, ...], alive: Callable[[int], bool], body: int) -> tuple[int, int, int]:

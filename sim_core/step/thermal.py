@@ -15,32 +15,29 @@ remainder is carried in ``fatigue_rem`` so sub-ppm wear is never lost. A tire br
 from __future__ import annotations
 
 from sim_core.constants import FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN
-from sim_core.state.layout import BROKEN_MASK
-from sim_core.step.model import CarModel
+from sim_core.step.model import CarModel, Mechanics
 
 R2_SCALE = R_SCALE * R_SCALE
 
 
-def settle(c: list[int], model: CarModel, heat: list[int], wear: list[int]) -> int:
-    """Solve temperatures and wear of every live part at the track's air temperature; return the mask
-    of parts that break this frame.
+def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], wear: list[int]) -> int:
+    """Solve temperatures and wear of every live part (``mech``: the car's mechanics of this frame) at the
+    track's air temperature; return the mask of parts that break this frame.
 
     Only a part with heat this frame or away from the air temperature has anything to solve, and only
-    ``model.heated_parts`` ever receive heat or wear. When every other live part sits at the air
-    temperature (one C-level tuple comparison, ``model.cold_at_air``: the case in every race that
-    started from the grid), only the heated parts are visited; otherwise (a loaded or edited state with
-    a warm part the physics never heats) every part is, as the rules read.
+    ``model.heated_parts`` ever receive heat (only the tires wear). When every other part sits at the
+    air temperature (one C-level tuple comparison, ``model.cold_at_air``: the case in every race that
+    started from the grid), only the live heated parts are visited; otherwise (a loaded or edited state
+    with a warm part the physics never heats) every live part is, as the rules read.
     """
     air = model.air_mc
-    mask = c[BROKEN_MASK]
+    weapon = model.weapon
     newly_broken = 0
-    plan = model.heated_plan if model.cold_temps(c) == model.cold_at_air else model.heat_plan
-    for part, temp_at, fatigue_at, remainder_at, double_capacity, constant, divisor, limit, wear_den in plan:
-        if mask >> part & 1:
-            continue
+    plan = mech.heated_plan if model.cold_temps(c) == model.cold_at_air else mech.live_plan
+    for part, temp_at, double_capacity, constant, divisor, limit in plan:
         temp = c[temp_at]
         energy = heat[part]
-        if energy > 0 and part == model.weapon:
+        if energy > 0 and part == weapon:
             energy = energy * model.weapon_heat_scale // 10_000  # passive resistance: slower heating
         if energy or temp != air:  # PartHeat: the backward-Euler solve with div_round written out
             temp = (double_capacity * temp + 2 * energy + constant) // divisor
@@ -48,8 +45,10 @@ def settle(c: list[int], model: CarModel, heat: list[int], wear: list[int]) -> i
             c[temp_at] = temp
             if limit is not None and temp > limit:
                 newly_broken |= 1 << part
-        raw = wear[part]
-        if raw and raw // WEAR_NJ_DEN:  # fatigue with the temperature factor (1 + 2r²), exact remainder carried
+    for part, temp_at, fatigue_at, remainder_at, limit, wear_den in mech.wear_plan:
+        energy_nj = wear[part] // WEAR_NJ_DEN
+        if energy_nj:  # fatigue with the temperature factor (1 + 2r²) of the new temperature
+            temp = c[temp_at]
             if limit is None:
                 r = 0
             elif limit <= air:
@@ -57,9 +56,9 @@ def settle(c: list[int], model: CarModel, heat: list[int], wear: list[int]) -> i
             else:
                 r = (temp - air) * R_SCALE // (limit - air)
                 r = 0 if r < 0 else R_SCALE if r > R_SCALE else r
-            total = c[remainder_at] + raw // WEAR_NJ_DEN * (R2_SCALE + 2 * r * r)
+            total = c[remainder_at] + energy_nj * (R2_SCALE + 2 * r * r)
             fatigue = c[fatigue_at] + total // wear_den
-            c[remainder_at] = total % wear_den
+            c[remainder_at] = total % wear_den  # the exact remainder: sub-ppm wear is never lost
             c[fatigue_at] = fatigue if fatigue < FATIGUE_BREAK_PPM else FATIGUE_BREAK_PPM
             if fatigue >= FATIGUE_BREAK_PPM:
                 newly_broken |= 1 << part

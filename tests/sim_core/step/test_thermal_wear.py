@@ -97,11 +97,11 @@ def test_tire_wear_is_exact_and_grows_with_temperature():
     heat = [0] * model.part_count
     wear = [0] * model.part_count
     wear[tire] = 5_000_000 * 10**12  # 5 000 000 nJ
-    settle(c, model, heat, wear)
+    settle(c, model, model.mechanics(0), heat, wear)
     assert (c[part_field(tire, P_FATIGUE)], c[part_field(tire, P_FATIGUE_REM)]) == (40, 0)
     limit = material("rubber").thermal_limit_mc
     c[part_field(tire, P_TEMP)] = 20_000 + (limit - 20_000) // 2  # r = 0.5 → ×(1 + 2·0.25) = ×1.5
-    settle(c, model, heat, wear)
+    settle(c, model, model.mechanics(0), heat, wear)
     assert c[part_field(tire, P_FATIGUE)] >= 40 + 59
 
 
@@ -113,7 +113,7 @@ def test_sub_ppm_wear_accumulates_in_the_remainder():
     wear = [0] * model.part_count
     wear[tire] = 1_000 * 10**12  # 1000 nJ = 0.008 ppm
     for _ in range(125):
-        settle(c, model, [0] * model.part_count, wear)
+        settle(c, model, model.mechanics(0), [0] * model.part_count, wear)
     assert c[part_field(tire, P_FATIGUE)] == 1 and c[part_field(tire, P_FATIGUE_REM)] == 0
 
 
@@ -127,7 +127,8 @@ def test_rolling_tires_wear_while_driving():
 
 def test_the_physics_heats_and_wears_only_the_heated_parts():
     """The thermal pass visits only ``CarModel.heated_parts`` while the other parts sit at the air
-    temperature: this holds only if the physics never heats or wears any other part."""
+    temperature, and wears only the tires: this holds only if the physics never heats any other part and
+    wears nothing but tires."""
     w = code_round(8, seed=3)
     inputs = RandomInputs([m.chip_skills for m in w.models], 3)
     touched: set[tuple[int, int]] = set()
@@ -137,6 +138,7 @@ def test_the_physics_heats_and_wears_only_the_heated_parts():
             heat, wear = advance(list(c), model, model.mechanics(c[BROKEN_MASK]), w.motion, skills[slot])
             parts = {p for p, (h, e) in enumerate(zip(heat, wear, strict=True)) if h or e}
             assert parts <= set(model.heated_parts), (slot, parts)
+            assert {p for p, e in enumerate(wear) if e} <= set(model.tire_parts)
             touched |= {(slot, p) for p in parts}
         w.step({slot: [SkillEvent(SKILLS[k], SKILLS[k] in HOLD_SKILLS) for k in ks] for slot, ks in enumerate(skills) if ks})
     models = w.models
