@@ -18,6 +18,7 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
     count = len(cars)
     moves: dict[int, list[int]] = {}
     arcs = [c[ARC] for c in cars]
+    lengths = [box[0] for box in boxes]
     half_loop = loop_length // 2
     for i in range(count):
         li, wi, hi, mi, ei = boxes[i]
@@ -26,13 +27,15 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
         ci = cars[i]
         arc_i = arcs[i]
         for j in range(i + 1, count):
-            # the cheap test first: most pairs are apart along the route
+            # the cheap test first, on two lists: most pairs are apart along the route
             ds = arcs[j] - arc_i
             if loop_length:
                 ds = (ds + half_loop) % loop_length - half_loop
+            pen_s = (li + lengths[j]) // 2 - (ds if ds >= 0 else -ds)
+            if pen_s <= 0:
+                continue
             lj, wj, hj, mj, ej = boxes[j]
-            pen_s = (li + lj) // 2 - (ds if ds >= 0 else -ds)
-            if pen_s <= 0 or not mj:
+            if not mj:
                 continue
             cj = cars[j]
             dl = cj[LAT] - ci[LAT]
