@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
-from sim_core.constants import QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU
+from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU
 from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import material
 from sim_core.specs.track import TrackSpec
@@ -29,7 +29,12 @@ class PartHeat(NamedTuple):
     """One part's constants of the thermal pass (``sim_core.step.thermal``), with the track's air
     temperature folded in, so that the backward-Euler solve is one expression:
     T' = div_round(C·T + E + H·T_air, C + H) = (2C·T + 2E + (2H·T_air + C + H)) // (2(C + H)),
-    C = THERMAL_C_TU · heat capacity (tu per m°C), H = ambient conductance."""
+    C = THERMAL_C_TU · heat capacity (tu per m°C), H = ambient conductance.
+
+    Without heat (E = 0) the rounding holds T still wherever −(C + H) < 2H·(T − T_air) ≤ C + H: a part
+    cools to within ``(C + H) / 2H`` of the air (several °C for a tire) and stays there. ``still_low``..
+    ``still_high`` is that band, cut to the clamp range and to the limit (a part above its limit must
+    be solved: the solve is what breaks it), so a part in it with no heat has nothing to solve."""
 
     part: int
     temp_at: int  # index of the part's temp_mc in the car's list
@@ -37,6 +42,8 @@ class PartHeat(NamedTuple):
     constant: int  # 2H·T_air + C + H
     divisor: int  # 2(C + H)
     limit: int | None  # thermal limit (m°C); None = cannot overheat
+    still_low: int  # without heat, T' = T for still_low ≤ T ≤ still_high
+    still_high: int
 
 
 class TireWear(NamedTuple):
@@ -123,8 +130,15 @@ class CarModel:
     def _part_heat(self, part: int) -> PartHeat:
         capacity = THERMAL_C_TU * self.heat_capacity[part]
         conductance = self.conductance[part]
+        limit = self.thermal_limit[part]
+        if conductance:  # the band of PartHeat: −(C + H) < 2H·d ≤ C + H, d = T − T_air
+            low = self.air_mc + (-(capacity + conductance)) // (2 * conductance) + 1
+            high = self.air_mc + (capacity + conductance) // (2 * conductance)
+        else:  # no exchange with the air: without heat nothing changes
+            low, high = MIN_TEMPERATURE_MC, MAX_TEMPERATURE_MC
+        high = min(high, MAX_TEMPERATURE_MC, MAX_TEMPERATURE_MC if limit is None else limit)
         return PartHeat(part, part_field(part, P_TEMP), 2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
-                        2 * (capacity + conductance), self.thermal_limit[part])
+                        2 * (capacity + conductance), limit, max(low, MIN_TEMPERATURE_MC), high)
 
     def _tire_wear(self, part: int) -> TireWear:
         return TireWear(part, part_field(part, P_TEMP), part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM),

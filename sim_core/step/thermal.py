@@ -24,7 +24,8 @@ def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], wear
     """Solve temperatures and wear of every live part (``mech``: the car's mechanics of this frame) at the
     track's air temperature; return the mask of parts that break this frame.
 
-    Only a part with heat this frame or away from the air temperature has anything to solve, and only
+    Only a part with heat this frame or outside its still band (``PartHeat``: where the rounding holds
+    its temperature, the air temperature included) has anything to solve, and only
     ``model.heated_parts`` ever receive heat (only the tires wear). When every other part sits at the
     air temperature (one C-level tuple comparison, ``model.cold_at_air``: the case in every race that
     started from the grid), only the live heated parts are visited; otherwise (a loaded or edited state
@@ -34,12 +35,12 @@ def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], wear
     weapon = model.weapon
     newly_broken = 0
     plan = mech.heated_plan if model.cold_temps(c) == model.cold_at_air else mech.live_plan
-    for part, temp_at, double_capacity, constant, divisor, limit in plan:
+    for part, temp_at, double_capacity, constant, divisor, limit, still_low, still_high in plan:
         temp = c[temp_at]
         energy = heat[part]
         if energy > 0 and part == weapon:
             energy = energy * model.weapon_heat_scale // 10_000  # passive resistance: slower heating
-        if energy or temp != air:  # PartHeat: the backward-Euler solve with div_round written out
+        if energy or not still_low <= temp <= still_high:  # PartHeat: the solve with div_round written out
             temp = (double_capacity * temp + 2 * energy + constant) // divisor
             temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
             c[temp_at] = temp

@@ -1,16 +1,22 @@
 """Backward-Euler heat per part, overheating breakage, the damage transaction and tire wear (spec §7.1, §7.3)."""
 
+from functools import partial
 from itertools import pairwise
+
+import pytest
 
 from sim_core import SKILLS, SkillEvent
 from sim_core.harness.scripted import RandomInputs
 from sim_core.specs.inputs import HOLD_SKILLS
 from sim_core.step.physics import advance
+from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, THERMAL_C_TU
+from sim_core.intmath import clamp, div_round
+from sim_core.step.model import CarModel
 from sim_core.state.layout import BROKEN_MASK, P_BREAK_FRAME, P_FATIGUE, P_FATIGUE_REM, P_TEMP, REMAINING_Q, VS, part_field
 from sim_core.specs.materials import material
 from sim_core.step.thermal import settle
 
-from tests.sim_core.helpers import code_round, place, world
+from tests.sim_core.helpers import archetype, car, code_round, place, straight_track, world
 
 
 def grounded():
@@ -144,3 +150,32 @@ def test_the_physics_heats_and_wears_only_the_heated_parts():
     models = w.models
     assert any(p == models[s].motor for s, p in touched) and any(p in models[s].tire_parts for s, p in touched)
     assert any(p == models[s].chip for s, p in touched)  # skills heat the chip
+
+
+def solve_without_heat(capacity: int, conductance: int, air_mc: int, temp: int) -> int:
+    """The backward-Euler solve with E = 0 as the rules write it (module docstring of thermal.py)."""
+    return clamp(div_round(capacity * temp + conductance * air_mc, capacity + conductance),
+                 MIN_TEMPERATURE_MC, MAX_TEMPERATURE_MC)
+
+
+@pytest.mark.parametrize("air_mc", [20_000, -30_000, 40_000])
+def test_a_part_without_heat_is_skipped_exactly_where_the_solve_would_hold_it(air_mc):
+    """``PartHeat.still_low..still_high`` against the solve as the rules write it (div_round, clamp):
+    inside the band the solve returns the same temperature and nothing breaks; one step outside it (where
+    neither the clamp range nor the limit cut the band) the solve moves the temperature."""
+    track = straight_track(air_temperature_mc=air_mc)
+    for spec in [car(), *(archetype(slot) for slot in range(3))]:
+        model = CarModel(spec, track)
+        for plan in model.mechanics(0).live_plan:
+            capacity = THERMAL_C_TU * model.heat_capacity[plan.part]
+            conductance = model.conductance[plan.part]
+            solve = partial(solve_without_heat, capacity, conductance, air_mc)
+            assert plan.still_low <= air_mc <= plan.still_high or (plan.limit is not None and plan.limit < air_mc)
+            for edge in (plan.still_low, plan.still_high, air_mc):
+                for temp in range(edge - 3, edge + 4):
+                    inside = plan.still_low <= temp <= plan.still_high
+                    if inside:
+                        assert solve(temp) == temp and (plan.limit is None or temp <= plan.limit)
+                    elif (temp == plan.still_low - 1 and temp >= MIN_TEMPERATURE_MC) or (
+                            temp == plan.still_high + 1 and plan.still_high not in (plan.limit, MAX_TEMPERATURE_MC)):
+                        assert solve(temp) != temp, (spec.vehicle_id, plan.part, temp)
