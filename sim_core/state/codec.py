@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from itertools import chain
 
 from open4wd_base.errors import LocalError
 from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC
@@ -49,8 +48,11 @@ class StateCodec:
     def pack(self, world: list[int], cars: list[list[int]]) -> bytes:
         """The canonical bytes of ``world`` and ``cars``; ``SimError`` (``state-overflow``) if a value does not
         fit a signed 64-bit field."""
+        values = world.copy()
+        for c in cars:  # list concatenation is a memory copy: faster than chaining the ints one by one
+            values += c
         try:
-            return self.header + self.values.pack(*world, *chain.from_iterable(cars))
+            return self.header + self.values.pack(*values)
         except struct.error as exc:
             raise SimError("state-overflow", f"a state value does not fit in 64 bits: {exc}") from None
 
