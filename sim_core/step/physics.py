@@ -154,13 +154,11 @@ def _tires(model: CarModel, grip: tuple[tuple[int, int, int], ...], normal: int,
     rolls_wear = speed >= MIN_TIRE_WEAR_SPEED_UM_S
     spin = vtop - vs if vtop > vs else 0  # wheel spin at the surface top speed, where the drive beats traction
     js = rolling = lateral_cap = 0
-    spare = []
     for t, mu, rr_milli in grip:
         traction = n_tire * mu // 1000
         used = share if share < traction else traction
         js += used
         lateral_cap += traction - used
-        spare.append(traction - used)
         rr = n_tire * rr_milli // ROLLING_DEN
         rolling += rr
         if rolls_wear:
@@ -172,8 +170,9 @@ def _tires(model: CarModel, grip: tuple[tuple[int, int, int], ...], normal: int,
     need = -(m * vlat + m * acc_l // 60)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
-        # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
-        for (t, _, _), left in zip(grip, spare):  # noqa: B905
+        for t, mu, _ in grip:
+            traction = n_tire * mu // 1000
+            left = traction - share if traction > share else 0  # what the drive left of its traction
             heat[t] += left * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
             if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
                 wear[t] += SLIP_WEAR_MULT * left * slip
