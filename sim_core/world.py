@@ -158,10 +158,10 @@ class World:
         Every input is checked before anything changes: ``SimError`` (``input-*``) for an input the rules
         refuse, ``LocalError`` for a call the world cannot take (``sim-round-over``: the round has ended;
         ``input-invalid`` / ``input-unknown-slot``: inputs of the wrong type)."""
+        self._snapshot = None  # even a refused step repacks on the next save: what it left is then measured
         if self._world[W_DONE]:
             raise LocalError("sim-round-over", "the round has ended; start a new World")
         skills = self._validated(inputs)
-        self._snapshot = None
         cars, models = self._cars, self.models
         frame = self._world[W_FRAME] + 1
         # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call

@@ -87,6 +87,12 @@ def place(w: World, slot: int, *, arc=None, lat=None, h=None, vs=None, vlat=None
     c[ARMED] = 1 if w.rules.finish.arms(w.rules.finish.side(w.rules.com(c, w.models[slot]))) else 0
 
 
+def packed(w: World) -> bytes:
+    """The state packed afresh: ``save_state`` returns the very bytes a state was loaded or restored
+    from while it is unchanged, so a round-trip test compares against this instead."""
+    return w.codec.pack(w._world, w._cars)
+
+
 def loop_track(**overrides) -> TrackSpec:
     """A 4 m × 2 m flat fixed loop (rounded rectangle through 6 points), RPn = RP1."""
     pts = [
@@ -101,5 +107,5 @@ def loop_track(**overrides) -> TrackSpec:
     return TrackSpec(**fields)
 
 
-__all__ = ["ALL_SKILLS", "Box", "M", "RespawnPoint", "archetype", "car", "code_round", "loop_track", "place",
+__all__ = ["ALL_SKILLS", "Box", "M", "RespawnPoint", "archetype", "car", "code_round", "loop_track", "packed", "place",
            "replace", "straight_track", "world"]

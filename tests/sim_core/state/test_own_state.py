@@ -7,11 +7,12 @@ import struct
 import pytest
 
 from open4wd_base.errors import LocalError
+from sim_core import SkillEvent
 from sim_core.errors import SimError
 from sim_core.harness.scripted import RandomInputs
 from sim_core.state.codec import HEADER
 
-from tests.sim_core.helpers import code_round
+from tests.sim_core.helpers import code_round, packed
 
 
 def raced(frames: int = 40, cars: int = 4):
@@ -36,7 +37,7 @@ def test_a_rollback_restores_exactly_and_re_steps_identically():
         world.step(frame)
     after = world.save_state()
     world.restore_own_state(data)
-    assert world.frame == 40 and world.save_state() == data
+    assert world.frame == 40 and packed(world) == data
     for frame in frames:
         world.step(frame)
     assert world.save_state() == after
@@ -86,4 +87,13 @@ def test_a_loaded_bytearray_is_copied_not_kept():
     original = bytes(buffer)
     world.load_state(buffer)
     buffer[HEADER.size] ^= 0xFF  # the caller reuses its buffer
-    assert world.save_state() == original
+    assert world.save_state() == original == packed(world)
+
+
+def test_a_refused_step_forgets_the_saved_bytes_so_atomicity_stays_measurable():
+    world, _ = raced()
+    before = world.save_state()
+    with pytest.raises(SimError):
+        world.step({0: [SkillEvent("teleport", False)]})
+    after = world.save_state()
+    assert after is not before and after == before  # packed afresh, and nothing changed
