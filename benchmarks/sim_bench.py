@@ -16,7 +16,7 @@ import os
 import statistics
 import time
 
-from race_bench import rollback_in_session  # type: ignore[import-not-found]  # benchmarks/ is the script's path
+from race_bench import rollback_in_session  # benchmarks/ is on the path of a script run from it
 from sim_core import World
 from sim_core.constants import (
     BATTERY_PASSIVE_TU_PER_MW, MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, R_SCALE, ROLLING_DEN, THERMAL_C_TU,
