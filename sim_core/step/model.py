@@ -1,8 +1,9 @@
 """Per-car constants the step reads, derived once from a ``VehicleSpec`` and the track's materials.
 
 ``CarModel`` holds what never changes during a round; ``Mechanics`` holds what depends on which parts
-are broken (mass, live tires and rollers). ``Mechanics`` is derived state: it is recomputed from the
-``broken_mask`` in the saved state (and cached per mask), never saved itself. Combine rules follow the
+are broken (mass, live tires and rollers, the live parts' heat and wear plans). ``Mechanics`` is
+derived state: it is recomputed from the ``broken_mask`` in the saved state (and cached per mask),
+never saved itself. Combine rules follow the
 spec: friction and body restitution ``Average``; tire and roller restitution ``Min``.
 """
 
@@ -59,10 +60,10 @@ class TireWear(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Mechanics:
-    """What the current broken parts leave: mass, live tires, and the wall response of each side."""
+    """What the current broken parts leave: mass, live tires, the wall response of each side, and the
+    live parts the thermal pass visits."""
 
     mass_ug: int
-    tires: tuple[int, ...]  # part indices of live tires
     tire_grip: tuple[tuple[int, int, int], ...]  # per live tire: (part index, μ pair ‰, rolling resistance)
     functional: bool  # motor and battery both alive
     skills_enabled: bool  # chip alive (and functional)
@@ -160,7 +161,6 @@ class CarModel:
         body = self.body if alive(self.body) else self.chassis
         return Mechanics(
             mass_ug=mass,
-            tires=tuple(i for i in self.tire_parts if alive(i)),
             tire_grip=tuple((i, self.tire_mu[i], self.tire_rr[i]) for i in self.tire_parts if alive(i)),
             functional=functional,
             skills_enabled=functional and alive(self.chip),
