@@ -1,7 +1,8 @@
 """Deterministic race simulation and asset pipeline (pure: no trio, no clocks, no protocol imports).
 
 Public API: ``World`` (``World.new``, ``World.demo``, ``step``, ``frame``, ``save_state``, ``load_state``,
-``state_hash``, ``standings``, ``done``, ``end_reason``, ``disable_reason``) and ``SkillEvent``; the typed
+``restore_own_state``, ``state_hash``, ``standings``, ``done``, ``end_reason``, ``disable_reason``) and
+``SkillEvent``; the typed
 vocabulary of what a world reports (``Skill``, ``CarStatus``, ``RoundEndReason``, ``DisableReason``,
 ``Standing``); ``ENGINE_ID`` names what a step computes.
 

@@ -63,7 +63,8 @@ class Standing(TypedDict):
 class World:
     """A race round: the state of every car and the frame pipeline that advances it, bit for bit alike on
     every machine. Build with ``World.new`` or ``World.demo``; drive with ``step``; roll back with
-    ``save_state`` / ``load_state``; compare with peers through ``state_hash``.
+    ``save_state`` / ``restore_own_state``; take a peer's snapshot with ``load_state`` (validated);
+    compare with peers through ``state_hash``.
 
     The constructor trusts its arguments (``new`` checks them); attributes other than the state are
     derived once from the specs and never change during the round."""
@@ -84,7 +85,8 @@ class World:
         self._world[W_SEED] = seed
         self._cars = [self._start_state(slot, len(vehicles)) for slot in range(len(vehicles))]
         # The saved bytes of the current state when known (after save_state, load_state or
-        # restore_own_state), else None: every change of the state (step, a fault) forgets them.
+        # restore_own_state), else None: every change of the state (step, a fault) forgets them, and so
+        # must any state surgery in tests that writes the lists directly (tests/sim_core/helpers.place).
         self._snapshot: bytes | None = None
 
     # -- construction ----------------------------------------------------------------------------------

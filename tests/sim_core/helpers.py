@@ -85,6 +85,7 @@ def place(w: World, slot: int, *, arc=None, lat=None, h=None, vs=None, vlat=None
             c[index] = value
     c[PREV_X], c[PREV_Y], c[PREV_Z] = w.rules.com(c, w.models[slot])
     c[ARMED] = 1 if w.rules.finish.arms(w.rules.finish.side(w.rules.com(c, w.models[slot]))) else 0
+    w._snapshot = None  # the state changed behind the world's back: its saved bytes are stale
 
 
 def packed(w: World) -> bytes:
