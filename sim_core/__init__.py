@@ -1,9 +1,9 @@
 """Deterministic race simulation and asset pipeline (pure: no trio, no clocks, no protocol imports).
 
 Public API: ``World`` (``World.new``, ``World.demo``, ``step``, ``frame``, ``save_state``, ``load_state``,
-``state_hash``, ``standings``, ``done``, ``end_reason``, ``disable_reason``) and ``SkillEvent``; the typed
-vocabulary of what a world reports (``Skill``, ``CarStatus``, ``RoundEndReason``, ``DisableReason``,
-``Standing``); ``ENGINE_ID`` names what a step computes.
+``restore_own_state``, ``state_hash``, ``standings``, ``done``, ``end_reason``, ``disable_reason``) and
+``SkillEvent``; the typed vocabulary of what a world reports (``Skill``, ``CarStatus``,
+``RoundEndReason``, ``DisableReason``, ``Standing``); ``ENGINE_ID`` names what a step computes.
 
 Everything but ``ENGINE_ID`` is imported on first use (``open4wd_base.exports``): a command that only
 needs the engine id (``open4wd-node version``) must not pay for the whole simulation and numpy.

@@ -25,7 +25,7 @@ from sim_core.state.layout import (
     STATUS_RACING, STATUS_RETIRED, W_DONE, W_END_REASON, W_FRAME, W_SEED, WORLD_FIELDS, RoundEndReason, field_names,
     part_field,
 )
-from sim_core.step.model import CarModel
+from sim_core.step.model import CarModel, Mechanics
 from sim_core.step.physics import TrackContext, advance
 from sim_core.step.ranking import CarStatus, car_status, ranking, update_round_end
 from sim_core.specs.route import route_for
@@ -63,7 +63,8 @@ class Standing(TypedDict):
 class World:
     """A race round: the state of every car and the frame pipeline that advances it, bit for bit alike on
     every machine. Build with ``World.new`` or ``World.demo``; drive with ``step``; roll back with
-    ``save_state`` / ``load_state``; compare with peers through ``state_hash``.
+    ``save_state`` / ``restore_own_state``; take a peer's snapshot with ``load_state`` (validated);
+    compare with peers through ``state_hash``.
 
     The constructor trusts its arguments (``new`` checks them); attributes other than the state are
     derived once from the specs and never change during the round."""
@@ -83,6 +84,10 @@ class World:
         self._world = [0] * len(WORLD_FIELDS)
         self._world[W_SEED] = seed
         self._cars = [self._start_state(slot, len(vehicles)) for slot in range(len(vehicles))]
+        # The saved bytes of the current state when known (after save_state, load_state or
+        # restore_own_state), else None: every change of the state (step, a fault) forgets them, and so
+        # must any state surgery in tests that writes the lists directly (tests/sim_core/helpers.place).
+        self._snapshot: bytes | None = None
 
     # -- construction ----------------------------------------------------------------------------------
 
@@ -155,25 +160,29 @@ class World:
         Every input is checked before anything changes: ``SimError`` (``input-*``) for an input the rules
         refuse, ``LocalError`` for a call the world cannot take (``sim-round-over``: the round has ended;
         ``input-invalid`` / ``input-unknown-slot``: inputs of the wrong type)."""
+        self._snapshot = None  # even a refused step repacks on the next save: what it left is then measured
         if self._world[W_DONE]:
             raise LocalError("sim-round-over", "the round has ended; start a new World")
         skills = self._validated(inputs)
         cars, models = self._cars, self.models
         frame = self._world[W_FRAME] + 1
-        ledgers = []
+        # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
+        mechs = [m.mechanics(c[BROKEN_MASK]) for c, m in zip(cars, models)]  # noqa: B905
+        breaking = [0] * len(cars)
         for slot, c in enumerate(cars):
-            ledgers.append(None if c[RETIRED_FRAME] >= 0 else advance(c, models[slot], self.motion, skills[slot]))
-        resolve(cars, self._contact_boxes(), self._loop_length)
-        air = self.track.air_temperature_mc
-        breaking = [0 if ledger is None else settle(c, models[slot], ledger[0], ledger[1], air)
-                    # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
-                    for slot, (c, ledger) in enumerate(zip(cars, ledgers))]  # noqa: B905
+            if c[RETIRED_FRAME] < 0:
+                model = models[slot]
+                heat, wear = advance(c, model, mechs[slot], self.motion, skills[slot])
+                # heat and wear touch only part fields, which contact neither reads nor writes: solving
+                # them here, before contact, is the same as after it, without keeping the ledgers
+                breaking[slot] = settle(c, model, mechs[slot], heat, wear)
+        resolve(cars, self._contact_boxes(mechs), self._loop_length)
         for slot, c in enumerate(cars):
             if c[STATUS] == STATUS_RACING and c[RETIRED_FRAME] < 0:
                 apply_rules(c, models[slot], self.rules, frame)
-        for slot, c in enumerate(cars):
-            if breaking[slot]:
-                self._commit_breakage(c, models[slot], breaking[slot], frame)
+        for slot, newly in enumerate(breaking):
+            if newly:
+                self._commit_breakage(cars[slot], models[slot], newly, frame)
         self._world[W_FRAME] = frame
         update_round_end(self._world, cars, models, self.track.time_limit_frames)
 
@@ -182,7 +191,7 @@ class World:
         skills = [NO_EVENTS] * len(self._cars)
         if inputs is None:
             return skills
-        if not isinstance(inputs, Mapping):
+        if type(inputs) is not dict and not isinstance(inputs, Mapping):  # the ABC check is slow: dicts first
             raise LocalError("input-invalid", "inputs must map slot numbers to lists of SkillEvent")
         for slot in inputs:
             if type(slot) is not int or not 0 <= slot < len(self._cars):
@@ -192,14 +201,14 @@ class World:
             skills[slot] = validate_events(inputs[slot], self.models[slot].chip_skills, slot)
         return skills
 
-    def _contact_boxes(self) -> list[tuple[int, int, int, int, int]]:
-        """Contact shapes; retired cars and cars under a penalty take no part (they are ghosts)."""
+    def _contact_boxes(self, mechs: list[Mechanics]) -> list[tuple[int, int, int, int, int]]:
+        """Contact shapes (``mechs``: each car's mechanics of this frame); retired cars and cars under a
+        penalty take no part (they are ghosts)."""
         boxes = []
         # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
-        for c, m in zip(self._cars, self.models):  # noqa: B905
+        for c, m, mech in zip(self._cars, self.models, mechs):  # noqa: B905
             ghost = c[RETIRED_FRAME] >= 0 or c[PENALTY_TIMER] > 0
-            mass = 0 if ghost else m.mechanics(c[BROKEN_MASK]).mass_ug
-            boxes.append((m.length_um, m.width_um, m.height_um, mass, m.body_restitution))
+            boxes.append((m.length_um, m.width_um, m.height_um, 0 if ghost else mech.mass_ug, m.body_restitution))
         return boxes
 
     @staticmethod
@@ -273,20 +282,38 @@ class World:
 
     def save_state(self) -> bytes:
         """The canonical versioned little-endian bytes of the whole state (see ``sim_core.state.codec``);
-        ``SimError`` (``state-overflow``) if a value no longer fits its 64-bit field."""
-        return self.codec.pack(self._world, self._cars)
+        ``SimError`` (``state-overflow``) if a value no longer fits its 64-bit field. Saving an unchanged
+        state again returns the same bytes without packing them again."""
+        if self._snapshot is None:
+            self._snapshot = self.codec.pack(self._world, self._cars)
+        return self._snapshot
 
     def load_state(self, data: bytes) -> None:
         """Replace the state with ``data`` atomically: everything is validated before anything changes.
+        For bytes of any origin, above all a peer's snapshot; a rollback to this world's own saved bytes
+        takes ``restore_own_state``.
 
         Raises ``SimError`` (``state-invalid``, ``state-version``, ``state-topology-mismatch``) for bytes
         that are not a valid state of this world (they may be a peer's snapshot), ``LocalError``
         (``state-invalid``) when ``data`` is not bytes at all."""
         world, cars = self.codec.unpack(data, self.limits)
         self._world, self._cars = world, cars
+        self._snapshot = bytes(data)
+
+    def restore_own_state(self, data: bytes) -> None:
+        """Replace the state with bytes this world's own ``save_state`` returned (a rollback), without the
+        range checks of ``load_state``: the values are ones this world computed, and checking them again
+        is most of a load's cost. Only the header and size are compared, so that a wrong buffer is caught
+        as the caller's bug (``LocalError`` ``state-not-own``); a peer's bytes must go to ``load_state``."""
+        if type(data) is not bytes or len(data) != self.codec.size or not data.startswith(self.codec.header):
+            raise LocalError("state-not-own", "restore_own_state takes only bytes this world's save_state "
+                                              "returned; load a peer's or a file's state with load_state")
+        self._world, self._cars = self.codec.unpack_trusted(data)
+        self._snapshot = data
 
     def state_hash(self) -> bytes:
-        """SHA-256 (32 bytes) of ``save_state()``: what peers compare in checksum votes."""
+        """SHA-256 (32 bytes) of ``save_state()``: what peers compare in checksum votes (the bytes of the
+        last save or load when the state has not changed since)."""
         return hashlib.sha256(self.save_state()).digest()
 
     def field_names(self) -> list[str]:
@@ -296,3 +323,4 @@ class World:
     def corrupt_for_testing(self, slot: int = 0) -> None:
         """Fault-injection hook: move car ``slot`` 1 µm to the right, as a desync would. Never call in a race."""
         self._cars[slot][LAT] += 1
+        self._snapshot = None

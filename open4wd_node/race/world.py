@@ -93,5 +93,10 @@ class WorldAdapter:
         return self.world.save_state()
 
     def load_state(self, data: bytes) -> None:
-        """Restore a state ``save_state`` returned (atomic; ``SimError`` for bytes it refuses)."""
+        """Load a state of any origin, a peer's snapshot above all (validated, atomic; ``SimError`` for
+        bytes it refuses)."""
         self.world.load_state(data)
+
+    def restore_own_state(self, data: bytes) -> None:
+        """Restore bytes this world's ``save_state`` returned, for a rollback (not validated)."""
+        self.world.restore_own_state(data)

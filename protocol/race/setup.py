@@ -20,8 +20,10 @@ LOCAL_LEDGER_ADDRESS = "/orbitdb/open4wd-node-local"
 class RaceWorld(Protocol):
     """The simulation as the session sees it; the shell adapts ``sim_core.World`` to this.
 
-    ``load_state`` is atomic and raises (any exception) on bytes it refuses; ``done`` turns true when
-    the round is over. Inputs map slot → events as ``(skill, hold)`` pairs in canonical order.
+    ``load_state`` is atomic and raises (any exception) on bytes it refuses: it takes bytes of any
+    origin, above all a peer's snapshot. ``restore_own_state`` takes only bytes this very world's
+    ``save_state`` returned (a rollback to a ring state) and may skip the checks a stranger's bytes need.
+    ``done`` turns true when the round is over. Inputs map slot → events as ``(skill, hold)`` pairs in canonical order.
     """
 
     @property
@@ -40,6 +42,9 @@ class RaceWorld(Protocol):
 
     def load_state(self, data: bytes) -> None:
         """Replace the state by ``data`` atomically; raises (any exception) on bytes it refuses."""
+
+    def restore_own_state(self, data: bytes) -> None:
+        """Replace the state by bytes this world's own ``save_state`` returned (trusted: not validated)."""
 
 
 def loadout_digest(car: Any) -> str:

@@ -5,7 +5,8 @@ world's bytes: it saves the pre-step state of every stepped frame in a ring of `
 loads one of them for a rollback, keeps selected states past the ring (the checksum votes' states, until
 released), and replaces everything by a peer's snapshot. The saved states are the world's own
 ``save_state`` bytes, never copies, and a rollback re-steps from the very bytes it loaded without saving
-them again.
+them again. Trust is explicit: a rollback restores the world's own bytes with ``restore_own_state`` (no
+validation: they never left this node), a peer's snapshot goes through the validating ``load_state``.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class SyncLayer:
         state = self.saved(frame)
         if state is None:
             return False
-        self.world.load_state(state)
+        self.world.restore_own_state(state)  # bytes this world saved itself: no validation
         self._current = frame
         self._loaded = frame
         return True
@@ -103,7 +104,7 @@ class SyncLayer:
         it waits for a snapshot, and the next one replaces it). A ``LocalError`` of the world propagates.
         """
         try:
-            self.world.load_state(state)
+            self.world.load_state(state)  # a peer's bytes: validated by the world
         except LocalError:
             raise
         except Exception:  # the world's own validation error; the snapshot came from a peer

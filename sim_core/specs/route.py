@@ -189,7 +189,12 @@ class Route:
         Beyond the ends of a linear route the end frames extend straight along their tangents.
         """
         s = arc % self.length_um if self.loop else arc
-        i = self.index(s)
+        return self.point_at(self.index(s), s, lateral, height)
+
+    def point_at(self, i: int, s: int, lateral: int, height: int) -> Vec3:
+        """``point`` for a caller that already located the arc: ``s`` = arc mod L on loops (else the arc
+        itself) and ``i = index(s)``, which is also ``index(wrap(arc))``, the sample whose width and frame
+        the step reads, so a rule pass computes the index once per car."""
         ds = s - self.arc[i]
         return (
             self.px[i] + (self.tx[i] * ds + self.rx[i] * lateral + self.ux[i] * height) // UNIT,

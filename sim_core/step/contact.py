@@ -17,22 +17,27 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
     """``boxes[k]`` = (length, width, height, mass µg, restitution ‰) of car k, or mass 0 if it takes no part."""
     count = len(cars)
     moves: dict[int, list[int]] = {}
+    arcs = [c[ARC] for c in cars]
+    lengths = [box[0] for box in boxes]
+    half_loop = loop_length // 2
     for i in range(count):
         li, wi, hi, mi, ei = boxes[i]
         if not mi:
             continue
         ci = cars[i]
+        arc_i = arcs[i]
         for j in range(i + 1, count):
+            # the cheap test first, on two lists: most pairs are apart along the route
+            ds = arcs[j] - arc_i
+            if loop_length:
+                ds = (ds + half_loop) % loop_length - half_loop
+            pen_s = (li + lengths[j]) // 2 - (ds if ds >= 0 else -ds)
+            if pen_s <= 0:
+                continue
             lj, wj, hj, mj, ej = boxes[j]
             if not mj:
                 continue
             cj = cars[j]
-            ds = cj[ARC] - ci[ARC]
-            if loop_length:
-                ds = (ds + loop_length // 2) % loop_length - loop_length // 2
-            pen_s = (li + lj) // 2 - abs(ds)
-            if pen_s <= 0:
-                continue
             dl = cj[LAT] - ci[LAT]
             pen_l = (wi + wj) // 2 - abs(dl)
             if pen_l <= 0 or abs(cj[H] - ci[H]) >= (hi + hj) // 2:

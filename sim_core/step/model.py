@@ -1,8 +1,9 @@
 """Per-car constants the step reads, derived once from a ``VehicleSpec`` and the track's materials.
 
 ``CarModel`` holds what never changes during a round; ``Mechanics`` holds what depends on which parts
-are broken (mass, live tires and rollers). ``Mechanics`` is derived state: it is recomputed from the
-``broken_mask`` in the saved state (and cached per mask), never saved itself. Combine rules follow the
+are broken (mass, live tires and rollers, the live parts' heat and wear plans). ``Mechanics`` is
+derived state: it is recomputed from the ``broken_mask`` in the saved state (and cached per mask),
+never saved itself. Combine rules follow the
 spec: friction and body restitution ``Average``; tire and roller restitution ``Min``.
 """
 
@@ -10,29 +11,68 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
+from typing import NamedTuple
 
-from sim_core.constants import QUANTA_PER_MJ
+from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU
 from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import material
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import LEFT_ROLLER_SLOTS, RIGHT_ROLLER_SLOTS, VehicleSpec
+from sim_core.state.layout import P_FATIGUE, P_FATIGUE_REM, P_TEMP, part_field
 
 
 def _average(a: int, b: int) -> int:
     return (a + b) // 2
 
 
+class PartHeat(NamedTuple):
+    """One part's constants of the thermal pass (``sim_core.step.thermal``), with the track's air
+    temperature folded in, so that the backward-Euler solve is one expression:
+    T' = div_round(C·T + E + H·T_air, C + H) = (2C·T + 2E + (2H·T_air + C + H)) // (2(C + H)),
+    C = THERMAL_C_TU · heat capacity (tu per m°C), H = ambient conductance.
+
+    Without heat (E = 0) the rounding holds T still wherever −(C + H) < 2H·(T − T_air) ≤ C + H: a part
+    cools to within ``(C + H) / 2H`` of the air (several °C for a tire) and stays there. ``still_low``..
+    ``still_high`` is that band, cut to the clamp range and to the limit (a part above its limit must
+    be solved: the solve is what breaks it), so a part in it with no heat has nothing to solve."""
+
+    part: int
+    temp_at: int  # index of the part's temp_mc in the car's list
+    double_capacity: int  # 2C
+    constant: int  # 2H·T_air + C + H
+    divisor: int  # 2(C + H)
+    limit: int | None  # thermal limit (m°C); None = cannot overheat
+    still_low: int  # without heat, T' = T for still_low ≤ T ≤ still_high
+    still_high: int
+
+
+class TireWear(NamedTuple):
+    """One tire's constants of the wear pass (``sim_core.step.thermal``)."""
+
+    part: int
+    temp_at: int  # indices of the tire's fields in the car's list
+    fatigue_at: int
+    remainder_at: int
+    limit: int | None
+    wear_den: int  # wear capacity (mJ) · R_SCALE²: the fatigue denominator
+
+
 @dataclass(frozen=True, slots=True)
 class Mechanics:
-    """What the current broken parts leave: mass, live tires, and the wall response of each side."""
+    """What the current broken parts leave: mass, live tires, the wall response of each side, and the
+    live parts the thermal pass visits."""
 
     mass_ug: int
-    tires: tuple[int, ...]  # part indices of live tires
+    tire_grip: tuple[tuple[int, int, int], ...]  # per live tire: (part index, μ pair ‰, rolling resistance)
     functional: bool  # motor and battery both alive
     skills_enabled: bool  # chip alive (and functional)
     weapon_alive: bool
     left_wall: tuple[int, int, int]  # (restitution ‰, friction ‰, rolling µ-units) of the left side
     right_wall: tuple[int, int, int]
+    heated_plan: tuple[PartHeat, ...]  # the live parts the physics may heat (CarModel.heated_parts)
+    live_plan: tuple[PartHeat, ...]  # every live part
+    wear_plan: tuple[TireWear, ...]  # the live tires: the only parts that wear
 
 
 class CarModel:
@@ -78,6 +118,32 @@ class CarModel:
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
         self._cache: dict[int, Mechanics] = {}
+        self.air_mc = track.air_temperature_mc
+        # The thermal pass solves only the parts whose temperature can change. The physics pass heats
+        # these parts and no others, and wears only the tires (tests/sim_core/step/test_thermal_wear.py
+        # checks both); every other part ("cold") only moves when a loaded or edited state put it away
+        # from the air temperature, which ``cold_temps(c) == cold_at_air`` detects.
+        self.heated_parts = tuple(sorted({self.motor, self.battery, *self.tire_parts} | ({self.chip} - {-1})))
+        cold = [part_field(i, P_TEMP) for i in range(self.part_count) if i not in self.heated_parts]
+        self.cold_temps = itemgetter(*cold)  # ≥ 2 indices (chassis and body are always cold): a tuple
+        self.cold_at_air = (self.air_mc,) * len(cold)
+
+    def _part_heat(self, part: int) -> PartHeat:
+        capacity = THERMAL_C_TU * self.heat_capacity[part]
+        conductance = self.conductance[part]
+        limit = self.thermal_limit[part]
+        if conductance:  # the band of PartHeat: −(C + H) < 2H·d ≤ C + H, d = T − T_air
+            low = self.air_mc + (-(capacity + conductance)) // (2 * conductance) + 1
+            high = self.air_mc + (capacity + conductance) // (2 * conductance)
+        else:  # no exchange with the air: without heat nothing changes
+            low, high = MIN_TEMPERATURE_MC, MAX_TEMPERATURE_MC
+        high = min(high, MAX_TEMPERATURE_MC, MAX_TEMPERATURE_MC if limit is None else limit)
+        return PartHeat(part, part_field(part, P_TEMP), 2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
+                        2 * (capacity + conductance), limit, max(low, MIN_TEMPERATURE_MC), high)
+
+    def _tire_wear(self, part: int) -> TireWear:
+        return TireWear(part, part_field(part, P_TEMP), part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM),
+                        self.thermal_limit[part], self.wear_capacity[part] * R_SCALE * R_SCALE)
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
@@ -95,12 +161,15 @@ class CarModel:
         body = self.body if alive(self.body) else self.chassis
         return Mechanics(
             mass_ug=mass,
-            tires=tuple(i for i in self.tire_parts if alive(i)),
+            tire_grip=tuple((i, self.tire_mu[i], self.tire_rr[i]) for i in self.tire_parts if alive(i)),
             functional=functional,
             skills_enabled=functional and alive(self.chip),
             weapon_alive=alive(self.weapon),
             left_wall=self._wall_response(LEFT_ROLLER_SLOTS, alive, body),
             right_wall=self._wall_response(RIGHT_ROLLER_SLOTS, alive, body),
+            heated_plan=tuple(self._part_heat(i) for i in self.heated_parts if alive(i)),
+            live_plan=tuple(self._part_heat(i) for i in range(self.part_count) if alive(i)),
+            wear_plan=tuple(self._tire_wear(i) for i in self.tire_parts if alive(i)),
         )
 
     def _wall_response(self, slots: tuple[str, ...], alive: Callable[[int], bool], body: int) -> tuple[int, int, int]:

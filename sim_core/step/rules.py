@@ -22,7 +22,7 @@ from sim_core.state.layout import (
 )
 from sim_core.step.model import CarModel
 from sim_core.specs.route import Route
-from sim_core.step.sweeps import FinishPlane, box_bounds, earliest_entry, segment_box_entry
+from sim_core.step.sweeps import FinishPlane, box_bounds, earliest_entry, hull, segment_box_entry, segment_misses
 from sim_core.specs.track import TrackSpec
 
 PENALTY_FRAMES = PENALTY_DECEL_FRAMES + PENALTY_FADE_FRAMES
@@ -39,6 +39,7 @@ class RuleContext:
         self.laps_to_finish = track.laps_to_finish
         self.checkpoints = box_bounds(track.checkpoints)
         self.kill_zones = box_bounds(track.kill_zones)
+        self.kill_zone_hull = hull(self.kill_zones)
         self.checkpoint_arcs = tuple(route.project(box.center_um)[0] for box in track.checkpoints)
         self.respawns = tuple(route.project(p.position_um)[:2] for p in track.respawn_points)
         last = track.route[-1]
@@ -65,46 +66,51 @@ def _track_aabb(track: TrackSpec, route: Route) -> tuple[Vec3, Vec3]:
 
 
 def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> None:
-    """Sweeps, laps, progress and penalties of one racing car for the frame that just ran."""
-    com = ctx.com(c, model)
+    """Sweeps, laps, progress and penalties of one racing car for the frame that just ran.
+
+    The car's route sample is located once: the COM and the corridor tests below all read it (a lap
+    completed here moves the arc by exactly one loop length, which keeps the sample). The common frame
+    (nothing entered, nothing crossed) costs a few comparisons: each trigger is first tested against its
+    bounding box, and only a possible hit runs the exact test."""
+    route = ctx.route
+    s = c[ARC] % route.length_um if ctx.loop else c[ARC]
+    i = route.index(s)
+    com = route.point_at(i, s, c[LAT], c[H] + model.height_um // 2)
+    half = route.width[i] // 2
     prev = (c[PREV_X], c[PREV_Y], c[PREV_Z])
     if c[PENALTY_TIMER]:
-        _run_penalty(c, model, ctx, com)
+        _run_penalty(c, model, ctx, com, half)
         return
-    _light_checkpoints(c, ctx, prev, com)
+    checkpoints = ctx.checkpoints
+    if c[NEXT_CP] < len(checkpoints) and not segment_misses(prev, com, checkpoints[c[NEXT_CP]]):
+        _light_checkpoints(c, ctx, prev, com)
     plane = ctx.finish
-    d0, d1 = plane.side(prev), plane.side(com)
-    if c[ARMED] and plane.crossed(prev, com, d0, d1) and c[NEXT_CP] == len(ctx.checkpoints):
+    d1 = plane.side(com)
+    if c[ARMED] and plane.crossed(prev, com, plane.side(prev), d1) and c[NEXT_CP] == len(checkpoints):
         _complete_lap(c, ctx, frame)
         if c[STATUS] == STATUS_FINISHED:
             _remember(c, com)
             return
-    elif plane.arms(d1):
+    elif d1 < plane.arm_below:  # FinishPlane.arms
         c[ARMED] = 1
-    if ctx.kill_zones and earliest_entry(prev, com, ctx.kill_zones) >= 0:
+    zones = ctx.kill_zone_hull  # one test against all kill zones at once, then the exact earliest entry
+    lat = c[LAT]
+    if zones is not None and not segment_misses(prev, com, zones) and earliest_entry(prev, com, ctx.kill_zones) >= 0:
         _start_penalty(c, PENALTY_FALLOUT)
     elif dot(com, ctx.gravity) > ctx.fall_limit:
         _start_penalty(c, PENALTY_FALLOUT)
-    elif ctx.fixed and c[AIR_FRAMES] <= CONTACT_HYSTERESIS_FRAMES and _beside_corridor(c, ctx):
+    elif ctx.fixed and c[AIR_FRAMES] <= CONTACT_HYSTERESIS_FRAMES and not -half <= lat <= half and (
+            -half - ctx.apron_um <= lat <= half + ctx.apron_um):  # beside the corridor, over the apron
         _start_penalty(c, PENALTY_BSOFT)
-    _update_progress(c, ctx)
-    if not c[PENALTY_TIMER] and c[H] == 0 and c[AIR_FRAMES] == 0 and not c[OUTSIDE] and (not ctx.fixed or _inside(c, ctx)):
-        c[LEGAL_ARC], c[LEGAL_LAT] = c[ARC], c[LAT]
-    _remember(c, com)
-
-
-def _inside(c: list[int], ctx: RuleContext) -> bool:
-    route = ctx.route
-    half = route.width[route.index(route.wrap(c[ARC]))] // 2
-    return -half <= c[LAT] <= half
-
-
-def _beside_corridor(c: list[int], ctx: RuleContext) -> bool:
-    """Off the corridor but over the ribbon's apron (over the void there is no surface to be on)."""
-    route = ctx.route
-    half = route.width[route.index(route.wrap(c[ARC]))] // 2
-    reach = half + ctx.apron_um
-    return not -half <= c[LAT] <= half and -reach <= c[LAT] <= reach
+    # routeProgressUm: monotone within the lap, capped at the next unlit checkpoint's arc length
+    arc = c[ARC]
+    cap = ctx.checkpoint_arcs[c[NEXT_CP]] if c[NEXT_CP] < len(checkpoints) else route.length_um
+    if (arc if arc < cap else cap) > c[PROGRESS]:
+        c[PROGRESS] = arc if arc < cap else cap
+    if not c[PENALTY_TIMER] and c[H] == 0 and c[AIR_FRAMES] == 0 and not c[OUTSIDE] and (
+            not ctx.fixed or -half <= lat <= half):  # grounded inside the corridor: a legal point
+        c[LEGAL_ARC], c[LEGAL_LAT] = arc, lat
+    c[PREV_X], c[PREV_Y], c[PREV_Z] = com
 
 
 def _remember(c: list[int], com: Vec3) -> None:
@@ -136,28 +142,19 @@ def _complete_lap(c: list[int], ctx: RuleContext, frame: int) -> None:
     c[PROGRESS] = 0
 
 
-def _update_progress(c: list[int], ctx: RuleContext) -> None:
-    """routeProgressUm: monotone within the lap, capped at the next unlit checkpoint's arc length."""
-    cap = ctx.checkpoint_arcs[c[NEXT_CP]] if c[NEXT_CP] < len(ctx.checkpoints) else ctx.route.length_um
-    arc = c[ARC]
-    candidate = arc if arc < cap else cap
-    if candidate > c[PROGRESS]:
-        c[PROGRESS] = candidate
-
-
 def _start_penalty(c: list[int], kind: int) -> None:
     c[PENALTY_KIND] = kind
     c[PENALTY_TIMER] = PENALTY_FRAMES
 
 
-def _run_penalty(c: list[int], model: CarModel, ctx: RuleContext, com: Vec3) -> None:
+def _run_penalty(c: list[int], model: CarModel, ctx: RuleContext, com: Vec3, half: int) -> None:
     timer = c[PENALTY_TIMER]
     if c[PENALTY_KIND] == PENALTY_BSOFT:
         if dot(com, ctx.gravity) > ctx.fall_limit:
             _start_penalty(c, PENALTY_FALLOUT)
             _remember(c, com)
             return
-        if timer > PENALTY_FADE_FRAMES and _inside(c, ctx) and not c[OUTSIDE]:
+        if timer > PENALTY_FADE_FRAMES and -half <= c[LAT] <= half and not c[OUTSIDE]:
             c[PENALTY_KIND], c[PENALTY_TIMER] = PENALTY_NONE, 0
             _remember(c, com)
             return

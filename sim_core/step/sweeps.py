@@ -17,19 +17,33 @@ def box_bounds(boxes: tuple[Box, ...]) -> tuple[Bounds, ...]:
     return tuple((box.min_um, box.max_um) for box in boxes)
 
 
+def hull(boxes: tuple[Bounds, ...]) -> Bounds | None:
+    """The smallest box holding every box of ``boxes`` (None for none): a segment that misses it misses
+    them all, which lets the rule pass skip a track's kill zones with one test per car and frame."""
+    if not boxes:
+        return None
+    return ((min(lo[0] for lo, _ in boxes), min(lo[1] for lo, _ in boxes), min(lo[2] for lo, _ in boxes)),
+            (max(hi[0] for _, hi in boxes), max(hi[1] for _, hi in boxes), max(hi[2] for _, hi in boxes)))
+
+
+def segment_misses(p0: Vec3, p1: Vec3, bounds: Bounds) -> bool:
+    """True when the segment's own bounding box is clear of the box: it cannot touch it (the cheap
+    rejection before the exact test; False does not mean it touches)."""
+    lo, hi = bounds
+    x0, y0, z0 = p0
+    x1, y1, z1 = p1
+    return ((x0 < lo[0] and x1 < lo[0]) or (x0 > hi[0] and x1 > hi[0]) or (y0 < lo[1] and y1 < lo[1])
+            or (y0 > hi[1] and y1 > hi[1]) or (z0 < lo[2] and z1 < lo[2]) or (z0 > hi[2] and z1 > hi[2]))
+
+
 def segment_box_entry(p0: Vec3, p1: Vec3, bounds: Bounds) -> Fraction | None:
     """Entry parameter t ∈ [0, 1] where the closed segment first touches the closed box, or None.
 
     A segment starting inside the box enters at t = 0.
     """
-    lo, hi = bounds
-    x0, y0, z0 = p0
-    x1, y1, z1 = p1
-    if (  # cheap rejection on the segment's bounding box
-        (x0 < lo[0] and x1 < lo[0]) or (x0 > hi[0] and x1 > hi[0]) or (y0 < lo[1] and y1 < lo[1])
-        or (y0 > hi[1] and y1 > hi[1]) or (z0 < lo[2] and z1 < lo[2]) or (z0 > hi[2] and z1 > hi[2])
-    ):
+    if segment_misses(p0, p1, bounds):
         return None
+    lo, hi = bounds
     t_enter, t_exit = Fraction(0), Fraction(1)
     for a in range(3):
         d = p1[a] - p0[a]

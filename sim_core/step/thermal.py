@@ -14,56 +14,53 @@ remainder is carried in ``fatigue_rem`` so sub-ppm wear is never lost. A tire br
 
 from __future__ import annotations
 
-from sim_core.constants import (
-    FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, THERMAL_C_TU, WEAR_NJ_DEN,
-)
-from sim_core.intmath import clamp, div_round
-from sim_core.state.layout import BROKEN_MASK, CAR_HEADER, P_FATIGUE, P_FATIGUE_REM, P_TEMP, PART_STRIDE
-from sim_core.step.model import CarModel
+from sim_core.constants import FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN
+from sim_core.step.model import CarModel, Mechanics
 
 R2_SCALE = R_SCALE * R_SCALE
 
 
-def settle(c: list[int], model: CarModel, heat: list[int], wear: list[int], air_mc: int) -> int:
-    """Solve temperatures and wear of every live part; return the mask of parts that break this frame."""
-    mask = c[BROKEN_MASK]
+def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], wear: list[int]) -> int:
+    """Solve temperatures and wear of every live part (``mech``: the car's mechanics of this frame) at the
+    track's air temperature; return the mask of parts that break this frame.
+
+    Only a part with heat this frame or outside its still band (``PartHeat``: where the rounding holds
+    its temperature, the air temperature included) has anything to solve, and only
+    ``model.heated_parts`` ever receive heat (only the tires wear). When every other part sits at the
+    air temperature (one C-level tuple comparison, ``model.cold_at_air``: the case in every race that
+    started from the grid), only the live heated parts are visited; otherwise (a loaded or edited state
+    with a warm part the physics never heats) every live part is, as the rules read.
+    """
+    air = model.air_mc
+    weapon = model.weapon
     newly_broken = 0
-    for part in range(model.part_count):
-        if mask >> part & 1:
-            continue
-        base = CAR_HEADER + part * PART_STRIDE
-        temp = c[base + P_TEMP]
+    plan = mech.heated_plan if model.cold_temps(c) == model.cold_at_air else mech.live_plan
+    for part, temp_at, double_capacity, constant, divisor, limit, still_low, still_high in plan:
+        temp = c[temp_at]
         energy = heat[part]
-        if part == model.weapon and energy > 0:
+        if energy > 0 and part == weapon:
             energy = energy * model.weapon_heat_scale // 10_000  # passive resistance: slower heating
-        limit = model.thermal_limit[part]
-        if energy or temp != air_mc:
-            capacity = THERMAL_C_TU * model.heat_capacity[part]
-            conductance = model.conductance[part]
-            temp = div_round(capacity * temp + energy + conductance * air_mc, capacity + conductance)
+        if energy or not still_low <= temp <= still_high:  # PartHeat: the solve with div_round written out
+            temp = (double_capacity * temp + 2 * energy + constant) // divisor
             temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
-            c[base + P_TEMP] = temp
+            c[temp_at] = temp
             if limit is not None and temp > limit:
                 newly_broken |= 1 << part
-        if wear[part]:
-            if _wear(c, base, wear[part], temp, air_mc, limit, model.wear_capacity[part]):
+    for part, temp_at, fatigue_at, remainder_at, limit, wear_den in mech.wear_plan:
+        energy_nj = wear[part] // WEAR_NJ_DEN
+        if energy_nj:  # fatigue with the temperature factor (1 + 2r²) of the new temperature
+            temp = c[temp_at]
+            if limit is None:
+                r = 0
+            elif limit <= air:
+                r = R_SCALE if temp > air else 0
+            else:
+                r = (temp - air) * R_SCALE // (limit - air)
+                r = 0 if r < 0 else R_SCALE if r > R_SCALE else r
+            total = c[remainder_at] + energy_nj * (R2_SCALE + 2 * r * r)
+            fatigue = c[fatigue_at] + total // wear_den
+            c[remainder_at] = total % wear_den  # the exact remainder: sub-ppm wear is never lost
+            c[fatigue_at] = fatigue if fatigue < FATIGUE_BREAK_PPM else FATIGUE_BREAK_PPM
+            if fatigue >= FATIGUE_BREAK_PPM:
                 newly_broken |= 1 << part
     return newly_broken
-
-
-def _wear(c: list[int], base: int, raw: int, temp: int, air_mc: int, limit: int | None, capacity_mj: int) -> bool:
-    energy_nj = raw // WEAR_NJ_DEN
-    if energy_nj == 0:
-        return False
-    if limit is None:
-        r = 0
-    elif limit <= air_mc:
-        r = R_SCALE if temp > air_mc else 0
-    else:
-        r = clamp((temp - air_mc) * R_SCALE // (limit - air_mc), 0, R_SCALE)
-    den = capacity_mj * R2_SCALE
-    total = c[base + P_FATIGUE_REM] + energy_nj * (R2_SCALE + 2 * r * r)
-    fatigue = c[base + P_FATIGUE] + total // den
-    c[base + P_FATIGUE_REM] = total % den
-    c[base + P_FATIGUE] = min(fatigue, FATIGUE_BREAK_PPM)
-    return fatigue >= FATIGUE_BREAK_PPM

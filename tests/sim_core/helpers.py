@@ -85,6 +85,13 @@ def place(w: World, slot: int, *, arc=None, lat=None, h=None, vs=None, vlat=None
             c[index] = value
     c[PREV_X], c[PREV_Y], c[PREV_Z] = w.rules.com(c, w.models[slot])
     c[ARMED] = 1 if w.rules.finish.arms(w.rules.finish.side(w.rules.com(c, w.models[slot]))) else 0
+    w._snapshot = None  # the state changed behind the world's back: its saved bytes are stale
+
+
+def packed(w: World) -> bytes:
+    """The state packed afresh: ``save_state`` returns the very bytes a state was loaded or restored
+    from while it is unchanged, so a round-trip test compares against this instead."""
+    return w.codec.pack(w._world, w._cars)
 
 
 def loop_track(**overrides) -> TrackSpec:
@@ -101,5 +108,5 @@ def loop_track(**overrides) -> TrackSpec:
     return TrackSpec(**fields)
 
 
-__all__ = ["ALL_SKILLS", "Box", "M", "RespawnPoint", "archetype", "car", "code_round", "loop_track", "place",
+__all__ = ["ALL_SKILLS", "Box", "M", "RespawnPoint", "archetype", "car", "code_round", "loop_track", "packed", "place",
            "replace", "straight_track", "world"]

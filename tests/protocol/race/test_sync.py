@@ -10,11 +10,12 @@ from tests.protocol.race.harness import CounterWorld
 
 
 class CountingWorld(CounterWorld):
-    """A ``CounterWorld`` that counts saves and loads, and can fail a load with a chosen error."""
+    """A ``CounterWorld`` that counts saves, (validated) loads and (trusted) restores of its own bytes, and
+    can fail a load with a chosen error."""
 
     def __init__(self, slots=2):
         super().__init__(slots)
-        self.saves = self.loads = 0
+        self.saves = self.loads = self.restores = 0
         self.load_error = None
 
     def save_state(self):
@@ -25,6 +26,10 @@ class CountingWorld(CounterWorld):
         self.loads += 1
         if self.load_error is not None:
             raise self.load_error
+        super().load_state(data)
+
+    def restore_own_state(self, data):
+        self.restores += 1
         super().load_state(data)
 
 
@@ -54,7 +59,8 @@ def test_each_step_saves_its_pre_step_state_and_the_ring_keeps_the_newest():
 def test_a_rollback_re_steps_from_the_loaded_bytes_without_saving_them_again():
     world, sync, states = stepped(20)
     assert sync.rollback_to(15)
-    assert world.frame == sync.current_frame == 15 and world.loads == 1
+    # the ring's bytes are this world's own: restored without validation, never through load_state
+    assert world.frame == sync.current_frame == 15 and world.restores == 1 and world.loads == 0
     saves = world.saves
     sync.step({})
     assert world.saves == saves  # frame 15's state is the ring's already
@@ -66,7 +72,7 @@ def test_a_rollback_re_steps_from_the_loaded_bytes_without_saving_them_again():
 def test_a_rollback_older_than_the_ring_changes_nothing():
     world, sync, _ = stepped(20)
     assert not sync.rollback_to(20 - STATE_BUFFER_FRAMES - 1)
-    assert sync.current_frame == world.frame == 20 and world.loads == 0
+    assert sync.current_frame == world.frame == 20 and world.loads == world.restores == 0
 
 
 def test_kept_states_outlive_the_ring_until_released():
@@ -84,6 +90,7 @@ def test_a_snapshot_replaces_the_world_and_drops_every_saved_state():
     world, sync, states = stepped(30)
     sync.keep(25)
     sync.load_snapshot(states[8], 8)
+    assert world.loads == 1 and world.restores == 0  # a peer's bytes: always the validating load
     assert sync.current_frame == world.frame == 8
     assert sync.saved(7) is None and sync.saved(8) == states[8]
     with pytest.raises(KeyError):

@@ -1,13 +1,22 @@
 """Backward-Euler heat per part, overheating breakage, the damage transaction and tire wear (spec §7.1, §7.3)."""
 
+from functools import partial
 from itertools import pairwise
 
-from sim_core import SkillEvent
+import pytest
+
+from sim_core import SKILLS, SkillEvent
+from sim_core.harness.scripted import RandomInputs
+from sim_core.specs.inputs import HOLD_SKILLS
+from sim_core.step.physics import advance
+from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, THERMAL_C_TU
+from sim_core.intmath import clamp, div_round
+from sim_core.step.model import CarModel
 from sim_core.state.layout import BROKEN_MASK, P_BREAK_FRAME, P_FATIGUE, P_FATIGUE_REM, P_TEMP, REMAINING_Q, VS, part_field
 from sim_core.specs.materials import material
 from sim_core.step.thermal import settle
 
-from tests.sim_core.helpers import place, world
+from tests.sim_core.helpers import archetype, car, code_round, place, straight_track, world
 
 
 def grounded():
@@ -94,11 +103,11 @@ def test_tire_wear_is_exact_and_grows_with_temperature():
     heat = [0] * model.part_count
     wear = [0] * model.part_count
     wear[tire] = 5_000_000 * 10**12  # 5 000 000 nJ
-    settle(c, model, heat, wear, 20_000)
+    settle(c, model, model.mechanics(0), heat, wear)
     assert (c[part_field(tire, P_FATIGUE)], c[part_field(tire, P_FATIGUE_REM)]) == (40, 0)
     limit = material("rubber").thermal_limit_mc
     c[part_field(tire, P_TEMP)] = 20_000 + (limit - 20_000) // 2  # r = 0.5 → ×(1 + 2·0.25) = ×1.5
-    settle(c, model, heat, wear, 20_000)
+    settle(c, model, model.mechanics(0), heat, wear)
     assert c[part_field(tire, P_FATIGUE)] >= 40 + 59
 
 
@@ -110,7 +119,7 @@ def test_sub_ppm_wear_accumulates_in_the_remainder():
     wear = [0] * model.part_count
     wear[tire] = 1_000 * 10**12  # 1000 nJ = 0.008 ppm
     for _ in range(125):
-        settle(c, model, [0] * model.part_count, wear, 20_000)
+        settle(c, model, model.mechanics(0), [0] * model.part_count, wear)
     assert c[part_field(tire, P_FATIGUE)] == 1 and c[part_field(tire, P_FATIGUE_REM)] == 0
 
 
@@ -120,3 +129,53 @@ def test_rolling_tires_wear_while_driving():
         w.step({})
     tire = w.models[0].tire_parts[0]
     assert w._cars[0][part_field(tire, P_FATIGUE_REM)] > 0
+
+
+def test_the_physics_heats_and_wears_only_the_heated_parts():
+    """The thermal pass visits only ``CarModel.heated_parts`` while the other parts sit at the air
+    temperature, and wears only the tires: this holds only if the physics never heats any other part and
+    wears nothing but tires."""
+    w = code_round(8, seed=3)
+    inputs = RandomInputs([m.chip_skills for m in w.models], 3)
+    touched: set[tuple[int, int]] = set()
+    for _ in range(600):
+        skills = w._validated(inputs.next_frame())
+        for slot, (c, model) in enumerate(zip(w._cars, w.models, strict=True)):
+            heat, wear = advance(list(c), model, model.mechanics(c[BROKEN_MASK]), w.motion, skills[slot])
+            parts = {p for p, (h, e) in enumerate(zip(heat, wear, strict=True)) if h or e}
+            assert parts <= set(model.heated_parts), (slot, parts)
+            assert {p for p, e in enumerate(wear) if e} <= set(model.tire_parts)
+            touched |= {(slot, p) for p in parts}
+        w.step({slot: [SkillEvent(SKILLS[k], SKILLS[k] in HOLD_SKILLS) for k in ks] for slot, ks in enumerate(skills) if ks})
+    models = w.models
+    assert any(p == models[s].motor for s, p in touched) and any(p in models[s].tire_parts for s, p in touched)
+    assert any(p == models[s].chip for s, p in touched)  # skills heat the chip
+
+
+def solve_without_heat(capacity: int, conductance: int, air_mc: int, temp: int) -> int:
+    """The backward-Euler solve with E = 0 as the rules write it (module docstring of thermal.py)."""
+    return clamp(div_round(capacity * temp + conductance * air_mc, capacity + conductance),
+                 MIN_TEMPERATURE_MC, MAX_TEMPERATURE_MC)
+
+
+@pytest.mark.parametrize("air_mc", [20_000, -30_000, 40_000])
+def test_a_part_without_heat_is_skipped_exactly_where_the_solve_would_hold_it(air_mc):
+    """``PartHeat.still_low..still_high`` against the solve as the rules write it (div_round, clamp):
+    inside the band the solve returns the same temperature and nothing breaks; one step outside it (where
+    neither the clamp range nor the limit cut the band) the solve moves the temperature."""
+    track = straight_track(air_temperature_mc=air_mc)
+    for spec in [car(), *(archetype(slot) for slot in range(3))]:
+        model = CarModel(spec, track)
+        for plan in model.mechanics(0).live_plan:
+            capacity = THERMAL_C_TU * model.heat_capacity[plan.part]
+            conductance = model.conductance[plan.part]
+            solve = partial(solve_without_heat, capacity, conductance, air_mc)
+            assert plan.still_low <= air_mc <= plan.still_high or (plan.limit is not None and plan.limit < air_mc)
+            for edge in (plan.still_low, plan.still_high, air_mc):
+                for temp in range(edge - 3, edge + 4):
+                    inside = plan.still_low <= temp <= plan.still_high
+                    if inside:
+                        assert solve(temp) == temp and (plan.limit is None or temp <= plan.limit)
+                    elif (temp == plan.still_low - 1 and temp >= MIN_TEMPERATURE_MC) or (
+                            temp == plan.still_high + 1 and plan.still_high not in (plan.limit, MAX_TEMPERATURE_MC)):
+                        assert solve(temp) != temp, (spec.vehicle_id, plan.part, temp)
