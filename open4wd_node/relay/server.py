@@ -39,6 +39,7 @@ from protocol.relay.messages import CIRCUIT_ID_BYTES, RelayAccept, RelayCircuit,
 from protocol.relay.meter import CircuitMeter, total_bucket
 
 log = structlog.get_logger("open4wd_node.relay")
+DEFAULT_LIMITS = RelayLimits()
 
 
 @dataclass
@@ -54,7 +55,7 @@ class _Pending:
 class RelayServer:
     """One relay: its book of reservations and circuits, its control links, its metrics."""
 
-    def __init__(self, identity: Identity, limits: RelayLimits = RelayLimits(), door: ListenerLimits = LISTENER_LIMITS) -> None:
+    def __init__(self, identity: Identity, limits: RelayLimits = DEFAULT_LIMITS, door: ListenerLimits = LISTENER_LIMITS) -> None:
         self.identity = identity
         self.limits = limits
         self.book = RelayBook(identity.peer_id, limits)
@@ -103,7 +104,8 @@ class RelayServer:
                  grace_s=grace_s)
         async with trio.open_nursery() as nursery:
             for link in list(self._controls.values()):
-                nursery.start_soon(link.aclose, Refusal.RELAY_DRAINING.value, "this relay is shutting down; reserve at another relay")
+                nursery.start_soon(link.aclose, Refusal.RELAY_DRAINING.value,
+                                   "this relay is shutting down; reserve at another relay")
         with trio.move_on_after(grace_s):
             while self.book.circuits:
                 await trio.sleep(0.05)  # a drain waits on many circuits' ends: poll the book

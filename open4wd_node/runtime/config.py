@@ -23,8 +23,8 @@ from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, LISTEN, Address, Advertise
-from open4wd_node.runtime.choices import DRIVERS, INPUT_DELAY, LOG_FORMATS, RACE_MODES
+from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, LISTEN, RELAY, Address, Advertise
+from open4wd_node.runtime.choices import DRIVERS, INPUT_DELAY, LOG_FORMATS, RACE_MODES, REACHABILITY
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import MAX_SAFE_INTEGER, PORT, IntRange, ListOf, OneOf, Rule, TableOf, Text, ValueRejected
 
@@ -90,6 +90,14 @@ class NodeConfig:
         "the address put in invitations and announced to the room, when peers must dial another address than "
         "--listen (a public or forwarded address, a DNS name); empty = the listen address, or on a wildcard "
         "this machine's primary interface", Scope.ROOM)
+    reachability: str = setting(
+        "auto", "--reachability", OneOf(REACHABILITY),
+        "how peers reach this node: direct (never through a relay), relay (no direct links: only through its "
+        "reservations at --relay), auto (direct, and also reserved at the relays given; docs/relay.md)", Scope.ROOM)
+    relays: tuple[str, ...] = setting(
+        (), "--relay", ListOf(RELAY),
+        "relays this node reserves at (to be reachable) and dials through when a direct link fails "
+        "(repeatable, adds to the file's)", Scope.ROOM, "HOST:PORT")
     nickname: str = setting("player", "--nickname", Text(64), "name shown to the other members", Scope.ROOM, "NAME")
     driver: str = setting(
         "bot", "--driver", OneOf(DRIVERS),

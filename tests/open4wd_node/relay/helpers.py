@@ -6,7 +6,7 @@ import trio
 
 from open4wd_node.net.transport import Door
 from open4wd_node.relay.client import Reservations
-from open4wd_node.relay.server import RelayServer
+from open4wd_node.relay.server import DEFAULT_LIMITS, RelayServer
 from protocol.identity.keys import Identity
 from protocol.relay.limits import RelayLimits
 from protocol.versions.collection import VersionRequest
@@ -18,7 +18,7 @@ def ids(count: int, start: int = 1) -> list[Identity]:
     return [Identity(bytes([start + i]) * 32) for i in range(count)]
 
 
-async def start_relay(nursery: trio.Nursery, limits: RelayLimits = RelayLimits(), **options) -> tuple[RelayServer, str]:
+async def start_relay(nursery: trio.Nursery, limits: RelayLimits = DEFAULT_LIMITS, **options) -> tuple[RelayServer, str]:
     relay = RelayServer(RELAY_ID, limits, **options)
     address = await nursery.start(relay.run, "127.0.0.1", 0)
     return relay, str(address)

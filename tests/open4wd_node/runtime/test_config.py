@@ -42,6 +42,8 @@ REFUSED = {
     "log_format": ("xml", '"xml"'),
     "listen": ("nohost", '"nohost"'),
     "advertise": ("0.0.0.0", '"0.0.0.0"'),
+    "reachability": ("nat", '"nat"'),
+    "relays": ("127.0.0.1:0", '["127.0.0.1:0"]'),
     "nickname": ("n" * 65, json.dumps("n" * 65)),
     "driver": ("human", '"human"'),
     "mode": ("fast", '"fast"'),
