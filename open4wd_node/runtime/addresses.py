@@ -165,6 +165,21 @@ class RelayRule(Rule):
         return address
 
 
+class OptionalListenRule(ListenRule):
+    """``HOST:PORT`` to listen on, or empty for "off" (the relay's metrics endpoint)."""
+
+    @property
+    def rule(self) -> str:
+        """What the address is, in the words of a refusal."""
+        return "HOST:PORT (port 0..65535) or empty for off"
+
+    def check(self, value: Any) -> Address | None:  # type: ignore[override]
+        """The address, or None for the empty text."""
+        text = self.text_of(value).strip()
+        return super().check(text) if text else None
+
+
 LISTEN = ListenRule()
+METRICS_ADDRESS = OptionalListenRule()
 ADVERTISE = AdvertiseRule()
 RELAY = RelayRule()

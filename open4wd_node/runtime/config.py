@@ -29,6 +29,7 @@ from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import MAX_SAFE_INTEGER, PORT, IntRange, ListOf, OneOf, Rule, TableOf, Text, ValueRejected
 
 VERSION = IntRange(1, MAX_SAFE_INTEGER)
+RELAY_TABLE = "relay"  # the relay daemon's settings (configs/relay.toml), not a node's key
 
 
 class Scope(enum.Enum):
@@ -134,7 +135,9 @@ def shown_default(value: Any) -> str:
 
 
 def config_from_mapping(data: dict[str, Any], base: NodeConfig = DEFAULTS) -> NodeConfig:
-    """A configuration from a TOML document: every value checked by its key's rule."""
+    """A configuration from a TOML document: every value checked by its key's rule. A ``[relay]`` table
+    is the relay daemon's and is read by ``open4wd-node relay`` only (``open4wd_node.relay.config``)."""
+    data = {key: value for key, value in data.items() if not (key == RELAY_TABLE and isinstance(value, dict))}
     known = [f.name for f in fields(NodeConfig)]
     unknown = sorted(set(data) - set(known))
     if unknown:
@@ -174,10 +177,15 @@ def load_config(path: Path | None) -> NodeConfig:
     """The defaults, or the defaults overridden by the TOML file at ``path``."""
     if path is None:
         return DEFAULTS
+    return config_from_mapping(read_toml(path))
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document at ``path``; ``UserError`` ``config-unreadable`` or ``config-invalid``."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError("config-unreadable", f"cannot read {path}: {exc.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError("config-invalid", f"{path} is not valid TOML: {exc}") from None
-    return config_from_mapping(data)
+    return data
