@@ -141,20 +141,26 @@ class Reservations:
         self.held.add(relay)
         self._attempt_done(relay)
         log.info("relay-reserved", relay=relay, relay_peer=link.peer_id, ttl_ms=granted.ttlMs)
+        ended: LinkClosed | None = None
         try:
             async with trio.open_nursery() as holding:
                 holding.start_soon(self._refresh, link, granted.ttlMs, proof)
-                async for message in link:
-                    if isinstance(message, RelayIncoming):
-                        nursery.start_soon(self._answer, relay, message)
-                    elif not isinstance(message, RelayReserved):  # a refresh's answer needs nothing more
-                        await link.aclose("relay-unexpected", f"a control link carries no {message.TYPE}")
+                try:
+                    async for message in link:
+                        if isinstance(message, RelayIncoming):
+                            nursery.start_soon(self._answer, relay, message)
+                        elif not isinstance(message, RelayReserved):  # a refresh's answer needs nothing more
+                            await link.aclose("relay-unexpected", f"a control link carries no {message.TYPE}")
+                except LinkClosed as exc:
+                    ended = exc
                 holding.cancel_scope.cancel()
-        except BaseException:
+        except BaseException:  # cancelled: this node is leaving, tell the relay
             with trio.CancelScope(shield=True), trio.move_on_after(1.0):
                 if link.closed is None:
                     await link.send(RelayRelease(reason="the node is leaving"))
             raise
+        if ended is not None:
+            raise ended
 
     @staticmethod
     async def _refresh(link: Link, ttl_ms: int, proof: bytes) -> None:

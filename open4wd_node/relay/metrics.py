@@ -18,7 +18,7 @@ from prometheus_client.registry import Collector
 
 from open4wd_node.runtime.addresses import Address
 from protocol.relay.book import RelayBook
-from protocol.relay.limits import Refusal
+from protocol.relay.limits import CircuitEnd, Refusal
 
 log = structlog.get_logger("open4wd_node.relay.metrics")
 
@@ -54,6 +54,8 @@ class RelayMetrics:
         self.circuits = Counter("open4wd_relay_circuits", "Circuits opened", registry=self.registry)
         self.circuit_ends = Counter("open4wd_relay_circuit_ends", "Circuits ended, by reason", ["reason"],
                                     registry=self.registry)
+        for end in CircuitEnd:  # every reason is exported from the start, at 0
+            self.circuit_ends.labels(reason=end.value)
         self.reservations = Counter("open4wd_relay_reservations_granted", "Reservations granted or refreshed",
                                     registry=self.registry)
         self.bytes = Counter("open4wd_relay_bytes_forwarded", "Bytes copied between circuit ends", registry=self.registry)

@@ -69,9 +69,10 @@ async def dial_contact(
         async def attempt(route: str, connect: Callable[[], Awaitable[Link]]) -> None:
             try:
                 link = await connect()
-            except LinkClosed as exc:
-                failures.append((route, exc))
-                log.debug("dial-route-failed", peer=peer, route=route, code=exc.code, reason=exc.message)
+            except (LinkClosed, OSError) as exc:
+                closed = exc if isinstance(exc, LinkClosed) else LinkClosed("dial-failed", f"{route}: {exc}")
+                failures.append((route, closed))
+                log.debug("dial-route-failed", peer=peer, route=route, code=closed.code, reason=closed.message)
                 return
             if won:
                 with trio.CancelScope(shield=True):

@@ -155,7 +155,8 @@ async def circuit_end(limits, exchange):
             await exchange(link)
         assert caught.value.code in ("link-eof", "link-broken")  # the relay cannot tell an end why: it cuts
         await wait_for(lambda: not relay.book.circuits)
-        ends = [line for line in exposition(relay).splitlines() if line.startswith("open4wd_relay_circuit_ends_total")]
+        ends = [line for line in exposition(relay).splitlines()
+                if line.startswith("open4wd_relay_circuit_ends_total") and not line.endswith(" 0.0")]
         nursery.cancel_scope.cancel()
     return ends
 
