@@ -54,3 +54,50 @@ async def reserve(nursery: trio.Nursery, identity: Identity, relays: list[str]) 
 async def wait_for(predicate) -> None:
     while not predicate():
         await trio.sleep(0.01)
+
+
+class FlipOnce(trio.abc.Stream):
+    """A stream that flips one bit of the byte at ``offset`` of what is sent through it: a relay that
+    alters a byte once."""
+
+    def __init__(self, inner: trio.abc.Stream, offset: int) -> None:
+        self.inner = inner
+        self.offset = offset
+        self.sent = 0
+        self.flipped = False
+
+    async def send_all(self, data) -> None:
+        data = bytearray(data)
+        if not self.flipped and self.sent <= self.offset < self.sent + len(data):
+            data[self.offset - self.sent] ^= 0x01
+            self.flipped = True
+        self.sent += len(data)
+        await self.inner.send_all(bytes(data))
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.inner.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes=None) -> bytes:
+        return await self.inner.receive_some(max_bytes)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class TamperingRelay(RelayServer):
+    """A relay that flips one byte, ``offset`` bytes into what it forwards to a reserved peer, on its
+    circuit number ``which`` (counted from 0; every other circuit is carried faithfully)."""
+
+    def __init__(self, identity: Identity, offset: int, which: int = 0) -> None:
+        super().__init__(identity)
+        self.offset = offset
+        self.which = which
+        self.carried = 0
+        self.flips: list[FlipOnce] = []
+
+    async def _carry(self, circuit, dialer, target) -> None:
+        self.carried += 1
+        if self.carried - 1 == self.which:
+            target = FlipOnce(target, self.offset)
+            self.flips.append(target)
+        await super()._carry(circuit, dialer, target)

@@ -31,3 +31,21 @@ async def test_four_relay_only_nodes_room_and_race_agree(tmp_path, fast_clock):
         # every link was relayed: 3 joins to the host, and the 6 mesh pairs
         assert relay.metrics.circuits._value.get() >= 9, ends
         nursery.cancel_scope.cancel()
+
+
+async def test_a_mixed_room_some_direct_some_relayed_races_and_agrees(tmp_path, fast_clock):
+    """Node 0 (the host) listens directly and uses others' relays, node 1 also reserves (auto), node 2 is
+    direct only, node 3 only reachable through the relay. The race mesh's dialler of a pair is the smaller
+    PeerId (here 1 < 0 < 3 < 2): nodes 1 and 0 reach node 3 through the relay, everything else is direct."""
+    async with trio.open_nursery() as nursery:
+        relay, address = await start_relay(nursery)
+        reach = {0: ("auto", ()), 1: ("auto", (address,)), 2: ("direct", ()), 3: ("relay", (address,))}
+        recorders, codes = await race(tmp_path, 4, track_bytes=SHORT, reach=reach)
+        res = agreed(recorders, codes, 4)
+        peers = [r["peer"] for r in res]
+        assert sorted(range(4), key=peers.__getitem__) == [1, 0, 3, 2]
+        invite = recorders[0].of("room-created")[0]["invite"]
+        assert "relay=" not in invite  # a host without relays hands out the invitation of before
+        assert relay.metrics.circuits._value.get() == 2  # 0 → 3 and 1 → 3; the joins and the rest are direct
+        assert set(relay.book.reservations) <= {peers[1], peers[3]}
+        nursery.cancel_scope.cancel()
