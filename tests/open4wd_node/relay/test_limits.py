@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from open4wd_node.net.link import LinkClosed, open_link
+from open4wd_node.net.link import LinkClosed
 from open4wd_node.net.transport import dial
 from open4wd_node.relay.client import dial_relayed
 from open4wd_node.relay.links import RELAY_LINK_LIMITS, RELAY_REGISTRY
@@ -109,7 +109,7 @@ async def test_circuits_per_peer_per_source_and_in_total(fast_clock):
             target = C.peer_id if code != "circuit-limit" else B.peer_id
             await refused(code, dial_relayed, address, D, target)
             await first.aclose()
-            await wait_for(lambda: not relay.book.circuits)
+            await wait_for(lambda relay=relay: not relay.book.circuits)
             second = await dial_relayed(address, D, target)  # the place is free again
             await second.aclose()
             assert f'open4wd_relay_refusals_total{{code="{code}"}} 1.0' in exposition(relay)
