@@ -6,6 +6,7 @@ from open4wd_base.exports import lazy_exports
 __all__, __getattr__ = lazy_exports(__name__, {
     "Reservations": "client",
     "dial_relayed": "client",
+    "open_circuit": "client",
     "RELAY_LINK_LIMITS": "links",
     "RELAY_REGISTRY": "links",
     "relayed_address": "links",

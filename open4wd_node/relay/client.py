@@ -32,7 +32,7 @@ Admit = Callable[[trio.abc.Stream, str, str], Awaitable[None]]
 """Where a circuit someone opened to this node goes: ``(stream, address for logs, source)`` (a ``Door``)."""
 
 
-async def _circuit(relay: str, identity: Identity, first: Message, expected_peer: str | None) -> tuple[trio.abc.Stream, str]:
+async def open_circuit(relay: str, identity: Identity, first: Message, expected_peer: str | None) -> tuple[trio.abc.Stream, str]:
     """Dial ``relay``, send ``first`` (a connect or an accept), wait for ``relay-circuit`` and return the raw
     stream and the far end's PeerId; ``LinkClosed`` with the relay's code when it refuses."""
     try:
@@ -70,7 +70,7 @@ async def dial_relayed(
     """A link to reserved ``target`` through ``relay`` (``HOST:PORT``): end-to-end Noise, ``target``
     authenticated as with ``dial``. Raises ``LinkClosed``: the relay's refusal code (``peer-not-reserved``,
     ``circuit-limit``, …), ``dial-failed``, or a handshake code."""
-    stream, _ = await _circuit(relay, identity, RelayConnect(target=target), target)
+    stream, _ = await open_circuit(relay, identity, RelayConnect(target=target), target)
     return await open_link(stream, identity, DIALER, expected_peer=target, expensive=expensive, limits=limits,
                            registry=registry)
 
@@ -173,7 +173,7 @@ class Reservations:
 
     async def _answer(self, relay: str, incoming: RelayIncoming) -> None:
         try:
-            stream, peer = await _circuit(relay, self.identity, RelayAccept(circuit=incoming.circuit), incoming.source)
+            stream, peer = await open_circuit(relay, self.identity, RelayAccept(circuit=incoming.circuit), incoming.source)
         except LinkClosed as exc:
             log.info("relay-answer-failed", relay=relay, source=incoming.source, code=exc.code, reason=exc.message)
             return
