@@ -137,7 +137,10 @@ def shown_default(value: Any) -> str:
 def config_from_mapping(data: dict[str, Any], base: NodeConfig = DEFAULTS) -> NodeConfig:
     """A configuration from a TOML document: every value checked by its key's rule. A ``[relay]`` table
     is the relay daemon's and is read by ``open4wd-node relay`` only (``open4wd_node.relay.config``)."""
-    data = {key: value for key, value in data.items() if not (key == RELAY_TABLE and isinstance(value, dict))}
+    if RELAY_TABLE in data and not isinstance(data[RELAY_TABLE], dict):
+        raise UserError("config-invalid", f"{RELAY_TABLE} is the relay's table: write [{RELAY_TABLE}] and its keys under it "
+                                          "(configs/relay.toml)")
+    data = {key: value for key, value in data.items() if key != RELAY_TABLE}
     known = [f.name for f in fields(NodeConfig)]
     unknown = sorted(set(data) - set(known))
     if unknown:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from open4wd_node.runtime.addresses import LISTEN, METRICS_ADDRESS
 
-FROM_CONFIG = "from-config"  # --metrics not given: the [relay] table's, or the default
+FROM_CONFIG = object()  # --metrics not given: the [relay] table's, or the default (argparse leaves a non-string as it is)
 
 if TYPE_CHECKING:
     import argparse
@@ -25,17 +25,14 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     from open4wd_node.relay.config import relay_settings
     from open4wd_node.relay.daemon import run_relay
     from open4wd_node.runtime.config import RELAY_TABLE, read_toml
-    from open4wd_node.runtime.errors import UserError
     from open4wd_node.view.events import EventSink
     from protocol.identity.keys import load_or_create_identity
 
-    table = read_toml(ctx.config_path).get(RELAY_TABLE, {}) if ctx.config_path is not None else {}
-    if not isinstance(table, dict):
-        raise UserError("config-invalid", f"{RELAY_TABLE} in {ctx.config_path} must be a table: [relay]")
+    table = read_toml(ctx.config_path).get(RELAY_TABLE, {}) if ctx.config_path is not None else {}  # a table: checked
     settings = relay_settings(table)
     if args.relay_listen is not None:
         settings = replace(settings, listen=args.relay_listen)
-    if args.relay_metrics != FROM_CONFIG:
+    if args.relay_metrics is not FROM_CONFIG:
         settings = replace(settings, metrics=args.relay_metrics)
     identity, _ = load_or_create_identity(ctx.identity_path)
     status: int = trio.run(run_relay, identity, settings, EventSink(as_json=args.json))
