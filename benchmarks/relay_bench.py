@@ -8,8 +8,9 @@
   link through a raw trio byte-forwarder (a process running ``--forwarder`` of this script: receive_some /
   send_all both ways, no rules); target: relay ≥ 0.7 × forwarder;
 - (c) ``--circuits`` (200) concurrent circuits, each carrying ``--rate`` (60) raw 100-byte messages a
-  second for ``--seconds``: one-way delay relayed against the same load over direct TCP (p50, p99 and the
-  added p99), and the relay process's CPU time per 1,000 messages/s (from /proc/PID/stat);
+  second for ``--seconds``, from this process to a receiver process (``--receiver``): one-way delay relayed
+  against the same load over direct TCP (p50, p99 and the added p99), and the relay process's CPU time per
+  1,000 messages/s (from /proc/PID/stat);
 - (d) with ``--race``: an 8-node race of real node processes at 60 Hz, every node ``--reachability relay``
   (every link relayed through the one relay): the worst lag in frames; target ≤ 4.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import statistics
 import subprocess
@@ -33,6 +35,7 @@ from pathlib import Path
 import trio
 
 from open4wd_node.net.link import Link
+from open4wd_node.runtime.logs import configure_logging
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.net.transport import Door, dial, serve
 from open4wd_node.relay.client import Reservations, dial_relayed, open_circuit
@@ -192,18 +195,20 @@ async def one_link(relay: str, forwarder_target: list[str], samples: int, frames
 
 # ---- (c): many raw circuits ------------------------------------------------------------------------
 
-async def many(relay: str | None, circuits: int, rate: int, seconds: float, relay_pid: int | None) -> tuple[list[float], float]:
-    """``circuits`` streams each carrying ``rate`` raw 100-byte messages a second for ``seconds``, through
-    the relay (``relay``) or over direct TCP (None): the one-way delays (ms) and the relay's CPU seconds."""
+async def receiver(relay: str) -> None:
+    """The far ends of (c), in their own process (``--receiver``): reserved at ``relay`` (or, with ``direct``,
+    listening on TCP), they read every circuit and print, as one JSON line, the one-way delays of what
+    arrived (``perf_counter_ns`` is the machine's monotonic clock: the same in both processes)."""
     delays: list[float] = []
 
     async def read(stream: trio.abc.Stream) -> None:
         buffer = b""
         try:
             while data := await stream.receive_some(65536):
+                now = time.perf_counter_ns()
                 buffer += data
                 while len(buffer) >= RAW_BYTES:
-                    delays.append(since_ms(buffer[:8]))
+                    delays.append((now - int.from_bytes(buffer[:8], "big")) / 1e6)
                     buffer = buffer[RAW_BYTES:]
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return
@@ -211,42 +216,66 @@ async def many(relay: str | None, circuits: int, rate: int, seconds: float, rela
     async def admit(stream: trio.abc.Stream, address: str, source: str) -> None:
         await read(stream)
 
-    streams: list[trio.abc.Stream] = []
     async with trio.open_nursery() as nursery:
-        if relay is not None:
+        if relay == "direct":
+            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+            nursery.start_soon(trio.serve_listeners, read, listeners)
+            print(f"127.0.0.1:{listeners[0].socket.getsockname()[1]}", flush=True)
+        else:
             keeper = Reservations(B, (relay,), admit)
             await nursery.start(keeper.run)
             await keeper.tried.wait()
-            for _ in range(circuits):
-                stream, _ = await open_circuit(relay, A, RelayConnect(target=B.peer_id), B.peer_id)
-                streams.append(stream)
-        else:
-            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-            port = listeners[0].socket.getsockname()[1]
-            nursery.start_soon(trio.serve_listeners, read, listeners)
-            streams = [await trio.open_tcp_stream("127.0.0.1", port) for _ in range(circuits)]
-        await trio.sleep(0.5)
+            print("reserved", flush=True)
+        await trio.to_thread.run_sync(sys.stdin.readline)  # "start": count from now
         delays.clear()
-        cpu = cpu_seconds(relay_pid) if relay_pid else 0.0
-        end = trio.current_time() + seconds
-
-        async def send(stream: trio.abc.Stream, offset: float) -> None:
-            await trio.sleep(offset)
-            pad = b"p" * (RAW_BYTES - 8)
-            next_at = trio.current_time()
-            while trio.current_time() < end:
-                await stream.send_all(time.perf_counter_ns().to_bytes(8, "big") + pad)
-                next_at += 1 / rate
-                await trio.sleep_until(next_at)
-
-        async with trio.open_nursery() as senders:
-            for i, stream in enumerate(streams):
-                senders.start_soon(send, stream, i / circuits / rate)
-        await trio.sleep(0.2)
-        cpu = (cpu_seconds(relay_pid) - cpu) if relay_pid else 0.0
-        for stream in streams:
-            await stream.aclose()
+        await trio.to_thread.run_sync(sys.stdin.readline)  # "stop"
+        print(json.dumps(delays), flush=True)
         nursery.cancel_scope.cancel()
+
+
+async def many(relay: str | None, circuits: int, rate: int, seconds: float, relay_pid: int | None) -> tuple[list[float], float]:
+    """``circuits`` streams each carrying ``rate`` raw 100-byte messages a second for ``seconds``, through
+    the relay (``relay``) or over direct TCP (None), to a receiver process: the one-way delays (ms) and the
+    relay's CPU seconds over the window."""
+    far = subprocess.Popen([sys.executable, __file__, "--receiver", relay or "direct"], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True)
+    assert far.stdin is not None and far.stdout is not None
+    ready = far.stdout.readline().strip()
+    streams: list[trio.abc.Stream] = []
+    if relay is not None:
+        for _ in range(circuits):
+            stream, _ = await open_circuit(relay, A, RelayConnect(target=B.peer_id), B.peer_id)
+            streams.append(stream)
+    else:
+        host, port = ready.rsplit(":", 1)
+        streams = [await trio.open_tcp_stream(host, int(port)) for _ in range(circuits)]
+    await trio.sleep(0.5)
+    far.stdin.write("start\n")
+    far.stdin.flush()
+    cpu = cpu_seconds(relay_pid) if relay_pid else 0.0
+    end = trio.current_time() + seconds
+
+    async def send(stream: trio.abc.Stream, offset: float) -> None:
+        await trio.sleep(offset)
+        pad = b"p" * (RAW_BYTES - 8)
+        next_at = trio.current_time()
+        while trio.current_time() < end:
+            await stream.send_all(time.perf_counter_ns().to_bytes(8, "big") + pad)
+            next_at += 1 / rate
+            await trio.sleep_until(next_at)
+
+    async with trio.open_nursery() as senders:
+        for i, stream in enumerate(streams):
+            senders.start_soon(send, stream, i / circuits / rate)
+    await trio.sleep(0.5)
+    cpu = (cpu_seconds(relay_pid) - cpu) if relay_pid else 0.0
+    far.stdin.write("stop\n")
+    far.stdin.flush()
+    delays: list[float] = json.loads(far.stdout.readline())
+    for stream in streams:
+        await stream.aclose()
+    far.terminate()
+    far.wait()
     return delays, cpu
 
 
@@ -284,10 +313,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--race", action="store_true", help="also race 8 node processes through the relay")
     parser.add_argument("--forwarder", metavar="TARGET", help=argparse.SUPPRESS)
+    parser.add_argument("--receiver", metavar="RELAY", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.forwarder:
         trio.run(forwarder, args.forwarder)
         return
+    if args.receiver:
+        configure_logging("json", logging.WARNING)  # stdout carries the figures
+        trio.run(receiver, args.receiver)
+        return
+    configure_logging("json", logging.WARNING)
     workdir = Path(tempfile.mkdtemp(prefix="open4wd-relay-bench-"))
     relay_process, relay = start_relay(workdir)
     try:
@@ -301,8 +336,8 @@ def main() -> None:
         direct, _ = trio.run(many, None, args.circuits, args.rate, args.seconds, None)
         relayed, cpu = trio.run(many, relay, args.circuits, args.rate, args.seconds, relay_process.pid)
         offered = args.circuits * args.rate
-        print(f"(c) {args.circuits} circuits x {args.rate} msg/s ({offered:,} msg/s offered, {len(relayed):,} delivered "
-              f"relayed, {len(direct):,} direct in {args.seconds:g} s)")
+        print(f"(c) {args.circuits} circuits x {args.rate} msg/s ({offered:,} msg/s offered; delivered in {args.seconds:g} s: "
+              f"{len(relayed):,} relayed, {len(direct):,} direct, of {offered * args.seconds:,.0f})")
         print(f"    direct  p50 {percentile(direct, 0.5):.3f} ms, p99 {percentile(direct, 0.99):.3f} ms")
         print(f"    relayed p50 {percentile(relayed, 0.5):.3f} ms, p99 {percentile(relayed, 0.99):.3f} ms; "
               f"added p99 {percentile(relayed, 0.99) - percentile(direct, 0.99):.3f} ms")
