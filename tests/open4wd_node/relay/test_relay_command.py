@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from open4wd_node.relay.config import LIMIT_KEYS, default_of, relay_settings
-from open4wd_node.relay.config import RelaySettings
+from open4wd_node.relay.config import LIMIT_KEYS, RelaySettings, default_of, relay_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 COMMAND = [sys.executable, "-m", "open4wd_node.cli.main"]
@@ -82,3 +81,9 @@ def test_the_shipped_relay_toml_holds_every_key_at_its_default():
                           *LIMIT_KEYS}
     assert all(table[key] == default_of(key) for key in table), {k: (v, default_of(k)) for k, v in table.items()}
     assert relay_settings(table) == RelaySettings()
+
+
+def test_a_node_reachable_only_through_relays_needs_one(tmp_path):
+    out = subprocess.run([*COMMAND, "--data-dir", str(tmp_path), "host", "--reachability", "relay", "--json"],
+                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert out.returncode == 1 and out.stderr.startswith("error[relay-missing]: --reachability relay needs"), out.stderr
