@@ -231,9 +231,13 @@ class RelayServer:
             await self._refused(link, exc)
             return
         await link.send(RelayCircuit(peer=circuit.dialer))
-        pending.answer = link.detach("the link became a relay circuit")
+        stream = pending.answer = link.detach("the link became a relay circuit")
         pending.answered.set()
-        await pending.done.wait()  # the connecting side's task carries the circuit and closes this stream
+        try:
+            await pending.done.wait()  # the connecting side's task carries the circuit
+        finally:  # and closes this stream too, unless it gave up on the circuit just before the answer
+            with trio.CancelScope(shield=True):
+                await trio.aclose_forcefully(stream)
 
     async def _carry(self, circuit: Circuit, dialer: trio.abc.Stream, target: trio.abc.Stream) -> None:
         self.metrics.circuits.inc()
