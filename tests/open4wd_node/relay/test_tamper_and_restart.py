@@ -101,3 +101,28 @@ async def test_a_race_that_loses_its_only_relay_everywhere_ends_by_the_partition
     outcomes = {rec.of("result")[0]["outcome"] for rec in recorders}
     assert outcomes == {"partition-void"} and codes == {0: 1, 1: 1, 2: 1}
     assert second.metrics.circuits._value.get() >= 1  # the links did come back through the new relay
+
+
+async def test_a_relay_lost_for_good_mid_race_is_replaced_by_the_nodes_other_relay(tmp_path, fast_clock):
+    """Node 3 is reachable only through relays A and B (A first). A dies a second into the race and never
+    comes back: the pairs that reached node 3 through A re-dial its contact and get through B."""
+    watched = {}
+    backup = RelayServer(ids(1, start=10)[0])
+
+    async def doomed(task_status=trio.TASK_STATUS_IGNORED):
+        relay = RelayServer(RELAY_ID)
+        async with trio.open_nursery() as inner:
+            task_status.started(await inner.start(relay.run, "127.0.0.1", 0))
+            while not (watched.get("recorders") and all(rec.of("race-start") for rec in watched["recorders"])):
+                await trio.sleep(0.1)
+            await trio.sleep(1.0)
+            inner.cancel_scope.cancel()
+
+    async with trio.open_nursery() as nursery:
+        first = str(await nursery.start(doomed))
+        second = str(await nursery.start(backup.run, "127.0.0.1", 0))
+        reach = {i: ("auto", ()) for i in range(3)} | {3: ("relay", (first, second))}
+        recorders, codes = await race(tmp_path, 4, track_bytes=short_track(40.0), recorders_out=watched, reach=reach)
+        nursery.cancel_scope.cancel()
+    agreed(recorders, codes, 4)
+    assert backup.metrics.circuits._value.get() >= 1  # node 3's links came back through relay B
