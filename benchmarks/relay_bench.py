@@ -12,7 +12,8 @@
   against the same load over direct TCP (p50, p99 and the added p99), and the relay process's CPU time per
   1,000 messages/s (from /proc/PID/stat);
 - (d) with ``--race``: an 8-node race of real node processes at 60 Hz, every node ``--reachability relay``
-  (every link relayed through the one relay): the worst lag in frames; target ≤ 4.
+  (every link relayed through the one relay): the worst lag in frames; target ≤ 4. The same race with
+  every node direct runs first, as the baseline under the same machine load.
 
     python benchmarks/relay_bench.py [--samples 2000] [--frames 20000] [--circuits 200] [--rate 60]
                                      [--seconds 10] [--race]
@@ -281,9 +282,13 @@ async def many(relay: str | None, circuits: int, rate: int, seconds: float, rela
 
 # ---- (d): an 8-node race through the relay ---------------------------------------------------------
 
-def race(relay: str, nodes: int, workdir: Path) -> dict:
+def race(relay: str | None, nodes: int, workdir: Path) -> dict:
+    """An ``nodes``-node race of real processes: every node ``--reachability relay`` through ``relay``, or
+    (None) every node direct, the baseline under the same machine load."""
     base = [sys.executable, "-m", "open4wd_node.cli.main", "--log-format", "json"]
-    common = ["--auto-ready", "--json", "--driver", "bot", "--reachability", "relay", "--relay", relay]
+    reach = ["--reachability", "relay", "--relay", relay] if relay else ["--reachability", "direct"]
+    common = ["--auto-ready", "--json", "--driver", "bot", *reach]
+    workdir = workdir / ("relayed" if relay else "direct")
     host = subprocess.Popen(base + ["--data-dir", str(workdir / "n0"), "host", "--min-players", str(nodes),
                                     "--max-players", str(nodes), "--laps", "1", *common, "--seed", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -345,9 +350,11 @@ def main() -> None:
         print(f"    relay CPU {cpu:.2f} s over {args.seconds:g} s = {cpu / args.seconds * 100:.0f}% of a core; "
               f"{cpu / args.seconds / (rate / 1000) * 1000:.1f} ms of CPU per second per 1,000 msg/s")
         if args.race:
-            summary = race(relay, 8, workdir)
-            print(f"(d) 8 relay-only node processes at 60 Hz: worst lag {summary['max_lag']} frames (target ≤ 4), "
-                  f"{summary['finished']}/{summary['results']} finished, {summary['disagreements']} disagreements")
+            for label, via in (("direct (baseline)", None), ("relay-only", relay)):
+                summary = race(via, 8, workdir)
+                print(f"(d) 8 {label} node processes at 60 Hz: worst lag {summary['max_lag']} frames (target ≤ 4), "
+                      f"{summary['finished']}/{summary['results']} finished, {summary['disagreements']} disagreements, "
+                      f"load {os.getloadavg()[0]:.1f}")
     finally:
         relay_process.terminate()
         relay_process.wait()
