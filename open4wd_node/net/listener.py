@@ -76,12 +76,12 @@ class NodeListener:
     @property
     def direct(self) -> bool:
         """Whether this node accepts direct links (not with ``reachability = relay``)."""
-        return self.reachability != "relay"
+        return self.reachability is not Reachability.RELAY
 
     @property
     def use_relays(self) -> bool:
         """Whether this node dials through a peer's relays when a direct link fails (not ``direct``)."""
-        return self.reachability != "direct"
+        return self.reachability is not Reachability.DIRECT
 
     def serving(self) -> tuple[Address, Advertised]:
         """Where the listener is bound and what it advertises; ``LocalError`` before ``run`` bound it, or on
@@ -103,7 +103,8 @@ class NodeListener:
         return str(self.contact)
 
     async def run(self, host: str, port: int, *, task_status: trio.TaskStatus[Address | None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Serve until cancelled; ``await nursery.start(listener.run, host, port)`` gives the address.
+        """Serve until cancelled; ``await nursery.start(listener.run, host, port)`` gives the address (None
+        for a node reachable only through relays), once the relays were tried (at most ``RESERVE_WAIT_S``).
         ``UserError`` ``listen-failed`` when the address cannot be bound."""
         async with trio.open_nursery() as nursery:
             if self.direct:
