@@ -73,7 +73,9 @@ async def room_then_race(
 
 
 def run_node(identity: Identity, config: NodeConfig, body: Callable[[NodeListener], Awaitable[int]]) -> int:
-    """Listen where the configuration says (``listen``, ``advertise``) while ``body`` runs; its exit status.
+    """Listen where the configuration says (``listen``, ``advertise``; reserved at ``relays`` as
+    ``reachability`` says) while ``body`` runs; its exit status.
     ``UserError`` ``listen-failed`` when the address cannot be bound."""
-    status: int = run_trio(with_listener, identity, config.listen.host, config.listen.port, body, config.advertise)
+    status: int = run_trio(with_listener, identity, config.listen.host, config.listen.port, body, config.advertise,
+                           config.reachability, config.relays)
     return status

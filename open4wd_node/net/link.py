@@ -308,6 +308,7 @@ class Link:
         self._receiving = False
         self._closed: LinkClosed | None = None
         self._closed_by_caller = False
+        self._detached = False
         self.on_drop: Callable[[str, str], None] | None = None
         """Told ``(bucket, message type)`` of every incoming message a rate limit dropped (the race counts them)."""
 
@@ -484,6 +485,22 @@ class Link:
             await self._end(LinkClosed(code, f"the peer closed the link: {text}", by_peer=True), notify=False)
         return msg
 
+    def detach(self, why: str) -> trio.abc.Stream:
+        """Hand over the raw stream: from now on its bytes belong to another session (a relay circuit,
+        docs/relay.md). Only between frames, with nothing read past the last message (a first message
+        read by ``peek_first``, or a link whose peer sends nothing unasked); otherwise ``LocalError``
+        ``link-detach-buffered``. The link then counts as closed (``link-detached``): closing it no
+        longer sends a notice nor touches the stream, which is the caller's to close."""
+        if self._bodies or self._decoder.buffered or self._peeked is not None or self._exact is not None:
+            raise LocalError("link-detach-buffered", "a link can hand over its stream only between frames")
+        if self._closed is not None:
+            raise self._closed.copy()
+        self._detached = True
+        self._closed_by_caller = True
+        self._closed = LinkClosed("link-detached", why)
+        self.counters.record(self._closed)
+        return self._stream
+
     # ---- closing ---------------------------------------------------------------------------------
 
     async def aclose(self, code: str = "link-closed", message: str = "the link was closed normally") -> None:
@@ -500,6 +517,8 @@ class Link:
 
     async def _shutdown(self, reason: LinkClosed, *, notify: bool) -> None:
         """Record the first reason and close the stream, telling the peer the reason if asked."""
+        if self._detached:
+            return  # the stream is someone else's now
         first = self._closed is None
         if first:
             self._closed = reason

@@ -5,7 +5,10 @@ nothing within 5 s of its handshake (``join-timeout``), or opens with anything n
 (``join-expected``), is closed with a code; what a connection may cost until then is the transport's
 ``ListenerLimits`` (docs/transport.md, "The listener's door"). Once
 bound, the listener knows the address it advertises (``open4wd_node.net.advertise``): what invitations
-and the room announcement carry, never a wildcard.
+and the room announcement carry, never a wildcard. A node that uses relays (docs/relay.md) also keeps
+its reservations here, and admits every circuit opened to it through the same door as a direct connection;
+what it announces is then its contact (``protocol.relay.contact``): the direct address (none with
+``reachability = relay``) and its relays.
 """
 
 from __future__ import annotations
@@ -24,14 +27,18 @@ from open4wd_node.view.events import EventSink
 from open4wd_node.net.link import Link
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.net.admission import LISTENER_LIMITS, ListenerLimits
-from open4wd_node.net.transport import serve
+from open4wd_node.net.transport import Door, serve
+from open4wd_node.relay.client import Reservations
+from open4wd_node.relay.reach import Reachability
 from protocol.identity.keys import Identity
+from protocol.relay.contact import Contact
 from protocol.room.messages import EXPENSIVE_TYPES
 from protocol.encoding.wire import Message
 
 __all__ = ["NodeListener", "parse_address", "with_listener"]
 
 log = structlog.get_logger("open4wd_node.listener")
+RESERVE_WAIT_S = 10.0  # how long a starting node waits for its relays' first answers
 Handler = Callable[[Link, Message], Awaitable[None]]
 T = TypeVar("T")
 M = TypeVar("M", bound=Message)
@@ -41,10 +48,18 @@ class NodeListener:
     """This node's one listener: hands each authenticated link to the handler of its first message's
     type (``add_handler``), which the room and the race register while they accept links."""
 
-    def __init__(self, identity: Identity, advertise: Advertise = AUTOMATIC, door: ListenerLimits = LISTENER_LIMITS) -> None:
+    def __init__(self, identity: Identity, advertise: Advertise = AUTOMATIC, door: ListenerLimits = LISTENER_LIMITS,
+                 reachability: str = "auto", relays: tuple[str, ...] = ()) -> None:
         self.identity = identity
         self.advertise = advertise
         self.door = door  # what opening connections may cost
+        self.reachability = Reachability(reachability)
+        self.relays = () if self.reachability is Reachability.DIRECT else relays
+        """The relays this node reserves at and dials through (none with ``reachability = direct``)."""
+        if self.reachability is Reachability.RELAY and not self.relays:
+            raise UserError("relay-missing", "--reachability relay needs at least one --relay HOST:PORT to be reachable through")
+        self.gate = Door(self._accept, identity, expensive=EXPENSIVE_TYPES, door=door)  # direct and relayed links
+        self.reservations = Reservations(identity, self.relays, self.gate.admit)
         self.handlers: dict[type[Message], Handler] = {}  # first message type -> its handler
         self.address: Address | None = None  # where it is bound (the real port, also when 0 was asked)
         self.advertised: Advertised | None = None  # what peers are told to dial
@@ -58,34 +73,62 @@ class NodeListener:
         """Links opening with a ``kind`` are refused again (``join-expected``); no error if none was set."""
         self.handlers.pop(kind, None)
 
+    @property
+    def direct(self) -> bool:
+        """Whether this node accepts direct links (not with ``reachability = relay``)."""
+        return self.reachability is not Reachability.RELAY
+
+    @property
+    def use_relays(self) -> bool:
+        """Whether this node dials through a peer's relays when a direct link fails (not ``direct``)."""
+        return self.reachability is not Reachability.DIRECT
+
     def serving(self) -> tuple[Address, Advertised]:
-        """Where the listener is bound and what it advertises; ``LocalError`` before ``run`` bound it."""
+        """Where the listener is bound and what it advertises; ``LocalError`` before ``run`` bound it, or on
+        a node that accepts no direct links."""
         if self.address is None or self.advertised is None:
-            raise LocalError("listener-not-bound", "the node's listener is not serving yet")
+            raise LocalError("listener-not-bound", "the node's listener is not serving (yet, or at all: reachability relay)")
         return self.address, self.advertised
 
     @property
-    def announced(self) -> str:
-        """``HOST:PORT`` for invitations and the room's member list (empty until bound)."""
-        return str(self.advertised.address) if self.advertised else ""
+    def contact(self) -> Contact:
+        """How peers reach this node: its advertised address (once bound; none with reachability relay)
+        and its relays."""
+        return Contact(str(self.advertised.address) if self.advertised else None, self.relays)
 
-    async def run(self, host: str, port: int, *, task_status: trio.TaskStatus[Address] = trio.TASK_STATUS_IGNORED) -> None:
-        """Serve until cancelled; ``await nursery.start(listener.run, host, port)`` gives the address.
+    @property
+    def announced(self) -> str:
+        """The contact text for the room's member list: ``HOST:PORT`` for a node without relays, as before
+        relays existed (empty until bound)."""
+        return str(self.contact)
+
+    async def run(self, host: str, port: int, *, task_status: trio.TaskStatus[Address | None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve until cancelled; ``await nursery.start(listener.run, host, port)`` gives the address (None
+        for a node reachable only through relays), once the relays were tried (at most ``RESERVE_WAIT_S``).
         ``UserError`` ``listen-failed`` when the address cannot be bound."""
         async with trio.open_nursery() as nursery:
-            try:
-                self.address = await nursery.start(
-                    partial(serve, self._accept, self.identity, host, port, expensive=EXPENSIVE_TYPES, door=self.door)
-                )
-            except OSError as exc:
-                raise UserError("listen-failed", f"cannot listen on {Address(host, port)}: {exc.strerror}") from None
-            self.advertised = advertised_address(self.address, self.advertise)
+            if self.direct:
+                try:
+                    self.address = await nursery.start(partial(serve, self._accept, self.identity, host, port, door=self.gate))
+                except OSError as exc:
+                    raise UserError("listen-failed", f"cannot listen on {Address(host, port)}: {exc.strerror}") from None
+                self.advertised = advertised_address(self.address, self.advertise)
+            if self.relays:
+                await nursery.start(self.reservations.run)
+                with trio.move_on_after(RESERVE_WAIT_S):
+                    await self.reservations.tried.wait()  # invitations name the relays: try them first
+                if not self.reservations.held:
+                    log.warning("relay-none-reserved", relays=list(self.relays),
+                                hint="no relay granted a reservation yet: peers cannot reach this node through one "
+                                     "until it does (the node keeps trying)")
             task_status.started(self.address)
 
     def report_advertised(self, events: EventSink, room_host: str | None = None) -> None:
         """Say (an event and a log line) when the advertised address was guessed, because this node
         listens on a wildcard; and when a joiner announces loopback to a host ``room_host`` on another
-        machine, whose peers could then not open race links to it."""
+        machine, whose peers could then not open race links to it. Nothing to say without a direct address."""
+        if not self.direct:
+            return
         bound, advertised = self.serving()
         if advertised.guessed:
             where = ("this machine's primary interface" if advertised.source is Source.PRIMARY_INTERFACE
@@ -110,11 +153,13 @@ class NodeListener:
 
 
 async def with_listener(
-    identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC
+    identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC,
+    reachability: str = "auto", relays: tuple[str, ...] = (),
 ) -> T:
-    """Run ``body`` while this node's listener serves on ``host:port``; stop listening afterwards."""
+    """Run ``body`` while this node's listener serves on ``host:port`` (and keeps its relay reservations);
+    stop listening, and release the reservations, afterwards."""
     async with trio.open_nursery() as nursery:
-        listener = NodeListener(identity, advertise)
+        listener = NodeListener(identity, advertise, reachability=reachability, relays=relays)
         await nursery.start(listener.run, host, port)
         result = await body(listener)
         nursery.cancel_scope.cancel()

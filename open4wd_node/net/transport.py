@@ -25,7 +25,7 @@ from open4wd_node.net.admission import LISTENER_BUSY, LISTENER_LIMITS, BusyBacko
 from open4wd_node.net.link import Link, LinkClosed, open_link, peer_endpoint, refuse_unopened
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 
-__all__ = ["Link", "LinkClosed", "LinkLimits", "ListenerLimits", "dial", "serve"]
+__all__ = ["Door", "Link", "LinkClosed", "LinkLimits", "ListenerLimits", "dial", "serve"]
 
 log = structlog.get_logger("open4wd_node.transport")
 BUSY_RETRY_S = 10.0  # how long a joiner keeps trying a listener that answers listener-busy
@@ -95,48 +95,51 @@ async def _dial_once(
         raise
 
 
-async def serve(
-    handler: LinkHandler,
-    identity: Identity,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    *,
-    expensive: frozenset[str] = frozenset(),
-    limits: LinkLimits = ROOM_LIMITS,
-    registry: dict[str, type[Message]] | None = None,
-    door: ListenerLimits = LISTENER_LIMITS,
-    task_status: trio.TaskStatus[Address] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Listen on ``host:port`` until cancelled; use ``await nursery.start(serve, ...)`` to get the
-    bound ``Address`` (the real port, also when 0 was asked for). Each link whose first message has
-    arrived goes to ``handler(link)`` (its first ``receive`` returns that message) and is closed when
-    the handler returns; the dialer must speak first."""
-    listeners = await trio.open_tcp_listeners(port, host=host)
-    bound_host, bound_port = listeners[0].socket.getsockname()[:2]
-    places = OpeningPlaces(door.openings, door.openings_per_source)
+class Door:
+    """The listener's door (docs/transport.md): admits accepted streams, each in its own task, under
+    ``ListenerLimits``, and hands each link whose first message arrived to ``handler``. ``serve`` uses one
+    for its TCP connections; a node reachable through a relay admits its circuits through the same door
+    (docs/relay.md), so a relayed link costs what a direct one does before it says what it is for."""
 
-    async def on_connection(stream: trio.SocketStream) -> None:
-        endpoint = peer_endpoint(stream)
-        address = "unknown" if endpoint is None else str(endpoint)
-        source = "unknown" if endpoint is None else source_of(endpoint.host)
+    def __init__(
+        self,
+        handler: LinkHandler,
+        identity: Identity,
+        *,
+        expensive: frozenset[str] = frozenset(),
+        limits: LinkLimits = ROOM_LIMITS,
+        registry: dict[str, type[Message]] | None = None,
+        door: ListenerLimits = LISTENER_LIMITS,
+    ) -> None:
+        self.handler = handler
+        self.identity = identity
+        self.expensive = expensive
+        self.limits = limits
+        self.registry = registry
+        self.door = door
+        self.places = OpeningPlaces(door.openings, door.openings_per_source)
+
+    async def admit(self, stream: trio.abc.Stream, address: str, source: str) -> None:
+        """Run one accepted stream from ``address`` (counted under ``source``) to its end: refused at once
+        when its source's share or every opening place is taken, else handshake, first message, handler."""
         try:
-            places.take(source)
+            self.places.take(source)
         except ProtocolError as exc:
             log.info("link-refused", code=exc.code, reason=exc.message, address=address)
             await refuse_unopened(stream, exc.code, exc.message)
             return
         try:
-            opened = await _open(stream, address)
+            opened = await self._open(stream, address)
         finally:
-            places.give_back(source)  # before any close notice: the link is no longer opening
+            self.places.give_back(source)  # before any close notice: the link is no longer opening
         if opened is None:
             return
         link, arrived = opened
         try:
             if arrived:
-                await handler(link)
+                await self.handler(link)
             else:  # a link that ended while opening keeps its own reason (frame-too-large, link-eof, …)
-                await link.aclose("join-timeout", f"no first message within {door.first_message_timeout_ms / 1000:g} s")
+                await link.aclose("join-timeout", f"no first message within {self.door.first_message_timeout_ms / 1000:g} s")
         except (LinkClosed, ProtocolError) as exc:
             await link.aclose(exc.code, exc.message)  # a link that has already ended keeps its own reason
         finally:
@@ -146,21 +149,51 @@ async def serve(
             log.info("link-closed", code=ended.code, reason=ended.message, by_peer=ended.by_peer, peer=link.peer_id,
                      address=address)
 
-    async def _open(stream: trio.SocketStream, address: str) -> tuple[Link, bool] | None:
+    async def _open(self, stream: trio.abc.Stream, address: str) -> tuple[Link, bool] | None:
         """The handshake, then the wait for the first message, under the door's limits: None when the
         handshake failed (logged here), else the link and whether its first message arrived."""
         try:
-            link = await open_link(stream, identity, LISTENER, expensive=expensive, limits=limits, registry=registry)
+            link = await open_link(stream, self.identity, LISTENER, expensive=self.expensive, limits=self.limits,
+                                   registry=self.registry)
         except LinkClosed as exc:
             log.info("link-refused", code=exc.code, reason=exc.message, address=address)
             return None
-        with trio.move_on_after(door.first_message_timeout_ms / 1000):
+        with trio.move_on_after(self.door.first_message_timeout_ms / 1000):
             try:
-                await link.peek_first(door.first_frame_bytes)
+                await link.peek_first(self.door.first_frame_bytes)
                 return link, True
             except LinkClosed:
                 pass  # the link has ended with its reason, logged when the caller closes it
         return link, False
+
+
+async def serve(
+    handler: LinkHandler,
+    identity: Identity,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    expensive: frozenset[str] = frozenset(),
+    limits: LinkLimits = ROOM_LIMITS,
+    registry: dict[str, type[Message]] | None = None,
+    door: ListenerLimits | Door = LISTENER_LIMITS,
+    task_status: trio.TaskStatus[Address] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Listen on ``host:port`` until cancelled; use ``await nursery.start(serve, ...)`` to get the
+    bound ``Address`` (the real port, also when 0 was asked for). Each link whose first message has
+    arrived goes to ``handler(link)`` (its first ``receive`` returns that message) and is closed when
+    the handler returns; the dialer must speak first. ``door`` may be a ``Door`` shared with other
+    ways in (then its handler and link settings are used, not the arguments)."""
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    bound_host, bound_port = listeners[0].socket.getsockname()[:2]
+    gate = door if isinstance(door, Door) else Door(handler, identity, expensive=expensive, limits=limits,
+                                                       registry=registry, door=door)
+
+    async def on_connection(stream: trio.SocketStream) -> None:
+        endpoint = peer_endpoint(stream)
+        address = "unknown" if endpoint is None else str(endpoint)
+        source = "unknown" if endpoint is None else source_of(endpoint.host)
+        await gate.admit(stream, address, source)
 
     task_status.started(Address(bound_host, bound_port))
     await trio.serve_listeners(on_connection, listeners)

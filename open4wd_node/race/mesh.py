@@ -1,6 +1,7 @@
 """The race's fixed-roster full mesh: one authenticated link per pair of roster peers.
 
-The peer with the smaller PeerId dials the other's room listen address (checking its PeerId); the
+The peer with the smaller PeerId dials the other's contact (its room listen address, or its relays when
+that fails: ``open4wd_node.relay.reach``), checking its PeerId; the
 other accepts the link on its ``NodeListener`` when the first message names this match, and echoes it
 to confirm (a peer whose race has not started yet refuses, and the dialer tries again). A lost link
 is re-dialled by the same side every 500 ms while the race runs, so a peer that comes back within the
@@ -24,10 +25,11 @@ import trio
 from open4wd_base.errors import LocalError
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits
-from open4wd_node.runtime.errors import UserError
-from open4wd_node.net.listener import NodeListener, parse_address
+from open4wd_node.net.listener import NodeListener
 from open4wd_node.net.outbox import Outbox, flush
-from open4wd_node.net.transport import dial
+from open4wd_node.relay.reach import dial_contact
+from protocol.errors import ProtocolError
+from protocol.relay.contact import Contact
 from protocol.identity.keys import Identity
 from protocol.race.mesh import MeshHello
 from protocol.race.messages import INPUT_TYPES, RACE_LINK
@@ -192,16 +194,16 @@ class Mesh:
 
     async def _dial_loop(self, peer: str) -> None:
         try:
-            host, port = parse_address(self.addresses[peer])
-        except UserError as exc:
+            Contact.parse(self.addresses[peer])
+        except ProtocolError as exc:
             log.info("mesh-address-invalid", peer=peer, reason=exc.message)
             return  # the session predicts the peer, then removes it when its reconnect window ends
         while not self._closing:
             await trio.sleep_until(self._offline_until)
             await self.gate.wait_links()
-            try:
-                link = await dial(host, port, self.identity, expected_peer=peer,
-                                  expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
+            try:  # directly, or through the peer's relays when that fails (docs/relay.md): each pair on its own
+                link = await dial_contact(self.addresses[peer], self.identity, peer, use_relays=self.listener.use_relays,
+                                          expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
                 link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES, RACE_INGRESS_LIMITS)
                 await link.send(MeshHello(self.match_id))
                 with trio.fail_after(REDIAL_S * 10):

@@ -28,11 +28,10 @@ from open4wd_node.assets.transfer import AssetTransfer
 from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.view.events import EventSink
-from open4wd_node.runtime.errors import UserError
 from open4wd_node.net.link import Link, LinkClosed
-from open4wd_node.net.listener import parse_address
 from open4wd_node.net.outbox import Outbox, flush
-from open4wd_node.net.transport import BUSY_RETRY_S, dial
+from open4wd_node.net.transport import BUSY_RETRY_S
+from open4wd_node.relay.reach import dial_contact
 from open4wd_base.errors import CodedError, LocalError
 from protocol.errors import ProtocolError
 from protocol.actions import UserEvent
@@ -66,8 +65,9 @@ class SuccessionPlan:
 
     identity: Identity
     participant_secret: bytes
-    listen: str  # this node's own room listener, "host:port"
+    listen: str  # this node's own contact: "host:port", and its relays (protocol.relay.contact)
     new_member: Callable[[str], MemberRoom]  # host PeerId -> a fresh member machine for that host
+    use_relays: bool = True  # dial the successor through its relays when a direct link fails
 
 
 @dataclass
@@ -331,10 +331,9 @@ class RoomDriver:
     async def _dial_successor(self, succession: HostSuccession) -> None:
         plan = self._plan
         try:
-            host, port = parse_address(succession.listen)
-            link = await dial(host, port, plan.identity, expected_peer=succession.successor,
-                              expensive=EXPENSIVE_TYPES, busy_retry_s=BUSY_RETRY_S)
-        except (LinkClosed, UserError) as exc:
+            link = await dial_contact(succession.listen, plan.identity, succession.successor, use_relays=plan.use_relays,
+                                      expensive=EXPENSIVE_TYPES, busy_retry_s=BUSY_RETRY_S)
+        except LinkClosed as exc:
             self.events.emit("error", code="succession-failed", message=f"cannot reach the new host: {exc}")
             self.done.set()
             return

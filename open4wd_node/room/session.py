@@ -26,7 +26,8 @@ from open4wd_node.room.notice_board import NoticeBoard
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.room.driver import RoomDriver, RoomOutcome, SuccessionPlan, read_player_commands
-from open4wd_node.net.transport import BUSY_RETRY_S, dial
+from open4wd_node.net.transport import BUSY_RETRY_S
+from open4wd_node.relay.reach import dial_contact
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation, new_room_id, new_secret, parse_secret
@@ -126,19 +127,21 @@ async def host_room(
     transfer = AssetTransfer(store, events, servable=servable.__contains__)
 
     async def start(nursery: trio.Nursery) -> None:
-        address = listener.serving()[1].address
+        direct = listener.advertised.address if listener.advertised else None
         listener.add_handler(JoinRequest, driver.accept_join)
         now = driver.clock.now_ms()
         host = HostRoom(identity, room_id, config, limits, {k: parse_secret(v) if v else None for k, v in secrets.items()},
                         digests, now, nickname=options.nickname, listen=listener.announced)
         driver.host = host
         invites = {
-            role: str(Invitation(address.host, address.port, room_id, identity.peer_id, role, secret))
+            role: str(Invitation(direct.host if direct else "", direct.port if direct else 0, room_id, identity.peer_id, role,
+                                 secret, listener.relays))
             for role, secret in secrets.items() if secret
         }
         listener.report_advertised(events)
         events.emit("room-created", room_id=room_id, invite=invites["participant"], invites=invites,
-                    host=identity.peer_id, listen=str(listener.address), advertise=listener.announced)
+                    host=identity.peer_id, listen=str(listener.address) if listener.address else "",
+                    advertise=listener.announced)
         driver.from_member(member.receive(identity.peer_id, host.state_message(), now))
 
     driver = RoomDriver(member, events, transfer, on_notices=board.refresh)
@@ -165,8 +168,8 @@ async def join_room(
 
     transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
     try:
-        link = await dial(invite.host, invite.port, identity, expected_peer=invite.host_peer_id, expensive=EXPENSIVE_TYPES,
-                          busy_retry_s=BUSY_RETRY_S)
+        link = await dial_contact(invite.contact, identity, invite.host_peer_id, use_relays=listener.use_relays,
+                                  expensive=EXPENSIVE_TYPES, busy_retry_s=BUSY_RETRY_S)
     except LinkClosed as exc:
         raise UserError(exc.code, exc.message) from None
     board = NoticeBoard(assets, events)
@@ -179,7 +182,7 @@ async def join_room(
             listen = listener.announced
             listener.add_handler(JoinRequest, driver.accept_join)
             driver.succession = SuccessionPlan(identity, parse_secret(invite.secret), listen,
-                                               lambda host_peer: new_member(host_peer, listen))
+                                               lambda host_peer: new_member(host_peer, listen), listener.use_relays)
         driver.member = new_member(invite.host_peer_id, listen)
         await link.send(driver.member.join_request(link.transcript, parse_secret(invite.secret)))
         nursery.start_soon(driver.run_member_link, link)

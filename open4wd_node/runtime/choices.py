@@ -11,6 +11,7 @@ ARCHETYPES = {"speed": 1, "heavy": 2, "control": 3}
 DRIVERS = ("bot", "external", "idle")
 RACE_MODES = ("rollback", "lockstep")
 LOG_FORMATS = ("console", "json")
+REACHABILITY = ("auto", "direct", "relay")  # docs/relay.md, "Nodes that use relays"
 
 ROUNDS = IntRange(ROUNDS_MIN, ROUNDS_MAX)
 LAPS = IntRange(LAPS_MIN, LAPS_MAX)

@@ -23,12 +23,13 @@ from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, LISTEN, Address, Advertise
-from open4wd_node.runtime.choices import DRIVERS, INPUT_DELAY, LOG_FORMATS, RACE_MODES
+from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, LISTEN, RELAY, Address, Advertise
+from open4wd_node.runtime.choices import DRIVERS, INPUT_DELAY, LOG_FORMATS, RACE_MODES, REACHABILITY
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import MAX_SAFE_INTEGER, PORT, IntRange, ListOf, OneOf, Rule, TableOf, Text, ValueRejected
 
 VERSION = IntRange(1, MAX_SAFE_INTEGER)
+RELAY_TABLE = "relay"  # the relay daemon's settings (configs/relay.toml), not a node's key
 
 
 class Scope(enum.Enum):
@@ -90,6 +91,14 @@ class NodeConfig:
         "the address put in invitations and announced to the room, when peers must dial another address than "
         "--listen (a public or forwarded address, a DNS name); empty = the listen address, or on a wildcard "
         "this machine's primary interface", Scope.ROOM)
+    reachability: str = setting(
+        "auto", "--reachability", OneOf(REACHABILITY),
+        "how peers reach this node: direct (never through a relay), relay (no direct links: only through its "
+        "reservations at --relay), auto (direct, and also reserved at the relays given; docs/relay.md)", Scope.ROOM)
+    relays: tuple[str, ...] = setting(
+        (), "--relay", ListOf(RELAY),
+        "relays this node reserves at (to be reachable) and dials through when a direct link fails "
+        "(repeatable, adds to the file's)", Scope.ROOM, "HOST:PORT")
     nickname: str = setting("player", "--nickname", Text(64), "name shown to the other members", Scope.ROOM, "NAME")
     driver: str = setting(
         "bot", "--driver", OneOf(DRIVERS),
@@ -126,7 +135,12 @@ def shown_default(value: Any) -> str:
 
 
 def config_from_mapping(data: dict[str, Any], base: NodeConfig = DEFAULTS) -> NodeConfig:
-    """A configuration from a TOML document: every value checked by its key's rule."""
+    """A configuration from a TOML document: every value checked by its key's rule. A ``[relay]`` table
+    is the relay daemon's and is read by ``open4wd-node relay`` only (``open4wd_node.relay.config``)."""
+    if RELAY_TABLE in data and not isinstance(data[RELAY_TABLE], dict):
+        raise UserError("config-invalid", f"{RELAY_TABLE} is the relay's table: write [{RELAY_TABLE}] and its keys under it "
+                                          "(configs/relay.toml)")
+    data = {key: value for key, value in data.items() if key != RELAY_TABLE}
     known = [f.name for f in fields(NodeConfig)]
     unknown = sorted(set(data) - set(known))
     if unknown:
@@ -166,10 +180,15 @@ def load_config(path: Path | None) -> NodeConfig:
     """The defaults, or the defaults overridden by the TOML file at ``path``."""
     if path is None:
         return DEFAULTS
+    return config_from_mapping(read_toml(path))
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document at ``path``; ``UserError`` ``config-unreadable`` or ``config-invalid``."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError("config-unreadable", f"cannot read {path}: {exc.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError("config-invalid", f"{path} is not valid TOML: {exc}") from None
-    return config_from_mapping(data)
+    return data

@@ -18,13 +18,14 @@ class NodeContext:
 
     data_dir: Path
     config: NodeConfig
+    config_path: Path | None = None  # the file ``config`` came from (the relay reads its ``[relay]`` table there)
 
     @classmethod
     def open(cls, data_dir: Path, config_path: Path | None) -> "NodeContext":
         """Use ``<data-dir>/node.toml`` when no ``--config`` is given and that file exists."""
         if config_path is None and (data_dir / "node.toml").is_file():
             config_path = data_dir / "node.toml"
-        return cls(data_dir=data_dir, config=load_config(config_path))
+        return cls(data_dir=data_dir, config=load_config(config_path), config_path=config_path)
 
     def with_overrides(self, **given: Any) -> "NodeContext":
         """Settings given on the command line (``None`` = not given) win over the file; a list adds to

@@ -62,6 +62,7 @@ from protocol.room.messages import (
     Relay,
     RoomState,
 )
+from protocol.relay.contact import MAX_CONTACT_CHARS
 from protocol.room.ready import check_ack, parse_declaration, ready_set_context
 from protocol.room.start_grid import PHASE_TIMEOUT_MS, check_commit, check_reveal, grid_context
 from protocol.room.states import (
@@ -75,7 +76,7 @@ from protocol.room.states import (
 )
 
 MAX_NICKNAME = 32
-MAX_LISTEN = 64
+MAX_LISTEN = MAX_CONTACT_CHARS  # a contact: the direct address and up to 4 relays (protocol.relay.contact)
 MAX_CODE = 64  # the longest code or reason kept from a peer's text (shown, and passed on)
 MAX_DETAIL = 300
 

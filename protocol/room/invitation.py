@@ -5,7 +5,11 @@ The secret never crosses the wire; a joiner proves it knows the secret with an H
 authenticated link transcript, which binds the proof to this link, room, role and both peers.
 
 Invitation text: ``open4wd://HOST:PORT/ROOM_ID?host=HOST_PEER_ID#ROLE=SECRET``; the host PeerId lets
-the joiner authenticate the host during the link handshake.
+the joiner authenticate the host during the link handshake. A host that uses relays (docs/relay.md) adds
+``&relay=HOST:PORT`` for each (at most 4, in its order of preference), and a host reachable only through
+relays leaves the direct address out: ``open4wd:///ROOM_ID?host=…&relay=…#…``. Invitations without relays
+are exactly what they were before relays existed; a node that predates relays refuses one with relays as
+``invitation-invalid``.
 
 Invitations, secrets and room ids reach this code from the user or from this node itself, never from a
 peer, so refusing one is a ``LocalError`` (the command line reports its code).
@@ -21,8 +25,9 @@ import secrets
 import uuid
 from dataclasses import dataclass
 
-from protocol.errors import LocalError
+from protocol.errors import LocalError, ProtocolError
 from protocol.identity.keys import is_valid_peer_id
+from protocol.relay.contact import MAX_RELAYS, Contact, check_address
 
 SECRET_BYTES = 24
 SECRET_CHARS = 32
@@ -30,8 +35,8 @@ ROLES = ("participant", "spectator")
 ROLE_PROOF_DOMAIN = b"open4wd-node-role-proof-v1"
 _SECRET_RE = re.compile(r"[A-Za-z0-9_-]{32}")
 _INVITE_RE = re.compile(
-    r"open4wd://(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(?P<port>[0-9]{1,5})/(?P<room>[0-9a-f-]{36})"
-    r"\?host=(?P<peer>z[1-9A-HJ-NP-Za-km-z]+)#(?P<role>[a-z]+)=(?P<secret>[A-Za-z0-9_-]+)"
+    r"open4wd://(?:(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(?P<port>[0-9]{1,5}))?/(?P<room>[0-9a-f-]{36})"
+    r"\?host=(?P<peer>z[1-9A-HJ-NP-Za-km-z]+)(?P<relays>(?:&relay=[^&#\s]+)*)#(?P<role>[a-z]+)=(?P<secret>[A-Za-z0-9_-]+)"
 )
 
 
@@ -85,7 +90,8 @@ def check_role_proof(
 
 @dataclass(frozen=True)
 class Invitation:
-    """Everything a joiner needs: where the host listens, the room, the host's PeerId, a role's secret."""
+    """Everything a joiner needs: where the host listens (``host`` empty and ``port`` 0: only through its
+    relays), the room, the host's PeerId, a role's secret, and the host's relays (``HOST:PORT`` each)."""
 
     host: str
     port: int
@@ -93,11 +99,24 @@ class Invitation:
     host_peer_id: str
     role: str
     secret: str
+    relays: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         """The invitation text (IPv6 hosts in brackets)."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"open4wd://{host}:{self.port}/{self.room_id}?host={self.host_peer_id}#{self.role}={self.secret}"
+        relays = "".join(f"&relay={relay}" for relay in self.relays)
+        return (f"open4wd://{self._direct or ''}/{self.room_id}?host={self.host_peer_id}{relays}"
+                f"#{self.role}={self.secret}")
+
+    @property
+    def _direct(self) -> str | None:
+        if not self.host:
+            return None
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    @property
+    def contact(self) -> str:
+        """How to reach the host, as a contact's text (``protocol.relay.contact``)."""
+        return str(Contact(self._direct, self.relays))
 
     @classmethod
     def parse(cls, text: object) -> Invitation:
@@ -107,13 +126,23 @@ class Invitation:
             raise LocalError(
                 "invitation-invalid", "an invitation looks like open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET"
             )
-        port = int(match["port"])
-        if not 0 < port < 65536:
+        port = int(match["port"] or 0)
+        if match["host"] is not None and not 0 < port < 65536:
             raise LocalError("invitation-invalid", f"port {port} is out of range")
+        relays = tuple(match["relays"].split("&relay=")[1:])
+        try:
+            for relay in relays:
+                check_address(relay)
+        except ProtocolError as exc:
+            raise LocalError("invitation-invalid", f"a relay in the invitation {exc.message}") from None
+        if len(relays) > MAX_RELAYS or len(set(relays)) != len(relays):
+            raise LocalError("invitation-invalid", f"an invitation names at most {MAX_RELAYS} distinct relays")
+        if match["host"] is None and not relays:
+            raise LocalError("invitation-invalid", "an invitation needs the host's address or at least one relay")
         if match["role"] not in ROLES:
             raise LocalError("invitation-invalid", f"role must be one of {', '.join(ROLES)}")
         if not is_valid_peer_id(match["peer"]):
             raise LocalError("invitation-invalid", "the host PeerId in the invitation is malformed")
         parse_secret(match["secret"])
-        host = match["host"].strip("[]")
-        return cls(host, port, check_room_id(match["room"]), match["peer"], match["role"], match["secret"])
+        host = (match["host"] or "").strip("[]")
+        return cls(host, port, check_room_id(match["room"]), match["peer"], match["role"], match["secret"], relays)

@@ -50,13 +50,15 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
                drivers: dict[int, str] | None = None, recorders_out: dict | None = None, limit_s: float = 120,
                cars: dict[int, str] | None = None, advertise: dict[int, Advertise] | None = None,
                on_listening: Callable[[int, NodeListener], None] | None = None,
-               views: Callable[[Identity], EventSink] | None = None) -> tuple[list[Recorder], dict[int, int]]:
+               views: Callable[[Identity], EventSink] | None = None,
+               reach: dict[int, tuple[str, tuple[str, ...]]] | None = None) -> tuple[list[Recorder], dict[int, int]]:
     """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end). ``cars``
     (a ``--car`` value per node), ``advertise`` and ``on_listening`` (told each node's bound listener)
     default to the usual: archetype cars, nodes on 127.0.0.1 that advertise where they listen. ``views``
     makes each node's readable sink (a ``LiveConsole``), fed alongside its recorder. ``cuts`` and ``stalls``
     map a node to (frame of round 1, seconds): it drops its mesh links, or stands still (pump and links, as
-    if stopped by SIGSTOP; only the pump without ``stall_links``), after that frame."""
+    if stopped by SIGSTOP; only the pump without ``stall_links``), after that frame. ``reach`` gives a node
+    its ``(reachability, relays)`` (docs/relay.md); default: direct only."""
     codes: dict[int, int] = {}
     identities = [Identity(bytes([i + 1]) * 32) for i in range(n)]
     recorders = [Recorder(views(identity) if views else None) for identity in identities]
@@ -86,7 +88,9 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
                 on_listening(i, lis)
             return await room_then_race(ctx(i), identities[i], recorders[i], lis, play(i), room, True)
 
-        codes[i] = await with_listener(identities[i], "127.0.0.1", 0, body, (advertise or {}).get(i, AUTOMATIC))
+        reachability, relays = (reach or {}).get(i, ("auto", ()))
+        codes[i] = await with_listener(identities[i], "127.0.0.1", 0, body, (advertise or {}).get(i, AUTOMATIC),
+                                       reachability, relays)
 
     async def host() -> None:
         options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n, auto_ready=True,

@@ -32,7 +32,8 @@ NOT_SETTINGS = {
     ("watch",): {"-h", "--help", "--json"},
 }
 # Another command's option that shares a setting's flag name but is not that setting.
-NAMESAKES = {(("demo",), "--mode")}  # the mode of the nodes a demo starts, passed to each as --mode
+NAMESAKES = {(("demo",), "--mode"),  # the mode of the nodes a demo starts, passed to each as --mode
+             (("relay",), "--listen")}  # where the relay daemon listens: its [relay] table's key, not a node's
 # A value every setting refuses, as typed on the command line and as written in TOML.
 REFUSED = {
     "economy_config_version": ("0", "0"),
@@ -44,6 +45,8 @@ REFUSED = {
     "log_format": ("xml", '"xml"'),
     "listen": ("nohost", '"nohost"'),
     "advertise": ("0.0.0.0", '"0.0.0.0"'),
+    "reachability": ("nat", '"nat"'),
+    "relays": ("127.0.0.1:0", '["127.0.0.1:0"]'),
     "nickname": ("n" * 65, json.dumps("n" * 65)),
     "driver": ("human", '"human"'),
     "mode": ("fast", '"fast"'),

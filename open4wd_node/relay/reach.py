@@ -1,0 +1,112 @@
+"""Dialling a peer by its ``Contact`` (docs/relay.md, "Nodes that use relays"): its direct address first;
+its relays, one after another, as soon as the direct attempt has failed or ``FALLBACK_AFTER_S`` (2 s) has
+passed without it succeeding; the first link that opens wins and every other attempt is cancelled (a late
+winner is closed). Each race-mesh pair and each joiner dials this way, so every pair falls back on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from enum import StrEnum
+
+import structlog
+import trio
+
+from open4wd_node.net.link import Link, LinkClosed
+from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
+from open4wd_node.net.transport import dial
+from open4wd_node.relay.client import dial_relayed
+from open4wd_node.runtime.addresses import parse_address
+from open4wd_node.runtime.errors import UserError
+from protocol.encoding.wire import Message
+from protocol.errors import ProtocolError
+from protocol.identity.keys import Identity
+from protocol.relay.contact import Contact
+
+log = structlog.get_logger("open4wd_node.relay.reach")
+
+FALLBACK_AFTER_S = 2.0
+
+
+class Reachability(StrEnum):
+    """How peers reach this node (the ``reachability`` setting)."""
+
+    AUTO = "auto"  # listens directly, and reserves at the configured relays (if any)
+    DIRECT = "direct"  # never uses a relay: no reservation, no relayed dial
+    RELAY = "relay"  # accepts no direct link: reachable only through its reservations
+
+
+async def dial_contact(
+    contact: str,
+    identity: Identity,
+    peer: str,
+    *,
+    use_relays: bool = True,
+    expensive: frozenset[str] = frozenset(),
+    limits: LinkLimits = ROOM_LIMITS,
+    registry: dict[str, type[Message]] | None = None,
+    busy_retry_s: float = 0.0,
+    fallback_after_s: float = FALLBACK_AFTER_S,
+) -> Link:
+    """A link to ``peer`` reached at ``contact`` (text: ``HOST:PORT relay=HOST:PORT …``), directly or through
+    one of its relays (not with ``use_relays=False``: this node's reachability is ``direct``). Raises
+    ``LinkClosed``: the direct attempt's code when there was one, else the last relay's; its message names
+    every attempt. ``contact-invalid`` when the contact does not parse or names no way this node may use."""
+    try:
+        parsed = Contact.parse(contact)
+    except ProtocolError as exc:
+        raise LinkClosed(exc.code, exc.message) from None
+    relays = parsed.relays if use_relays else ()
+    if parsed.direct is None and not relays:
+        why = "; it is reachable only through relays and this node uses none" if parsed.relays else ""
+        raise LinkClosed("contact-invalid", f"{peer} announced no address this node can dial ({contact!r}{why})")
+    failures: list[tuple[str, LinkClosed]] = []
+    won: list[Link] = []
+    direct_over = trio.Event()
+
+    async with trio.open_nursery() as nursery:
+
+        async def attempt(route: str, connect: Callable[[], Awaitable[Link]]) -> None:
+            try:
+                link = await connect()
+            except (LinkClosed, OSError) as exc:
+                closed = exc if isinstance(exc, LinkClosed) else LinkClosed("dial-failed", f"{route}: {exc}")
+                failures.append((route, closed))
+                log.debug("dial-route-failed", peer=peer, route=route, code=closed.code, reason=closed.message)
+                return
+            if won:
+                with trio.CancelScope(shield=True):
+                    await link.aclose("link-duplicate", "another route to this peer opened first")
+                return
+            won.append(link)
+            nursery.cancel_scope.cancel()
+
+        async def direct(address: str) -> None:
+            try:
+                try:
+                    host, port = parse_address(address)
+                except UserError as exc:
+                    failures.append((address, LinkClosed(exc.code, exc.message)))
+                    return
+                await attempt(address, lambda: dial(host, port, identity, expected_peer=peer, expensive=expensive,
+                                                    limits=limits, registry=registry, busy_retry_s=busy_retry_s))
+            finally:
+                direct_over.set()
+
+        async def through_relays() -> None:
+            if parsed.direct is not None:
+                with trio.move_on_after(fallback_after_s):
+                    await direct_over.wait()
+            for relay in relays:
+                await attempt(f"relay {relay}", lambda relay=relay: dial_relayed(  # type: ignore[misc]
+                    relay, identity, peer, expensive=expensive, limits=limits, registry=registry))
+
+        if parsed.direct is not None:
+            nursery.start_soon(direct, parsed.direct)
+        if relays:
+            nursery.start_soon(through_relays)
+    if won:
+        return won[0]
+    first = failures[0][1]
+    tried = "; ".join(f"{route}: {exc.code} ({exc.message})" for route, exc in failures)
+    raise LinkClosed(first.code, f"cannot reach {peer}: {tried}" if len(failures) > 1 else first.message, by_peer=first.by_peer)
