@@ -57,6 +57,7 @@ class ControlTee(EventSink):
 
 async def watch_match(
     ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, on_frame: FrameShownObserver | None = None,
+    use_relays: bool = True,
 ) -> WatchReport:
     """Watch, as a spectator, the match ``outcome`` started, to its end (``MatchViewer``). ``LocalError``
     when the room did not start a match; ``UserError`` from the race log."""
@@ -64,7 +65,8 @@ async def watch_match(
     if started is None:
         raise LocalError("race-not-started", "watch_match needs the outcome of a room whose match started")
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
-    viewer = MatchViewer(identity, events, started, outcome.addresses, assets, ctx.data_dir / "races", on_frame=on_frame)
+    viewer = MatchViewer(identity, events, started, outcome.addresses, assets, ctx.data_dir / "races", on_frame=on_frame,
+                         use_relays=use_relays)
     return await viewer.run()
 
 

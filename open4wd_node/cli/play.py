@@ -59,7 +59,7 @@ async def room_then_race(
         if outcome.started is None:
             return 1
         if not racing:
-            watched = await watch_match(ctx, identity, events, outcome)
+            watched = await watch_match(ctx, identity, events, outcome, use_relays=listener.use_relays)
             events.emit("result", peer=identity.peer_id, outcome=watched.outcome, detail=watched.detail,
                         agreed_hashes=watched.agreed, mismatches=watched.mismatches, standings=watched.standings,
                         log=watched.log, sources=watched.sources, frames=watched.frames)

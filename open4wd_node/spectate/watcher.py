@@ -26,8 +26,7 @@ import trio
 
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.net.link import Link, LinkClosed
-from open4wd_node.net.listener import parse_address
-from open4wd_node.net.transport import dial
+from open4wd_node.relay.reach import dial_contact
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
 from open4wd_node.race.mesh import StallGate, with_headroom
 from open4wd_node.race.pump import FRAME_HZ, MAX_STEPS_PER_TICK
@@ -108,13 +107,16 @@ class _NoLag:
 
 
 class MatchViewer:
-    """Watches the match ``started`` began (module docstring); ``addresses`` are the racers' listen
-    addresses. Creating it creates its race log (``UserError`` ``race-log-exists`` / ``-unwritable``).
-    ``on_frame(round, frame)`` hears about every frame shown (the benchmark measures the delay)."""
+    """Watches the match ``started`` began (module docstring); ``addresses`` are the racers' contacts (a
+    listen address and the relays each racer is reachable through). Creating it creates its race log
+    (``UserError`` ``race-log-exists`` / ``-unwritable``). ``on_frame(round, frame)`` hears about every
+    frame shown (the benchmark measures the delay)."""
 
     def __init__(self, identity: Identity, events: EventSink, started: MatchStarted, addresses: dict[str, str],
-                 assets: NodeRoomAssets, log_dir: Path, on_frame: FrameObserver | None = None) -> None:
+                 assets: NodeRoomAssets, log_dir: Path, on_frame: FrameObserver | None = None,
+                 use_relays: bool = True) -> None:
         self.identity = identity
+        self.use_relays = use_relays  # False when this node's reachability is direct: it never dials a relay
         self.me = identity.peer_id
         self.events = events
         self.started = started
@@ -197,8 +199,8 @@ class MatchViewer:
         with scope:
             link: Link | None = None
             try:
-                host, port = parse_address(self.addresses.get(peer, ""))
-                link = await dial(host, port, self.identity, expected_peer=peer, limits=VIEWER_LIMITS)
+                link = await dial_contact(self.addresses.get(peer, ""), self.identity, peer, use_relays=self.use_relays,
+                                          limits=VIEWER_LIMITS)  # directly, or through one of the source's relays
                 link.repurpose(SPECTATE_LINK, VIEWER_LIMITS, frozenset(), SOURCE_INGRESS)
                 await link.send(select)
                 async for message in link:

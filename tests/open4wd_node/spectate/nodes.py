@@ -17,6 +17,7 @@ from open4wd_node.cli.play import room_then_race
 from open4wd_node.net.listener import NodeListener, with_listener
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.room.session import HostOptions, JoinOptions, host_room, join_room
+from open4wd_node.runtime.addresses import AUTOMATIC
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
 from protocol.identity.keys import Identity
@@ -66,11 +67,13 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
                      limit_s: float = 120, watch_delay: dict[int, float] | None = None,
                      kill: dict[int, int] | None = None, stall: dict[int, tuple[int, float]] | None = None,
                      beside: Callable[[Room], Awaitable[None]] | None = None,
-                     views: dict[int, EventSink] | None = None) -> Room:
+                     views: dict[int, EventSink] | None = None,
+                     reach: dict[int, tuple[str, tuple[str, ...]]] | None = None) -> Room:
     """n racers (bots, ready at once) and m spectators, admitted before the racers join. ``watch_delay``
     holds a spectator back this long after the start before it watches (it joins through a checkpoint);
     ``kill`` maps a racer to a vote frame after which its node stops; ``stall`` a spectator to (frame shown,
-    seconds): it stands still then, as if stopped by SIGSTOP; ``beside`` runs alongside."""
+    seconds): it stands still then, as if stopped by SIGSTOP; ``beside`` runs alongside; ``reach`` gives a
+    racer its ``(reachability, relays)`` (docs/relay.md; default: auto without relays, as the spectators)."""
     room = Room([Node((kill or {}).get(i)) for i in range(n)], [Node(inner=(views or {}).get(j)) for j in range(m)])
 
     def ctx(name: str) -> NodeContext:
@@ -86,7 +89,9 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
             return await room_then_race(ctx(f"n{i}"), racer_identity(i), room.racers[i], lis, play, join, True)
 
         with room.racers[i].scope:
-            room.codes[f"n{i}"] = await with_listener(racer_identity(i), "127.0.0.1", 0, body)
+            reachability, relays = (reach or {}).get(i, ("auto", ()))
+            room.codes[f"n{i}"] = await with_listener(racer_identity(i), "127.0.0.1", 0, body, AUTOMATIC, reachability,
+                                                      relays)
 
     async def host() -> None:
         options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n,
@@ -125,7 +130,7 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
                         events.emit("fault", kind="stall", frame=shown, seconds=seconds)
 
                 viewer = MatchViewer(identity, events, outcome.started, outcome.addresses, assets,
-                                     context.data_dir / "races", on_frame)
+                                     context.data_dir / "races", on_frame, use_relays=lis.use_relays)
                 report = await viewer.run()
                 events.emit("result", outcome=report.outcome, detail=report.detail, standings=report.standings,
                             agreed_hashes=report.agreed, mismatches=report.mismatches, log=report.log,
