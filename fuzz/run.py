@@ -1,6 +1,7 @@
 """Run a fuzz campaign on one target.
 
     python -m fuzz.run TARGET [--engine atheris|mutate] [--runs N] [--seed S] [--out DIR] [-- LIBFUZZER ARGS]
+    python -m fuzz.run TARGET --replay FILE
 
 ``atheris`` (the default when it is installed): coverage-guided, the project's packages instrumented,
 the committed corpus as seeds (new inputs go to ``--out``, a finding to ``crash-*``/``timeout-*`` files
@@ -56,6 +57,20 @@ def _mutate(name: str, runs: int, seed: int) -> int:
     return 1 if report.findings else 0
 
 
+def _replay(name: str, path: Path) -> int:
+    import traceback
+
+    from fuzz.doors import target as find
+    from fuzz.harness import check
+
+    finding = check(find(name), path.read_bytes())
+    if finding is None:
+        print(f"{name}: {path} ends with a coded refusal or none")
+        return 0
+    traceback.print_exception(finding.error)
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run the campaign."""
     args_in = sys.argv[1:] if argv is None else argv
@@ -70,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="where atheris keeps new inputs and findings")
+    parser.add_argument("--replay", type=Path, default=None, help="run one input (a finding) and show what escaped")
     args = parser.parse_args(args_in)
+    if args.replay is not None:
+        return _replay(args.target, args.replay)
     if args.engine == "atheris":
         return _atheris(args.target, args.runs, args.out or Path("fuzz-out") / args.target, extra)
     return _mutate(args.target, args.runs, args.seed)
