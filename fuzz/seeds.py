@@ -1,8 +1,9 @@
 """Writes every target's seed corpus (``fuzz/corpus/<target>/``) from real inputs: the messages of an
 honest room and race played by the real machines, real handshakes, the built-in GLBs and their
 sources, the shipped configuration, and the race logs and saved states of a real race between whole
-nodes on loopback. ``python -m fuzz.seeds`` rewrites them all (deterministically but for the race
-logs, whose timestamps and ports differ from run to run); the corpora are committed.
+nodes on loopback. ``python -m fuzz.seeds`` rewrites them all (the same inputs each time but for what
+is fresh by design: the nonces and timestamps of signed room messages, the timestamps and ports in race
+logs); the corpora are committed, and the inputs of past findings (``finding-*``) are kept.
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ SOURCE_SEEDS = ("chip-01", "track-01", "body-01", "motor-01")
 
 
 def write(target: str, seeds: Iterable[bytes]) -> None:
-    """Replace ``target``'s corpus with ``seeds`` (named by their hash: the same seed is one file)."""
+    """Replace ``target``'s corpus with ``seeds`` (named by their hash: the same seed is one file); the
+    inputs of past findings (``finding-*``) stay."""
     folder = CORPUS_ROOT / target
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        if not old.name.startswith("finding-"):
+            old.unlink()
     for seed in seeds:
         (folder / hashlib.sha256(seed).hexdigest()[:16]).write_bytes(seed)
 
@@ -129,7 +133,8 @@ def main() -> None:
     write("loadout", [json.dumps(archetype_loadout(1)).encode(),
                       json.dumps([archetype_loadout(2), archetype_loadout(3)]).encode()])
     write("config-toml", [(REPO / "configs" / "node.toml").read_bytes(),
-                          b'log_format = "json"\nasset_walls = { motor = 2 }\n[asset_yanked]\nmotor = [1]\n'])
+                          b'log_format = "json"\nasset_walls = { motor = [2] }\nasset_min_versions = { track = 1 }\n'
+                          b'[asset_yanked]\nmotor = [1]\n'])
     workdir = Path(tempfile.mkdtemp(prefix="open4wd-fuzz-seeds-"))
     try:
         logs, states = race_files(workdir)

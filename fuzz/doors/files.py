@@ -67,10 +67,10 @@ def race_log_once(data: bytes) -> None:
 
 
 def state_files_once(data: bytes) -> None:
-    """As ``state-diff A B``: the input's first frame is file A, the rest file B."""
-    parts = list(frames(data))
-    a = read_state_file(_file("a.state", parts[0] if parts else b""))
-    b = read_state_file(_file("b.state", b"".join(parts[1:])))
+    """As ``state-diff A B``: the input's first frame is file A, the bytes after it file B."""
+    first = next(frames(data), b"")
+    a = read_state_file(_file("a.state", first))
+    b = read_state_file(_file("b.state", data[2 + len(first) :]))
     context_warnings(a, b)
     state_differences(a, b)
 
