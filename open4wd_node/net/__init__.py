@@ -1,4 +1,5 @@
-"""Links between nodes over TCP: addresses, the encrypted link and its rules, the listener and its door, outboxes."""
+"""Links between nodes over TCP: addresses, the encrypted link and its rules, the listener and its door, outboxes,
+and the containment that keeps one peer's input from taking down more than its own link."""
 
 from open4wd_base.exports import lazy_exports
 
@@ -14,6 +15,9 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "advertised_address": "advertise",
     "is_loopback_host": "advertise",
     "primary_interface_host": "advertise",
+    "INTERNAL_ERROR": "containment",
+    "contained": "containment",
+    "contained_link": "containment",
     "Direction": "impair",
     "Impairment": "impair",
     "ImpairmentProxy": "impair",

@@ -22,6 +22,7 @@ from protocol.identity.keys import Identity
 from protocol.encoding.wire import Message
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.admission import LISTENER_BUSY, LISTENER_LIMITS, BusyBackoff, ListenerLimits, OpeningPlaces, source_of
+from open4wd_node.net.containment import contained_link
 from open4wd_node.net.link import Link, LinkClosed, open_link, peer_endpoint, refuse_unopened
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 
@@ -137,7 +138,8 @@ class Door:
         link, arrived = opened
         try:
             if arrived:
-                await self.handler(link)
+                async with contained_link(link, "its link"):
+                    await self.handler(link)
             else:  # a link that ended while opening keeps its own reason (frame-too-large, link-eof, …)
                 await link.aclose("join-timeout", f"no first message within {self.door.first_message_timeout_ms / 1000:g} s")
         except (LinkClosed, ProtocolError) as exc:

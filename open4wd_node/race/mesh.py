@@ -23,6 +23,7 @@ import structlog
 import trio
 
 from open4wd_base.errors import LocalError
+from open4wd_node.net.containment import contained_link
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.net.listener import NodeListener
@@ -252,7 +253,8 @@ class Mesh:
                 try:
                     async for message in link:
                         await self.gate.wait_links()  # stalled: the link is not read meanwhile
-                        self.on_message(peer, message)
+                        async with contained_link(link, message.TYPE):
+                            self.on_message(peer, message)
                 except LinkClosed as exc:
                     log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)
                 nursery.cancel_scope.cancel()

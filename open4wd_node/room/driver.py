@@ -28,6 +28,7 @@ from open4wd_node.assets.transfer import AssetTransfer
 from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.view.events import EventSink
+from open4wd_node.net.containment import contained, contained_link
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.outbox import Outbox, flush
 from open4wd_node.net.transport import BUSY_RETRY_S
@@ -192,16 +193,23 @@ class RoomDriver:
 
     async def _fetch(self, request: FetchAssets) -> None:
         for ref in request.refs:
-            stored = await self.transfer.fetch(request.owner, ref, self._relay_send)
-            assets = self.member.assets
-            if stored and isinstance(assets, NodeRoomAssets):  # the shell's members all hold NodeRoomAssets
-                await run_blocking(assets.prepare, [ref])  # admitted off the loop, checked below
-            if stored:
-                self.from_member(self.member.asset_stored(ref, self.clock.now_ms()))
+            async with contained(request.owner, f"its asset {ref[:12]}", self._relayed_work_failed):
+                stored = await self.transfer.fetch(request.owner, ref, self._relay_send)
+                assets = self.member.assets
+                if stored and isinstance(assets, NodeRoomAssets):  # the shell's members all hold NodeRoomAssets
+                    await run_blocking(assets.prepare, [ref])  # admitted off the loop, checked below
+                if stored:
+                    self.from_member(self.member.asset_stored(ref, self.clock.now_ms()))
 
     async def _relayed(self, action: RelayedIn) -> None:
-        for reply in await self.transfer.on_relayed(action.origin, action.message):
-            self._relay_send(reply)
+        async with contained(action.origin, f"a relayed {action.message.TYPE}", self._relayed_work_failed):
+            for reply in await self.transfer.on_relayed(action.origin, action.message):
+                self._relay_send(reply)
+
+    async def _relayed_work_failed(self, code: str, text: str) -> None:
+        """Work for a peer reached through the host's relay has no link of its own to close: its end is
+        an ``error`` event (the asset stays missing, so that peer's car cannot be checked)."""
+        self.events.emit("error", code=code, message=text)
 
     def _relay_send(self, message: Message) -> None:
         self.from_member([Send(self.member.host_peer, message)])
@@ -242,7 +250,8 @@ class RoomDriver:
                 nursery.start_soon(self._writer, outbox)
                 try:
                     async for message in link:
-                        on_message(link.peer_id, message)
+                        async with contained_link(link, message.TYPE):
+                            on_message(link.peer_id, message)
                 except LinkClosed as exc:
                     ended = exc
                     log.info("link-ended", peer=link.peer_id, code=exc.code, reason=exc.message)

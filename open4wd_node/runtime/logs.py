@@ -10,16 +10,19 @@ import structlog
 
 def configure_logging(log_format: str, level: int = logging.INFO) -> None:
     """Send structlog's records to stderr: JSON lines for ``json``, else readable (coloured on a terminal)."""
-    renderer = (
-        structlog.processors.JSONRenderer()
+    # a record with ``exc_info`` (an internal error) carries its traceback: as an ``exception`` text
+    # field in JSON, printed under the line by the console renderer; plain in both, never with the
+    # frames' local variables (rich's default), which may hold keys and secrets
+    renderers: list[structlog.typing.Processor] = (
+        [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
         if log_format == "json"
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        else [structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty(), exception_formatter=structlog.dev.plain_traceback)]
     )
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
+            *renderers,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         # resolve sys.stderr at each call: tests and embedders may swap it after configuration

@@ -215,6 +215,8 @@ def _convert(value: Any, hint: Any, path: str) -> Any:
 def _build(cls: type, data: Any, path: str) -> Any:
     if not isinstance(data, dict):
         raise ProtocolError("mistyped-field", f"{path} must be a map")
+    if not all(isinstance(key, str) for key in data):  # msgpack allows bytes keys; mixed with text they do not sort
+        raise ProtocolError("mistyped-field", f"{path} has a field name that is not text")
     hints = _hints(cls)
     names = [f.name for f in fields(cls)]
     extra = sorted(set(data) - set(names))

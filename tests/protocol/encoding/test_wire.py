@@ -55,6 +55,9 @@ def test_message_round_trip():
         ({**msgpack.unpackb(encode_message(SAMPLE)), "extra": {"a": "b"}}, "mistyped-field"),
         ({"type": "version-info", "sender": "z", "payload": {"k": msgpack.ExtType(5, b"")}}, "mistyped-field"),
         ([1, 2], "malformed-frame"),
+        # found by the room-host fuzzer: a bytes key beside a text one made sorting the extras a TypeError
+        ({**msgpack.unpackb(encode_message(SAMPLE)), b"more": 1, "other": 2}, "mistyped-field"),
+        ({**msgpack.unpackb(encode_message(SAMPLE)), b"count": 1}, "mistyped-field"),
     ],
 )
 def test_strict_decoding(body, code):
