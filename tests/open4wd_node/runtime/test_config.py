@@ -25,7 +25,7 @@ SCOPE_COMMANDS = {Scope.GLOBAL: {()}, Scope.ROOM: {("host",), ("join",)}}
 # match is (docs/node.md "Configuration"). A new flag on these commands must be added here or be a key.
 NOT_SETTINGS = {
     (): {"-h", "--help", "--data-dir", "--config"},
-    ("host",): {"-h", "--help", "--track", "--rounds", "--laps", "--car", "--min-players", "--max-players",
+    ("host",): {"-h", "--help", "--track", "--rounds", "--laps", "--time-limit", "--car", "--min-players", "--max-players",
                 "--spectators", "--auto-ready", "--json", "--seed", "--fault"},
     ("join",): {"-h", "--help", "--car", "--spectate", "--auto-ready", "--json", "--seed", "--fault"},
 }
