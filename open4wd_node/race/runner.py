@@ -20,6 +20,7 @@ No wait here is without a deadline (docs/race.md, "Every wait has a bound"): the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, assert_never
@@ -148,7 +149,7 @@ class MatchRunner:
         self._last_signed: dict[str, int] = {}  # peer -> newest confirmed frame with its own signed input
         self._leave_reasons: dict[str, str] = {}  # peer -> why it left this round (its leave, or a lost link)
         self._link_drops_seen: dict[str, int] = {}  # the mesh's drop counts already reported for a round
-        self._lag = lambda: 0  # the current round's pump lag
+        self._lag: Callable[[], int] = lambda: 0  # the current round's pump lag
         self._deepest_rollback = 0  # since the last ``progress`` event
         self.log_path = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.o4wlog"
         self.log = RaceLogWriter(self.log_path)

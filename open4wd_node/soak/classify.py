@@ -17,11 +17,13 @@ The classes, from the worst down (the first that applies wins; docs/soak.md):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from open4wd_node.soak.plan import RacePlan
 
+REPLAY_MISMATCH = re.compile(r"replay-mismatch: round [0-9]+ frame ([0-9]+)")
 KILLED = -9  # a node's exit status after SIGKILL, as ``trio.Process`` reports it
 
 
@@ -86,10 +88,20 @@ def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None =
     desync = _false_desync(plan, nodes)
     if desync:
         return Verdict(RaceClass.FALSE_DESYNC, desync)
-    bad_logs = [n for n in nodes if n.replay_ok is False]
+    bad_logs = [n for n in nodes if n.replay_ok is False and not _corrupted_log(plan, n)]
     if bad_logs:
         return Verdict(RaceClass.REPLAY_FAILED, "; ".join(f"node{n.index}'s log: {n.replay_error}" for n in bad_logs))
     return _fault_verdict(plan, nodes, flipped)
+
+
+def _corrupted_log(plan: RacePlan, node: NodeObservation) -> bool:
+    """The corrupted node's own log records the hashes of its corrupted state, which a replay (a clean
+    re-simulation: the fault is no input) cannot reproduce from the corruption's frame on."""
+    fault = plan.faults.node_fault
+    if fault is None or fault.kind != "corrupt-state" or fault.node != node.index or node.replay_error is None:
+        return False
+    mismatch = REPLAY_MISMATCH.match(node.replay_error)
+    return mismatch is not None and int(mismatch[1]) > fault.frame
 
 
 def _allowed_ends(plan: RacePlan, node: int) -> frozenset[str]:

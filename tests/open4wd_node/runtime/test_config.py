@@ -30,7 +30,8 @@ NOT_SETTINGS = {
     ("join",): {"-h", "--help", "--car", "--spectate", "--auto-ready", "--json", "--seed", "--fault"},
 }
 # Another command's option that shares a setting's flag name but is not that setting.
-NAMESAKES = {(("demo",), "--mode")}  # the mode of the nodes a demo starts, passed to each as --mode
+# the mode of the nodes a demo or a soak starts, passed to each as --mode (the soak's also takes mixed)
+NAMESAKES = {(("demo",), "--mode"), (("soak",), "--mode")}
 # A value every setting refuses, as typed on the command line and as written in TOML.
 REFUSED = {
     "economy_config_version": ("0", "0"),
