@@ -12,6 +12,7 @@ from open4wd_node.runtime.values import IntRange
 ARCHETYPES = {"speed": 1, "heavy": 2, "control": 3}
 DRIVERS = ("bot", "external", "idle")
 RACE_MODES = ("rollback", "lockstep")
+SOAK_MODES = (*RACE_MODES, "mixed")  # mixed: each node of a soak race draws its mode from the race seed
 LOG_FORMATS = ("console", "json")
 
 ROUNDS = IntRange(ROUNDS_MIN, ROUNDS_MAX)

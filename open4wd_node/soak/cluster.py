@@ -41,11 +41,12 @@ def race_task(plan_json: dict[str, Any]) -> dict[str, Any]:
 
 def crashed_row(plan: RacePlan, error: BaseException) -> dict[str, Any]:
     """The row of a race whose task itself failed (the harness, not a node): a ``crash`` with the error."""
-    return {"race_id": plan.race_id, "index": plan.index, "seed": plan.seed, "profile": str(plan.profile),
-            "nodes": plan.nodes, "modes": list(plan.modes), "class": "crash",
-            "reason": f"the race's task failed: {type(error).__name__}: {error}", "detection_frames": None, "frames": -1,
-            "agreed_hashes": 0, "worst_lag": 0, "rollbacks": 0, "max_rollback": 0, "elapsed_s": 0.0,
-            "faults_applied": [], "outcomes": {}, "curves": {}, "plan": plan.to_json()}
+    from open4wd_node.soak.classify import RaceClass, Verdict
+    from open4wd_node.soak.race import RaceResult
+
+    verdict = Verdict(RaceClass.CRASH, f"the race's task failed: {type(error).__name__}: {error}")
+    return RaceResult(plan=plan, verdict=verdict, nodes=[], frames=-1, agreed_hashes=0, worst_lag=0, rollbacks=0,
+                      max_rollback=0, elapsed_s=0.0, faults_applied=[], curves={}).row()
 
 
 def pending(options: SoakOptions, report: ReportDir) -> list[RacePlan]:

@@ -12,12 +12,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from open4wd_node.runtime.choices import RACE_MODES
 from open4wd_node.soak.profiles import Faults, Profile, draw_faults
 
 
-MODES = ("rollback", "lockstep", "mixed")
-"""``--mode``: every node of every race in rollback, or in lockstep, or each node's mode drawn from
-its race's seed (``mixed``: races where rollback and lockstep nodes race each other)."""
 DEFAULT_TRACK = "builtin:track-01"  # the shortest built-in: 1 lap takes the three archetypes 14–30 s
 DEFAULT_RACE_SECONDS = 60  # the spec's least round time limit (durationLimitSec 60..1800)
 
@@ -86,8 +84,8 @@ def plan_race(options: SoakOptions, index: int) -> RacePlan:
     profile = options.profiles[index % len(options.profiles)]
     rng = random.Random(seed)
     nodes = rng.randint(*options.nodes)
-    if options.mode == "mixed":
-        modes = tuple(rng.choice(("rollback", "lockstep")) for _ in range(nodes))
+    if options.mode == "mixed":  # races where rollback and lockstep nodes race each other
+        modes = tuple(rng.choice(RACE_MODES) for _ in range(nodes))
     else:
         modes = (options.mode,) * nodes
     faults = draw_faults(profile, rng, nodes, options.race_seconds)

@@ -39,6 +39,7 @@ from open4wd_node.runtime.addresses import Address
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.soak.classify import NodeObservation, RaceClass, Verdict, classify
 from open4wd_node.soak.plan import RacePlan
+from open4wd_node.soak.profiles import Hiccup, LinkTrouble
 
 NODE_PORT = 24_680  # below Linux's ephemeral range: every node listens on its own loopback address, this port
 NO_PROGRESS_S = 60  # longer than any documented wait without a frame (reconnect window + watchdog: 30 s)
@@ -109,7 +110,7 @@ class _Harness:
         self.countdown = trio.Event()
 
     @staticmethod
-    def _impairment(links: Any, seed: int) -> Impairment:
+    def _impairment(links: LinkTrouble, seed: int) -> Impairment:
         return Impairment(delay_ms=links.delay_ms, jitter_ms=links.jitter_ms,
                           bandwidth_bytes_per_s=links.bandwidth_bytes_per_s, seed=seed)
 
@@ -183,7 +184,7 @@ class _Harness:
     async def hiccups(self) -> None:
         async with trio.open_nursery() as nursery:
             for hiccup in self.plan.faults.links.hiccups:
-                async def one(h: Any = hiccup) -> None:
+                async def one(h: Hiccup = hiccup) -> None:
                     await self.at(None, h.at_s)
                     self.proxies[h.node].stall(h.seconds)
                 nursery.start_soon(one)
@@ -280,7 +281,7 @@ def _observe(harness: _Harness, run: NodeRun, node_dir: Path) -> NodeObservation
     )
 
 
-def _replay(observation: NodeObservation, run: NodeRun, node_dir: Path) -> None:
+def _replay(observation: NodeObservation, node_dir: Path) -> None:
     """Replay the node's race log with ``open4wd-node replay`` (a short log is no failure: the killed
     node's ends where it was killed) and read its final state hash."""
     logs = sorted(node_dir.glob("races/*.o4wlog"))
@@ -332,7 +333,7 @@ def run_race(plan: RacePlan, work_dir: Path) -> RaceResult:
         for run in harness.runs:
             node_dir = work_dir / f"node{run.index}"
             observation = _observe(harness, run, node_dir)
-            _replay(observation, run, node_dir)
+            _replay(observation, node_dir)
             nodes.append(observation)
         verdict = classify(plan, nodes, failure, harness.flipped)
         runs = harness.runs

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from open4wd_node.runtime.choices import TIME_LIMIT_S
+from open4wd_node.runtime.choices import SOAK_MODES, TIME_LIMIT_S
 from open4wd_node.runtime.errors import UsageError, UserError
 from open4wd_node.runtime.values import SEED, IntRange
 
@@ -39,10 +39,9 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
         return _repro(args, ctx)
     from pathlib import Path
 
-    from open4wd_node.soak.plan import MODES, SoakOptions
+    from open4wd_node.soak.plan import SoakOptions
     from open4wd_node.soak.profiles import parse_profiles
 
-    assert args.mode in MODES
     if args.scheduler is not None and not SCHEDULER.fullmatch(args.scheduler):
         raise UsageError(f"--scheduler takes tcp://HOST:PORT, got {args.scheduler[:60]!r} (see: open4wd-node soak --help)")
     options = SoakOptions(races=args.races, nodes=node_range(args.nodes), profiles=parse_profiles(args.profiles),
@@ -166,7 +165,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--race-seconds", type=TIME_LIMIT_S, default=60, metavar="S",
                         help="each race's round time limit (60..1800, the spec's range; default 60): "
                              "races are 1 lap of builtin:track-01, 14-30 s when every car finishes")
-    parser.add_argument("--mode", choices=("rollback", "lockstep", "mixed"), default="rollback",
+    parser.add_argument("--mode", choices=SOAK_MODES, default="rollback",
                         help="the nodes' netcode; mixed draws each node's mode from its race's seed")
     parser.add_argument("--report", default=None, metavar="DIR",
                         help="report directory (default <data-dir>/soak/seed-SEED); a stopped soak resumes from it")

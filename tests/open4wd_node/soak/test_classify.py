@@ -9,9 +9,9 @@ from open4wd_node.soak.profiles import Faults, NodeFault, NodeKill, NodeStop, Pr
 HASH = "ab" * 32
 
 
-def plan(profile=Profile.CLEAN, faults=Faults(), nodes=3):
+def plan(profile=Profile.CLEAN, faults=None, nodes=3):
     return RacePlan(race_id=f"0000-{profile}", index=0, seed=1, profile=profile, nodes=nodes, modes=("rollback",) * nodes,
-                    race_seconds=60, track="builtin:track-01", laps=1, faults=faults)
+                    race_seconds=60, track="builtin:track-01", laps=1, faults=faults or Faults())
 
 
 def finished(index, **changes):
