@@ -43,7 +43,7 @@ def check_four(report: Path) -> dict:
         kept = Path(rows[race]["kept"])
         assert (kept / "plan.json").exists() and sorted(kept.glob("node*/races/*.o4wlog"))
         assert rows[race]["repro"] == f"open4wd-node soak repro {race} --report {report}"
-    assert sorted((report / "races" / "0002-corrupt").glob("node*/races/*.o4wlog.states/*.state"))
+    assert sorted((report / "races" / "0002-corrupt").glob("node*/races/*.states/*.state"))
     summary = data["summary"]
     assert summary["classes"]["agreed"] == 1 and summary["classes"]["detected"] == 3
     assert summary["corruptions_detected"] == summary["corruptions"] == 1
