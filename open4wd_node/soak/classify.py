@@ -41,6 +41,8 @@ class RaceClass(StrEnum):
 
 GIVE_UP_ENDS = frozenset({"partition-void", "catch-up-impossible", "catch-up-failed"})
 """Session ends the recovery rules give a node cut off from a majority (docs/race.md)."""
+VOTE_ENDS = frozenset({"persistent-desync", "consensus-invalid"})
+"""Session ends the checksum votes give: outvoted three times, or a vote without a majority."""
 
 
 @dataclass
@@ -82,10 +84,10 @@ def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None =
     if hung:
         return Verdict(RaceClass.HANG, "; ".join(f"node{n.index} neither ended nor progressed (last frame {n.last_frame})"
                                                    for n in hung))
-    crash = _crash(plan, nodes, failure)
+    desync = _false_desync(plan, nodes)
+    crash = _crash(plan, nodes, failure, voted_off=bool(desync))
     if crash:
         return Verdict(RaceClass.CRASH, crash)
-    desync = _false_desync(plan, nodes)
     if desync:
         return Verdict(RaceClass.FALSE_DESYNC, desync)
     bad_logs = [n for n in nodes if n.replay_ok is False and not _corrupted_log(plan, n)]
@@ -117,7 +119,9 @@ def _allowed_ends(plan: RacePlan, node: int) -> frozenset[str]:
     return frozenset()
 
 
-def _crash(plan: RacePlan, nodes: list[NodeObservation], failure: str | None) -> str:
+def _crash(plan: RacePlan, nodes: list[NodeObservation], failure: str | None, voted_off: bool) -> str:
+    """Why the race is a crash, or "". With ``voted_off`` (the race has an unexplained disagreement) the
+    ends the votes give (``VOTE_ENDS``) are that disagreement's, not a crash: the race is a false desync."""
     if failure:
         return failure
     reasons = []
@@ -129,7 +133,7 @@ def _crash(plan: RacePlan, nodes: list[NodeObservation], failure: str | None) ->
             continue
         elif n.returncode == 0 and n.outcome == "finished":
             continue
-        elif n.returncode == 1 and n.outcome in _allowed_ends(plan, n.index):
+        elif n.returncode == 1 and (n.outcome in _allowed_ends(plan, n.index) or voted_off and n.outcome in VOTE_ENDS):
             continue
         else:
             what = n.error or (f"outcome {n.outcome}" if n.outcome else "no result")

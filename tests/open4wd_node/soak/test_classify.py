@@ -31,6 +31,15 @@ def test_a_disagreeing_vote_with_no_fault_is_a_false_desync():
     assert verdict.race_class is RaceClass.FALSE_DESYNC and "node1" in verdict.reason and "240" in verdict.reason
 
 
+def test_a_non_deterministic_build_that_ends_in_a_tie_is_a_false_desync_not_a_crash():
+    tie = [finished(i, returncode=1, outcome="consensus-invalid", disagreements=1, disagree_frames=[240]) for i in range(3)]
+    verdict = classify(plan(), tie)
+    assert verdict.race_class is RaceClass.FALSE_DESYNC and "frames [240]" in verdict.reason
+    # without a disagreement to explain it, a vote's end is an exit nothing explains
+    assert classify(plan(), [finished(0), finished(1), finished(2, returncode=1, outcome="consensus-invalid")]).race_class \
+        is RaceClass.CRASH
+
+
 def test_final_hashes_that_differ_are_a_false_desync_even_when_every_vote_agreed():
     verdict = classify(plan(), [finished(0), finished(1), finished(2, final_hash="cd" * 32)])
     assert verdict.race_class is RaceClass.FALSE_DESYNC and "final state hashes" in verdict.reason
