@@ -67,7 +67,7 @@ def run_races(plans: list[RacePlan], report: ReportDir, on_row: OnRow, scheduler
     try:
         if scheduler is None:
             cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=40)
+                                   dashboard_address=":0", silence_logs=40)  # any free port: never 8787, which another may hold
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout="10s")
