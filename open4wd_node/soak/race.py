@@ -105,7 +105,6 @@ class _Harness:
         self.hung: set[int] = set()
         self.peers: dict[int, str] = {}  # node -> PeerId, as the host's room told it
         self.applied: list[str] = []
-        self.flip_target: int | None = None
         self.race_started = trio.Event()
         self.countdown = trio.Event()
 
@@ -203,7 +202,6 @@ class _Harness:
         proxy = self.proxies[target]
         clean = proxy.impairments[Direction.UP]
         proxy.set(Direction.UP, replace(clean, flip_offsets=(tamper.offset,)))
-        self.flip_target = target
         self.note(f"flip armed: byte {tamper.offset} of the link into node{target}")
         await self.race_started.wait()
         await trio.sleep(1.0)  # every mesh link is up by the time the pump has run a second
