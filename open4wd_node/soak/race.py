@@ -47,8 +47,9 @@ ERROR_LINE = re.compile(r"^error\[([a-z0-9-]+)\]: (.*)$", re.MULTILINE)
 
 
 def race_limit_s(plan: RacePlan) -> float:
-    """The most a race may take, start to end, before its running nodes are called hung."""
-    return 3 * plan.race_seconds + 120
+    """The most a race may take, start to end, before its running nodes are called hung even though they
+    still progress: slower than a tenth of real time (a bandwidth cap slows a race to a quarter)."""
+    return 10 * plan.race_seconds + 120
 
 
 @dataclass
