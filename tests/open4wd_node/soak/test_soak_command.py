@@ -150,3 +150,5 @@ def test_refusals_come_before_any_race(tmp_path):
     scheduler = cli("--data-dir", str(tmp_path), "soak", "--scheduler", "10.0.0.1")
     assert scheduler.returncode == 2 and "--scheduler takes tcp://HOST:PORT" in scheduler.stderr
     assert not (tmp_path / "soak").exists()
+    nobody = cli("--data-dir", str(tmp_path), "soak", "--scheduler", "tcp://127.0.0.1:1", "--races", "1")
+    assert nobody.returncode == 1 and "error[soak-scheduler-unreachable]" in nobody.stderr
