@@ -42,6 +42,7 @@ from open4wd_node.soak.plan import RacePlan
 from open4wd_node.soak.profiles import Hiccup, LinkTrouble
 
 NODE_PORT = 24_680  # below Linux's ephemeral range: every node listens on its own loopback address, this port
+TAMPER_ARMED_S = 30  # from the countdown (5 s): the first mesh link carries the flip's offset within seconds
 NO_PROGRESS_S = 60  # longer than any documented wait without a frame (reconnect window + watchdog: 30 s)
 ERROR_LINE = re.compile(r"^error\[([a-z0-9-]+)\]: (.*)$", re.MULTILINE)
 
@@ -192,7 +193,8 @@ class _Harness:
     async def tamper(self) -> None:
         """Arm the flip on the proxy of the node second in PeerId order once the room is locked (its
         mesh links are dialled after the countdown; the room's own links are older and untouched),
-        and disarm it once the race runs, so only the first mesh link through it is flipped."""
+        and disarm it as soon as a byte was flipped (or a second into the race), so that the link
+        dialled again after the refusal is not flipped too."""
         tamper = self.plan.faults.tamper
         assert tamper is not None
         await self.countdown.wait()
@@ -204,9 +206,11 @@ class _Harness:
         clean = proxy.impairments[Direction.UP]
         proxy.set(Direction.UP, replace(clean, flip_offsets=(tamper.offset,)))
         self.note(f"flip armed: byte {tamper.offset} of the link into node{target}")
-        await self.race_started.wait()
-        await trio.sleep(1.0)  # every mesh link is up by the time the pump has run a second
+        with trio.move_on_after(TAMPER_ARMED_S):
+            while proxy.stats.flipped[Direction.UP] == 0:
+                await trio.sleep(0.01)
         proxy.set(Direction.UP, clean)
+        self.note(f"flip disarmed after {proxy.stats.flipped[Direction.UP]} flipped byte(s)")
 
     async def watch(self, cancel: Callable[[], None]) -> None:
         """Call hung any running node silent (and not stopped by us) for ``NO_PROGRESS_S``, or every running
