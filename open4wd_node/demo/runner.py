@@ -34,6 +34,7 @@ INVITE_TIMEOUT_S = 30
 NODE_GRACE_S = 10  # a stopped node closes its race log and exits well within this
 
 Progress = Callable[[int, dict[str, Any]], None]  # (node number, one of its JSON events): the live table's feed
+ExtraArgs = Callable[[int], list[str]]  # node number -> options appended to its command line (later ones win)
 
 
 @dataclass
@@ -44,13 +45,14 @@ class NodeRun:
     events: list[dict[str, Any]] = field(default_factory=list)
     returncode: int | None = None
     stderr: str = ""
+    process: trio.Process | None = field(default=None, repr=False)  # while it runs: for a soak's SIGSTOP or kill -9
 
     def last(self, name: str) -> dict[str, Any] | None:
         """The node's newest event called ``name``, or None."""
         return next((e for e in reversed(self.events) if e.get("event") == name), None)
 
 
-def _node_args(options: DemoOptions, index: int, data_dir: Path) -> list[str]:
+def _node_args(options: DemoOptions, index: int, data_dir: Path, extra: ExtraArgs | None = None) -> list[str]:
     cars = list(ARCHETYPES)
     args = [sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(data_dir / f"node{index}"), "--log-format", "json"]
     common = ["--auto-ready", "--json", "--driver", "bot", "--seed", str(options.seed + index), "--mode", options.mode,
@@ -58,10 +60,11 @@ def _node_args(options: DemoOptions, index: int, data_dir: Path) -> list[str]:
     if options.corrupt is not None and options.corrupt[0] == index:
         common += ["--fault", f"corrupt-state@{options.corrupt[1]}"]
     if index == 0:
-        return args + ["host", "--listen", "127.0.0.1:0", "--track", options.track, "--rounds", str(options.rounds),
-                       "--laps", str(options.laps), "--min-players", str(options.nodes),
-                       "--max-players", str(options.nodes)] + common
-    return args + ["join", "{invite}", "--listen", "127.0.0.1:0"] + common
+        common += ["--track", options.track, "--rounds", str(options.rounds), "--laps", str(options.laps),
+                   "--time-limit", str(options.time_limit_s), "--min-players", str(options.nodes),
+                   "--max-players", str(options.nodes)]
+    command = ["host"] if index == 0 else ["join", "{invite}"]
+    return args + command + ["--listen", "127.0.0.1:0"] + common + (extra(index) if extra else [])
 
 
 async def _stop_node(process: trio.Process) -> None:
@@ -79,6 +82,7 @@ async def _run_node(argv: list[str], run: NodeRun, on_event: Progress) -> None:
         process = await nursery.start(partial(
             trio.run_process, argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             check=False, start_new_session=True, deliver_cancel=_stop_node))
+        run.process = process
 
         async def read_stderr() -> None:
             chunks = []
@@ -97,13 +101,17 @@ async def _run_node(argv: list[str], run: NodeRun, on_event: Progress) -> None:
                     run.events.append(event)
                     on_event(run.index, event)
         run.returncode = await process.wait()
+        run.process = None
 
 
-async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress) -> list[NodeRun]:
+async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress, extra: ExtraArgs | None = None,
+                   runs: list[NodeRun] | None = None) -> list[NodeRun]:
     """Start the host node, then (once its room is open) the joiners, and wait for every node to exit;
     each event goes to ``progress``. ``UserError`` ``demo-failed`` when the host opens no room within
-    ``INVITE_TIMEOUT_S``, or the nodes are not done after ``NODE_TIMEOUT_S`` (they are stopped)."""
-    runs = [NodeRun(i) for i in range(options.nodes)]
+    ``INVITE_TIMEOUT_S``, or the nodes are not done after ``NODE_TIMEOUT_S`` (they are stopped).
+    ``extra`` adds options to a node's command line and ``runs`` (one per node) are filled in as the
+    nodes run: the soak (``open4wd_node.soak.race``) impairs and stops them through these."""
+    runs = runs if runs is not None else [NodeRun(i) for i in range(options.nodes)]
     invite: dict[str, str] = {}
     created = trio.Event()
 
@@ -114,7 +122,7 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress) -> 
         progress(index, event)
 
     async def host() -> None:
-        await _run_node(_node_args(options, 0, data_dir), runs[0], on_event)
+        await _run_node(_node_args(options, 0, data_dir, extra), runs[0], on_event)
         created.set()  # a host that exited before opening its room fails the demo now, not at the time-out
 
     with trio.move_on_after(NODE_TIMEOUT_S) as deadline:
@@ -126,7 +134,7 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress) -> 
                 nursery.cancel_scope.cancel()
                 raise UserError("demo-failed", f"the host did not open its room: {runs[0].stderr[-500:]}")
             for index in range(1, options.nodes):
-                argv = [invite["url"] if a == "{invite}" else a for a in _node_args(options, index, data_dir)]
+                argv = [invite["url"] if a == "{invite}" else a for a in _node_args(options, index, data_dir, extra)]
                 nursery.start_soon(_run_node, argv, runs[index], on_event)
     if deadline.cancelled_caught:
         raise UserError("demo-failed", f"the nodes had not finished after {NODE_TIMEOUT_S} s; they were stopped")

@@ -16,7 +16,7 @@ from open4wd_node.runtime.context import NodeContext
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from protocol.errors import ProtocolError
-from protocol.room.config import MatchConfig
+from protocol.room.config import DURATION_DEFAULT_S, MatchConfig
 from sim_core.assets.builtins import is_builtin_ref
 
 
@@ -32,6 +32,7 @@ class DemoOptions:
     seed: int = 0
     corrupt: tuple[int, int] | None = None  # (node, frame)
     track: str = "builtin:track-02"
+    time_limit_s: int = DURATION_DEFAULT_S  # each round's (the soak shortens it)
 
 
 def prepare(options: DemoOptions, ctx: NodeContext) -> Path:
@@ -57,7 +58,7 @@ def _match_config(options: DemoOptions, ctx: NodeContext) -> MatchConfig:
                                               "asset store, so the demo races on built-in tracks only (builtin:track-NN)")
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     try:
-        config = MatchConfig.uniform(options.track, options.rounds, options.laps)
+        config = MatchConfig.uniform(options.track, options.rounds, options.laps, options.time_limit_s)
         assets.track_digests(config)
     except ProtocolError as exc:
         raise UserError("demo-track-invalid", f"--track: {exc.message}") from None

@@ -20,9 +20,9 @@ No wait here is without a deadline (docs/race.md, "Every wait has a bound"): the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, assert_never
 
 import structlog
@@ -39,7 +39,7 @@ from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
 from open4wd_node.race.mesh import Mesh
-from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills, round_standings
+from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills, nondeterministic_frame, round_standings
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.runtime.signals import received
 from open4wd_node.runtime.wakeup import Wakeup
@@ -71,6 +71,7 @@ MESH_TIMEOUT_S = 10
 BARRIER_TIMEOUT_S = 10
 ANCHOR_WAIT_S = 13
 FLUSH_S = 2
+PROGRESS_FRAMES = 60  # a ``progress`` event every second of race: the soak's lag and rollback curves, and its hang watch
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,8 @@ class MatchRunner:
         self._last_signed: dict[str, int] = {}  # peer -> newest confirmed frame with its own signed input
         self._leave_reasons: dict[str, str] = {}  # peer -> why it left this round (its leave, or a lost link)
         self._link_drops_seen: dict[str, int] = {}  # the mesh's drop counts already reported for a round
+        self._lag: Callable[[], int] = lambda: 0  # the current round's pump lag
+        self._deepest_rollback = 0  # since the last ``progress`` event
         self.log_path = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.o4wlog"
         self.log = RaceLogWriter(self.log_path)
         self.report.log = str(self.log_path)
@@ -233,7 +236,8 @@ class MatchRunner:
         self.slot = slots[self.me]
         self._log_key(self.me, announce(self.identity, race_id(locked.match_id, round_index)))
         fault = self.options.fault_frame if round_index == 0 else None
-        session = RaceSession(setup, self.identity, WorldAdapter(world, fault, self.slot), RaceKeyBook(setup.roster))
+        adapter = WorldAdapter(world, fault, self.slot, nondeterministic_frame())
+        session = RaceSession(setup, self.identity, adapter, RaceKeyBook(setup.roster))
         self._session = session
         self.log.append({"kind": "round-start", "round": round_index, "slots": slots, "cars": cars})
         await self._barrier(round_index)
@@ -242,6 +246,7 @@ class MatchRunner:
         pump = FramePump(self._step, lambda: session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag),
                          self.mesh.gate.wait)
+        self._lag = lambda: pump.lag
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
                                            self.report.rollbacks))
         await pump.run(lambda: self.round_over or session.ended is not None)
@@ -321,6 +326,11 @@ class MatchRunner:
         self._route(report.actions)
         if report.stepped and self.on_step is not None:
             self.on_step(self.world, self.slot)
+        self._deepest_rollback = max(self._deepest_rollback, report.rollback_frames)
+        if report.stepped and report.frame % PROGRESS_FRAMES == PROGRESS_FRAMES - 1:
+            self.events.emit("progress", round=self.round_index, frame=report.frame, lag=self._lag(),
+                             rollback=self._deepest_rollback, rollbacks=session.stats.rollbacks)
+            self._deepest_rollback = 0
         if report.stepped and self.round_index == 0:
             if self.options.fault_frame == report.frame:
                 self.events.emit("fault", kind="corrupt-state", frame=report.frame)

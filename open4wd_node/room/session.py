@@ -31,7 +31,7 @@ from open4wd_node.relay.reach import dial_contact
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation, new_room_id, new_secret, parse_secret
-from protocol.room.config import MatchConfig, RoomLimits
+from protocol.room.config import DURATION_DEFAULT_S, MatchConfig, RoomLimits
 from protocol.room.host import HostRoom
 from protocol.room.member import MemberRoom
 from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
@@ -48,6 +48,7 @@ class HostOptions:
     track: str = "builtin:track-02"
     rounds: int = 1
     laps: int = 3
+    time_limit_s: int = DURATION_DEFAULT_S
     min_players: int = 2
     max_players: int = 8
     spectators: int = 0
@@ -106,7 +107,7 @@ async def host_room(
     """Host a room on ``listener`` (already serving) until the match starts or the room ends."""
     assets, store = await _room_assets(ctx)
     try:
-        config = MatchConfig.uniform(options.track, options.rounds, options.laps)
+        config = MatchConfig.uniform(options.track, options.rounds, options.laps, options.time_limit_s)
         digests = await run_blocking(assets.track_digests, config)
     except ProtocolError as exc:
         raise UserError("room-bad-config", exc.message) from None

@@ -99,6 +99,8 @@ def event_text(event: str, d: Mapping[str, Any], name: Callable[[str], str] = sh
         return f"error[{d['code']}]: {d['message']}"
     if event == "race-start":
         return f"{round_text(d['round'])}: racing from start slot {d['slot'] + 1} of {len(d['roster'])}"
+    if event == "progress":
+        return None  # routine: the live view shows the frame, the lag and the rollbacks itself
     if event == "checksum":
         return None if d["agreed"] else f"{round_text(d['round'])}, frame {d['frame']}: the state hashes did NOT agree"
     if event == "desync":

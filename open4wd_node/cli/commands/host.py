@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from open4wd_node.runtime.choices import LAPS, PLAYERS, ROUNDS, SPECTATORS
+from open4wd_node.runtime.choices import LAPS, PLAYERS, ROUNDS, SPECTATORS, TIME_LIMIT_S
 from protocol.room.config import SPECTATORS_DEFAULT
 from open4wd_node.cli.commands._room_options import add_car_option, add_room_options
 
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     from open4wd_node.room.session import HostOptions, host_room
 
     options = HostOptions(
-        track=args.track, rounds=args.rounds, laps=args.laps,
+        track=args.track, rounds=args.rounds, laps=args.laps, time_limit_s=args.time_limit,
         min_players=args.min_players, max_players=args.max_players, spectators=args.spectators,
         auto_ready=args.auto_ready, nickname=ctx.config.nickname, interactive=sys.stdin.isatty(),
     )
@@ -44,6 +44,8 @@ def register(subparsers: Subparsers) -> None:
                         help="track of every round (builtin:track-NN or a content id)")
     parser.add_argument("--rounds", type=ROUNDS, default=1, metavar="N", help="rounds in the match (1..5)")
     parser.add_argument("--laps", type=LAPS, default=3, metavar="L", help="laps per round on loop tracks (1..10)")
+    parser.add_argument("--time-limit", type=TIME_LIMIT_S, default=600, metavar="S",
+                        help="each round's time limit in seconds (60..1800, default 600): it ends a round not everyone finished")
     add_car_option(parser)
     parser.add_argument("--min-players", type=PLAYERS, default=2, metavar="N", help="participants needed before the start (2..8)")
     parser.add_argument("--max-players", type=PLAYERS, default=8, metavar="N",

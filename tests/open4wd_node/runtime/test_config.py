@@ -26,14 +26,15 @@ SCOPE_COMMANDS = {Scope.GLOBAL: {()}, Scope.ROOM: {("host",), ("join",)}}  # and
 # match is (docs/node.md "Configuration"). A new flag on these commands must be added here or be a key.
 NOT_SETTINGS = {
     (): {"-h", "--help", "--data-dir", "--config"},
-    ("host",): {"-h", "--help", "--track", "--rounds", "--laps", "--car", "--min-players", "--max-players",
+    ("host",): {"-h", "--help", "--track", "--rounds", "--laps", "--time-limit", "--car", "--min-players", "--max-players",
                 "--spectators", "--auto-ready", "--json", "--seed", "--fault"},
     ("join",): {"-h", "--help", "--car", "--spectate", "--auto-ready", "--json", "--seed", "--fault"},
     ("watch",): {"-h", "--help", "--json"},
 }
 # Another command's option that shares a setting's flag name but is not that setting.
-NAMESAKES = {(("demo",), "--mode"),  # the mode of the nodes a demo starts, passed to each as --mode
-             (("relay",), "--listen")}  # where the relay daemon listens: its [relay] table's key, not a node's
+# the mode of the nodes a demo or a soak starts, passed to each as --mode (the soak's also takes mixed);
+# where the relay daemon listens: its [relay] table's key, not a node's
+NAMESAKES = {(("demo",), "--mode"), (("soak",), "--mode"), (("relay",), "--listen")}
 # A value every setting refuses, as typed on the command line and as written in TOML.
 REFUSED = {
     "economy_config_version": ("0", "0"),

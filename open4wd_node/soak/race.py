@@ -1,0 +1,360 @@
+"""One soak race: real node processes behind impairment proxies, its faults on schedule, then its verdict.
+
+``run_race(plan, work_dir)`` is what a Dask task runs (``soak.cluster``): it needs nothing but the
+plan and a scratch directory, so it runs the same on a laptop's ``LocalCluster`` and on a remote
+worker. The nodes are started exactly as the demo starts them (``demo.runner.run_demo``: node 0 hosts
+with ``--auto-ready``, the others join its invitation, bots drive), each on its own loopback address
+behind its own ``ImpairmentProxy``, whose address it advertises, so every race link and every join
+crosses a proxy. The harness watches every node's JSON events: it stops (SIGSTOP/SIGCONT) or kills
+(SIGKILL) a node at its time in the race, makes the proxies hiccup, arms the tamper, and calls a node
+that has neither ended nor progressed for ``NO_PROGRESS_S`` hung. Afterwards every race log goes
+through ``open4wd-node replay``, and ``classify`` judges the race. A race that is not ``agreed`` keeps
+its logs, saved states, events and stderr (returned packed, so a remote worker's files come home).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from open4wd_node.demo.runner import NodeRun, run_demo
+from open4wd_node.demo.setup import DemoOptions
+from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy
+from open4wd_node.race.log import LogReader
+from open4wd_node.runtime.addresses import Address
+from open4wd_node.runtime.errors import UserError
+from open4wd_node.soak.classify import NodeObservation, RaceClass, Verdict, classify
+from open4wd_node.soak.plan import RacePlan
+from open4wd_node.soak.profiles import Hiccup, LinkTrouble
+
+NODE_PORT = 24_680  # below Linux's ephemeral range: every node listens on its own loopback address, this port
+TAMPER_ARMED_S = 30  # from the countdown (5 s): the first mesh link carries the flip's offset within seconds
+NO_PROGRESS_S = 60  # longer than any documented wait without a frame (reconnect window + watchdog: 30 s)
+ERROR_LINE = re.compile(r"^error\[([a-z0-9-]+)\]: (.*)$", re.MULTILINE)
+
+
+def race_limit_s(plan: RacePlan) -> float:
+    """The most a race may take, start to end, before its running nodes are called hung even though they
+    still progress: slower than a tenth of real time (a bandwidth cap slows a race to a quarter)."""
+    return 10 * plan.race_seconds + 120
+
+
+@dataclass
+class RaceResult:
+    """A race's verdict and figures (one row of ``report.json``), and its packed files when kept."""
+
+    plan: RacePlan
+    verdict: Verdict
+    nodes: list[NodeObservation]
+    frames: int
+    agreed_hashes: int
+    worst_lag: int
+    rollbacks: int
+    max_rollback: int
+    elapsed_s: float
+    faults_applied: list[str]
+    curves: dict[str, list[list[int]]]  # node -> [frame, lag, deepest rollback] once a second of race
+    kept: bytes | None = field(default=None, repr=False)  # tar.gz of the race directory, unless agreed
+
+    def row(self) -> dict[str, Any]:
+        """The report row (everything but the packed files)."""
+        return {
+            "race_id": self.plan.race_id, "index": self.plan.index, "seed": self.plan.seed,
+            "profile": str(self.plan.profile), "nodes": self.plan.nodes, "modes": list(self.plan.modes),
+            "class": str(self.verdict.race_class), "reason": self.verdict.reason,
+            "detection_frames": self.verdict.detection_frames, "frames": self.frames,
+            "agreed_hashes": self.agreed_hashes, "worst_lag": self.worst_lag, "rollbacks": self.rollbacks,
+            "max_rollback": self.max_rollback, "elapsed_s": self.elapsed_s, "faults_applied": self.faults_applied,
+            "outcomes": {f"node{n.index}": n.outcome or (f"exit {n.returncode}" if n.returncode is not None else "hung")
+                         for n in self.nodes},
+            "curves": self.curves, "plan": self.plan.to_json(),
+        }
+
+
+class _Harness:
+    """The running race: its proxies, its nodes' runs, its schedule of faults and its hang watch."""
+
+    def __init__(self, plan: RacePlan, block: str) -> None:
+        self.plan = plan
+        self.hosts = [f"{block}.{i + 1}" for i in range(plan.nodes)]
+        links = plan.faults.links
+        self.proxies = [
+            ImpairmentProxy(Address(host, NODE_PORT),
+                            up=self._impairment(links, plan.seed * 16 + 2 * i),
+                            down=self._impairment(links, plan.seed * 16 + 2 * i + 1))
+            for i, host in enumerate(self.hosts)
+        ]
+        self.runs = [NodeRun(i) for i in range(plan.nodes)]
+        self.started = time.monotonic()
+        self.race_start: dict[int, float] = {}  # node -> when its round 1 started
+        self.seen: dict[int, float] = {}  # node -> its newest event
+        self.stopped: set[int] = set()  # SIGSTOPped now
+        self.fired: set[int] = set()  # nodes a harness fault (stop, kill) reached
+        self.hung: set[int] = set()
+        self.peers: dict[int, str] = {}  # node -> PeerId, as the host's room told it
+        self.applied: list[str] = []
+        self.race_started = trio.Event()
+        self.countdown = trio.Event()
+
+    @staticmethod
+    def _impairment(links: LinkTrouble, seed: int) -> Impairment:
+        return Impairment(delay_ms=links.delay_ms, jitter_ms=links.jitter_ms,
+                          bandwidth_bytes_per_s=links.bandwidth_bytes_per_s, seed=seed)
+
+    def note(self, text: str) -> None:
+        self.applied.append(f"{time.monotonic() - self.started:6.1f} s  {text}")
+
+    def extra(self, index: int) -> list[str]:
+        """Node ``index``'s own options: its address, its proxy's, its mode and its ``--fault``."""
+        proxy = self.proxies[index].address
+        assert proxy is not None
+        args = ["--listen", f"{self.hosts[index]}:{NODE_PORT}", "--advertise", str(proxy), "--mode", self.plan.modes[index]]
+        fault = self.plan.faults.node_fault
+        return args + (fault.option() if fault is not None and fault.node == index else [])
+
+    def on_event(self, index: int, event: dict[str, Any]) -> None:
+        now = time.monotonic()
+        self.seen[index] = now
+        kind = event.get("event")
+        if kind == "race-start" and event.get("round") == 0 and index not in self.race_start:
+            self.race_start[index] = now
+            self.race_started.set()
+        elif kind == "room-created":
+            self.peers[0] = event["host"]
+        elif kind == "member-joined" and str(event.get("nickname", "")).startswith("node"):
+            self.peers[int(event["nickname"][4:])] = event["peer"]
+        elif kind == "countdown":
+            self.countdown.set()
+
+    async def at(self, node: int | None, at_s: float) -> None:
+        """Wait until ``at_s`` seconds into the race of ``node`` (None: of the first node to start)."""
+        await self.race_started.wait()
+        while node is not None and node not in self.race_start:
+            await trio.sleep(0.05)
+        start = self.race_start[node] if node is not None else min(self.race_start.values())
+        await trio.sleep(max(0.0, start + at_s - time.monotonic()))
+
+    def _process(self, node: int) -> trio.Process | None:
+        process = self.runs[node].process
+        return process if process is not None and process.returncode is None else None
+
+    async def stop(self) -> None:
+        stop = self.plan.faults.stop
+        assert stop is not None
+        await self.at(stop.node, stop.at_s)
+        process = self._process(stop.node)
+        if process is None:
+            return
+        process.send_signal(signal.SIGSTOP)
+        self.stopped.add(stop.node)
+        self.fired.add(stop.node)
+        self.note(f"SIGSTOP node{stop.node} for {stop.seconds} s")
+        try:
+            await trio.sleep(stop.seconds)
+        finally:
+            if self._process(stop.node) is not None:
+                process.send_signal(signal.SIGCONT)
+            self.stopped.discard(stop.node)
+            self.seen[stop.node] = time.monotonic()
+            self.note(f"SIGCONT node{stop.node}")
+
+    async def kill(self) -> None:
+        kill = self.plan.faults.kill
+        assert kill is not None
+        await self.at(kill.node, kill.at_s)
+        process = self._process(kill.node)
+        if process is not None:
+            process.kill()
+            self.fired.add(kill.node)
+            self.note(f"SIGKILL node{kill.node}")
+
+    async def hiccups(self) -> None:
+        async with trio.open_nursery() as nursery:
+            for hiccup in self.plan.faults.links.hiccups:
+                async def one(h: Hiccup = hiccup) -> None:
+                    await self.at(None, h.at_s)
+                    self.proxies[h.node].stall(h.seconds)
+                nursery.start_soon(one)
+
+    async def tamper(self) -> None:
+        """Arm the flip on the proxy of the node second in PeerId order once the room is locked (its
+        mesh links are dialled after the countdown; the room's own links are older and untouched),
+        and disarm it as soon as a byte was flipped (or a second into the race), so that the link
+        dialled again after the refusal is not flipped too."""
+        tamper = self.plan.faults.tamper
+        assert tamper is not None
+        await self.countdown.wait()
+        if len(self.peers) < self.plan.nodes:
+            self.note("tamper not armed: the room did not name every node")
+            return
+        target = sorted(self.peers, key=self.peers.__getitem__)[1]
+        proxy = self.proxies[target]
+        clean = proxy.impairments[Direction.UP]
+        proxy.set(Direction.UP, replace(clean, flip_offsets=(tamper.offset,)))
+        self.note(f"flip armed: byte {tamper.offset} of the link into node{target}")
+        with trio.move_on_after(TAMPER_ARMED_S):
+            while proxy.stats.flipped[Direction.UP] == 0:
+                await trio.sleep(0.01)
+        proxy.set(Direction.UP, clean)
+        self.note(f"flip disarmed after {proxy.stats.flipped[Direction.UP]} flipped byte(s)")
+
+    async def watch(self, cancel: Callable[[], None]) -> None:
+        """Call hung any running node silent (and not stopped by us) for ``NO_PROGRESS_S``, or every running
+        node at the race's limit; then stop the race."""
+        limit = self.started + race_limit_s(self.plan)
+        while True:
+            await trio.sleep(1.0)
+            now = time.monotonic()
+            running = [r.index for r in self.runs if r.process is not None and r.process.returncode is None]
+            silent = [i for i in running if i not in self.stopped and now - self.seen.get(i, self.started) > NO_PROGRESS_S]
+            if silent or (running and now > limit):
+                self.hung.update(silent or running)
+                self.note(f"hung: {', '.join(f'node{i}' for i in sorted(self.hung))}")
+                cancel()
+                return
+
+    @property
+    def flipped(self) -> int:
+        return sum(p.stats.flipped[Direction.UP] for p in self.proxies)
+
+
+async def _race(plan: RacePlan, work_dir: Path, block: str) -> tuple[_Harness, str | None]:
+    harness = _Harness(plan, block)
+    options = DemoOptions(nodes=plan.nodes, rounds=1, laps=plan.laps, mode=plan.modes[0], seed=plan.seed,
+                          track=plan.track, time_limit_s=plan.race_seconds)
+    failure: str | None = None
+    async with trio.open_nursery() as nursery:
+        for proxy in harness.proxies:
+            await nursery.start(proxy.run)
+        faults = plan.faults
+        tasks: list[Callable[[], Awaitable[None]]] = [harness.hiccups]
+        tasks += [harness.stop] if faults.stop else []
+        tasks += [harness.kill] if faults.kill else []
+        tasks += [harness.tamper] if faults.tamper else []
+        for task in tasks:
+            nursery.start_soon(task)
+        with trio.CancelScope() as race_scope:
+            nursery.start_soon(harness.watch, race_scope.cancel)
+            try:
+                await run_demo(options, work_dir, harness.on_event, harness.extra, harness.runs)
+            except UserError as exc:
+                failure = f"{exc.code}: {exc.message}"
+        nursery.cancel_scope.cancel()
+    return harness, failure
+
+
+def _loopback_block() -> str:
+    """A /24 of 127.0.0.0/8 for this race's nodes, drawn at random (not from the plan: two races running at
+    once, or a race and its repro, must not share one)."""
+    rng = random.SystemRandom()
+    return f"127.{rng.randint(64, 254)}.{rng.randint(0, 255)}"
+
+
+def _observe(harness: _Harness, run: NodeRun, node_dir: Path) -> NodeObservation:
+    """What node ``run`` did, from its events, exit status and stderr (written to ``node_dir``)."""
+    node_dir.mkdir(parents=True, exist_ok=True)
+    (node_dir / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in run.events))
+    (node_dir / "stderr.log").write_text(run.stderr)
+    result = run.last("result") or {}
+    frames = [e["frame"] for e in run.events if isinstance(e.get("frame"), int)]
+    error = ERROR_LINE.search(run.stderr)
+    return NodeObservation(
+        index=run.index, peer=harness.peers.get(run.index), returncode=run.returncode,
+        outcome=result.get("outcome"), agreed=result.get("agreed_hashes", 0),
+        disagreements=result.get("disagreements", 0),
+        disagree_frames=[e["frame"] for e in run.events if e.get("event") == "checksum" and not e["agreed"]],
+        last_frame=max(frames, default=-1), traceback="Traceback (most recent call last)" in run.stderr,
+        error=f"{error[1]}: {error[2]}" if error else None, hung=run.index in harness.hung,
+        fault_fired=run.index in harness.fired or any(e.get("event") == "fault" for e in run.events),
+        link_tampered="link-tampered" in run.stderr,
+    )
+
+
+def _replay(observation: NodeObservation, node_dir: Path) -> None:
+    """Replay the node's race log with ``open4wd-node replay`` (a short log is no failure: the killed
+    node's ends where it was killed) and read its final state hash."""
+    logs = sorted(node_dir.glob("races/*.o4wlog"))
+    if not logs:
+        return
+    command = [sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(node_dir), "replay", str(logs[0]),
+               "--json", "--allow-incomplete"]
+    done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+    try:
+        report = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        report = {}
+    observation.replay_ok = done.returncode == 0 and report.get("ok") is True
+    observation.replay_status = report.get("status")
+    if not observation.replay_ok:
+        error = ERROR_LINE.search(done.stderr)
+        observation.replay_error = f"{error[1]}: {error[2]}" if error else f"replay exited {done.returncode}"
+    try:
+        observation.final_hash = next((r.record["stateHash"] for r in LogReader(logs[0]) if r.record.get("kind") == "round-end"),
+                                      None)
+    except UserError:
+        observation.final_hash = None  # a damaged log: replay has said so
+
+
+def _curves(runs: list[NodeRun]) -> dict[str, list[list[int]]]:
+    return {f"node{r.index}": [[e["frame"], e["lag"], e["rollback"]] for e in r.events
+                               if e.get("event") == "progress" and e.get("round") == 0] for r in runs}
+
+
+def _pack(work_dir: Path) -> bytes:
+    """The race directory as tar.gz, without the nodes' derived caches (rebuilt from the built-ins)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path in sorted(work_dir.rglob("*")):
+            relative = path.relative_to(work_dir)
+            if path.is_file() and "cache" not in relative.parts and relative.name != "identity.key":
+                tar.add(path, arcname=str(relative))
+    return buffer.getvalue()
+
+
+def run_race(plan: RacePlan, work_dir: Path) -> RaceResult:
+    """Run one race in ``work_dir`` (created, and removed afterwards) and judge it (module docstring)."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        (work_dir / "plan.json").write_text(json.dumps(plan.to_json(), indent=1))
+        harness, failure = trio.run(_race, plan, work_dir, _loopback_block())
+        nodes = []
+        for run in harness.runs:
+            node_dir = work_dir / f"node{run.index}"
+            observation = _observe(harness, run, node_dir)
+            _replay(observation, node_dir)
+            nodes.append(observation)
+        verdict = classify(plan, nodes, failure, harness.flipped)
+        runs = harness.runs
+        results = [r.last("result") or {} for r in runs]
+        finished = [res for res in results if res.get("outcome") == "finished"]
+        result = RaceResult(
+            plan=plan, verdict=verdict, nodes=nodes, frames=max((n.last_frame for n in nodes), default=-1),
+            agreed_hashes=min((res["agreed_hashes"] for res in finished), default=0),
+            worst_lag=max((res.get("max_lag", 0) for res in results), default=0),
+            rollbacks=sum(res.get("rollbacks", 0) for res in results),
+            max_rollback=max((res.get("max_rollback", 0) for res in results), default=0),
+            elapsed_s=round(time.monotonic() - started, 1), faults_applied=harness.applied, curves=_curves(runs),
+        )
+        (work_dir / "verdict.json").write_text(json.dumps(result.row(), indent=1))
+        if verdict.race_class is not RaceClass.AGREED:
+            result.kept = _pack(work_dir)
+        return result
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+

@@ -1,0 +1,123 @@
+"""The classifier on made-up observations: every class, and the faults that explain what they explain."""
+
+from dataclasses import replace
+
+from open4wd_node.soak.classify import KILLED, NodeObservation, RaceClass, classify
+from open4wd_node.soak.plan import RacePlan
+from open4wd_node.soak.profiles import Faults, NodeFault, NodeKill, NodeStop, Profile, Tamper
+
+HASH = "ab" * 32
+
+
+def plan(profile=Profile.CLEAN, faults=None, nodes=3):
+    return RacePlan(race_id=f"0000-{profile}", index=0, seed=1, profile=profile, nodes=nodes, modes=("rollback",) * nodes,
+                    race_seconds=60, track="builtin:track-01", laps=1, faults=faults or Faults())
+
+
+def finished(index, **changes):
+    node = NodeObservation(index=index, returncode=0, outcome="finished", agreed=14, last_frame=1789, replay_ok=True,
+                           replay_status="complete", final_hash=HASH)
+    return replace(node, **changes)
+
+
+def test_every_node_finished_and_agreed_is_agreed():
+    verdict = classify(plan(), [finished(i) for i in range(3)])
+    assert verdict.race_class is RaceClass.AGREED and verdict.detection_frames is None
+
+
+def test_a_disagreeing_vote_with_no_fault_is_a_false_desync():
+    nodes = [finished(0), finished(1, disagreements=1, disagree_frames=[240]), finished(2)]
+    verdict = classify(plan(), nodes)
+    assert verdict.race_class is RaceClass.FALSE_DESYNC and "node1" in verdict.reason and "240" in verdict.reason
+
+
+def test_a_non_deterministic_build_that_ends_in_a_tie_is_a_false_desync_not_a_crash():
+    tie = [finished(i, returncode=1, outcome="consensus-invalid", disagreements=1, disagree_frames=[240]) for i in range(3)]
+    verdict = classify(plan(), tie)
+    assert verdict.race_class is RaceClass.FALSE_DESYNC and "frames [240]" in verdict.reason
+    # without a disagreement to explain it, a vote's end is an exit nothing explains
+    assert classify(plan(), [finished(0), finished(1), finished(2, returncode=1, outcome="consensus-invalid")]).race_class \
+        is RaceClass.CRASH
+
+
+def test_final_hashes_that_differ_are_a_false_desync_even_when_every_vote_agreed():
+    verdict = classify(plan(), [finished(0), finished(1), finished(2, final_hash="cd" * 32)])
+    assert verdict.race_class is RaceClass.FALSE_DESYNC and "final state hashes" in verdict.reason
+
+
+def test_a_corruption_voted_out_is_detected_with_its_frames_to_detection():
+    corrupt = plan(Profile.CORRUPT, Faults(node_fault=NodeFault(1, "corrupt-state", 377)))
+    votes = [480, 600, 720]
+    nodes = [finished(0, disagreements=3, disagree_frames=votes),
+             NodeObservation(1, returncode=1, outcome="persistent-desync", disagreements=3, disagree_frames=votes,
+                             fault_fired=True, replay_ok=False, replay_error="replay-mismatch: round 1 frame 480: differs"),
+             finished(2, disagreements=3, disagree_frames=votes)]
+    verdict = classify(corrupt, nodes)
+    assert (verdict.race_class, verdict.detection_frames) == (RaceClass.DETECTED, 720 - 377)
+    # a disagreement before the corruption is not explained by it
+    early = [replace(nodes[0], disagree_frames=[240, *votes]), *nodes[1:]]
+    assert classify(corrupt, early).race_class is RaceClass.FALSE_DESYNC
+    # the corrupted node's own log cannot replay past the corruption; a mismatch before it is a failure
+    before = [nodes[0], replace(nodes[1], replay_error="replay-mismatch: round 1 frame 360: differs"), nodes[2]]
+    assert classify(corrupt, before).race_class is RaceClass.REPLAY_FAILED
+
+
+def test_a_corruption_nobody_caught_is_undetected_and_one_that_never_fired_is_no_detection():
+    corrupt = plan(Profile.CORRUPT, Faults(node_fault=NodeFault(0, "corrupt-state", 300)))
+    missed = [finished(0, fault_fired=True, final_hash="cd" * 32), finished(1), finished(2)]
+    assert classify(corrupt, missed).race_class is RaceClass.UNDETECTED
+    assert classify(corrupt, [finished(i) for i in range(3)]).race_class is RaceClass.AGREED
+
+
+def test_a_two_node_corruption_ends_in_a_tie_on_both():
+    corrupt = plan(Profile.CORRUPT, Faults(node_fault=NodeFault(0, "corrupt-state", 200)), nodes=2)
+    tie = [NodeObservation(i, returncode=1, outcome="consensus-invalid", disagreements=1, disagree_frames=[240],
+                           fault_fired=i == 0, replay_ok=i == 1,
+                           replay_error="replay-mismatch: round 1 frame 240: x" if i == 0 else None) for i in range(2)]
+    verdict = classify(corrupt, tie)
+    assert (verdict.race_class, verdict.detection_frames) == (RaceClass.DETECTED, 40)
+
+
+def test_a_killed_node_is_explained_and_its_survivors_must_finish():
+    kill = plan(Profile.KILL, Faults(kill=NodeKill(2, 4.0)))
+    killed = NodeObservation(2, returncode=KILLED, fault_fired=True, replay_ok=True, replay_status="torn")
+    assert classify(kill, [finished(0), finished(1), killed]).race_class is RaceClass.DETECTED
+    void = finished(1, returncode=1, outcome="partition-void")
+    verdict = classify(kill, [finished(0), void, killed])
+    assert verdict.race_class is RaceClass.CRASH and "node1 exited 1" in verdict.reason
+    # in a race of two, the survivor of a kill is no majority: giving up is the documented end
+    two = plan(Profile.KILL, Faults(kill=NodeKill(1, 4.0)), nodes=2)
+    assert classify(two, [finished(0, returncode=1, outcome="partition-void"), replace(killed, index=1)]).race_class \
+        is RaceClass.DETECTED
+
+
+def test_a_node_killed_by_nobody_a_traceback_or_a_failed_room_is_a_crash():
+    assert classify(plan(), [finished(0), finished(1), NodeObservation(2, returncode=KILLED)]).race_class is RaceClass.CRASH
+    traced = classify(plan(), [finished(0), finished(1), finished(2, traceback=True)])
+    assert traced.race_class is RaceClass.CRASH and "traceback" in traced.reason
+    failed = classify(plan(), [], failure="demo-failed: the host did not open its room")
+    assert failed.race_class is RaceClass.CRASH and "demo-failed" in failed.reason
+
+
+def test_a_stalled_node_may_give_up_but_the_others_may_not():
+    stall = plan(Profile.STALL, Faults(stop=NodeStop(0, 3.0, 9.0)))
+    gave_up = NodeObservation(0, returncode=1, outcome="catch-up-impossible", fault_fired=True, replay_ok=True)
+    assert classify(stall, [gave_up, finished(1), finished(2)]).race_class is RaceClass.DETECTED
+    assert classify(stall, [finished(0, fault_fired=True), finished(1), finished(2)]).race_class is RaceClass.DETECTED
+    assert classify(stall, [finished(0), finished(1, returncode=1, outcome="partition-void"), finished(2)]).race_class \
+        is RaceClass.CRASH
+
+
+def test_hangs_come_first_then_replays():
+    hung = classify(plan(), [finished(0), finished(1), NodeObservation(2, returncode=None, last_frame=400)])
+    assert hung.race_class is RaceClass.HANG and "last frame 400" in hung.reason
+    bad = classify(plan(), [finished(0), finished(1), finished(2, replay_ok=False, replay_error="race-log-damaged: x")])
+    assert bad.race_class is RaceClass.REPLAY_FAILED and "race-log-damaged" in bad.reason
+
+
+def test_a_flipped_byte_must_be_refused():
+    tamper = plan(Profile.TAMPER, Faults(tamper=Tamper(5000)))
+    nodes = [finished(0), finished(1, link_tampered=True), finished(2)]
+    assert classify(tamper, nodes, flipped=1).race_class is RaceClass.DETECTED
+    assert classify(tamper, [finished(i) for i in range(3)], flipped=1).race_class is RaceClass.UNDETECTED
+    assert classify(tamper, [finished(i) for i in range(3)], flipped=0).race_class is RaceClass.AGREED

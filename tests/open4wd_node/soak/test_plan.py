@@ -1,0 +1,68 @@
+"""Race plans follow from the soak seed alone, take the profiles in turn, and survive JSON."""
+
+import json
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from open4wd_node.runtime.errors import UserError
+from open4wd_node.soak.plan import RacePlan, SoakOptions, plan_race
+from open4wd_node.soak.profiles import FAULT_FRAMES, FAULT_WINDOW_S, Profile, draw_faults, parse_profiles
+
+
+def test_a_plan_is_a_function_of_the_soak_options_and_the_index():
+    options = SoakOptions(races=16, nodes=(2, 8), seed=42, mode="mixed")
+    plans = [plan_race(options, i) for i in range(16)]
+    assert plans == [plan_race(options, i) for i in range(16)]
+    assert [p.profile for p in plans] == list(Profile) * 2  # in turn: every profile gets its share
+    assert len({p.seed for p in plans}) == 16
+    assert plan_race(SoakOptions(races=16, nodes=(2, 8), seed=43, mode="mixed"), 0).seed != plans[0].seed
+    assert {len(p.modes) for p in plans} == {p.nodes for p in plans} and all(2 <= p.nodes <= 8 for p in plans)
+    assert {m for p in plans for m in p.modes} == {"rollback", "lockstep"}  # mixed: both, drawn per node
+    assert plans[3].race_id == "0003-stall"
+
+
+@given(seed=st.integers(0, 2**64 - 1), index=st.integers(0, 100_000), low=st.integers(2, 8), span=st.integers(0, 6))
+def test_plans_survive_json_and_their_faults_stay_in_their_windows(seed, index, low, span):
+    options = SoakOptions(races=index + 1, nodes=(low, min(8, low + span)), seed=seed)
+    plan = plan_race(options, index)
+    assert RacePlan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
+    faults, victim = plan.faults, plan.faults.victim
+    assert victim is None or 0 <= victim < plan.nodes
+    for timed in (faults.stop, faults.kill):
+        if timed is not None:
+            assert FAULT_WINDOW_S[0] <= timed.at_s <= FAULT_WINDOW_S[1]
+    if faults.node_fault is not None:
+        assert FAULT_FRAMES[0] <= faults.node_fault.frame <= FAULT_FRAMES[1]
+        assert faults.node_fault.kind != "disconnect" or 2 <= faults.node_fault.seconds <= 20
+    if faults.stop is not None:
+        assert 1 <= faults.stop.seconds <= 10
+
+
+def test_each_profile_draws_its_own_kind_of_fault():
+    def draw(profile):
+        return draw_faults(profile, random.Random(1), 3, 60)
+
+    assert draw(Profile.CLEAN) == draw(Profile.CLEAN).__class__()
+    assert (draw(Profile.LATENCY).links.delay_ms, draw(Profile.LATENCY).links.jitter_ms) == (50, 30)
+    jitter = draw(Profile.JITTER_LOSS).links
+    assert jitter.bandwidth_bytes_per_s and jitter.hiccups and all(0.1 <= h.seconds <= 0.8 for h in jitter.hiccups)
+    assert draw(Profile.STALL).stop and draw(Profile.KILL).kill and draw(Profile.TAMPER).tamper
+    assert draw(Profile.CORRUPT).node_fault.option()[1].startswith("corrupt-state@")
+    assert draw(Profile.DISCONNECT).node_fault.option()[1].startswith("disconnect@")
+
+
+def test_profiles_are_parsed_and_refused_by_name():
+    assert parse_profiles("all") == tuple(Profile)
+    assert parse_profiles(" kill,clean,kill ") == (Profile.KILL, Profile.CLEAN)
+    with pytest.raises(UserError, match="relay profile needs") as refused:
+        parse_profiles("clean,relay")
+    assert refused.value.code == "soak-invalid"
+    with pytest.raises(UserError, match="spectator stream"):
+        parse_profiles("spectators")
+    with pytest.raises(UserError, match="comma list of clean, latency"):
+        parse_profiles("clean,lag")
+    with pytest.raises(UserError, match="names no profile"):
+        parse_profiles(" , ")

@@ -1,0 +1,154 @@
+"""``open4wd-node soak`` as a user runs it: real node processes, real sockets, real Dask clusters.
+
+Each race is 1 lap of the shortest built-in track (about 1,800 frames: the spec allows no shorter round
+limit, docs/soak.md); the limits below are generous, only a hang reaches them.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from open4wd_node.race.world import NONDETERMINISM_ENV
+
+HANG_LIMIT_S = 900
+FOUR = ["--races", "4", "--profiles", "clean,stall,corrupt,kill", "--seed", "11"]
+EXPECTED = {"0000-clean": "agreed", "0001-stall": "detected", "0002-corrupt": "detected", "0003-kill": "detected"}
+
+
+def cli(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "open4wd_node.cli.main", *argv], capture_output=True, text=True,
+                          env=env or dict(os.environ), timeout=HANG_LIMIT_S, stdin=subprocess.DEVNULL)
+
+
+def check_four(report: Path) -> dict:
+    data = json.loads((report / "report.json").read_text())
+    classes = {row["race_id"]: row["class"] for row in data["races"]}
+    assert classes == EXPECTED, [(r["race_id"], r["class"], r["reason"]) for r in data["races"]]
+    rows = {row["race_id"]: row for row in data["races"]}
+    clean, corrupt, kill = rows["0000-clean"], rows["0002-corrupt"], rows["0003-kill"]
+    assert clean["agreed_hashes"] >= 5 and set(clean["outcomes"].values()) == {"finished"}
+    assert clean["curves"]["node0"] and "kept" not in clean  # an agreed race keeps nothing
+    fault = corrupt["plan"]["faults"]["node_fault"]
+    assert corrupt["outcomes"][f"node{fault['node']}"] == "persistent-desync"
+    assert 0 < corrupt["detection_frames"] <= 3 * 120 + 120  # three votes after the corruption, at most
+    victim = kill["plan"]["faults"]["kill"]["node"]
+    assert kill["outcomes"][f"node{victim}"] == "exit -9"
+    assert sorted(kill["outcomes"].values()).count("finished") == 2
+    for race in ("0001-stall", "0002-corrupt", "0003-kill"):
+        kept = Path(rows[race]["kept"])
+        assert (kept / "plan.json").exists() and sorted(kept.glob("node*/races/*.o4wlog"))
+        assert rows[race]["repro"] == f"open4wd-node soak repro {race} --report {report}"
+    assert sorted((report / "races" / "0002-corrupt").glob("node*/races/*.states/*.state"))
+    summary = data["summary"]
+    assert summary["classes"]["agreed"] == 1 and summary["classes"]["detected"] == 3
+    assert summary["corruptions_detected"] == summary["corruptions"] == 1
+    assert summary["detection_frames"]["worst"] == corrupt["detection_frames"]
+    page = (report / "report.html").read_text()
+    assert "0002-corrupt" in page and "<svg" in page
+    return data
+
+
+@pytest.fixture(scope="module")
+def local_soak(tmp_path_factory):
+    """One soak of four races on the embedded LocalCluster (two races at once), as a user runs it."""
+    report = tmp_path_factory.mktemp("soak") / "report"
+    out = cli("--data-dir", str(report.parent), "soak", *FOUR, "--workers", "2", "--report", str(report), "--json")
+    return report, out
+
+
+def test_a_soak_on_the_local_cluster_classifies_each_race_and_writes_its_report(local_soak):
+    report, out = local_soak
+    assert out.returncode == 0, out.stderr[-3000:]
+    summary = json.loads(out.stdout)
+    assert summary["report"] == str(report) and summary["races"] == 4
+    assert summary["session"]["races_run"] == 4 and summary["session"]["workers"] == 2
+    check_four(report)
+
+
+def test_a_finished_soak_run_again_runs_nothing_and_another_soak_there_is_refused(local_soak):
+    report, _ = local_soak
+    again = cli("--data-dir", str(report.parent), "soak", *FOUR, "--report", str(report), "--json")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert json.loads(again.stdout)["session"]["races_run"] == 0
+    other = cli("--data-dir", str(report.parent), "soak", *FOUR[:-1], "12", "--report", str(report))
+    assert other.returncode == 1 and "error[soak-report-mismatch]" in other.stderr and "seed 11 there, 12 now" in other.stderr
+
+
+def test_repro_reruns_a_race_to_the_same_class(local_soak):
+    report, _ = local_soak
+    out = cli("soak", "repro", "0002-corrupt", "--report", str(report), "--json")
+    assert out.returncode == 0, out.stderr[-3000:]
+    again = json.loads(out.stdout)
+    assert (again["class"], again["was"], again["same"]) == ("detected", "detected", True)
+    assert again["detection_frames"] > 0 and Path(again["kept"]).is_relative_to(report / "races" / "0002-corrupt")
+    unknown = cli("soak", "repro", "0009-clean", "--report", str(report))
+    assert unknown.returncode == 1 and "error[soak-race-unknown]" in unknown.stderr
+
+
+def wait_for(path: Path, what: str) -> None:
+    deadline = time.monotonic() + 120
+    while not path.exists() or not path.read_text().strip():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.2)
+
+
+def test_the_same_soak_on_a_dask_scheduler_and_worker(tmp_path):
+    """``dask scheduler`` and ``dask worker`` started here on loopback, as an operator would on a cluster."""
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    scheduler_file = tmp_path / "scheduler.json"
+    scheduler = subprocess.Popen([*dask, "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
+                                  str(scheduler_file)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = None
+    try:
+        wait_for(scheduler_file, "the scheduler's address")
+        address = json.loads(scheduler_file.read_text())["address"]
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "2",
+                                   "--nworkers", "1", "--no-dashboard", "--host", "127.0.0.1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        report = tmp_path / "report"
+        out = cli("--data-dir", str(tmp_path), "soak", *FOUR, "--scheduler", address, "--report", str(report), "--json")
+        assert out.returncode == 0, out.stderr[-3000:]
+        summary = json.loads(out.stdout)
+        assert summary["session"]["scheduler"] == address and summary["session"]["workers"] is None
+        check_four(report)
+    finally:
+        for process in (worker, scheduler):
+            if process is not None:
+                process.terminate()
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+def test_a_non_deterministic_build_is_caught_as_a_false_desync(tmp_path):
+    env = {**os.environ, NONDETERMINISM_ENV: "200"}
+    report = tmp_path / "report"
+    out = cli("--data-dir", str(tmp_path), "soak", "--races", "1", "--profiles", "clean", "--workers", "1",
+              "--report", str(report), env=env)
+    assert out.returncode == 1, out.stderr[-3000:]
+    row = json.loads((report / "report.json").read_text())["races"][0]
+    assert row["class"] == "false-desync", row["reason"]
+    assert "disagreeing vote" in row["reason"] and row["repro"].startswith("open4wd-node soak repro 0000-clean")
+    assert "0000-clean: false-desync: node" in out.stdout  # told as it came
+    assert "1 races: 1 false-desync" in out.stdout
+
+
+def test_refusals_come_before_any_race(tmp_path):
+    bad_nodes = cli("--data-dir", str(tmp_path), "soak", "--nodes", "3-2")
+    assert bad_nodes.returncode == 2 and "error[usage]: --nodes takes K or A-B" in bad_nodes.stderr
+    relay = cli("--data-dir", str(tmp_path), "soak", "--profiles", "clean,relay")
+    assert relay.returncode == 1 and "error[soak-invalid]" in relay.stderr and "open4wd-node relay" in relay.stderr
+    short = cli("--data-dir", str(tmp_path), "soak", "--race-seconds", "20")
+    assert short.returncode == 2 and "--race-seconds takes an integer in 60..1800" in short.stderr
+    scheduler = cli("--data-dir", str(tmp_path), "soak", "--scheduler", "10.0.0.1")
+    assert scheduler.returncode == 2 and "--scheduler takes tcp://HOST:PORT" in scheduler.stderr
+    assert not (tmp_path / "soak").exists()
+    nobody = cli("--data-dir", str(tmp_path), "soak", "--scheduler", "tcp://127.0.0.1:1", "--races", "1")
+    assert nobody.returncode == 1 and "error[soak-scheduler-unreachable]" in nobody.stderr
