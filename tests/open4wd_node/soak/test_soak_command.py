@@ -1,7 +1,9 @@
 """``open4wd-node soak`` as a user runs it: real node processes, real sockets, real Dask clusters.
 
 Each race is 1 lap of the shortest built-in track (about 1,800 frames: the spec allows no shorter round
-limit, docs/soak.md); the limits below are generous, only a hang reaches them.
+limit, docs/soak.md); the limits below are generous, only a hang reaches them. The races take minutes:
+they are marked ``slow`` and run with ``pytest -m slow``; the default run keeps the refusals, and the
+plans, classifier and report are tested without processes beside this file.
 """
 
 import json
@@ -61,6 +63,7 @@ def local_soak(tmp_path_factory):
     return report, out
 
 
+@pytest.mark.slow
 def test_a_soak_on_the_local_cluster_classifies_each_race_and_writes_its_report(local_soak):
     report, out = local_soak
     assert out.returncode == 0, out.stderr[-3000:]
@@ -70,6 +73,7 @@ def test_a_soak_on_the_local_cluster_classifies_each_race_and_writes_its_report(
     check_four(report)
 
 
+@pytest.mark.slow
 def test_a_finished_soak_run_again_runs_nothing_and_another_soak_there_is_refused(local_soak):
     report, _ = local_soak
     again = cli("--data-dir", str(report.parent), "soak", *FOUR, "--report", str(report), "--json")
@@ -79,6 +83,7 @@ def test_a_finished_soak_run_again_runs_nothing_and_another_soak_there_is_refuse
     assert other.returncode == 1 and "error[soak-report-mismatch]" in other.stderr and "seed 11 there, 12 now" in other.stderr
 
 
+@pytest.mark.slow
 def test_repro_reruns_a_race_to_the_same_class(local_soak):
     report, _ = local_soak
     out = cli("soak", "repro", "0002-corrupt", "--report", str(report), "--json")
@@ -97,6 +102,7 @@ def wait_for(path: Path, what: str) -> None:
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_the_same_soak_on_a_dask_scheduler_and_worker(tmp_path):
     """``dask scheduler`` and ``dask worker`` started here on loopback, as an operator would on a cluster."""
     dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
@@ -127,6 +133,7 @@ def test_the_same_soak_on_a_dask_scheduler_and_worker(tmp_path):
                     process.wait()
 
 
+@pytest.mark.slow
 def test_a_non_deterministic_build_is_caught_as_a_false_desync(tmp_path):
     env = {**os.environ, NONDETERMINISM_ENV: "200"}
     report = tmp_path / "report"

@@ -13,6 +13,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from open4wd_node.assets.store import AssetStore
 from tests.open4wd_node.race.nodes import short_track
 
@@ -61,6 +63,7 @@ class Process:
         return [e for e in self.events if e["event"] == event]
 
 
+@pytest.mark.slow
 def test_a_stopped_spectator_changes_nothing_for_the_racers(tmp_path) -> None:
     track = short_track(20.0)
     for name in ("host", "p1", "p2", "w1", "w2"):
