@@ -41,6 +41,10 @@ from protocol.race.signing import Event, catch_up_digest, input_digest
 from protocol.race.sync import SyncLayer
 
 RECONNECT_WINDOW_MS = 15_000
+LINK_GRACE_MS = 2_000
+"""A peer whose link broke is still waited for, as a linked peer's late input is, for this long (GGRS's
+disconnect timeout); only then is it lost and predicted. Its real inputs may still reach the others
+meanwhile: a prediction of it must not become final here while they confirm its real inputs."""
 OFFER_ALIGNMENT = 8
 
 CheckedInputs = dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]
@@ -78,7 +82,8 @@ class SessionPort(Protocol):
 class Recovery:
     """Disconnects, partitions, rejoins and catch-up for one node's round (see the module docstring).
 
-    The session forwards ``peer_lost``, ``peer_reconnected``, ``tick`` and the recovery messages
+    The session forwards a broken link (``link_lost``: waited for during ``LINK_GRACE_MS``, then lost),
+    the watchdog's verdict (``peer_lost``: lost at once), ``peer_reconnected``, ``tick`` and the recovery messages
     (``on_rejoin``, ``on_relay``, ``on_resume``, ``on_probe``, ``on_offer``, ``on_sync_request``,
     ``on_snapshot``; each ``(peer, msg, now_ms)`` like ``receive``), tells it about each final frame
     (``on_confirmed``) and asks ``catching_up`` / ``off_line``. Message handlers raise ``PeerError`` for
@@ -97,6 +102,7 @@ class Recovery:
         self._sync = sync
         self._session = session
         self._lost_at: dict[str, int] = {}
+        self._unlinked: dict[str, int] = {}  # peer -> when its link broke: still active, waited for (the grace)
         self._off_line = False
         self._offered: list[Offer] = []
         self._pins = OfferPins()
@@ -142,6 +148,7 @@ class Recovery:
             return []
         self._peers.statuses[peer] = REMOVED
         self._lost_at.pop(peer, None)
+        self._unlinked.pop(peer, None)
         self._pins.drop(peer)
         self._session.recompute_frontier()
         return [PeerLeft(peer, reason)]
@@ -165,28 +172,52 @@ class Recovery:
                 break
         return actions
 
-    def peer_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
-        """The link to ``peer`` broke: predict it for the reconnect window (``tick`` closes the window)
+    def link_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
+        """The link to ``peer`` broke. The peer stays active, and waited for, for ``LINK_GRACE_MS``: the
+        mesh dials again at once, and a peer alive behind a broken link still sends its real inputs to
+        the others, who confirm them. Making its predictions final here meanwhile would fork this node's
+        history from theirs (one broken link of a 3-node mesh: three histories, a tie). Its signed inputs
+        that this node holds go to the other active peers at once, so that, should the peer be lost to all,
+        every survivor predicts it from the same real inputs. ``tick`` makes the peer lost (``peer_lost``,
+        its reconnect window counted from now) if no new link came by then."""
+        if self._session.ended is not None or self._peers.statuses.get(peer) is not ACTIVE or peer == self._me:
+            return []
+        if peer in self._unlinked:
+            return []
+        self._unlinked[peer] = now_ms
+        return self._relay_inputs_of(peer)  # during the grace, every survivor comes to hold the same inputs of it
+
+    def peer_lost(self, peer: str, now_ms: int, since_ms: int | None = None) -> list[RaceAction]:
+        """``peer`` is lost (its link stayed down for the grace, or the watchdog gave up on it): predict it
+        for the reconnect window, counted from ``since_ms`` (default ``now_ms``; ``tick`` closes the window),
         and forward its signed inputs that the other survivors may lack."""
+        self._unlinked.pop(peer, None)
         if self._session.ended is not None or self._peers.statuses.get(peer) is not ACTIVE or peer == self._me:
             return []
         self._peers.statuses[peer] = LOST
-        self._lost_at[peer] = now_ms
+        self._lost_at[peer] = now_ms if since_ms is None else since_ms
         self._session.recompute_frontier()
+        return [PeerLost(peer), *self._relay_inputs_of(peer)]
+
+    def _relay_inputs_of(self, peer: str) -> list[RaceAction]:
+        """Forward ``peer``'s signed inputs of this node's last 12 confirmed and all later frames to the
+        other active peers: those whose copy was lost with a link then hold the same real inputs."""
         signed = self._inputs[peer].signed
-        confirmed = self._session.confirmed_frame
-        first = confirmed + 1 - STATE_BUFFER_FRAMES  # survivors a little behind this node need these too
+        first = self._session.confirmed_frame + 1 - STATE_BUFFER_FRAMES  # survivors a little behind need these too
         relay = [InputRecord(peer, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
-        actions: list[RaceAction] = [PeerLost(peer)]
-        if relay:
-            actions += [Send(p, RaceRelay(relay)) for p in self._peers.active_others()]
-        return actions
+        if not relay:
+            return []
+        return [Send(p, RaceRelay(relay)) for p in self._peers.active_others() if p != peer]
 
     def tick(self, now_ms: int) -> list[RaceAction]:
-        """Timers: close expired reconnect windows (the partition guard) and run catch-up retries."""
+        """Timers: lose the peers whose link stayed broken for the grace, close expired reconnect windows
+        (the partition guard) and run catch-up retries."""
         if self._session.ended is not None:
             return []
         actions: list[RaceAction] = []
+        for peer, at in sorted(self._unlinked.items()):
+            if now_ms - at >= LINK_GRACE_MS:  # no new link within the grace: the peer is lost
+                actions += self.peer_lost(peer, now_ms, at)
         expired = [p for p, at in sorted(self._lost_at.items()) if now_ms - at >= RECONNECT_WINDOW_MS]
         if expired:
             roster = self._peers.roster
@@ -202,9 +233,10 @@ class Recovery:
         return actions
 
     def next_deadline_ms(self) -> int | None:
-        """When ``tick`` next has a timer to fire (a reconnect window closing, a catch-up retry or
-        timeout), or None when none runs."""
+        """When ``tick`` next has a timer to fire (a broken link's grace ending, a reconnect window
+        closing, a catch-up retry or timeout), or None when none runs."""
         deadlines = [at + RECONNECT_WINDOW_MS for at in self._lost_at.values()]
+        deadlines += [at + LINK_GRACE_MS for at in self._unlinked.values()]
         if self._catch_up is not None:
             deadline = self._catch_up.next_deadline_ms()
             if deadline is not None:
@@ -215,6 +247,7 @@ class Recovery:
         """A new link to ``peer`` is up: tell it who we race as, where we are, and whether we must catch up."""
         if self._session.ended is not None or peer not in self._peers.others:
             return []
+        self._unlinked.pop(peer, None)  # back within the grace: it never was lost, nothing was made final
         msg = RaceRejoin(self._race_id, self._setup.loadouts[self._me], self._sync.current_frame, self._off_line)
         return [Send(peer, msg)]
 

@@ -251,8 +251,9 @@ class RaceSession:
                 + self._end(SessionEndReason.LEFT, "this node left the race", {"reason": parsed.value}))
 
     def peer_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
-        """The link to ``peer`` broke: predict it for the reconnect window (``tick`` closes the window)."""
-        return self._recovery.peer_lost(peer, now_ms)
+        """The link to ``peer`` broke: it is still waited for during ``LINK_GRACE_MS`` (a new link in time
+        changes nothing), then predicted for the reconnect window (``tick`` runs both timers)."""
+        return self._recovery.link_lost(peer, now_ms)
 
     def peer_reconnected(self, peer: str, now_ms: int) -> list[RaceAction]:
         """A new link to ``peer`` is up: announce this round's race key again (the first announce may

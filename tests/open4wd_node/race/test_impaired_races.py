@@ -77,8 +77,9 @@ async def test_a_party_in_the_middle_of_a_race_link_costs_one_link_and_the_race_
     assert all(r["agreed_hashes"] >= 1 and r["disagreements"] == 0 for r in res)
     assert LINK_COUNTERS.tampered > tampered_before
     assert proxies[target].stats.connections > n - 1  # a race link was dialled again through the proxy
-    assert any(rec.of("peer-lost") for rec in recorders)  # the closed link was noticed …
-    for rec in recorders:  # … every peer lost came back (or the node that lost them all caught up, spec 6.2)
+    # the link was dialled again within the grace: its peer was waited for meanwhile, not lost (docs/race.md,
+    # "A broken link"); a peer-lost, should the new link be slower, must have been answered
+    for rec in recorders:  # every peer lost came back (or the node that lost them all caught up, spec 6.2)
         back = {e["peer"] for e in rec.of("rejoin")}
         assert {e["peer"] for e in rec.of("peer-lost")} <= back or rec.of("caught-up")
         assert not rec.of("leave")  # nobody left, nor was made to by a forged leave

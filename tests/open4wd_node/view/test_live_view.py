@@ -20,6 +20,7 @@ from protocol.race.session import RaceSession
 from protocol.actions import UserEvent
 from protocol.race.keys import RaceKeyBook, announce, signed_leave
 from protocol.race.messages import LeaveReason
+from protocol.race.recovery import LINK_GRACE_MS
 from protocol.race.results import Quit, rank_with_quits
 from sim_core import World
 from tests.protocol.race.harness import identities, make_setup
@@ -70,6 +71,7 @@ def test_the_race_view_shows_each_car_and_this_nodes_figures():
     leave = signed_leave(ids[3].race_key(session.race_id), session.race_id, LeaveReason.DESYNC)
     route(console, session.receive(ids[3].peer_id, leave, 0))  # voted out: it says so itself (signed)
     route(console, session.peer_lost(ids[2].peer_id, 0))
+    route(console, session.tick(LINK_GRACE_MS))  # no new link within the grace: lost, and shown so
     text = drawn(console.renderable())
     assert "round 1 of 2" in text and f"frame {FRAMES}" in text and "rollbacks 5" in text
     assert "last vote: agreed at frame 120" in text

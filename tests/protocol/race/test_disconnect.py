@@ -4,6 +4,7 @@ from protocol.race.messages import RaceOffer, RaceRejoin, RaceSnapshot
 from protocol.race.actions import SessionEndReason
 from protocol.race.messages import LeaveReason
 from protocol.race.peers import PeerStatus
+from protocol.race.recovery import LINK_GRACE_MS
 from tests.protocol.race.harness import CaughtUp, CloseLink, Mesh, Misbehaviour, PeerLeft, PeerRejoined, VoteDecided
 
 
@@ -53,7 +54,7 @@ def test_two_player_race_cannot_catch_up_and_fails_closed():
     mesh = Mesh(2, seed=24, length=2000)
     mesh.run(1000)
     mesh.cut(mesh.peers[:1], mesh.peers[1:])
-    mesh.run(1000)
+    mesh.run(3000)  # longer than the link grace: each side lost the other and made its predictions final
     mesh.heal(mesh.peers[:1], mesh.peers[1:])
     mesh.run(200)
     assert {mesh.ended(p).reason for p in mesh.peers} == {"catch-up-impossible"}
@@ -76,6 +77,7 @@ def test_reconnect_with_another_loadout_is_refused():
     lost, others = mesh.peers[3], mesh.peers[:3]
     mesh.run(500)
     mesh.cut([lost], others)
+    mesh.run(LINK_GRACE_MS)  # no new link within the grace: the peer is lost
     session = mesh.sessions[others[0]]
     forged = RaceRejoin(session.race_id, "00" * 32, session.current_frame, True)
     assert session.receive(lost, forged, mesh.now) == [CloseLink(lost, "reconnect-loadout-mismatch")]
@@ -138,7 +140,7 @@ def test_a_two_node_minority_of_five_catches_up_together():
     minority, majority = [mesh.peers[0], mesh.peers[2]], [mesh.peers[1], mesh.peers[3], mesh.peers[4]]
     mesh.run(1200)
     mesh.cut(minority, majority)
-    mesh.run(1500)
+    mesh.run(LINK_GRACE_MS + 1500)
     mesh.heal(minority, majority)
     mesh.run_to_end()
     assert all(len(mesh.of(p, CaughtUp)) == 1 for p in minority)

@@ -12,6 +12,7 @@ from protocol.race.messages import (
     Candidate, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceRelay, RaceChecksum, RaceInput, RaceInputProbe,
     RaceInputs, RaceKey, RaceLeave, RaceOffer, RaceProbe, RaceRejoin, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
+from protocol.race.recovery import LINK_GRACE_MS
 from protocol.race.signing import input_digest
 from protocol.room.messages import Leave
 from protocol.encoding.wire import decode_message, encode_message
@@ -54,6 +55,7 @@ def test_inputs_outside_the_window_or_of_a_lost_peer_are_dropped_without_blame()
     assert session.stats.redundant_inputs == held + 1
     # a lost peer's inputs are set aside without blame (not acknowledged: re-sent once it is back)
     session.peer_lost(peer, 0)
+    session.tick(LINK_GRACE_MS)  # no new link within the grace: lost
     actions = session.receive(peer, one(signed(sender, now + 5, [])), 0)
     assert codes(actions) == [] and InputsDropped(peer, "race-input-not-active", (now + 5,)) in actions
     assert session.stats.drops == {"race-input-ahead": 1, "race-input-not-active": 1}

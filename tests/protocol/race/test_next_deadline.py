@@ -3,11 +3,11 @@ of ticking on a fixed period. Before the deadline a tick does nothing; at it, th
 
 from dataclasses import replace
 
-from protocol.race.actions import AnchorDecided, PeerLeft, RoundEnded, Send
+from protocol.race.actions import AnchorDecided, PeerLeft, PeerLost, RoundEnded, Send
 from protocol.race.anchor import COLLECTION_TIMEOUT_MS, FALLBACK_SLOT_MS, AnchorRound
 from protocol.race.catchup import PROBE_GIVE_UP_MS, PROBE_RETRY_MS, SNAPSHOT_TIMEOUT_MS, CatchUpRequest
 from protocol.race.messages import LeaveReason, RaceAnchorProposal
-from protocol.race.recovery import RECONNECT_WINDOW_MS
+from protocol.race.recovery import LINK_GRACE_MS, RECONNECT_WINDOW_MS
 from protocol.race.session import PROBE_AFTER_MS
 from protocol.race.setup import LOCAL_LEDGER_ADDRESS
 from tests.protocol.race.harness import Mesh, identities
@@ -65,7 +65,9 @@ def test_a_session_wakes_when_a_lost_peers_reconnect_window_closes():
     assert deadline is None or deadline <= mesh.now + PROBE_AFTER_MS
     cut_at = mesh.now
     mesh.cut([lost], others)
-    assert session.next_deadline_ms() <= cut_at + RECONNECT_WINDOW_MS
+    assert session.next_deadline_ms() <= cut_at + LINK_GRACE_MS and session.status(lost) == "active"
+    assert PeerLost(lost) in session.tick(cut_at + LINK_GRACE_MS) and session.status(lost) == "lost"
+    assert session.next_deadline_ms() <= cut_at + RECONNECT_WINDOW_MS  # the window counts from the link's loss
     early = session.tick(cut_at + RECONNECT_WINDOW_MS - 1)  # re-sends to the survivors, nothing else
     assert all(isinstance(a, Send) for a in early) and session.status(lost) == "lost"
     closed = session.tick(cut_at + RECONNECT_WINDOW_MS)
