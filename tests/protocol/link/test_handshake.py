@@ -180,20 +180,20 @@ def test_version_mismatch_names_both_versions_on_both_sides():
     lis.start()
     error = code_of(lis.receive, wire(d.start()[0]), 0)
     assert error.code == "handshake-version-mismatch"
-    assert "listener '2.0.0'" in error.message and "dialer '9.0.0'" in error.message
+    assert f"listener '{PROTOCOL_VERSION}'" in error.message and "dialer '9.0.0'" in error.message
     assert lis.state == HandshakeState.FAILED
     # a listener of another version that answers anyway: the dialer checks too, before anything else
     d2, second = _forged_listener(lambda f: LinkIdentity("9.9.9", "zNotAPeer", b""))
     error = code_of(d2.receive, wire(second), 0)
     assert error.code == "handshake-version-mismatch"
-    assert "listener '9.9.9'" in error.message and "dialer '2.0.0'" in error.message
+    assert "listener '9.9.9'" in error.message and f"dialer '{PROTOCOL_VERSION}'" in error.message
 
 
 def test_a_protocol_1_hello_is_a_version_mismatch_naming_its_version():
     legacy = msgpack.packb({"type": "link-hello", "protocolVersion": "1.0.0", "peerId": DIALER_ID.peer_id,
                             "nonce": bytes(32)})
     error = code_of(decode_handshake_message, legacy)
-    assert error.code == "handshake-version-mismatch" and "'1.0.0'" in error.message and "'2.0.0'" in error.message
+    assert error.code == "handshake-version-mismatch" and "'1.0.0'" in error.message and f"'{PROTOCOL_VERSION}'" in error.message
 
 
 def _listener_after_first(listener=LISTENER_ID):
