@@ -13,9 +13,10 @@ from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy, _Fra
 from open4wd_node.net.link import LinkClosed
 from open4wd_node.net.transport import dial, serve
 from open4wd_node.runtime.addresses import Address
-from protocol.encoding.wire import HEADER, encode_message
+from protocol.encoding.wire import HEADER
 from protocol.identity.keys import Identity
 from protocol.versions.collection import VersionRequest
+from tests.open4wd_node.net.peers import plain_frame
 
 
 class Sink:
@@ -211,7 +212,7 @@ async def test_a_flipped_frame_on_a_noise_link_is_tampering_and_an_injected_fram
         except LinkClosed as exc:
             ended.append(exc.code)
 
-    forged = HEADER.pack(len(body := encode_message(VersionRequest(sender="forged")))) + body
+    forged = plain_frame(VersionRequest(sender="forged"))
     async with trio.open_nursery() as nursery:
         address = await nursery.start(partial(serve, echo, Identity(b"\x07" * 32), "127.0.0.1", 0))
         for act in ("flip", "inject"):

@@ -9,9 +9,9 @@ import trio
 
 from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy
 from open4wd_node.net.link import LINK_COUNTERS
-from protocol.encoding.wire import HEADER, encode_message
 from protocol.identity.keys import Identity
 from protocol.race.messages import RaceLeave
+from tests.open4wd_node.net.peers import plain_frame
 from tests.open4wd_node.race.nodes import race_behind_proxies, short_track
 from tests.open4wd_node.race.test_races import replays, results
 
@@ -35,16 +35,11 @@ async def test_races_across_a_delaying_jittering_network_agree_and_finish(tmp_pa
     replays(tmp_path, recorders)
 
 
-def _plain(msg) -> bytes:
-    """``msg`` framed but not sealed: all a party in the middle without the link's keys can write."""
-    body = encode_message(msg)
-    return HEADER.pack(len(body)) + body
-
-
 ATTACKS = {
     "flip a frame to the listener": lambda proxy: proxy.flip_next_frame(Direction.UP),
     "flip a frame to the dialer": lambda proxy: proxy.flip_next_frame(Direction.DOWN),
-    "inject a race-leave": lambda proxy: proxy.inject(Direction.UP, _plain(RaceLeave(reason="voluntary", signature=bytes(64)))),
+    "inject a race-leave": lambda proxy: proxy.inject(
+        Direction.UP, plain_frame(RaceLeave(reason="voluntary", signature=bytes(64)))),
 }
 
 

@@ -17,18 +17,12 @@ from open4wd_node.net.listener import with_listener
 from open4wd_node.room import session as room_session
 from open4wd_node.room.session import HostOptions, JoinOptions
 from open4wd_node.runtime.addresses import Address, Advertise
-from protocol.encoding.wire import HEADER, encode_message
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation
 from protocol.room.messages import CancelReady, Leave, MemberWire, RoomState
+from tests.open4wd_node.net.peers import plain_frame
 from tests.open4wd_node.room.test_rooms_tcp import TIME_LIMIT_S, car, ctx_for
 from tests.recorder import Recorder
-
-
-def plain(msg) -> bytes:
-    """``msg`` framed but not sealed: all a party without the link's keys can write."""
-    body = encode_message(msg)
-    return HEADER.pack(len(body)) + body
 
 
 def forged_state(host: str, member: str) -> RoomState:
@@ -48,9 +42,9 @@ async def change_next_frame(proxy: ImpairmentProxy, direction: Direction) -> Non
 
 
 ATTACKS = {  # what the proxy does to B's link, given the host's and B's PeerIds
-    "cancel-ready to the host": lambda proxy, a, b: inject(proxy, Direction.UP, plain(CancelReady("player"))),
-    "leave to the host": lambda proxy, a, b: inject(proxy, Direction.UP, plain(Leave("voluntary"))),
-    "room-state to the member": lambda proxy, a, b: inject(proxy, Direction.DOWN, plain(forged_state(a, b))),
+    "cancel-ready to the host": lambda proxy, a, b: inject(proxy, Direction.UP, plain_frame(CancelReady("player"))),
+    "leave to the host": lambda proxy, a, b: inject(proxy, Direction.UP, plain_frame(Leave("voluntary"))),
+    "room-state to the member": lambda proxy, a, b: inject(proxy, Direction.DOWN, plain_frame(forged_state(a, b))),
     "a changed frame to the member": lambda proxy, a, b: change_next_frame(proxy, Direction.DOWN),
 }
 

@@ -1,0 +1,55 @@
+"""A real ``open4wd-node`` process for tests, its ``--json`` events read as they come (stderr to a file)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HANG_LIMIT_S = 240  # per wait: only a hung node reaches it
+
+
+class Process:
+    """A node process whose ``--json`` events are read as they come (stderr goes to a file)."""
+
+    def __init__(self, tmp_path: Path, name: str, *argv: str) -> None:
+        self.name = name
+        self.err = open(tmp_path / f"{name}.err", "w")  # noqa: SIM115 - closed in ``wait``
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(tmp_path / name), *argv, "--json"],
+            stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL, text=True)
+        self.events: list[dict] = []
+        self._lines: queue.Queue[dict | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(json.loads(line))
+        self._lines.put(None)
+
+    def wait_for(self, event: str) -> dict:
+        """The first ``event`` (waiting for it, up to the hang limit)."""
+        deadline = time.monotonic() + HANG_LIMIT_S
+        while True:
+            found = [e for e in self.events if e["event"] == event]
+            if found:
+                return found[0]
+            item = self._lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            assert item is not None, f"{self.name} ended before {event}: {self.events[-3:]}"
+            self.events.append(item)
+
+    def wait(self) -> int:
+        """The exit status, once the process ended and every event it printed was read."""
+        code = self.proc.wait(timeout=HANG_LIMIT_S)
+        while (item := self._lines.get(timeout=HANG_LIMIT_S)) is not None:
+            self.events.append(item)
+        self.err.close()
+        return code
+
+    def of(self, event: str) -> list[dict]:
+        return [e for e in self.events if e["event"] == event]
