@@ -68,11 +68,18 @@ async def test_a_twenty_second_stall_ends_by_the_rules_on_every_node_within_a_mi
     assert all(t < 60 for t in ended_at(recorders, stalled_at)), ended_at(recorders, stalled_at)
     if n == 2:  # neither side of a 2-player split is a majority, and no snapshot can be vouched for: both void
         assert [r["outcome"] for r in res] == ["catch-up-impossible"] * 2
-    else:  # the majority goes on and finishes; the stalled node is too far behind to catch up and leaves
+    else:  # the majority goes on and finishes; the stalled node, back inside its reconnect window, either
+        # catches up from a snapshot a strict majority vouched for and finishes with them, or (when one of
+        # its links is not back in time: the re-dials race the catch-up deadline, and the loopback's timing
+        # under load decides) fails to catch up and is voted out. Both are the rules; nothing else is.
         assert [r["outcome"] for r in res[:-1]] == ["finished"] * (n - 1)
-        assert res[-1]["outcome"] in ("catch-up-impossible", "catch-up-failed", "partition-void")
-        assert all(any(e["peer"] == res[-1]["peer"] for e in rec.of("leave")) for rec in recorders[:-1])
-        replays(tmp_path, recorders[:-1])
+        if res[-1]["outcome"] == "finished":
+            assert recorders[-1].of("caught-up") and len({str(r["standings"]) for r in res}) == 1
+            replays(tmp_path, recorders)
+        else:
+            assert res[-1]["outcome"] in ("catch-up-impossible", "catch-up-failed", "partition-void")
+            assert all(any(e["peer"] == res[-1]["peer"] for e in rec.of("leave")) for rec in recorders[:-1])
+            replays(tmp_path, recorders[:-1])
     assert all(r["outcome"] == "finished" or r["detail"] for r in res)  # an end always says why
 
 
