@@ -16,7 +16,7 @@ from tests.open4wd_node.race.nodes import race_behind_proxies, short_track
 from tests.open4wd_node.race.test_races import replays, results
 
 SHORT = short_track(8.0)
-LONGER = short_track(40.0)  # a round of several seconds: the attack comes in the middle of it
+LONGER = short_track(20.0)  # a round of about 14 s: the attack comes 1.5 s into it
 
 
 @pytest.mark.parametrize("n", [2, 4])

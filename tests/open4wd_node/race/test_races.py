@@ -59,7 +59,7 @@ async def test_a_corrupted_node_is_outvoted_and_leaves(tmp_path, fast_clock):
         views[identity.peer_id] = LiveConsole(identity.peer_id, io.StringIO(), interactive=False)
         return views[identity.peer_id]
 
-    recorders, codes = await race(tmp_path, 4, track_bytes=short_track(40.0), faults={3: 30}, views=view)
+    recorders, codes = await race(tmp_path, 4, track_bytes=short_track(20.0), faults={3: 30}, views=view)
     res = results(recorders)
     assert res[3]["outcome"] == "persistent-desync" and codes[3] == 1
     assert [r["outcome"] for r in res[:3]] == ["finished"] * 3
@@ -110,7 +110,7 @@ async def test_a_damaged_log_fails_with_its_code(tmp_path, fast_clock):
 
 
 async def test_a_disconnected_node_reconnects_and_the_race_goes_on(tmp_path, fast_clock):
-    recorders, codes = await race(tmp_path, 4, track_bytes=short_track(40.0), cuts={3: (120, 3.0)})
+    recorders, codes = await race(tmp_path, 4, track_bytes=short_track(20.0), cuts={3: (120, 3.0)})
     res = results(recorders)
     assert [r["outcome"] for r in res] == ["finished"] * 4, [r["detail"] for r in res]
     assert any(rec.of("peer-lost") for rec in recorders[:3])
