@@ -85,7 +85,7 @@ async def test_a_relay_restarted_mid_race_reconnects_the_relayed_node_within_the
     restart cuts node 3's relayed links; the others keep their direct links, node 3 comes back through the
     new relay within the reconnect window, and the race finishes."""
     reach = lambda address: {i: ("auto", (address,)) for i in range(3)} | {3: ("relay", (address,))}  # noqa: E731
-    recorders, codes, second = await restarted_relay_race(tmp_path, 4, reach, track_bytes=short_track(40.0))
+    recorders, codes, second = await restarted_relay_race(tmp_path, 4, reach, track_bytes=short_track(20.0))
     agreed(recorders, codes, 4)
     assert second.metrics.circuits._value.get() >= 1  # node 3's links came back through the new relay
     lost = {e["peer"] for rec in recorders[:3] for e in rec.of("peer-lost")}
@@ -122,7 +122,7 @@ async def test_a_relay_lost_for_good_mid_race_is_replaced_by_the_nodes_other_rel
         first = str(await nursery.start(doomed))
         second = str(await nursery.start(backup.run, "127.0.0.1", 0))
         reach = {i: ("auto", ()) for i in range(3)} | {3: ("relay", (first, second))}
-        recorders, codes = await race(tmp_path, 4, track_bytes=short_track(40.0), recorders_out=watched, reach=reach)
+        recorders, codes = await race(tmp_path, 4, track_bytes=short_track(20.0), recorders_out=watched, reach=reach)
         nursery.cancel_scope.cancel()
     agreed(recorders, codes, 4)
     assert backup.metrics.circuits._value.get() >= 1  # node 3's links came back through relay B
