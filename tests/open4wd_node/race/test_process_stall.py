@@ -20,7 +20,7 @@ STALL_S = 3.0
 
 
 def test_a_node_stopped_for_three_seconds_by_sigstop_resumes_and_the_race_agrees(tmp_path):
-    track = AssetStore.in_data_dir(tmp_path / "n0").put(short_track(40.0))  # only the host has it: joiners fetch it
+    track = AssetStore.in_data_dir(tmp_path / "n0").put(short_track(20.0))  # only the host has it: joiners fetch it
     listen = ("--listen", "127.0.0.1:0")
     nodes = [Process(tmp_path, "n0", "host", "--track", track, "--min-players", "3", "--max-players", "3",
                      "--auto-ready", *listen)]
