@@ -14,7 +14,8 @@ from open4wd_node.race.log import LogReader
 from tests.open4wd_node.race.nodes import race, short_track
 from tests.open4wd_node.race.test_races import replays, results
 
-TRACK = short_track(40.0)
+TRACK = short_track(40.0)  # a round of about 27 s: a node stopped for 20 s comes back while it runs
+BRIEF = short_track(20.0)  # about 14 s: a 3 s stop a second in is long over
 STALL_FRAME = 60  # round 1 starts about 5 s into the run; the stall begins one second later
 
 
@@ -29,7 +30,7 @@ def ended_at(recorders, start: float) -> list[float]:
 
 @pytest.mark.parametrize("n", [2, 4])
 async def test_a_three_second_stall_recovers_without_a_drop_and_the_race_agrees(tmp_path, fast_clock, n):
-    recorders, codes = await race(tmp_path, n, track_bytes=TRACK, stalls={n - 1: (STALL_FRAME, 3.0)})
+    recorders, codes = await race(tmp_path, n, track_bytes=BRIEF, stalls={n - 1: (STALL_FRAME, 3.0)})
     res = results(recorders)
     assert codes == {i: 0 for i in range(n)} and {r["outcome"] for r in res} == {"finished"}
     assert len({str(r["standings"]) for r in res}) == 1
@@ -50,7 +51,7 @@ async def test_without_headroom_the_resumed_node_drops_the_burst_and_redundancy_
     node reads on resuming: every drop is counted and logged, and the race still finishes in agreement,
     because each later message carries the inputs the dropped ones did."""
     monkeypatch.setattr(race_mesh, "RACE_INGRESS_LIMITS", race_mesh.RACE_LIMITS)
-    recorders, codes = await race(tmp_path, 2, track_bytes=TRACK, stalls={1: (STALL_FRAME, 3.0)})
+    recorders, codes = await race(tmp_path, 2, track_bytes=BRIEF, stalls={1: (STALL_FRAME, 3.0)})
     res = results(recorders)
     assert {r["outcome"] for r in res} == {"finished"} and codes == {0: 0, 1: 0}
     assert res[1]["drops"].get("link-bucket-messages", 0) > 0, res[1]["drops"]
@@ -109,7 +110,7 @@ async def test_the_stall_hook_stops_the_pump_and_the_links_then_resumes_them(tmp
     pump is then that far behind, and says so; the tick that hit the stall, and the first after it, step up to 4 frames each),
     the other node hears nothing from it meanwhile (it waits for its inputs and probes it), and the race
     goes on afterwards."""
-    recorders, codes = await race(tmp_path, 2, track_bytes=TRACK, stalls={1: (STALL_FRAME, 2.5)})
+    recorders, codes = await race(tmp_path, 2, track_bytes=BRIEF, stalls={1: (STALL_FRAME, 2.5)})
     assert codes == {0: 0, 1: 0}
     stalled_at = recorders[1].first_at["fault"]
     lags = recorders[1].of("lag")
