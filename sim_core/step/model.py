@@ -73,6 +73,7 @@ class Mechanics:
     heated_plan: tuple[PartHeat, ...]  # the live parts the physics may heat (CarModel.heated_parts)
     live_plan: tuple[PartHeat, ...]  # every live part
     wear_plan: tuple[TireWear, ...]  # the live tires: the only parts that wear
+    contact_box: tuple[int, int, int, int, int]  # what contact reads: (length, width, height, mass, restitution)
 
 
 class CarModel:
@@ -118,6 +119,8 @@ class CarModel:
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
         self._cache: dict[int, Mechanics] = {}
+        # a car out of contact (retired or under a penalty): mass 0 (sim_core.step.contact)
+        self.ghost_box = (self.length_um, self.width_um, self.height_um, 0, self.body_restitution)
         self.air_mc = track.air_temperature_mc
         # The thermal pass solves only the parts whose temperature can change. The physics pass heats
         # these parts and no others, and wears only the tires (tests/sim_core/step/test_thermal_wear.py
@@ -170,6 +173,7 @@ class CarModel:
             heated_plan=tuple(self._part_heat(i) for i in self.heated_parts if alive(i)),
             live_plan=tuple(self._part_heat(i) for i in range(self.part_count) if alive(i)),
             wear_plan=tuple(self._tire_wear(i) for i in self.tire_parts if alive(i)),
+            contact_box=(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
         )
 
     def _wall_response(self, slots: tuple[str, ...], alive: Callable[[int], bool], body: int) -> tuple[int, int, int]:

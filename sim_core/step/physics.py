@@ -45,6 +45,7 @@ class TrackContext:
         self.fixed = fixed
         self.wall_height_um = wall_height_um
         self.apron_um = apron_um
+        self.loop, self.length_um, self.count = route.loop, route.length_um, route.count
         self.samples = list(zip([w // 2 for w in route.width], route.k_vertical, route.g_up, route.g_right,
                                 route.k_lateral, route.g_tangent, strict=True))
 
@@ -70,9 +71,11 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     penalty = c[PENALTY_TIMER]
     if 0 < penalty <= PENALTY_FADE_FRAMES:
         return heat, wear  # fading out before the teleport: the car is frozen
-    route = ctx.route
     arc, lat, h, vs, vlat, vh = c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH]
-    half, k_vertical, g_up, g_right, k_lateral, acc_s = ctx.samples[route.index(route.wrap(arc))]
+    length = ctx.length_um  # the sample under the car: Route.index(Route.wrap(arc)), written out
+    s = arc % length if ctx.loop else 0 if arc < 0 else length if arc > length else arc
+    i = s * ctx.count // length  # 0 ≤ s ≤ length: only i = count (s = length) needs the clamp
+    half, k_vertical, g_up, g_right, k_lateral, acc_s = ctx.samples[i if i < ctx.count else ctx.count - 1]
     edge = half + ctx.apron_um
     over_surface = not ctx.fixed or -edge <= lat <= edge
     grounded = h == 0 and vh <= 0 and over_surface
