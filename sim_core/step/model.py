@@ -47,15 +47,37 @@ class PartHeat(NamedTuple):
     still_high: int
 
 
-class TireWear(NamedTuple):
-    """One tire's constants of the wear pass (``sim_core.step.thermal``)."""
+class TireGroup(NamedTuple):
+    """Live tires of one car with the same μ pair and rolling resistance (usually all four): the motion
+    computes a tire's traction, rolling resistance, slip heat and wear once per group and gives each
+    tire of the group the same (``sim_core.step.physics``), the same integers as tire by tire."""
+
+    mu: int  # μ pair ‰ (tire and surface, Average)
+    rr_milli: int  # rolling resistance (tire × surface, milli × milli)
+    count: int
+    parts: tuple[int, ...]
+
+
+class TireHeatWear(NamedTuple):
+    """One live tire's constants of the thermal pass: its ``PartHeat`` and its wear, in one tuple, so that
+    the tire's temperature and its fatigue (which reads the new temperature) are one iteration.
+
+    ``like_previous``: the tire before it in the plan has the very same constants (tires of one
+    material and size, the usual car), so that equal state and equal heat and wear give equal results:
+    the thermal pass then copies them instead of solving again (``sim_core.step.thermal``)."""
 
     part: int
     temp_at: int  # indices of the tire's fields in the car's list
     fatigue_at: int
     remainder_at: int
+    double_capacity: int  # as in PartHeat
+    constant: int
+    divisor: int
     limit: int | None
+    still_low: int
+    still_high: int
     wear_den: int  # wear capacity (mJ) · R_SCALE²: the fatigue denominator
+    like_previous: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,15 +86,16 @@ class Mechanics:
     live parts the thermal pass visits."""
 
     mass_ug: int
-    tire_grip: tuple[tuple[int, int, int], ...]  # per live tire: (part index, μ pair ‰, rolling resistance)
+    live_tires: int  # how many tires carry the load
+    tire_groups: tuple[TireGroup, ...]  # the live tires, those with equal μ and rolling resistance together
     functional: bool  # motor and battery both alive
     skills_enabled: bool  # chip alive (and functional)
     weapon_alive: bool
     left_wall: tuple[int, int, int]  # (restitution ‰, friction ‰, rolling µ-units) of the left side
     right_wall: tuple[int, int, int]
-    heated_plan: tuple[PartHeat, ...]  # the live parts the physics may heat (CarModel.heated_parts)
-    live_plan: tuple[PartHeat, ...]  # every live part
-    wear_plan: tuple[TireWear, ...]  # the live tires: the only parts that wear
+    heated_plan: tuple[PartHeat, ...]  # the live parts other than tires the physics may heat (CarModel.heated_parts)
+    live_plan: tuple[PartHeat, ...]  # every live part other than the tires
+    tire_plan: tuple[TireHeatWear, ...]  # the live tires: heated and the only parts that wear
     contact_box: tuple[int, int, int, int, int]  # what contact reads: (length, width, height, mass, restitution)
 
 
@@ -144,9 +167,22 @@ class CarModel:
         return PartHeat(part, part_field(part, P_TEMP), 2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
                         2 * (capacity + conductance), limit, max(low, MIN_TEMPERATURE_MC), high)
 
-    def _tire_wear(self, part: int) -> TireWear:
-        return TireWear(part, part_field(part, P_TEMP), part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM),
-                        self.thermal_limit[part], self.wear_capacity[part] * R_SCALE * R_SCALE)
+    def _tire_groups(self, tires: list[int]) -> tuple[TireGroup, ...]:
+        grip: dict[tuple[int, int], list[int]] = {}  # in order of first appearance
+        for tire in tires:
+            grip.setdefault((self.tire_mu[tire], self.tire_rr[tire]), []).append(tire)
+        return tuple(TireGroup(mu, rr, len(group), tuple(group)) for (mu, rr), group in grip.items())
+
+    def _tire_plan(self, tires: list[int]) -> tuple[TireHeatWear, ...]:
+        plan: list[TireHeatWear] = []
+        for part in tires:
+            heat = self._part_heat(part)
+            wear_den = self.wear_capacity[part] * R_SCALE * R_SCALE
+            constants = heat[2:] + (wear_den,)
+            like = bool(plan) and tuple(plan[-1][4:11]) == constants
+            plan.append(TireHeatWear(part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM),
+                                     *constants, like))
+        return tuple(plan)
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
@@ -164,15 +200,16 @@ class CarModel:
         body = self.body if alive(self.body) else self.chassis
         return Mechanics(
             mass_ug=mass,
-            tire_grip=tuple((i, self.tire_mu[i], self.tire_rr[i]) for i in self.tire_parts if alive(i)),
+            live_tires=sum(1 for i in self.tire_parts if alive(i)),
+            tire_groups=self._tire_groups([i for i in self.tire_parts if alive(i)]),
             functional=functional,
             skills_enabled=functional and alive(self.chip),
             weapon_alive=alive(self.weapon),
             left_wall=self._wall_response(LEFT_ROLLER_SLOTS, alive, body),
             right_wall=self._wall_response(RIGHT_ROLLER_SLOTS, alive, body),
-            heated_plan=tuple(self._part_heat(i) for i in self.heated_parts if alive(i)),
-            live_plan=tuple(self._part_heat(i) for i in range(self.part_count) if alive(i)),
-            wear_plan=tuple(self._tire_wear(i) for i in self.tire_parts if alive(i)),
+            heated_plan=tuple(self._part_heat(i) for i in self.heated_parts if alive(i) and i not in self.tire_parts),
+            live_plan=tuple(self._part_heat(i) for i in range(self.part_count) if alive(i) and i not in self.tire_parts),
+            tire_plan=self._tire_plan([i for i in self.tire_parts if alive(i)]),
             contact_box=(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
         )
 

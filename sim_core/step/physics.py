@@ -92,9 +92,8 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     in_control = penalty == 0
     if pressed:
         normal = m * load // 60
-        if mech.tire_grip:
-            js, jl, rolling = _tires(model, mech.tire_grip, normal, m, vs, vlat, acc_l,
-                                     drive_mw if in_control else 0, heat, wear)
+        if mech.live_tires:
+            js, jl, rolling = _tires(model, mech, normal, m, vs, vlat, acc_l, drive_mw if in_control else 0, heat, wear)
         else:  # every tire broken: the chassis scrapes along the surface
             rolling = normal * model.chassis_mu // 1000
             need = -(m * vlat + m * acc_l // 60)
@@ -137,9 +136,11 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     return heat, wear
 
 
-def _tires(model: CarModel, grip: tuple[tuple[int, int, int], ...], normal: int, m: int, vs: int, vlat: int,
-           acc_l: int, drive_mw: int, heat: list[int], wear: list[int]) -> tuple[int, int, int]:
-    """Drive, traction, lateral grip and rolling resistance of the live tires (``Mechanics.tire_grip``).
+def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat: int, acc_l: int, drive_mw: int,
+           heat: list[int], wear: list[int]) -> tuple[int, int, int]:
+    """Drive, traction, lateral grip and rolling resistance of the live tires (``Mechanics.tire_groups``:
+    each quantity is computed once for the tires that share μ and rolling resistance, and counted once
+    per tire of the group).
 
     The drive impulse is split into 1/(original driven count) shares; a broken tire's share is simply
     not spent. Each live tire carries normal/live of the load; traction = N·μ_pair. What traction the
@@ -152,33 +153,38 @@ def _tires(model: CarModel, grip: tuple[tuple[int, int, int], ...], normal: int,
         vtop = drive_mw * (100 - ratio) * TOP_SPEED_NUM // TOP_SPEED_DEN
         top_impulse = m * (vtop - vs) if vtop > vs else 0
         share = (torque_impulse if torque_impulse < top_impulse else top_impulse) // model.driven_count
-    n_tire = normal // len(grip)
+    n_tire = normal // mech.live_tires
     speed = vs if vs >= 0 else -vs
     rolls_wear = speed >= MIN_TIRE_WEAR_SPEED_UM_S
     spin = vtop - vs if vtop > vs else 0  # wheel spin at the surface top speed, where the drive beats traction
     js = rolling = lateral_cap = 0
-    for t, mu, rr_milli in grip:
+    for mu, rr_milli, count, parts in mech.tire_groups:
         traction = n_tire * mu // 1000
         used = share if share < traction else traction
-        js += used
-        lateral_cap += traction - used
+        js += count * used
+        lateral_cap += count * (traction - used)
         rr = n_tire * rr_milli // ROLLING_DEN
-        rolling += rr
-        if rolls_wear:
-            wear[t] += rr * speed
+        rolling += count * rr
+        tire_wear = rr * speed if rolls_wear else 0
+        tire_heat = 0
         if spin and share > traction:  # slip heat and wear
-            heat[t] += traction * spin * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            tire_heat = traction * spin * SLIP_HEAT_NUM // SLIP_HEAT_DEN
             if spin >= MIN_TIRE_WEAR_SPEED_UM_S:
-                wear[t] += SLIP_WEAR_MULT * traction * spin
+                tire_wear += SLIP_WEAR_MULT * traction * spin
+        for t in parts:
+            heat[t] += tire_heat
+            wear[t] += tire_wear
     need = -(m * vlat + m * acc_l // 60)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
-        for t, mu, _ in grip:
+        for mu, _, _, parts in mech.tire_groups:
             traction = n_tire * mu // 1000
             left = traction - share if traction > share else 0  # what the drive left of its traction
-            heat[t] += left * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
-            if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
-                wear[t] += SLIP_WEAR_MULT * left * slip
+            tire_heat = left * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            tire_wear = SLIP_WEAR_MULT * left * slip if slip >= MIN_TIRE_WEAR_SPEED_UM_S else 0
+            for t in parts:
+                heat[t] += tire_heat
+                wear[t] += tire_wear
         need = lateral_cap if need > 0 else -lateral_cap
     return js, need, rolling
 

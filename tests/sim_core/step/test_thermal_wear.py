@@ -166,7 +166,7 @@ def test_a_part_without_heat_is_skipped_exactly_where_the_solve_would_hold_it(ai
     track = straight_track(air_temperature_mc=air_mc)
     for spec in [car(), *(archetype(slot) for slot in range(3))]:
         model = CarModel(spec, track)
-        for plan in model.mechanics(0).live_plan:
+        for plan in (*model.mechanics(0).live_plan, *model.mechanics(0).tire_plan):
             capacity = THERMAL_C_TU * model.heat_capacity[plan.part]
             conductance = model.conductance[plan.part]
             solve = partial(solve_without_heat, capacity, conductance, air_mc)
