@@ -41,6 +41,8 @@ class RuleContext:
         self.kill_zones = box_bounds(track.kill_zones)
         self.kill_zone_hull = hull(self.kill_zones)
         self.checkpoint_arcs = tuple(route.project(box.center_um)[0] for box in track.checkpoints)
+        # routeProgressUm's cap by next_checkpoint: the checkpoint's arc, the route's length once all are lit
+        self.progress_caps = (*self.checkpoint_arcs, route.length_um)
         self.respawns = tuple(route.project(p.position_um)[:2] for p in track.respawn_points)
         last = track.route[-1]
         right = normalize(cross(last.forward_e6, last.up_e6))
@@ -97,7 +99,7 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
     if c[NEXT_CP] < len(checkpoints) and not segment_misses(prev, com, checkpoints[c[NEXT_CP]]):
         _light_checkpoints(c, ctx, prev, com)
     plane = ctx.finish
-    (ox, oy, oz), (nx, ny, nz) = plane.origin, plane.normal
+    ox, oy, oz, nx, ny, nz = plane.origin_normal
     d1 = (x - ox) * nx + (y - oy) * ny + (z - oz) * nz  # FinishPlane.side, written out
     if c[ARMED] and plane.crossed(prev, com, plane.side(prev), d1) and c[NEXT_CP] == len(checkpoints):
         _complete_lap(c, ctx, frame)
@@ -117,7 +119,7 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
             -half - ctx.apron_um <= lat <= half + ctx.apron_um):  # beside the corridor, over the apron
         _start_penalty(c, PENALTY_BSOFT)
     # routeProgressUm: monotone within the lap, capped at the next unlit checkpoint's arc length
-    cap = ctx.checkpoint_arcs[c[NEXT_CP]] if c[NEXT_CP] < len(checkpoints) else route.length_um
+    cap = ctx.progress_caps[c[NEXT_CP]]
     if (arc if arc < cap else cap) > c[PROGRESS]:
         c[PROGRESS] = arc if arc < cap else cap
     if not c[PENALTY_TIMER] and c[H] == 0 and c[AIR_FRAMES] == 0 and not c[OUTSIDE] and (
