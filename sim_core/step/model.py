@@ -116,6 +116,7 @@ class CarModel:
         self.wheel_radius_um = sum(parts[i].radius_um for i in self.tire_parts) // self.driven_count
         self.masses = spec.effective_masses_ug
         self.length_um, self.width_um, self.height_um = spec.length_um, spec.width_um, spec.height_um
+        self.half_width_um = spec.width_um // 2
         self.torque_ratio = spec.motor.torque_ratio_pct
         self.auto_input_mw = spec.motor.auto_input_mw
         self.configured_output_mw = spec.battery.configured_output_mw

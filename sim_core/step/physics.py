@@ -128,7 +128,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         new_h = 0
         rebound = div_trunc(-vh * model.landing_restitution, 1000)
         vh = rebound if rebound > LANDING_SETTLE_UM_S else 0  # small rebounds settle on the surface
-    if ctx.fixed and (c[OUTSIDE] or not model.width_um // 2 - half <= new_lat <= half - model.width_um // 2):
+    if ctx.fixed and (c[OUTSIDE] or not model.half_width_um - half <= new_lat <= half - model.half_width_um):
         new_lat, vlat, vs = _walls(c, model, mech, ctx, half, lat, new_lat, new_h, vlat, vs, m)
     c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH] = arc, new_lat, new_h, vs, vlat, vh
     airborne = 0 if new_h == 0 and vh <= 0 and lands_on_surface else c[AIR_FRAMES] + 1
