@@ -59,17 +59,15 @@ class TireGroup(NamedTuple):
 
 
 class TireHeatWear(NamedTuple):
-    """One live tire's constants of the thermal pass: its ``PartHeat`` and its wear, in one tuple, so that
-    the tire's temperature and its fatigue (which reads the new temperature) are one iteration.
+    """The thermal pass's constants of live tires that share them (one material and size: usually all
+    four): each tire's ``PartHeat`` solve and its wear, in one iteration, so that the tire's
+    temperature and its fatigue (which reads the new temperature) are solved together.
 
-    ``like_previous``: the tire before it in the plan has the very same constants (tires of one
-    material and size, the usual car), so that equal state and equal heat and wear give equal results:
-    the thermal pass then copies them instead of solving again (``sim_core.step.thermal``)."""
+    Tires with the same constants in the same state that take the same heat and wear end the frame in
+    the same state; they usually do (the physics treats the tires of a car alike), so a tire whose
+    inputs equal the previous tire's copies its results instead of solving again
+    (``sim_core.step.thermal``)."""
 
-    part: int
-    temp_at: int  # indices of the tire's fields in the car's list
-    fatigue_at: int
-    remainder_at: int
     double_capacity: int  # as in PartHeat
     constant: int
     divisor: int
@@ -77,7 +75,7 @@ class TireHeatWear(NamedTuple):
     still_low: int
     still_high: int
     wear_den: int  # wear capacity (mJ) · R_SCALE²: the fatigue denominator
-    like_previous: bool
+    tires: tuple[tuple[int, int, int, int], ...]  # per tire: (part, indices of temp_mc, fatigue_ppm, fatigue_rem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,15 +173,14 @@ class CarModel:
         return tuple(TireGroup(mu, rr, len(group), tuple(group)) for (mu, rr), group in grip.items())
 
     def _tire_plan(self, tires: list[int]) -> tuple[TireHeatWear, ...]:
-        plan: list[TireHeatWear] = []
-        for part in tires:
+        plan: dict[tuple[int, int, int, int | None, int, int, int], list[tuple[int, int, int, int]]] = {}
+        for part in tires:  # grouped by constants, in order of first appearance
             heat = self._part_heat(part)
-            wear_den = self.wear_capacity[part] * R_SCALE * R_SCALE
-            constants = heat[2:] + (wear_den,)
-            like = bool(plan) and tuple(plan[-1][4:11]) == constants
-            plan.append(TireHeatWear(part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM),
-                                     *constants, like))
-        return tuple(plan)
+            constants = (heat.double_capacity, heat.constant, heat.divisor, heat.limit, heat.still_low,
+                         heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE)
+            plan.setdefault(constants, []).append(
+                (part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM)))
+        return tuple(TireHeatWear(*constants, tuple(group)) for constants, group in plan.items())
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""

@@ -53,40 +53,39 @@ def _tires(c: list[int], air: int, mech: Mechanics, heat: list[int], wear: list[
     """Temperature, then fatigue with the temperature factor (1 + 2r²) of the new temperature, of each
     live tire; returns the mask of the tires that break.
 
-    Tires of one material and size (``TireHeatWear.like_previous``) in the same state that took the same
-    heat and wear end the frame in the same state; they usually do (the physics treats the tires of a
-    car alike), so a tire whose inputs equal the previous tire's copies its results instead of solving
-    again: the same integers, a third of the work."""
+    Within a group of tires with the same constants (``TireHeatWear``), a tire whose state, heat and
+    wear equal the previous tire's ends the frame as that tire did: its results are copied (the same
+    integers, a third of the work for the usual four like tires)."""
     newly_broken = 0
-    last_inputs: tuple[int, int, int, int, int] | None = None
-    last_results = (0, 0, 0)
-    broke = False
-    for (part, temp_at, fatigue_at, remainder_at, double_capacity, constant, divisor, limit, still_low, still_high,
-         wear_den, like_previous) in mech.tire_plan:
-        temp, fatigue, remainder, energy, worn = inputs = (
-            c[temp_at], c[fatigue_at], c[remainder_at], heat[part], wear[part])
-        if not (like_previous and inputs == last_inputs):
-            if energy or not still_low <= temp <= still_high:  # as for the other parts
-                temp = (double_capacity * temp + 2 * energy + constant) // divisor
-                temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
-            broke = limit is not None and temp > limit
-            energy_nj = worn // WEAR_NJ_DEN
-            if energy_nj:
-                if limit is None:
-                    r = 0
-                elif limit <= air:
-                    r = R_SCALE if temp > air else 0
-                else:
-                    r = (temp - air) * R_SCALE // (limit - air)
-                    r = 0 if r < 0 else R_SCALE if r > R_SCALE else r
-                total = remainder + energy_nj * (R2_SCALE + 2 * r * r)
-                fatigue += total // wear_den
-                remainder = total % wear_den  # the exact remainder: sub-ppm wear is never lost
-                if fatigue >= FATIGUE_BREAK_PPM:
-                    fatigue = FATIGUE_BREAK_PPM
-                    broke = True
-            last_inputs, last_results = inputs, (temp, fatigue, remainder)
-        c[temp_at], c[fatigue_at], c[remainder_at] = last_results
-        if broke:
-            newly_broken |= 1 << part
+    for double_capacity, constant, divisor, limit, still_low, still_high, wear_den, tires in mech.tire_plan:
+        last_inputs: tuple[int, int, int, int, int] | None = None
+        last_results = (0, 0, 0)
+        broke = False
+        for part, temp_at, fatigue_at, remainder_at in tires:
+            temp, fatigue, remainder, energy, worn = inputs = (
+                c[temp_at], c[fatigue_at], c[remainder_at], heat[part], wear[part])
+            if inputs != last_inputs:
+                if energy or not still_low <= temp <= still_high:  # as for the other parts
+                    temp = (double_capacity * temp + 2 * energy + constant) // divisor
+                    temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
+                broke = limit is not None and temp > limit
+                energy_nj = worn // WEAR_NJ_DEN
+                if energy_nj:
+                    if limit is None:
+                        r = 0
+                    elif limit <= air:
+                        r = R_SCALE if temp > air else 0
+                    else:
+                        r = (temp - air) * R_SCALE // (limit - air)
+                        r = 0 if r < 0 else R_SCALE if r > R_SCALE else r
+                    total = remainder + energy_nj * (R2_SCALE + 2 * r * r)
+                    fatigue += total // wear_den
+                    remainder = total % wear_den  # the exact remainder: sub-ppm wear is never lost
+                    if fatigue >= FATIGUE_BREAK_PPM:
+                        fatigue = FATIGUE_BREAK_PPM
+                        broke = True
+                last_inputs, last_results = inputs, (temp, fatigue, remainder)
+            c[temp_at], c[fatigue_at], c[remainder_at] = last_results
+            if broke:
+                newly_broken |= 1 << part
     return newly_broken
