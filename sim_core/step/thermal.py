@@ -67,7 +67,8 @@ def _tires(c: list[int], air: int, mech: Mechanics, heat: list[int], wear: list[
             if inputs != last_inputs:
                 if energy or not still_low <= temp <= still_high:  # as for the other parts
                     temp = (double_capacity * temp + 2 * energy + constant) // divisor
-                    temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
+                    temp = (MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC
+                            else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp)
                 broke = limit is not None and temp > limit
                 energy_nj = worn // WEAR_NJ_DEN
                 if energy_nj:
