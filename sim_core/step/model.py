@@ -54,7 +54,7 @@ class TireGroup(NamedTuple):
 
     mu: int  # μ pair ‰ (tire and surface, Average)
     rr_milli: int  # rolling resistance (tire × surface, milli × milli)
-    count: int
+    size: int  # how many tires
     parts: tuple[int, ...]
 
 

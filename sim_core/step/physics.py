@@ -158,13 +158,13 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
     rolls_wear = speed >= MIN_TIRE_WEAR_SPEED_UM_S
     spin = vtop - vs if vtop > vs else 0  # wheel spin at the surface top speed, where the drive beats traction
     js = rolling = lateral_cap = 0
-    for mu, rr_milli, count, parts in mech.tire_groups:
+    for mu, rr_milli, size, parts in mech.tire_groups:
         traction = n_tire * mu // 1000
         used = share if share < traction else traction
-        js += count * used
-        lateral_cap += count * (traction - used)
+        js += size * used
+        lateral_cap += size * (traction - used)
         rr = n_tire * rr_milli // ROLLING_DEN
-        rolling += count * rr
+        rolling += size * rr
         tire_wear = rr * speed if rolls_wear else 0
         tire_heat = 0
         if spin and share > traction:  # slip heat and wear

@@ -57,7 +57,7 @@ def rounds(vehicles: list[VehicleSpec], seed: int) -> tuple[World, World]:
 def test_mixed_tires_make_several_groups():
     model = CarModel(mixed_tires(car()), circuit_track())
     mech = model.mechanics(0)
-    assert [g.count for g in mech.tire_groups] == [1, 3]  # silicone FL; rubber FR, RL, RR
+    assert [g.size for g in mech.tire_groups] == [1, 3]  # silicone FL; rubber FR, RL, RR
     assert [len(g.tires) for g in mech.tire_plan] == [2, 2]  # FL and FR; the larger rear pair
 
 
