@@ -37,11 +37,6 @@ from sim_core.specs.vehicle import VehicleSpec
 
 SEED_MAX = (1 << 63) - 1
 NO_EVENTS: tuple[int, ...] = ()
-OWN_SNAPSHOTS_KEPT = 16
-"""How many of its latest ``save_state`` results a world keeps decoded beside their bytes, so that
-``restore_own_state`` of one of them copies lists instead of unpacking bytes: a rollback of up to
-``max_prediction`` (8) frames restores a state saved at most 9 saves ago, even with a few extra saves
-(checksum votes, spectators) between. An older snapshot is still restored, by unpacking."""
 
 
 class DisableReason(StrEnum):
@@ -93,9 +88,6 @@ class World:
         # restore_own_state), else None: every change of the state (step, a fault) forgets them, and so
         # must any state surgery in tests that writes the lists directly (tests/sim_core/helpers.place).
         self._snapshot: bytes | None = None
-        # The last OWN_SNAPSHOTS_KEPT saves: id(bytes) → (those bytes, their values in saved order). The
-        # entry holds the bytes, so no other object can take their id while it is kept; ``is`` confirms.
-        self._own: dict[int, tuple[bytes, list[int]]] = {}
 
     # -- construction ----------------------------------------------------------------------------------
 
@@ -287,12 +279,7 @@ class World:
         ``SimError`` (``state-overflow``) if a value no longer fits its 64-bit field. Saving an unchanged
         state again returns the same bytes without packing them again."""
         if self._snapshot is None:
-            values = self.codec.flatten(self._world, self._cars)
-            data = self._snapshot = self.codec.pack_values(values)
-            own = self._own
-            own[id(data)] = (data, values)
-            if len(own) > OWN_SNAPSHOTS_KEPT:
-                del own[next(iter(own))]  # the oldest save (dicts keep insertion order)
+            self._snapshot = self.codec.pack(self._world, self._cars)
         return self._snapshot
 
     def load_state(self, data: bytes) -> None:
@@ -310,18 +297,12 @@ class World:
     def restore_own_state(self, data: bytes) -> None:
         """Replace the state with bytes this world's own ``save_state`` returned (a rollback), without the
         range checks of ``load_state``: the values are ones this world computed, and checking them again
-        is most of a load's cost. One of the last ``OWN_SNAPSHOTS_KEPT`` saves is not even unpacked: its
-        values were kept when it was saved. For other bytes only the header and size are compared, so
-        that a wrong buffer is caught as the caller's bug (``LocalError`` ``state-not-own``); a peer's
-        bytes must go to ``load_state``."""
-        kept = self._own.get(id(data))
-        if kept is not None and kept[0] is data:
-            self._world, self._cars = self.codec.split(kept[1])
-        elif type(data) is not bytes or len(data) != self.codec.size or not data.startswith(self.codec.header):
+        is most of a load's cost. Only the header and size are compared, so that a wrong buffer is caught
+        as the caller's bug (``LocalError`` ``state-not-own``); a peer's bytes must go to ``load_state``."""
+        if type(data) is not bytes or len(data) != self.codec.size or not data.startswith(self.codec.header):
             raise LocalError("state-not-own", "restore_own_state takes only bytes this world's save_state "
                                               "returned; load a peer's or a file's state with load_state")
-        else:
-            self._world, self._cars = self.codec.unpack_trusted(data)
+        self._world, self._cars = self.codec.unpack_trusted(data)
         self._snapshot = data
 
     def state_hash(self) -> bytes:

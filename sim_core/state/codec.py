@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import sys
 
 from open4wd_base.errors import LocalError
 from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC
@@ -31,6 +32,7 @@ MAGIC = b"O4WS"
 STATE_VERSION = 1
 HEADER = struct.Struct("<4sHH32s")
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+NATIVE_LITTLE_ENDIAN = sys.byteorder == "little"  # memoryview.cast reads the machine's byte order
 
 
 class StateCodec:
@@ -45,35 +47,16 @@ class StateCodec:
         self.header = HEADER.pack(MAGIC, STATE_VERSION, len(part_counts), digest)
         self.size = HEADER.size + self.values.size
 
-    def flatten(self, world: list[int], cars: list[list[int]]) -> list[int]:
-        """Every saved integer in saved order, as a new list (the world's lists are left as they are)."""
+    def pack(self, world: list[int], cars: list[list[int]]) -> bytes:
+        """The canonical bytes of ``world`` and ``cars``; ``SimError`` (``state-overflow``) if a value does not
+        fit a signed 64-bit field."""
         values = world.copy()
         for c in cars:  # list concatenation is a memory copy: faster than chaining the ints one by one
             values += c
-        return values
-
-    def pack_values(self, values: list[int]) -> bytes:
-        """The canonical bytes of ``flatten``'s list; ``SimError`` (``state-overflow``) if a value does not
-        fit a signed 64-bit field."""
         try:
             return self.header + self.values.pack(*values)
         except struct.error as exc:
             raise SimError("state-overflow", f"a state value does not fit in 64 bits: {exc}") from None
-
-    def pack(self, world: list[int], cars: list[list[int]]) -> bytes:
-        """The canonical bytes of ``world`` and ``cars`` (``pack_values`` of ``flatten``)."""
-        return self.pack_values(self.flatten(world, cars))
-
-    def split(self, values: list[int] | tuple[int, ...]) -> tuple[list[int], list[list[int]]]:
-        """New world and car lists from saved-order values (the inverse of ``flatten``; ``values`` is
-        only read, so a kept list can be split again)."""
-        world = list(values[: len(WORLD_FIELDS)])
-        cars = []
-        offset = len(WORLD_FIELDS)
-        for length in self.lengths:
-            cars.append(list(values[offset : offset + length]))
-            offset += length
-        return world, cars
 
     def unpack(self, data: bytes, limits: "StateLimits") -> tuple[list[int], list[list[int]]]:
         """Decode and validate; raises ``SimError`` without side effects on any mismatch (the bytes may be a
@@ -96,8 +79,22 @@ class StateCodec:
 
     def unpack_trusted(self, data: bytes) -> tuple[list[int], list[list[int]]]:
         """Decode bytes this codec packed, without validation: the caller vouches for their origin
-        (``World.restore_own_state``) or validates next (``unpack``)."""
-        return self.split(self.values.unpack_from(data, HEADER.size))
+        (``World.restore_own_state``) or validates next (``unpack``).
+
+        On a little-endian machine (the saved order) the values are read through one memoryview of
+        the bytes, each car's slice straight into its list: no tuple of every value and no second copy
+        per car, about a third less than ``struct`` (a rollback's restore is on the hot path)."""
+        if NATIVE_LITTLE_ENDIAN:
+            values: memoryview | tuple[int, ...] = memoryview(data)[HEADER.size:].cast("q")
+        else:
+            values = self.values.unpack_from(data, HEADER.size)
+        world = list(values[: len(WORLD_FIELDS)])
+        cars = []
+        offset = len(WORLD_FIELDS)
+        for length in self.lengths:
+            cars.append(list(values[offset : offset + length]))
+            offset += length
+        return world, cars
 
 
 def digest_of(*parts: object) -> bytes:
