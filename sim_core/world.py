@@ -25,7 +25,7 @@ from sim_core.state.layout import (
     STATUS_RACING, STATUS_RETIRED, W_DONE, W_END_REASON, W_FRAME, W_SEED, WORLD_FIELDS, RoundEndReason, field_names,
     part_field,
 )
-from sim_core.step.model import CarModel, Mechanics
+from sim_core.step.model import CarModel
 from sim_core.step.physics import TrackContext, advance
 from sim_core.step.ranking import CarStatus, car_status, ranking, update_round_end
 from sim_core.specs.route import route_for
@@ -166,23 +166,27 @@ class World:
         skills = self._validated(inputs)
         cars, models = self._cars, self.models
         frame = self._world[W_FRAME] + 1
-        # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
-        mechs = [m.mechanics(c[BROKEN_MASK]) for c, m in zip(cars, models)]  # noqa: B905
-        breaking = [0] * len(cars)
+        boxes = []  # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
+        breaking = []
         for slot, c in enumerate(cars):
+            model = models[slot]
             if c[RETIRED_FRAME] < 0:
-                model = models[slot]
-                heat, wear = advance(c, model, mechs[slot], self.motion, skills[slot])
+                mech = model.mechanics(c[BROKEN_MASK])
+                heat, wear = advance(c, model, mech, self.motion, skills[slot])
                 # heat and wear touch only part fields, which contact neither reads nor writes: solving
                 # them here, before contact, is the same as after it, without keeping the ledgers
-                breaking[slot] = settle(c, model, mechs[slot], heat, wear)
-        resolve(cars, self._contact_boxes(mechs), self._loop_length)
+                newly = settle(c, model, mech, heat, wear)
+                if newly:
+                    breaking.append((slot, newly))
+                boxes.append(model.ghost_box if c[PENALTY_TIMER] > 0 else mech.contact_box)
+            else:
+                boxes.append(model.ghost_box)
+        resolve(cars, boxes, self._loop_length)
         for slot, c in enumerate(cars):
             if c[STATUS] == STATUS_RACING and c[RETIRED_FRAME] < 0:
                 apply_rules(c, models[slot], self.rules, frame)
-        for slot, newly in enumerate(breaking):
-            if newly:
-                self._commit_breakage(cars[slot], models[slot], newly, frame)
+        for slot, newly in breaking:
+            self._commit_breakage(cars[slot], models[slot], newly, frame)
         self._world[W_FRAME] = frame
         update_round_end(self._world, cars, models, self.track.time_limit_frames)
 
@@ -200,16 +204,6 @@ class World:
         for slot in sorted(inputs):
             skills[slot] = validate_events(inputs[slot], self.models[slot].chip_skills, slot)
         return skills
-
-    def _contact_boxes(self, mechs: list[Mechanics]) -> list[tuple[int, int, int, int, int]]:
-        """Contact shapes (``mechs``: each car's mechanics of this frame); retired cars and cars under a
-        penalty take no part (they are ghosts)."""
-        boxes = []
-        # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
-        for c, m, mech in zip(self._cars, self.models, mechs):  # noqa: B905
-            ghost = c[RETIRED_FRAME] >= 0 or c[PENALTY_TIMER] > 0
-            boxes.append((m.length_um, m.width_um, m.height_um, 0 if ghost else mech.mass_ug, m.body_restitution))
-        return boxes
 
     @staticmethod
     def _commit_breakage(c: list[int], model: CarModel, newly: int, frame: int) -> None:

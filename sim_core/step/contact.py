@@ -17,9 +17,12 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
     """``boxes[k]`` = (length, width, height, mass µg, restitution ‰) of car k, or mass 0 if it takes no part."""
     count = len(cars)
     moves: dict[int, list[int]] = {}
-    arcs = [c[ARC] for c in cars]
+    # on a loop, positions within the lap: the gap of two of them is then brought into the wrapped range
+    # [−L/2, L − L/2) by at most one ±L, with two comparisons instead of a modulo per pair
+    arcs = [c[ARC] % loop_length for c in cars] if loop_length else [c[ARC] for c in cars]
     lengths = [box[0] for box in boxes]
     half_loop = loop_length // 2
+    upper = loop_length - half_loop
     for i in range(count):
         li, wi, hi, mi, ei = boxes[i]
         if not mi:
@@ -30,7 +33,10 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
             # the cheap test first, on two lists: most pairs are apart along the route
             ds = arcs[j] - arc_i
             if loop_length:
-                ds = (ds + half_loop) % loop_length - half_loop
+                if ds >= upper:
+                    ds -= loop_length
+                elif ds < -half_loop:
+                    ds += loop_length
             pen_s = (li + lengths[j]) // 2 - (ds if ds >= 0 else -ds)
             if pen_s <= 0:
                 continue

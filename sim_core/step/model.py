@@ -47,15 +47,35 @@ class PartHeat(NamedTuple):
     still_high: int
 
 
-class TireWear(NamedTuple):
-    """One tire's constants of the wear pass (``sim_core.step.thermal``)."""
+class TireGroup(NamedTuple):
+    """Live tires of one car with the same μ pair and rolling resistance (usually all four): the motion
+    computes a tire's traction, rolling resistance, slip heat and wear once per group and gives each
+    tire of the group the same (``sim_core.step.physics``), the same integers as tire by tire."""
 
-    part: int
-    temp_at: int  # indices of the tire's fields in the car's list
-    fatigue_at: int
-    remainder_at: int
+    mu: int  # μ pair ‰ (tire and surface, Average)
+    rr_milli: int  # rolling resistance (tire × surface, milli × milli)
+    size: int  # how many tires
+    parts: tuple[int, ...]
+
+
+class TireHeatWear(NamedTuple):
+    """The thermal pass's constants of live tires that share them (one material and size: usually all
+    four): each tire's ``PartHeat`` solve and its wear, in one iteration, so that the tire's
+    temperature and its fatigue (which reads the new temperature) are solved together.
+
+    Tires with the same constants in the same state that take the same heat and wear end the frame in
+    the same state; they usually do (the physics treats the tires of a car alike), so a tire whose
+    inputs equal the previous tire's copies its results instead of solving again
+    (``sim_core.step.thermal``)."""
+
+    double_capacity: int  # as in PartHeat
+    constant: int
+    divisor: int
     limit: int | None
+    still_low: int
+    still_high: int
     wear_den: int  # wear capacity (mJ) · R_SCALE²: the fatigue denominator
+    tires: tuple[tuple[int, int, int, int], ...]  # per tire: (part, indices of temp_mc, fatigue_ppm, fatigue_rem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,15 +84,17 @@ class Mechanics:
     live parts the thermal pass visits."""
 
     mass_ug: int
-    tire_grip: tuple[tuple[int, int, int], ...]  # per live tire: (part index, μ pair ‰, rolling resistance)
+    live_tires: int  # how many tires carry the load
+    tire_groups: tuple[TireGroup, ...]  # the live tires, those with equal μ and rolling resistance together
     functional: bool  # motor and battery both alive
     skills_enabled: bool  # chip alive (and functional)
     weapon_alive: bool
     left_wall: tuple[int, int, int]  # (restitution ‰, friction ‰, rolling µ-units) of the left side
     right_wall: tuple[int, int, int]
-    heated_plan: tuple[PartHeat, ...]  # the live parts the physics may heat (CarModel.heated_parts)
-    live_plan: tuple[PartHeat, ...]  # every live part
-    wear_plan: tuple[TireWear, ...]  # the live tires: the only parts that wear
+    heated_plan: tuple[PartHeat, ...]  # the live parts other than tires the physics may heat (CarModel.heated_parts)
+    live_plan: tuple[PartHeat, ...]  # every live part other than the tires
+    tire_plan: tuple[TireHeatWear, ...]  # the live tires: heated and the only parts that wear
+    contact_box: tuple[int, int, int, int, int]  # what contact reads: (length, width, height, mass, restitution)
 
 
 class CarModel:
@@ -92,6 +114,7 @@ class CarModel:
         self.wheel_radius_um = sum(parts[i].radius_um for i in self.tire_parts) // self.driven_count
         self.masses = spec.effective_masses_ug
         self.length_um, self.width_um, self.height_um = spec.length_um, spec.width_um, spec.height_um
+        self.half_width_um = spec.width_um // 2
         self.torque_ratio = spec.motor.torque_ratio_pct
         self.auto_input_mw = spec.motor.auto_input_mw
         self.configured_output_mw = spec.battery.configured_output_mw
@@ -118,6 +141,8 @@ class CarModel:
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
         self._cache: dict[int, Mechanics] = {}
+        # a car out of contact (retired or under a penalty): mass 0 (sim_core.step.contact)
+        self.ghost_box = (self.length_um, self.width_um, self.height_um, 0, self.body_restitution)
         self.air_mc = track.air_temperature_mc
         # The thermal pass solves only the parts whose temperature can change. The physics pass heats
         # these parts and no others, and wears only the tires (tests/sim_core/step/test_thermal_wear.py
@@ -141,9 +166,21 @@ class CarModel:
         return PartHeat(part, part_field(part, P_TEMP), 2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
                         2 * (capacity + conductance), limit, max(low, MIN_TEMPERATURE_MC), high)
 
-    def _tire_wear(self, part: int) -> TireWear:
-        return TireWear(part, part_field(part, P_TEMP), part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM),
-                        self.thermal_limit[part], self.wear_capacity[part] * R_SCALE * R_SCALE)
+    def _tire_groups(self, tires: list[int]) -> tuple[TireGroup, ...]:
+        grip: dict[tuple[int, int], list[int]] = {}  # in order of first appearance
+        for tire in tires:
+            grip.setdefault((self.tire_mu[tire], self.tire_rr[tire]), []).append(tire)
+        return tuple(TireGroup(mu, rr, len(group), tuple(group)) for (mu, rr), group in grip.items())
+
+    def _tire_plan(self, tires: list[int]) -> tuple[TireHeatWear, ...]:
+        plan: dict[tuple[int, int, int, int | None, int, int, int], list[tuple[int, int, int, int]]] = {}
+        for part in tires:  # grouped by constants, in order of first appearance
+            heat = self._part_heat(part)
+            constants = (heat.double_capacity, heat.constant, heat.divisor, heat.limit, heat.still_low,
+                         heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE)
+            plan.setdefault(constants, []).append(
+                (part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM)))
+        return tuple(TireHeatWear(*constants, tuple(group)) for constants, group in plan.items())
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
@@ -161,15 +198,17 @@ class CarModel:
         body = self.body if alive(self.body) else self.chassis
         return Mechanics(
             mass_ug=mass,
-            tire_grip=tuple((i, self.tire_mu[i], self.tire_rr[i]) for i in self.tire_parts if alive(i)),
+            live_tires=sum(1 for i in self.tire_parts if alive(i)),
+            tire_groups=self._tire_groups([i for i in self.tire_parts if alive(i)]),
             functional=functional,
             skills_enabled=functional and alive(self.chip),
             weapon_alive=alive(self.weapon),
             left_wall=self._wall_response(LEFT_ROLLER_SLOTS, alive, body),
             right_wall=self._wall_response(RIGHT_ROLLER_SLOTS, alive, body),
-            heated_plan=tuple(self._part_heat(i) for i in self.heated_parts if alive(i)),
-            live_plan=tuple(self._part_heat(i) for i in range(self.part_count) if alive(i)),
-            wear_plan=tuple(self._tire_wear(i) for i in self.tire_parts if alive(i)),
+            heated_plan=tuple(self._part_heat(i) for i in self.heated_parts if alive(i) and i not in self.tire_parts),
+            live_plan=tuple(self._part_heat(i) for i in range(self.part_count) if alive(i) and i not in self.tire_parts),
+            tire_plan=self._tire_plan([i for i in self.tire_parts if alive(i)]),
+            contact_box=(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
         )
 
     def _wall_response(self, slots: tuple[str, ...], alive: Callable[[int], bool], body: int) -> tuple[int, int, int]:

@@ -45,6 +45,7 @@ class TrackContext:
         self.fixed = fixed
         self.wall_height_um = wall_height_um
         self.apron_um = apron_um
+        self.loop, self.length_um, self.count = route.loop, route.length_um, route.count
         self.samples = list(zip([w // 2 for w in route.width], route.k_vertical, route.g_up, route.g_right,
                                 route.k_lateral, route.g_tangent, strict=True))
 
@@ -70,9 +71,11 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     penalty = c[PENALTY_TIMER]
     if 0 < penalty <= PENALTY_FADE_FRAMES:
         return heat, wear  # fading out before the teleport: the car is frozen
-    route = ctx.route
     arc, lat, h, vs, vlat, vh = c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH]
-    half, k_vertical, g_up, g_right, k_lateral, acc_s = ctx.samples[route.index(route.wrap(arc))]
+    length = ctx.length_um  # the sample under the car: Route.index(Route.wrap(arc)), written out
+    s = arc % length if ctx.loop else 0 if arc < 0 else length if arc > length else arc
+    i = s * ctx.count // length  # 0 ≤ s ≤ length: only i = count (s = length) needs the clamp
+    half, k_vertical, g_up, g_right, k_lateral, acc_s = ctx.samples[i if i < ctx.count else ctx.count - 1]
     edge = half + ctx.apron_um
     over_surface = not ctx.fixed or -edge <= lat <= edge
     grounded = h == 0 and vh <= 0 and over_surface
@@ -89,9 +92,8 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     in_control = penalty == 0
     if pressed:
         normal = m * load // 60
-        if mech.tire_grip:
-            js, jl, rolling = _tires(model, mech.tire_grip, normal, m, vs, vlat, acc_l,
-                                     drive_mw if in_control else 0, heat, wear)
+        if mech.live_tires:
+            js, jl, rolling = _tires(model, mech, normal, m, vs, vlat, acc_l, drive_mw if in_control else 0, heat, wear)
         else:  # every tire broken: the chassis scrapes along the surface
             rolling = normal * model.chassis_mu // 1000
             need = -(m * vlat + m * acc_l // 60)
@@ -126,7 +128,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         new_h = 0
         rebound = div_trunc(-vh * model.landing_restitution, 1000)
         vh = rebound if rebound > LANDING_SETTLE_UM_S else 0  # small rebounds settle on the surface
-    if ctx.fixed and (c[OUTSIDE] or not model.width_um // 2 - half <= new_lat <= half - model.width_um // 2):
+    if ctx.fixed and (c[OUTSIDE] or not model.half_width_um - half <= new_lat <= half - model.half_width_um):
         new_lat, vlat, vs = _walls(c, model, mech, ctx, half, lat, new_lat, new_h, vlat, vs, m)
     c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH] = arc, new_lat, new_h, vs, vlat, vh
     airborne = 0 if new_h == 0 and vh <= 0 and lands_on_surface else c[AIR_FRAMES] + 1
@@ -134,9 +136,11 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     return heat, wear
 
 
-def _tires(model: CarModel, grip: tuple[tuple[int, int, int], ...], normal: int, m: int, vs: int, vlat: int,
-           acc_l: int, drive_mw: int, heat: list[int], wear: list[int]) -> tuple[int, int, int]:
-    """Drive, traction, lateral grip and rolling resistance of the live tires (``Mechanics.tire_grip``).
+def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat: int, acc_l: int, drive_mw: int,
+           heat: list[int], wear: list[int]) -> tuple[int, int, int]:
+    """Drive, traction, lateral grip and rolling resistance of the live tires (``Mechanics.tire_groups``:
+    each quantity is computed once for the tires that share μ and rolling resistance, and counted once
+    per tire of the group).
 
     The drive impulse is split into 1/(original driven count) shares; a broken tire's share is simply
     not spent. Each live tire carries normal/live of the load; traction = N·μ_pair. What traction the
@@ -149,33 +153,38 @@ def _tires(model: CarModel, grip: tuple[tuple[int, int, int], ...], normal: int,
         vtop = drive_mw * (100 - ratio) * TOP_SPEED_NUM // TOP_SPEED_DEN
         top_impulse = m * (vtop - vs) if vtop > vs else 0
         share = (torque_impulse if torque_impulse < top_impulse else top_impulse) // model.driven_count
-    n_tire = normal // len(grip)
+    n_tire = normal // mech.live_tires
     speed = vs if vs >= 0 else -vs
     rolls_wear = speed >= MIN_TIRE_WEAR_SPEED_UM_S
     spin = vtop - vs if vtop > vs else 0  # wheel spin at the surface top speed, where the drive beats traction
     js = rolling = lateral_cap = 0
-    for t, mu, rr_milli in grip:
+    for mu, rr_milli, size, parts in mech.tire_groups:
         traction = n_tire * mu // 1000
         used = share if share < traction else traction
-        js += used
-        lateral_cap += traction - used
+        js += size * used
+        lateral_cap += size * (traction - used)
         rr = n_tire * rr_milli // ROLLING_DEN
-        rolling += rr
-        if rolls_wear:
-            wear[t] += rr * speed
+        rolling += size * rr
+        tire_wear = rr * speed if rolls_wear else 0
+        tire_heat = 0
         if spin and share > traction:  # slip heat and wear
-            heat[t] += traction * spin * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            tire_heat = traction * spin * SLIP_HEAT_NUM // SLIP_HEAT_DEN
             if spin >= MIN_TIRE_WEAR_SPEED_UM_S:
-                wear[t] += SLIP_WEAR_MULT * traction * spin
+                tire_wear += SLIP_WEAR_MULT * traction * spin
+        for t in parts:
+            heat[t] += tire_heat
+            wear[t] += tire_wear
     need = -(m * vlat + m * acc_l // 60)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
-        for t, mu, _ in grip:
+        for mu, _, _, parts in mech.tire_groups:
             traction = n_tire * mu // 1000
             left = traction - share if traction > share else 0  # what the drive left of its traction
-            heat[t] += left * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
-            if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
-                wear[t] += SLIP_WEAR_MULT * left * slip
+            tire_heat = left * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            tire_wear = SLIP_WEAR_MULT * left * slip if slip >= MIN_TIRE_WEAR_SPEED_UM_S else 0
+            for t in parts:
+                heat[t] += tire_heat
+                wear[t] += tire_wear
         need = lateral_cap if need > 0 else -lateral_cap
     return js, need, rolling
 

@@ -16,7 +16,7 @@ from enum import StrEnum
 from sim_core.constants import DISABLED_SPEED_MAX_UM_S, ENDGAME_MAX_FRAMES, ENDGAME_SETTLED_FRAMES
 from sim_core.state.layout import (
     BROKEN_MASK, END_ALL_FINISHED, END_ENDGAME, END_TIME_LIMIT, FINISHED_FRAME, LAPS, PROGRESS, STATUS,
-    STATUS_FINISHED, STATUS_RETIRED, VH, VLAT, VS, W_DONE, W_END_REASON, W_ENDGAME, W_FRAME, W_SETTLED,
+    STATUS_FINISHED, STATUS_RACING, STATUS_RETIRED, VH, VLAT, VS, W_DONE, W_END_REASON, W_ENDGAME, W_FRAME, W_SETTLED,
 )
 from sim_core.step.model import CarModel
 
@@ -50,7 +50,15 @@ def car_status(c: list[int], model: CarModel) -> CarStatus:
 
 
 def update_round_end(world: list[int], cars: list[list[int]], models: list[CarModel], time_limit_frames: int) -> None:
-    """Decide whether the frame that just ran (``world[W_FRAME]`` already counts it) ended the round."""
+    """Decide whether the frame that just ran (``world[W_FRAME]`` already counts it) ended the round.
+
+    The usual frame (no endgame yet, a car still racing with its drive) can only hit the time limit:
+    it is decided from the first such car, without the lists of the full rules below."""
+    if not world[W_ENDGAME] and any(c[STATUS] == STATUS_RACING and m.mechanics(c[BROKEN_MASK]).functional
+                                    for c, m in zip(cars, models)):  # noqa: B905 (equal lengths by construction)
+        if world[W_FRAME] >= time_limit_frames:
+            _end(world, END_TIME_LIMIT)
+        return
     # per frame: equal lengths by construction, and zip's strict= costs ~0.5 µs a call
     unfinished = [(c, m) for c, m in zip(cars, models) if c[STATUS] != STATUS_FINISHED]  # noqa: B905
     if not unfinished:

@@ -41,6 +41,8 @@ class RuleContext:
         self.kill_zones = box_bounds(track.kill_zones)
         self.kill_zone_hull = hull(self.kill_zones)
         self.checkpoint_arcs = tuple(route.project(box.center_um)[0] for box in track.checkpoints)
+        # routeProgressUm's cap by next_checkpoint: the checkpoint's arc, the route's length once all are lit
+        self.progress_caps = (*self.checkpoint_arcs, route.length_um)
         self.respawns = tuple(route.project(p.position_um)[:2] for p in track.respawn_points)
         last = track.route[-1]
         right = normalize(cross(last.forward_e6, last.up_e6))
@@ -50,6 +52,12 @@ class RuleContext:
         lo, hi = _track_aabb(track, route)
         corners = [(x, y, z) for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
         self.fall_limit = max(dot(corner, self.gravity) for corner in corners) + FALL_OUT_MARGIN_UM * UNIT
+        # One tuple per route sample of what the COM and the corridor tests read (``Route.point_at`` and
+        # the half width): one list index and an unpack instead of fourteen attribute loads and indexings
+        # per car and frame (built once per world: a few hundred µs).
+        self.frames = list(zip(route.arc, route.px, route.py, route.pz, route.tx, route.ty, route.tz, route.rx,
+                               route.ry, route.rz, route.ux, route.uy, route.uz, [w // 2 for w in route.width],
+                               strict=False))  # arc, p, t, r, u have count + 1 entries like width
 
     def com(self, c: list[int], model: CarModel) -> Vec3:
         """The chassis COM: the ribbon point under the car lifted by its height above the surface + half its height."""
@@ -73,10 +81,16 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
     (nothing entered, nothing crossed) costs a few comparisons: each trigger is first tested against its
     bounding box, and only a possible hit runs the exact test."""
     route = ctx.route
-    s = c[ARC] % route.length_um if ctx.loop else c[ARC]
-    i = route.index(s)
-    com = route.point_at(i, s, c[LAT], c[H] + model.height_um // 2)
-    half = route.width[i] // 2
+    arc, lat = c[ARC], c[LAT]
+    s = arc % route.length_um if ctx.loop else arc
+    i = s * route.count // route.length_um  # Route.index, written out
+    i = route.count - 1 if i >= route.count else 0 if i < 0 else i
+    at, px, py, pz, tx, ty, tz, rx, ry, rz, ux, uy, uz, half = ctx.frames[i]
+    ds, up = s - at, c[H] + model.height_um // 2  # Route.point_at, written out
+    x = px + (tx * ds + rx * lat + ux * up) // UNIT
+    y = py + (ty * ds + ry * lat + uy * up) // UNIT
+    z = pz + (tz * ds + rz * lat + uz * up) // UNIT
+    com = (x, y, z)
     prev = (c[PREV_X], c[PREV_Y], c[PREV_Z])
     if c[PENALTY_TIMER]:
         _run_penalty(c, model, ctx, com, half)
@@ -85,26 +99,27 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
     if c[NEXT_CP] < len(checkpoints) and not segment_misses(prev, com, checkpoints[c[NEXT_CP]]):
         _light_checkpoints(c, ctx, prev, com)
     plane = ctx.finish
-    d1 = plane.side(com)
+    ox, oy, oz, nx, ny, nz = plane.origin_normal
+    d1 = (x - ox) * nx + (y - oy) * ny + (z - oz) * nz  # FinishPlane.side, written out
     if c[ARMED] and plane.crossed(prev, com, plane.side(prev), d1) and c[NEXT_CP] == len(checkpoints):
         _complete_lap(c, ctx, frame)
         if c[STATUS] == STATUS_FINISHED:
             _remember(c, com)
             return
+        arc = c[ARC]  # one loop length back
     elif d1 < plane.arm_below:  # FinishPlane.arms
         c[ARMED] = 1
     zones = ctx.kill_zone_hull  # one test against all kill zones at once, then the exact earliest entry
-    lat = c[LAT]
+    gx, gy, gz = ctx.gravity
     if zones is not None and not segment_misses(prev, com, zones) and earliest_entry(prev, com, ctx.kill_zones) >= 0:
         _start_penalty(c, PENALTY_FALLOUT)
-    elif dot(com, ctx.gravity) > ctx.fall_limit:
+    elif x * gx + y * gy + z * gz > ctx.fall_limit:  # along gravity below the track's lowest point
         _start_penalty(c, PENALTY_FALLOUT)
     elif ctx.fixed and c[AIR_FRAMES] <= CONTACT_HYSTERESIS_FRAMES and not -half <= lat <= half and (
             -half - ctx.apron_um <= lat <= half + ctx.apron_um):  # beside the corridor, over the apron
         _start_penalty(c, PENALTY_BSOFT)
     # routeProgressUm: monotone within the lap, capped at the next unlit checkpoint's arc length
-    arc = c[ARC]
-    cap = ctx.checkpoint_arcs[c[NEXT_CP]] if c[NEXT_CP] < len(checkpoints) else route.length_um
+    cap = ctx.progress_caps[c[NEXT_CP]]
     if (arc if arc < cap else cap) > c[PROGRESS]:
         c[PROGRESS] = arc if arc < cap else cap
     if not c[PENALTY_TIMER] and c[H] == 0 and c[AIR_FRAMES] == 0 and not c[OUTSIDE] and (

@@ -77,6 +77,7 @@ class FinishPlane:
                  plane_eps_um: int, lateral_eps_um: int) -> None:
         self.origin = origin
         self.normal = normal_e6
+        self.origin_normal = (*origin, *normal_e6)  # ``side``'s constants in one tuple, for a caller that inlines it
         self.right = right_e6
         self.arm_below = -plane_eps_um * 1_000_000
         self.lateral_limit = (half_width_um + lateral_eps_um) * 1_000_000

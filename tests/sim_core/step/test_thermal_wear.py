@@ -166,16 +166,20 @@ def test_a_part_without_heat_is_skipped_exactly_where_the_solve_would_hold_it(ai
     track = straight_track(air_temperature_mc=air_mc)
     for spec in [car(), *(archetype(slot) for slot in range(3))]:
         model = CarModel(spec, track)
-        for plan in model.mechanics(0).live_plan:
-            capacity = THERMAL_C_TU * model.heat_capacity[plan.part]
-            conductance = model.conductance[plan.part]
+        mech = model.mechanics(0)
+        bands = [(p.part, p.still_low, p.still_high, p.limit) for p in mech.live_plan] + [
+            (part, g.still_low, g.still_high, g.limit) for g in mech.tire_plan for part, *_ in g.tires]
+        assert {part for part, *_ in bands} == set(range(model.part_count))
+        for part, still_low, still_high, limit in bands:
+            capacity = THERMAL_C_TU * model.heat_capacity[part]
+            conductance = model.conductance[part]
             solve = partial(solve_without_heat, capacity, conductance, air_mc)
-            assert plan.still_low <= air_mc <= plan.still_high or (plan.limit is not None and plan.limit < air_mc)
-            for edge in (plan.still_low, plan.still_high, air_mc):
+            assert still_low <= air_mc <= still_high or (limit is not None and limit < air_mc)
+            for edge in (still_low, still_high, air_mc):
                 for temp in range(edge - 3, edge + 4):
-                    inside = plan.still_low <= temp <= plan.still_high
+                    inside = still_low <= temp <= still_high
                     if inside:
-                        assert solve(temp) == temp and (plan.limit is None or temp <= plan.limit)
-                    elif (temp == plan.still_low - 1 and temp >= MIN_TEMPERATURE_MC) or (
-                            temp == plan.still_high + 1 and plan.still_high not in (plan.limit, MAX_TEMPERATURE_MC)):
-                        assert solve(temp) != temp, (spec.vehicle_id, plan.part, temp)
+                        assert solve(temp) == temp and (limit is None or temp <= limit)
+                    elif (temp == still_low - 1 and temp >= MIN_TEMPERATURE_MC) or (
+                            temp == still_high + 1 and still_high not in (limit, MAX_TEMPERATURE_MC)):
+                        assert solve(temp) != temp, (spec.vehicle_id, part, temp)
