@@ -34,6 +34,7 @@ from protocol.link.handshake import (
     decode_handshake_message,
 )
 from protocol.identity.keys import Identity
+from protocol.race.costs import NO_COST_METER, CostMeter, CostPart
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
 from open4wd_node.net.admission import ExactFrame
 from open4wd_node.runtime.addresses import Address
@@ -309,6 +310,8 @@ class Link:
         self._closed: LinkClosed | None = None
         self._closed_by_caller = False
         self._detached = False
+        self.meter: CostMeter = NO_COST_METER
+        """Hears which of this link's work is encoding and decoding (a race node's ``CpuBudget``)."""
         self.on_drop: Callable[[str, str], None] | None = None
         """Told ``(bucket, message type)`` of every incoming message a rate limit dropped (the race counts them)."""
 
@@ -344,7 +347,8 @@ class Link:
         """Send one message, first waiting as long as the peer's rate limits require (so nothing we send
         is dropped). A message larger than the channel allows (256 KiB on a room link) is refused with
         ``LocalError`` ``frame-too-large`` and the link stays up."""
-        body = encode_message(msg)
+        with self.meter.part(CostPart.CODEC):
+            body = encode_message(msg)
         if len(body) > self._channel.max_frame_bytes:
             raise LocalError(
                 "frame-too-large", f"{len(body)} bytes exceed the {self._channel.name} limit of {self._channel.max_frame_bytes}"
@@ -469,7 +473,8 @@ class Link:
         now = now_ms()
         dropped = self._guard.dropped
         try:
-            msg = self._guard.admit(body, now)
+            with self.meter.part(CostPart.CODEC):
+                msg = self._guard.admit(body, now)
         except ProtocolError as exc:
             await self._fail(exc)
         if self._guard.dropped != dropped and self.on_drop is not None and self._guard.last_drop is not None:

@@ -28,10 +28,12 @@ from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.net.outbox import Outbox, flush
+from open4wd_node.race.budget import CpuBudget
 from open4wd_node.relay.reach import dial_contact
 from protocol.errors import ProtocolError
 from protocol.relay.contact import Contact
 from protocol.identity.keys import Identity
+from protocol.race.costs import CostPart
 from protocol.race.mesh import MeshHello
 from protocol.race.messages import INPUT_TYPES, RACE_LINK
 from protocol.race.recovery import RECONNECT_WINDOW_MS
@@ -110,6 +112,7 @@ class Mesh:
         on_message: Callable[[str, Message], None],
         on_lost: Callable[[str], None],
         on_back: Callable[[str], None],
+        budget: CpuBudget | None = None,
     ) -> None:
         self.me = identity.peer_id
         self.identity = identity
@@ -125,6 +128,8 @@ class Mesh:
         self._nursery: trio.Nursery | None = None
         self._closing = False
         self.gate = StallGate()
+        self.budget = budget
+        """Charged with the links' CPU time (their tasks and codecs); the messages' handling is the shell's."""
         self.drops: dict[str, int] = {}
         """Incoming messages a link's rate limit dropped, by ``link-bucket-<bucket>`` (never expected)."""
 
@@ -245,16 +250,24 @@ class Mesh:
         if self.ever_linked >= set(self.addresses):
             self.linked.set()
         link.on_drop = lambda bucket, kind: self._dropped(peer, bucket, kind)
+        budget = self.budget
+        if budget is not None:
+            link.meter = budget
+            budget.role(CostPart.LINK)
         if returning:
             self.on_back(peer)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._writer, link, outbox, self.gate.wait_links)
+                nursery.start_soon(self._writer, link, outbox, self.gate.wait_links, budget)
                 try:
                     async for message in link:
                         await self.gate.wait_links()  # stalled: the link is not read meanwhile
                         async with contained_link(link, message.TYPE):
-                            self.on_message(peer, message)
+                            if budget is None:
+                                self.on_message(peer, message)
+                            else:
+                                with budget.part(CostPart.SHELL):
+                                    self.on_message(peer, message)
                 except LinkClosed as exc:
                     log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)
                 nursery.cancel_scope.cancel()
@@ -268,8 +281,11 @@ class Mesh:
                 await link.aclose("mesh-closed", "the race mesh closed this link")
 
     @staticmethod
-    async def _writer(link: Link, outbox: Outbox[Message], gate: Callable[[], Awaitable[None]]) -> None:
+    async def _writer(link: Link, outbox: Outbox[Message], gate: Callable[[], Awaitable[None]],
+                      budget: CpuBudget | None) -> None:
         """Sends until the outbox closes or the link ends (the reader reports the end); holds while stalled."""
+        if budget is not None:
+            budget.role(CostPart.LINK)
 
         async def write(message: Message) -> None:
             await gate()
