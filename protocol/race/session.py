@@ -37,6 +37,7 @@ from typing import Any
 from protocol.encoding.dagcbor import signing_digest
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.consensus import canonical_peers, quorum
+from protocol.identity.ed25519 import PublicKey
 from protocol.identity.keys import Identity
 from protocol.identity.keys import race_id as make_race_id
 from protocol.race.actions import (
@@ -745,7 +746,7 @@ class RaceSession:
         with self.meter.part(CostPart.SIGN):
             return self._key.sign(data)
 
-    def _verify(self, key: Any, digest: Callable[[], bytes], signature: bytes) -> bool:
+    def _verify(self, key: PublicKey, digest: Callable[[], bytes], signature: bytes) -> bool:
         """Whether ``signature`` by ``key`` covers ``digest()``, each part charged to the meter."""
         with self.meter.part(CostPart.CODEC):
             data = digest()
