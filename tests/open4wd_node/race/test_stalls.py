@@ -68,11 +68,20 @@ async def test_a_twenty_second_stall_ends_by_the_rules_on_every_node_within_a_mi
     assert all(t < 60 for t in ended_at(recorders, stalled_at)), ended_at(recorders, stalled_at)
     if n == 2:  # neither side of a 2-player split is a majority, and no snapshot can be vouched for: both void
         assert [r["outcome"] for r in res] == ["catch-up-impossible"] * 2
-    else:  # the majority goes on and finishes; the stalled node is too far behind to catch up and leaves
+    else:  # the majority goes on and finishes
         assert [r["outcome"] for r in res[:-1]] == ["finished"] * (n - 1)
-        assert res[-1]["outcome"] in ("catch-up-impossible", "catch-up-failed", "partition-void")
-        assert all(any(e["peer"] == res[-1]["peer"] for e in rec.of("leave")) for rec in recorders[:-1])
-        replays(tmp_path, recorders[:-1])
+        stalled = res[-1]["peer"]
+        if res[-1]["outcome"] == "finished":
+            # a link the others re-dialled was taken at the stall's end (+20 s), while the reconnect window
+            # they opened when they lost the node (+12 s) was still open: it rejoins and catches up, by the
+            # rules. Which of the two happens depends on where the re-dial cycle stands at the stall's end.
+            assert all(any(e["peer"] == stalled for e in rec.of("rejoin")) for rec in recorders[:-1])
+            assert recorders[-1].of("caught-up") and len({str(r["standings"]) for r in res}) == 1
+            replays(tmp_path, recorders)
+        else:  # back after the window: too far behind to catch up, it leaves
+            assert res[-1]["outcome"] in ("catch-up-impossible", "catch-up-failed", "partition-void")
+            assert all(any(e["peer"] == stalled for e in rec.of("leave")) for rec in recorders[:-1])
+            replays(tmp_path, recorders[:-1])
     assert all(r["outcome"] == "finished" or r["detail"] for r in res)  # an end always says why
 
 
