@@ -35,6 +35,7 @@ from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.runtime.errors import first_coded
 from open4wd_node.view.events import EventSink
 from open4wd_node.race.budget import NO_SPLIT, CostSplit, CpuBudget
+from open4wd_node.race.coalesce import TickSends
 from open4wd_node.race.pump import FramePump
 from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.net.listener import NodeListener
@@ -168,6 +169,8 @@ class MatchRunner:
         others = {p: addresses[p] for p in locked.roster if p != self.me}
         self.mesh = Mesh(identity, locked.match_id, others, listener, self._on_message, self._on_lost, self._on_back,
                          self.budget)
+        self._tick_sends = TickSends(self.mesh.send)
+        """The mesh as the session's actions reach it: a pump tick's ``race-inputs`` held to the tick's end."""
         self._state_dir = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.states"
         self.spectate = SpectateSource(locked.match_id, spectators, max(1, len(spectators)))
         self.spectators = SpectatorHub(self.spectate, listener) if spectators else None
@@ -256,14 +259,17 @@ class MatchRunner:
         self._route(session.start(self.clock.now_ms()))
         pump = FramePump(self._step, lambda: session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag),
-                         self.mesh.gate.wait)
+                         self.mesh.gate.wait, self._tick_sends.flush)
         self._lag = lambda: pump.lag
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
                                            self.report.rollbacks, self._cpu_so_far))
         first_frame = session.current_frame
         self._pump_start = self.budget.split(0)
         self._pump_frames = lambda: session.current_frame - first_frame
-        await pump.run(lambda: self.round_over or session.ended is not None)
+        try:
+            await pump.run(lambda: self.round_over or session.ended is not None)
+        finally:
+            self._tick_sends.flush()
         self.report.cpu = self._cpu_so_far()
         self._pump_frames = None
         self.log.flush()
@@ -343,6 +349,7 @@ class MatchRunner:
         True when a frame was stepped (the soak tests' faults fire after their frame of round 0)."""
         session = self.session
         now = self.clock.now_ms()
+        self._tick_sends.hold()  # until the pump's tick ends (``on_tick``)
         if session.needs_local_input:
             self._route(session.add_local_input(self.driver.decide(self.world, self.slot, session.current_frame), now))
         report = session.advance_frame(now)
@@ -438,7 +445,7 @@ class MatchRunner:
                     assert_never(action)
 
     def _send(self, action: Send) -> None:
-        self.mesh.send(action.peer, action.message)
+        self._tick_sends.send(action.peer, action.message)
 
     def _event(self, event: RaceEvent) -> None:
         """A user-visible race event: the ``--json`` event ``EVENT`` with the round and the event's fields."""

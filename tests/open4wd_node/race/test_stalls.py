@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from open4wd_node.race.coalesce import TickSends
 from open4wd_node.race import mesh as race_mesh
 from open4wd_node.race.log import LogReader
 from tests.open4wd_node.race.nodes import race, short_track
@@ -50,6 +51,9 @@ async def test_without_headroom_the_resumed_node_drops_the_burst_and_redundancy_
     node reads on resuming: every drop is counted and logged, and the race still finishes in agreement,
     because each later message carries the inputs the dropped ones did."""
     monkeypatch.setattr(race_mesh, "RACE_INGRESS_LIMITS", race_mesh.RACE_LIMITS)
+    # and one race-inputs per stepped frame, as before TickSends: a node catching up at 4 frames a tick then
+    # sends 240 a second, the burst the old limits drop (one per tick, 60 a second, they would not)
+    monkeypatch.setattr(TickSends, "hold", lambda self: None)
     recorders, codes = await race(tmp_path, 2, track_bytes=TRACK, stalls={1: (STALL_FRAME, 3.0)})
     res = results(recorders)
     assert {r["outcome"] for r in res} == {"finished"} and codes == {0: 0, 1: 0}
