@@ -740,18 +740,16 @@ class RaceSession:
         return self._send_inputs(self._peers.remaining_others(), now_ms)
 
     def _sign(self, digest: Callable[[], bytes]) -> bytes:
-        """This node's race-key signature over ``digest()``, each part charged to the meter."""
-        with self.meter.part(CostPart.CODEC):
-            data = digest()
+        """This node's race-key signature over ``digest()``, charged to the meter's ``sign`` (the digest
+        too: it costs less than measuring it apart would)."""
         with self.meter.part(CostPart.SIGN):
-            return self._key.sign(data)
+            return self._key.sign(digest())
 
     def _verify(self, key: PublicKey, digest: Callable[[], bytes], signature: bytes) -> bool:
-        """Whether ``signature`` by ``key`` covers ``digest()``, each part charged to the meter."""
-        with self.meter.part(CostPart.CODEC):
-            data = digest()
+        """Whether ``signature`` by ``key`` covers ``digest()``, charged to the meter's ``verify`` (the
+        digest too)."""
         with self.meter.part(CostPart.VERIFY):
-            return verify_race_signature(key, data, signature)
+            return verify_race_signature(key, digest(), signature)
 
     def _broadcast(self, msg: Any) -> list[RaceAction]:
         return [Send(p, msg) for p in self._peers.remaining_others()]
