@@ -1,13 +1,19 @@
-"""Race figures (issue 6 targets): input delivery on loopback, an 8-frame rollback inside a live session,
-and, with --processes, N real node processes racing at 60 Hz (their worst lag in frames).
+"""Race figures (issues 6 and 17): input delivery on loopback, an 8-frame rollback inside a live session,
+Ed25519 through OpenSSL and libsodium, and, with --processes, N real node processes racing at 60 Hz:
+their worst lag in frames (wall clock) and their CPU per node-frame split by part (CPU time).
 
-    python benchmarks/race_bench.py [--samples 2000] [--processes 8]
+    python benchmarks/race_bench.py [--samples 2000] [--processes 2,4,8]
+
+Every figure is printed with the machine's load average at the start: CPU per node-frame holds on a
+loaded machine (it is CPU time, docs/node.md "CPU per frame"); the worst lag does not, and is meaningful
+only on a quiet one.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -106,6 +112,29 @@ def rollback_in_session(repeats: int) -> list[float]:
     return times
 
 
+def ed25519_costs(repeats: int) -> dict[str, float]:
+    """CPU µs per Ed25519 verify and sign of a 32-byte digest: OpenSSL (``cryptography``) and libsodium."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from protocol.identity.ed25519 import PrivateKey, PublicKey
+
+    message = bytes(range(32))
+    openssl = Ed25519PrivateKey.from_private_bytes(bytes([5]) * 32)
+    sodium = PrivateKey(bytes([5]) * 32)
+    signature = sodium.sign(message)
+    openssl_public, sodium_public = openssl.public_key(), PublicKey(sodium.public_key)
+
+    def cost(call) -> float:
+        start = time.thread_time_ns()
+        for _ in range(repeats):
+            call()
+        return (time.thread_time_ns() - start) / repeats / 1000
+
+    return {"openssl verify": cost(lambda: openssl_public.verify(signature, message)),
+            "libsodium verify": cost(lambda: sodium_public.verify(message, signature)),
+            "openssl sign": cost(lambda: openssl.sign(message)), "libsodium sign": cost(lambda: sodium.sign(message))}
+
+
 def processes(count: int) -> dict:
     out = subprocess.run([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", "/tmp/open4wd-race-bench", "demo",
                           "--nodes", str(count), "--json"], capture_output=True, text=True, timeout=900)
@@ -115,19 +144,46 @@ def processes(count: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--samples", type=int, default=1000)
-    parser.add_argument("--processes", type=int, default=0, help="also run N node processes (the demo)")
+    parser.add_argument("--processes", default="", help="also run N node processes (the demo) for each N of a "
+                        "comma-separated list, e.g. 2,4,8")
     args = parser.parse_args()
+    counts = [int(n) for n in args.processes.split(",") if n.strip()]
+    print(f"load average at start {_load()} on {os.cpu_count()} cores")
     delivery = trio.run(input_delivery, args.samples)
     print(f"input delivery (loopback, signed + verified)  median {statistics.median(delivery):.3f} ms, "
           f"p99 {sorted(delivery)[int(len(delivery) * 0.99)]:.3f} ms over {len(delivery)} inputs")
     rollback = rollback_in_session(100)
     print(f"8-frame rollback in a live 8-car session      median {statistics.median(rollback) / 1000:.3f} ms "
           f"(max {max(rollback) / 1000:.3f} ms over {len(rollback)})")
-    if args.processes:
-        summary = processes(args.processes)
-        print(f"{args.processes} node processes at 60 Hz: worst lag {summary['max_lag']} frames, "
+    crypto = ed25519_costs(2000)
+    print("Ed25519 CPU per call                          " + ", ".join(f"{k} {v:.1f} µs" for k, v in crypto.items()))
+    rows = []
+    for count in counts:
+        load = _load()
+        summary = processes(count)
+        cpu = summary.get("cpu") or {}
+        print(f"{count} node processes at 60 Hz (load average at start {load}): worst lag {summary['max_lag']} frames, "
               f"{summary['finished']} finished, {summary['agreed_hashes']} agreed hashes, "
-              f"{summary['disagreements']} disagreements, {summary['elapsed_s']} s")
+              f"{summary['disagreements']} disagreements, {summary['elapsed_s']} s; CPU per node-frame "
+              f"{cpu.get('per_frame_us', 0) / 1000:.3f} ms (worst node {cpu.get('worst_per_frame_us', 0) / 1000:.3f} ms)")
+        rows.append((count, load, summary["max_lag"], cpu))
+    if rows:
+        print(_table(rows))
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _table(rows: list[tuple[int, str, int, dict]]) -> str:
+    """The CPU split per node-frame as a markdown table (µs per frame, mean of the nodes): docs/node.md's."""
+    parts = list(next((cpu["parts_us"] for *_, cpu in rows if cpu), {}))
+    lines = ["| nodes | load at start | worst lag (frames) | CPU per node-frame (µs) | " + " | ".join(parts) + " |",
+             "|---" * (4 + len(parts)) + "|"]
+    for count, load, lag, cpu in rows:
+        split = " | ".join(f"{cpu['parts_us'][p]:.0f}" for p in parts) if cpu else " | ".join("-" for _ in parts)
+        lines.append(f"| {count} | {load} | {lag} | {cpu.get('per_frame_us', 0):.0f} | {split} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -68,7 +68,8 @@ async def room_then_race(
         events.emit("result", peer=identity.peer_id, outcome=report.outcome, detail=report.detail,
                     agreed_hashes=report.agreed, disagreements=report.disagreements, leaves=report.leaves,
                     standings=report.standings, log=report.log, max_lag=report.max_lag, rollbacks=report.rollbacks,
-                    max_rollback=report.max_rollback, drops=report.drops, liveness=report.liveness)
+                    max_rollback=report.max_rollback, drops=report.drops, liveness=report.liveness,
+                    cpu=report.cpu.to_json())
         return 0 if report.outcome == "finished" else 1
 
 

@@ -13,6 +13,7 @@ link``. Whatever ends a link, ``receive`` and ``send`` then raise ``LinkClosed``
 
 from __future__ import annotations
 
+import os
 from collections import Counter, deque
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -34,6 +35,7 @@ from protocol.link.handshake import (
     decode_handshake_message,
 )
 from protocol.identity.keys import Identity
+from protocol.race.costs import NO_COST_METER, CostMeter, CostPart
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
 from open4wd_node.net.admission import ExactFrame
 from open4wd_node.runtime.addresses import Address
@@ -305,10 +307,14 @@ class Link:
         self._exact: ExactFrame | None = None  # while ``peek_first`` waits: frames read exactly, capped
         self._peeked: Message | None = None  # the first message ``peek_first`` saw, for ``receive``
         self._send_lock = trio.Lock()
+        self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None  # for ``send_now``
+        self._unsent = b""  # the tail of a frame ``send_now`` could not write whole: goes out before any other
         self._receiving = False
         self._closed: LinkClosed | None = None
         self._closed_by_caller = False
         self._detached = False
+        self.meter: CostMeter = NO_COST_METER
+        """Hears which of this link's work is encoding and decoding (a race node's ``CpuBudget``)."""
         self.on_drop: Callable[[str, str], None] | None = None
         """Told ``(bucket, message type)`` of every incoming message a rate limit dropped (the race counts them)."""
 
@@ -344,7 +350,8 @@ class Link:
         """Send one message, first waiting as long as the peer's rate limits require (so nothing we send
         is dropped). A message larger than the channel allows (256 KiB on a room link) is refused with
         ``LocalError`` ``frame-too-large`` and the link stays up."""
-        body = encode_message(msg)
+        with self.meter.part(CostPart.CODEC):
+            body = encode_message(msg)
         if len(body) > self._channel.max_frame_bytes:
             raise LocalError(
                 "frame-too-large", f"{len(body)} bytes exceed the {self._channel.name} limit of {self._channel.max_frame_bytes}"
@@ -355,12 +362,50 @@ class Link:
             await trio.sleep(wait_ms / 1000)  # until the buckets hold the frame's tokens: a timer, not a poll
         await self._send_frame(body)
 
+    def send_now(self, msg: Message) -> bool:
+        """Send ``msg`` at once from the calling task, with no task switch and no wait, when that is
+        possible: the link is a TCP socket, nothing else is being sent, the rate limits allow it and the
+        body fits. True: the frame is sealed and written (or its tail, when the socket took only part of
+        it, is kept for ``flush_unsent``, which the caller must then arrange: ``unsent``). False: nothing
+        happened; send it with ``send``. Why: a race node sends one small message per peer per frame,
+        and the writer task's wake-up, lock and cancel scope cost more CPU than the write itself
+        (docs/node.md, "CPU per frame")."""
+        if self._fd is None or self._closed is not None or self._unsent or self._send_lock.locked():
+            return False
+        with self.meter.part(CostPart.CODEC):
+            body = encode_message(msg)
+        if len(body) > self._channel.max_frame_bytes or self._pacer.delay_ms(msg.TYPE, len(body), now_ms()) > 0:
+            return False
+        with self.meter.part(CostPart.LINK):
+            frame = self._seal(body)
+            try:
+                written = os.write(self._fd, frame)
+            except OSError:  # full (BlockingIOError), or broken: the next ``flush_unsent`` or ``send`` reports it
+                written = 0
+            self._unsent = frame[written:]
+        return True
+
+    @property
+    def unsent(self) -> bool:
+        """Whether a frame's tail from ``send_now`` waits for ``flush_unsent``."""
+        return bool(self._unsent)
+
+    async def flush_unsent(self) -> None:
+        """Write the tail ``send_now`` left (waiting as ``send`` does); nothing when there is none."""
+        await self._send_frame(None)
+
+    def _take_unsent(self) -> bytes:
+        tail, self._unsent = self._unsent, b""
+        return tail
+
     def _seal(self, body: bytes) -> bytes:
-        """``body`` as a frame on the wire; takes the next counter, so call it under the send lock only."""
+        """``body`` as a frame on the wire; takes the next counter, so call it under the send lock only (or
+        in ``send_now``, which runs while nobody holds it and does not wait)."""
         sealed = self._send_cipher.seal(body)
         return HEADER.pack(len(sealed)) + sealed
 
-    async def _send_frame(self, body: bytes) -> None:
+    async def _send_frame(self, body: bytes | None) -> None:
+        """Write ``body`` sealed (None: only the tail ``send_now`` left), after any such tail."""
         if self._closed is not None:
             raise self._closed.copy()
         try:
@@ -368,7 +413,8 @@ class Link:
                 async with self._send_lock:
                     if self._closed is not None:  # ended while this send waited for the lock: seal nothing
                         raise self._closed.copy()
-                    frame = self._seal(body)  # sealed in the order frames go out, as the peer opens them
+                    # sealed in the order frames go out, as the peer opens them
+                    frame = self._take_unsent() + (b"" if body is None else self._seal(body))
                     try:
                         await self._stream.send_all(frame)
                     except trio.Cancelled:
@@ -469,7 +515,8 @@ class Link:
         now = now_ms()
         dropped = self._guard.dropped
         try:
-            msg = self._guard.admit(body, now)
+            with self.meter.part(CostPart.CODEC):
+                msg = self._guard.admit(body, now)
         except ProtocolError as exc:
             await self._fail(exc)
         if self._guard.dropped != dropped and self.on_drop is not None and self._guard.last_drop is not None:
@@ -524,8 +571,8 @@ class Link:
             self._closed = reason
             self.counters.record(reason)
         if first and notify:  # our sending direction is intact: the close is sealed like any frame
-            await _tell_and_close(self._stream, lambda: self._seal(encode_message(_close_message(reason.code, reason.message))),
-                                  self._send_lock)
+            await _tell_and_close(self._stream, lambda: self._take_unsent() + self._seal(
+                encode_message(_close_message(reason.code, reason.message))), self._send_lock)
         else:
             await trio.aclose_forcefully(self._stream)
 

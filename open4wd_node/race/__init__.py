@@ -3,6 +3,9 @@
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
+    "CostSplit": "budget",
+    "CpuBudget": "budget",
+    "NO_SPLIT": "budget",
     "Driver": "driver",
     "FrameObserver": "driver",
     "EndReason": "log",

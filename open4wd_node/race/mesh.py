@@ -5,7 +5,8 @@ that fails: ``open4wd_node.relay.reach``), checking its PeerId; the
 other accepts the link on its ``NodeListener`` when the first message names this match, and echoes it
 to confirm (a peer whose race has not started yet refuses, and the dialer tries again). A lost link
 is re-dialled by the same side every 500 ms while the race runs, so a peer that comes back within the
-session's reconnect window resumes on a fresh link. Messages go through a bounded outbox per link.
+session's reconnect window resumes on a fresh link. A message is written at once when nothing is queued
+for its link (``Link.send_now``: no task switch), else it goes through the link's bounded outbox.
 
 Limits: each side paces what it sends to ``RACE_LIMITS``; what it accepts is ``RACE_INGRESS_LIMITS``,
 the same rates with bursts larger by the reconnect window's worth of the peer's pace, so a peer that
@@ -28,10 +29,12 @@ from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.net.outbox import Outbox, flush
+from open4wd_node.race.budget import CpuBudget
 from open4wd_node.relay.reach import dial_contact
 from protocol.errors import ProtocolError
 from protocol.relay.contact import Contact
 from protocol.identity.keys import Identity
+from protocol.race.costs import CostPart
 from protocol.race.mesh import MeshHello
 from protocol.race.messages import INPUT_TYPES, RACE_LINK
 from protocol.race.recovery import RECONNECT_WINDOW_MS
@@ -110,6 +113,7 @@ class Mesh:
         on_message: Callable[[str, Message], None],
         on_lost: Callable[[str], None],
         on_back: Callable[[str], None],
+        budget: CpuBudget | None = None,
     ) -> None:
         self.me = identity.peer_id
         self.identity = identity
@@ -117,7 +121,7 @@ class Mesh:
         self.addresses = addresses  # every other roster peer -> "host:port"
         self.listener = listener
         self.on_message, self.on_lost, self.on_back = on_message, on_lost, on_back
-        self.outboxes: dict[str, Outbox[Message]] = {}
+        self.outboxes: dict[str, Outbox[Message | None]] = {}
         self.links: dict[str, Link] = {}
         self._offline_until = 0.0  # trio time before which this node refuses and makes no mesh links
         self.ever_linked: set[str] = set()
@@ -125,6 +129,8 @@ class Mesh:
         self._nursery: trio.Nursery | None = None
         self._closing = False
         self.gate = StallGate()
+        self.budget = budget
+        """Charged with the links' CPU time (their tasks and codecs); the messages' handling is the shell's."""
         self.drops: dict[str, int] = {}
         """Incoming messages a link's rate limit dropped, by ``link-bucket-<bucket>`` (never expected)."""
 
@@ -157,12 +163,19 @@ class Mesh:
                 self.listener.remove_handler(MeshHello)
 
     def send(self, peer: str, message: Message) -> None:
-        """Queue ``message`` for ``peer`` without waiting. Not linked, or its link just ended: dropped (the
+        """Send ``message`` to ``peer`` without waiting: written at once when nothing is queued for its link
+        (``Link.send_now``), else queued for the link's writer. Not linked, or its link just ended: dropped (the
         session predicts the peer and, once it is back, re-sends what it lacks); a full outbox closes the
         link (``link-backlog``)."""
         outbox = self.outboxes.get(peer)
         if outbox is None:
             return  # not linked (lost): the session predicts the peer and relays what it missed later
+        link = self.links.get(peer)
+        if (link is not None and not outbox.pending and trio.current_time() >= self.gate.links_until
+                and link.send_now(message)):
+            if link.unsent:  # the socket took part of the frame: the writer sends the rest
+                outbox.put(None)
+            return  # written at once, in order (nothing was queued before it)
         if outbox.put(message):
             return
         if outbox.pending < OUTBOX_CAPACITY:  # the writer is gone: the reader reports the end next
@@ -237,7 +250,7 @@ class Mesh:
         old = self.outboxes.pop(peer, None)
         if old is not None:
             old.close()
-        outbox: Outbox[Message] = Outbox(OUTBOX_CAPACITY)
+        outbox: Outbox[Message | None] = Outbox(OUTBOX_CAPACITY)  # None: the tail of a frame ``send_now`` began
         self.outboxes[peer] = outbox
         self.links[peer] = link
         returning = peer in self.ever_linked
@@ -245,16 +258,24 @@ class Mesh:
         if self.ever_linked >= set(self.addresses):
             self.linked.set()
         link.on_drop = lambda bucket, kind: self._dropped(peer, bucket, kind)
+        budget = self.budget
+        if budget is not None:
+            link.meter = budget
+            budget.role(CostPart.LINK)
         if returning:
             self.on_back(peer)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._writer, link, outbox, self.gate.wait_links)
+                nursery.start_soon(self._writer, link, outbox, self.gate.wait_links, budget)
                 try:
                     async for message in link:
                         await self.gate.wait_links()  # stalled: the link is not read meanwhile
                         async with contained_link(link, message.TYPE):
-                            self.on_message(peer, message)
+                            if budget is None:
+                                self.on_message(peer, message)
+                            else:
+                                with budget.part(CostPart.SHELL):
+                                    self.on_message(peer, message)
                 except LinkClosed as exc:
                     log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)
                 nursery.cancel_scope.cancel()
@@ -268,12 +289,19 @@ class Mesh:
                 await link.aclose("mesh-closed", "the race mesh closed this link")
 
     @staticmethod
-    async def _writer(link: Link, outbox: Outbox[Message], gate: Callable[[], Awaitable[None]]) -> None:
-        """Sends until the outbox closes or the link ends (the reader reports the end); holds while stalled."""
+    async def _writer(link: Link, outbox: Outbox[Message | None], gate: Callable[[], Awaitable[None]],
+                      budget: CpuBudget | None) -> None:
+        """Sends until the outbox closes or the link ends (the reader reports the end); holds while stalled.
+        Most messages never come here: ``send`` writes them at once when nothing is queued."""
+        if budget is not None:
+            budget.role(CostPart.LINK)
 
-        async def write(message: Message) -> None:
+        async def write(message: Message | None) -> None:
             await gate()
-            await link.send(message)
+            if message is None:
+                await link.flush_unsent()
+            else:
+                await link.send(message)
 
         try:
             await outbox.drain(write)

@@ -21,16 +21,18 @@ class FramePump:
 
     def __init__(
         self, step: Callable[[], bool], current_frame: Callable[[], int], on_lag: Callable[[int], None] | None = None,
-        pause: Callable[[], Awaitable[None]] | None = None,
+        pause: Callable[[], Awaitable[None]] | None = None, on_tick: Callable[[], None] | None = None,
     ) -> None:
         """``step()`` steps one frame (True) or says it must wait (False); ``current_frame()`` counts frames;
         ``on_lag(frames)`` hears about a lag above 8 frames, at most once a second; ``pause()``, awaited
         after every tick, returns at once unless the node is stalled (fault injection): the frames due
-        meanwhile are then caught up at 4 per tick, as after a real stop."""
+        meanwhile are then caught up at 4 per tick, as after a real stop. ``on_tick()`` runs after each
+        tick's steps (the runner sends what the tick held back then)."""
         self.step = step
         self.current_frame = current_frame
         self.on_lag = on_lag
         self.pause = pause
+        self.on_tick = on_tick
         self.max_lag = 0
         self.lag = 0
         self.ticks = 0
@@ -52,6 +54,8 @@ class FramePump:
             for _ in range(MAX_STEPS_PER_TICK):
                 if self.current_frame() >= due or until() or not self.step():
                     break
+            if self.on_tick is not None:
+                self.on_tick()
             self.lag = max(0, due - self.current_frame())
             self.max_lag = max(self.max_lag, self.lag)
             if self.on_lag is not None and self.lag > LAG_REPORT_FRAMES and tick >= next_report:

@@ -34,6 +34,8 @@ from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.runtime.errors import first_coded
 from open4wd_node.view.events import EventSink
+from open4wd_node.race.budget import NO_SPLIT, CostSplit, CpuBudget
+from open4wd_node.race.coalesce import TickSends
 from open4wd_node.race.pump import FramePump
 from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.net.listener import NodeListener
@@ -109,6 +111,9 @@ class MatchReport:
     liveness: dict[str, int] = field(default_factory=dict)
     """The sessions' other liveness counters summed over the rounds (redundant inputs, re-sends, probes,
     peers the watchdog treated as lost)."""
+    cpu: CostSplit = NO_SPLIT
+    """This node's CPU time while its frame pumps ran, by part, over the frames they stepped
+    (``open4wd_node.race.budget``): the ``result`` event's ``cpu``."""
 
 
 class MatchRunner:
@@ -142,6 +147,7 @@ class MatchRunner:
         self.options = options
         self.clock = NodeClock()
         self.report = MatchReport()
+        self.budget = CpuBudget()
         self._session: RaceSession | None = None  # the current round's (``session``)
         self._world: World | None = None  # the current round's (``world``)
         self.round_index = -1
@@ -155,11 +161,16 @@ class MatchRunner:
         self._link_drops_seen: dict[str, int] = {}  # the mesh's drop counts already reported for a round
         self._lag: Callable[[], int] = lambda: 0  # the current round's pump lag
         self._deepest_rollback = 0  # since the last ``progress`` event
+        self._pump_start = NO_SPLIT  # the budget when the current round's pump started
+        self._pump_frames: Callable[[], int] | None = None  # frames the current round's pump stepped, while it runs
         self.log_path = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.o4wlog"
         self.log = RaceLogWriter(self.log_path)
         self.report.log = str(self.log_path)
         others = {p: addresses[p] for p in locked.roster if p != self.me}
-        self.mesh = Mesh(identity, locked.match_id, others, listener, self._on_message, self._on_lost, self._on_back)
+        self.mesh = Mesh(identity, locked.match_id, others, listener, self._on_message, self._on_lost, self._on_back,
+                         self.budget)
+        self._tick_sends = TickSends(self.mesh.send)
+        """The mesh as the session's actions reach it: a pump tick's ``race-inputs`` held to the tick's end."""
         self._state_dir = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.states"
         self.spectate = SpectateSource(locked.match_id, spectators, max(1, len(spectators)))
         self.spectators = SpectatorHub(self.spectate, listener) if spectators else None
@@ -186,6 +197,7 @@ class MatchRunner:
         whatever ends the match; returns the report. Exceptions propagate after the log's end record."""
         self.log.append(self._header())
         self.events.emit("log", path=str(self.log_path))
+        trio.lowlevel.add_instrument(self.budget)
         try:
             async with trio.open_nursery() as nursery:
                 await nursery.start(self.mesh.run)
@@ -208,6 +220,8 @@ class MatchRunner:
         except BaseException as exc:
             self._finish(_stopped_by(exc))
             raise
+        finally:
+            trio.lowlevel.remove_instrument(self.budget)
         self._finish(end_record(EndReason.ENDED, outcome=self.report.outcome, detail=self.report.detail))
         return self.report
 
@@ -237,7 +251,7 @@ class MatchRunner:
         self._log_key(self.me, announce(self.identity, race_id(locked.match_id, round_index)))
         fault = self.options.fault_frame if round_index == 0 else None
         adapter = WorldAdapter(world, fault, self.slot, nondeterministic_frame())
-        session = RaceSession(setup, self.identity, adapter, RaceKeyBook(setup.roster))
+        session = RaceSession(setup, self.identity, adapter, RaceKeyBook(setup.roster), self.budget)
         self._session = session
         self.log.append({"kind": "round-start", "round": round_index, "slots": slots, "cars": cars})
         await self._barrier(round_index)
@@ -245,11 +259,19 @@ class MatchRunner:
         self._route(session.start(self.clock.now_ms()))
         pump = FramePump(self._step, lambda: session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag),
-                         self.mesh.gate.wait)
+                         self.mesh.gate.wait, self._tick_sends.flush)
         self._lag = lambda: pump.lag
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
-                                           self.report.rollbacks))
-        await pump.run(lambda: self.round_over or session.ended is not None)
+                                           self.report.rollbacks, self._cpu_so_far))
+        first_frame = session.current_frame
+        self._pump_start = self.budget.split(0)
+        self._pump_frames = lambda: session.current_frame - first_frame
+        try:
+            await pump.run(lambda: self.round_over or session.ended is not None)
+        finally:
+            self._tick_sends.flush()
+        self.report.cpu = self._cpu_so_far()
+        self._pump_frames = None
         self.log.flush()
         await run_blocking(self.log.fsync)  # the round-end record is durable before the anchor wait
         self.report.max_lag = max(self.report.max_lag, pump.max_lag)
@@ -262,6 +284,13 @@ class MatchRunner:
         self._liveness(session)
         self.log.flush()
         await run_blocking(self.log.fsync)
+
+    def _cpu_so_far(self) -> CostSplit:
+        """This match's CPU by part over the frames pumped so far: the earlier rounds' and the running
+        pump's (the live view's budget line, and the ``result`` event's ``cpu`` once the match ends)."""
+        if self._pump_frames is None:
+            return self.report.cpu
+        return self.report.cpu + CpuBudget.since(self.budget.split(self._pump_frames()), self._pump_start)
 
     def _liveness(self, session: RaceSession) -> None:
         """The round's drops and liveness counters: into the report (summed) and the race log."""
@@ -320,6 +349,7 @@ class MatchRunner:
         True when a frame was stepped (the soak tests' faults fire after their frame of round 0)."""
         session = self.session
         now = self.clock.now_ms()
+        self._tick_sends.hold()  # until the pump's tick ends (``on_tick``)
         if session.needs_local_input:
             self._route(session.add_local_input(self.driver.decide(self.world, self.slot, session.current_frame), now))
         report = session.advance_frame(now)
@@ -329,6 +359,7 @@ class MatchRunner:
         self._deepest_rollback = max(self._deepest_rollback, report.rollback_frames)
         if report.stepped and report.frame % PROGRESS_FRAMES == PROGRESS_FRAMES - 1:
             self.events.emit("progress", round=self.round_index, frame=report.frame, lag=self._lag(),
+                             cpu_us=round(self._cpu_so_far().per_frame_us(), 1),
                              rollback=self._deepest_rollback, rollbacks=session.stats.rollbacks)
             self._deepest_rollback = 0
         if report.stepped and self.round_index == 0:
@@ -414,7 +445,7 @@ class MatchRunner:
                     assert_never(action)
 
     def _send(self, action: Send) -> None:
-        self.mesh.send(action.peer, action.message)
+        self._tick_sends.send(action.peer, action.message)
 
     def _event(self, event: RaceEvent) -> None:
         """A user-visible race event: the ``--json`` event ``EVENT`` with the round and the event's fields."""

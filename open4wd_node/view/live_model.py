@@ -13,7 +13,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from open4wd_node.view.room_view import RoomSummary, summarize
-from open4wd_node.view.round_watch import RaceProgress, RoundWatch
+from open4wd_node.view.round_watch import CpuReading, RaceProgress, RoundWatch
 from protocol.race.peers import PeerStatus
 from protocol.race.results import Quit, RaceStatus, rank_with_quits
 
@@ -78,6 +78,21 @@ class RaceLine:
     vote: VoteLine | None
     over: bool  # the round ended: statuses are the final ones
     cars: tuple[CarLine, ...]
+    cpu: BudgetLine | None = None  # a racer's CPU budget (a spectator shows none)
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    """This node's CPU per frame so far and the parts that take most of it (the budget line)."""
+
+    per_frame_us: float
+    shares: tuple[tuple[str, float], ...]  # (part, percent), largest first, parts under 1 % left out
+
+
+def budget_line(reading: CpuReading) -> BudgetLine:
+    """The budget line of a CPU reading: its parts by share, largest first, those under 1 % left out."""
+    shares = sorted(((part, pct) for part, pct in reading.shares().items() if pct >= 1), key=lambda item: -item[1])
+    return BudgetLine(reading.per_frame_us(), tuple(shares))
 
 
 def progress_pct(laps_done: int, progress_um: int, laps: int, lap_um: int) -> int:
@@ -163,7 +178,8 @@ class LiveBoard:
             for row in rows
         )
         return RaceLine(watch.round_index, watch.rounds, session.current_frame, watch.pump.lag,
-                        watch.earlier_rollbacks + session.stats.rollbacks, self.vote, self.final_rows is not None, cars)
+                        watch.earlier_rollbacks + session.stats.rollbacks, self.vote, self.final_rows is not None, cars,
+                        None if watch.cpu is None else budget_line(watch.cpu()))
 
     def _status(self, row: Mapping[str, Any], session: RaceProgress) -> CarStatus:
         status = RaceStatus(row["status"])

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from open4wd_node.view.events import round_text, short, vote_verdict
-from open4wd_node.view.live_model import CarLine, CarStatus, LiveBoard, RaceLine, VoteLine
+from open4wd_node.view.live_model import BudgetLine, CarLine, CarStatus, LiveBoard, RaceLine, VoteLine
 from open4wd_node.view.room_view import RoomSummary, render
 
 STATUS_STYLE = {
@@ -44,9 +44,18 @@ def car_name(car: CarLine) -> str:
     return " ".join(part for part in (short(car.peer), car.name, "(you)" if car.me else "") if part)
 
 
+def budget_text(budget: BudgetLine) -> str:
+    """The budget line: CPU per frame and the parts that take it, e.g.
+    ``CPU 0.62 ms/frame · verify 38% · link 22% · shell 20% · simulation 12% · codec 6%``."""
+    parts = "".join(f" · {part} {pct:.0f}%" for part, pct in budget.shares)
+    return f"CPU {budget.per_frame_us / 1000:.2f} ms/frame{parts}"
+
+
 def race_lines(race: RaceLine) -> list[str]:
     """The race as plain lines."""
     lines = [f"── {race_header(race)}"]
+    if race.cpu is not None:
+        lines.append(f"   {budget_text(race.cpu)}")
     for car in race.cars:
         lines.append(f"   {car.position}. {car_name(car):<22} lap {car.lap}/{car.laps}  {car.progress_pct:>3}%  "
                      f"{car.status.value}")
@@ -64,7 +73,10 @@ def race_table(race: RaceLine) -> RenderableType:
         bar = Text("█" * filled + "░" * (BAR_CELLS - filled) + f" {car.progress_pct:>3}%")
         table.add_row(str(car.position), Text(car_name(car), style="bold" if car.me else ""), f"{car.lap}/{car.laps}",
                       bar, Text(car.status.value, style=STATUS_STYLE[car.status]))
-    return Group(Text(race_header(race), style="bold"), table)
+    header = [Text(race_header(race), style="bold")]
+    if race.cpu is not None:
+        header.append(Text(budget_text(race.cpu), style="dim"))
+    return Group(*header, table)
 
 
 def room_table(room: RoomSummary, notices: list[str], countdown_s: int | None) -> RenderableType:

@@ -6,7 +6,7 @@ runner all name it without importing each other; the frame pump is seen only thr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -36,6 +36,16 @@ class RaceProgress(Protocol):
         """``peer``'s status in the race."""
 
 
+class CpuReading(Protocol):
+    """What the view reads of a racer's CPU budget (``open4wd_node.race.budget.CostSplit``)."""
+
+    def per_frame_us(self) -> float:
+        """CPU per frame in µs."""
+
+    def shares(self) -> dict[str, float]:
+        """Each part's share of it, in percent."""
+
+
 class PumpLag(Protocol):
     """What the view reads of the frame pump: frames due but not stepped."""
 
@@ -53,3 +63,4 @@ class RoundWatch:
     session: RaceProgress
     pump: PumpLag
     earlier_rollbacks: int  # rollbacks of this match's earlier rounds
+    cpu: Callable[[], CpuReading] | None = None  # a racer's CPU per frame by part so far (a spectator: None)

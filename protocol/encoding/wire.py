@@ -123,9 +123,20 @@ def _hints(cls: type) -> dict[str, Any]:
     return _HINTS[cls]
 
 
+_PLAIN_FIELDS: dict[type, tuple[str, ...] | None] = {}
+"""Per type met while encoding: its dataclass field names, or None (not a dataclass instance)."""
+
+
 def _to_plain(value: Any) -> Any:
-    if is_dataclass(value):
-        return {f.name: _to_plain(getattr(value, f.name)) for f in fields(value)}
+    kind = type(value)
+    if kind in _PLAIN_FIELDS:
+        names = _PLAIN_FIELDS[kind]
+    elif isinstance(value, type):  # a class, not a message value: never cached
+        names = None
+    else:
+        names = _PLAIN_FIELDS[kind] = tuple(f.name for f in fields(value)) if is_dataclass(value) else None
+    if names is not None:
+        return {name: _to_plain(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
         return [_to_plain(v) for v in value]
     return value
@@ -170,46 +181,91 @@ def _check_opaque(value: Any, path: str, depth: int = 0) -> Any:
     raise ProtocolError("mistyped-field", f"{path} holds an unsupported {type(value).__name__}")
 
 
-def _convert(value: Any, hint: Any, path: str) -> Any:
+Converter = Callable[[Any, str], Any]
+"""Checks one decoded value against a type hint and returns it typed; ``path`` names it in errors."""
+_CONVERTERS: dict[Any, Converter] = {}
+_PLANS: dict[type, tuple[tuple[str, ...], frozenset[str], tuple[Converter, ...]]] = {}
+
+
+def _converter(hint: Any) -> Converter:
+    """The converter of ``hint``, built once per hint: a message's shape is read from its type hints
+    the first time one arrives, not for every value of every message (docs/node.md, "CPU per frame")."""
+    converter = _CONVERTERS.get(hint)
+    if converter is None:
+        converter = _CONVERTERS[hint] = _make_converter(hint)
+    return converter
+
+
+def _make_converter(hint: Any) -> Converter:
     if hint is Any:
-        return _check_opaque(value, path)
+        return _check_opaque
     origin = get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        for option in get_args(hint):
-            if option is type(None) and value is None:
+        nullable = any(option is type(None) for option in get_args(hint))
+        options = tuple(_converter(o) for o in get_args(hint) if o is not type(None))
+
+        def union(value: Any, path: str) -> Any:
+            if nullable and value is None:
                 return None
-        options = [o for o in get_args(hint) if o is not type(None)]
-        errors = []
-        for option in options:
-            try:
-                return _convert(value, option, path)
-            except ProtocolError as exc:
-                errors.append(exc)
-        raise errors[0] if errors else ProtocolError("mistyped-field", f"{path} must not be null")
+            errors = []
+            for option in options:
+                try:
+                    return option(value, path)
+                except ProtocolError as exc:
+                    errors.append(exc)
+            raise errors[0] if errors else ProtocolError("mistyped-field", f"{path} must not be null")
+
+        return union
     if origin in (list, tuple):
-        if not isinstance(value, list):
-            raise ProtocolError("mistyped-field", f"{path} must be a list")
         (item_hint, *_) = get_args(hint)
-        items = [_convert(v, item_hint, f"{path}[{i}]") for i, v in enumerate(value)]
-        return tuple(items) if origin is tuple else items
+        item = _converter(item_hint)
+        as_tuple = origin is tuple
+
+        def sequence(value: Any, path: str) -> Any:
+            if not isinstance(value, list):
+                raise ProtocolError("mistyped-field", f"{path} must be a list")
+            items = [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
+            return tuple(items) if as_tuple else items
+
+        return sequence
     if origin is dict:
         key_hint, item_hint = get_args(hint)
-        if not isinstance(value, dict):
-            raise ProtocolError("mistyped-field", f"{path} must be a map")
-        return {_convert(k, key_hint, f"{path} key"): _convert(v, item_hint, f"{path}.{k}") for k, v in value.items()}
+        key_of, item_of = _converter(key_hint), _converter(item_hint)
+
+        def mapping(value: Any, path: str) -> Any:
+            if not isinstance(value, dict):
+                raise ProtocolError("mistyped-field", f"{path} must be a map")
+            return {key_of(k, f"{path} key"): item_of(v, f"{path}.{k}") for k, v in value.items()}
+
+        return mapping
     if isinstance(hint, type) and is_dataclass(hint):
-        return _build(hint, value, path)
+        return lambda value, path: _build(hint, value, path)
+    ok: Callable[[Any], bool]
     if hint is bool:
-        ok = isinstance(value, bool)
+        ok = lambda value: isinstance(value, bool)  # noqa: E731
     elif hint is int:
-        ok = type(value) is int
+        ok = lambda value: type(value) is int  # noqa: E731
     elif hint is float:
-        ok = type(value) in (int, float)
+        ok = lambda value: type(value) in (int, float)  # noqa: E731
     else:
-        ok = type(value) is hint
-    if not ok:
-        raise ProtocolError("mistyped-field", f"{path} must be {getattr(hint, '__name__', hint)}, got {type(value).__name__}")
-    return value
+        ok = lambda value: type(value) is hint  # noqa: E731
+    name = getattr(hint, "__name__", hint)
+
+    def scalar(value: Any, path: str) -> Any:
+        if not ok(value):
+            raise ProtocolError("mistyped-field", f"{path} must be {name}, got {type(value).__name__}")
+        return value
+
+    return scalar
+
+
+def _plan(cls: type) -> tuple[tuple[str, ...], frozenset[str], tuple[Converter, ...]]:
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = _hints(cls)
+        names = tuple(f.name for f in fields(cls))
+        plan = _PLANS[cls] = (names, frozenset(names), tuple(_converter(hints[n]) for n in names))
+    return plan
 
 
 def _build(cls: type, data: Any, path: str) -> Any:
@@ -217,15 +273,14 @@ def _build(cls: type, data: Any, path: str) -> Any:
         raise ProtocolError("mistyped-field", f"{path} must be a map")
     if not all(isinstance(key, str) for key in data):  # msgpack allows bytes keys; mixed with text they do not sort
         raise ProtocolError("mistyped-field", f"{path} has a field name that is not text")
-    hints = _hints(cls)
-    names = [f.name for f in fields(cls)]
-    extra = sorted(set(data) - set(names))
-    if extra:
-        raise ProtocolError("extra-field", f"{path} has unexpected field(s) {', '.join(map(str, extra))}")
-    missing = [n for n in names if n not in data]
-    if missing:
+    names, name_set, converters = _plan(cls)
+    if data.keys() != name_set:
+        extra = sorted(set(data) - name_set)
+        if extra:
+            raise ProtocolError("extra-field", f"{path} has unexpected field(s) {', '.join(map(str, extra))}")
+        missing = [n for n in names if n not in data]
         raise ProtocolError("missing-field", f"{path} lacks field(s) {', '.join(missing)}")
-    return cls(**{n: _convert(data[n], hints[n], f"{path}.{n}") for n in names})
+    return cls(**{n: convert(data[n], f"{path}.{n}") for n, convert in zip(names, converters, strict=True)})
 
 
 def peek_message_type(body: bytes) -> str:

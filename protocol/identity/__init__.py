@@ -8,6 +8,8 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "match_result_threshold": "consensus",
     "quorum": "consensus",
     "within_tail": "consensus",
+    "PrivateKey": "ed25519",
+    "PublicKey": "ed25519",
     "Identity": "keys",
     "check_mnemonic": "keys",
     "is_valid_peer_id": "keys",

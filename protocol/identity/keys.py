@@ -18,16 +18,11 @@ import unicodedata
 from importlib import resources
 from pathlib import Path
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-
 from protocol.encoding.base58 import b58decode, b58encode
 from protocol.errors import LocalError, ProtocolError
+from protocol.identity.ed25519 import PUBLIC_KEY_BYTES, SIGNATURE_BYTES, PrivateKey, PublicKey
 
 SEED_BYTES = 32
-PUBLIC_KEY_BYTES = 32
-SIGNATURE_BYTES = 64
 ED25519_MULTICODEC = b"\xed\x01"
 PEER_ID_MAX_CHARS = 64  # a valid PeerId is 48 characters; anything far longer is refused before decoding
 RACE_SIGN_DOMAIN = b"open4wd-race-sign"
@@ -72,11 +67,10 @@ def verify_signature(peer_id: object, message: bytes, signature: object) -> bool
     if not isinstance(signature, (bytes, bytearray)) or len(signature) != SIGNATURE_BYTES:
         return False
     try:
-        public = Ed25519PublicKey.from_public_bytes(parse_peer_id(peer_id))
-        public.verify(bytes(signature), message)
-    except (ProtocolError, InvalidSignature, ValueError):
+        public = PublicKey(parse_peer_id(peer_id))
+    except ProtocolError:
         return False
-    return True
+    return public.verify(message, signature)
 
 
 def race_id(match_id: str, round_index: int) -> str:
@@ -94,10 +88,8 @@ class Identity:
         if not isinstance(seed, bytes) or len(seed) != SEED_BYTES:
             raise LocalError("seed-invalid", f"an identity seed is exactly {SEED_BYTES} bytes")
         self.seed = seed
-        self._private = Ed25519PrivateKey.from_private_bytes(seed)
-        self.public_key = self._private.public_key().public_bytes(
-            serialization.Encoding.Raw, serialization.PublicFormat.Raw
-        )
+        self._private = PrivateKey(seed)
+        self.public_key = self._private.public_key
         self.peer_id = peer_id_from_public_key(self.public_key)
 
     def __repr__(self) -> str:  # never print the seed

@@ -18,7 +18,8 @@ from typing import Any
 
 from protocol.encoding import dagcbor
 from protocol.errors import ProtocolError
-from protocol.identity.keys import SIGNATURE_BYTES, Identity, verify_signature
+from protocol.identity.ed25519 import SIGNATURE_BYTES
+from protocol.identity.keys import Identity, verify_signature
 
 NONCE_BYTES = 16
 TIMESTAMP_TOLERANCE_MS = 30_000

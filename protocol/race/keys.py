@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from protocol.errors import ProtocolError
-from protocol.identity.keys import PUBLIC_KEY_BYTES, SIGNATURE_BYTES, Identity, verify_signature
+from protocol.identity.ed25519 import PUBLIC_KEY_BYTES, PublicKey
+from protocol.identity.keys import Identity, verify_signature
 from protocol.race.messages import LeaveReason, RaceKey, RaceLeave
 from protocol.race.signing import key_digest, leave_digest
 
@@ -36,7 +34,7 @@ class RaceKeyBook:
     """Verified race keys of the roster by (raceId, peer), kept parsed so each input verifies cheaply."""
 
     def __init__(self, roster: Iterable[str]) -> None:
-        self._keys: dict[str, dict[str, tuple[bytes, Ed25519PublicKey]]] = {peer: {} for peer in roster}
+        self._keys: dict[str, dict[str, tuple[bytes, PublicKey]]] = {peer: {} for peer in roster}
 
     def add(self, peer: str, msg: RaceKey) -> bool:
         """Verify and keep ``peer``'s announce; True if it is new, False for a repeat. Raises
@@ -51,10 +49,7 @@ class RaceKeyBook:
             raise ProtocolError("race-key-invalid", f"a race key has {PUBLIC_KEY_BYTES} bytes")
         if not verify_signature(peer, key_digest(msg.raceId, peer, msg.publicKey), msg.signature):
             raise ProtocolError("race-key-invalid", "the announce is not signed by the peer's master key")
-        try:
-            public = Ed25519PublicKey.from_public_bytes(msg.publicKey)
-        except ValueError:
-            raise ProtocolError("race-key-invalid", "the race key is not an Ed25519 public key") from None
+        public = PublicKey(msg.publicKey)  # 32 bytes: checked above
         known = keys.get(msg.raceId)
         if known is not None:
             if known[0] != msg.publicKey:
@@ -65,18 +60,12 @@ class RaceKeyBook:
         keys[msg.raceId] = (msg.publicKey, public)
         return True
 
-    def key(self, race_id: str, peer: str) -> Ed25519PublicKey | None:
+    def key(self, race_id: str, peer: str) -> PublicKey | None:
         """``peer``'s verified race key for ``race_id``, or None while it has not been announced."""
         entry = self._keys.get(peer, {}).get(race_id)
         return None if entry is None else entry[1]
 
 
-def verify_race_signature(key: Ed25519PublicKey, digest: bytes, signature: bytes) -> bool:
+def verify_race_signature(key: PublicKey, digest: bytes, signature: bytes) -> bool:
     """True only for a valid signature by ``key``; never raises on what a peer sent."""
-    if len(signature) != SIGNATURE_BYTES:
-        return False
-    try:
-        key.verify(signature, digest)
-    except InvalidSignature:
-        return False
-    return True
+    return key.verify(digest, signature)

@@ -37,6 +37,7 @@ from typing import Any
 from protocol.encoding.dagcbor import signing_digest
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.consensus import canonical_peers, quorum
+from protocol.identity.ed25519 import PublicKey
 from protocol.identity.keys import Identity
 from protocol.identity.keys import race_id as make_race_id
 from protocol.race.actions import (
@@ -44,6 +45,7 @@ from protocol.race.actions import (
     Misbehaviour, RaceAction, RoundEnded, Send, SessionEnded, SessionEndReason, VoteDecided, WaitReason, WriteState,
 )
 from protocol.race.anchor import AnchorFacts, AnchorRound
+from protocol.race.costs import NO_COST_METER, CostMeter, CostPart
 from protocol.race.inputs import (
     INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, NO_EVENTS, STATE_BUFFER_FRAMES, PeerInputs, parse_events, wire_events,
 )
@@ -111,9 +113,11 @@ class RaceSession:
     """One node's side of one race round (see the module docstring and docs/race.md).
 
     Raises ``LocalError`` ``race-setup-invalid`` when this node is not on the setup's roster, or its own
-    race key cannot be recorded in ``keys``."""
+    race key cannot be recorded in ``keys``. ``meter`` hears which part (``CostPart``) the session's
+    work belongs to: verifying, signing, encoding digests, stepping and re-stepping the world."""
 
-    def __init__(self, setup: RaceSetup, identity: Identity, world: RaceWorld, keys: RaceKeyBook) -> None:
+    def __init__(self, setup: RaceSetup, identity: Identity, world: RaceWorld, keys: RaceKeyBook,
+                 meter: CostMeter = NO_COST_METER) -> None:
         if identity.peer_id not in setup.slots:
             raise LocalError("race-setup-invalid", "this node is not on the roster")
         self.setup = setup
@@ -124,6 +128,7 @@ class RaceSession:
         self.world = world
         self.keys = keys
         self.stats = RaceStats()
+        self.meter = meter
         self.strikes = 0
         self.ended: SessionEndReason | None = None
         self._identity = identity
@@ -382,7 +387,9 @@ class RaceSession:
         return actions
 
     def _on_key(self, peer: str, msg: RaceKey, now_ms: int) -> list[RaceAction]:
-        if not self.keys.add(peer, msg) or msg.raceId != self.race_id:
+        with self.meter.part(CostPart.VERIFY):
+            added = self.keys.add(peer, msg)
+        if not added or msg.raceId != self.race_id:
             return []
         pending, self._pending[peer] = self._pending[peer], {}
         return self._take_inputs(peer, [pending[f] for f in sorted(pending)])
@@ -458,7 +465,7 @@ class RaceSession:
         frame = msg.frame
         key = self.keys.key(self.race_id, peer)
         events = parse_events(msg.events, self._skills[peer])
-        if key is None or not verify_race_signature(key, input_digest(self.race_id, frame, events), msg.signature):
+        if key is None or not self._verify(key, lambda: input_digest(self.race_id, frame, events), msg.signature):
             raise ProtocolError("race-input-bad-signature", "the input is not signed by the peer's race key")
         buffer = self._inputs[peer]
         known = buffer.real.get(frame)
@@ -484,8 +491,8 @@ class RaceSession:
         if self._peers.statuses[peer] is not ACTIVE or not self._votes.accepts(msg.frame, self._sync.current_frame):
             return []  # decided, too old, or from a peer that is catching up: not counted, not misbehaviour
         key = self.keys.key(self.race_id, peer)
-        if key is None or len(msg.hash) != 32 or not verify_race_signature(
-            key, checksum_digest(self.race_id, msg.frame, msg.hash), msg.signature
+        if key is None or len(msg.hash) != 32 or not self._verify(
+            key, lambda: checksum_digest(self.race_id, msg.frame, msg.hash), msg.signature
         ):
             raise ProtocolError("race-vote-bad-signature", "the vote is not signed by the peer's race key")
         self._votes.add(peer, msg.frame, msg.hash)
@@ -548,8 +555,10 @@ class RaceSession:
                 inputs[self._slot[peer]] = events
         return inputs
 
-    def _step(self) -> None:
-        self._sync.step(self._frame_inputs(self._sync.current_frame))
+    def _step(self, part: CostPart = CostPart.SIMULATION) -> None:
+        inputs = self._frame_inputs(self._sync.current_frame)
+        with self.meter.part(part):
+            self._sync.step(inputs)
         self.stats.steps += 1
 
     def _rollback(self, target: int) -> tuple[int, list[RaceAction]]:
@@ -557,11 +566,13 @@ class RaceSession:
         self._rollback_to = None
         sync = self._sync
         end = sync.current_frame
-        if not sync.rollback_to(target):
+        with self.meter.part(CostPart.RESIMULATION):
+            loaded = sync.rollback_to(target)
+        if not loaded:
             return 0, self._end(SessionEndReason.ROLLBACK_TOO_DEEP,
                                 f"frame {target} is older than the {STATE_BUFFER_FRAMES} saved states")
         while sync.current_frame < end:
-            self._step()  # the first re-step starts from the state just loaded, which is not saved again
+            self._step(CostPart.RESIMULATION)  # the first re-step starts from the state just loaded, which is not saved again
         depth = end - target
         stats = self.stats
         stats.rollbacks += 1
@@ -651,15 +662,16 @@ class RaceSession:
     # ---- votes -----------------------------------------------------------------------------------
 
     def _vote(self, frame: int) -> list[RaceAction]:
-        state = self._sync.keep(frame + 1)  # the state after ``frame``, kept for a state file on a mismatch
-        digest = hashlib.sha256(state).digest()
+        with self.meter.part(CostPart.SIMULATION):
+            state = self._sync.keep(frame + 1)  # the state after ``frame``, kept for a state file on a mismatch
+            digest = hashlib.sha256(state).digest()
         self._own_hashes[frame] = digest
         horizon = frame - 2 * VOTE_INTERVAL_FRAMES
         self._sync.release_before(horizon + 1)
         for old in [f for f in self._own_hashes if f < horizon]:
             del self._own_hashes[old]
         self._votes.add(self.me, frame, digest)
-        signature = self._key.sign(checksum_digest(self.race_id, frame, digest))
+        signature = self._sign(lambda: checksum_digest(self.race_id, frame, digest))
         return self._broadcast(RaceChecksum(frame, digest, signature))
 
     def _decide_votes(self) -> list[RaceAction]:
@@ -722,10 +734,22 @@ class RaceSession:
     # ---- helpers ---------------------------------------------------------------------------------
 
     def _sign_local(self, frame: int, events: tuple[Event, ...], now_ms: int) -> list[RaceAction]:
-        msg = RaceInput(frame, wire_events(events), self._key.sign(input_digest(self.race_id, frame, events)))
+        msg = RaceInput(frame, wire_events(events), self._sign(lambda: input_digest(self.race_id, frame, events)))
         self._inputs[self.me].add(frame, events, msg)
         self._advance_frontier()
         return self._send_inputs(self._peers.remaining_others(), now_ms)
+
+    def _sign(self, digest: Callable[[], bytes]) -> bytes:
+        """This node's race-key signature over ``digest()``, charged to the meter's ``sign`` (the digest
+        too: it costs less than measuring it apart would)."""
+        with self.meter.part(CostPart.SIGN):
+            return self._key.sign(digest())
+
+    def _verify(self, key: PublicKey, digest: Callable[[], bytes], signature: bytes) -> bool:
+        """Whether ``signature`` by ``key`` covers ``digest()``, charged to the meter's ``verify`` (the
+        digest too)."""
+        with self.meter.part(CostPart.VERIFY):
+            return verify_race_signature(key, digest(), signature)
 
     def _broadcast(self, msg: Any) -> list[RaceAction]:
         return [Send(p, msg) for p in self._peers.remaining_others()]

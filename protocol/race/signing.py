@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from protocol.encoding import dagcbor
@@ -34,8 +35,31 @@ def _digest(body: dict[str, Any]) -> bytes:
 
 
 def input_digest(race_id: str, frame: int, events: tuple[Event, ...]) -> bytes:
-    """What a race key signs for its input of ``frame`` (events already canonical)."""
-    return _digest({"type": "race-input", "raceId": race_id, "frame": frame, "events": [list(e) for e in events]})
+    """What a race key signs for its input of ``frame`` (events already canonical).
+
+    The bytes are exactly ``_digest({"type": "race-input", "raceId": …, "frame": …, "events": …})``
+    (the frozen vectors in docs/race.md), assembled from parts encoded once: a node computes one of
+    these per peer per frame, and encoding the whole map each time cost more than verifying it. In
+    canonical key order (length, then bytes) the map is type, frame, domain, events, raceId, so only the
+    frame and the events sit between constant bytes; the events' encoding is cached too (a frame's
+    events are one of a few thousand canonical tuples)."""
+    head, tail = _input_frame(race_id)
+    return hashlib.sha256(b"".join((head, dagcbor.encode(frame), _INPUT_MIDDLE, _events_cbor(events), tail))).digest()
+
+
+_INPUT_HEAD = b"\xa5" + dagcbor.encode("type") + dagcbor.encode("race-input") + dagcbor.encode("frame")
+_INPUT_MIDDLE = dagcbor.encode("domain") + dagcbor.encode(DOMAIN) + dagcbor.encode("events")
+
+
+@lru_cache(maxsize=16)
+def _input_frame(race_id: str) -> tuple[bytes, bytes]:
+    """The constant bytes of a round's input digests: before the frame, and after the events."""
+    return _INPUT_HEAD, dagcbor.encode("raceId") + dagcbor.encode(race_id)
+
+
+@lru_cache(maxsize=4096)
+def _events_cbor(events: tuple[Event, ...]) -> bytes:
+    return dagcbor.encode([list(e) for e in events])
 
 
 def checksum_digest(race_id: str, frame: int, state_hash: bytes) -> bytes:

@@ -2,6 +2,7 @@
 (Tampering: test_link_tamper.py.)"""
 
 import dataclasses
+import socket
 
 import pytest
 import trio
@@ -358,3 +359,59 @@ async def test_an_empty_handshake_frame_is_a_coded_refusal():
     left, right = trio.testing.memory_stream_pair()
     await left.send_all(HEADER.pack(0))
     assert (await closed_reason(open_link, right, HOST_ID, LISTENER)).code == "malformed-frame"
+
+
+async def _tcp_pair(buffer_bytes: int):
+    """Two ends of a real loopback TCP connection with small socket buffers (so a writer fills them)."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    async with trio.open_nursery() as nursery:
+        accepted = []
+
+        async def accept():
+            accepted.append(await listeners[0].accept())
+
+        nursery.start_soon(accept)
+        dialled = await trio.open_tcp_stream("127.0.0.1", port)
+    await listeners[0].aclose()
+    for stream in (dialled, accepted[0]):
+        stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, buffer_bytes)
+        stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, buffer_bytes)
+    return dialled, accepted[0]
+
+
+async def test_send_now_writes_at_once_and_the_tail_of_a_partial_frame_goes_out_first():
+    left, right = await _tcp_pair(4096)
+    roomy = dataclasses.replace(LIMITS, general_burst=10_000, general_per_second=10_000,
+                                general_bytes_burst=100_000_000, general_bytes_per_second=100_000_000)
+    dialer, listener = await open_pair(lambda: (left, right), limits=roomy)
+    sent = []
+    while not dialer.unsent:  # nobody reads: the socket buffers fill, and one frame is written in part
+        message = VersionRequest(sender=f"{len(sent)}:" + "x" * 2000)
+        assert dialer.send_now(message)
+        sent.append(message)
+        assert len(sent) < 10_000
+    assert not dialer.send_now(VersionRequest(sender="refused while a tail waits"))
+    last = VersionRequest(sender="after the tail")
+    received = []
+
+    async def read_all() -> None:
+        while len(received) < len(sent) + 1:
+            received.append(await listener.receive())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read_all)
+        await dialer.flush_unsent()
+        await dialer.send(last)
+    assert received == [*sent, last]  # every frame whole and in order: each opens at its place in the stream
+    assert dialer.send_now(VersionRequest(sender="at once again"))
+    assert await listener.receive() == VersionRequest(sender="at once again")
+    await dialer.aclose()
+    await listener.aclose()
+
+
+async def test_send_now_declines_what_it_cannot_send_at_once():
+    dialer, listener = await open_pair()  # an in-memory stream: no socket to write to
+    assert not dialer.send_now(VersionRequest(sender="a"))
+    await dialer.aclose()
+    await listener.aclose()

@@ -43,6 +43,11 @@ async def test_nodes_race_and_agree(tmp_path, fast_clock, n):
     assert all(r["agreed_hashes"] >= 1 and r["disagreements"] == 0 for r in res)
     ends = [rec.of("round-end")[0]["standings"] for rec in recorders]
     assert all(e == ends[0] for e in ends)
+    for r in res:  # the budget: CPU of every part a race spends on, over the frames the pump stepped
+        cpu = r["cpu"]
+        assert cpu["frames"] == recorders[0].of("round-end")[0]["frame"] and cpu["per_frame_us"] > 0
+        assert all(cpu["parts_us"][part] > 0 for part in ("verify", "sign", "codec", "link", "simulation", "shell"))
+        assert abs(sum(cpu["shares"].values()) - 100) < 1
     replays(tmp_path, recorders)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from open4wd_node.race.coalesce import TickSends
 from open4wd_node.race import mesh as race_mesh
 from open4wd_node.race.log import LogReader
 from tests.open4wd_node.race.nodes import race, short_track
@@ -51,6 +52,9 @@ async def test_without_headroom_the_resumed_node_drops_the_burst_and_redundancy_
     node reads on resuming: every drop is counted and logged, and the race still finishes in agreement,
     because each later message carries the inputs the dropped ones did."""
     monkeypatch.setattr(race_mesh, "RACE_INGRESS_LIMITS", race_mesh.RACE_LIMITS)
+    # and one race-inputs per stepped frame, as before TickSends: a node catching up at 4 frames a tick then
+    # sends 240 a second, the burst the old limits drop (one per tick, 60 a second, they would not)
+    monkeypatch.setattr(TickSends, "hold", lambda self: None)
     recorders, codes = await race(tmp_path, 2, track_bytes=BRIEF, stalls={1: (STALL_FRAME, 3.0)})
     res = results(recorders)
     assert {r["outcome"] for r in res} == {"finished"} and codes == {0: 0, 1: 0}
@@ -69,17 +73,20 @@ async def test_a_twenty_second_stall_ends_by_the_rules_on_every_node_within_a_mi
     assert all(t < 60 for t in ended_at(recorders, stalled_at)), ended_at(recorders, stalled_at)
     if n == 2:  # neither side of a 2-player split is a majority, and no snapshot can be vouched for: both void
         assert [r["outcome"] for r in res] == ["catch-up-impossible"] * 2
-    else:  # the majority goes on and finishes; the stalled node, back inside its reconnect window, either
-        # catches up from a snapshot a strict majority vouched for and finishes with them, or (when one of
-        # its links is not back in time: the re-dials race the catch-up deadline, and the loopback's timing
-        # under load decides) fails to catch up and is voted out. Both are the rules; nothing else is.
+    else:  # the majority goes on and finishes
         assert [r["outcome"] for r in res[:-1]] == ["finished"] * (n - 1)
+        stalled = res[-1]["peer"]
         if res[-1]["outcome"] == "finished":
+            # a link the others re-dialled was taken at the stall's end (+20 s), while the reconnect window
+            # they opened when they lost the node (+12 s) was still open: it rejoins about 890 frames behind,
+            # inside the 900-frame catch-up bound, and catches up, by the rules. Which end comes depends on
+            # where the re-dial cycle stands at the stall's end (docs/race.md, "A race never hangs").
+            assert all(any(e["peer"] == stalled for e in rec.of("rejoin")) for rec in recorders[:-1])
             assert recorders[-1].of("caught-up") and len({str(r["standings"]) for r in res}) == 1
             replays(tmp_path, recorders)
-        else:
+        else:  # too far behind to catch up, or no strict majority vouched in time (one link not back): it leaves
             assert res[-1]["outcome"] in ("catch-up-impossible", "catch-up-failed", "partition-void")
-            assert all(any(e["peer"] == res[-1]["peer"] for e in rec.of("leave")) for rec in recorders[:-1])
+            assert all(any(e["peer"] == stalled for e in rec.of("leave")) for rec in recorders[:-1])
             replays(tmp_path, recorders[:-1])
     assert all(r["outcome"] == "finished" or r["detail"] for r in res)  # an end always says why
 

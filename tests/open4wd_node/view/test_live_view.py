@@ -9,6 +9,8 @@ import threading
 import trio
 from rich.console import Console
 
+from open4wd_node.race.budget import CostSplit
+from protocol.race.costs import CostPart
 from open4wd_node.race.pump import FramePump
 from open4wd_node.view.live_console import LiveConsole, Screen, showing
 from open4wd_node.view.live_model import LiveBoard
@@ -211,3 +213,23 @@ async def test_off_a_terminal_the_view_is_plain_lines_at_most_every_five_seconds
     # at most every 5 s (+ the first and the last); fewer when a write spans several seconds of the autojump
     # clock (it jumps whenever the trio tasks all wait, a worker thread's write included)
     assert 1 <= out.count("── view") <= 20 // 5 + 2
+
+
+def test_a_racer_sees_its_cpu_per_frame_and_the_parts_that_take_it():
+    ids = identities(4)
+    world = World.demo(4, seed=1)
+    setup = make_setup(ids)
+    session = RaceSession(setup, ids[0], WorldAdapter(world), RaceKeyBook(setup.roster))
+    console = LiveConsole(ids[0].peer_id, io.StringIO(), interactive=False, width=140)
+    pump = FramePump(lambda: False, lambda: session.current_frame)
+    nanos = dict.fromkeys(CostPart, 0) | {CostPart.VERIFY: 400_000_000, CostPart.LINK: 200_000_000, CostPart.SHELL: 197_000_000,
+                                          CostPart.RESIMULATION: 3_000_000}
+    console.watch_round(RoundWatch(0, 1, setup.slots, world, session, pump, 0, lambda: CostSplit(1000, nanos)))
+    text = drawn(console.renderable())
+    assert "CPU 0.80 ms/frame · verify 50% · link 25% · shell 25%" in text
+    assert "resimulation" not in text  # under 1 %: left out
+
+
+def test_a_spectator_has_no_budget_line():
+    ids, world, setup, session, console = raced_round()
+    assert "ms/frame" not in drawn(console.renderable())

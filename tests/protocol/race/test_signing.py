@@ -1,14 +1,19 @@
 """Frozen race signing digests (docs/race.md lists the same vectors) and the race message codec."""
 
-import pytest
+import hashlib
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol.encoding import dagcbor
 from protocol.errors import LocalError
 from protocol.identity.keys import Identity, race_id
 from protocol.race.keys import announce
 from protocol.race.messages import InputRecord, RaceRelay, RaceSnapshot
 from protocol.race.setup import RaceSetup
 from protocol.race.signing import (
-    HOLD_SKILLS, SKILLS, canonical_events, catch_up_digest, checksum_digest, input_digest, key_digest, leave_digest,
+    DOMAIN, HOLD_SKILLS, SKILLS, canonical_events, catch_up_digest, checksum_digest, input_digest, key_digest, leave_digest,
 )
 from protocol.encoding.wire import decode_message, encode_message
 from tests.protocol.race.harness import identities, make_setup
@@ -126,3 +131,16 @@ def test_setup_from_a_locked_start_takes_the_round_s_slots_cars_and_grid():
     assert second.loadouts == {p: loadout_digest(cars[p][1]) for p in peers}
     assert first.grid_seed == bytes(range(32)).hex() and first.grid_context_digest == "00" * 32
     assert second.round_index == 1 and second.input_delay == 1 and second.match_id == "ab" * 32
+
+
+@given(
+    race_id=st.text(min_size=1, max_size=80),
+    frame=st.integers(min_value=-(2**40), max_value=2**40),
+    events=st.lists(st.tuples(st.sampled_from(SKILLS), st.booleans()), max_size=8, unique_by=lambda e: e[0]),
+)
+def test_the_assembled_input_digest_is_the_dag_cbor_of_the_whole_map(race_id, frame, events):
+    """``input_digest`` assembles its bytes from cached parts: they are exactly those of the map."""
+    canonical = canonical_events(events)
+    whole = {"type": "race-input", "raceId": race_id, "frame": frame, "events": [list(e) for e in canonical],
+             "domain": DOMAIN}
+    assert input_digest(race_id, frame, canonical) == hashlib.sha256(dagcbor.encode(whole)).digest()

@@ -1,0 +1,134 @@
+"""``CpuBudget``: this node's CPU time per race frame, split by part (``protocol.race.costs.CostPart``).
+
+Every nanosecond of the event-loop thread's CPU time while a budget runs is charged to exactly one part:
+the session and the links say which part their synchronous work belongs to (``part``), a trio
+instrument charges each task step to the task's role (a link's reader and writer are ``LINK``, every
+other task ``SHELL``) and the scheduler's own time between steps to ``SHELL``. So the parts add up to
+the thread's CPU time, and "shell" is honestly the rest. CPU time (``time.thread_time_ns``), not wall
+time: the figure holds on a loaded machine, where wall-clock lag does not. Work off the loop
+(``run_blocking``: building a world, fsync) runs in other threads and is not charged.
+
+Cost: one clock read (about 0.6 µs) per part boundary and per task step; with 7 peers that is a few
+tens of µs per frame, which is why the budget stays on in production (docs/node.md, "CPU per frame").
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from protocol.race.costs import CostPart
+
+_clock = time.thread_time_ns
+
+
+@dataclass(frozen=True)
+class CostSplit:
+    """CPU charged per part over some frames: the figures the ``result`` event and the live view show."""
+
+    frames: int
+    nanos: dict[CostPart, int]
+
+    @property
+    def total_ns(self) -> int:
+        """All parts together."""
+        return sum(self.nanos.values())
+
+    def per_frame_us(self) -> float:
+        """Total CPU per frame in µs (0 before the first frame)."""
+        return self.total_ns / self.frames / 1000 if self.frames else 0.0
+
+    def shares(self) -> dict[str, float]:
+        """Each part's share of the total, in percent (one decimal)."""
+        total = self.total_ns or 1
+        return {part.value: round(100 * self.nanos[part] / total, 1) for part in CostPart}
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``result`` event's ``cpu`` field: frames, µs per frame in all and per part, and the shares."""
+        frames = self.frames or 1
+        return {
+            "frames": self.frames, "per_frame_us": round(self.per_frame_us(), 1),
+            "parts_us": {part.value: round(self.nanos[part] / frames / 1000, 1) for part in CostPart},
+            "shares": self.shares(),
+        }
+
+    def __add__(self, other: CostSplit) -> CostSplit:
+        return CostSplit(self.frames + other.frames, {p: self.nanos[p] + other.nanos[p] for p in CostPart})
+
+
+NO_SPLIT = CostSplit(0, dict.fromkeys(CostPart, 0))
+
+
+class _Span:
+    __slots__ = ("budget", "part", "outer")
+
+    def __init__(self, budget: CpuBudget, part: CostPart) -> None:
+        self.budget, self.part = budget, part
+        self.outer = CostPart.SHELL
+
+    def __enter__(self) -> _Span:
+        self.outer = self.budget.switch(self.part)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.budget.switch(self.outer)
+
+
+class CpuBudget(trio.abc.Instrument):
+    """Charges the loop thread's CPU time to parts (module docstring); a ``CostMeter`` for the session
+    and the links, and a trio instrument while ``running``."""
+
+    def __init__(self) -> None:
+        self._nanos = dict.fromkeys(CostPart, 0)
+        self._current = CostPart.SHELL
+        self._last = _clock()
+        self._roles: dict[trio.lowlevel.Task, CostPart] = {}
+
+    # ---- charging ------------------------------------------------------------------------------------
+
+    def switch(self, part: CostPart) -> CostPart:
+        """Charge the time since the last boundary to the current part, make ``part`` current; returns
+        the part that was current."""
+        now = _clock()
+        previous = self._current
+        self._nanos[previous] += now - self._last
+        self._last = now
+        self._current = part
+        return previous
+
+    def part(self, part: CostPart) -> _Span:
+        """Charge the synchronous work inside the ``with`` block to ``part`` (never across an await)."""
+        return _Span(self, part)
+
+    def role(self, part: CostPart) -> None:
+        """The calling task's steps are charged to ``part`` from now on (a link's reader or writer)."""
+        self._roles[trio.lowlevel.current_task()] = part
+        self.switch(part)
+
+    def split(self, frames: int) -> CostSplit:
+        """What was charged so far (up to now), as the split of ``frames`` frames; subtract two of them
+        with ``since`` to get the split of a span of frames."""
+        self.switch(self._current)
+        return CostSplit(frames, dict(self._nanos))
+
+    @staticmethod
+    def since(now: CostSplit, then: CostSplit) -> CostSplit:
+        """The split between two ``split`` readings."""
+        return CostSplit(now.frames - then.frames, {p: now.nanos[p] - then.nanos[p] for p in CostPart})
+
+    # ---- the trio instrument -------------------------------------------------------------------------
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        """The scheduler's time since the last step is the shell's; the step is the task's role's."""
+        self.switch(self._roles.get(task, CostPart.SHELL))
+
+    def after_task_step(self, task: trio.lowlevel.Task) -> None:
+        """Back to the scheduler (charged to the shell)."""
+        self.switch(CostPart.SHELL)
+
+    def task_exited(self, task: trio.lowlevel.Task) -> None:
+        """Forget an ended task's role."""
+        self._roles.pop(task, None)
