@@ -150,8 +150,8 @@ def test_a_non_deterministic_build_is_caught_as_a_false_desync(tmp_path):
 def test_refusals_come_before_any_race(tmp_path):
     bad_nodes = cli("--data-dir", str(tmp_path), "soak", "--nodes", "3-2")
     assert bad_nodes.returncode == 2 and "error[usage]: --nodes takes K or A-B" in bad_nodes.stderr
-    relay = cli("--data-dir", str(tmp_path), "soak", "--profiles", "clean,relay")
-    assert relay.returncode == 1 and "error[soak-invalid]" in relay.stderr and "open4wd-node relay" in relay.stderr
+    unknown = cli("--data-dir", str(tmp_path), "soak", "--profiles", "clean,relays")
+    assert unknown.returncode == 1 and "error[soak-invalid]" in unknown.stderr and "spectators" in unknown.stderr
     short = cli("--data-dir", str(tmp_path), "soak", "--race-seconds", "20")
     assert short.returncode == 2 and "--race-seconds takes an integer in 60..1800" in short.stderr
     scheduler = cli("--data-dir", str(tmp_path), "soak", "--scheduler", "10.0.0.1")
