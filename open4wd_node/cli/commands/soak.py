@@ -22,7 +22,7 @@ RACES = IntRange(1, 100_000)
 WORKERS = IntRange(1, 256)
 NODE_COUNTS = re.compile(r"([2-8])(?:-([2-8]))?")
 SCHEDULER = re.compile(r"tcp://[^\s/]+:[0-9]{1,5}")
-FAILURES = ("false-desync", "crash", "hang", "replay-failed", "undetected", "spectator-desync")  # exit 1 when any race is one of these
+FAILURES = ("false-desync", "crash", "hang", "replay-failed", "undetected", "spectator-desync")  # exit 1 when any race is one
 
 
 def node_range(text: str) -> tuple[int, int]:
