@@ -18,8 +18,9 @@ grant or notice. The seeds mix both, so mutations reach what follows a granted r
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog.testing
 import trio
@@ -84,9 +85,11 @@ async def _dial(stream: trio.abc.Stream, identity: Identity) -> Link | None:
         return None
 
 
-def _run(session: Callable[[bytes], Awaitable[None]], data: bytes) -> None:
-    with structlog.testing.capture_logs():  # the links' and the relay's logs, kept out of the campaign's output
+def run_logged(session: Callable[[bytes], Awaitable[None]], data: bytes) -> list[MutableMapping[str, Any]]:
+    """Run ``session`` on ``data`` on the autojump clock; the logs it wrote (kept out of a campaign's output)."""
+    with structlog.testing.capture_logs() as logs:
         trio.run(session, data, clock=trio.testing.MockClock(autojump_threshold=0))
+    return logs
 
 
 # ---- relay-server --------------------------------------------------------------------------------------
@@ -106,7 +109,8 @@ def _honest_to_relay(which: int, end: _End, ends: dict[int, _End]) -> Message:
     return RelayReserve(proof=sign_reservation(CONNECTIONS[which][0], RELAY.peer_id, end.link.transcript))
 
 
-async def _relay_session(data: bytes) -> None:
+async def relay_session(data: bytes) -> None:
+    """What a relay receives from nodes (module docstring)."""
     server = RelayServer(RELAY)
     escaped: list[BaseException] = []
     handle = server.door.handler
@@ -177,7 +181,8 @@ async def _never_admitted(stream: trio.abc.Stream, address: str, source: str) ->
     await trio.aclose_forcefully(stream)
 
 
-async def _client_session(data: bytes) -> None:
+async def client_session(data: bytes) -> None:
+    """What a node receives from a relay (module docstring)."""
     keeper = Reservations(NODE_A, (RELAY_ADDRESS,), _never_admitted)
     async with trio.open_nursery() as nursery:
         control, control_relay = await _pair(NODE_A)
@@ -201,12 +206,12 @@ async def _client_session(data: bytes) -> None:
 
 def relay_server_once(data: bytes) -> None:
     """What a relay receives from nodes (module docstring)."""
-    _run(_relay_session, data)
+    run_logged(relay_session, data)
 
 
 def relay_client_once(data: bytes) -> None:
     """What a node receives from a relay (module docstring)."""
-    _run(_client_session, data)
+    run_logged(client_session, data)
 
 
 TARGETS = {
