@@ -1,9 +1,11 @@
 """Writes every target's seed corpus (``fuzz/corpus/<target>/``) from real inputs: the messages of an
 honest room and race played by the real machines, real handshakes, the built-in GLBs and their
 sources, the shipped configuration, and the race logs and saved states of a real race between whole
-nodes on loopback. ``python -m fuzz.seeds`` rewrites them all (the same inputs each time but for what
-is fresh by design: the nonces and timestamps of signed room messages, the timestamps and ports in race
-logs); the corpora are committed, and the inputs of past findings (``finding-*``) are kept.
+nodes on loopback, the relay's and a node's honest exchanges, and a spectator stream of a real race.
+``python -m fuzz.seeds`` rewrites them all (the same inputs each time but for what is fresh by design:
+the nonces and timestamps of signed room messages, the timestamps and ports in race logs);
+``python -m fuzz.seeds TARGET …`` rewrites only the named relay and spectator corpora (``DOOR_SEEDS``).
+The corpora are committed, and the inputs of past findings (``finding-*``) are kept.
 """
 
 from __future__ import annotations
@@ -11,15 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from fuzz.doors import link, race, room
+from fuzz.doors import link, race, relay, room, spectate
 from fuzz.harness import CORPUS_ROOT, join_frames
 from protocol.link.handshake import DIALER, LISTENER
 from protocol.encoding.wire import HANDSHAKE, ROOM, Channel, Message, encode_frame, encode_message
 from protocol.race.messages import RACE_LINK
+from protocol.relay.messages import RelayAccept, RelayCircuit, RelayConnect, RelayIncoming, RelayRelease, RelayReserve
+from protocol.spectate.messages import ModeSelect, SpectateMode
 from protocol.room.invitation import Invitation
 from sim_core.assets.builtin_gen import generate_sources
 from sim_core.assets.builtins import builtin_bytes
@@ -102,8 +107,69 @@ def race_files(workdir: Path) -> tuple[list[bytes], list[bytes]]:
     return logs, states
 
 
-def main() -> None:
-    """Write every corpus."""
+def relay_server_seeds() -> list[bytes]:
+    """What nodes send a relay (``fuzz.doors.relay``: first byte the link, ``HONEST`` the honest message):
+    a reservation; a reservation, a connect to it and its accept (a circuit opens); a refresh with a bad
+    proof; a connect to nobody; a release; an accept of no circuit."""
+    honest = relay.HONEST
+    return [join_frames([bytes([honest])]),
+            join_frames([bytes([honest]), bytes([honest | 1]), bytes([honest | 2])]),
+            join_frames([bytes([honest]), b"\x00" + encode_message(RelayReserve(proof=bytes(64)))]),
+            join_frames([b"\x01" + encode_message(RelayConnect(target=relay.NODE_A.peer_id))]),
+            join_frames([bytes([honest]), b"\x00" + encode_message(RelayRelease(reason="the node is leaving"))]),
+            join_frames([b"\x02" + encode_message(RelayAccept(circuit=bytes(16)))])]
+
+
+def relay_client_seeds() -> list[bytes]:
+    """What a relay sends a node: a grant, a notice, the circuit; a refresh's grant and a notice as bodies;
+    a circuit to the wrong peer."""
+    honest, notice = relay.HONEST, relay.NOTICE
+    return [join_frames([bytes([honest]), bytes([honest | notice]), bytes([honest | 1])]),
+            join_frames([bytes([honest]), b"\x00" + encode_message(relay.GRANT),
+                         b"\x00" + encode_message(RelayIncoming(circuit=bytes(16), source=relay.NODE_B.peer_id))]),
+            join_frames([b"\x01" + encode_message(RelayCircuit(peer=relay.NODE_B.peer_id))])]
+
+
+def spectate_source_seeds() -> list[bytes]:
+    """What spectators send a source (``fuzz.doors.spectate.source_once``: first byte 3 ``SPECTATOR``, 1
+    ``SECOND``, 2 the stranger, 4 ``SPECTATOR``'s link ends): subscriptions, a second epoch, a stranger's,
+    a source that is full, a message after mode-select."""
+    def select(epoch: int, match_id: str = race.MATCH_ID) -> bytes:
+        return encode_message(ModeSelect(SpectateMode.REPLAY.value, match_id, epoch))
+
+    return [join_frames([b"\x03" + select(1)]),
+            join_frames([b"\x03" + select(1), b"\x04", b"\x03" + select(2), b"\x01" + select(1)]),
+            join_frames([b"\x02" + select(1), b"\x01" + select(1, "ab" * 32), b"\x03" + select(1), b"\x03" + select(1)])]
+
+
+def spectate_viewer_seeds() -> list[bytes]:
+    """What a source sends a viewer (``fuzz.doors.spectate.viewer_once``: first byte 0 ``PEER``, the
+    source): the stream of a real race from its start (descriptor, checkpoint, inputs, votes) to its first
+    two votes, and to its end; a late subscription's backlog."""
+    _, sent = spectate.stream(end=True)
+    late_source, _ = spectate.stream(subscribe=False)
+    backlog = [s.message for s in late_source.receive(spectate.SPECTATOR, ModeSelect(SpectateMode.REPLAY.value,
+                                                                                       race.MATCH_ID, 1), 0)]
+    bodies = [b"\x00" + encode_message(m) for m in sent]
+    return [join_frames(bodies[:260]), join_frames(bodies), join_frames([b"\x00" + encode_message(m) for m in backlog])]
+
+
+DOOR_SEEDS = {"relay-server": relay_server_seeds, "relay-client": relay_client_seeds,
+              "spectate-source": spectate_source_seeds, "spectate-viewer": spectate_viewer_seeds}
+"""Corpora that ``python -m fuzz.seeds TARGET …`` can rewrite alone."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Write every corpus, or only the named ones of ``DOOR_SEEDS``."""
+    names = sys.argv[1:] if argv is None else argv
+    if names:
+        for name in names:
+            if name not in DOOR_SEEDS:
+                raise SystemExit(f"fuzz.seeds: {name!r} is not one of {', '.join(DOOR_SEEDS)}")
+            write(name, DOOR_SEEDS[name]())
+        return
+    for name, seeds in DOOR_SEEDS.items():
+        write(name, seeds())
     by_dialer, by_listener = handshake_messages()
     write("wire-handshake", [framed(by_dialer, HANDSHAKE), framed(by_listener, HANDSHAKE)])
     joiner, host = room_traffic()

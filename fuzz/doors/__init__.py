@@ -1,8 +1,4 @@
-"""One fuzz target per door, by name (each module imported only when its targets are asked for).
-
-Relay and spectator messages (issues 11 and 12) have no door yet; their targets join this table when
-their messages exist.
-"""
+"""One fuzz target per door, by name (each module imported only when its targets are asked for)."""
 
 from __future__ import annotations
 
@@ -19,6 +15,8 @@ MODULES = {  # target name -> the module under fuzz.doors that defines it
     "glb-container": "assets", "glb-reader": "assets", "glb-admission": "assets", "glb-bake": "assets",
     "loadout": "files", "config-toml": "files", "race-log": "files", "state-file": "files",
     "control-api": "control",
+    "relay-server": "relay", "relay-client": "relay",
+    "spectate-source": "spectate", "spectate-viewer": "spectate",
 }
 
 

@@ -55,10 +55,21 @@ def setup() -> RaceSetup:
     )
 
 
-def new_session(identity: Identity, world: World | None = None) -> RaceSession:
-    """A session of ``identity`` on a fresh world (or ``world`` restored to the round's start)."""
+def round_start(world: World | None = None) -> World:
+    """A fresh world of the round, or ``world`` (the cached one: ``shared_world``) restored to its start."""
     world = _new_world() if world is None else world
     world.load_state(_start()[1])
+    return world
+
+
+def shared_world() -> World:
+    """The one world the fuzzed node's inputs reuse (restore it with ``round_start``)."""
+    return _start()[0]
+
+
+def new_session(identity: Identity, world: World | None = None) -> RaceSession:
+    """A session of ``identity`` on a fresh world (or ``world`` restored to the round's start)."""
+    world = round_start(world)
     peers = sorted(setup().slots)
     return RaceSession(setup(), identity, WorldAdapter(world), RaceKeyBook(peers))
 
@@ -73,11 +84,18 @@ def _step(session: RaceSession, now: int) -> list[RaceAction]:
     return actions
 
 
+Acted = Callable[[str, Sequence[RaceAction], RaceSession], None]
+"""(peer, what its session just did, its session): a spectator source's view of one racer (``fuzz.doors.spectate``)."""
+Heard = Callable[[str, str, Message], None]
+"""(receiver, sender, message its session was given)."""
+
+
 def play(record: Callable[[Identity, Message], None], cut_off: Identity, frames_: int = 900, cut_at: int = 130,
-         heal_at: int = 600) -> None:
+         heal_at: int = 600, acted: Acted | None = None, heard: Heard | None = None) -> None:
     """The three nodes race honestly; ``cut_off`` loses both links at ``cut_at`` and stands still until
     ``heal_at`` (far behind: it catches up from a snapshot); ``record(sender, message)`` sees every
-    message a peer sent to ``ME``."""
+    message a peer sent to ``ME``; ``acted`` and ``heard`` (optional) see every session's actions and
+    every message delivered to one."""
     sessions = {i.peer_id: new_session(i) for i in (ME, PEER, THIRD)}
     by_id = {i.peer_id: i for i in (ME, PEER, THIRD)}
     cut = False
@@ -86,7 +104,9 @@ def play(record: Callable[[Identity, Message], None], cut_off: Identity, frames_
     def linked(a: str, b: str) -> bool:
         return not (cut and cut_off.peer_id in (a, b))
 
-    def deliver(source: str, actions: Sequence[object]) -> None:
+    def deliver(source: str, actions: Sequence[RaceAction]) -> None:
+        if acted is not None:
+            acted(source, actions, sessions[source])
         pending = [(source, a) for a in actions]
         while pending:
             origin, action = pending.pop(0)
@@ -94,7 +114,13 @@ def play(record: Callable[[Identity, Message], None], cut_off: Identity, frames_
                 if action.peer == ME.peer_id:
                     record(by_id[origin], action.message)
                 target = sessions[action.peer]
-                pending += [(action.peer, a) for a in target.receive(origin, decode_message(encode_message(action.message)), now)]
+                message = decode_message(encode_message(action.message))
+                answers = target.receive(origin, message, now)
+                if heard is not None:
+                    heard(action.peer, origin, message)
+                if acted is not None:
+                    acted(action.peer, answers, target)
+                pending += [(action.peer, a) for a in answers]
 
     for peer_id, session in sessions.items():
         deliver(peer_id, session.start(now))
@@ -115,8 +141,7 @@ def play(record: Callable[[Identity, Message], None], cut_off: Identity, frames_
 def one_input(data: bytes) -> None:
     """This node's session: every frame one message from a peer (its first byte: even ``PEER``, odd
     ``THIRD``), then two steps of the session."""
-    world, _ = _start()
-    me = new_session(ME, world)
+    me = new_session(ME, shared_world())
     now = 0
     me.start(now)
     for part in frames(data):

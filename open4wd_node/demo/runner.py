@@ -16,7 +16,7 @@ import json
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -35,6 +35,7 @@ NODE_GRACE_S = 10  # a stopped node closes its race log and exits well within th
 
 Progress = Callable[[int, dict[str, Any]], None]  # (node number, one of its JSON events): the live table's feed
 ExtraArgs = Callable[[int], list[str]]  # node number -> options appended to its command line (later ones win)
+RoomOpen = Callable[[dict[str, Any]], Awaitable[None]]  # the host's ``room-created`` event, before any joiner starts
 
 
 @dataclass
@@ -52,9 +53,15 @@ class NodeRun:
         return next((e for e in reversed(self.events) if e.get("event") == name), None)
 
 
+def cli_command(data_dir: Path) -> list[str]:
+    """The start of an ``open4wd-node`` command line with its own data directory and JSON logs (a node's,
+    and the soak's relay and spectator processes')."""
+    return [sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(data_dir), "--log-format", "json"]
+
+
 def _node_args(options: DemoOptions, index: int, data_dir: Path, extra: ExtraArgs | None = None) -> list[str]:
     cars = list(ARCHETYPES)
-    args = [sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(data_dir / f"node{index}"), "--log-format", "json"]
+    args = cli_command(data_dir / f"node{index}")
     common = ["--auto-ready", "--json", "--driver", "bot", "--seed", str(options.seed + index), "--mode", options.mode,
               "--car", cars[index % len(cars)], "--nickname", f"node{index}"]
     if options.corrupt is not None and options.corrupt[0] == index:
@@ -77,7 +84,9 @@ async def _stop_node(process: trio.Process) -> None:
         process.kill()
 
 
-async def _run_node(argv: list[str], run: NodeRun, on_event: Progress) -> None:
+async def run_node(argv: list[str], run: NodeRun, on_event: Progress) -> None:
+    """Run one ``open4wd-node`` process to its end (stopped as ``_stop_node`` says when cancelled), filling
+    ``run`` in as it goes; each JSON event goes to ``on_event`` as it comes."""
     async with trio.open_nursery() as nursery:
         process = await nursery.start(partial(
             trio.run_process, argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -105,24 +114,27 @@ async def _run_node(argv: list[str], run: NodeRun, on_event: Progress) -> None:
 
 
 async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress, extra: ExtraArgs | None = None,
-                   runs: list[NodeRun] | None = None) -> list[NodeRun]:
+                   runs: list[NodeRun] | None = None, room_open: RoomOpen | None = None) -> list[NodeRun]:
     """Start the host node, then (once its room is open) the joiners, and wait for every node to exit;
     each event goes to ``progress``. ``UserError`` ``demo-failed`` when the host opens no room within
     ``INVITE_TIMEOUT_S``, or the nodes are not done after ``NODE_TIMEOUT_S`` (they are stopped).
     ``extra`` adds options to a node's command line and ``runs`` (one per node) are filled in as the
-    nodes run: the soak (``open4wd_node.soak.race``) impairs and stops them through these."""
+    nodes run: the soak (``open4wd_node.soak.race``) impairs and stops them through these, and starts its
+    spectators in ``room_open``, awaited with the host's ``room-created`` event before any joiner starts."""
     runs = runs if runs is not None else [NodeRun(i) for i in range(options.nodes)]
     invite: dict[str, str] = {}
     created = trio.Event()
+    room: list[dict[str, Any]] = []
 
     def on_event(index: int, event: dict[str, Any]) -> None:
         if index == 0 and event["event"] == "room-created":
             invite["url"] = event["invite"]
+            room.append(event)
             created.set()
         progress(index, event)
 
     async def host() -> None:
-        await _run_node(_node_args(options, 0, data_dir, extra), runs[0], on_event)
+        await run_node(_node_args(options, 0, data_dir, extra), runs[0], on_event)
         created.set()  # a host that exited before opening its room fails the demo now, not at the time-out
 
     with trio.move_on_after(NODE_TIMEOUT_S) as deadline:
@@ -133,9 +145,11 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress, ext
             if "url" not in invite:
                 nursery.cancel_scope.cancel()
                 raise UserError("demo-failed", f"the host did not open its room: {runs[0].stderr[-500:]}")
+            if room_open is not None:
+                await room_open(room[0])
             for index in range(1, options.nodes):
                 argv = [invite["url"] if a == "{invite}" else a for a in _node_args(options, index, data_dir, extra)]
-                nursery.start_soon(_run_node, argv, runs[index], on_event)
+                nursery.start_soon(run_node, argv, runs[index], on_event)
     if deadline.cancelled_caught:
         raise UserError("demo-failed", f"the nodes had not finished after {NODE_TIMEOUT_S} s; they were stopped")
     return runs

@@ -91,7 +91,10 @@ class SpectatorHub:
         """Wait (at most ``timeout_s``) until every queued message was written (the match's end, say)."""
         await flush(list(self.outboxes.values()), timeout_s)
 
-    def _drop(self, peer: str, code: str, text: str) -> None:
+    def _drop(self, peer: str, code: str, text: str, *, close: bool = True) -> None:
+        """Stop serving ``peer``; with ``close``, its link is closed with ``code`` by a task of the hub (the
+        caller never waits). The link's own task passes ``close=False``: it closes the link itself, and
+        may run after the hub has stopped (the race over), when the hub can start no task."""
         outbox, link = self.outboxes.pop(peer, None), self.links.pop(peer, None)
         self.source.drop(peer)
         if outbox is None or link is None:
@@ -99,7 +102,8 @@ class SpectatorHub:
         outbox.close()
         self.dropped[code] = self.dropped.get(code, 0) + 1
         log.info("spectator-dropped", peer=peer, code=code)
-        self._tasks.start_soon(link.aclose, code, text)
+        if close:
+            self._tasks.start_soon(link.aclose, code, text)
 
     async def _accept(self, link: Link, first: ModeSelect) -> None:
         peer = link.peer_id
@@ -128,7 +132,7 @@ class SpectatorHub:
                 nursery.cancel_scope.cancel()
         finally:
             if self.outboxes.get(peer) is outbox:
-                self._drop(peer, "spectate-link-ended", "the spectator link ended")
+                self._drop(peer, "spectate-link-ended", "the spectator link ended", close=False)  # closed just below
             with trio.CancelScope(shield=True):
                 await link.aclose("spectate-closed", "the source closed this spectator link")
 

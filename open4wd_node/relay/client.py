@@ -40,6 +40,11 @@ async def open_circuit(relay: str, identity: Identity, first: Message, expected_
     except UserError as exc:
         raise LinkClosed("relay-address-invalid", exc.message) from None
     link = await dial(host, port, identity, limits=RELAY_LINK_LIMITS, registry=RELAY_REGISTRY)
+    return await request_circuit(link, relay, first, expected_peer)
+
+
+async def request_circuit(link: Link, relay: str, first: Message, expected_peer: str | None) -> tuple[trio.abc.Stream, str]:
+    """``open_circuit`` on a link to ``relay`` already open (the fuzzer's door to a relay's answers)."""
     try:
         await link.send(first)
         with trio.fail_after(ANSWER_TIMEOUT_S):

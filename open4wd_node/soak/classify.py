@@ -1,14 +1,19 @@
 """Judging one soak race from what its nodes did: one class per race, with the reason in a sentence.
 
 Pure: it reads ``NodeObservation``s (exit status, the ``result`` event, votes, the replay's verdict,
-the final state hash, ...) that ``soak.race`` gathered, and the race's plan; no process, no file.
-The classes, from the worst down (the first that applies wins; docs/soak.md):
+the final state hash, ...) that ``soak.race`` gathered of the race's nodes, of its spectators (``watch``
+processes: their hash checks are their votes) and of its relay processes, and the race's plan; no
+process, no file. The classes, from the worst down (the first that applies wins; docs/soak.md):
 
-- ``hang``: a node neither ended nor progressed within the limit;
-- ``crash``: a traceback, the room never formed, or a node's exit its fault does not explain;
+- ``hang``: a node or a spectator neither ended nor progressed within the limit;
+- ``crash``: a traceback (a node's, a spectator's, the relay's), the room never formed, or an exit the
+  faults do not explain;
 - ``false-desync``: a disagreement (a vote, or the final state hashes of finishing nodes) that no
   injected fault explains;
-- ``replay-failed``: a node's race log that ``open4wd-node replay`` does not verify;
+- ``spectator-desync``: a spectator whose own state disagreed with the players' agreed hash (a hash
+  check that failed, an ``error`` end: it could not reproduce the race) or whose round ended on another
+  state than the players' (not one of the issue's six: the spectators profile's own finding);
+- ``replay-failed``: a node's or a spectator's race log that ``open4wd-node replay`` does not verify;
 - ``undetected``: an injected corruption no vote caught, or a flipped byte no link refused (not one
   of the issue's six: a fault the rules should have handled and did not, which no other class names);
 - ``detected``: an injected fault fired and the rules handled it as docs/soak.md documents;
@@ -18,10 +23,12 @@ The classes, from the worst down (the first that applies wins; docs/soak.md):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from open4wd_node.soak.plan import RacePlan
+from open4wd_node.soak.profiles import SpectatorFaultKind
 
 REPLAY_MISMATCH = re.compile(r"replay-mismatch: round [0-9]+ frame ([0-9]+)")
 KILLED = -9  # a node's exit status after SIGKILL, as ``trio.Process`` reports it
@@ -37,12 +44,21 @@ class RaceClass(StrEnum):
     HANG = "hang"
     REPLAY_FAILED = "replay-failed"
     UNDETECTED = "undetected"
+    SPECTATOR_DESYNC = "spectator-desync"
 
 
 GIVE_UP_ENDS = frozenset({"partition-void", "catch-up-impossible", "catch-up-failed"})
 """Session ends the recovery rules give a node cut off from a majority (docs/race.md)."""
 VOTE_ENDS = frozenset({"persistent-desync", "consensus-invalid"})
 """Session ends the checksum votes give: outvoted three times, or a vote without a majority."""
+SPECTATOR_RACE_ENDS = frozenset({"consensus-invalid", "partition-void"})
+"""A spectator's session ends that are the race's own end (docs/spectate.md): allowed when a racer ended so."""
+SPECTATOR_ERROR = "error"
+"""A spectator's end when its own state disagreed twice at one vote frame: it cannot reproduce the race."""
+SOURCE_UNAVAILABLE = "source-unavailable"
+RELAY_EXITS = frozenset({None, 0, 128 + 15})
+"""A relay process's exit that is no crash: still running when the race was over (then stopped by the
+harness), or ended by SIGTERM after its drain (docs/relay.md)."""
 
 
 @dataclass
@@ -54,13 +70,14 @@ class NodeObservation:
     returncode: int | None = None  # None: still running when the race was stopped
     outcome: str | None = None  # its ``result`` event's outcome (finished, persistent-desync, ...)
     agreed: int = 0
-    disagreements: int = 0
+    disagreements: int = 0  # a spectator: its hash checks that failed (``mismatches``)
     disagree_frames: list[int] = field(default_factory=list)  # its ``checksum`` events that did not agree
     last_frame: int = -1
     traceback: bool = False
     error: str | None = None  # its ``error[code]: ...`` line, if it printed one
     hung: bool = False
-    fault_fired: bool = False  # its own ``fault`` event (``--fault``), or the harness's signal reached it
+    fault_fired: bool = False  # its own ``fault`` event (``--fault``), or the harness's signal reached it (a
+    # spectator: its stop or kill; the race's first relay: its outage)
     link_tampered: bool = False  # it refused a link as ``link-tampered``
     replay_ok: bool | None = None  # None: no log to replay
     replay_status: str | None = None
@@ -77,23 +94,31 @@ class Verdict:
     detection_frames: int | None = None
 
 
-def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None = None, flipped: int = 0) -> Verdict:
+def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None = None, flipped: int = 0,
+             spectators: Sequence[NodeObservation] = (), relays: Sequence[NodeObservation] = ()) -> Verdict:
     """The race's verdict (module docstring). ``failure`` is a harness-level failure (the room never
-    formed), ``flipped`` how many bytes the tamper flipped."""
-    hung = [n for n in nodes if n.hung or n.returncode is None]
+    formed), ``flipped`` how many bytes the tamper flipped; ``spectators`` and ``relays`` are the race's
+    ``watch`` and ``relay`` processes (profiles spectators and relay)."""
+    hung = [(f"node{n.index}", n) for n in nodes if n.hung or n.returncode is None]
+    hung += [(f"spectator{s.index}", s) for s in spectators if s.hung or s.returncode is None]
     if hung:
-        return Verdict(RaceClass.HANG, "; ".join(f"node{n.index} neither ended nor progressed (last frame {n.last_frame})"
-                                                   for n in hung))
+        return Verdict(RaceClass.HANG, "; ".join(f"{name} neither ended nor progressed (last frame {n.last_frame})"
+                                                   for name, n in hung))
     desync = _false_desync(plan, nodes)
-    crash = _crash(plan, nodes, failure, voted_off=bool(desync))
+    crash = "; ".join(filter(None, [_crash(plan, nodes, failure, voted_off=bool(desync)),
+                                    _spectator_crash(plan, nodes, spectators), _relay_crash(plan, relays)]))
     if crash:
         return Verdict(RaceClass.CRASH, crash)
     if desync:
         return Verdict(RaceClass.FALSE_DESYNC, desync)
-    bad_logs = [n for n in nodes if n.replay_ok is False and not _corrupted_log(plan, n)]
+    spectator_desync = _spectator_desync(plan, nodes, spectators)
+    if spectator_desync:
+        return Verdict(RaceClass.SPECTATOR_DESYNC, spectator_desync)
+    bad_logs = [(f"node{n.index}", n) for n in nodes if n.replay_ok is False and not _corrupted_log(plan, n)]
+    bad_logs += [(f"spectator{s.index}", s) for s in spectators if s.replay_ok is False]
     if bad_logs:
-        return Verdict(RaceClass.REPLAY_FAILED, "; ".join(f"node{n.index}'s log: {n.replay_error}" for n in bad_logs))
-    return _fault_verdict(plan, nodes, flipped)
+        return Verdict(RaceClass.REPLAY_FAILED, "; ".join(f"{name}'s log: {n.replay_error}" for name, n in bad_logs))
+    return _fault_verdict(plan, nodes, flipped, spectators, relays)
 
 
 def _corrupted_log(plan: RacePlan, node: NodeObservation) -> bool:
@@ -110,6 +135,8 @@ def _allowed_ends(plan: RacePlan, node: int) -> frozenset[str]:
     """How ``node`` may end its match, besides finishing, under the race's faults (docs/soak.md)."""
     faults, victim = plan.faults, plan.faults.victim
     corrupt = faults.node_fault is not None and faults.node_fault.kind == "corrupt-state"
+    if faults.relay is not None and faults.relay.may_give_up(node, plan.nodes):
+        return GIVE_UP_ENDS  # cut from a majority while the relay was away (docs/soak.md, relay)
     if victim is None:
         return frozenset()
     if plan.nodes == 2:  # without the victim no side is a majority: both may give up, a 1–1 vote is a tie
@@ -141,6 +168,69 @@ def _crash(plan: RacePlan, nodes: list[NodeObservation], failure: str | None, vo
     return "; ".join(reasons)
 
 
+def _spectator_fault(plan: RacePlan, spectator: NodeObservation, kind: SpectatorFaultKind) -> bool:
+    """Whether the harness's ``kind`` of spectator fault reached ``spectator``."""
+    spectators = plan.faults.spectators
+    fault = spectators.fault if spectators is not None else None
+    return fault is not None and fault.kind is kind and fault.spectator == spectator.index and spectator.fault_fired
+
+
+def _spectator_crash(plan: RacePlan, nodes: list[NodeObservation], spectators: Sequence[NodeObservation]) -> str:
+    """Why a spectator is a crash, or "": a traceback, or an exit its fault and the race's end do not
+    explain. A spectator ends ``match-end`` (exit 0); a stopped one may find every source gone
+    (``source-unavailable``); one of a race that ended race-wide ends as its racers did; ``error`` is
+    judged as a spectator desync, not here."""
+    race_ends = {n.outcome for n in nodes} & SPECTATOR_RACE_ENDS
+    reasons = []
+    for s in spectators:
+        if s.traceback:
+            reasons.append(f"spectator{s.index} printed a traceback")
+        elif _spectator_fault(plan, s, SpectatorFaultKind.KILL) and s.returncode == KILLED:
+            continue
+        elif s.returncode == 0 and s.outcome == "match-end":
+            continue
+        elif s.returncode == 1 and (s.outcome == SPECTATOR_ERROR or s.outcome in race_ends or (
+                s.outcome == SOURCE_UNAVAILABLE and _spectator_fault(plan, s, SpectatorFaultKind.STOP))):
+            continue
+        else:
+            what = s.error or (f"outcome {s.outcome}" if s.outcome else "no result")
+            reasons.append(f"spectator{s.index} exited {s.returncode} ({what}), which its faults do not explain")
+    return "; ".join(reasons)
+
+
+def _relay_crash(plan: RacePlan, relays: Sequence[NodeObservation]) -> str:
+    """Why a relay process is a crash, or "": a traceback, or an exit other than the harness's kill, its
+    drain, or the harness stopping it at the race's end."""
+    reasons = []
+    for r in relays:
+        if r.traceback:
+            reasons.append(f"relay process {r.index} printed a traceback")
+        elif r.returncode not in RELAY_EXITS and not (r.fault_fired and r.returncode == KILLED):
+            reasons.append(f"relay process {r.index} exited {r.returncode} ({r.error or 'no error line'})")
+    return "; ".join(reasons)
+
+
+def _finishing_hashes(plan: RacePlan, nodes: list[NodeObservation]) -> set[str]:
+    """The round-end state hashes of the nodes that finished (not the corrupted node's)."""
+    fault = plan.faults.node_fault
+    victim = plan.faults.victim if fault is not None and fault.kind == "corrupt-state" else None
+    return {n.final_hash for n in nodes if n.outcome == "finished" and n.final_hash and n.index != victim}
+
+
+def _spectator_desync(plan: RacePlan, nodes: list[NodeObservation], spectators: Sequence[NodeObservation]) -> str:
+    """Spectators whose state disagreed with the players' (module docstring), or ""."""
+    players = _finishing_hashes(plan, nodes)
+    reasons = []
+    for s in spectators:
+        if s.disagreements or s.outcome == SPECTATOR_ERROR:
+            reasons.append(f"spectator{s.index} found its state differing from the players' agreed hash "
+                           f"{s.disagreements} time(s)" + (f" at frames {s.disagree_frames[:5]}" if s.disagree_frames else "")
+                           + (" and could not reproduce the race (error)" if s.outcome == SPECTATOR_ERROR else ""))
+        elif s.outcome == "match-end" and s.final_hash and len(players) == 1 and s.final_hash not in players:
+            reasons.append(f"spectator{s.index}'s round ended on another state than the players'")
+    return "; ".join(reasons)
+
+
 def _false_desync(plan: RacePlan, nodes: list[NodeObservation]) -> str:
     fault = plan.faults.node_fault
     corrupt_from = fault.frame if fault is not None and fault.kind == "corrupt-state" else None
@@ -150,16 +240,20 @@ def _false_desync(plan: RacePlan, nodes: list[NodeObservation]) -> str:
         if unexplained or (n.disagreements and corrupt_from is None):
             reasons.append(f"node{n.index} saw {n.disagreements} disagreeing vote(s)"
                            + (f" at frames {unexplained[:5]}" if unexplained else ""))
-    victim = plan.faults.victim if corrupt_from is not None else None
-    finals = {n.final_hash for n in nodes if n.outcome == "finished" and n.final_hash and n.index != victim}
+    finals = _finishing_hashes(plan, nodes)
     if len(finals) > 1:
         reasons.append(f"the finishing nodes' final state hashes differ ({len(finals)} different)")
     return "; ".join(reasons)
 
 
-def _fault_verdict(plan: RacePlan, nodes: list[NodeObservation], flipped: int) -> Verdict:
+def _fault_verdict(plan: RacePlan, nodes: list[NodeObservation], flipped: int, spectators: Sequence[NodeObservation],
+                   relays: Sequence[NodeObservation]) -> Verdict:
     faults = plan.faults
     everyone_finished = all(n.outcome == "finished" for n in nodes)
+    if faults.relay is not None:
+        return _relay_verdict(plan, nodes, relays)
+    if faults.spectators is not None:
+        return _spectators_verdict(plan, nodes, spectators)
     if faults.node_fault is not None and faults.node_fault.kind == "corrupt-state":
         return _corruption_verdict(plan, nodes)
     if faults.tamper is not None:
@@ -194,3 +288,29 @@ def _corruption_verdict(plan: RacePlan, nodes: list[NodeObservation]) -> Verdict
     return Verdict(RaceClass.DETECTED, f"node{victim.index} corrupted after frame {fault.frame}; {how} at vote "
                                        f"frame {decided}", decided - fault.frame)
 
+
+
+def _ends(nodes: Sequence[NodeObservation], name: str = "node") -> str:
+    return ", ".join(f"{name}{n.index} {n.outcome or ('killed' if n.returncode == KILLED else f'exit {n.returncode}')}"
+                     for n in nodes)
+
+
+def _relay_verdict(plan: RacePlan, nodes: list[NodeObservation], relays: Sequence[NodeObservation]) -> Verdict:
+    relay = plan.faults.relay
+    assert relay is not None
+    only = ", ".join(f"node{i}" for i in relay.relay_only)
+    if relay.outage is None:
+        return Verdict(RaceClass.AGREED, f"{len(nodes)} nodes finished and agreed, {only} reachable only through the relay")
+    if not any(r.fault_fired for r in relays):
+        return Verdict(RaceClass.AGREED, f"the relay {relay.outage.kind} never fired (the race ended first)")
+    return Verdict(RaceClass.DETECTED, f"relay {relay.outage.kind} with {only} relay-only handled: {_ends(nodes)}")
+
+
+def _spectators_verdict(plan: RacePlan, nodes: list[NodeObservation], spectators: Sequence[NodeObservation]) -> Verdict:
+    spectating = plan.faults.spectators
+    assert spectating is not None
+    watched = _ends(spectators, "spectator")
+    fault = spectating.fault
+    if fault is not None and any(s.fault_fired for s in spectators if s.index == fault.spectator):
+        return Verdict(RaceClass.DETECTED, f"spectator{fault.spectator} {fault.kind} handled: {_ends(nodes)}; {watched}")
+    return Verdict(RaceClass.AGREED, f"{len(nodes)} nodes finished and agreed; {watched}, every hash check agreed")

@@ -3,8 +3,10 @@
 A profile is a recipe; ``draw_faults`` turns it into one race's concrete ``Faults`` from that race's own
 seeded generator, so the same race seed always gives the same faults (``soak repro``). The faults act
 only through the product's own means: the impairment proxy in front of every node
-(``open4wd_node.net.impair``), the node's ``--fault`` option, and signals to its process (SIGSTOP and
-SIGCONT, SIGKILL). docs/soak.md describes each profile and the outcome its rules document.
+(``open4wd_node.net.impair``), the node's ``--fault`` option, signals to its process (SIGSTOP and
+SIGCONT, SIGKILL), and for ``relay`` and ``spectators`` the processes the race starts beside its nodes
+(an ``open4wd-node relay`` daemon, ``open4wd-node watch`` spectators) and signals to them. docs/soak.md
+describes each profile and the outcome its rules document.
 """
 
 from __future__ import annotations
@@ -28,13 +30,8 @@ class Profile(StrEnum):
     DISCONNECT = "disconnect"
     CORRUPT = "corrupt"
     TAMPER = "tamper"
-
-
-NOT_YET = {
-    "relay": "the relay profile needs `open4wd-node relay`, which this build does not have yet",
-    "spectators": "the spectators profile needs a spectator stream, which this build does not have yet",
-}
-"""Profiles the issue names that wait for their subsystem: refused with a reason, not unknown."""
+    RELAY = "relay"
+    SPECTATORS = "spectators"
 
 
 def parse_profiles(text: str) -> tuple[Profile, ...]:
@@ -45,8 +42,6 @@ def parse_profiles(text: str) -> tuple[Profile, ...]:
         return tuple(Profile)
     chosen: list[Profile] = []
     for name in names:
-        if name in NOT_YET:
-            raise UserError("soak-invalid", f"--profiles {name}: {NOT_YET[name]}")
         if name not in Profile.__members__.values():
             raise UserError("soak-invalid", f"--profiles takes a comma list of {', '.join(Profile)} (or all), got {name[:40]!r}")
         if Profile(name) not in chosen:
@@ -118,6 +113,66 @@ class Tamper:
     offset: int
 
 
+class RelayOutageKind(StrEnum):
+    """How the race's relay goes away mid-race."""
+
+    KILL = "kill"  # SIGKILL; a new relay process (same identity, same address) starts ``back_s`` later
+    RESTART = "restart"  # SIGTERM (it drains: control links closed, circuits run on); a new process starts at once
+
+
+@dataclass(frozen=True)
+class RelayOutage:
+    """The race's relay goes away ``at_s`` seconds into the race, as ``kind`` says."""
+
+    kind: RelayOutageKind
+    at_s: float
+    back_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class RelayUse:
+    """The race starts an ``open4wd-node relay``; every node knows it (``--relay``), the nodes of
+    ``relay_only`` accept no direct link (``--reachability relay``), so every link dialled to them is a
+    circuit through it; with ``outage``, the relay goes away mid-race."""
+
+    relay_only: tuple[int, ...]
+    outage: RelayOutage | None = None
+
+    def may_give_up(self, node: int, nodes: int) -> bool:
+        """Whether the outage can cut ``node`` from a majority of the race: a relay-only node may lose every
+        link dialled to it; any other node loses at most its links to relay-only nodes, a majority when
+        they are at least half the race (docs/soak.md)."""
+        if self.outage is None:
+            return False
+        return node in self.relay_only or 2 * len(set(self.relay_only) - {node}) >= nodes
+
+
+class SpectatorFaultKind(StrEnum):
+    """What happens to one spectator process mid-race."""
+
+    STOP = "stop"  # SIGSTOP, SIGCONT ``seconds`` later
+    KILL = "kill"  # SIGKILL
+
+
+@dataclass(frozen=True)
+class SpectatorFault:
+    """Spectator ``spectator`` is stopped or killed ``at_s`` seconds into the race."""
+
+    spectator: int
+    kind: SpectatorFaultKind
+    at_s: float
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Spectators:
+    """``count`` ``open4wd-node watch`` processes follow the race (admitted before any joiner starts, as a
+    spectator must be before the match starts); ``fault`` stops or kills one of them."""
+
+    count: int
+    fault: SpectatorFault | None = None
+
+
 @dataclass(frozen=True)
 class Faults:
     """Everything one race meets; an empty ``Faults()`` is a clean race."""
@@ -127,6 +182,8 @@ class Faults:
     kill: NodeKill | None = None
     node_fault: NodeFault | None = None
     tamper: Tamper | None = None
+    relay: RelayUse | None = None
+    spectators: Spectators | None = None
 
     @property
     def victim(self) -> int | None:
@@ -151,12 +208,33 @@ class Faults:
             kill=NodeKill(**data["kill"]) if data["kill"] else None,
             node_fault=NodeFault(**data["node_fault"]) if data["node_fault"] else None,
             tamper=Tamper(**data["tamper"]) if data["tamper"] else None,
+            relay=_relay_from_json(data.get("relay")),  # .get: plans written before these profiles existed
+            spectators=_spectators_from_json(data.get("spectators")),
         )
+
+
+def _relay_from_json(data: dict[str, Any] | None) -> RelayUse | None:
+    if not data:
+        return None
+    outage = data["outage"]
+    return RelayUse(tuple(data["relay_only"]), RelayOutage(RelayOutageKind(outage["kind"]), outage["at_s"], outage["back_s"])
+                    if outage else None)
+
+
+def _spectators_from_json(data: dict[str, Any] | None) -> Spectators | None:
+    if not data:
+        return None
+    fault = data["fault"]
+    return Spectators(data["count"], SpectatorFault(fault["spectator"], SpectatorFaultKind(fault["kind"]), fault["at_s"],
+                                                    fault["seconds"]) if fault else None)
 
 
 FAULT_WINDOW_S = (2.0, 8.0)
 """When a stop or a kill comes, in seconds of race: early enough that the rules it sets off (a 10 s
 link timeout, a 15 s reconnect window) decide before a 1-lap soak race ends."""
+RELAY_BACK_S = (1.0, 5.0)
+"""How long a killed relay stays away: within the race session's 15 s reconnect window."""
+MAX_SPECTATORS = 2
 FAULT_FRAMES = (120, 480)
 """Where a ``--fault`` fires, in frames of round 1: a corruption then leaves time for the three
 checksum votes (every 120 frames) that vote the corrupted node out."""
@@ -189,4 +267,16 @@ def draw_faults(profile: Profile, rng: random.Random, nodes: int, race_seconds: 
         return Faults(node_fault=NodeFault(rng.randrange(nodes), "corrupt-state", rng.randint(*FAULT_FRAMES)))
     if profile is Profile.TAMPER:
         return Faults(tamper=Tamper(rng.randint(2_000, 40_000)))
+    if profile is Profile.RELAY:
+        relay_only = tuple(sorted(rng.sample(range(nodes), rng.randint(1, nodes))))
+        kind = rng.choice((None, *RelayOutageKind))
+        outage = None if kind is None else RelayOutage(kind, moment(), round(rng.uniform(*RELAY_BACK_S), 2)
+                                                       if kind is RelayOutageKind.KILL else 0.0)
+        return Faults(relay=RelayUse(relay_only, outage))
+    if profile is Profile.SPECTATORS:
+        count = rng.randint(1, MAX_SPECTATORS)
+        kind = rng.choice((None, *SpectatorFaultKind))
+        fault = None if kind is None else SpectatorFault(rng.randrange(count), kind, moment(), round(
+            rng.uniform(1.0, 10.0), 2) if kind is SpectatorFaultKind.STOP else 0.0)
+        return Faults(spectators=Spectators(count, fault))
     return Faults()

@@ -10,6 +10,12 @@ crosses a proxy. The harness watches every node's JSON events: it stops (SIGSTOP
 that has neither ended nor progressed for ``NO_PROGRESS_S`` hung. Afterwards every race log goes
 through ``open4wd-node replay``, and ``classify`` judges the race. A race that is not ``agreed`` keeps
 its logs, saved states, events and stderr (returned packed, so a remote worker's files come home).
+
+Profile ``relay`` starts an ``open4wd-node relay`` process on the race's /24 before the nodes (every node
+gets ``--relay``, the relay-only ones ``--reachability relay``) and kills or restarts it on schedule;
+profile ``spectators`` starts ``open4wd-node watch`` processes on the host's spectator invitation once its
+room is open, before any joiner (a spectator must be admitted before the match starts), stops or kills
+one on schedule, and waits for them after the nodes; their race logs are replayed like the nodes'.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from typing import Any
 
 import trio
 
-from open4wd_node.demo.runner import NodeRun, run_demo
+from open4wd_node.demo.runner import NodeRun, cli_command, run_demo, run_node
 from open4wd_node.demo.setup import DemoOptions
 from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy
 from open4wd_node.race.log import LogReader
@@ -39,11 +45,15 @@ from open4wd_node.runtime.addresses import Address
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.soak.classify import NodeObservation, RaceClass, Verdict, classify
 from open4wd_node.soak.plan import RacePlan
-from open4wd_node.soak.profiles import Hiccup, LinkTrouble
+from open4wd_node.soak.profiles import Hiccup, LinkTrouble, RelayOutageKind, SpectatorFaultKind
 
 NODE_PORT = 24_680  # below Linux's ephemeral range: every node listens on its own loopback address, this port
 TAMPER_ARMED_S = 30  # from the countdown (5 s): the first mesh link carries the flip's offset within seconds
 NO_PROGRESS_S = 60  # longer than any documented wait without a frame (reconnect window + watchdog: 30 s)
+RELAY_HOST = 250  # the relay listens on .250 of the race's /24, port NODE_PORT; spectators on .200 and up
+SPECTATOR_HOST = 200
+START_WAIT_S = 30  # for a relay to listen, for a spectator to be admitted to the room
+SPECTATOR_GRACE_S = 60  # after the last node ended: a spectator plays its buffered frames out, then its log is closed
 ERROR_LINE = re.compile(r"^error\[([a-z0-9-]+)\]: (.*)$", re.MULTILINE)
 
 
@@ -68,6 +78,7 @@ class RaceResult:
     elapsed_s: float
     faults_applied: list[str]
     curves: dict[str, list[list[int]]]  # node -> [frame, lag, deepest rollback] once a second of race
+    spectators: list[NodeObservation] = field(default_factory=list)
     kept: bytes | None = field(default=None, repr=False)  # tar.gz of the race directory, unless agreed
 
     def row(self) -> dict[str, Any]:
@@ -81,6 +92,10 @@ class RaceResult:
             "max_rollback": self.max_rollback, "elapsed_s": self.elapsed_s, "faults_applied": self.faults_applied,
             "outcomes": {f"node{n.index}": n.outcome or (f"exit {n.returncode}" if n.returncode is not None else "hung")
                          for n in self.nodes},
+            "spectators": {f"spectator{s.index}": {"outcome": s.outcome or (f"exit {s.returncode}" if s.returncode is not None
+                                                                             else "hung"),
+                                                   "checked_hashes": s.agreed, "mismatches": s.disagreements,
+                                                   "replay": s.replay_status} for s in self.spectators},
             "curves": self.curves, "plan": self.plan.to_json(),
         }
 
@@ -109,6 +124,17 @@ class _Harness:
         self.applied: list[str] = []
         self.race_started = trio.Event()
         self.countdown = trio.Event()
+        self.work_dir = Path()
+        self.block = block
+        self.relay_address = f"{block}.{RELAY_HOST}:{NODE_PORT}"
+        self.relay_runs: list[NodeRun] = []  # one per relay process (a restart starts another)
+        self.relay_fired = False  # the outage reached the relay
+        spectating = plan.faults.spectators
+        self.spectator_runs = [NodeRun(i) for i in range(spectating.count if spectating else 0)]
+        self.spectator_seen: dict[int, float] = {}
+        self.spectator_fired: set[int] = set()
+        self.spectator_hung: set[int] = set()
+        self.nursery: trio.Nursery | None = None
 
     @staticmethod
     def _impairment(links: LinkTrouble, seed: int) -> Impairment:
@@ -123,7 +149,9 @@ class _Harness:
         proxy = self.proxies[index].address
         assert proxy is not None
         args = ["--listen", f"{self.hosts[index]}:{NODE_PORT}", "--advertise", str(proxy), "--mode", self.plan.modes[index]]
-        fault = self.plan.faults.node_fault
+        fault, relay = self.plan.faults.node_fault, self.plan.faults.relay
+        if relay is not None:
+            args += ["--relay", self.relay_address] + (["--reachability", "relay"] if index in relay.relay_only else [])
         return args + (fault.option() if fault is not None and fault.node == index else [])
 
     def on_event(self, index: int, event: dict[str, Any]) -> None:
@@ -212,18 +240,136 @@ class _Harness:
         proxy.set(Direction.UP, clean)
         self.note(f"flip disarmed after {proxy.stats.flipped[Direction.UP]} flipped byte(s)")
 
+    # ---- the relay (profile relay) ---------------------------------------------------------------------
+
+    def _tasks(self) -> trio.Nursery:
+        assert self.nursery is not None, "the race's nursery is set before any process starts"
+        return self.nursery
+
+    async def start_relay(self) -> bool:
+        """Start a relay process (the same data directory, so the same identity, and the same address as
+        any before it) and wait until it listens; False when it did not within ``START_WAIT_S``."""
+        run = NodeRun(len(self.relay_runs))
+        self.relay_runs.append(run)
+        listening = trio.Event()
+
+        def on_event(_: int, event: dict[str, Any]) -> None:
+            if event.get("event") == "relay-listening":
+                listening.set()
+
+        argv = cli_command(self.work_dir / "relay") + ["relay", "--listen", self.relay_address, "--metrics", "", "--json"]
+        self._tasks().start_soon(run_node, argv, run, on_event)
+        with trio.move_on_after(START_WAIT_S):
+            await listening.wait()
+        self.note(f"relay process {run.index} " + ("listening" if listening.is_set() else "not listening"))
+        return listening.is_set()
+
+    async def relay_outage(self) -> None:
+        relay = self.plan.faults.relay
+        assert relay is not None and relay.outage is not None
+        outage = relay.outage
+        await self.at(None, outage.at_s)
+        run = self.relay_runs[-1]
+        process = run.process
+        if process is None or process.returncode is not None:
+            return
+        if outage.kind is RelayOutageKind.KILL:
+            process.kill()
+            self.relay_fired = True
+            self.note(f"SIGKILL relay process {run.index}, back in {outage.back_s} s")
+            await trio.sleep(outage.back_s)
+        else:
+            process.send_signal(signal.SIGTERM)
+            self.relay_fired = True
+            self.note(f"SIGTERM relay process {run.index} (it drains); a new one starts")
+            while not any(e.get("event") == "relay-draining" for e in run.events) and run.process is not None:
+                await trio.sleep(0.05)  # the drain closes its listening socket: then the address is free
+        await self.start_relay()
+
+    # ---- spectators (profile spectators) -------------------------------------------------------------
+
+    def on_spectator_event(self, index: int, event: dict[str, Any]) -> None:
+        self.spectator_seen[index] = time.monotonic()
+
+    async def start_spectators(self, room: dict[str, Any]) -> None:
+        """``run_demo``'s ``room_open``: start every spectator on the host's spectator invitation and wait
+        until each is admitted (its ``joined`` event), before any joiner starts."""
+        invite = room.get("invites", {}).get("spectator")
+        if not self.spectator_runs:
+            return
+        if invite is None:
+            self.note("no spectator invitation in the host's room-created event")
+            return
+        for run in self.spectator_runs:
+            argv = cli_command(self.work_dir / f"spectator{run.index}") + [
+                "watch", invite, "--listen", f"{self.block}.{SPECTATOR_HOST + run.index}:0", "--json"]
+            self._tasks().start_soon(run_node, argv, run, self.on_spectator_event)
+        with trio.move_on_after(START_WAIT_S):
+            for run in self.spectator_runs:
+                while run.last("joined") is None and (run.process is not None or run.returncode is None):
+                    await trio.sleep(0.05)
+        self.note(f"spectators admitted: {sum(r.last('joined') is not None for r in self.spectator_runs)} "
+                  f"of {len(self.spectator_runs)}")
+
+    async def spectator_fault(self) -> None:
+        spectating = self.plan.faults.spectators
+        assert spectating is not None and spectating.fault is not None
+        fault = spectating.fault
+        await self.at(None, fault.at_s)
+        process = self.spectator_runs[fault.spectator].process
+        if process is None or process.returncode is not None:
+            return
+        self.spectator_fired.add(fault.spectator)
+        if fault.kind is SpectatorFaultKind.KILL:
+            process.kill()
+            self.note(f"SIGKILL spectator{fault.spectator}")
+            return
+        process.send_signal(signal.SIGSTOP)
+        self.note(f"SIGSTOP spectator{fault.spectator} for {fault.seconds} s")
+        try:
+            await trio.sleep(fault.seconds)
+        finally:
+            if process.returncode is None:
+                process.send_signal(signal.SIGCONT)
+            self.spectator_seen[fault.spectator] = time.monotonic()
+            self.note(f"SIGCONT spectator{fault.spectator}")
+
+    def _spectators_running(self) -> list[NodeRun]:
+        return [r for r in self.spectator_runs if r.process is not None and r.process.returncode is None]
+
+    async def spectators_end(self) -> None:
+        """After the last node: wait for every spectator to end; one still running after
+        ``SPECTATOR_GRACE_S`` is hung."""
+        with trio.move_on_after(SPECTATOR_GRACE_S):
+            while self._spectators_running():
+                await trio.sleep(0.1)
+        late = self._spectators_running()
+        if late:
+            self.spectator_hung.update(r.index for r in late)
+            self.note(f"hung: {', '.join(f'spectator{r.index}' for r in late)} after the race")
+
+    # ---- the hang watch --------------------------------------------------------------------------------
+
     async def watch(self, cancel: Callable[[], None]) -> None:
-        """Call hung any running node silent (and not stopped by us) for ``NO_PROGRESS_S``, or every running
-        node at the race's limit; then stop the race."""
+        """Call hung any running node or spectator silent (and not stopped by us) for ``NO_PROGRESS_S``, or
+        every running node at the race's limit; then stop the race."""
         limit = self.started + race_limit_s(self.plan)
+        stopped_spectator = set()
         while True:
             await trio.sleep(1.0)
             now = time.monotonic()
             running = [r.index for r in self.runs if r.process is not None and r.process.returncode is None]
             silent = [i for i in running if i not in self.stopped and now - self.seen.get(i, self.started) > NO_PROGRESS_S]
-            if silent or (running and now > limit):
-                self.hung.update(silent or running)
-                self.note(f"hung: {', '.join(f'node{i}' for i in sorted(self.hung))}")
+            fault = self.plan.faults.spectators.fault if self.plan.faults.spectators else None
+            if fault is not None and fault.kind is SpectatorFaultKind.STOP and fault.spectator in self.spectator_fired:
+                stopped_spectator = {fault.spectator}
+            quiet = [r.index for r in self._spectators_running() if r.index not in stopped_spectator
+                     and now - self.spectator_seen.get(r.index, self.started) > NO_PROGRESS_S]
+            if silent or quiet or (running and now > limit):
+                self.hung.update(silent if silent or quiet else running)
+                self.spectator_hung.update(quiet)
+                self.note("hung: " + ", ".join([f"node{i}" for i in sorted(self.hung)]
+                                               + [f"spectator{i}" for i in sorted(self.spectator_hung)]))
                 cancel()
                 return
 
@@ -234,25 +380,35 @@ class _Harness:
 
 async def _race(plan: RacePlan, work_dir: Path, block: str) -> tuple[_Harness, str | None]:
     harness = _Harness(plan, block)
+    harness.work_dir = work_dir
     options = DemoOptions(nodes=plan.nodes, rounds=1, laps=plan.laps, mode=plan.modes[0], seed=plan.seed,
                           track=plan.track, time_limit_s=plan.race_seconds)
     failure: str | None = None
     async with trio.open_nursery() as nursery:
+        harness.nursery = nursery
         for proxy in harness.proxies:
             await nursery.start(proxy.run)
         faults = plan.faults
+        if faults.relay is not None and not await harness.start_relay():
+            failure = f"the relay did not listen on {harness.relay_address} within {START_WAIT_S} s"
+            nursery.cancel_scope.cancel()
+            return harness, failure
         tasks: list[Callable[[], Awaitable[None]]] = [harness.hiccups]
         tasks += [harness.stop] if faults.stop else []
         tasks += [harness.kill] if faults.kill else []
         tasks += [harness.tamper] if faults.tamper else []
+        tasks += [harness.relay_outage] if faults.relay and faults.relay.outage else []
+        tasks += [harness.spectator_fault] if faults.spectators and faults.spectators.fault else []
         for task in tasks:
             nursery.start_soon(task)
         with trio.CancelScope() as race_scope:
             nursery.start_soon(harness.watch, race_scope.cancel)
             try:
-                await run_demo(options, work_dir, harness.on_event, harness.extra, harness.runs)
+                await run_demo(options, work_dir, harness.on_event, harness.extra, harness.runs,
+                               room_open=harness.start_spectators)
             except UserError as exc:
                 failure = f"{exc.code}: {exc.message}"
+            await harness.spectators_end()
         nursery.cancel_scope.cancel()
     return harness, failure
 
@@ -264,8 +420,16 @@ def _loopback_block() -> str:
     return f"127.{rng.randint(64, 254)}.{rng.randint(0, 255)}"
 
 
-def _observe(harness: _Harness, run: NodeRun, node_dir: Path) -> NodeObservation:
-    """What node ``run`` did, from its events, exit status and stderr (written to ``node_dir``)."""
+def _observe_node(harness: _Harness, run: NodeRun, node_dir: Path) -> NodeObservation:
+    """What node ``run`` did (``_observe``)."""
+    return _observe(run, node_dir, peer=harness.peers.get(run.index), hung=run.index in harness.hung,
+                    fired=run.index in harness.fired or any(e.get("event") == "fault" for e in run.events))
+
+
+def _observe(run: NodeRun, node_dir: Path, *, peer: str | None = None, hung: bool = False,
+             fired: bool = False) -> NodeObservation:
+    """What the process of ``run`` (a node, a spectator or a relay) did, from its events, exit status and
+    stderr (written to ``node_dir``): ``hung`` and ``fired`` are the harness's."""
     node_dir.mkdir(parents=True, exist_ok=True)
     (node_dir / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in run.events))
     (node_dir / "stderr.log").write_text(run.stderr)
@@ -273,13 +437,12 @@ def _observe(harness: _Harness, run: NodeRun, node_dir: Path) -> NodeObservation
     frames = [e["frame"] for e in run.events if isinstance(e.get("frame"), int)]
     error = ERROR_LINE.search(run.stderr)
     return NodeObservation(
-        index=run.index, peer=harness.peers.get(run.index), returncode=run.returncode,
+        index=run.index, peer=peer, returncode=run.returncode,
         outcome=result.get("outcome"), agreed=result.get("agreed_hashes", 0),
-        disagreements=result.get("disagreements", 0),
+        disagreements=result.get("disagreements", result.get("mismatches", 0)),  # a spectator counts mismatches
         disagree_frames=[e["frame"] for e in run.events if e.get("event") == "checksum" and not e["agreed"]],
         last_frame=max(frames, default=-1), traceback="Traceback (most recent call last)" in run.stderr,
-        error=f"{error[1]}: {error[2]}" if error else None, hung=run.index in harness.hung,
-        fault_fired=run.index in harness.fired or any(e.get("event") == "fault" for e in run.events),
+        error=f"{error[1]}: {error[2]}" if error else None, hung=hung, fault_fired=fired,
         link_tampered="link-tampered" in run.stderr,
     )
 
@@ -335,10 +498,19 @@ def run_race(plan: RacePlan, work_dir: Path) -> RaceResult:
         nodes = []
         for run in harness.runs:
             node_dir = work_dir / f"node{run.index}"
-            observation = _observe(harness, run, node_dir)
+            observation = _observe_node(harness, run, node_dir)
             _replay(observation, node_dir)
             nodes.append(observation)
-        verdict = classify(plan, nodes, failure, harness.flipped)
+        spectators = []
+        for run in harness.spectator_runs:
+            spectator_dir = work_dir / f"spectator{run.index}"
+            observation = _observe(run, spectator_dir, hung=run.index in harness.spectator_hung,
+                                   fired=run.index in harness.spectator_fired)
+            _replay(observation, spectator_dir)
+            spectators.append(observation)
+        relays = [_observe(run, work_dir / "relay" / f"process{run.index}", fired=run.index == 0 and harness.relay_fired)
+                  for run in harness.relay_runs]
+        verdict = classify(plan, nodes, failure, harness.flipped, spectators, relays)
         runs = harness.runs
         results = [r.last("result") or {} for r in runs]
         finished = [res for res in results if res.get("outcome") == "finished"]
@@ -349,6 +521,7 @@ def run_race(plan: RacePlan, work_dir: Path) -> RaceResult:
             rollbacks=sum(res.get("rollbacks", 0) for res in results),
             max_rollback=max((res.get("max_rollback", 0) for res in results), default=0),
             elapsed_s=round(time.monotonic() - started, 1), faults_applied=harness.applied, curves=_curves(runs),
+            spectators=spectators,
         )
         (work_dir / "verdict.json").write_text(json.dumps(result.row(), indent=1))
         if verdict.race_class is not RaceClass.AGREED:

@@ -126,7 +126,7 @@ def _fired(row: dict[str, Any]) -> list[str]:
 # ---- report.html --------------------------------------------------------------------------------------
 
 CLASS_COLOURS = {"agreed": "#3a7d44", "detected": "#4a6fa5", "false-desync": "#c0392b", "crash": "#8e44ad",
-                 "hang": "#d35400", "replay-failed": "#b7950b", "undetected": "#7f8c8d"}
+                 "hang": "#d35400", "replay-failed": "#b7950b", "undetected": "#7f8c8d", "spectator-desync": "#a93226"}
 SAMPLE_RACES = 6
 
 

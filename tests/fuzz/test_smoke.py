@@ -23,7 +23,7 @@ def test_every_door_survives_its_seeds_and_their_mutations(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["link-handshake", "glb-reader", "glb-admission", "glb-bake", "room-host",
                                   "room-member", "race-session", "race-log", "state-file", "loadout", "config-toml",
-                                  "invitation"])
+                                  "invitation", "relay-server", "relay-client", "spectate-source", "spectate-viewer"])
 def test_seeds_are_inputs_the_door_accepts(name: str) -> None:
     """A seed that its door refuses at once would make the fuzzer mutate the refusal, not the door: each
     of these seeds goes through without a coded refusal (the doors left out keep a refused seed on
@@ -51,3 +51,41 @@ def test_frames_round_trip_and_take_any_bytes() -> None:
     parts = [b"", b"abc", bytes(300)]
     assert list(frames(join_frames(parts))) == parts
     assert list(frames(b"\x00")) == [b"\x00"] and list(frames(b"\x00\x09ab")) == [b"ab"]
+
+
+def test_the_relay_seeds_reach_a_granted_reservation_and_an_open_circuit() -> None:
+    """The honest frames of the relay doors go as deep as a real exchange: the relay grants a reservation
+    and opens a circuit between the two nodes; the node answers a notice and takes its circuit."""
+    from fuzz.doors import relay
+
+    logs = [entry for seed in target("relay-server").seeds() for entry in relay.run_logged(relay.relay_session, seed)]
+    events = {entry["event"] for entry in logs}
+    assert {"relay-reserved", "relay-circuit-opened", "relay-circuit-ended", "relay-refused"} <= events
+    codes = {entry.get("code") for entry in logs if entry["event"] == "relay-refused"}
+    assert {"reservation-refused", "peer-not-reserved", "circuit-unknown"} <= codes
+    logs = [entry for seed in target("relay-client").seeds() for entry in relay.run_logged(relay.client_session, seed)]
+    assert {"relay-reserved", "relay-answer-failed"} <= {entry["event"] for entry in logs}
+
+
+def test_the_viewer_seeds_verify_the_players_hashes_on_the_real_round() -> None:
+    """The spectator stream seed is a real race's: a viewer fed it re-simulates the round and every hash
+    check at a vote frame agrees with the players' signed votes."""
+    from fuzz.doors import race, spectate
+    from open4wd_node.race.world import WorldAdapter
+    from protocol.encoding.wire import decode_message
+    from protocol.spectate.actions import HashChecked
+    from protocol.spectate.viewer import SpectateViewer
+
+    seed = max(target("spectate-viewer").seeds(), key=len)  # the whole stream
+    adapter = WorldAdapter(race.round_start(race.shared_world()))
+    viewer = SpectateViewer(race.MATCH_ID, [spectate.view_round()], lambda index: adapter, [race.PEER.peer_id])
+    viewer.start(0)
+    checks = []
+    for part in frames(seed):
+        viewer.receive(race.PEER.peer_id, decode_message(part[1:]), 0)
+        while True:
+            stepped, actions = viewer.advance(0)
+            checks += [a for a in actions if isinstance(a, HashChecked)]
+            if not stepped:
+                break
+    assert len(checks) >= 2 and all(check.agreed for check in checks)

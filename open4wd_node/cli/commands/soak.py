@@ -22,7 +22,7 @@ RACES = IntRange(1, 100_000)
 WORKERS = IntRange(1, 256)
 NODE_COUNTS = re.compile(r"([2-8])(?:-([2-8]))?")
 SCHEDULER = re.compile(r"tcp://[^\s/]+:[0-9]{1,5}")
-FAILURES = ("false-desync", "crash", "hang", "replay-failed", "undetected")  # exit 1 when any race is one of these
+FAILURES = ("false-desync", "crash", "hang", "replay-failed", "undetected", "spectator-desync")  # exit 1 when any race is one
 
 
 def node_range(text: str) -> tuple[int, int]:
@@ -158,7 +158,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--nodes", default="3", metavar="K|A-B",
                         help="nodes per race, or a range drawn per race (2..8, default 3)")
     parser.add_argument("--profiles", default="all", metavar="LIST",
-                        help="comma list of clean, latency, jitter-loss, stall, kill, disconnect, corrupt, tamper, or all "
+                        help="comma list of clean, latency, jitter-loss, stall, kill, disconnect, corrupt, tamper, relay, "
+                             "spectators, or all "
                              "(the default); races take them in turn")
     parser.add_argument("--seed", type=SEED, default=0,
                         help="the soak's seed: every race's seed, nodes and faults follow from it")

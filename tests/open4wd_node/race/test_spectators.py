@@ -4,6 +4,7 @@ dropped (``spectator-too-slow``) by a call that never waits; a refused spectator
 from __future__ import annotations
 
 import pytest
+import structlog.testing
 import trio
 
 from open4wd_node.net.link import LinkClosed
@@ -63,3 +64,25 @@ async def test_a_refused_spectator_is_told_why(autojump_clock, identity, select,
             await link.receive()
         assert closed.value.code == code and hub.source.subscribers == {}
         nursery.cancel_scope.cancel()
+
+
+async def test_a_spectator_link_that_ends_after_the_hub_stopped_is_no_internal_error(autojump_clock) -> None:
+    """Found by the soak's spectators profile: a node whose race was over (its hub stopped) while a
+    spectator link was still open logged ``internal-error`` with a traceback when that link ended, since
+    the link's own task asked the stopped hub to close it."""
+    with structlog.testing.capture_logs() as logs:
+        async with trio.open_nursery() as nursery:
+            listener = NodeListener(RACER)
+            address = await nursery.start(listener.run, "127.0.0.1", 0)
+            hub = SpectatorHub(SpectateSource(MATCH, [WATCHER.peer_id], capacity=4), listener)
+            async with trio.open_nursery() as hub_tasks:
+                await hub_tasks.start(hub.run)
+                link = await subscribe(address.port, WATCHER, ModeSelect("replay", MATCH, 1))
+                await trio.sleep(1)
+                assert hub.source.subscribers == {WATCHER.peer_id: 1}
+                hub_tasks.cancel_scope.cancel()  # the race is over: the hub stops, the link is still open
+            await link.aclose()
+            await trio.sleep(1)
+            nursery.cancel_scope.cancel()
+    assert [entry for entry in logs if entry["log_level"] == "error"] == []
+    assert hub.source.subscribers == {} and hub.links == {}

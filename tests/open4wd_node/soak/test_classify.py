@@ -4,7 +4,8 @@ from dataclasses import replace
 
 from open4wd_node.soak.classify import KILLED, NodeObservation, RaceClass, classify
 from open4wd_node.soak.plan import RacePlan
-from open4wd_node.soak.profiles import Faults, NodeFault, NodeKill, NodeStop, Profile, Tamper
+from open4wd_node.soak.profiles import Faults, NodeFault, NodeKill, NodeStop, Profile, RelayOutage, RelayOutageKind, \
+    RelayUse, SpectatorFault, SpectatorFaultKind, Spectators, Tamper
 
 HASH = "ab" * 32
 
@@ -121,3 +122,97 @@ def test_a_flipped_byte_must_be_refused():
     assert classify(tamper, nodes, flipped=1).race_class is RaceClass.DETECTED
     assert classify(tamper, [finished(i) for i in range(3)], flipped=1).race_class is RaceClass.UNDETECTED
     assert classify(tamper, [finished(i) for i in range(3)], flipped=0).race_class is RaceClass.AGREED
+
+
+def watched(index, **changes):
+    """A spectator that watched the match to its end: every hash check agreed, its log replays."""
+    spectator = NodeObservation(index=index, returncode=0, outcome="match-end", agreed=14, last_frame=1789, replay_ok=True,
+                                replay_status="complete", final_hash=HASH)
+    return replace(spectator, **changes)
+
+
+def relay_process(index=0, **changes):
+    return replace(NodeObservation(index=index, returncode=None), **changes)
+
+
+def test_a_race_through_a_relay_must_finish_in_agreement_and_the_relay_must_not_crash():
+    through = plan(Profile.RELAY, Faults(relay=RelayUse((1,))))
+    verdict = classify(through, [finished(i) for i in range(3)], relays=[relay_process()])
+    assert verdict.race_class is RaceClass.AGREED and "node1 reachable only through the relay" in verdict.reason
+    gave_up = finished(1, returncode=1, outcome="partition-void")
+    assert classify(through, [finished(0), gave_up, finished(2)], relays=[relay_process()]).race_class is RaceClass.CRASH
+    traced = classify(through, [finished(i) for i in range(3)], relays=[relay_process(traceback=True)])
+    assert traced.race_class is RaceClass.CRASH and "relay process 0 printed a traceback" in traced.reason
+    died = classify(through, [finished(i) for i in range(3)], relays=[relay_process(returncode=1, error="x: y")])
+    assert died.race_class is RaceClass.CRASH and "relay process 0 exited 1" in died.reason
+    drained = classify(through, [finished(i) for i in range(3)], relays=[relay_process(returncode=143)])
+    assert drained.race_class is RaceClass.AGREED
+
+
+def test_a_relay_outage_lets_only_the_nodes_it_can_cut_from_a_majority_give_up():
+    outage = RelayOutage(RelayOutageKind.KILL, 4.0, 2.0)
+    one = plan(Profile.RELAY, Faults(relay=RelayUse((1,), outage)))
+    killed = relay_process(returncode=KILLED, fault_fired=True)
+    back = relay_process(1)
+    gave_up = finished(1, returncode=1, outcome="partition-void", final_hash=None)
+    verdict = classify(one, [finished(0), gave_up, finished(2)], relays=[killed, back])
+    assert verdict.race_class is RaceClass.DETECTED and "relay kill" in verdict.reason
+    assert "node1 partition-void" in verdict.reason
+    assert classify(one, [finished(i) for i in range(3)], relays=[killed, back]).race_class is RaceClass.DETECTED
+    # a direct node keeps its link to the other direct node: 2 of 3, a majority, so it may not give up
+    assert classify(one, [finished(0, returncode=1, outcome="partition-void"), finished(1), finished(2)],
+                    relays=[killed, back]).race_class is RaceClass.CRASH
+    # every node relay-only: every link may go through the relay, so every node may end partition-void
+    every = plan(Profile.RELAY, Faults(relay=RelayUse((0, 1, 2), outage)))
+    void = [finished(i, returncode=1, outcome="partition-void", final_hash=None) for i in range(3)]
+    assert classify(every, void, relays=[killed, back]).race_class is RaceClass.DETECTED
+    # two relay-only of three: the direct node may be cut from both
+    assert classify(plan(Profile.RELAY, Faults(relay=RelayUse((1, 2), outage))), void, relays=[killed, back]).race_class \
+        is RaceClass.DETECTED
+    # an outage that never fired explains nothing; a relay killed by nobody is a crash
+    assert classify(one, [finished(i) for i in range(3)], relays=[relay_process()]).race_class is RaceClass.AGREED
+    assert classify(one, [finished(i) for i in range(3)], relays=[relay_process(returncode=KILLED)]).race_class \
+        is RaceClass.CRASH
+
+
+def test_spectators_that_watched_to_the_end_with_every_check_agreed_are_agreed():
+    two = plan(Profile.SPECTATORS, Faults(spectators=Spectators(2)))
+    verdict = classify(two, [finished(i) for i in range(3)], spectators=[watched(0), watched(1)])
+    assert verdict.race_class is RaceClass.AGREED and "spectator0 match-end" in verdict.reason
+
+
+def test_a_spectator_whose_state_disagrees_with_the_players_is_a_spectator_desync():
+    two = plan(Profile.SPECTATORS, Faults(spectators=Spectators(2)))
+    racers = [finished(i) for i in range(3)]
+    checked = classify(two, racers, spectators=[watched(0), watched(1, disagreements=1, disagree_frames=[480])])
+    assert checked.race_class is RaceClass.SPECTATOR_DESYNC and "spectator1" in checked.reason and "480" in checked.reason
+    lost = classify(two, racers, spectators=[watched(0), watched(1, returncode=1, outcome="error", disagreements=2)])
+    assert lost.race_class is RaceClass.SPECTATOR_DESYNC and "could not reproduce" in lost.reason
+    final = classify(two, racers, spectators=[watched(0, final_hash="cd" * 32), watched(1)])
+    assert final.race_class is RaceClass.SPECTATOR_DESYNC and "another state" in final.reason
+    # the players' own disagreement comes first: the spectator only follows what they voted
+    split = [finished(0), finished(1, disagreements=1, disagree_frames=[240]), finished(2)]
+    assert classify(two, split, spectators=[watched(0, disagreements=1)]).race_class is RaceClass.FALSE_DESYNC
+
+
+def test_a_stopped_or_killed_spectator_is_explained_and_changes_nothing_for_the_racers():
+    stop = plan(Profile.SPECTATORS, Faults(spectators=Spectators(2, SpectatorFault(1, SpectatorFaultKind.STOP, 3.0, 8.0))))
+    racers = [finished(i) for i in range(3)]
+    back = classify(stop, racers, spectators=[watched(0), watched(1, fault_fired=True)])
+    assert back.race_class is RaceClass.DETECTED and "spectator1 stop handled" in back.reason
+    gone = watched(1, returncode=1, outcome="source-unavailable", fault_fired=True, final_hash=None)
+    assert classify(stop, racers, spectators=[watched(0), gone]).race_class is RaceClass.DETECTED
+    # the spectator nobody stopped may not lose its sources
+    assert classify(stop, racers, spectators=[replace(gone, index=0, fault_fired=False), watched(1)]).race_class \
+        is RaceClass.CRASH
+    kill = plan(Profile.SPECTATORS, Faults(spectators=Spectators(1, SpectatorFault(0, SpectatorFaultKind.KILL, 3.0))))
+    killed = NodeObservation(0, returncode=KILLED, fault_fired=True, replay_ok=True, replay_status="torn")
+    assert classify(kill, racers, spectators=[killed]).race_class is RaceClass.DETECTED
+    # a racer that gave up for a spectator's sake is a crash; so is a spectator's traceback, or its log not replaying
+    assert classify(kill, [finished(0), finished(1, returncode=1, outcome="partition-void"), finished(2)],
+                    spectators=[killed]).race_class is RaceClass.CRASH
+    assert classify(kill, racers, spectators=[watched(0, traceback=True)]).race_class is RaceClass.CRASH
+    bad_log = classify(kill, racers, spectators=[watched(0, replay_ok=False, replay_error="race-log-damaged: x")])
+    assert bad_log.race_class is RaceClass.REPLAY_FAILED and "spectator0's log" in bad_log.reason
+    hung = classify(kill, racers, spectators=[NodeObservation(0, returncode=None, last_frame=900)])
+    assert hung.race_class is RaceClass.HANG and "spectator0" in hung.reason

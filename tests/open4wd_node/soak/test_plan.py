@@ -9,15 +9,16 @@ from hypothesis import strategies as st
 
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.soak.plan import RacePlan, SoakOptions, plan_race
-from open4wd_node.soak.profiles import FAULT_FRAMES, FAULT_WINDOW_S, Profile, draw_faults, parse_profiles
+from open4wd_node.soak.profiles import FAULT_FRAMES, FAULT_WINDOW_S, Faults, Profile, RelayOutage, RelayOutageKind, \
+    RelayUse, draw_faults, parse_profiles
 
 
 def test_a_plan_is_a_function_of_the_soak_options_and_the_index():
-    options = SoakOptions(races=16, nodes=(2, 8), seed=42, mode="mixed")
-    plans = [plan_race(options, i) for i in range(16)]
-    assert plans == [plan_race(options, i) for i in range(16)]
+    options = SoakOptions(races=20, nodes=(2, 8), seed=42, mode="mixed")
+    plans = [plan_race(options, i) for i in range(20)]
+    assert plans == [plan_race(options, i) for i in range(20)]
     assert [p.profile for p in plans] == list(Profile) * 2  # in turn: every profile gets its share
-    assert len({p.seed for p in plans}) == 16
+    assert len({p.seed for p in plans}) == 20
     assert plan_race(SoakOptions(races=16, nodes=(2, 8), seed=43, mode="mixed"), 0).seed != plans[0].seed
     assert {len(p.modes) for p in plans} == {p.nodes for p in plans} and all(2 <= p.nodes <= 8 for p in plans)
     assert {m for p in plans for m in p.modes} == {"rollback", "lockstep"}  # mixed: both, drawn per node
@@ -54,14 +55,44 @@ def test_each_profile_draws_its_own_kind_of_fault():
     assert draw(Profile.DISCONNECT).node_fault.option()[1].startswith("disconnect@")
 
 
+@given(st.integers(0, 2**32), st.integers(2, 8))
+def test_relay_and_spectator_faults_stay_in_their_bounds_and_survive_json(seed, nodes):
+    relay = draw_faults(Profile.RELAY, random.Random(seed), nodes, 60)
+    assert relay.relay is not None and relay.relay.relay_only and set(relay.relay.relay_only) <= set(range(nodes))
+    assert list(relay.relay.relay_only) == sorted(set(relay.relay.relay_only))
+    outage = relay.relay.outage
+    if outage is not None:
+        assert FAULT_WINDOW_S[0] <= outage.at_s <= FAULT_WINDOW_S[1]
+        assert (1.0 <= outage.back_s <= 5.0) if outage.kind == "kill" else outage.back_s == 0
+    watching = draw_faults(Profile.SPECTATORS, random.Random(seed), nodes, 60)
+    assert watching.spectators is not None and 1 <= watching.spectators.count <= 2
+    fault = watching.spectators.fault
+    if fault is not None:
+        assert 0 <= fault.spectator < watching.spectators.count and FAULT_WINDOW_S[0] <= fault.at_s <= FAULT_WINDOW_S[1]
+    for faults in (relay, watching):
+        assert Faults.from_json(json.loads(json.dumps(faults.to_json()))) == faults
+
+
+def test_a_plan_written_before_the_relay_and_spectator_profiles_still_reads():
+    old = draw_faults(Profile.KILL, random.Random(3), 3, 60).to_json()
+    del old["relay"], old["spectators"]
+    assert Faults.from_json(old) == draw_faults(Profile.KILL, random.Random(3), 3, 60)
+
+
+def test_a_relay_outage_may_cut_relay_only_nodes_and_a_direct_node_only_when_they_are_half_the_race():
+    outage = RelayOutage(RelayOutageKind.KILL, 3.0, 2.0)
+    assert [RelayUse((1,), outage).may_give_up(n, 3) for n in range(3)] == [False, True, False]
+    assert [RelayUse((1, 2), outage).may_give_up(n, 3) for n in range(3)] == [True, True, True]
+    assert [RelayUse((1,), outage).may_give_up(n, 2) for n in range(2)] == [True, True]
+    assert [RelayUse((1, 2), outage).may_give_up(n, 4) for n in range(4)] == [True, True, True, True]
+    assert [RelayUse((1,), None).may_give_up(n, 3) for n in range(3)] == [False, False, False]
+
+
 def test_profiles_are_parsed_and_refused_by_name():
     assert parse_profiles("all") == tuple(Profile)
+    assert Profile.RELAY in parse_profiles("all") and Profile.SPECTATORS in parse_profiles("all")
     assert parse_profiles(" kill,clean,kill ") == (Profile.KILL, Profile.CLEAN)
-    with pytest.raises(UserError, match="relay profile needs") as refused:
-        parse_profiles("clean,relay")
-    assert refused.value.code == "soak-invalid"
-    with pytest.raises(UserError, match="spectator stream"):
-        parse_profiles("spectators")
+    assert parse_profiles("relay,spectators") == (Profile.RELAY, Profile.SPECTATORS)
     with pytest.raises(UserError, match="comma list of clean, latency"):
         parse_profiles("clean,lag")
     with pytest.raises(UserError, match="names no profile"):

@@ -147,11 +147,51 @@ def test_a_non_deterministic_build_is_caught_as_a_false_desync(tmp_path):
     assert "1 races: 1 false-desync" in out.stdout
 
 
+@pytest.fixture(scope="module")
+def relay_and_spectators_soak(tmp_path_factory):
+    """One race of each of the two profiles that start processes beside the nodes (seed 24: every node
+    reachable only through the relay, which is restarted 5 s into the race; two spectators, one stopped 7 s)."""
+    report = tmp_path_factory.mktemp("soak-rs") / "report"
+    out = cli("--data-dir", str(report.parent), "soak", "--races", "2", "--profiles", "relay,spectators", "--seed", "24",
+              "--workers", "2", "--report", str(report), "--json")
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    return {row["race_id"]: row for row in json.loads((report / "report.json").read_text())["races"]}
+
+
+@pytest.mark.slow
+def test_a_race_through_a_restarted_relay_is_detected_and_the_relay_processes_kept(relay_and_spectators_soak):
+    row = relay_and_spectators_soak["0000-relay"]
+    assert row["plan"]["faults"]["relay"] == {"relay_only": [0, 1, 2],
+                                              "outage": {"kind": "restart", "at_s": 5.12, "back_s": 0.0}}
+    assert row["class"] == "detected", row["reason"]
+    applied = " | ".join(row["faults_applied"])
+    assert "relay process 0 listening" in applied and "SIGTERM relay process 0" in applied
+    assert "relay process 1 listening" in applied  # the new process took the address
+    # every link was relayed: the race either rode out the drain (circuits run on for its grace) or every
+    # node ended partition-void when the circuits were cut (docs/relay.md); nothing else
+    assert set(row["outcomes"].values()) in ({"finished"}, {"partition-void"})
+    kept = Path(row["kept"])
+    assert sorted(kept.glob("relay/process*/stderr.log")) and sorted(kept.glob("node*/races/*.o4wlog"))
+
+
+@pytest.mark.slow
+def test_spectators_follow_the_race_and_their_logs_replay(relay_and_spectators_soak):
+    row = relay_and_spectators_soak["0001-spectators"]
+    assert row["plan"]["faults"]["spectators"]["fault"] == {"spectator": 1, "kind": "stop", "at_s": 7.58, "seconds": 7.08}
+    assert row["class"] == "detected", row["reason"]
+    assert set(row["outcomes"].values()) == {"finished"}
+    watched = row["spectators"]
+    assert watched["spectator0"]["outcome"] == "match-end" and watched["spectator0"]["checked_hashes"] >= 5
+    assert watched["spectator1"]["outcome"] in ("match-end", "source-unavailable")
+    assert watched["spectator0"]["replay"] == "complete" and all(s["mismatches"] == 0 for s in watched.values())
+    assert "SIGSTOP spectator1" in " | ".join(row["faults_applied"])
+
+
 def test_refusals_come_before_any_race(tmp_path):
     bad_nodes = cli("--data-dir", str(tmp_path), "soak", "--nodes", "3-2")
     assert bad_nodes.returncode == 2 and "error[usage]: --nodes takes K or A-B" in bad_nodes.stderr
-    relay = cli("--data-dir", str(tmp_path), "soak", "--profiles", "clean,relay")
-    assert relay.returncode == 1 and "error[soak-invalid]" in relay.stderr and "open4wd-node relay" in relay.stderr
+    unknown = cli("--data-dir", str(tmp_path), "soak", "--profiles", "clean,relays")
+    assert unknown.returncode == 1 and "error[soak-invalid]" in unknown.stderr and "spectators" in unknown.stderr
     short = cli("--data-dir", str(tmp_path), "soak", "--race-seconds", "20")
     assert short.returncode == 2 and "--race-seconds takes an integer in 60..1800" in short.stderr
     scheduler = cli("--data-dir", str(tmp_path), "soak", "--scheduler", "10.0.0.1")
