@@ -45,6 +45,9 @@ LINK_GRACE_MS = 2_000
 """A peer whose link broke is still waited for, as a linked peer's late input is, for this long (GGRS's
 disconnect timeout); only then is it lost and predicted. Its real inputs may still reach the others
 meanwhile: a prediction of it must not become final here while they confirm its real inputs."""
+FORWARD_LEASE_MS = RECONNECT_WINDOW_MS
+"""How long a peer that still reaches P forwards P's inputs to a peer whose link to P broke (a bridge:
+docs/race.md, "A partial partition is bridged"); nothing on the wire says that the link healed."""
 OFFER_ALIGNMENT = 8
 
 CheckedInputs = dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]
@@ -102,7 +105,10 @@ class Recovery:
         self._sync = sync
         self._session = session
         self._lost_at: dict[str, int] = {}
-        self._unlinked: dict[str, int] = {}  # peer -> when its link broke: still active, waited for (the grace)
+        self._unlinked: dict[str, int] = {}  # peer -> when its link broke, or it was last heard of: waited for (the grace)
+        self._heard_up_to: dict[str, int] = {}  # unlinked peer -> the newest frame it may have made before the break
+        self._forward_to: dict[str, dict[str, int]] = {}  # peer -> {peer whose link to it is down: since}
+        self._bridged_at: dict[str, int] = {}  # peer -> when this node's link to it broke (others bridge it)
         self._off_line = False
         self._offered: list[Offer] = []
         self._pins = OfferPins()
@@ -149,19 +155,28 @@ class Recovery:
         self._peers.statuses[peer] = REMOVED
         self._lost_at.pop(peer, None)
         self._unlinked.pop(peer, None)
+        self._stop_forwarding(peer)
         self._pins.drop(peer)
         self._session.recompute_frontier()
         return [PeerLeft(peer, reason)]
 
     def on_relay(self, peer: str, msg: RaceRelay, now_ms: int) -> list[RaceAction]:
-        """Signed inputs forwarded by ``peer``: a lost peer's that it still got, or its own re-sent after a
-        reconnect. Each is checked against its owner's race key; those outside the window are skipped."""
-        actions: list[RaceAction] = []
+        """Signed inputs forwarded by ``peer``: those of a peer whose link to it broke (or that it lost),
+        or its own re-sent after a reconnect. Each is checked against its owner's race key; those outside
+        the window are skipped. A new input of a peer whose link to this node is down counts as hearing
+        from it: the grace starts again (``_unlinked``), so a peer that only this node cannot reach is
+        waited for, never predicted, while another peer forwards its inputs. And inputs of another peer
+        that this node still reaches tell it that ``peer``'s link to that one is down: from now on this
+        node forwards that one's inputs to ``peer`` (``forwarded``) for ``FORWARD_LEASE_MS``, starting
+        with those it holds."""
+        actions: list[RaceAction] = self._forward_for(peer, {r.peer for r in msg.inputs}, now_ms)
         statuses, active_from = self._peers.statuses, self._peers.active_from
         for record in msg.inputs:
             owner = record.peer
             if owner not in self._peers.others or statuses[owner] is REMOVED or self._catch_up is not None:
                 continue
+            if self._keys.key(self._race_id, owner) is None:
+                continue  # its race key has not reached this node yet: not verifiable, and not the sender's fault
             if owner == peer and statuses[peer] is not ACTIVE:
                 continue  # a peer's own re-sent inputs count only once it is active again
             low = max(self._sync.current_frame - INPUT_WINDOW_BEHIND, active_from[owner])
@@ -170,7 +185,51 @@ class Recovery:
             actions += self._session.admit(owner, RaceInput(record.frame, record.events, record.signature))
             if self._session.ended is not None:
                 break
+            if owner in self._unlinked and record.frame > self._heard_up_to[owner]:
+                # an input it made after its link to this node broke (beyond this node's window then: the
+                # relays sent at the break carry none): it is alive, and another peer hears it
+                self._heard_up_to[owner] = record.frame
+                self._unlinked[owner] = max(self._unlinked[owner], now_ms)
         return actions
+
+    def _forward_for(self, peer: str, owners: Iterable[str], now_ms: int) -> list[RaceAction]:
+        """``peer`` relayed inputs of ``owners``: its link to each is down. Each active one this node is
+        still linked with has its inputs forwarded to ``peer`` for ``FORWARD_LEASE_MS``, those held first
+        (the newest ``STATE_BUFFER_FRAMES`` confirmed and every later one, as ``_relay_inputs_of``). Not
+        for an owner whose link to this node broke within the lease: relays of it from others are then
+        their bridge to this node, not a sign that their own link is down (two nodes would otherwise
+        forward each other every input of it)."""
+        if self._peers.statuses.get(peer) is not ACTIVE:
+            return []
+        actions: list[RaceAction] = []
+        for owner in sorted(set(owners)):
+            bridged_recently = now_ms - self._bridged_at.get(owner, now_ms - FORWARD_LEASE_MS) < FORWARD_LEASE_MS
+            if (owner == peer or owner not in self._peers.others or self._peers.statuses[owner] is not ACTIVE
+                    or owner in self._unlinked or bridged_recently):
+                continue
+            targets = self._forward_to.setdefault(owner, {})
+            if peer not in targets:
+                targets[peer] = now_ms
+                records = self._held_records_of(owner)
+                if records:
+                    actions.append(Send(peer, RaceRelay(records)))
+        return actions
+
+    def forwarded(self, owner: str, entry: RaceInput) -> list[RaceAction]:
+        """``owner``'s input just admitted from its own link, forwarded to the peers whose link to it is
+        down. Forwarding lasts the lease (nothing on the wire says a link healed: after a heal the copies
+        are redundant, never wrong), or until this node loses its own link to ``owner`` or one leaves."""
+        targets = self._forward_to.get(owner)
+        if not targets:
+            return []
+        record = RaceRelay([InputRecord(owner, entry.frame, entry.events, entry.signature)])
+        return [Send(p, record) for p in sorted(targets) if self._peers.statuses[p] is ACTIVE]
+
+    def _stop_forwarding(self, peer: str) -> None:
+        """``peer`` is out of reach (its link broke, or it left): forward nothing of it, nor to it."""
+        self._forward_to.pop(peer, None)
+        for targets in self._forward_to.values():
+            targets.pop(peer, None)
 
     def link_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
         """The link to ``peer`` broke. The peer stays active, and waited for, for ``LINK_GRACE_MS``: the
@@ -185,6 +244,9 @@ class Recovery:
         if peer in self._unlinked:
             return []
         self._unlinked[peer] = now_ms
+        self._heard_up_to[peer] = self._session.window_end()
+        self._bridged_at[peer] = now_ms
+        self._forward_to.pop(peer, None)  # this node no longer hears it first-hand; its own relay below tells the others
         return self._relay_inputs_of(peer)  # during the grace, every survivor comes to hold the same inputs of it
 
     def peer_lost(self, peer: str, now_ms: int, since_ms: int | None = None) -> list[RaceAction]:
@@ -196,18 +258,23 @@ class Recovery:
             return []
         self._peers.statuses[peer] = LOST
         self._lost_at[peer] = now_ms if since_ms is None else since_ms
+        self._stop_forwarding(peer)
         self._session.recompute_frontier()
         return [PeerLost(peer), *self._relay_inputs_of(peer)]
 
     def _relay_inputs_of(self, peer: str) -> list[RaceAction]:
         """Forward ``peer``'s signed inputs of this node's last 12 confirmed and all later frames to the
         other active peers: those whose copy was lost with a link then hold the same real inputs."""
-        signed = self._inputs[peer].signed
-        first = self._session.confirmed_frame + 1 - STATE_BUFFER_FRAMES  # survivors a little behind need these too
-        relay = [InputRecord(peer, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
+        relay = self._held_records_of(peer)
         if not relay:
             return []
         return [Send(p, RaceRelay(relay)) for p in self._peers.active_others() if p != peer]
+
+    def _held_records_of(self, peer: str) -> list[InputRecord]:
+        """``peer``'s signed inputs of this node's last 12 confirmed and all later frames."""
+        signed = self._inputs[peer].signed
+        first = self._session.confirmed_frame + 1 - STATE_BUFFER_FRAMES  # survivors a little behind need these too
+        return [InputRecord(peer, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
 
     def tick(self, now_ms: int) -> list[RaceAction]:
         """Timers: lose the peers whose link stayed broken for the grace, close expired reconnect windows
@@ -218,6 +285,9 @@ class Recovery:
         for peer, at in sorted(self._unlinked.items()):
             if now_ms - at >= LINK_GRACE_MS:  # no new link within the grace: the peer is lost
                 actions += self.peer_lost(peer, now_ms, at)
+        for targets in self._forward_to.values():
+            for target in [t for t, since in targets.items() if now_ms - since >= FORWARD_LEASE_MS]:
+                del targets[target]
         expired = [p for p, at in sorted(self._lost_at.items()) if now_ms - at >= RECONNECT_WINDOW_MS]
         if expired:
             roster = self._peers.roster
@@ -269,7 +339,11 @@ class Recovery:
         current = self._sync.current_frame
         if msg.nextFrame > current + INPUT_WINDOW_AHEAD and self._catch_up is None:
             self._off_line = True  # the race went on without this node: only a snapshot brings it back
-        if msg.catchUp or msg.nextFrame < current - INPUT_WINDOW_BEHIND:
+        # a peer still active here was never predicted for good: this node is at most the prediction
+        # window (INPUT_WINDOW_BEHIND frames) past the inputs of it that it holds, all of which it can still
+        # admit, however far behind the peer itself stands (it may be one more frame behind, stalled on
+        # inputs that another peer's bridge brought this node sooner)
+        if msg.catchUp or (statuses[peer] is not ACTIVE and msg.nextFrame < current - INPUT_WINDOW_BEHIND):
             if statuses[peer] is ACTIVE:
                 self._lost_at[peer] = now_ms
             statuses[peer] = REJOINING

@@ -448,7 +448,7 @@ class RaceSession:
                 raise ProtocolError("race-input-before-key", "inputs arrived before the peer's race key")
             pending.setdefault(entry.frame, entry)
             return []
-        return self._admit(peer, entry)
+        return self._admit(peer, entry) + self._recovery.forwarded(peer, entry)
 
     def _on_input_probe(self, peer: str, msg: RaceInputProbe, now_ms: int) -> list[RaceAction]:
         """The peer's watchdog waits for this node's next input (or race key): answer at once with

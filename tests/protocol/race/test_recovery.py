@@ -4,7 +4,7 @@ and reaches the session only through ``SessionPort`` (here a recording stub, no 
 from protocol.identity.keys import race_id
 from protocol.race.actions import ConfirmedInput, PeerLeft, PeerLost, Send, SessionEnded, SessionEndReason
 from protocol.race.inputs import PeerInputs
-from protocol.race.keys import RaceKeyBook, signed_leave
+from protocol.race.keys import RaceKeyBook, announce, signed_leave
 from protocol.race.messages import InputRecord, LeaveReason, RaceInput, RaceRejoin, RaceRelay
 from protocol.race.peers import PeerStatus, PeerTable
 from protocol.race.recovery import RECONNECT_WINDOW_MS, Recovery
@@ -42,14 +42,17 @@ class StubSession:
         self.calls.append(("restart", frame))
 
 
-def recovery(n):
+def recovery(n, known_keys=True):
     ids = identities(n)
     setup = make_setup(ids)
     me = ids[0].peer_id
     peers = PeerTable(me, setup.roster)
     inputs = {p: PeerInputs() for p in setup.roster}
     stub = StubSession()
-    rec = Recovery(setup=setup, race_id=RACE, race_key=ids[0].race_key(RACE), keys=RaceKeyBook(setup.roster),
+    keys = RaceKeyBook(setup.roster)
+    for other in ids[1:] if known_keys else ():
+        keys.add(other.peer_id, announce(other, RACE))
+    rec = Recovery(setup=setup, race_id=RACE, race_key=ids[0].race_key(RACE), keys=keys,
                    peers=peers, inputs=inputs, sync=SyncLayer(CounterWorld(n)), session=stub)
     return [i.peer_id for i in ids], rec, peers, inputs, stub
 
@@ -81,6 +84,11 @@ def test_relayed_inputs_are_admitted_inside_the_window_only_and_a_lost_peer_s_ow
     peers.statuses[b] = PeerStatus.LOST
     rec.on_relay(b, RaceRelay(records), 0)
     assert stub.calls == [("admit", c, 0), ("admit", c, 24)]  # 25 is past the window; b's own waits
+
+
+def test_relayed_inputs_of_a_peer_whose_race_key_is_not_here_yet_are_set_aside_without_blame():
+    (me, b, c), rec, peers, _, stub = recovery(3, known_keys=False)
+    assert rec.on_relay(b, RaceRelay([InputRecord(c, 0, [], bytes(64))]), 0) == [] and stub.calls == []
 
 
 def test_an_off_line_node_of_a_two_player_race_gives_up_at_once():
