@@ -218,7 +218,8 @@ class Recovery:
     def forwarded(self, owner: str, entry: RaceInput) -> list[RaceAction]:
         """``owner``'s input just admitted from its own link, forwarded to the peers whose link to it is
         down. Forwarding lasts the lease (nothing on the wire says a link healed: after a heal the copies
-        are redundant, never wrong), or until this node loses its own link to ``owner`` or one leaves."""
+        are redundant, never wrong), or until this node's own link to ``owner`` breaks or either is lost
+        or removed."""
         targets = self._forward_to.get(owner)
         if not targets:
             return []
@@ -226,7 +227,8 @@ class Recovery:
         return [Send(p, record) for p in sorted(targets) if self._peers.statuses[p] is ACTIVE]
 
     def _stop_forwarding(self, peer: str) -> None:
-        """``peer`` is out of reach (its link broke, or it left): forward nothing of it, nor to it."""
+        """``peer`` is lost or removed: forward nothing of it, nor to it. (A link that merely broke keeps
+        its forwarding to the peer: once the link is back, the peer may still need the bridge.)"""
         self._forward_to.pop(peer, None)
         for targets in self._forward_to.values():
             targets.pop(peer, None)
