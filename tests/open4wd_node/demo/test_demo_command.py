@@ -120,7 +120,9 @@ REFUSED = [
 def test_bad_options_are_refused_before_any_node_starts(tmp_path, capsys, argv, code, status):
     assert main(["--data-dir", str(tmp_path), "demo", *argv]) == status
     assert capsys.readouterr().err.startswith(f"error[{code}]: ")
-    assert list(tmp_path.iterdir()) == []  # no node data dir, not even the demo's own directory
+    # No node data dir, not even the demo's own directory. Checking a built-in track may warm the data dir's
+    # derived cache (built-in products, rebuilt identically by any command), unless this process already holds them.
+    assert [path.name for path in tmp_path.iterdir()] in ([], ["cache"])
 
 
 @pytest.mark.parametrize("below", ["", "deeper"])
