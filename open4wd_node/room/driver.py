@@ -37,7 +37,7 @@ from open4wd_base.errors import CodedError, LocalError
 from protocol.errors import ProtocolError
 from protocol.actions import UserEvent
 from protocol.room.actions import CloseLink, FetchAssets, HostSuccession, MatchStarted, Misbehaviour, RelayedIn, RoomAction, Send
-from protocol.room.events import ErrorReported, GridCancelled, ReadyChanged, ReadySetFormed, ReadySetRefused
+from protocol.room.events import ErrorReported, GridCancelled, MemberLeft, ReadyChanged, ReadySetFormed, ReadySetRefused
 from protocol.room.host import HostRoom
 from protocol.room.member import MemberRoom
 from protocol.identity.keys import Identity
@@ -48,8 +48,9 @@ from protocol.encoding.wire import Message
 log = structlog.get_logger("open4wd_node.room")
 
 OUTBOX_CAPACITY = 512
-# In a host node the member machine reports what every member sees; the host adds only these.
-HOST_EVENTS = (ReadyChanged, ReadySetFormed, ReadySetRefused, GridCancelled, ErrorReported)
+# In a host node the member machine reports what every member sees; the host adds only these, and its
+# ``MemberLeft`` (which knows why) replaces the member view's (which sees only a name vanish).
+HOST_EVENTS = (ReadyChanged, ReadySetFormed, ReadySetRefused, GridCancelled, ErrorReported, MemberLeft)
 
 
 @dataclass
@@ -161,6 +162,8 @@ class RoomDriver:
                 self._enqueue(self.member.host_peer, action.message)
         elif isinstance(action, Misbehaviour):
             log.info("room-misbehaviour", peer=action.peer, code=action.code)
+        elif isinstance(action, MemberLeft) and self.host is not None:
+            pass  # the host machine reported this leave with its reason (HOST_EVENTS)
         elif isinstance(action, UserEvent):
             self.events.emit(action.EVENT, **action.data())
         elif isinstance(action, FetchAssets):

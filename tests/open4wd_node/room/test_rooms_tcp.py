@@ -416,6 +416,7 @@ async def test_a_member_cannot_speak_for_another_over_tcp(tmp_path, fast_clock):
     assert [e["ready"] for e in recorders[0].of("ready") if e["peer"] == b] == [True]  # never withdrawn
     assert not [e for e in recorders[0].of("ready") if e["peer"] == r]  # R's cancel changed nothing
     assert [e["code"] for e in recorders[1].of("error")] == ["unknown-message-type"]  # the forged state, relayed
+    assert [e for e in recorders[0].of("member-left") if e["peer"] == r] == [{"peer": r, "reason": "voluntary"}]
     assert not recorders[1].of("ready-withdrawn") and not recorders[1].of("ready-refused")
     assert set(outcomes) == {0, 1, 3} and all(o.started for o in outcomes.values())
     assert recorders[1].of("match-start")[0]["roster"] == sorted([a, b, c])
