@@ -335,7 +335,10 @@ class _Harness:
             self.note(f"SIGCONT spectator{fault.spectator}")
 
     def _spectators_running(self) -> list[NodeRun]:
-        return [r for r in self.spectator_runs if r.process is not None and r.process.returncode is None]
+        """The spectators whose ``run_node`` has not recorded an end yet. Not the process's own
+        ``returncode``: that turns up as soon as the process exits, while ``run_node`` may still be reading
+        its last output; stopping the race then would leave the run without an exit status, a hang."""
+        return [r for r in self.spectator_runs if r.process is not None]
 
     async def spectators_end(self) -> None:
         """After the last node: wait for every spectator to end; one still running after
