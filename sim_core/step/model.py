@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import NamedTuple
 
 from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU
@@ -48,25 +47,25 @@ class PartHeat(NamedTuple):
 
 
 class TireGroup(NamedTuple):
-    """Live tires of one car with the same μ pair and rolling resistance (usually all four): the motion
-    computes a tire's traction, rolling resistance, slip heat and wear once per group and gives each
-    tire of the group the same (``sim_core.step.physics``), the same integers as tire by tire."""
+    """Live tires of one car with the same μ pair and rolling resistance and the same thermal constants
+    (usually all four): the motion computes a tire's traction, rolling resistance, slip heat and wear
+    once per group and gives each tire of the group the same (``sim_core.step.physics``), the same
+    integers as tire by tire; ``Mechanics.tire_plan`` holds the group's thermal side at the same index."""
 
     mu: int  # μ pair ‰ (tire and surface, Average)
     rr_milli: int  # rolling resistance (tire × surface, milli × milli)
     size: int  # how many tires
-    parts: tuple[int, ...]
 
 
 class TireHeatWear(NamedTuple):
-    """The thermal pass's constants of live tires that share them (one material and size: usually all
-    four): each tire's ``PartHeat`` solve and its wear, in one iteration, so that the tire's
-    temperature and its fatigue (which reads the new temperature) are solved together.
+    """The thermal pass's constants of the tires of one ``TireGroup`` (``Mechanics.tire_plan[k]`` belongs
+    to ``Mechanics.tire_groups[k]``): each tire's ``PartHeat`` solve and its wear, in one iteration, so
+    that the tire's temperature and its fatigue (which reads the new temperature) are solved together.
 
-    Tires with the same constants in the same state that take the same heat and wear end the frame in
-    the same state; they usually do (the physics treats the tires of a car alike), so a tire whose
-    inputs equal the previous tire's copies its results instead of solving again
-    (``sim_core.step.thermal``)."""
+    The tires of a group take the same heat and wear (the motion computes them once per group), so
+    tires of a group in the same state end the frame in the same state; they usually are (the physics
+    treats the tires of a car alike), and a tire whose state equals the previous tire's copies its
+    results instead of solving again (``sim_core.step.thermal``)."""
 
     double_capacity: int  # as in PartHeat
     constant: int
@@ -85,15 +84,16 @@ class Mechanics:
 
     mass_ug: int
     live_tires: int  # how many tires carry the load
-    tire_groups: tuple[TireGroup, ...]  # the live tires, those with equal μ and rolling resistance together
+    tire_groups: tuple[TireGroup, ...]  # the live tires, those with equal μ, rolling resistance and thermal constants together
     functional: bool  # motor and battery both alive
     skills_enabled: bool  # chip alive (and functional)
     weapon_alive: bool
     left_wall: tuple[int, int, int]  # (restitution ‰, friction ‰, rolling µ-units) of the left side
     right_wall: tuple[int, int, int]
     heated_plan: tuple[PartHeat, ...]  # the live parts other than tires the physics may heat (CarModel.heated_parts)
-    live_plan: tuple[PartHeat, ...]  # every live part other than the tires
-    tire_plan: tuple[TireHeatWear, ...]  # the live tires: heated and the only parts that wear
+    cold_plan: tuple[PartHeat, ...]  # the other live parts other than the tires: the physics never heats them
+    tire_plan: tuple[TireHeatWear, ...]  # the thermal side of tire_groups[k]: heated and the only parts that wear
+    idle_loads: tuple[tuple[int, int], ...]  # (heat, wear) of each tire group in a frame without tire work: zeros
     contact_box: tuple[int, int, int, int, int]  # what contact reads: (length, width, height, mass, restitution)
 
 
@@ -146,12 +146,9 @@ class CarModel:
         self.air_mc = track.air_temperature_mc
         # The thermal pass solves only the parts whose temperature can change. The physics pass heats
         # these parts and no others, and wears only the tires (tests/sim_core/step/test_thermal_wear.py
-        # checks both); every other part ("cold") only moves when a loaded or edited state put it away
-        # from the air temperature, which ``cold_temps(c) == cold_at_air`` detects.
+        # checks both); every other part ("cold", ``Mechanics.cold_plan``) only moves while a loaded or
+        # edited state holds it outside its still band (``sim_core.step.thermal.cold_parts_still``).
         self.heated_parts = tuple(sorted({self.motor, self.battery, *self.tire_parts} | ({self.chip} - {-1})))
-        cold = [part_field(i, P_TEMP) for i in range(self.part_count) if i not in self.heated_parts]
-        self.cold_temps = itemgetter(*cold)  # ≥ 2 indices (chassis and body are always cold): a tuple
-        self.cold_at_air = (self.air_mc,) * len(cold)
 
     def _part_heat(self, part: int) -> PartHeat:
         capacity = THERMAL_C_TU * self.heat_capacity[part]
@@ -166,21 +163,18 @@ class CarModel:
         return PartHeat(part, part_field(part, P_TEMP), 2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
                         2 * (capacity + conductance), limit, max(low, MIN_TEMPERATURE_MC), high)
 
-    def _tire_groups(self, tires: list[int]) -> tuple[TireGroup, ...]:
-        grip: dict[tuple[int, int], list[int]] = {}  # in order of first appearance
-        for tire in tires:
-            grip.setdefault((self.tire_mu[tire], self.tire_rr[tire]), []).append(tire)
-        return tuple(TireGroup(mu, rr, len(group), tuple(group)) for (mu, rr), group in grip.items())
-
-    def _tire_plan(self, tires: list[int]) -> tuple[TireHeatWear, ...]:
-        plan: dict[tuple[int, int, int, int | None, int, int, int], list[tuple[int, int, int, int]]] = {}
-        for part in tires:  # grouped by constants, in order of first appearance
+    def _tire_groups(self, tires: list[int]) -> tuple[tuple[TireGroup, ...], tuple[TireHeatWear, ...]]:
+        """The live tires grouped by their constants, in order of first appearance: the groups of the
+        motion and, at the same index, their thermal side."""
+        groups: dict[tuple[int, ...], list[tuple[int, int, int, int]]] = {}
+        for part in tires:
             heat = self._part_heat(part)
-            constants = (heat.double_capacity, heat.constant, heat.divisor, heat.limit, heat.still_low,
-                         heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE)
-            plan.setdefault(constants, []).append(
+            constants = (self.tire_mu[part], self.tire_rr[part], heat.double_capacity, heat.constant, heat.divisor,
+                         heat.limit, heat.still_low, heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE)
+            groups.setdefault(constants, []).append(
                 (part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM)))
-        return tuple(TireHeatWear(*constants, tuple(group)) for constants, group in plan.items())
+        return (tuple(TireGroup(constants[0], constants[1], len(group)) for constants, group in groups.items()),
+                tuple(TireHeatWear(*constants[2:], tuple(group)) for constants, group in groups.items()))
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
@@ -196,18 +190,21 @@ class CarModel:
         mass = sum(m for i, m in enumerate(self.masses) if alive(i))
         functional = alive(self.motor) and alive(self.battery)
         body = self.body if alive(self.body) else self.chassis
+        tire_groups, tire_plan = self._tire_groups([i for i in self.tire_parts if alive(i)])
+        others = [i for i in range(self.part_count) if alive(i) and i not in self.tire_parts]
         return Mechanics(
             mass_ug=mass,
             live_tires=sum(1 for i in self.tire_parts if alive(i)),
-            tire_groups=self._tire_groups([i for i in self.tire_parts if alive(i)]),
+            tire_groups=tire_groups,
             functional=functional,
             skills_enabled=functional and alive(self.chip),
             weapon_alive=alive(self.weapon),
             left_wall=self._wall_response(LEFT_ROLLER_SLOTS, alive, body),
             right_wall=self._wall_response(RIGHT_ROLLER_SLOTS, alive, body),
-            heated_plan=tuple(self._part_heat(i) for i in self.heated_parts if alive(i) and i not in self.tire_parts),
-            live_plan=tuple(self._part_heat(i) for i in range(self.part_count) if alive(i) and i not in self.tire_parts),
-            tire_plan=self._tire_plan([i for i in self.tire_parts if alive(i)]),
+            heated_plan=tuple(self._part_heat(i) for i in others if i in self.heated_parts),
+            cold_plan=tuple(self._part_heat(i) for i in others if i not in self.heated_parts),
+            tire_plan=tire_plan,
+            idle_loads=((0, 0),) * len(tire_groups),
             contact_box=(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
         )
 
