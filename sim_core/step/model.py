@@ -13,7 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU
+from sim_core.constants import (
+    MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU, TOP_SPEED_DEN, TOP_SPEED_NUM,
+    TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
+)
 from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import material
 from sim_core.specs.track import TrackSpec
@@ -83,6 +86,7 @@ class Mechanics:
     live parts the thermal pass visits."""
 
     mass_ug: int
+    mass_x60: int  # 60·mass: the velocity update's momentum scale
     live_tires: int  # how many tires carry the load
     tire_groups: tuple[TireGroup, ...]  # the live tires, those with equal μ, rolling resistance and thermal constants together
     functional: bool  # motor and battery both alive
@@ -118,6 +122,7 @@ class CarModel:
         self.torque_ratio = spec.motor.torque_ratio_pct
         self.auto_input_mw = spec.motor.auto_input_mw
         self.configured_output_mw = spec.battery.configured_output_mw
+        self.full_drive = self.drive(self.auto_input_mw)  # the drive of every frame with enough battery
         self.initial_q = spec.battery.energy_capacity_mj * QUANTA_PER_MJ
         self.allocation = tuple(spec.allocation_pct(skill) for skill in SKILLS)
         self.chip_skills = spec.chip_skills
@@ -149,6 +154,12 @@ class CarModel:
         # checks both); every other part ("cold", ``Mechanics.cold_plan``) only moves while a loaded or
         # edited state holds it outside its still band (``sim_core.step.thermal.cold_parts_still``).
         self.heated_parts = tuple(sorted({self.motor, self.battery, *self.tire_parts} | ({self.chip} - {-1})))
+
+    def drive(self, drive_mw: int) -> tuple[int, int]:
+        """The drive's torque impulse per frame and the top speed it reaches (spec §4.3)."""
+        ratio = self.torque_ratio
+        return (drive_mw * ratio * TORQUE_IMPULSE_NUM // (TORQUE_IMPULSE_DEN * self.wheel_radius_um),
+                drive_mw * (100 - ratio) * TOP_SPEED_NUM // TOP_SPEED_DEN)
 
     def _part_heat(self, part: int) -> PartHeat:
         capacity = THERMAL_C_TU * self.heat_capacity[part]
@@ -194,6 +205,7 @@ class CarModel:
         others = [i for i in range(self.part_count) if alive(i) and i not in self.tire_parts]
         return Mechanics(
             mass_ug=mass,
+            mass_x60=60 * mass,
             live_tires=sum(1 for i in self.tire_parts if alive(i)),
             tire_groups=tire_groups,
             functional=functional,

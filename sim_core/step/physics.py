@@ -19,7 +19,7 @@ from sim_core.constants import (
     BATTERY_PASSIVE_TU_PER_MW, BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, COST_FRAMES, EFFECT_FRAMES,
     EFFECT_UJ_DEN, EFFECT_UJ_NUM, K_EVENT_IMPULSE_PER_UJ, K_SWERVE_IMPULSE_PER_UJ, LANDING_SETTLE_UM_S,
     MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, PENALTY_FADE_FRAMES, ROLLING_DEN, SLIP_HEAT_DEN, SLIP_HEAT_NUM,
-    SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
+    SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI,
 )
 from sim_core.specs.inputs import SKILLS
 from sim_core.intmath import div_trunc
@@ -111,14 +111,15 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         js += ds
         jl += dl
         jh += dh if dh > 0 or not grounded else 0  # a slam on the ground is taken by the ground
-    p = m * vs * 60 + m * acc_s + 60 * js
+    m60 = mech.mass_x60
+    p = m60 * vs + m * acc_s + 60 * js
     if rolling:  # rolling resistance stops the car at most, never pushes it backwards
         r = 60 * rolling
         p = p - r if p > r else p + r if p < -r else 0
-    den = 120 * m  # velocity = div_round(momentum·60, 60·m)
-    vs = (2 * p + 60 * m) // den
-    vlat = (2 * (m * vlat * 60 + m * acc_l + 60 * jl) + 60 * m) // den
-    vh = 0 if pressed and jh <= 0 else (2 * (m * vh * 60 + m * acc_h + 60 * jh) + 60 * m) // den
+    den = 2 * m60  # velocity = div_round(momentum·60, 60·m)
+    vs = (2 * p + m60) // den
+    vlat = (2 * (m60 * vlat + m * acc_l + 60 * jl) + m60) // den
+    vh = 0 if pressed and jh <= 0 else (2 * (m60 * vh + m * acc_h + 60 * jh) + m60) // den
     if damping:  # stabilize: v ← v / (1 + dt·damping) on the lateral and vertical axes
         vlat = div_trunc(vlat * 60_000, 60_000 + damping)
         if not grounded:
@@ -156,9 +157,10 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
     """
     share = vtop = 0
     if drive_mw:
-        ratio = model.torque_ratio
-        torque_impulse = drive_mw * ratio * TORQUE_IMPULSE_NUM // (TORQUE_IMPULSE_DEN * model.wheel_radius_um)
-        vtop = drive_mw * (100 - ratio) * TOP_SPEED_NUM // TOP_SPEED_DEN
+        if drive_mw == model.auto_input_mw:  # the usual frame: the full drive, computed once per car
+            torque_impulse, vtop = model.full_drive
+        else:
+            torque_impulse, vtop = model.drive(drive_mw)
         top_impulse = m * (vtop - vs) if vtop > vs else 0
         share = (torque_impulse if torque_impulse < top_impulse else top_impulse) // model.driven_count
     n_tire = normal // mech.live_tires
