@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import NamedTuple
 
 from sim_core.constants import (
@@ -26,6 +27,11 @@ from sim_core.state.layout import P_FATIGUE, P_FATIGUE_REM, P_TEMP, part_field
 
 def _average(a: int, b: int) -> int:
     return (a + b) // 2
+
+
+def _no_temperatures(c: list[int]) -> tuple[int, ...]:
+    """``Mechanics.cold_temps`` of a car without cold parts."""
+    return ()
 
 
 class PartHeat(NamedTuple):
@@ -96,6 +102,9 @@ class Mechanics:
     right_wall: tuple[int, int, int]
     heated_plan: tuple[PartHeat, ...]  # the live parts other than tires the physics may heat (CarModel.heated_parts)
     cold_plan: tuple[PartHeat, ...]  # the other live parts other than the tires: the physics never heats them
+    cold_temps: Callable[[list[int]], tuple[int, ...]]  # a car's list → the cold parts' temperatures, twice over
+    cold_at_air: tuple[int, ...]  # what cold_temps reads when every cold part sits at the air temperature
+    # (and that is in their still bands)
     tire_plan: tuple[TireHeatWear, ...]  # the thermal side of tire_groups[k]: heated and the only parts that wear
     idle_loads: tuple[tuple[int, int], ...]  # (heat, wear) of each tire group in a frame without tire work: zeros
     contact_box: tuple[int, int, int, int, int]  # what contact reads: (length, width, height, mass, restitution)
@@ -203,6 +212,8 @@ class CarModel:
         body = self.body if alive(self.body) else self.chassis
         tire_groups, tire_plan = self._tire_groups([i for i in self.tire_parts if alive(i)])
         others = [i for i in range(self.part_count) if alive(i) and i not in self.tire_parts]
+        cold_plan = tuple(self._part_heat(i) for i in others if i not in self.heated_parts)
+        cold_at = [plan.temp_at for plan in cold_plan] * 2  # twice: itemgetter of ≥ 2 indices returns a tuple
         return Mechanics(
             mass_ug=mass,
             mass_x60=60 * mass,
@@ -214,7 +225,12 @@ class CarModel:
             left_wall=self._wall_response(LEFT_ROLLER_SLOTS, alive, body),
             right_wall=self._wall_response(RIGHT_ROLLER_SLOTS, alive, body),
             heated_plan=tuple(self._part_heat(i) for i in others if i in self.heated_parts),
-            cold_plan=tuple(self._part_heat(i) for i in others if i not in self.heated_parts),
+            cold_plan=cold_plan,
+            cold_temps=itemgetter(*cold_at) if cold_at else _no_temperatures,
+            # () when the air temperature is outside a cold part's still band (above its limit): never
+            # matched, so such a part is always looked at, and breaks on its first solve
+            cold_at_air=(self.air_mc,) * len(cold_at) if all(
+                plan.still_low <= self.air_mc <= plan.still_high for plan in cold_plan) else (),
             tire_plan=tire_plan,
             idle_loads=((0, 0),) * len(tire_groups),
             contact_box=(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),

@@ -45,6 +45,8 @@ def cold_parts_still(c: list[int], mech: Mechanics) -> bool:
     part then never changes (no heat, and the rounding holds it), and stays so until a load or an edit of
     the state, so the thermal pass may skip it. A part outside its band is solved every frame until it
     is in (it moves toward the air temperature: into the band, or over its limit and breaks)."""
+    if mech.cold_temps(c) == mech.cold_at_air:  # the usual state: all at the air temperature (one C-level read)
+        return True
     return all(p.still_low <= c[p.temp_at] <= p.still_high for p in mech.cold_plan)
 
 

@@ -118,3 +118,22 @@ def test_the_broad_phase_leaves_out_only_pairs_too_far_apart(arcs, reach, loop):
             if loop:
                 gap = min(gap, loop - gap)
             assert ((i, j) in pairs) == (gap < reach), (i, j, gap)
+
+
+def test_a_cold_part_whose_limit_is_below_the_air_breaks_on_its_first_solve():
+    """A code-built body rated below the track's air temperature (no material of the table is: the
+    lowest limit is 80 °C, the air at most 40 °C) sits above its limit from the grid: it is never taken
+    for still, and breaks in the first frame as the full solve breaks it."""
+    from dataclasses import replace
+
+    from sim_core.state.layout import BROKEN_MASK
+
+    spec = archetype(0)
+    parts = tuple(replace(p, thermal_limit_mc=15_000) if p.part_type == "body" else p for p in spec.parts)
+    body = [p.part_type for p in parts].index("body")
+    fast = World.new(TRACK, [replace(spec, parts=parts)])
+    full = FullSolve(TRACK, (replace(spec, parts=parts),), 0)
+    assert fast._cold_still == [False]
+    fast.step({})
+    full.step({})
+    assert fast._cars == full._cars and fast._cars[0][BROKEN_MASK] == 1 << body
