@@ -186,15 +186,17 @@ class CarModel:
     def _tire_groups(self, tires: list[int]) -> tuple[tuple[TireGroup, ...], tuple[TireHeatWear, ...]]:
         """The live tires grouped by their constants, in order of first appearance: the groups of the
         motion and, at the same index, their thermal side."""
-        groups: dict[tuple[int, ...], list[tuple[int, int, int, int]]] = {}
+        groups: dict[tuple[tuple[int, int], tuple[int, int, int, int | None, int, int, int]],
+                     list[tuple[int, int, int, int]]] = {}
         for part in tires:
             heat = self._part_heat(part)
-            constants = (self.tire_mu[part], self.tire_rr[part], heat.double_capacity, heat.constant, heat.divisor,
-                         heat.limit, heat.still_low, heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE)
+            constants = ((self.tire_mu[part], self.tire_rr[part]),
+                         (heat.double_capacity, heat.constant, heat.divisor, heat.limit, heat.still_low,
+                          heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE))
             groups.setdefault(constants, []).append(
                 (part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM)))
-        return (tuple(TireGroup(constants[0], constants[1], len(group)) for constants, group in groups.items()),
-                tuple(TireHeatWear(*constants[2:], tuple(group)) for constants, group in groups.items()))
+        return (tuple(TireGroup(*grip, len(group)) for (grip, _), group in groups.items()),
+                tuple(TireHeatWear(*thermal, tuple(group)) for (_, thermal), group in groups.items()))
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""

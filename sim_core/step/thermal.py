@@ -76,8 +76,8 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
     (``loads``), so a tire whose state equals the previous tire's ends the frame as that tire did: its
     results are copied (the same integers, a third of the work for the usual four like tires)."""
     newly_broken = 0
-    for (double_capacity, constant, divisor, limit, still_low, still_high, wear_den, tires), (energy, worn) in zip(
-            plan, loads):  # noqa: B905 (equal lengths by construction: Mechanics.idle_loads, physics._tires)
+    for group, (energy, worn) in zip(plan, loads):  # noqa: B905 (equal lengths: Mechanics.idle_loads, physics._tires)
+        double_capacity, constant, divisor, limit, still_low, still_high, wear_den, tires = group
         energy_nj = worn // WEAR_NJ_DEN
         last_state: tuple[int, int, int] | None = None
         results = (0, 0, 0)
