@@ -329,9 +329,12 @@ class World:
         them all still, this one included (the usual race: from the grid, where they sit at the air
         temperature, with no warm snapshot loaded). State surgery on a part's temperature (tests) must
         call this too."""
-        self._cold_still = [cold_parts_still(c, model.mechanics(c[BROKEN_MASK]))
-                            for c, model in zip(self._cars, self.models, strict=True)]
-        self._cold_ever_moving |= not all(self._cold_still)
+        still = []
+        for c, model in zip(self._cars, self.models, strict=True):
+            mech = model.mechanics(c[BROKEN_MASK])  # the usual case first, without the call
+            still.append(mech.cold_temps(c) == mech.cold_at_air or cold_parts_still(c, mech))
+        self._cold_still = still
+        self._cold_ever_moving |= not all(still)
 
     def state_hash(self) -> bytes:
         """SHA-256 (32 bytes) of ``save_state()``: what peers compare in checksum votes (the bytes of the
