@@ -31,7 +31,7 @@ from sim_core.step.ranking import CarStatus, car_status, ranking, update_round_e
 from sim_core.specs.route import route_for
 from sim_core.step.rules import PENALTY_FRAMES, RuleContext, apply_rules
 from sim_core.state.codec import StateCodec, StateLimits, digest_of
-from sim_core.step.thermal import settle
+from sim_core.step.thermal import cold_parts_still, settle
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import VehicleSpec
 
@@ -88,6 +88,14 @@ class World:
         # restore_own_state), else None: every change of the state (step, a fault) forgets them, and so
         # must any state surgery in tests that writes the lists directly (tests/sim_core/helpers.place).
         self._snapshot: bytes | None = None
+        # Derived from the state, never saved: each car's mechanics with the broken mask it was derived
+        # for (compared every frame, so a direct edit of the mask is seen), and whether its cold parts
+        # are in their still bands (``thermal.cold_parts_still``: the thermal pass then skips them).
+        self._mechanics = [model.mechanics(0) for model in self.models]
+        self._masks = [0] * len(vehicles)
+        self._cold_still: list[bool] = []
+        self._cold_ever_moving = False  # whether any state of this world had a cold part out of its band
+        self._check_cold_parts()
 
     # -- construction ----------------------------------------------------------------------------------
 
@@ -164,18 +172,24 @@ class World:
         if self._world[W_DONE]:
             raise LocalError("sim-round-over", "the round has ended; start a new World")
         skills = self._validated(inputs)
-        cars, models = self._cars, self.models
+        cars, models, motion = self._cars, self.models, self.motion
+        mechanics, masks, cold_still = self._mechanics, self._masks, self._cold_still
         frame = self._world[W_FRAME] + 1
         boxes = []  # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
         breaking = []
         for slot, c in enumerate(cars):
             model = models[slot]
             if c[RETIRED_FRAME] < 0:
-                mech = model.mechanics(c[BROKEN_MASK])
-                heat, wear = advance(c, model, mech, self.motion, skills[slot])
+                if c[BROKEN_MASK] != masks[slot]:
+                    masks[slot] = c[BROKEN_MASK]
+                    mechanics[slot] = model.mechanics(c[BROKEN_MASK])
+                mech = mechanics[slot]
+                heat, loads = advance(c, model, mech, motion, skills[slot])
                 # heat and wear touch only part fields, which contact neither reads nor writes: solving
                 # them here, before contact, is the same as after it, without keeping the ledgers
-                newly = settle(c, model, mech, heat, wear)
+                newly = settle(c, model, mech, heat, loads, cold_still[slot])
+                if not cold_still[slot]:  # solved this frame: are they still now?
+                    cold_still[slot] = cold_parts_still(c, mech)
                 if newly:
                     breaking.append((slot, newly))
                 boxes.append(model.ghost_box if c[PENALTY_TIMER] > 0 else mech.contact_box)
@@ -293,6 +307,7 @@ class World:
         world, cars = self.codec.unpack(data, self.limits)
         self._world, self._cars = world, cars
         self._snapshot = bytes(data)
+        self._check_cold_parts()
 
     def restore_own_state(self, data: bytes) -> None:
         """Replace the state with bytes this world's own ``save_state`` returned (a rollback), without the
@@ -304,6 +319,22 @@ class World:
                                               "returned; load a peer's or a file's state with load_state")
         self._world, self._cars = self.codec.unpack_trusted(data)
         self._snapshot = data
+        if self._cold_ever_moving:
+            self._check_cold_parts()
+
+    def _check_cold_parts(self) -> None:
+        """Whether each car's cold parts are still (``thermal.cold_parts_still``), for a state that did
+        not come from a step: the start, a load, a restore. A restore of an own state needs no check
+        while no state of this world ever had a cold part out of its band: every state it saved then had
+        them all still, this one included (the usual race: from the grid, where they sit at the air
+        temperature, with no warm snapshot loaded). State surgery on a part's temperature (tests) must
+        call this too."""
+        still = []
+        for c, model in zip(self._cars, self.models, strict=True):
+            mech = model.mechanics(c[BROKEN_MASK])  # the usual case first, without the call
+            still.append(mech.cold_temps(c) == mech.cold_at_air or cold_parts_still(c, mech))
+        self._cold_still = still
+        self._cold_ever_moving |= not all(still)
 
     def state_hash(self) -> bytes:
         """SHA-256 (32 bytes) of ``save_state()``: what peers compare in checksum votes (the bytes of the
@@ -317,4 +348,4 @@ class World:
     def corrupt_for_testing(self, slot: int = 0) -> None:
         """Fault-injection hook: move car ``slot`` 1 µm to the right, as a desync would. Never call in a race."""
         self._cars[slot][LAT] += 1
-        self._snapshot = None
+        self._snapshot = None  # LAT is not a part field: the derived flags still hold

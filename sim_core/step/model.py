@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
-from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU
+from sim_core.constants import (
+    MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU, TOP_SPEED_DEN, TOP_SPEED_NUM,
+    TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
+)
 from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import material
 from sim_core.specs.track import TrackSpec
@@ -24,6 +27,11 @@ from sim_core.state.layout import P_FATIGUE, P_FATIGUE_REM, P_TEMP, part_field
 
 def _average(a: int, b: int) -> int:
     return (a + b) // 2
+
+
+def _no_temperatures(c: list[int]) -> tuple[int, ...]:
+    """``Mechanics.cold_temps`` of a car without cold parts."""
+    return ()
 
 
 class PartHeat(NamedTuple):
@@ -48,25 +56,25 @@ class PartHeat(NamedTuple):
 
 
 class TireGroup(NamedTuple):
-    """Live tires of one car with the same μ pair and rolling resistance (usually all four): the motion
-    computes a tire's traction, rolling resistance, slip heat and wear once per group and gives each
-    tire of the group the same (``sim_core.step.physics``), the same integers as tire by tire."""
+    """Live tires of one car with the same μ pair and rolling resistance and the same thermal constants
+    (usually all four): the motion computes a tire's traction, rolling resistance, slip heat and wear
+    once per group and gives each tire of the group the same (``sim_core.step.physics``), the same
+    integers as tire by tire; ``Mechanics.tire_plan`` holds the group's thermal side at the same index."""
 
     mu: int  # μ pair ‰ (tire and surface, Average)
     rr_milli: int  # rolling resistance (tire × surface, milli × milli)
     size: int  # how many tires
-    parts: tuple[int, ...]
 
 
 class TireHeatWear(NamedTuple):
-    """The thermal pass's constants of live tires that share them (one material and size: usually all
-    four): each tire's ``PartHeat`` solve and its wear, in one iteration, so that the tire's
-    temperature and its fatigue (which reads the new temperature) are solved together.
+    """The thermal pass's constants of the tires of one ``TireGroup`` (``Mechanics.tire_plan[k]`` belongs
+    to ``Mechanics.tire_groups[k]``): each tire's ``PartHeat`` solve and its wear, in one iteration, so
+    that the tire's temperature and its fatigue (which reads the new temperature) are solved together.
 
-    Tires with the same constants in the same state that take the same heat and wear end the frame in
-    the same state; they usually do (the physics treats the tires of a car alike), so a tire whose
-    inputs equal the previous tire's copies its results instead of solving again
-    (``sim_core.step.thermal``)."""
+    The tires of a group take the same heat and wear (the motion computes them once per group), so
+    tires of a group in the same state end the frame in the same state; they usually are (the physics
+    treats the tires of a car alike), and a tire whose state equals the previous tire's copies its
+    results instead of solving again (``sim_core.step.thermal``)."""
 
     double_capacity: int  # as in PartHeat
     constant: int
@@ -84,16 +92,21 @@ class Mechanics:
     live parts the thermal pass visits."""
 
     mass_ug: int
+    mass_x60: int  # 60·mass: the velocity update's momentum scale
     live_tires: int  # how many tires carry the load
-    tire_groups: tuple[TireGroup, ...]  # the live tires, those with equal μ and rolling resistance together
+    tire_groups: tuple[TireGroup, ...]  # the live tires, those with equal μ, rolling resistance and thermal constants together
     functional: bool  # motor and battery both alive
     skills_enabled: bool  # chip alive (and functional)
     weapon_alive: bool
     left_wall: tuple[int, int, int]  # (restitution ‰, friction ‰, rolling µ-units) of the left side
     right_wall: tuple[int, int, int]
     heated_plan: tuple[PartHeat, ...]  # the live parts other than tires the physics may heat (CarModel.heated_parts)
-    live_plan: tuple[PartHeat, ...]  # every live part other than the tires
-    tire_plan: tuple[TireHeatWear, ...]  # the live tires: heated and the only parts that wear
+    cold_plan: tuple[PartHeat, ...]  # the other live parts other than the tires: the physics never heats them
+    cold_temps: Callable[[list[int]], tuple[int, ...]]  # a car's list → the cold parts' temperatures, twice over
+    cold_at_air: tuple[int, ...]  # what cold_temps reads when every cold part sits at the air temperature
+    # (and that is in their still bands)
+    tire_plan: tuple[TireHeatWear, ...]  # the thermal side of tire_groups[k]: heated and the only parts that wear
+    idle_loads: tuple[tuple[int, int], ...]  # (heat, wear) of each tire group in a frame without tire work: zeros
     contact_box: tuple[int, int, int, int, int]  # what contact reads: (length, width, height, mass, restitution)
 
 
@@ -118,6 +131,7 @@ class CarModel:
         self.torque_ratio = spec.motor.torque_ratio_pct
         self.auto_input_mw = spec.motor.auto_input_mw
         self.configured_output_mw = spec.battery.configured_output_mw
+        self.full_drive = self.drive(self.auto_input_mw)  # the drive of every frame with enough battery
         self.initial_q = spec.battery.energy_capacity_mj * QUANTA_PER_MJ
         self.allocation = tuple(spec.allocation_pct(skill) for skill in SKILLS)
         self.chip_skills = spec.chip_skills
@@ -146,12 +160,15 @@ class CarModel:
         self.air_mc = track.air_temperature_mc
         # The thermal pass solves only the parts whose temperature can change. The physics pass heats
         # these parts and no others, and wears only the tires (tests/sim_core/step/test_thermal_wear.py
-        # checks both); every other part ("cold") only moves when a loaded or edited state put it away
-        # from the air temperature, which ``cold_temps(c) == cold_at_air`` detects.
+        # checks both); every other part ("cold", ``Mechanics.cold_plan``) only moves while a loaded or
+        # edited state holds it outside its still band (``sim_core.step.thermal.cold_parts_still``).
         self.heated_parts = tuple(sorted({self.motor, self.battery, *self.tire_parts} | ({self.chip} - {-1})))
-        cold = [part_field(i, P_TEMP) for i in range(self.part_count) if i not in self.heated_parts]
-        self.cold_temps = itemgetter(*cold)  # ≥ 2 indices (chassis and body are always cold): a tuple
-        self.cold_at_air = (self.air_mc,) * len(cold)
+
+    def drive(self, drive_mw: int) -> tuple[int, int]:
+        """The drive's torque impulse per frame and the top speed it reaches (spec §4.3)."""
+        ratio = self.torque_ratio
+        return (drive_mw * ratio * TORQUE_IMPULSE_NUM // (TORQUE_IMPULSE_DEN * self.wheel_radius_um),
+                drive_mw * (100 - ratio) * TOP_SPEED_NUM // TOP_SPEED_DEN)
 
     def _part_heat(self, part: int) -> PartHeat:
         capacity = THERMAL_C_TU * self.heat_capacity[part]
@@ -166,21 +183,20 @@ class CarModel:
         return PartHeat(part, part_field(part, P_TEMP), 2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
                         2 * (capacity + conductance), limit, max(low, MIN_TEMPERATURE_MC), high)
 
-    def _tire_groups(self, tires: list[int]) -> tuple[TireGroup, ...]:
-        grip: dict[tuple[int, int], list[int]] = {}  # in order of first appearance
-        for tire in tires:
-            grip.setdefault((self.tire_mu[tire], self.tire_rr[tire]), []).append(tire)
-        return tuple(TireGroup(mu, rr, len(group), tuple(group)) for (mu, rr), group in grip.items())
-
-    def _tire_plan(self, tires: list[int]) -> tuple[TireHeatWear, ...]:
-        plan: dict[tuple[int, int, int, int | None, int, int, int], list[tuple[int, int, int, int]]] = {}
-        for part in tires:  # grouped by constants, in order of first appearance
+    def _tire_groups(self, tires: list[int]) -> tuple[tuple[TireGroup, ...], tuple[TireHeatWear, ...]]:
+        """The live tires grouped by their constants, in order of first appearance: the groups of the
+        motion and, at the same index, their thermal side."""
+        groups: dict[tuple[tuple[int, int], tuple[int, int, int, int | None, int, int, int]],
+                     list[tuple[int, int, int, int]]] = {}
+        for part in tires:
             heat = self._part_heat(part)
-            constants = (heat.double_capacity, heat.constant, heat.divisor, heat.limit, heat.still_low,
-                         heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE)
-            plan.setdefault(constants, []).append(
+            constants = ((self.tire_mu[part], self.tire_rr[part]),
+                         (heat.double_capacity, heat.constant, heat.divisor, heat.limit, heat.still_low,
+                          heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE))
+            groups.setdefault(constants, []).append(
                 (part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM)))
-        return tuple(TireHeatWear(*constants, tuple(group)) for constants, group in plan.items())
+        return (tuple(TireGroup(*grip, len(group)) for (grip, _), group in groups.items()),
+                tuple(TireHeatWear(*thermal, tuple(group)) for (_, thermal), group in groups.items()))
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
@@ -196,18 +212,29 @@ class CarModel:
         mass = sum(m for i, m in enumerate(self.masses) if alive(i))
         functional = alive(self.motor) and alive(self.battery)
         body = self.body if alive(self.body) else self.chassis
+        tire_groups, tire_plan = self._tire_groups([i for i in self.tire_parts if alive(i)])
+        others = [i for i in range(self.part_count) if alive(i) and i not in self.tire_parts]
+        cold_plan = tuple(self._part_heat(i) for i in others if i not in self.heated_parts)
+        cold_at = [plan.temp_at for plan in cold_plan] * 2  # twice: itemgetter of ≥ 2 indices returns a tuple
         return Mechanics(
             mass_ug=mass,
+            mass_x60=60 * mass,
             live_tires=sum(1 for i in self.tire_parts if alive(i)),
-            tire_groups=self._tire_groups([i for i in self.tire_parts if alive(i)]),
+            tire_groups=tire_groups,
             functional=functional,
             skills_enabled=functional and alive(self.chip),
             weapon_alive=alive(self.weapon),
             left_wall=self._wall_response(LEFT_ROLLER_SLOTS, alive, body),
             right_wall=self._wall_response(RIGHT_ROLLER_SLOTS, alive, body),
-            heated_plan=tuple(self._part_heat(i) for i in self.heated_parts if alive(i) and i not in self.tire_parts),
-            live_plan=tuple(self._part_heat(i) for i in range(self.part_count) if alive(i) and i not in self.tire_parts),
-            tire_plan=self._tire_plan([i for i in self.tire_parts if alive(i)]),
+            heated_plan=tuple(self._part_heat(i) for i in others if i in self.heated_parts),
+            cold_plan=cold_plan,
+            cold_temps=itemgetter(*cold_at) if cold_at else _no_temperatures,
+            # () when the air temperature is outside a cold part's still band (above its limit): never
+            # matched, so such a part is always looked at, and breaks on its first solve
+            cold_at_air=(self.air_mc,) * len(cold_at) if all(
+                plan.still_low <= self.air_mc <= plan.still_high for plan in cold_plan) else (),
+            tire_plan=tire_plan,
+            idle_loads=((0, 0),) * len(tire_groups),
             contact_box=(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
         )
 

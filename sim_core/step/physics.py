@@ -6,17 +6,20 @@ are updated once with ``div_round`` and positions integrated with the new veloci
 Euler). Accelerations (gravity components, route curvature) enter as ``m·a`` over one frame (÷60).
 
 The route-frame car stays aligned with the route tangent (no yaw/roll); its load is split evenly over
-its live tires. Heat (thermal units, see ``constants``) and raw wear energy (1e-21 J) are returned per
-part for the thermal/wear pass that follows.
+its live tires. Heat (thermal units, see ``constants``) of the parts other than tires is returned per
+part, and the heat and raw wear energy (1e-21 J) of each tire per tire group (``Mechanics.tire_groups``:
+one pair for every tire of the group), for the thermal/wear pass that follows.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from sim_core.constants import (
     BATTERY_PASSIVE_TU_PER_MW, BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, COST_FRAMES, EFFECT_FRAMES,
     EFFECT_UJ_DEN, EFFECT_UJ_NUM, K_EVENT_IMPULSE_PER_UJ, K_SWERVE_IMPULSE_PER_UJ, LANDING_SETTLE_UM_S,
     MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, PENALTY_FADE_FRAMES, ROLLING_DEN, SLIP_HEAT_DEN, SLIP_HEAT_NUM,
-    SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
+    SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI,
 )
 from sim_core.specs.inputs import SKILLS
 from sim_core.intmath import div_trunc
@@ -50,16 +53,20 @@ class TrackContext:
                                 route.k_lateral, route.g_tangent, strict=True))
 
 
+TireLoads = Sequence[tuple[int, int]]
+"""(heat in tu, raw wear energy) of each tire of ``Mechanics.tire_groups[k]``, at index k."""
+
+
 def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
-            skills: tuple[int, ...]) -> tuple[list[int], list[int]]:
+            skills: tuple[int, ...]) -> tuple[list[int], TireLoads]:
     """Advance one live car by one frame (``mech`` = its mechanics for the frame's broken parts); returns
-    (heat per part in tu, raw wear energy per part).
+    (heat per part in tu, of the parts other than tires; the tire groups' ``TireLoads``).
 
     ``div_round(a, b)`` = (2a + b) // 2b is written out for the velocity and position updates: they are
     the hottest lines of the step, and the call costs more than the arithmetic."""
     m = mech.mass_ug
     heat = [0] * model.part_count
-    wear = [0] * model.part_count
+    loads: TireLoads = mech.idle_loads
     available = drive_mw = 0
     if mech.functional:  # drive first: charged even at top speed, airborne or stuck
         remaining = c[REMAINING_Q]
@@ -70,7 +77,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         heat[model.battery] += BATTERY_PASSIVE_TU_PER_MW * drive_mw
     penalty = c[PENALTY_TIMER]
     if 0 < penalty <= PENALTY_FADE_FRAMES:
-        return heat, wear  # fading out before the teleport: the car is frozen
+        return heat, loads  # fading out before the teleport: the car is frozen
     arc, lat, h, vs, vlat, vh = c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH]
     length = ctx.length_um  # the sample under the car: Route.index(Route.wrap(arc)), written out
     s = arc % length if ctx.loop else 0 if arc < 0 else length if arc > length else arc
@@ -93,7 +100,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     if pressed:
         normal = m * load // 60
         if mech.live_tires:
-            js, jl, rolling = _tires(model, mech, normal, m, vs, vlat, acc_l, drive_mw if in_control else 0, heat, wear)
+            js, jl, rolling, loads = _tires(model, mech, normal, m, vs, vlat, acc_l, drive_mw if in_control else 0)
         else:  # every tire broken: the chassis scrapes along the surface
             rolling = normal * model.chassis_mu // 1000
             need = -(m * vlat + m * acc_l // 60)
@@ -104,14 +111,15 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         js += ds
         jl += dl
         jh += dh if dh > 0 or not grounded else 0  # a slam on the ground is taken by the ground
-    p = m * vs * 60 + m * acc_s + 60 * js
+    m60 = mech.mass_x60
+    p = m60 * vs + m * acc_s + 60 * js
     if rolling:  # rolling resistance stops the car at most, never pushes it backwards
         r = 60 * rolling
         p = p - r if p > r else p + r if p < -r else 0
-    den = 120 * m  # velocity = div_round(momentum·60, 60·m)
-    vs = (2 * p + 60 * m) // den
-    vlat = (2 * (m * vlat * 60 + m * acc_l + 60 * jl) + 60 * m) // den
-    vh = 0 if pressed and jh <= 0 else (2 * (m * vh * 60 + m * acc_h + 60 * jh) + 60 * m) // den
+    den = 2 * m60  # velocity = div_round(momentum·60, 60·m)
+    vs = (2 * p + m60) // den
+    vlat = (2 * (m60 * vlat + m * acc_l + 60 * jl) + m60) // den
+    vh = 0 if pressed and jh <= 0 else (2 * (m60 * vh + m * acc_h + 60 * jh) + m60) // den
     if damping:  # stabilize: v ← v / (1 + dt·damping) on the lateral and vertical axes
         vlat = div_trunc(vlat * 60_000, 60_000 + damping)
         if not grounded:
@@ -133,24 +141,26 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH] = arc, new_lat, new_h, vs, vlat, vh
     airborne = 0 if new_h == 0 and vh <= 0 and lands_on_surface else c[AIR_FRAMES] + 1
     c[AIR_FRAMES] = airborne if airborne < AIR_FRAMES_CAP else AIR_FRAMES_CAP
-    return heat, wear
+    return heat, loads
 
 
-def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat: int, acc_l: int, drive_mw: int,
-           heat: list[int], wear: list[int]) -> tuple[int, int, int]:
+def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat: int, acc_l: int,
+           drive_mw: int) -> tuple[int, int, int, TireLoads]:
     """Drive, traction, lateral grip and rolling resistance of the live tires (``Mechanics.tire_groups``:
     each quantity is computed once for the tires that share μ and rolling resistance, and counted once
     per tire of the group).
 
     The drive impulse is split into 1/(original driven count) shares; a broken tire's share is simply
     not spent. Each live tire carries normal/live of the load; traction = N·μ_pair. What traction the
-    drive leaves is the tire's lateral grip budget (friction circle taken as a sum).
+    drive leaves is the tire's lateral grip budget (friction circle taken as a sum). Returns the
+    tangential and lateral impulses, the rolling resistance and each group's heat and wear per tire.
     """
     share = vtop = 0
     if drive_mw:
-        ratio = model.torque_ratio
-        torque_impulse = drive_mw * ratio * TORQUE_IMPULSE_NUM // (TORQUE_IMPULSE_DEN * model.wheel_radius_um)
-        vtop = drive_mw * (100 - ratio) * TOP_SPEED_NUM // TOP_SPEED_DEN
+        if drive_mw == model.auto_input_mw:  # the usual frame: the full drive, computed once per car
+            torque_impulse, vtop = model.full_drive
+        else:
+            torque_impulse, vtop = model.drive(drive_mw)
         top_impulse = m * (vtop - vs) if vtop > vs else 0
         share = (torque_impulse if torque_impulse < top_impulse else top_impulse) // model.driven_count
     n_tire = normal // mech.live_tires
@@ -158,7 +168,8 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
     rolls_wear = speed >= MIN_TIRE_WEAR_SPEED_UM_S
     spin = vtop - vs if vtop > vs else 0  # wheel spin at the surface top speed, where the drive beats traction
     js = rolling = lateral_cap = 0
-    for mu, rr_milli, size, parts in mech.tire_groups:
+    loads = []
+    for mu, rr_milli, size in mech.tire_groups:
         traction = n_tire * mu // 1000
         used = share if share < traction else traction
         js += size * used
@@ -171,22 +182,20 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
             tire_heat = traction * spin * SLIP_HEAT_NUM // SLIP_HEAT_DEN
             if spin >= MIN_TIRE_WEAR_SPEED_UM_S:
                 tire_wear += SLIP_WEAR_MULT * traction * spin
-        for t in parts:
-            heat[t] += tire_heat
-            wear[t] += tire_wear
+        loads.append((tire_heat, tire_wear))
     need = -(m * vlat + m * acc_l // 60)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
-        for mu, _, _, parts in mech.tire_groups:
+        for k, (mu, _, _) in enumerate(mech.tire_groups):
             traction = n_tire * mu // 1000
             left = traction - share if traction > share else 0  # what the drive left of its traction
-            tire_heat = left * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
-            tire_wear = SLIP_WEAR_MULT * left * slip if slip >= MIN_TIRE_WEAR_SPEED_UM_S else 0
-            for t in parts:
-                heat[t] += tire_heat
-                wear[t] += tire_wear
+            tire_heat, tire_wear = loads[k]
+            tire_heat += left * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
+                tire_wear += SLIP_WEAR_MULT * left * slip
+            loads[k] = (tire_heat, tire_wear)
         need = lateral_cap if need > 0 else -lateral_cap
-    return js, need, rolling
+    return js, need, rolling, loads
 
 
 def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int, ...], available: int,

@@ -15,26 +15,45 @@ remainder is carried in ``fatigue_rem`` so sub-ppm wear is never lost. A tire br
 from __future__ import annotations
 
 from sim_core.constants import FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN
-from sim_core.step.model import CarModel, Mechanics
+from sim_core.step.model import CarModel, Mechanics, PartHeat, TireHeatWear
+from sim_core.step.physics import TireLoads
 
 R2_SCALE = R_SCALE * R_SCALE
 
 
-def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], wear: list[int]) -> int:
+def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], loads: TireLoads, cold_still: bool) -> int:
     """Solve temperatures and wear of every live part (``mech``: the car's mechanics of this frame) at the
-    track's air temperature; return the mask of parts that break this frame.
+    track's air temperature, from the physics' heat per part and ``loads`` per tire group; return the
+    mask of parts that break this frame.
 
     Only a part with heat this frame or outside its still band (``PartHeat``: where the rounding holds
     its temperature, the air temperature included) has anything to solve, and only
-    ``model.heated_parts`` ever receive heat (only the tires wear). When every other part sits at the
-    air temperature (one C-level tuple comparison, ``model.cold_at_air``: the case in every race that
-    started from the grid), only the live heated parts are visited; otherwise (a loaded or edited state
-    with a warm part the physics never heats) every live part is, as the rules read. The tires come
-    last, each in one iteration (``_tires``).
+    ``model.heated_parts`` ever receive heat (only the tires wear). ``cold_still`` says that every other
+    live part (``mech.cold_plan``) sits in its still band (``cold_parts_still``: true in every race that
+    started from the grid, where they sit at the air temperature), so only the live heated parts are
+    visited; otherwise (a loaded or edited state with a warm part the physics never heats) the cold
+    parts are solved too, as the rules read. The tires come last, each in one iteration (``_tires``).
     """
+    newly_broken = _solve(c, model, mech.heated_plan, heat)
+    if not cold_still:
+        newly_broken |= _solve(c, model, mech.cold_plan, heat)
+    return newly_broken | _tires(c, model.air_mc, mech.tire_plan, loads)
+
+
+def cold_parts_still(c: list[int], mech: Mechanics) -> bool:
+    """Whether every live part the physics never heats (``mech.cold_plan``) is in its still band: such a
+    part then never changes (no heat, and the rounding holds it), and stays so until a load or an edit of
+    the state, so the thermal pass may skip it. A part outside its band is solved every frame until it
+    is in (it moves toward the air temperature: into the band, or over its limit and breaks)."""
+    if mech.cold_temps(c) == mech.cold_at_air:  # the usual state: all at the air temperature (one C-level read)
+        return True
+    return all(p.still_low <= c[p.temp_at] <= p.still_high for p in mech.cold_plan)
+
+
+def _solve(c: list[int], model: CarModel, plan: tuple[PartHeat, ...], heat: list[int]) -> int:
+    """The backward-Euler solve of each part of ``plan`` that has anything to solve; the breaking mask."""
     weapon = model.weapon
     newly_broken = 0
-    plan = mech.heated_plan if model.cold_temps(c) == model.cold_at_air else mech.live_plan
     for part, temp_at, double_capacity, constant, divisor, limit, still_low, still_high in plan:
         temp = c[temp_at]
         energy = heat[part]
@@ -46,31 +65,33 @@ def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], wear
             c[temp_at] = temp
             if limit is not None and temp > limit:
                 newly_broken |= 1 << part
-    return newly_broken | _tires(c, model.air_mc, mech, heat, wear)
+    return newly_broken
 
 
-def _tires(c: list[int], air: int, mech: Mechanics, heat: list[int], wear: list[int]) -> int:
+def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLoads) -> int:
     """Temperature, then fatigue with the temperature factor (1 + 2r²) of the new temperature, of each
     live tire; returns the mask of the tires that break.
 
-    Within a group of tires with the same constants (``TireHeatWear``), a tire whose state, heat and
-    wear equal the previous tire's ends the frame as that tire did: its results are copied (the same
-    integers, a third of the work for the usual four like tires)."""
+    The tires of a group (``TireHeatWear``) share their constants and take the same heat and wear
+    (``loads``), so a tire whose state equals the previous tire's ends the frame as that tire did: its
+    results are copied (the same integers, a third of the work for the usual four like tires)."""
     newly_broken = 0
-    for double_capacity, constant, divisor, limit, still_low, still_high, wear_den, tires in mech.tire_plan:
-        last_inputs: tuple[int, int, int, int, int] | None = None
-        last_results = (0, 0, 0)
+    for group, (energy, worn) in zip(plan, loads):  # noqa: B905 (equal lengths: Mechanics.idle_loads, physics._tires)
+        double_capacity, constant, divisor, limit, still_low, still_high, wear_den, tires = group
+        energy_nj = worn // WEAR_NJ_DEN
+        last_state: tuple[int, int, int] | None = None
+        results = (0, 0, 0)
         broke = False
         for part, temp_at, fatigue_at, remainder_at in tires:
-            temp, fatigue, remainder, energy, worn = inputs = (
-                c[temp_at], c[fatigue_at], c[remainder_at], heat[part], wear[part])
-            if inputs != last_inputs:
+            state = (c[temp_at], c[fatigue_at], c[remainder_at])
+            if state != last_state:
+                last_state = state
+                temp, fatigue, remainder = state
                 if energy or not still_low <= temp <= still_high:  # as for the other parts
                     temp = (double_capacity * temp + 2 * energy + constant) // divisor
                     temp = (MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC
                             else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp)
                 broke = limit is not None and temp > limit
-                energy_nj = worn // WEAR_NJ_DEN
                 if energy_nj:
                     if limit is None:
                         r = 0
@@ -85,8 +106,8 @@ def _tires(c: list[int], air: int, mech: Mechanics, heat: list[int], wear: list[
                     if fatigue >= FATIGUE_BREAK_PPM:
                         fatigue = FATIGUE_BREAK_PPM
                         broke = True
-                last_inputs, last_results = inputs, (temp, fatigue, remainder)
-            c[temp_at], c[fatigue_at], c[remainder_at] = last_results
+                results = (temp, fatigue, remainder)
+            c[temp_at], c[fatigue_at], c[remainder_at] = results
             if broke:
                 newly_broken |= 1 << part
     return newly_broken

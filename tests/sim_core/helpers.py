@@ -85,7 +85,14 @@ def place(w: World, slot: int, *, arc=None, lat=None, h=None, vs=None, vlat=None
             c[index] = value
     c[PREV_X], c[PREV_Y], c[PREV_Z] = w.rules.com(c, w.models[slot])
     c[ARMED] = 1 if w.rules.finish.arms(w.rules.finish.side(w.rules.com(c, w.models[slot]))) else 0
-    w._snapshot = None  # the state changed behind the world's back: its saved bytes are stale
+    edited(w)
+
+
+def edited(w: World) -> None:
+    """Tell the world its state was edited behind its back (state surgery): its saved bytes are stale,
+    and whether each car's cold parts are still (the thermal pass skips them then) is asked again."""
+    w._snapshot = None
+    w._check_cold_parts()
 
 
 def packed(w: World) -> bytes:

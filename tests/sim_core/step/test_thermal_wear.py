@@ -16,7 +16,7 @@ from sim_core.state.layout import BROKEN_MASK, P_BREAK_FRAME, P_FATIGUE, P_FATIG
 from sim_core.specs.materials import material
 from sim_core.step.thermal import settle
 
-from tests.sim_core.helpers import archetype, car, code_round, place, straight_track, world
+from tests.sim_core.helpers import archetype, car, code_round, edited, place, straight_track, world
 
 
 def grounded():
@@ -41,6 +41,7 @@ def test_hot_part_cools_toward_ambient_monotonically():
     w = grounded()
     body = part_field(w.models[0].body, P_TEMP)
     w._cars[0][body] = 60_000
+    edited(w)
     temps = []
     for _ in range(30):
         w.step({})
@@ -84,6 +85,7 @@ def test_chassis_break_retires_the_car():
     w = grounded()
     model = w.models[0]
     w._cars[0][part_field(model.chassis, P_TEMP)] = material("abs").thermal_limit_mc + 5_000
+    edited(w)
     w.step({})
     assert w.standings()[0]["status"] == "retired"
     assert w.disable_reason(0) == "physics-retired"
@@ -101,13 +103,12 @@ def test_tire_wear_is_exact_and_grows_with_temperature():
     assert capacity == 5000 * 25_000 // 1000  # 5000 mm³ of rubber, 25 MPa
     c = w._cars[0]
     heat = [0] * model.part_count
-    wear = [0] * model.part_count
-    wear[tire] = 5_000_000 * 10**12  # 5 000 000 nJ
-    settle(c, model, model.mechanics(0), heat, wear)
+    wear = [(0, 5_000_000 * 10**12)]  # 5 000 000 nJ on each tire of the car's one tire group
+    settle(c, model, model.mechanics(0), heat, wear, True)
     assert (c[part_field(tire, P_FATIGUE)], c[part_field(tire, P_FATIGUE_REM)]) == (40, 0)
     limit = material("rubber").thermal_limit_mc
     c[part_field(tire, P_TEMP)] = 20_000 + (limit - 20_000) // 2  # r = 0.5 → ×(1 + 2·0.25) = ×1.5
-    settle(c, model, model.mechanics(0), heat, wear)
+    settle(c, model, model.mechanics(0), heat, wear, True)
     assert c[part_field(tire, P_FATIGUE)] >= 40 + 59
 
 
@@ -116,10 +117,9 @@ def test_sub_ppm_wear_accumulates_in_the_remainder():
     model = w.models[0]
     tire = model.tire_parts[0]
     c = w._cars[0]
-    wear = [0] * model.part_count
-    wear[tire] = 1_000 * 10**12  # 1000 nJ = 0.008 ppm
+    wear = [(0, 1_000 * 10**12)]  # 1000 nJ = 0.008 ppm on each tire
     for _ in range(125):
-        settle(c, model, model.mechanics(0), [0] * model.part_count, wear)
+        settle(c, model, model.mechanics(0), [0] * model.part_count, wear, True)
     assert c[part_field(tire, P_FATIGUE)] == 1 and c[part_field(tire, P_FATIGUE_REM)] == 0
 
 
@@ -132,19 +132,21 @@ def test_rolling_tires_wear_while_driving():
 
 
 def test_the_physics_heats_and_wears_only_the_heated_parts():
-    """The thermal pass visits only ``CarModel.heated_parts`` while the other parts sit at the air
-    temperature, and wears only the tires: this holds only if the physics never heats any other part and
-    wears nothing but tires."""
+    """The thermal pass visits only ``CarModel.heated_parts`` while the other parts sit in their still
+    bands: this holds only if the physics never heats any other part (wear is only ever given to tire
+    groups)."""
     w = code_round(8, seed=3)
     inputs = RandomInputs([m.chip_skills for m in w.models], 3)
     touched: set[tuple[int, int]] = set()
     for _ in range(600):
         skills = w._validated(inputs.next_frame())
         for slot, (c, model) in enumerate(zip(w._cars, w.models, strict=True)):
-            heat, wear = advance(list(c), model, model.mechanics(c[BROKEN_MASK]), w.motion, skills[slot])
-            parts = {p for p, (h, e) in enumerate(zip(heat, wear, strict=True)) if h or e}
+            mech = model.mechanics(c[BROKEN_MASK])
+            heat, loads = advance(list(c), model, mech, w.motion, skills[slot])
+            assert not any(heat[t] for t in model.tire_parts)  # tire heat and wear go by tire group
+            parts = {p for p, h in enumerate(heat) if h} | {
+                part for (h, e), plan in zip(loads, mech.tire_plan, strict=True) if h or e for part, *_ in plan.tires}
             assert parts <= set(model.heated_parts), (slot, parts)
-            assert {p for p, e in enumerate(wear) if e} <= set(model.tire_parts)
             touched |= {(slot, p) for p in parts}
         w.step({slot: [SkillEvent(SKILLS[k], SKILLS[k] in HOLD_SKILLS) for k in ks] for slot, ks in enumerate(skills) if ks})
     models = w.models
@@ -167,7 +169,7 @@ def test_a_part_without_heat_is_skipped_exactly_where_the_solve_would_hold_it(ai
     for spec in [car(), *(archetype(slot) for slot in range(3))]:
         model = CarModel(spec, track)
         mech = model.mechanics(0)
-        bands = [(p.part, p.still_low, p.still_high, p.limit) for p in mech.live_plan] + [
+        bands = [(p.part, p.still_low, p.still_high, p.limit) for p in mech.heated_plan + mech.cold_plan] + [
             (part, g.still_low, g.still_high, g.limit) for g in mech.tire_plan for part, *_ in g.tires]
         assert {part for part, *_ in bands} == set(range(model.part_count))
         for part, still_low, still_high, limit in bands:

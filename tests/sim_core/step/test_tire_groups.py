@@ -1,4 +1,4 @@
-"""Tires computed once per group of like tires (``Mechanics.tire_groups`` in the motion,
+"""Tires computed once per group of like tires (``Mechanics.tire_groups`` in the motion, their
 ``TireHeatWear`` in the thermal pass) give exactly what computing each tire alone gives: the grouping is
 only a way of not repeating work. The reference is the same world with every tire in a group of its
 own, which is the tire-by-tire loop; cars with mixed tires (another material: another physics group;
@@ -23,13 +23,9 @@ from tests.sim_core.circuit import circuit_track
 class TireByTire(CarModel):
     """A car model whose groups hold one tire each: the motion and thermal passes then run tire by tire."""
 
-    def _tire_groups(self, tires: list[int]) -> tuple[TireGroup, ...]:
-        alone = super()._tire_groups
-        return tuple(group for tire in tires for group in alone([tire]))
-
-    def _tire_plan(self, tires: list[int]) -> tuple[TireHeatWear, ...]:
-        alone = super()._tire_plan
-        return tuple(group for tire in tires for group in alone([tire]))
+    def _tire_groups(self, tires: list[int]) -> tuple[tuple[TireGroup, ...], tuple[TireHeatWear, ...]]:
+        alone = [super(TireByTire, self)._tire_groups([tire]) for tire in tires]
+        return tuple(g for groups, _ in alone for g in groups), tuple(p for _, plan in alone for p in plan)
 
 
 def mixed_tires(spec: VehicleSpec) -> VehicleSpec:
@@ -57,8 +53,8 @@ def rounds(vehicles: list[VehicleSpec], seed: int) -> tuple[World, World]:
 def test_mixed_tires_make_several_groups():
     model = CarModel(mixed_tires(car()), circuit_track())
     mech = model.mechanics(0)
-    assert [g.size for g in mech.tire_groups] == [1, 3]  # silicone FL; rubber FR, RL, RR
-    assert [len(g.tires) for g in mech.tire_plan] == [2, 2]  # FL and FR; the larger rear pair
+    assert [g.size for g in mech.tire_groups] == [1, 1, 2]  # silicone FL; rubber FR; the larger rear pair
+    assert [len(g.tires) for g in mech.tire_plan] == [1, 1, 2]
 
 
 @pytest.mark.parametrize("mixed", [False, True])
