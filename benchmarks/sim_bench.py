@@ -20,7 +20,7 @@ import statistics
 import time
 
 from race_bench import rollback_in_session  # benchmarks/ is on the path of a script run from it
-from sim_core import World
+from sim_core import OwnState, World
 from sim_core.constants import (
     BATTERY_PASSIVE_TU_PER_MW, MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, R_SCALE, ROLLING_DEN, THERMAL_C_TU,
     TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM, WEAR_NJ_DEN,
@@ -159,40 +159,46 @@ def main() -> None:
     reference = FlatReference(World.demo(cars=8, seed=args.seed))
     inputs = RandomInputs([m.chip_skills for m in world.models], args.seed)
     recorded = [inputs.next_frame() for _ in range(args.frames)]
-    step, flat, save, restore, load, digest, rollback = [], [], [], [], [], [], []
-    history: list[bytes] = []
+    step, flat, save, restore, save_own, restore_own, load, digest, rollback = [], [], [], [], [], [], [], [], []
+    history: list[OwnState] = []
     for frame_inputs in recorded:
         if world.done:
             break
         t0 = clock()
-        data = world.save_state()
+        own = world.save_own()  # what a rollback ring saves each frame
         t1 = clock()
-        world.restore_own_state(data)
+        world.restore_own(own)
         t2 = clock()
-        world.state_hash()
+        data = world.save_state()  # the canonical bytes (a vote's hash, a peer's snapshot)
         t3 = clock()
-        world.step(frame_inputs)
-        t4 = clock()
-        reference.frame()
-        t5 = clock()
-        world.load_state(data)  # the same bytes as a peer's snapshot: validated
-        t6 = clock()
         world.restore_own_state(data)
+        t4 = clock()
+        world.state_hash()
+        t5 = clock()
         world.step(frame_inputs)
-        save.append(t1 - t0)
-        restore.append(t2 - t1)
-        digest.append(t3 - t2)
-        step.append(t4 - t3)
-        flat.append(t5 - t4)
-        load.append(t6 - t5)
-        history.append(data)
+        t6 = clock()
+        reference.frame()
+        t7 = clock()
+        world.load_state(data)  # the same bytes as a peer's snapshot: validated
+        t8 = clock()
+        world.restore_own(own)
+        world.step(frame_inputs)
+        save_own.append(t1 - t0)
+        restore_own.append(t2 - t1)
+        save.append(t3 - t2)
+        restore.append(t4 - t3)
+        digest.append(t5 - t4)
+        step.append(t6 - t5)
+        flat.append(t7 - t6)
+        load.append(t8 - t7)
+        history.append(own)
         if len(history) > 8 and world.frame % 10 == 0:  # restore the state 8 frames back, re-simulate 8 frames
             start = world.frame - 8
-            t7 = clock()
-            world.restore_own_state(history[start])
+            t9 = clock()
+            world.restore_own(history[start])
             for f in range(start, start + 8):
                 world.step(recorded[f])
-            rollback.append(clock() - t7)
+            rollback.append(clock() - t9)
     session_clock = time.perf_counter if args.clock == "wall" else time.thread_time
     session = rollback_in_session(args.session_rollbacks, session_clock) if args.session_rollbacks else []
     load_after = os.getloadavg()
@@ -201,10 +207,12 @@ def main() -> None:
     print(f"step median           {median_us(step):8.1f} µs  ({1e6 / 60 / median_us(step):.0f}× real time)")
     print(f"flat reference        {median_us(flat):8.1f} µs  (same run, interleaved)")
     print(f"step / reference      {median_us(step) / median_us(flat):8.2f}")
-    print(f"save median           {median_us(save):8.1f} µs")
-    print(f"restore own median    {median_us(restore):8.1f} µs  (restore_own_state: no range checks)")
+    print(f"save own median       {median_us(save_own):8.1f} µs  (save_own: copies of the lists, as a rollback ring saves)")
+    print(f"restore own median    {median_us(restore_own):8.1f} µs  (restore_own: no range checks)")
+    print(f"save + restore own    {median_us([a + b for a, b in zip(save_own, restore_own, strict=True)]):8.1f} µs")
+    print(f"save bytes median     {median_us(save):8.1f} µs  (save_state: the canonical bytes)")
+    print(f"restore bytes median  {median_us(restore):8.1f} µs  (restore_own_state of those bytes)")
     print(f"load peer median      {median_us(load):8.1f} µs  (load_state: validated)")
-    print(f"save + restore median {median_us([a + b for a, b in zip(save, restore, strict=True)]):8.1f} µs")
     print(f"hash median           {median_us(digest):8.1f} µs  (state_hash after the restore)")
     print(f"8-frame rollback      {median_us(rollback):8.1f} µs  (restore + 8 steps, {len(rollback)} samples)")
     if session:

@@ -1,7 +1,8 @@
 """Deterministic race simulation and asset pipeline (pure: no trio, no clocks, no protocol imports).
 
 Public API: ``World`` (``World.new``, ``World.demo``, ``step``, ``frame``, ``save_state``, ``load_state``,
-``restore_own_state``, ``state_hash``, ``standings``, ``done``, ``end_reason``, ``disable_reason``) and
+``restore_own_state``, ``save_own``/``restore_own``/``pack_own`` (``OwnState``), ``state_hash``,
+``standings``, ``done``, ``end_reason``, ``disable_reason``) and
 ``SkillEvent``; the typed vocabulary of what a world reports (``Skill``, ``CarStatus``,
 ``RoundEndReason``, ``DisableReason``, ``Standing``); ``ENGINE_ID`` names what a step computes.
 
@@ -15,6 +16,7 @@ ENGINE_ID = "sim_core/1"
 
 __all__, __getattr__ = lazy_exports(__name__, {
     "World": "world",
+    "OwnState": "world",
     "DisableReason": "world",
     "Standing": "world",
     "SkillEvent": "specs.inputs",

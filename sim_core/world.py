@@ -39,6 +39,21 @@ SEED_MAX = (1 << 63) - 1
 NO_EVENTS: tuple[int, ...] = ()
 
 
+class OwnState:
+    """A state this world saved for its own later restore (a rollback ring's entry): copies of its
+    integer lists, not the canonical bytes. Why: a rollback session saves every frame, restores a few and
+    hashes only its vote frames, and packing 646 integers into bytes costs about four times a copy of the
+    lists (docs/sim.md, "Own states"). The bytes are made when asked (``World.pack_own``), once.
+    Only the world that saved it may restore it; it never leaves the node (a peer gets bytes)."""
+
+    __slots__ = ("world", "cars", "packed")
+
+    def __init__(self, world: list[int], cars: list[list[int]], packed: bytes | None) -> None:
+        self.world = world
+        self.cars = cars
+        self.packed = packed  # the canonical bytes, once known
+
+
 class DisableReason(StrEnum):
     """Why a car's skills are blocked (``World.disable_reason``): the first that applies, in the spec's order."""
 
@@ -63,7 +78,8 @@ class Standing(TypedDict):
 class World:
     """A race round: the state of every car and the frame pipeline that advances it, bit for bit alike on
     every machine. Build with ``World.new`` or ``World.demo``; drive with ``step``; roll back with
-    ``save_state`` / ``restore_own_state``; take a peer's snapshot with ``load_state`` (validated);
+    ``save_own`` / ``restore_own`` (or the canonical bytes: ``save_state`` / ``restore_own_state``); take a
+    peer's snapshot with ``load_state`` (validated);
     compare with peers through ``state_hash``.
 
     The constructor trusts its arguments (``new`` checks them); attributes other than the state are
@@ -321,6 +337,32 @@ class World:
         self._snapshot = data
         if self._cold_ever_moving:
             self._check_cold_parts()
+
+    def save_own(self) -> OwnState:
+        """The state, for this world's own ``restore_own`` (a rollback): copies of its lists, with the
+        canonical bytes if a save of this very state made them already."""
+        return OwnState(self._world.copy(), [c.copy() for c in self._cars], self._snapshot)
+
+    def restore_own(self, state: OwnState) -> None:
+        """Replace the state by one this world's ``save_own`` returned, unchecked like
+        ``restore_own_state``; ``state`` stays as it was (a ring may restore it again). ``LocalError``
+        ``state-not-own`` for anything else: the caller's bug."""
+        if type(state) is not OwnState or len(state.cars) != len(self._cars):
+            raise LocalError("state-not-own", "restore_own takes only what this world's save_own returned")
+        self._world = state.world.copy()
+        self._cars = [c.copy() for c in state.cars]
+        self._snapshot = state.packed
+        if self._cold_ever_moving:
+            self._check_cold_parts()
+
+    def pack_own(self, state: OwnState) -> bytes:
+        """The canonical bytes of a state ``save_own`` returned (what ``save_state`` gave or would have
+        given then): packed on the first call, then kept. ``SimError`` ``state-overflow`` as ``save_state``."""
+        if type(state) is not OwnState:
+            raise LocalError("state-not-own", "pack_own takes only what this world's save_own returned")
+        if state.packed is None:
+            state.packed = self.codec.pack(state.world, state.cars)
+        return state.packed
 
     def _check_cold_parts(self) -> None:
         """Whether each car's cold parts are still (``thermal.cold_parts_still``), for a state that did

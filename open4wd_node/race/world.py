@@ -11,12 +11,15 @@ import hashlib
 import os
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from protocol.race.results import Quit, rank_with_quits
 from protocol.race.signing import Event
 from sim_core.specs.inputs import SkillEvent
+
+if TYPE_CHECKING:
+    from sim_core.world import OwnState
 from sim_core.assets.convert import track_spec, vehicle_from_loadout
 from sim_core.world import SEED_MAX, World
 
@@ -119,6 +122,14 @@ class WorldAdapter:
         bytes it refuses)."""
         self.world.load_state(data)
 
-    def restore_own_state(self, data: bytes) -> None:
-        """Restore bytes this world's ``save_state`` returned, for a rollback (not validated)."""
-        self.world.restore_own_state(data)
+    def save_own(self) -> OwnState:
+        """The state for this world's own ``restore_own`` (a rollback ring's entry)."""
+        return self.world.save_own()
+
+    def restore_own(self, state: object) -> None:
+        """Restore a state this world's ``save_own`` returned, for a rollback (not validated)."""
+        self.world.restore_own(state)  # type: ignore[arg-type]  # ``World.restore_own`` refuses anything else
+
+    def pack_own(self, state: object) -> bytes:
+        """The canonical bytes of a state this world's ``save_own`` returned."""
+        return self.world.pack_own(state)  # type: ignore[arg-type]

@@ -21,8 +21,10 @@ class RaceWorld(Protocol):
     """The simulation as the session sees it; the shell adapts ``sim_core.World`` to this.
 
     ``load_state`` is atomic and raises (any exception) on bytes it refuses: it takes bytes of any
-    origin, above all a peer's snapshot. ``restore_own_state`` takes only bytes this very world's
-    ``save_state`` returned (a rollback to a ring state) and may skip the checks a stranger's bytes need.
+    origin, above all a peer's snapshot. ``save_own`` returns the state in whatever form this world
+    restores fastest, for its own ``restore_own`` only (a rollback to a ring state: no checks a
+    stranger's bytes need); ``pack_own`` gives such a state's canonical bytes (what ``save_state`` gave
+    or would have given then), for a hash or a peer.
     ``done`` turns true when the round is over. Inputs map slot → events as ``(skill, hold)`` pairs in canonical order.
     """
 
@@ -43,8 +45,14 @@ class RaceWorld(Protocol):
     def load_state(self, data: bytes) -> None:
         """Replace the state by ``data`` atomically; raises (any exception) on bytes it refuses."""
 
-    def restore_own_state(self, data: bytes) -> None:
-        """Replace the state by bytes this world's own ``save_state`` returned (trusted: not validated)."""
+    def save_own(self) -> object:
+        """The state, for this world's own ``restore_own``."""
+
+    def restore_own(self, state: object) -> None:
+        """Replace the state by one this world's ``save_own`` returned (trusted: not validated)."""
+
+    def pack_own(self, state: object) -> bytes:
+        """The canonical bytes of a state this world's ``save_own`` returned."""
 
 
 def loadout_digest(car: Any) -> str:

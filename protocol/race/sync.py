@@ -1,12 +1,14 @@
 """``SyncLayer``: the world of one round and its saved pre-step states (GGRS's ``SyncLayer``).
 
 The session decides *what* to step (inputs, predictions, when to roll back); the sync layer owns the
-world's bytes: it saves the pre-step state of every stepped frame in a ring of ``STATE_BUFFER_FRAMES``,
-loads one of them for a rollback, keeps selected states past the ring (the checksum votes' states, until
-released), and replaces everything by a peer's snapshot. The saved states are the world's own
-``save_state`` bytes, never copies, and a rollback re-steps from the very bytes it loaded without saving
-them again. Trust is explicit: a rollback restores the world's own bytes with ``restore_own_state`` (no
-validation: they never left this node), a peer's snapshot goes through the validating ``load_state``.
+world's saved states: it saves the pre-step state of every stepped frame in a ring of
+``STATE_BUFFER_FRAMES``, restores one of them for a rollback, keeps selected states past the ring (the
+checksum votes' states, until released), and replaces everything by a peer's snapshot. The ring holds the
+world's own states (``save_own``: copies of its integers, not bytes), turned into the canonical bytes only
+for what needs bytes (a vote's hash, a catch-up offer): a session saves every frame but hashes one in
+``VOTE_INTERVAL_FRAMES``. A rollback re-steps from the very state it restored without saving it again.
+Trust is explicit: a rollback restores the world's own states with ``restore_own`` (no validation: they
+never left this node), a peer's snapshot goes through the validating ``load_state``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from protocol.race.inputs import STATE_BUFFER_FRAMES
 from protocol.race.setup import RaceWorld
 from protocol.race.signing import Event
 
-_EMPTY: tuple[int, bytes] = (-1, b"")
+_EMPTY: tuple[int, object] = (-1, None)
 
 
 class SyncLayer:
@@ -29,7 +31,7 @@ class SyncLayer:
     def __init__(self, world: RaceWorld) -> None:
         self.world = world
         self._current = world.frame
-        self._ring: list[tuple[int, bytes]] = [_EMPTY] * STATE_BUFFER_FRAMES
+        self._ring: list[tuple[int, object]] = [_EMPTY] * STATE_BUFFER_FRAMES  # (frame, the world's own state)
         self._loaded: int | None = None  # the frame whose saved state the world was just loaded from
         self._kept: dict[int, bytes] = {}
 
@@ -40,10 +42,10 @@ class SyncLayer:
 
     def step(self, inputs: Mapping[int, Sequence[Event]]) -> None:
         """Save the pre-step state of ``current_frame`` (unless the world was just loaded from it for a
-        rollback: the ring holds those very bytes), then step the world once."""
+        rollback: the ring holds that very state), then step the world once."""
         frame = self._current
         if self._loaded != frame:
-            self._ring[frame % STATE_BUFFER_FRAMES] = (frame, self.world.save_state())
+            self._ring[frame % STATE_BUFFER_FRAMES] = (frame, self.world.save_own())
         self._loaded = None
         self.world.step(inputs)
         self._current = frame + 1
@@ -54,7 +56,7 @@ class SyncLayer:
         if frame == self._current:
             return self.world.save_state()
         kept, state = self._ring[frame % STATE_BUFFER_FRAMES]
-        return state if kept == frame else None
+        return self.world.pack_own(state) if kept == frame else None
 
     def state(self, frame: int) -> bytes:
         """The pre-step state of a frame the caller knows is held (a final frame at most
@@ -67,10 +69,12 @@ class SyncLayer:
     def rollback_to(self, frame: int) -> bool:
         """Load the saved pre-step state of ``frame`` so that frames restart there; False (nothing
         changed) when it is older than the saved states."""
-        state = self.saved(frame)
-        if state is None:
+        if frame == self._current:
+            return True  # the world is at that frame's pre-step state already
+        kept, state = self._ring[frame % STATE_BUFFER_FRAMES]
+        if kept != frame:
             return False
-        self.world.restore_own_state(state)  # bytes this world saved itself: no validation
+        self.world.restore_own(state)  # a state this world saved itself: no validation
         self._current = frame
         self._loaded = frame
         return True

@@ -69,8 +69,16 @@ class CounterWorld:
         frame, *values = struct.unpack(f"<I{len(self.values)}Q", data[4:])
         self._frame, self.values = frame, list(values)
 
-    def restore_own_state(self, data: bytes) -> None:
-        self.load_state(data)  # its own bytes; the checks are cheap enough to keep
+    def save_own(self) -> bytes:
+        return self.save_state()  # its own states are its bytes
+
+    def restore_own(self, state: object) -> None:
+        assert isinstance(state, bytes)
+        self.load_state(state)  # its own bytes; the checks are cheap enough to keep
+
+    def pack_own(self, state: object) -> bytes:
+        assert isinstance(state, bytes)
+        return state
 
 
 def identities(n: int) -> list[Identity]:

@@ -10,17 +10,17 @@ from tests.protocol.race.harness import CounterWorld
 
 
 class CountingWorld(CounterWorld):
-    """A ``CounterWorld`` that counts saves, (validated) loads and (trusted) restores of its own bytes, and
-    can fail a load with a chosen error."""
+    """A ``CounterWorld`` that counts saves of its own states, (validated) loads and (trusted) restores of
+    its own states, and can fail a load with a chosen error."""
 
     def __init__(self, slots=2):
         super().__init__(slots)
         self.saves = self.loads = self.restores = 0
         self.load_error = None
 
-    def save_state(self):
+    def save_own(self):
         self.saves += 1
-        return super().save_state()
+        return super().save_own()
 
     def load_state(self, data):
         self.loads += 1
@@ -28,9 +28,9 @@ class CountingWorld(CounterWorld):
             raise self.load_error
         super().load_state(data)
 
-    def restore_own_state(self, data):
+    def restore_own(self, state):
         self.restores += 1
-        super().load_state(data)
+        super().load_state(state)
 
 
 def stepped(frames):

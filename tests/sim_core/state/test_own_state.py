@@ -119,3 +119,40 @@ def test_restores_of_recent_old_and_copied_own_bytes_are_all_exact(monkeypatch, 
         for frame in frames[start:]:
             world.step(frame)
         assert packed(world) == final
+
+
+def test_an_own_state_restores_exactly_as_often_as_asked_and_packs_to_the_saved_bytes():
+    world, inputs = raced()
+    own = world.save_own()  # before any save_state of this frame: no bytes yet
+    expected = world.save_state()
+    frames = [inputs.next_frame() for _ in range(10)]
+    for frame in frames:
+        world.step(frame)
+    after = world.save_state()
+    for _ in range(2):  # the steps after a restore leave the saved state as it was
+        world.restore_own(own)
+        assert world.frame == 40 and packed(world) == expected
+        for frame in frames:
+            world.step(frame)
+        assert world.save_state() == after
+    assert world.pack_own(own) == expected and world.pack_own(own) is world.pack_own(own)  # packed once
+
+
+def test_an_own_state_saved_after_a_save_reuses_its_bytes():
+    world, _ = raced()
+    data = world.save_state()
+    own = world.save_own()
+    assert world.pack_own(own) is data
+    world.restore_own(own)
+    assert world.save_state() is data and world.state_hash() == hashlib.sha256(data).digest()
+
+
+def test_only_this_world_s_own_states_are_restored_or_packed():
+    world, _ = raced()
+    before = world.save_state()
+    for call, state in [(world.restore_own, before), (world.pack_own, before),
+                        (world.restore_own, code_round(2, seed=5).save_own())]:  # another world's
+        with pytest.raises(LocalError) as err:
+            call(state)
+        assert err.value.code == "state-not-own"
+    assert world.save_state() == before
