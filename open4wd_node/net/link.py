@@ -487,14 +487,17 @@ class Link:
             await self._fail(exc)
         if ping is not None:
             await self.send(ping)
-        data = None
-        with trio.move_on_at(self._keepalive.deadline_ms / 1000):
-            try:
-                data = await self._stream.receive_some(RECEIVE_CHUNK if self._exact is None else self._exact.wanted)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
+        data: bytes | bytearray | None = None
+        if self._fd is not None and self._exact is None:
+            data = await self._read_socket()
+        else:
+            with trio.move_on_at(self._keepalive.deadline_ms / 1000):
+                try:
+                    data = await self._stream.receive_some(RECEIVE_CHUNK if self._exact is None else self._exact.wanted)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
         if data is None:
-            return  # a timer is due: the next poll pings or times out
+            return  # a timer is due (or a wake-up with nothing to read): the next poll pings or times out
         if not data:
             await self._end(LinkClosed("link-eof", "the peer hung up without a reason", by_peer=True), notify=False)
         try:
@@ -505,6 +508,29 @@ class Link:
         if bodies:
             self._keepalive.heard(now_ms())
             self._bodies.extend(bodies)
+
+    async def _read_socket(self) -> bytes | None:
+        """What the TCP socket holds (at most ``RECEIVE_CHUNK`` bytes), read with one ``read`` after one
+        readable-wait: b"" at the end of the stream, None when the keepalive's deadline came first or
+        the wake-up found nothing. Why not ``SocketStream.receive_some``: it tries a read before it
+        waits (a failing syscall per message when, as in a race, every message finds the link idle)
+        and yields to the scheduler once more after a read that succeeded, which doubles the task
+        steps per message (docs/node.md, "CPU per frame"). The wait is the task's checkpoint, so a
+        peer that floods the link still lets every other task run between two reads."""
+        assert self._fd is not None
+        try:
+            with trio.move_on_at(self._keepalive.deadline_ms / 1000):
+                await trio.lowlevel.wait_readable(self._fd)
+                if self._closed is not None:  # closed by another task while this one waited
+                    raise self._closed.copy()
+                return os.read(self._fd, RECEIVE_CHUNK)
+        except BlockingIOError:
+            return None
+        except (OSError, trio.ClosedResourceError):
+            if self._closed is not None:
+                raise self._closed.copy() from None
+            await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
+        return None
 
     async def _admit(self, sealed: bytes) -> Message | None:
         try:

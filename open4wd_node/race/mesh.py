@@ -24,7 +24,7 @@ import structlog
 import trio
 
 from open4wd_base.errors import LocalError
-from open4wd_node.net.containment import contained_link
+from open4wd_node.net.containment import contain
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.net.listener import NodeListener
@@ -270,12 +270,16 @@ class Mesh:
                 try:
                     async for message in link:
                         await self.gate.wait_links()  # stalled: the link is not read meanwhile
-                        async with contained_link(link, message.TYPE):
+                        try:  # contained (a fault closes this link only), without a context manager per message
                             if budget is None:
                                 self.on_message(peer, message)
                             else:
                                 with budget.part(CostPart.SHELL):
                                     self.on_message(peer, message)
+                        except LinkClosed:
+                            raise
+                        except Exception as exc:
+                            await contain(peer, message.TYPE, link.aclose, exc)
                 except LinkClosed as exc:
                     log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)
                 nursery.cancel_scope.cancel()
