@@ -44,6 +44,7 @@ from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard, Keepalive, Li
 log = structlog.get_logger("open4wd_node.link")
 
 RECEIVE_CHUNK = 64 * 1024
+READS_PER_CALL = 16  # ``read_now`` reads at most this many chunks (1 MiB): a flood cannot hold the caller's tick
 CLOSE_NOTICE_SECONDS = 1.0  # how long a closing side tries to tell the peer why
 TAMPERED = "link-tampered"
 
@@ -545,8 +546,9 @@ class Link:
             await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
         return None
 
-    def _open(self, sealed: bytes, now: int) -> Message:
-        """One frame's message: opened (AEAD) and admitted by the ingress rules (decoded, rate-limited).
+    def _open(self, sealed: bytes, now: int) -> Message | None:
+        """One frame's message: opened (AEAD) and admitted by the ingress rules (decoded, rate-limited;
+        None when they dropped it).
         Raises the ``PeerError`` that ends the link: a frame that does not open (logged as tampered) or
         a message the rules refuse."""
         try:
@@ -581,6 +583,8 @@ class Link:
             msg = self._open(sealed, now)
         except PeerError as exc:
             await self._fail(exc)
+        if msg is None:
+            return None
         for_caller, reaction = self._housekeeping(msg, now)
         if isinstance(reaction, LinkClosed):
             await self._end(reaction, notify=False)
@@ -625,7 +629,7 @@ class Link:
         now = now_ms()
         try:
             self._send_owed()
-            while True:
+            for _ in range(READS_PER_CALL):
                 try:
                     data = os.read(self._fd, RECEIVE_CHUNK)
                 except BlockingIOError:
@@ -639,6 +643,8 @@ class Link:
                 self._keepalive.heard(now)
             while self._bodies:
                 msg = self._open(self._bodies.popleft(), now)
+                if msg is None:
+                    continue
                 for_caller, reaction = self._housekeeping(msg, now)
                 if isinstance(reaction, LinkClosed):
                     raise reaction

@@ -204,18 +204,23 @@ class Mesh:
             link.give_back_reads()
 
     def read_now(self) -> None:
-        """Hand every message the race links hold now to ``on_message``, link by link in PeerId order,
-        without waiting; a link that ended is ended by its reader task. What a message's handling raises
-        closes that peer's link (``contain``), as when the reader task handles it."""
-        budget = self.budget
-        for peer, link in sorted(self.links.items()):
-            if budget is None:
-                messages = link.read_now()
-            else:
-                with budget.part(CostPart.LINK):
-                    messages = link.read_now()
+        """Hand every message the race links hold now to ``on_message``, without waiting: every link is
+        read first (in PeerId order), then the messages are handled link by link, in order. A link that
+        ended is ended by its reader task; what a message's handling raises closes that peer's link
+        (``contain``), as when the reader task handles it. Called from the pump's task, whose time is
+        the shell's, so only the reading is charged to ``link``: one boundary per tick, not per link."""
+        links = sorted(self.links.items())
+        if self.budget is None:
+            batches = [(peer, link, link.read_now()) for peer, link in links]
+        else:
+            with self.budget.part(CostPart.LINK):
+                batches = [(peer, link, link.read_now()) for peer, link in links]
+        for peer, link, messages in batches:
             for message in messages:
-                self._handle(peer, link, message)
+                try:
+                    self.on_message(peer, message)
+                except Exception as exc:
+                    self._tasks.start_soon(contain, peer, message.TYPE, link.aclose, exc)
 
     async def pause_pump(self) -> None:
         """The pump's gate (``StallGate.wait``): while the pump stands still, the reader tasks read the
@@ -227,20 +232,6 @@ class Mesh:
             await self.gate.wait()
         finally:
             self.take_reads()
-
-    def _handle(self, peer: str, link: Link, message: Message) -> None:
-        """``on_message`` for a message the pump read, contained: a fault closes this link only."""
-        try:
-            self._deliver(peer, message)
-        except Exception as exc:
-            self._tasks.start_soon(contain, peer, message.TYPE, link.aclose, exc)
-
-    def _deliver(self, peer: str, message: Message) -> None:
-        if self.budget is None:
-            self.on_message(peer, message)
-        else:
-            with self.budget.part(CostPart.SHELL):
-                self.on_message(peer, message)
 
     async def flush(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) until every queued message has been written to its link."""
@@ -331,7 +322,11 @@ class Mesh:
                     async for message in link:
                         await self.gate.wait_links()  # stalled: the link is not read meanwhile
                         try:  # contained (a fault closes this link only), without a context manager per message
-                            self._deliver(peer, message)
+                            if budget is None:
+                                self.on_message(peer, message)
+                            else:
+                                with budget.part(CostPart.SHELL):
+                                    self.on_message(peer, message)
                         except LinkClosed:
                             raise
                         except Exception as exc:
