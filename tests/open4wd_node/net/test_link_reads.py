@@ -5,14 +5,13 @@ loopback TCP (the path exists for sockets only), timeouts on trio's MockClock (a
 import pytest
 import trio
 import trio.testing
+from contextlib import asynccontextmanager
 
-from open4wd_node.net.link import LinkClosed, open_link
+from open4wd_node.net.link import LinkClosed
 from open4wd_node.net.link_rules import LinkLimits, LinkPing, LinkPong
 from protocol.errors import LocalError
-from protocol.link.handshake import LISTENER
 from protocol.versions.collection import VersionRequest
-from tests.open4wd_node.net.peers import RawPeer
-from tests.open4wd_node.net.test_link import GUEST_ID, HOST_ID, _tcp_pair, open_pair
+from tests.open4wd_node.net.test_link import _tcp_pair, open_pair, raw_and_listener
 from tests.open4wd_node.net.test_link_tamper import flipped
 
 BUFFER = 256 * 1024
@@ -26,16 +25,7 @@ async def tcp_links(**options):
 async def raw_and_tcp_listener():
     """A hand-driven dialer (``RawPeer``) and a real listener ``Link`` over loopback TCP."""
     left, right = await _tcp_pair(BUFFER)
-    raw = RawPeer(left, GUEST_ID)
-    links = []
-
-    async def listen():
-        links.append(await open_link(right, HOST_ID, LISTENER))
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(listen)
-        await raw.handshake(HOST_ID.peer_id)
-    return raw, links[0]
+    return await raw_and_listener(lambda: (left, right))
 
 
 class Reader:
@@ -61,13 +51,20 @@ async def arrived() -> None:
     await trio.testing.wait_all_tasks_blocked()
 
 
-async def test_taken_reads_come_from_read_now_in_order_and_the_reader_stands_aside_until_given_back(fast_clock):
-    dialer, listener = await tcp_links()
-    reader = Reader(listener)
+@asynccontextmanager
+async def taken(link):
+    """``link`` read by its reader task (as the race mesh runs it), whose reads the caller then takes."""
+    reader = Reader(link)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(reader.run)
         await arrived()
-        listener.take_reads()
+        link.take_reads()
+        yield reader
+
+
+async def test_taken_reads_come_from_read_now_in_order_and_the_reader_stands_aside_until_given_back(fast_clock):
+    dialer, listener = await tcp_links()
+    async with taken(listener) as reader:
         sent = [VersionRequest(sender=str(i)) for i in range(5)]
         for message in sent:
             assert dialer.send_now(message)
@@ -84,10 +81,7 @@ async def test_taken_reads_come_from_read_now_in_order_and_the_reader_stands_asi
 
 async def test_read_now_answers_a_ping_and_keeps_it_from_the_caller(fast_clock):
     raw, listener = await raw_and_tcp_listener()
-    reader = Reader(listener)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(reader.run)
-        listener.take_reads()
+    async with taken(listener):
         await raw.send(raw.frame(LinkPing(nonce=7), VersionRequest(sender="x")))
         await arrived()
         assert listener.read_now() == [VersionRequest(sender="x")]
@@ -98,11 +92,7 @@ async def test_read_now_answers_a_ping_and_keeps_it_from_the_caller(fast_clock):
 @pytest.mark.parametrize("how", ["tampered", "hung up"])
 async def test_an_end_seen_by_read_now_ends_the_link_through_its_reader(fast_clock, how):
     raw, listener = await raw_and_tcp_listener()
-    reader = Reader(listener)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(reader.run)
-        await arrived()
-        listener.take_reads()
+    async with taken(listener) as reader:
         good = raw.frame(VersionRequest(sender="before"))
         if how == "tampered":
             await raw.send(good + flipped(raw.frame(VersionRequest(sender="changed")), 10))
@@ -119,11 +109,7 @@ async def test_an_end_seen_by_read_now_ends_the_link_through_its_reader(fast_clo
 
 async def test_closing_a_link_whose_reads_are_taken_ends_its_reader_at_once(fast_clock):
     dialer, listener = await tcp_links()
-    reader = Reader(listener)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(reader.run)
-        await arrived()
-        listener.take_reads()
+    async with taken(listener) as reader:
         start = trio.current_time()
         await listener.aclose()
     assert reader.ended is None and reader.ended_at == start  # iteration stopped (own close), no time passed
@@ -133,11 +119,7 @@ async def test_closing_a_link_whose_reads_are_taken_ends_its_reader_at_once(fast
 async def test_silence_ends_a_link_read_by_read_now_after_the_idle_timeout(fast_clock):
     limits = LinkLimits(ping_interval_ms=60_000, idle_timeout_ms=2_000)
     dialer, listener = await tcp_links(limits=limits)
-    reader = Reader(listener)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(reader.run)
-        await arrived()
-        listener.take_reads()
+    async with taken(listener) as reader:
         start = trio.current_time()
         while reader.ended_at is None:
             await trio.sleep(1 / 60)  # the pump's tick
