@@ -1,12 +1,14 @@
 """Race figures (issues 6 and 17): input delivery on loopback, an 8-frame rollback inside a live session,
-Ed25519 through OpenSSL and libsodium, and, with --processes, N real node processes racing at 60 Hz:
-their worst lag in frames (wall clock) and their CPU per node-frame split by part (CPU time).
+Ed25519 through OpenSSL and libsodium, the floor (each piece of work a frame cannot avoid with 7 peers,
+measured alone, and their sum per node-frame), and, with --processes, N real node processes racing at
+60 Hz: their worst lag in frames (wall clock) and their CPU per node-frame split by part (CPU time).
 
     python benchmarks/race_bench.py [--samples 2000] [--processes 2,4,8]
 
-Every figure is printed with the machine's load average at the start: CPU per node-frame holds on a
-loaded machine (it is CPU time, docs/node.md "CPU per frame"); the worst lag does not, and is meaningful
-only on a quiet one.
+Every figure is printed with the machine's load average at the start. CPU per node-frame is CPU time,
+so a loaded machine does not add its waiting to it, but it does inflate it (cold caches: docs/node.md,
+"The floor"); the worst lag is meaningful only on a quiet machine. To see where one node's time goes,
+call by call: benchmarks/race_profile.py.
 """
 
 from __future__ import annotations
