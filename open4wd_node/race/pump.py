@@ -28,8 +28,12 @@ class FramePump:
         ``on_lag(frames)`` hears about a lag above 8 frames, at most once a second; ``pause()``, awaited
         after every tick, returns at once unless the node is stalled (fault injection): the frames due
         meanwhile are then caught up at 4 per tick, as after a real stop. ``on_tick()`` runs after each
-        tick's steps (the runner sends what the tick held back then); ``before_tick()`` before them (the
-        runner reads every race link then: what arrived since the last tick is there for its steps)."""
+        tick's steps (the runner sends what the tick held back then); ``before_tick()`` before them, from
+        the second tick on (the runner reads every race link then: what arrived since the last tick is
+        there for its steps). Not before the first, which follows the round's start at once: the links
+        were read by their own tasks until then, so every node's first tick sees what it saw before the
+        pump read the links, whichever node started first (a peer's race key announced at its start
+        is read at the second tick)."""
         self.step = step
         self.current_frame = current_frame
         self.on_lag = on_lag
@@ -53,7 +57,7 @@ class FramePump:
         base = self.current_frame()
         tick = next_report = 0
         while not until():
-            if self.before_tick is not None:
+            if self.before_tick is not None and tick > 0:
                 self.before_tick()
                 if until():
                     break
