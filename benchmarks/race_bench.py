@@ -1,12 +1,14 @@
 """Race figures (issues 6 and 17): input delivery on loopback, an 8-frame rollback inside a live session,
-Ed25519 through OpenSSL and libsodium, and, with --processes, N real node processes racing at 60 Hz:
-their worst lag in frames (wall clock) and their CPU per node-frame split by part (CPU time).
+Ed25519 through OpenSSL and libsodium, the floor (each piece of work a frame cannot avoid with 7 peers,
+measured alone, and their sum per node-frame), and, with --processes, N real node processes racing at
+60 Hz: their worst lag in frames (wall clock) and their CPU per node-frame split by part (CPU time).
 
     python benchmarks/race_bench.py [--samples 2000] [--processes 2,4,8]
 
-Every figure is printed with the machine's load average at the start: CPU per node-frame holds on a
-loaded machine (it is CPU time, docs/node.md "CPU per frame"); the worst lag does not, and is meaningful
-only on a quiet one.
+Every figure is printed with the machine's load average at the start. CPU per node-frame is CPU time,
+so a loaded machine does not add its waiting to it, but it does inflate it (cold caches: docs/node.md,
+"The floor"); the worst lag is meaningful only on a quiet machine. To see where one node's time goes,
+call by call: benchmarks/race_profile.py.
 """
 
 from __future__ import annotations
@@ -137,6 +139,82 @@ def ed25519_costs(repeats: int) -> dict[str, float]:
             "openssl sign": cost(lambda: openssl.sign(message)), "libsodium sign": cost(lambda: sodium.sign(message))}
 
 
+def floor_costs(repeats: int) -> dict[str, float]:
+    """CPU µs of each piece of work a frame cannot avoid with 7 peers, measured alone (thread CPU time):
+    the pieces of the floor under CPU per node-frame (docs/node.md, "The floor")."""
+    import socket
+
+    from protocol.encoding.wire import decode_message, encode_message
+    from protocol.identity.ed25519 import PrivateKey, PublicKey
+    from protocol.link.handshake import DIALER, LISTENER, Handshake
+
+    race_id = f"{MATCH}#0"
+    me = Identity(bytes([9]) * 32)
+    key = me.race_key(race_id)
+    public = PublicKey(announce(me, race_id).publicKey)
+    events = (("boost", False),)
+    digest = input_digest(race_id, 100, events)
+    signature = key.sign(digest)
+    one = RaceInputs(99, [RaceInput(100, [list(e) for e in events], signature)])
+    five = RaceInputs(99, [RaceInput(f, [list(e) for e in events], signature) for f in range(100, 105)])
+    body_one, body_five = encode_message(one), encode_message(five)
+    dialer, listener = Handshake(me, DIALER, 0), Handshake(Identity(bytes([8]) * 32), LISTENER, 0)
+    listener.start()
+    (first,) = dialer.start()
+    (second,) = listener.receive(first, 0)
+    (third,) = dialer.receive(second, 0)
+    listener.receive(third, 0)
+    seal, opener = dialer.result.send, listener.result.receive
+    frames = [seal.seal(body_one) for _ in range(repeats)]
+    server = socket.create_server(("127.0.0.1", 0))
+    left = socket.create_connection(server.getsockname())
+    right, _ = server.accept()
+    server.close()
+    for end in (left, right):
+        end.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as trio's TCP streams
+    right.setblocking(False)
+    world = World.demo(8, seed=3)
+    sodium = PrivateKey(bytes([5]) * 32)
+
+    def cost(call, count: int = repeats) -> float:
+        start = time.thread_time_ns()
+        for _ in range(count):
+            call()
+        return (time.thread_time_ns() - start) / count / 1000
+
+    sealed = iter(frames)
+    wire = seal.seal(body_one)
+
+    def write_and_read() -> None:
+        left.send(wire)
+        right.recv(65536)
+
+    figures = {
+        "verify": cost(lambda: public.verify(digest, signature)),
+        "input digest": cost(lambda: input_digest(race_id, 100, events)),
+        "sign": cost(lambda: sodium.sign(digest)),
+        "decode race-inputs (1 input)": cost(lambda: decode_message(body_one)),
+        "decode race-inputs (5 inputs)": cost(lambda: decode_message(body_five)),
+        "encode race-inputs (1 input)": cost(lambda: encode_message(one)),
+        "AEAD seal": cost(lambda: seal.seal(body_one)),
+        "AEAD open": cost(lambda: opener.open(next(sealed))),
+        "loopback TCP write + read": cost(write_and_read),
+        "simulation step (8 cars) + save": cost(lambda: (world.save_state(), world.step()), max(1, repeats // 10)),
+    }
+    left.close()
+    right.close()
+    return figures
+
+
+def floor_us(f: dict[str, float], peers: int = 7) -> float:
+    """The least CPU a node-frame can cost with ``peers`` peers, from the pieces measured alone: each peer's
+    input verified (digest included) and its message read, opened and decoded; this node's input signed
+    and its message encoded, sealed and written to each peer; one simulation step."""
+    per_peer = (f["verify"] + f["input digest"] + f["decode race-inputs (1 input)"] + f["encode race-inputs (1 input)"]
+                + f["AEAD seal"] + f["AEAD open"] + f["loopback TCP write + read"])
+    return peers * per_peer + f["sign"] + f["input digest"] + f["simulation step (8 cars) + save"]
+
+
 def processes(count: int) -> dict:
     out = subprocess.run([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", "/tmp/open4wd-race-bench", "demo",
                           "--nodes", str(count), "--json"], capture_output=True, text=True, timeout=900)
@@ -159,6 +237,10 @@ def main() -> None:
           f"(max {max(rollback) / 1000:.3f} ms over {len(rollback)})")
     crypto = ed25519_costs(2000)
     print("Ed25519 CPU per call                          " + ", ".join(f"{k} {v:.1f} µs" for k, v in crypto.items()))
+    floor = floor_costs(2000)
+    print("the floor's pieces, CPU per call              " + ", ".join(f"{k} {v:.1f} µs" for k, v in floor.items()))
+    print(f"floor per node-frame with 7 peers             {floor_us(floor):.0f} µs (7 × every per-peer piece, "
+          "+ sign, + one step: nothing else, no scheduling, no session bookkeeping, no redundant copies)")
     rows = []
     for count in counts:
         load = _load()

@@ -16,6 +16,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "is_loopback_host": "advertise",
     "primary_interface_host": "advertise",
     "INTERNAL_ERROR": "containment",
+    "contain": "containment",
     "contained": "containment",
     "contained_link": "containment",
     "Direction": "impair",

@@ -44,6 +44,7 @@ from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard, Keepalive, Li
 log = structlog.get_logger("open4wd_node.link")
 
 RECEIVE_CHUNK = 64 * 1024
+READS_PER_CALL = 16  # ``read_now`` reads at most this many chunks (1 MiB): a flood cannot hold the caller's tick
 CLOSE_NOTICE_SECONDS = 1.0  # how long a closing side tries to tell the peer why
 TAMPERED = "link-tampered"
 
@@ -310,6 +311,9 @@ class Link:
         self._fd = stream.socket.fileno() if isinstance(stream, trio.SocketStream) else None  # for ``send_now``
         self._unsent = b""  # the tail of a frame ``send_now`` could not write whole: goes out before any other
         self._receiving = False
+        self._reads_back: trio.Event | None = None  # set while the caller reads the socket (``take_reads``)
+        self._read_failure: tuple[LinkClosed, bool] | None = None  # how ``read_now`` saw the link end (reason, notify)
+        self._owed: Message | None = None  # a ping or pong ``read_now`` could not send at once: sent first thing next
         self._closed: LinkClosed | None = None
         self._closed_by_caller = False
         self._detached = False
@@ -481,20 +485,26 @@ class Link:
             raise
 
     async def _read(self) -> None:
+        if self._owed is not None and self._reads_back is None:  # a ping or pong ``read_now`` could not send
+            owed, self._owed = self._owed, None
+            await self.send(owed)
         try:
             ping = self._keepalive.poll(now_ms())
         except ProtocolError as exc:
             await self._fail(exc)
         if ping is not None:
             await self.send(ping)
-        data = None
-        with trio.move_on_at(self._keepalive.deadline_ms / 1000):
-            try:
-                data = await self._stream.receive_some(RECEIVE_CHUNK if self._exact is None else self._exact.wanted)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
+        data: bytes | bytearray | None = None
+        if self._fd is not None and self._exact is None:
+            data = await self._read_socket()
+        else:
+            with trio.move_on_at(self._keepalive.deadline_ms / 1000):
+                try:
+                    data = await self._stream.receive_some(RECEIVE_CHUNK if self._exact is None else self._exact.wanted)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
         if data is None:
-            return  # a timer is due: the next poll pings or times out
+            return  # a timer is due (or a wake-up with nothing to read): the next poll pings or times out
         if not data:
             await self._end(LinkClosed("link-eof", "the peer hung up without a reason", by_peer=True), notify=False)
         try:
@@ -506,31 +516,165 @@ class Link:
             self._keepalive.heard(now_ms())
             self._bodies.extend(bodies)
 
-    async def _admit(self, sealed: bytes) -> Message | None:
+    async def _read_socket(self) -> bytes | None:
+        """What the TCP socket holds (at most ``RECEIVE_CHUNK`` bytes), read with one ``read`` after one
+        readable-wait: b"" at the end of the stream, None when the keepalive's deadline came first or
+        the wake-up found nothing. Why not ``SocketStream.receive_some``: it tries a read before it
+        waits (a failing syscall per message when, as in a race, every message finds the link idle)
+        and yields to the scheduler once more after a read that succeeded, which doubles the task
+        steps per message (docs/node.md, "CPU per frame"). The wait is the task's checkpoint, so a
+        peer that floods the link still lets every other task run between two reads."""
+        assert self._fd is not None
+        try:
+            with trio.move_on_at(self._keepalive.deadline_ms / 1000):
+                if self._reads_back is None:
+                    await trio.lowlevel.wait_readable(self._fd)
+                if self._reads_back is not None:  # the caller reads the link (``take_reads``): stand aside
+                    await self._reads_back.wait()
+                    if self._read_failure is not None:
+                        reason, notify = self._read_failure
+                        await self._end(reason, notify=notify)
+                    return None
+                if self._closed is not None:  # closed by another task while this one waited
+                    raise self._closed.copy()
+                return os.read(self._fd, RECEIVE_CHUNK)
+        except BlockingIOError:
+            return None
+        except (OSError, trio.ClosedResourceError):
+            if self._closed is not None:
+                raise self._closed.copy() from None
+            await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
+        return None
+
+    def _open(self, sealed: bytes, now: int) -> Message | None:
+        """One frame's message: opened (AEAD) and admitted by the ingress rules (decoded, rate-limited;
+        None when they dropped it).
+        Raises the ``PeerError`` that ends the link: a frame that does not open (logged as tampered) or
+        a message the rules refuse."""
         try:
             body = self._receive_cipher.open(sealed)
         except PeerError as exc:  # changed, injected, replayed, reordered, or after a dropped frame
             log.warning(TAMPERED, code=exc.code, reason=exc.message, peer=self.peer_id, address=self.address)
-            await self._fail(exc)
-        now = now_ms()
+            raise
         dropped = self._guard.dropped
-        try:
-            with self.meter.part(CostPart.CODEC):
-                msg = self._guard.admit(body, now)
-        except ProtocolError as exc:
-            await self._fail(exc)
+        with self.meter.part(CostPart.CODEC):
+            msg = self._guard.admit(body, now)
         if self._guard.dropped != dropped and self.on_drop is not None and self._guard.last_drop is not None:
             self.on_drop(*self._guard.last_drop)
+        return msg
+
+    def _housekeeping(self, msg: Message, now: int) -> tuple[bool, Message | LinkClosed | None]:
+        """What a message means to the link itself: (whether it goes to the caller, the link's reaction).
+        A ping is answered (the pong returned, to send), a pong measures the round trip, a link-close
+        ends the link (its reason returned); every other message goes to the caller."""
         if isinstance(msg, LinkPing):
-            await self.send(LinkPong(nonce=msg.nonce))
-            return None
+            return False, LinkPong(nonce=msg.nonce)
         if isinstance(msg, LinkPong):
             self._keepalive.pong(msg, now)
-            return None
+            return False, None
         if isinstance(msg, LinkClose):
             code, text = close_reason(msg)
-            await self._end(LinkClosed(code, f"the peer closed the link: {text}", by_peer=True), notify=False)
-        return msg
+            return False, LinkClosed(code, f"the peer closed the link: {text}", by_peer=True)
+        return True, None
+
+    async def _admit(self, sealed: bytes) -> Message | None:
+        now = now_ms()
+        try:
+            msg = self._open(sealed, now)
+        except PeerError as exc:
+            await self._fail(exc)
+        if msg is None:
+            return None
+        for_caller, reaction = self._housekeeping(msg, now)
+        if isinstance(reaction, LinkClosed):
+            await self._end(reaction, notify=False)
+        if reaction is not None:
+            await self.send(reaction)
+        return msg if for_caller else None
+
+    # ---- reads by the caller (the race's frame pump) ---------------------------------------------
+
+    def take_reads(self) -> None:
+        """From now until ``give_back_reads`` the caller reads this link with ``read_now`` and the task
+        in ``receive`` stands aside (it wakes when the link ends, to end it). For a caller that looks
+        at every link once per tick anyway (the race's pump, 60 times a second): one read per link per
+        tick in the caller's task instead of a task wake-up per message (docs/node.md, "CPU per frame").
+        Only for a TCP link (``reads_takeable``)."""
+        if self._fd is None:
+            raise LocalError("link-reads-not-takeable", "only a TCP link's reads can be taken by the caller")
+        if self._reads_back is None:
+            self._reads_back = trio.Event()
+
+    def give_back_reads(self) -> None:
+        """The task in ``receive`` reads the link again (``take_reads``)."""
+        back, self._reads_back = self._reads_back, None
+        if back is not None:
+            back.set()
+
+    @property
+    def reads_takeable(self) -> bool:
+        """Whether ``take_reads`` may be used: the link is a TCP socket."""
+        return self._fd is not None
+
+    def read_now(self) -> list[Message]:
+        """The messages the socket holds now, without waiting (after ``take_reads``): read until the
+        socket is empty, opened, admitted and answered (pings) as ``receive`` does; the keepalive is
+        polled too. When the link ends (end of stream, broken, a frame that does not open, a refused
+        message, silence, the peer's link-close), the messages before the end are returned and the
+        task in ``receive`` is woken to end the link; later calls return nothing."""
+        if self._reads_back is None or self._read_failure is not None or self._closed is not None:
+            return []
+        assert self._fd is not None
+        messages: list[Message] = []
+        now = now_ms()
+        try:
+            self._send_owed()
+            for _ in range(READS_PER_CALL):
+                try:
+                    data = os.read(self._fd, RECEIVE_CHUNK)
+                except BlockingIOError:
+                    break
+                if not data:
+                    raise LinkClosed("link-eof", "the peer hung up without a reason", by_peer=True)
+                self._bodies.extend(self._decoder.feed(data))
+                if len(data) < RECEIVE_CHUNK:
+                    break
+            if self._bodies:
+                self._keepalive.heard(now)
+            while self._bodies:
+                msg = self._open(self._bodies.popleft(), now)
+                if msg is None:
+                    continue
+                for_caller, reaction = self._housekeeping(msg, now)
+                if isinstance(reaction, LinkClosed):
+                    raise reaction
+                if reaction is not None:
+                    self._owed = reaction
+                    self._send_owed()
+                if for_caller:
+                    messages.append(msg)
+            ping = self._keepalive.poll(now)
+            if ping is not None:
+                self._owed = ping
+                self._send_owed()
+        except LinkClosed as exc:
+            self._stop_reading(exc, notify=False)
+        except PeerError as exc:
+            self._stop_reading(LinkClosed(exc.code, exc.message), notify=True)
+        except OSError:
+            self._stop_reading(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
+        return messages
+
+    def _send_owed(self) -> None:
+        """Send the ping or pong ``read_now`` owes, if the link can take it at once (else next time)."""
+        if self._owed is not None and self.send_now(self._owed):
+            self._owed = None  # a tail the socket did not take goes out before the next frame, as ever
+
+    def _stop_reading(self, reason: LinkClosed, *, notify: bool) -> None:
+        """``read_now`` saw the link end: wake the task in ``receive``, which ends it."""
+        self._read_failure = (reason, notify)
+        if self._reads_back is not None:
+            self._reads_back.set()
 
     def detach(self, why: str) -> trio.abc.Stream:
         """Hand over the raw stream: from now on its bytes belong to another session (a relay circuit,
@@ -545,6 +689,7 @@ class Link:
         self._detached = True
         self._closed_by_caller = True
         self._closed = LinkClosed("link-detached", why)
+        self.give_back_reads()
         self.counters.record(self._closed)
         return self._stream
 
@@ -570,6 +715,7 @@ class Link:
         if first:
             self._closed = reason
             self.counters.record(reason)
+        self.give_back_reads()  # a task in ``receive`` standing aside wakes and sees the end
         if first and notify:  # our sending direction is intact: the close is sealed like any frame
             await _tell_and_close(self._stream, lambda: self._take_unsent() + self._seal(
                 encode_message(_close_message(reason.code, reason.message))), self._send_lock)

@@ -24,7 +24,7 @@ import structlog
 import trio
 
 from open4wd_base.errors import LocalError
-from open4wd_node.net.containment import contained_link
+from open4wd_node.net.containment import contain
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.net.listener import NodeListener
@@ -131,6 +131,7 @@ class Mesh:
         self.gate = StallGate()
         self.budget = budget
         """Charged with the links' CPU time (their tasks and codecs); the messages' handling is the shell's."""
+        self._pump_reads = False  # the frame pump reads the links (``take_reads``)
         self.drops: dict[str, int] = {}
         """Incoming messages a link's rate limit dropped, by ``link-bucket-<bucket>`` (never expected)."""
 
@@ -183,6 +184,54 @@ class Mesh:
             return
         log.info("mesh-backlog", peer=peer)
         self._tasks.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
+
+    # ---- the pump's reads -------------------------------------------------------------------------
+
+    def take_reads(self) -> None:
+        """The frame pump reads every TCP race link once per tick from now on (``read_now``), and the
+        links' reader tasks stand aside until ``give_back_reads``: one read per link per tick in the
+        pump's task instead of a task wake-up per message. Nothing waits longer for it: what arrives
+        between two ticks is used by the next tick's steps either way (docs/node.md, "CPU per frame")."""
+        self._pump_reads = True
+        for link in self.links.values():
+            if link.reads_takeable:
+                link.take_reads()
+
+    def give_back_reads(self) -> None:
+        """The links' reader tasks read them again (the pump stopped, or stands still: ``pause_pump``)."""
+        self._pump_reads = False
+        for link in self.links.values():
+            link.give_back_reads()
+
+    def read_now(self) -> None:
+        """Hand every message the race links hold now to ``on_message``, without waiting: every link is
+        read first (in PeerId order), then the messages are handled link by link, in order. A link that
+        ended is ended by its reader task; what a message's handling raises closes that peer's link
+        (``contain``), as when the reader task handles it. Called from the pump's task, whose time is
+        the shell's, so only the reading is charged to ``link``: one boundary per tick, not per link."""
+        links = sorted(self.links.items())
+        if self.budget is None:
+            batches = [(peer, link, link.read_now()) for peer, link in links]
+        else:
+            with self.budget.part(CostPart.LINK):
+                batches = [(peer, link, link.read_now()) for peer, link in links]
+        for peer, link, messages in batches:
+            for message in messages:
+                try:
+                    self.on_message(peer, message)
+                except Exception as exc:
+                    self._tasks.start_soon(contain, peer, message.TYPE, link.aclose, exc)
+
+    async def pause_pump(self) -> None:
+        """The pump's gate (``StallGate.wait``): while the pump stands still, the reader tasks read the
+        links (unless the links are stalled too)."""
+        if trio.current_time() >= self.gate.until:
+            return
+        self.give_back_reads()
+        try:
+            await self.gate.wait()
+        finally:
+            self.take_reads()
 
     async def flush(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) until every queued message has been written to its link."""
@@ -258,6 +307,8 @@ class Mesh:
         if self.ever_linked >= set(self.addresses):
             self.linked.set()
         link.on_drop = lambda bucket, kind: self._dropped(peer, bucket, kind)
+        if self._pump_reads and link.reads_takeable:
+            link.take_reads()
         budget = self.budget
         if budget is not None:
             link.meter = budget
@@ -270,12 +321,16 @@ class Mesh:
                 try:
                     async for message in link:
                         await self.gate.wait_links()  # stalled: the link is not read meanwhile
-                        async with contained_link(link, message.TYPE):
+                        try:  # contained (a fault closes this link only), without a context manager per message
                             if budget is None:
                                 self.on_message(peer, message)
                             else:
                                 with budget.part(CostPart.SHELL):
                                     self.on_message(peer, message)
+                        except LinkClosed:
+                            raise
+                        except Exception as exc:
+                            await contain(peer, message.TYPE, link.aclose, exc)
                 except LinkClosed as exc:
                     log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)
                 nursery.cancel_scope.cancel()

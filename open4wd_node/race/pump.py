@@ -22,17 +22,24 @@ class FramePump:
     def __init__(
         self, step: Callable[[], bool], current_frame: Callable[[], int], on_lag: Callable[[int], None] | None = None,
         pause: Callable[[], Awaitable[None]] | None = None, on_tick: Callable[[], None] | None = None,
+        before_tick: Callable[[], None] | None = None,
     ) -> None:
         """``step()`` steps one frame (True) or says it must wait (False); ``current_frame()`` counts frames;
         ``on_lag(frames)`` hears about a lag above 8 frames, at most once a second; ``pause()``, awaited
         after every tick, returns at once unless the node is stalled (fault injection): the frames due
         meanwhile are then caught up at 4 per tick, as after a real stop. ``on_tick()`` runs after each
-        tick's steps (the runner sends what the tick held back then)."""
+        tick's steps (the runner sends what the tick held back then); ``before_tick()`` before them, from
+        the second tick on (the runner reads every race link then: what arrived since the last tick is
+        there for its steps). Not before the first, which follows the round's start at once: the links
+        were read by their own tasks until then, so every node's first tick sees what it saw before the
+        pump read the links, whichever node started first (a peer's race key announced at its start
+        is read at the second tick)."""
         self.step = step
         self.current_frame = current_frame
         self.on_lag = on_lag
         self.pause = pause
         self.on_tick = on_tick
+        self.before_tick = before_tick
         self.max_lag = 0
         self.lag = 0
         self.ticks = 0
@@ -50,6 +57,10 @@ class FramePump:
         base = self.current_frame()
         tick = next_report = 0
         while not until():
+            if self.before_tick is not None and tick > 0:
+                self.before_tick()
+                if until():
+                    break
             due = base + self.due(start, trio.current_time())
             for _ in range(MAX_STEPS_PER_TICK):
                 if self.current_frame() >= due or until() or not self.step():

@@ -259,16 +259,18 @@ class MatchRunner:
         self._route(session.start(self.clock.now_ms()))
         pump = FramePump(self._step, lambda: session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag),
-                         self.mesh.gate.wait, self._tick_sends.flush)
+                         self.mesh.pause_pump, self._tick_sends.flush, self.mesh.read_now)
         self._lag = lambda: pump.lag
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
                                            self.report.rollbacks, self._cpu_so_far))
         first_frame = session.current_frame
         self._pump_start = self.budget.split(0)
         self._pump_frames = lambda: session.current_frame - first_frame
+        self.mesh.take_reads()  # the pump reads the links once per tick (``Mesh.take_reads``)
         try:
             await pump.run(lambda: self.round_over or session.ended is not None)
         finally:
+            self.mesh.give_back_reads()
             self._tick_sends.flush()
         self.report.cpu = self._cpu_so_far()
         self._pump_frames = None

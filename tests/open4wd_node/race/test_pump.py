@@ -58,3 +58,13 @@ async def test_a_waiting_step_ends_the_tick(autojump_clock):
         nursery.start_soon(inputs_arrive)
         await pump.run(lambda: len(frames) >= 30)
     assert len(frames) == 30 and pump.max_lag > 0
+
+
+async def test_before_tick_runs_before_every_tick_but_the_first(autojump_clock):
+    """The runner reads the race links in ``before_tick``: before each tick's steps, so what arrived since
+    the last tick is there for them; not before the first, which follows the round's start at once."""
+    log = []
+    pump = FramePump(lambda: log.append(("step", pump.ticks)) or True, lambda: sum(1 for e in log if e[0] == "step"),
+                     before_tick=lambda: log.append(("read", pump.ticks)))
+    await pump.run(lambda: pump.ticks >= 5)
+    assert log == [("step", 0)] + [entry for tick in range(1, 5) for entry in (("read", tick), ("step", tick))]
