@@ -3,7 +3,8 @@
     python -m fuzz.run TARGET [--engine atheris|mutate] [--runs N] [--seed S] [--out DIR] [-- LIBFUZZER ARGS]
     python -m fuzz.run TARGET --replay FILE
 
-``atheris`` (the default when it is installed): coverage-guided, the project's packages instrumented,
+``atheris`` (the default when it is installed): coverage-guided, the modules of the door's scope instrumented
+(``fuzz.instrument``),
 the committed corpus as seeds (new inputs go to ``--out``, a finding to ``crash-*``/``timeout-*`` files
 there); a per-input limit of ``INPUT_TIME_LIMIT_S`` and a 2 GiB RSS limit are passed to libFuzzer, and
 its ``cov:`` figure is the number of edges reached. ``mutate``: the seeded mutator of the smoke tests,
@@ -18,18 +19,18 @@ import importlib.util
 import sys
 from pathlib import Path
 
-INSTRUMENTED = ["protocol", "sim_core", "open4wd_node", "open4wd_base", "msgpack", "pygltflib", "tomllib"]
-
 
 def _atheris(name: str, runs: int, out: Path, extra: list[str]) -> int:
     import atheris
 
-    with atheris.instrument_imports(include=INSTRUMENTED):
-        from fuzz.doors import target as find
-        from fuzz.harness import INPUT_TIME_LIMIT_S
-        from open4wd_base.errors import CodedError
+    from fuzz.instrument import instrument
 
-        chosen = find(name)
+    instrument(name)  # the door's scope only (fuzz.instrument)
+    from fuzz.doors import target as find
+    from fuzz.harness import INPUT_TIME_LIMIT_S
+    from open4wd_base.errors import CodedError
+
+    chosen = find(name)
 
     def test_one_input(data: bytes) -> None:
         try:
