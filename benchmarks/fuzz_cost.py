@@ -31,6 +31,7 @@ def main() -> int:
     parser.add_argument("--instrumented", action="store_true", help="instrument the door's scope")
     parser.add_argument("--instrument-all", action="store_true", help="instrument every package, as before issue 18's scopes")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--remember-signatures", action="store_true", help="as campaigns do (fuzz.memo)")
     args = parser.parse_args()
     if args.instrumented or args.instrument_all:
         from fuzz.instrument import EVERYTHING, instrument
@@ -39,6 +40,10 @@ def main() -> int:
             instrument(name, EVERYTHING if args.instrument_all else None)
     from fuzz.doors import target
     from fuzz.harness import check, mutate
+    from fuzz.memo import remember_signature_checks
+
+    if args.remember_signatures:
+        remember_signature_checks()
 
     for name in args.targets:
         chosen = target(name)

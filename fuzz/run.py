@@ -26,6 +26,9 @@ def _atheris(name: str, runs: int, out: Path, extra: list[str]) -> int:
     from fuzz.instrument import instrument
 
     instrument(name)  # the door's scope only (fuzz.instrument)
+    from fuzz.memo import remember_signature_checks
+
+    remember_signature_checks()
     from fuzz.doors import target as find
     from fuzz.harness import INPUT_TIME_LIMIT_S
     from open4wd_base.errors import CodedError
@@ -49,8 +52,10 @@ def _atheris(name: str, runs: int, out: Path, extra: list[str]) -> int:
 def _mutate(name: str, runs: int, seed: int) -> int:
     from fuzz.doors import target as find
     from fuzz.harness import bound_memory, run_mutator
+    from fuzz.memo import remember_signature_checks
 
     bound_memory()
+    remember_signature_checks()
     report = run_mutator(find(name), runs, seed)
     print(f"{name}: {report.executions} executions in {report.seconds:.1f} s, {len(report.findings)} findings")
     for finding in report.findings[:20]:

@@ -89,3 +89,17 @@ def test_the_viewer_seeds_verify_the_players_hashes_on_the_real_round() -> None:
             if not stepped:
                 break
     assert len(checks) >= 2 and all(check.agreed for check in checks)
+
+
+def test_the_sealed_door_rewinds_its_kept_link_to_a_new_one() -> None:
+    """``link-sealed`` keeps one handshake's result and rewinds its counters per input: what it gives is
+    the link a new handshake gives (the same keys seal and open the same first frames), whatever the
+    input before it did."""
+    from fuzz.doors import link
+
+    target("link-sealed").one_input(max(target("link-sealed").seeds(), key=len))  # moves the counters
+    kept_dialer, kept_listener = link.fresh_pair()
+    new_dialer, new_listener = link.open_pair()
+    for body in (b"first", b"second"):
+        assert kept_dialer.send.seal(body) == new_dialer.send.seal(body)
+        assert new_dialer.receive.open(kept_listener.send.seal(body)) == body
