@@ -59,8 +59,9 @@ def main() -> int:
         if profiler is not None:
             profiler.disable()
         seconds = time.perf_counter() - started
+        mode = "all instrumented" if args.instrument_all else "instrumented" if args.instrumented else "plain"
         print(f"{name}: {len(inputs)} executions in {seconds:.2f} s = {len(inputs) / seconds:,.0f}/s "
-              f"({'all instrumented' if args.instrument_all else 'instrumented' if args.instrumented else 'plain'}, {findings} findings, load "
+              f"({mode}, {findings} findings, load "
               f"{' / '.join(f'{x:.2f}' for x in os.getloadavg())})", flush=True)
         if profiler is not None:
             pstats.Stats(profiler).sort_stats("tottime").print_stats(18)

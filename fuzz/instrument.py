@@ -90,7 +90,8 @@ def instrument(name: str, scope: tuple[str, ...] | None = None) -> list[str]:
 
     scope = SCOPES[name] if scope is None else scope
     packages = sorted({prefix.split(".")[0] for prefix in scope})
-    inside, outside = [], []
+    inside: list[str] = []
+    outside: list[str] = []
     for package in packages:
         for module in _modules_of(package):
             (inside if _within(module, scope) else outside).append(module)

@@ -10,6 +10,8 @@ the suite's smoke runs (which share their process with other tests).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from protocol.identity.ed25519 import PublicKey
 
 CAPACITY = 1 << 16  # remembered answers; past it the memory starts again (bounded: a few tens of MB)
@@ -17,7 +19,7 @@ CAPACITY = 1 << 16  # remembered answers; past it the memory starts again (bound
 _original = PublicKey.verify
 
 
-def _remembering(capacity: int) -> object:
+def _remembering(capacity: int) -> Callable[[PublicKey, bytes, object], bool]:
     answers: dict[tuple[bytes, bytes, bytes], bool] = {}
 
     def verify(self: PublicKey, message: bytes, signature: object) -> bool:
@@ -38,9 +40,9 @@ def _remembering(capacity: int) -> object:
 
 def remember_signature_checks(capacity: int = CAPACITY) -> None:
     """From now on in this process, ``PublicKey.verify`` remembers its answers (module docstring)."""
-    PublicKey.verify = _remembering(capacity)  # type: ignore[method-assign]
+    setattr(PublicKey, "verify", _remembering(capacity))  # noqa: B010 (a method replaced on purpose)
 
 
 def forget_signature_checks() -> None:
     """``PublicKey.verify`` as it was (its tests restore it)."""
-    PublicKey.verify = _original  # type: ignore[method-assign]
+    setattr(PublicKey, "verify", _original)  # noqa: B010
