@@ -23,7 +23,7 @@ from pathlib import Path
 _ERRORS = ("open4wd_base.errors", "protocol.errors", "sim_core.errors", "open4wd_node.runtime.errors")
 _STRICT_WIRE = (*_ERRORS, "protocol.encoding", "msgpack")
 _ROOM = (*_STRICT_WIRE, "protocol.room", "protocol.identity", "open4wd_node.assets.room_assets",
-         "open4wd_node.assets.cars", "sim_core.assets.loadout", "sim_core.assets.admission")
+         "open4wd_node.assets.cars", "sim_core.assets.loadout")  # cars in join requests and ReadySets are assembled
 _RACE = (*_STRICT_WIRE, "protocol.race", "protocol.identity.keys")
 _GLB = (*_ERRORS, "sim_core.assets", "pygltflib")
 _NET = (*_STRICT_WIRE, "open4wd_node.net.link", "open4wd_node.net.link_rules")
@@ -61,7 +61,7 @@ EVERYTHING = ("protocol", "sim_core", "open4wd_node", "open4wd_base", "msgpack",
 """What every campaign instrumented before the scopes (measured against them: benchmarks/fuzz_cost.py)."""
 
 
-def _modules_of(package: str) -> Iterator[str]:
+def modules_of(package: str) -> Iterator[str]:
     """Every module of a top-level package or module, found on disk (importing nothing)."""
     spec = importlib.util.find_spec(package)
     if spec is None or spec.origin is None:
@@ -78,7 +78,8 @@ def _modules_of(package: str) -> Iterator[str]:
             yield ".".join((package, *parts))
 
 
-def _within(module: str, scope: tuple[str, ...]) -> bool:
+def within(module: str, scope: tuple[str, ...]) -> bool:
+    """Whether ``module`` is one of ``scope``'s names or under one of them."""
     return any(module == prefix or module.startswith(prefix + ".") for prefix in scope)
 
 
@@ -93,8 +94,8 @@ def instrument(name: str, scope: tuple[str, ...] | None = None) -> list[str]:
     inside: list[str] = []
     outside: list[str] = []
     for package in packages:
-        for module in _modules_of(package):
-            (inside if _within(module, scope) else outside).append(module)
+        for module in modules_of(package):
+            (inside if within(module, scope) else outside).append(module)
     # a package's __init__ runs when any module under it is imported: instrumented only if in scope itself
     with atheris.instrument_imports(include=packages, exclude=outside):
         for module in inside:
