@@ -103,3 +103,20 @@ def test_the_sealed_door_rewinds_its_kept_link_to_a_new_one() -> None:
     for body in (b"first", b"second"):
         assert kept_dialer.send.seal(body) == new_dialer.send.seal(body)
         assert new_dialer.receive.open(kept_listener.send.seal(body)) == body
+
+
+def test_the_room_doors_only_skip_assembling_their_own_car_again() -> None:
+    """The room doors' members start out remembering that their own car passed (each member's first
+    check assembles it; every input would do it again). The memory is that car's only: another car in
+    a ReadySet is still assembled, and a car that fails is still refused."""
+    from fuzz.doors import room
+    from protocol.errors import ProtocolError
+    from sim_core.assets.demo_round import archetype_loadout
+
+    seat = room.with_own_car_passed(room.new_member(room.HOST_ID))
+    assert seat.passed_rotations == {repr([archetype_loadout(1)])}
+    seat._check_rotation(room.HOST_ID.peer_id, [archetype_loadout(2)])  # assembled, and passes
+    broken = dict(archetype_loadout(1), motor="builtin:motor-99")
+    with pytest.raises(ProtocolError):
+        seat._check_rotation(room.HOST_ID.peer_id, [broken])
+    assert repr([broken]) not in seat.passed_rotations
