@@ -4,8 +4,12 @@
 
 Each target runs the same inputs (its seeds, then the seeded mutator's mutations of them: what a campaign
 meets) and prints executions per second. ``--instrumented`` first instruments what the door's campaign
-instruments (``fuzz.run.instrument``; run one target per process, since a module is instrumented when
-it is first imported); ``--profile`` prints the functions with the most time of their own (cProfile).
+instruments (``fuzz.instrument``; ``--instrument-all``: every package, as campaigns did before the
+scopes; run one target per process, since a module is instrumented when it is first imported): without
+libFuzzer running this counts the instrumentation's calls but not libFuzzer's own work at each edge, so
+the figure that counts is a campaign's (``fuzz.campaign``). ``--remember-signatures`` remembers Ed25519
+answers as campaigns do (``fuzz.memo``); ``--profile`` prints the functions with the most time of their
+own (cProfile): where a door's plain execution spends its time.
 Figures are printed, never asserted (they depend on the machine and its load: give ``uptime`` with them).
 """
 
