@@ -29,11 +29,17 @@ def _atheris(name: str, runs: int, out: Path, extra: list[str]) -> int:
     from fuzz.memo import remember_signature_checks
 
     remember_signature_checks()
+    import traceback
+
     from fuzz.doors import target as find
-    from fuzz.harness import INPUT_TIME_LIMIT_S
+    from fuzz.harness import INPUT_TIME_LIMIT_S, warm_up
     from open4wd_base.errors import CodedError
 
     chosen = find(name)
+    warm = warm_up(chosen)  # its fixtures, built before libFuzzer's per-input clock starts
+    if warm is not None:
+        traceback.print_exception(warm.error)
+        return 1
 
     def test_one_input(data: bytes) -> None:
         try:

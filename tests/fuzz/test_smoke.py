@@ -120,3 +120,19 @@ def test_the_room_doors_only_skip_assembling_their_own_car_again() -> None:
     with pytest.raises(ProtocolError):
         seat._check_rotation(room.HOST_ID.peer_id, [broken])
     assert repr([broken]) not in seat.passed_rotations
+
+
+def test_a_door_builds_its_fixtures_before_the_per_input_limit_counts() -> None:
+    """The first input of a door also builds its fixtures (seconds on a loaded machine): it runs under the
+    warm-up limit, and every input after it, that one included, under the per-input limit."""
+    import time
+
+    built: list[bool] = []
+
+    def slow_to_build(data: bytes) -> None:
+        if not built:
+            time.sleep(0.5)  # the fixture: longer than the per-input limit below
+            built.append(True)
+
+    report = run_mutator(Target("warm", slow_to_build, "builds a fixture first"), 5, seed=1, time_limit_s=0.25)
+    assert report.executions == 5 and not report.findings
