@@ -136,3 +136,19 @@ def test_a_door_builds_its_fixtures_before_the_per_input_limit_counts() -> None:
 
     report = run_mutator(Target("warm", slow_to_build, "builds a fixture first"), 5, seed=1, time_limit_s=0.25)
     assert report.executions == 5 and not report.findings
+
+
+def test_every_spectate_source_input_meets_the_same_source() -> None:
+    """``spectate-source`` unpickles its source per input: a copy as the source stood, whatever the input
+    before it did to its own."""
+    import pickle
+
+    from fuzz.doors import spectate
+
+    from protocol.spectate.messages import ModeSelect, SpectateMode
+
+    first = spectate.source_at_vote()
+    before = pickle.dumps(first)
+    first.receive(spectate.SPECTATOR, ModeSelect(SpectateMode.REPLAY.value, spectate.race.MATCH_ID, 1), 0)
+    target("spectate-source").one_input(max(target("spectate-source").seeds(), key=len))
+    assert pickle.dumps(spectate.source_at_vote()) == before != pickle.dumps(first)
