@@ -6,8 +6,9 @@
 
 ``atheris`` (the default when it is installed): coverage-guided, the modules of the door's scope
 instrumented (``fuzz.instrument``; ``--instrument-all``: every package), the committed corpus as seeds
-(new inputs go to ``--out``, a finding to ``crash-*``/``timeout-*`` files there); a per-input limit of ``INPUT_TIME_LIMIT_S`` and a 2 GiB RSS limit are passed to libFuzzer, and
-its ``cov:`` figure is the number of edges reached. ``mutate``: the seeded mutator of the smoke tests,
+(new inputs go to ``--out``, a finding to ``crash-*``/``timeout-*`` files there); a per-input limit of
+``INPUT_TIME_LIMIT_S`` and a 2 GiB RSS limit are passed to libFuzzer, and its ``cov:`` figure is the
+number of edges reached. ``mutate``: the seeded mutator of the smoke tests,
 without coverage, for machines where atheris does not install. Exit status 1 when anything but a
 ``CodedError`` escaped or an input ran past its time limit.
 """
