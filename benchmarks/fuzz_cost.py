@@ -3,13 +3,13 @@
     python benchmarks/fuzz_cost.py [--executions N] [--instrumented] [--profile] TARGET...
 
 Each target runs the same inputs (its seeds, then the seeded mutator's mutations of them: what a campaign
-meets) and prints executions per second. ``--instrumented`` first instruments what the door's campaign
-instruments (``fuzz.instrument``; ``--instrument-all``: every package, as campaigns did before the
-scopes; run one target per process, since a module is instrumented when it is first imported): without
-libFuzzer running this counts the instrumentation's calls but not libFuzzer's own work at each edge, so
-the figure that counts is a campaign's (``fuzz.campaign``). ``--remember-signatures`` remembers Ed25519
-answers as campaigns do (``fuzz.memo``); ``--profile`` prints the functions with the most time of their
-own (cProfile): where a door's plain execution spends its time.
+meets) and prints executions per second of wall time and of CPU time (the door's cost on a shared
+machine). ``--instrumented`` first instruments what the door's campaign instruments (``fuzz.instrument``;
+``--instrument-all``: every package, as campaigns did before the scopes; run one target per process,
+since a module is instrumented when it is first imported): without libFuzzer running this counts the
+instrumentation's calls but not libFuzzer's own work at each edge. ``--remember-signatures`` remembers
+Ed25519 answers as campaigns do (``fuzz.memo``); ``--profile`` prints the functions with the most time
+of their own (cProfile): where a door's plain execution spends its time.
 Figures are printed, never asserted (they depend on the machine and its load: give ``uptime`` with them).
 """
 
@@ -56,16 +56,16 @@ def main() -> int:
         inputs = seeds + [mutate(rng.choice(seeds), rng, seeds) for _ in range(max(0, args.executions - len(seeds)))]
         check(chosen, inputs[0])  # fixtures built once, as in a campaign, before the clock starts
         profiler = cProfile.Profile() if args.profile else None
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         if profiler is not None:
             profiler.enable()
         findings = sum(check(chosen, data) is not None for data in inputs)
         if profiler is not None:
             profiler.disable()
-        seconds = time.perf_counter() - started
+        seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
         mode = "all instrumented" if args.instrument_all else "instrumented" if args.instrumented else "plain"
-        print(f"{name}: {len(inputs)} executions in {seconds:.2f} s = {len(inputs) / seconds:,.0f}/s "
-              f"({mode}, {findings} findings, load "
+        print(f"{name}: {len(inputs)} executions in {seconds:.2f} s = {len(inputs) / seconds:,.0f}/s, "
+              f"{cpu_seconds:.2f} CPU s = {len(inputs) / cpu_seconds:,.0f} per CPU second ({mode}, {findings} findings, load "
               f"{' / '.join(f'{x:.2f}' for x in os.getloadavg())})", flush=True)
         if profiler is not None:
             pstats.Stats(profiler).sort_stats("tottime").print_stats(18)
