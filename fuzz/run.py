@@ -1,12 +1,14 @@
 """Run a fuzz campaign on one target.
 
-    python -m fuzz.run TARGET [--engine atheris|mutate] [--runs N] [--seed S] [--out DIR] [-- LIBFUZZER ARGS]
+    python -m fuzz.run TARGET [--engine atheris|mutate] [--runs N] [--seed S] [--out DIR] [--instrument-all]
+                          [-- LIBFUZZER ARGS]
     python -m fuzz.run TARGET --replay FILE
 
-``atheris`` (the default when it is installed): coverage-guided, the project's packages instrumented,
-the committed corpus as seeds (new inputs go to ``--out``, a finding to ``crash-*``/``timeout-*`` files
-there); a per-input limit of ``INPUT_TIME_LIMIT_S`` and a 2 GiB RSS limit are passed to libFuzzer, and
-its ``cov:`` figure is the number of edges reached. ``mutate``: the seeded mutator of the smoke tests,
+``atheris`` (the default when it is installed): coverage-guided, the modules of the door's scope
+instrumented (``fuzz.instrument``; ``--instrument-all``: every package), the committed corpus as seeds
+(new inputs go to ``--out``, a finding to ``crash-*``/``timeout-*`` files there); a per-input limit of
+``INPUT_TIME_LIMIT_S`` and a 2 GiB RSS limit are passed to libFuzzer, and its ``cov:`` figure is the
+number of edges reached. ``mutate``: the seeded mutator of the smoke tests,
 without coverage, for machines where atheris does not install. Exit status 1 when anything but a
 ``CodedError`` escaped or an input ran past its time limit.
 """
@@ -18,18 +20,27 @@ import importlib.util
 import sys
 from pathlib import Path
 
-INSTRUMENTED = ["protocol", "sim_core", "open4wd_node", "open4wd_base", "msgpack", "pygltflib", "tomllib"]
 
-
-def _atheris(name: str, runs: int, out: Path, extra: list[str]) -> int:
+def _atheris(name: str, runs: int, out: Path, extra: list[str], everything: bool = False) -> int:
     import atheris
 
-    with atheris.instrument_imports(include=INSTRUMENTED):
-        from fuzz.doors import target as find
-        from fuzz.harness import INPUT_TIME_LIMIT_S
-        from open4wd_base.errors import CodedError
+    from fuzz.instrument import EVERYTHING, instrument
 
-        chosen = find(name)
+    instrument(name, EVERYTHING if everything else None)  # the door's scope (fuzz.instrument), or all packages
+    from fuzz.memo import remember_signature_checks
+
+    remember_signature_checks()
+    import traceback
+
+    from fuzz.doors import target as find
+    from fuzz.harness import INPUT_TIME_LIMIT_S, warm_up
+    from open4wd_base.errors import CodedError
+
+    chosen = find(name)
+    warm = warm_up(chosen)  # its fixtures, built before libFuzzer's per-input clock starts
+    if warm is not None:
+        traceback.print_exception(warm.error)
+        return 1
 
     def test_one_input(data: bytes) -> None:
         try:
@@ -48,8 +59,10 @@ def _atheris(name: str, runs: int, out: Path, extra: list[str]) -> int:
 def _mutate(name: str, runs: int, seed: int) -> int:
     from fuzz.doors import target as find
     from fuzz.harness import bound_memory, run_mutator
+    from fuzz.memo import remember_signature_checks
 
     bound_memory()
+    remember_signature_checks()
     report = run_mutator(find(name), runs, seed)
     print(f"{name}: {report.executions} executions in {report.seconds:.1f} s, {len(report.findings)} findings")
     for finding in report.findings[:20]:
@@ -86,11 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="where atheris keeps new inputs and findings")
     parser.add_argument("--replay", type=Path, default=None, help="run one input (a finding) and show what escaped")
+    parser.add_argument("--instrument-all", action="store_true",
+                        help="instrument every package, not the door's scope (what campaigns did before the scopes)")
     args = parser.parse_args(args_in)
     if args.replay is not None:
         return _replay(args.target, args.replay)
     if args.engine == "atheris":
-        return _atheris(args.target, args.runs, args.out or Path("fuzz-out") / args.target, extra)
+        return _atheris(args.target, args.runs, args.out or Path("fuzz-out") / args.target, extra, args.instrument_all)
     return _mutate(args.target, args.runs, args.seed)
 
 

@@ -9,11 +9,14 @@ link's ingress rules (buckets, violations, the strict decoder of the link regist
 
 from __future__ import annotations
 
+import functools
+
 from fuzz.harness import Target, coded, frames
 from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard
 from protocol.encoding.wire import HEADER, ROOM, Channel, FrameDecoder
 from protocol.identity.keys import Identity
 from protocol.link.handshake import DIALER, LISTENER, Handshake, HandshakeResult, decode_handshake_message
+from protocol.link.noise import TransportCipher
 from protocol.room.messages import EXPENSIVE_TYPES
 
 DIALER_ID, LISTENER_ID = Identity(bytes([1]) * 32), Identity(bytes([2]) * 32)
@@ -54,10 +57,25 @@ def open_pair() -> tuple[HandshakeResult, HandshakeResult]:
     return dialer.result, listener.result
 
 
+@functools.cache
+def _fixed_pair() -> tuple[HandshakeResult, HandshakeResult]:
+    return open_pair()
+
+
+def fresh_pair() -> tuple[HandshakeResult, HandshakeResult]:
+    """The pair ``open_pair`` makes, without its handshake: the fixed keys make every handshake's result
+    the same, so one is kept and its two directions' nonce counters rewound to 0 (where a new link's are)."""
+    dialer, listener = _fixed_pair()
+    for direction in (dialer.send, dialer.receive, listener.send, listener.receive):
+        assert isinstance(direction, TransportCipher)
+        direction.state.n = 0
+    return dialer, listener
+
+
 def sealed_once(data: bytes) -> None:
     """The listener's receiving side of an open room link: frames from the peer (sealed by it, first
     byte odd) or from a party in the middle (raw, first byte even), through frame decoder, AEAD and guard."""
-    peer, me = open_pair()
+    peer, me = fresh_pair()
     sealed_room = Channel("sealed room", ROOM.max_frame_bytes + me.receive.overhead)
     decoder = FrameDecoder(sealed_room)
     guard = IngressGuard(ROOM_LIMITS, NOW_MS, EXPENSIVE_TYPES)

@@ -11,8 +11,8 @@ backlog: descriptor, keys, checkpoint, inputs, votes).
 
 from __future__ import annotations
 
-import copy
 import functools
+import pickle
 from collections.abc import Sequence
 
 from fuzz.doors import race
@@ -79,15 +79,24 @@ def stream(frames_: int = STREAM_FRAMES, subscribe: bool = True, end: bool = Fal
 
 
 @functools.cache
-def _source_at_vote() -> SpectateSource:
-    return stream(SOURCE_AT_FRAME, subscribe=False)[0]
+def _source_at_vote() -> bytes:
+    """The source at ``SOURCE_AT_FRAME``, pickled: unpickling a copy takes a tenth of the time of a deep
+    copy (0.5 ms against 4.7; the deep copy was most of an execution), and a copy shares nothing with the
+    next input's."""
+    return pickle.dumps(stream(SOURCE_AT_FRAME, subscribe=False)[0])
+
+
+def source_at_vote() -> SpectateSource:
+    """A fresh copy of the source every input of ``spectate-source`` meets."""
+    source: SpectateSource = pickle.loads(_source_at_vote())
+    return source
 
 
 def source_once(data: bytes) -> None:
     """A racer's source with a real backlog: every frame one message from a spectator (first byte: which
     of ``SPECTATORS``; a multiple of 4 there means that spectator's link ended instead), each answer
     encoded as its link would."""
-    source = copy.deepcopy(_source_at_vote())
+    source = source_at_vote()
     for now, part in enumerate(frames(data)):
         if not part:
             continue

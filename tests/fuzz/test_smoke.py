@@ -89,3 +89,66 @@ def test_the_viewer_seeds_verify_the_players_hashes_on_the_real_round() -> None:
             if not stepped:
                 break
     assert len(checks) >= 2 and all(check.agreed for check in checks)
+
+
+def test_the_sealed_door_rewinds_its_kept_link_to_a_new_one() -> None:
+    """``link-sealed`` keeps one handshake's result and rewinds its counters per input: what it gives is
+    the link a new handshake gives (the same keys seal and open the same first frames), whatever the
+    input before it did."""
+    from fuzz.doors import link
+
+    target("link-sealed").one_input(max(target("link-sealed").seeds(), key=len))  # moves the counters
+    kept_dialer, kept_listener = link.fresh_pair()
+    new_dialer, new_listener = link.open_pair()
+    for body in (b"first", b"second"):
+        assert kept_dialer.send.seal(body) == new_dialer.send.seal(body)
+        assert new_dialer.receive.open(kept_listener.send.seal(body)) == body
+
+
+def test_the_room_doors_only_skip_assembling_their_own_car_again() -> None:
+    """The room doors' members start out remembering that their own car passed (each member's first
+    check assembles it; every input would do it again). The memory is that car's only: another car in
+    a ReadySet is still assembled, and a car that fails is still refused."""
+    from fuzz.doors import room
+    from protocol.errors import ProtocolError
+    from sim_core.assets.demo_round import archetype_loadout
+
+    seat = room.with_own_car_passed(room.new_member(room.HOST_ID))
+    assert seat.passed_rotations == {repr([archetype_loadout(1)])}
+    seat._check_rotation(room.HOST_ID.peer_id, [archetype_loadout(2)])  # assembled, and passes
+    broken = dict(archetype_loadout(1), motor="builtin:motor-99")
+    with pytest.raises(ProtocolError):
+        seat._check_rotation(room.HOST_ID.peer_id, [broken])
+    assert repr([broken]) not in seat.passed_rotations
+
+
+def test_a_door_builds_its_fixtures_before_the_per_input_limit_counts() -> None:
+    """The first input of a door also builds its fixtures (seconds on a loaded machine): it runs under the
+    warm-up limit, and every input after it, that one included, under the per-input limit."""
+    import time
+
+    built: list[bool] = []
+
+    def slow_to_build(data: bytes) -> None:
+        if not built:
+            time.sleep(0.5)  # the fixture: longer than the per-input limit below
+            built.append(True)
+
+    report = run_mutator(Target("warm", slow_to_build, "builds a fixture first"), 5, seed=1, time_limit_s=0.25)
+    assert report.executions == 5 and not report.findings
+
+
+def test_every_spectate_source_input_meets_the_same_source() -> None:
+    """``spectate-source`` unpickles its source per input: a copy as the source stood, whatever the input
+    before it did to its own."""
+    import pickle
+
+    from fuzz.doors import spectate
+
+    from protocol.spectate.messages import ModeSelect, SpectateMode
+
+    first = spectate.source_at_vote()
+    before = pickle.dumps(first)
+    first.receive(spectate.SPECTATOR, ModeSelect(SpectateMode.REPLAY.value, spectate.race.MATCH_ID, 1), 0)
+    target("spectate-source").one_input(max(target("spectate-source").seeds(), key=len))
+    assert pickle.dumps(spectate.source_at_vote()) == before != pickle.dumps(first)
