@@ -137,3 +137,24 @@ def test_a_cold_part_whose_limit_is_below_the_air_breaks_on_its_first_solve():
     fast.step({})
     full.step({})
     assert fast._cars == full._cars and fast._cars[0][BROKEN_MASK] == 1 << body
+
+
+def test_the_physics_heats_only_the_parts_the_thermal_pass_calls_heated(monkeypatch):
+    """The cold-part skip rests on this: a part outside ``CarModel.heated_parts`` never gets heat. A
+    mechanism that heats another part (an active weapon's Hold, a fluid, an impact: the physics issue)
+    must add it to ``heated_parts``, or the skip would drop that heat; this test says so first."""
+    import sim_core.world as world_module
+
+    heated_frames = []
+
+    def checked_settle(c, model, mech, heat, loads, cold_still):
+        assert not [part for part, energy in enumerate(heat) if energy and part not in model.heated_parts]
+        heated_frames.append(any(heat))
+        return settle(c, model, mech, heat, loads, cold_still)
+
+    monkeypatch.setattr(world_module, "settle", checked_settle)
+    world = code_round(6, seed=3)  # two active weapons held often (HardInputs), boosts, slams, stabilises
+    inputs = HardInputs(world, 3)
+    for _ in range(240):
+        world.step(inputs.next_frame())
+    assert sum(heated_frames) > len(heated_frames) // 2  # the check saw heat, not an idle race
