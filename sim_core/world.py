@@ -333,10 +333,8 @@ class World:
         if type(data) is not bytes or len(data) != self.codec.size or not data.startswith(self.codec.header):
             raise LocalError("state-not-own", "restore_own_state takes only bytes this world's save_state "
                                               "returned; load a peer's or a file's state with load_state")
-        self._world, self._cars = self.codec.unpack_trusted(data)
-        self._snapshot = data
-        if self._cold_ever_moving:
-            self._check_cold_parts()
+        world, cars = self.codec.unpack_trusted(data)
+        self._restore(world, cars, data)
 
     def save_own(self) -> OwnState:
         """The state, for this world's own ``restore_own`` (a rollback): copies of its lists, with the
@@ -349,9 +347,12 @@ class World:
         ``state-not-own`` for anything else: the caller's bug."""
         if type(state) is not OwnState or len(state.cars) != len(self._cars):
             raise LocalError("state-not-own", "restore_own takes only what this world's save_own returned")
-        self._world = state.world.copy()
-        self._cars = [c.copy() for c in state.cars]
-        self._snapshot = state.packed
+        self._restore(state.world.copy(), [c.copy() for c in state.cars], state.packed)
+
+    def _restore(self, world: list[int], cars: list[list[int]], snapshot: bytes | None) -> None:
+        """Take an own state (``restore_own_state``, ``restore_own``): its cold parts need a check only
+        once a state of this world ever had one out of its band (``_check_cold_parts``)."""
+        self._world, self._cars, self._snapshot = world, cars, snapshot
         if self._cold_ever_moving:
             self._check_cold_parts()
 
@@ -371,10 +372,7 @@ class World:
         them all still, this one included (the usual race: from the grid, where they sit at the air
         temperature, with no warm snapshot loaded). State surgery on a part's temperature (tests) must
         call this too."""
-        still = []
-        for c, model in zip(self._cars, self.models, strict=True):
-            mech = model.mechanics(c[BROKEN_MASK])  # the usual case first, without the call
-            still.append(mech.cold_temps(c) == mech.cold_at_air or cold_parts_still(c, mech))
+        still = [cold_parts_still(c, model.mechanics(c[BROKEN_MASK])) for c, model in zip(self._cars, self.models, strict=True)]
         self._cold_still = still
         self._cold_ever_moving |= not all(still)
 
