@@ -55,8 +55,13 @@ class SyncLayer:
         once it left the ring."""
         if frame == self._current:
             return self.world.save_state()
+        state = self._in_ring(frame)
+        return None if state is None else self.world.pack_own(state)
+
+    def _in_ring(self, frame: int) -> object | None:
+        """The world's own pre-step state of ``frame`` from the ring, or None once it left the ring."""
         kept, state = self._ring[frame % STATE_BUFFER_FRAMES]
-        return self.world.pack_own(state) if kept == frame else None
+        return state if kept == frame else None
 
     def state(self, frame: int) -> bytes:
         """The pre-step state of a frame the caller knows is held (a final frame at most
@@ -71,8 +76,8 @@ class SyncLayer:
         changed) when it is older than the saved states."""
         if frame == self._current:
             return True  # the world is at that frame's pre-step state already
-        kept, state = self._ring[frame % STATE_BUFFER_FRAMES]
-        if kept != frame:
+        state = self._in_ring(frame)
+        if state is None:
             return False
         self.world.restore_own(state)  # a state this world saved itself: no validation
         self._current = frame
