@@ -20,7 +20,7 @@ import statistics
 import time
 
 from race_bench import rollback_in_session  # benchmarks/ is on the path of a script run from it
-from sim_core import OwnState, World
+from sim_core import OwnState, World, step_is_compiled
 from sim_core.constants import (
     BATTERY_PASSIVE_TU_PER_MW, MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, R_SCALE, ROLLING_DEN, THERMAL_C_TU,
     TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM, WEAR_NJ_DEN,
@@ -204,6 +204,7 @@ def main() -> None:
     load_after = os.getloadavg()
     print(f"load average          {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} cores)")
     print(f"frames measured       {len(step)} (8 cars, random inputs, seed {args.seed}, {args.clock} clock)")
+    print(f"step code             {'compiled (mypyc)' if step_is_compiled() else 'interpreted'} (setup.py)")
     print(f"step median           {median_us(step):8.1f} µs  ({1e6 / 60 / median_us(step):.0f}× real time)")
     print(f"flat reference        {median_us(flat):8.1f} µs  (same run, interleaved)")
     print(f"step / reference      {median_us(step) / median_us(flat):8.2f}")

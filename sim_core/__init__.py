@@ -24,5 +24,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "Skill": "specs.inputs",
     "CarStatus": "step.ranking",
     "RoundEndReason": "state.layout",
+    "step_is_compiled": "compiled",
 })
 __all__.append("ENGINE_ID")

@@ -11,32 +11,31 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import TypedDict
+from typing import Final, TypedDict
 
 from open4wd_base.errors import LocalError
 from sim_core import ENGINE_ID
 from sim_core.constants import START_GRID_CELL_UM, START_GRID_LIFT_UM
-from sim_core.step.contact import resolve
 from sim_core.errors import SimError
 from sim_core.specs.inputs import SkillEvent, validate_events
 from sim_core.state.layout import (
     ARMED, BROKEN_MASK, CAR_FIELDS, END_REASONS, FINISHED_FRAME, H, LAPS, LAT, LEGAL_LAT, P_BREAK_FRAME, P_TEMP,
-    PART_FIELDS, PENALTY_TIMER, PREV_X, PREV_Y, PREV_Z, PROGRESS, REMAINING_Q, RETIRED_FRAME, STATUS,
-    STATUS_RACING, STATUS_RETIRED, W_DONE, W_END_REASON, W_FRAME, W_SEED, WORLD_FIELDS, RoundEndReason, field_names,
-    part_field,
+    PART_FIELDS, PREV_X, PREV_Y, PREV_Z, PROGRESS, REMAINING_Q, RETIRED_FRAME, W_DONE, W_END_REASON, W_FRAME, W_SEED,
+    WORLD_FIELDS, RoundEndReason, field_names, part_field,
 )
+from sim_core.step.frame import Frame
 from sim_core.step.model import CarModel
-from sim_core.step.physics import TrackContext, advance
-from sim_core.step.ranking import CarStatus, car_status, ranking, update_round_end
+from sim_core.step.physics import TrackContext
+from sim_core.step.ranking import CarStatus, car_status, ranking
 from sim_core.specs.route import route_for
-from sim_core.step.rules import PENALTY_FRAMES, RuleContext, apply_rules
+from sim_core.step.rules import PENALTY_FRAMES, RuleContext
 from sim_core.state.codec import StateCodec, StateLimits, digest_of
-from sim_core.step.thermal import cold_parts_still, settle
+from sim_core.step.thermal import cold_parts_still
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import VehicleSpec
 
-SEED_MAX = (1 << 63) - 1
-NO_EVENTS: tuple[int, ...] = ()
+SEED_MAX: Final = (1 << 63) - 1
+NO_EVENTS: Final[tuple[int, ...]] = ()
 
 
 class OwnState:
@@ -96,7 +95,8 @@ class World:
         self.codec = StateCodec(digest_of(ENGINE_ID, track, vehicles), part_counts)
         self.limits = StateLimits(part_counts, len(track.checkpoints), track.laps_to_finish,
                                   [m.initial_q for m in self.models], PENALTY_FRAMES)
-        self._loop_length = self.route.length_um if self.route.loop else 0
+        self._frame = Frame(self.models, self.motion, self.rules, self.route.length_um if self.route.loop else 0,
+                            track.time_limit_frames)
         self._world = [0] * len(WORLD_FIELDS)
         self._world[W_SEED] = seed
         self._cars = [self._start_state(slot, len(vehicles)) for slot in range(len(vehicles))]
@@ -187,38 +187,8 @@ class World:
         self._snapshot = None  # even a refused step repacks on the next save: what it left is then measured
         if self._world[W_DONE]:
             raise LocalError("sim-round-over", "the round has ended; start a new World")
-        skills = self._validated(inputs)
-        cars, models, motion = self._cars, self.models, self.motion
-        mechanics, masks, cold_still = self._mechanics, self._masks, self._cold_still
-        frame = self._world[W_FRAME] + 1
-        boxes = []  # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
-        breaking = []
-        for slot, c in enumerate(cars):
-            model = models[slot]
-            if c[RETIRED_FRAME] < 0:
-                if c[BROKEN_MASK] != masks[slot]:
-                    masks[slot] = c[BROKEN_MASK]
-                    mechanics[slot] = model.mechanics(c[BROKEN_MASK])
-                mech = mechanics[slot]
-                heat, loads = advance(c, model, mech, motion, skills[slot])
-                # heat and wear touch only part fields, which contact neither reads nor writes: solving
-                # them here, before contact, is the same as after it, without keeping the ledgers
-                newly = settle(c, model, mech, heat, loads, cold_still[slot])
-                if not cold_still[slot]:  # solved this frame: are they still now?
-                    cold_still[slot] = cold_parts_still(c, mech)
-                if newly:
-                    breaking.append((slot, newly))
-                boxes.append(model.ghost_box if c[PENALTY_TIMER] > 0 else mech.contact_box)
-            else:
-                boxes.append(model.ghost_box)
-        resolve(cars, boxes, self._loop_length)
-        for slot, c in enumerate(cars):
-            if c[STATUS] == STATUS_RACING and c[RETIRED_FRAME] < 0:
-                apply_rules(c, models[slot], self.rules, frame)
-        for slot, newly in breaking:
-            self._commit_breakage(cars[slot], models[slot], newly, frame)
-        self._world[W_FRAME] = frame
-        update_round_end(self._world, cars, models, self.track.time_limit_frames)
+        self._frame.run(self._world, self._cars, self._mechanics, self._masks, self._cold_still,
+                        self._validated(inputs))
 
     def _validated(self, inputs: Mapping[int, Sequence[SkillEvent]] | None) -> list[tuple[int, ...]]:
         """Every slot's events as canonical skill indices; raises before anything changes."""
@@ -234,18 +204,6 @@ class World:
         for slot in sorted(inputs):
             skills[slot] = validate_events(inputs[slot], self.models[slot].chip_skills, slot)
         return skills
-
-    @staticmethod
-    def _commit_breakage(c: list[int], model: CarModel, newly: int, frame: int) -> None:
-        """End-of-frame damage transaction: first-time breaks in partIndex order; chassis → retired."""
-        for part in range(model.part_count):
-            if newly >> part & 1:
-                c[BROKEN_MASK] |= 1 << part
-                c[part_field(part, P_BREAK_FRAME)] = frame
-                if part == model.chassis:
-                    c[RETIRED_FRAME] = frame
-                    if c[STATUS] == STATUS_RACING:  # a legal finish is never demoted
-                        c[STATUS] = STATUS_RETIRED
 
     # -- observation -----------------------------------------------------------------------------------
 

@@ -55,8 +55,10 @@ class NodeRun:
 
 def cli_command(data_dir: Path) -> list[str]:
     """The start of an ``open4wd-node`` command line with its own data directory and JSON logs (a node's,
-    and the soak's relay and spectator processes')."""
-    return [sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(data_dir), "--log-format", "json"]
+    and the soak's relay and spectator processes'). ``-P``: the child imports the installed node, as the
+    ``open4wd-node`` command does, not a source tree that happens to be its working directory (a clone's
+    root holds the uncompiled sources beside an install whose step is compiled: setup.py)."""
+    return [sys.executable, "-P", "-m", "open4wd_node.cli.main", "--data-dir", str(data_dir), "--log-format", "json"]
 
 
 def _node_args(options: DemoOptions, index: int, data_dir: Path, extra: ExtraArgs | None = None) -> list[str]:

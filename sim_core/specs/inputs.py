@@ -7,6 +7,8 @@ Hold skills act on each held frame). Skills settle in the canonical order of ``S
 
 from __future__ import annotations
 
+from typing import Final
+
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -31,13 +33,13 @@ class Skill(StrEnum):
     WEAPON = "weapon"
 
 
-SKILLS: tuple[str, ...] = tuple(skill.value for skill in Skill)
+SKILLS: Final[tuple[str, ...]] = tuple(skill.value for skill in Skill)
 """The skill names in the spec's order, as plain strings: names end up in ``ChipSlot`` and so in the
 ``repr`` the state's topology digest is taken over, where an enum member would read differently."""
-HOLD_SKILLS = frozenset(skill.value for skill in (Skill.SWERVE_LEFT, Skill.SWERVE_RIGHT, Skill.STABILIZE, Skill.WEAPON))
-EVENT_SKILLS = frozenset(SKILLS) - HOLD_SKILLS
-SKILL_INDEX = {name: i for i, name in enumerate(SKILLS)}
-MAX_INPUT_EVENTS_PER_FRAME = 4
+HOLD_SKILLS: Final = frozenset(skill.value for skill in (Skill.SWERVE_LEFT, Skill.SWERVE_RIGHT, Skill.STABILIZE, Skill.WEAPON))
+EVENT_SKILLS: Final = frozenset(SKILLS) - HOLD_SKILLS
+SKILL_INDEX: Final = {name: i for i, name in enumerate(SKILLS)}
+MAX_INPUT_EVENTS_PER_FRAME: Final = 4
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,8 @@ before anything is replaced.
 
 from __future__ import annotations
 
+from typing import Final
+
 import hashlib
 import struct
 import sys
@@ -28,11 +30,12 @@ from sim_core.state.layout import (
     W_ENDGAME, W_FRAME, W_SETTLED, WORLD_FIELDS, car_length,
 )
 
-MAGIC = b"O4WS"
-STATE_VERSION = 1
-HEADER = struct.Struct("<4sHH32s")
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-NATIVE_LITTLE_ENDIAN = sys.byteorder == "little"  # memoryview.cast reads the machine's byte order
+MAGIC: Final = b"O4WS"
+STATE_VERSION: Final = 1
+HEADER: Final = struct.Struct("<4sHH32s")
+INT64_MIN: Final = -(1 << 63)
+INT64_MAX: Final = (1 << 63) - 1
+NATIVE_LITTLE_ENDIAN: Final = sys.byteorder == "little"  # memoryview.cast reads the machine's byte order
 
 
 class StateCodec:

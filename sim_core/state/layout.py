@@ -3,14 +3,25 @@
 The state is a flat list of Python ints per car plus a few world ints. ``save_state`` packs them in
 this order as signed 64-bit little-endian integers; the field names here are also what the sync-test
 prints when two states differ.
+
+Every index is a ``Final`` integer written out, not counted from the name tuples: the compiled step
+(docs/sim.md "The compiled step") then reads a field as a C constant instead of looking the name up in
+a module's globals at every use. ``tests/sim_core/state/test_layout_indices.py`` checks that each index is its
+name's position.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Final
 
 WORLD_FIELDS = ("frame", "done", "end_reason", "endgame_frames", "settled_frames", "seed")
-W_FRAME, W_DONE, W_END_REASON, W_ENDGAME, W_SETTLED, W_SEED = range(len(WORLD_FIELDS))
+W_FRAME: Final = 0
+W_DONE: Final = 1
+W_END_REASON: Final = 2
+W_ENDGAME: Final = 3
+W_SETTLED: Final = 4
+W_SEED: Final = 5
 
 CAR_FIELDS = (
     "status",  # STATUS_*
@@ -38,21 +49,50 @@ CAR_FIELDS = (
     "broken_mask",  # bit i = part i broken (only ever set)
     "retired_frame",  # frame the chassis broke, -1 if not retired
 )
-(
-    STATUS, ARC, LAT, H, VS, VLAT, VH, AIR_FRAMES, OUTSIDE, REMAINING_Q, LAPS, NEXT_CP, ARMED, PROGRESS,
-    FINISHED_FRAME, PREV_X, PREV_Y, PREV_Z, LEGAL_ARC, LEGAL_LAT, PENALTY_KIND, PENALTY_TIMER, BROKEN_MASK,
-    RETIRED_FRAME,
-) = range(len(CAR_FIELDS))
+STATUS: Final = 0
+ARC: Final = 1
+LAT: Final = 2
+H: Final = 3
+VS: Final = 4
+VLAT: Final = 5
+VH: Final = 6
+AIR_FRAMES: Final = 7
+OUTSIDE: Final = 8
+REMAINING_Q: Final = 9
+LAPS: Final = 10
+NEXT_CP: Final = 11
+ARMED: Final = 12
+PROGRESS: Final = 13
+FINISHED_FRAME: Final = 14
+PREV_X: Final = 15
+PREV_Y: Final = 16
+PREV_Z: Final = 17
+LEGAL_ARC: Final = 18
+LEGAL_LAT: Final = 19
+PENALTY_KIND: Final = 20
+PENALTY_TIMER: Final = 21
+BROKEN_MASK: Final = 22
+RETIRED_FRAME: Final = 23
 
 PART_FIELDS = ("temp_mc", "fatigue_ppm", "fatigue_rem", "break_frame")
 """Per part, appended after the car fields in partIndex order."""
-P_TEMP, P_FATIGUE, P_FATIGUE_REM, P_BREAK_FRAME = range(len(PART_FIELDS))
-CAR_HEADER = len(CAR_FIELDS)
-PART_STRIDE = len(PART_FIELDS)
+P_TEMP: Final = 0
+P_FATIGUE: Final = 1
+P_FATIGUE_REM: Final = 2
+P_BREAK_FRAME: Final = 3
+CAR_HEADER: Final = 24  # len(CAR_FIELDS)
+PART_STRIDE: Final = 4  # len(PART_FIELDS)
 
-STATUS_RACING, STATUS_FINISHED, STATUS_RETIRED = 0, 1, 2
-PENALTY_NONE, PENALTY_BSOFT, PENALTY_FALLOUT = 0, 1, 2
-END_NONE, END_ALL_FINISHED, END_TIME_LIMIT, END_ENDGAME = 0, 1, 2, 3
+STATUS_RACING: Final = 0
+STATUS_FINISHED: Final = 1
+STATUS_RETIRED: Final = 2
+PENALTY_NONE: Final = 0
+PENALTY_BSOFT: Final = 1
+PENALTY_FALLOUT: Final = 2
+END_NONE: Final = 0
+END_ALL_FINISHED: Final = 1
+END_TIME_LIMIT: Final = 2
+END_ENDGAME: Final = 3
 
 
 class RoundEndReason(StrEnum):

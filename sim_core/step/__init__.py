@@ -4,6 +4,8 @@ from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
     "resolve": "contact",
+    "Frame": "frame",
+    "commit_breakage": "frame",
     "CarModel": "model",
     "Mechanics": "model",
     "TrackContext": "physics",

@@ -13,6 +13,8 @@ one pair for every tire of the group), for the thermal/wear pass that follows.
 
 from __future__ import annotations
 
+from typing import Final
+
 from collections.abc import Sequence
 
 from sim_core.constants import (
@@ -29,11 +31,11 @@ from sim_core.state.layout import (
 from sim_core.step.model import CarModel, Mechanics
 from sim_core.specs.route import Route
 
-CURVE = 1_000_000_000_000  # curvature is stored as (1/µm)·1e12
-AIR_FRAMES_CAP = 255
+CURVE: Final = 1_000_000_000_000  # curvature is stored as (1/µm)·1e12
+AIR_FRAMES_CAP: Final = 255
 (BOOST, BRAKE, SWERVE_LEFT, SWERVE_RIGHT, JUMP, SLAM, STABILIZE, WEAPON) = range(len(SKILLS))
-_COST = tuple(COST_FRAMES[s] for s in SKILLS)
-_EFFECT = tuple(EFFECT_FRAMES[s] for s in SKILLS)
+_COST: Final = tuple(COST_FRAMES[s] for s in SKILLS)
+_EFFECT: Final = tuple(EFFECT_FRAMES[s] for s in SKILLS)
 
 
 class TrackContext:

@@ -11,6 +11,8 @@ laps ↓, progress ↓; every tie → slot (the slot order stands in for PeerId 
 
 from __future__ import annotations
 
+from typing import Final
+
 from enum import StrEnum
 
 from sim_core.constants import DISABLED_SPEED_MAX_UM_S, ENDGAME_MAX_FRAMES, ENDGAME_SETTLED_FRAMES
@@ -20,7 +22,7 @@ from sim_core.state.layout import (
 )
 from sim_core.step.model import CarModel
 
-SETTLED_SPEED_SQ = DISABLED_SPEED_MAX_UM_S * DISABLED_SPEED_MAX_UM_S
+SETTLED_SPEED_SQ: Final = DISABLED_SPEED_MAX_UM_S * DISABLED_SPEED_MAX_UM_S
 
 
 class CarStatus(StrEnum):

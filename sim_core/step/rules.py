@@ -10,6 +10,8 @@ it to a fall-out) and teleported when its timer runs out. Teleports reset the pr
 
 from __future__ import annotations
 
+from typing import Final
+
 from sim_core.constants import (
     CONTACT_HYSTERESIS_FRAMES, FALL_OUT_MARGIN_UM, FINISH_LATERAL_EPS_UM, FINISH_PLANE_EPS_UM, PENALTY_DECEL_FRAMES,
     PENALTY_FADE_FRAMES,
@@ -25,7 +27,7 @@ from sim_core.specs.route import Route
 from sim_core.step.sweeps import FinishPlane, box_bounds, earliest_entry, hull, segment_box_entry, segment_misses
 from sim_core.specs.track import TrackSpec
 
-PENALTY_FRAMES = PENALTY_DECEL_FRAMES + PENALTY_FADE_FRAMES
+PENALTY_FRAMES: Final = PENALTY_DECEL_FRAMES + PENALTY_FADE_FRAMES
 
 
 class RuleContext:

@@ -14,11 +14,13 @@ remainder is carried in ``fatigue_rem`` so sub-ppm wear is never lost. A tire br
 
 from __future__ import annotations
 
+from typing import Final
+
 from sim_core.constants import FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN
 from sim_core.step.model import CarModel, Mechanics, PartHeat, TireHeatWear
 from sim_core.step.physics import TireLoads
 
-R2_SCALE = R_SCALE * R_SCALE
+R2_SCALE: Final = R_SCALE * R_SCALE
 
 
 def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], loads: TireLoads, cold_still: bool) -> int:

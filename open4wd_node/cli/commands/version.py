@@ -1,4 +1,5 @@
-"""``open4wd-node version``: the six compared fields and the diagnostics, as text or the spec's JSON."""
+"""``open4wd-node version``: the six compared fields and the diagnostics, as text or the spec's JSON; the text
+also says whether this install's step is compiled (setup.py), which the JSON record of the spec has no field for."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     import json
 
     from open4wd_node.runtime.build_info import own_version_info
+    from sim_core.compiled import step_is_compiled
 
     info = own_version_info(ctx.config.economy_config_version)
     if args.json:
@@ -25,6 +27,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     for name, value in info.to_wire().items():
         if name != "client_version":
             print(f"  {name:<24} {value}")
+    print(f"  {'step':<24} {'compiled (mypyc)' if step_is_compiled() else 'interpreted'}")
     return 0
 
 

@@ -32,6 +32,16 @@ def test_version_json_is_the_spec_object(tmp_path):
     assert record["economy_config_version"] == 7 and record["rapier_version"] == "sim_core/1"
 
 
+def test_version_text_says_whether_the_step_is_compiled(tmp_path, capsys):
+    """The text record ends with the step's build (setup.py): interpreted here, where the suite imports the
+    sources; ``tests/sim_core/test_compiled.py`` sees ``step_is_compiled`` true in a compiled install."""
+    from sim_core import step_is_compiled
+
+    assert main(["--data-dir", str(tmp_path), "version"]) == 0
+    step_line = capsys.readouterr().out.splitlines()[-1].split()
+    assert step_line == ["step", "interpreted"] and not step_is_compiled()
+
+
 def test_identity_lifecycle(tmp_path):
     first = run_cli("identity", "show", "--json", data_dir=tmp_path)
     shown = json.loads(first.stdout)

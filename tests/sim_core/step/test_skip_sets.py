@@ -143,7 +143,7 @@ def test_the_physics_heats_only_the_parts_the_thermal_pass_calls_heated(monkeypa
     """The cold-part skip rests on this: a part outside ``CarModel.heated_parts`` never gets heat. A
     mechanism that heats another part (an active weapon's Hold, a fluid, an impact: the physics issue)
     must add it to ``heated_parts``, or the skip would drop that heat; this test says so first."""
-    import sim_core.world as world_module
+    import sim_core.step.frame as frame_module
 
     heated_frames = []
 
@@ -152,7 +152,7 @@ def test_the_physics_heats_only_the_parts_the_thermal_pass_calls_heated(monkeypa
         heated_frames.append(any(heat))
         return settle(c, model, mech, heat, loads, cold_still)
 
-    monkeypatch.setattr(world_module, "settle", checked_settle)
+    monkeypatch.setattr(frame_module, "settle", checked_settle)
     world = code_round(6, seed=3)  # two active weapons held often (HardInputs), boosts, slams, stabilises
     inputs = HardInputs(world, 3)
     for _ in range(240):

@@ -1,0 +1,108 @@
+"""Build hook: the simulation's step compiled to C with mypyc where the machine can compile it.
+
+Everything else about the package is declared in ``pyproject.toml``. This file exists for one decision
+(docs/sim.md "The compiled step"): the modules a frame runs (``COMPILED``) are compiled unchanged by
+mypyc, which makes an 8-car step about 1.5× faster. The sources stay the truth and ship beside the
+compiled modules, so the package is the same program either way:
+
+- a wheel (``pip install .``) compiles when it can; if the compiler fails, the wheel is pure Python and
+  the build says so (all modules compiled or none: a half-compiled group cannot import);
+- an editable install (``pip install -e .``) is pure Python, so that an edit of a source takes effect;
+- ``OPEN4WD_COMPILE=0`` never compiles, ``OPEN4WD_COMPILE=1`` must compile (a failure fails the build).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+COMPILED = [
+    "sim_core/intmath.py",
+    "sim_core/state/layout.py",
+    "sim_core/step/contact.py",
+    "sim_core/step/frame.py",
+    "sim_core/step/model.py",
+    "sim_core/step/physics.py",
+    "sim_core/step/ranking.py",
+    "sim_core/step/rules.py",
+    "sim_core/step/sweeps.py",
+    "sim_core/step/thermal.py",
+]
+"""The modules of a frame (``sim_core.step``: the frame and its stages), the state's layout and integer maths.
+``sim_core.world`` and the state codec stay interpreted: they are the doors that judge whatever a caller or
+a peer passes (a compiled function refuses an argument of another type with a ``TypeError`` before its own
+checks can answer with the project's coded errors), and the codec's work is already done in C by
+``struct`` (``sim_core/step/frame.py``)."""
+
+CHOICE = os.environ.get("OPEN4WD_COMPILE", "auto")
+BUILDS = {"bdist_wheel", "build", "build_ext", "install"}  # the commands that build modules (not metadata)
+
+
+def _note(message: str) -> None:
+    print(f"open4wd-node build: {message}", file=sys.stderr)
+
+
+def _wanted() -> bool:
+    if CHOICE not in ("auto", "0", "1"):
+        raise SystemExit(f"open4wd-node build: OPEN4WD_COMPILE must be auto, 0 or 1, not {CHOICE!r}")
+    if CHOICE == "0" or not BUILDS & set(sys.argv):
+        return False
+    if CHOICE == "auto" and "editable_wheel" in sys.argv:
+        _note("editable install: pure Python, so that edits of the sources take effect")
+        return False
+    return True
+
+
+class AllOrNoneBuildExt(build_ext):
+    """Builds the compiled group, or, when the compiler fails and compiling was not demanded, removes what
+    it built and leaves the pure-Python package (the sources are in the wheel either way)."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # a compiler's failure has many types (CompileError, LinkError, OSError)
+            if CHOICE == "1":
+                raise
+            for extension in self.extensions:
+                Path(self.get_ext_fullpath(extension.name)).unlink(missing_ok=True)
+            _note(f"the C compiler failed ({type(exc).__name__}: {exc}); installing pure Python (slower step)")
+
+
+def _forget_compiled_leftovers() -> None:
+    """Remove compiled modules an earlier build left in ``build/``: a pure build copies that directory into
+    its wheel, where a stale compiled module would shadow the source it was compiled from."""
+    for leftover in (*Path("build").glob("lib*/sim_core/**/*.so"), *Path("build").glob("lib*/sim_core/**/*.pyd"),
+                     *Path("build").glob("lib*/*__mypyc*")):
+        leftover.unlink()
+
+
+def _extensions() -> list[Any]:
+    if not _wanted():
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError as exc:  # a build without its declared requirements (no build isolation)
+        if CHOICE == "1":
+            raise
+        _note(f"mypyc is not available ({exc}); installing pure Python (slower step)")
+        return []
+    # mypy reads pyproject.toml; its sections for modules not compiled here are not a reason to fail
+    try:
+        return list(mypycify(["--no-warn-unused-configs", *COMPILED], opt_level="3", group_name="sim_core_compiled"))
+    except (Exception, SystemExit) as exc:  # e.g. a newer mypy in the declared range that reports new errors
+        if CHOICE == "1":
+            raise
+        _note(f"mypyc could not compile the step ({exc!r}); installing pure Python (slower step)")
+        return []
+
+
+os.chdir(Path(__file__).resolve().parent)  # mypyc names modules by their paths from here; build/ is here
+EXTENSIONS = _extensions()
+if not EXTENSIONS and BUILDS & set(sys.argv):
+    _forget_compiled_leftovers()
+setup(ext_modules=EXTENSIONS, cmdclass={"build_ext": AllOrNoneBuildExt})

@@ -1,0 +1,79 @@
+"""The frame itself: every stage of one step over every car, in the order the rules give.
+
+``World.step`` checks its inputs and then hands the frame to ``Frame.run``. The split is where the
+compiled code begins (docs/sim.md "The compiled step"): ``World`` is the public face, which judges
+whatever a caller passes and answers with the project's errors, and everything from here down takes
+only what ``World`` has already checked, so it is compiled and its declared types are true.
+"""
+
+from __future__ import annotations
+
+from sim_core.state.layout import (
+    BROKEN_MASK, P_BREAK_FRAME, PENALTY_TIMER, RETIRED_FRAME, STATUS, STATUS_RACING, STATUS_RETIRED, W_FRAME, part_field,
+)
+from sim_core.step.contact import resolve
+from sim_core.step.model import CarModel, Mechanics
+from sim_core.step.physics import TrackContext, advance
+from sim_core.step.ranking import update_round_end
+from sim_core.step.rules import RuleContext, apply_rules
+from sim_core.step.thermal import cold_parts_still, settle
+
+
+class Frame:
+    """The round's constant parts a frame runs with (built once by ``World``)."""
+
+    def __init__(self, models: list[CarModel], motion: TrackContext, rules: RuleContext, loop_length: int,
+                 time_limit_frames: int) -> None:
+        self.models = models
+        self.motion = motion
+        self.rules = rules
+        self.loop_length = loop_length  # the route's length on a loop, else 0 (contact wraps on a loop)
+        self.time_limit_frames = time_limit_frames
+
+    def run(self, world: list[int], cars: list[list[int]], mechanics: list[Mechanics], masks: list[int],
+            cold_still: list[bool], skills: list[tuple[int, ...]]) -> None:
+        """Advance ``world`` and ``cars`` one frame. ``mechanics``, ``masks`` and ``cold_still`` are the
+        world's state-derived caches (``World``), kept up to date here; ``skills`` are the checked inputs."""
+        models, motion = self.models, self.motion
+        frame = world[W_FRAME] + 1
+        # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
+        boxes: list[tuple[int, int, int, int, int]] = []
+        breaking: list[tuple[int, int]] = []
+        for slot, c in enumerate(cars):
+            model = models[slot]
+            if c[RETIRED_FRAME] < 0:
+                if c[BROKEN_MASK] != masks[slot]:
+                    masks[slot] = c[BROKEN_MASK]
+                    mechanics[slot] = model.mechanics(c[BROKEN_MASK])
+                mech = mechanics[slot]
+                heat, loads = advance(c, model, mech, motion, skills[slot])
+                # heat and wear touch only part fields, which contact neither reads nor writes: solving
+                # them here, before contact, is the same as after it, without keeping the ledgers
+                newly = settle(c, model, mech, heat, loads, cold_still[slot])
+                if not cold_still[slot]:  # solved this frame: are they still now?
+                    cold_still[slot] = cold_parts_still(c, mech)
+                if newly:
+                    breaking.append((slot, newly))
+                boxes.append(model.ghost_box if c[PENALTY_TIMER] > 0 else mech.contact_box)
+            else:
+                boxes.append(model.ghost_box)
+        resolve(cars, boxes, self.loop_length)
+        for slot, c in enumerate(cars):
+            if c[STATUS] == STATUS_RACING and c[RETIRED_FRAME] < 0:
+                apply_rules(c, models[slot], self.rules, frame)
+        for slot, newly in breaking:
+            commit_breakage(cars[slot], models[slot], newly, frame)
+        world[W_FRAME] = frame
+        update_round_end(world, cars, models, self.time_limit_frames)
+
+
+def commit_breakage(c: list[int], model: CarModel, newly: int, frame: int) -> None:
+    """End-of-frame damage transaction: first-time breaks in partIndex order; chassis → retired."""
+    for part in range(model.part_count):
+        if newly >> part & 1:
+            c[BROKEN_MASK] |= 1 << part
+            c[part_field(part, P_BREAK_FRAME)] = frame
+            if part == model.chassis:
+                c[RETIRED_FRAME] = frame
+                if c[STATUS] == STATUS_RACING:  # a legal finish is never demoted
+                    c[STATUS] = STATUS_RETIRED

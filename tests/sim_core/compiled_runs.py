@@ -1,0 +1,26 @@
+"""Runs whose every figure the compiled step must reproduce (``tests/sim_core/test_compiled.py``): the golden
+frame chains (pinned) and a rollback sync-test of a built-in round (its final hash and re-simulated frames)."""
+
+from __future__ import annotations
+
+from sim_core import World
+from sim_core.harness.scripted import RandomInputs
+from sim_core.harness.synctest import run_synctest
+
+from tests.sim_core.step.test_step_golden import CASES, SCENARIOS, frame_chain
+
+SYNCTEST_FRAMES, SYNCTEST_DISTANCE = 600, 7
+
+
+def golden_chains() -> dict[str, list[object]]:
+    """Every golden scenario's [chain, frames stepped] by ``scenario/seed`` (``test_step_golden.GOLDEN``)."""
+    return {f"{scenario}/{seed}": list(frame_chain(SCENARIOS[scenario], seed, frames, event, hold, reload_at, damage))
+            for scenario, seed, frames, event, hold, reload_at, damage in CASES}
+
+
+def synctest_figures() -> list[object]:
+    """[passed, re-simulated frames, final state hash] of a sync-test of the built-in round, 8 cars."""
+    world = World.demo(cars=8, seed=11)
+    inputs = RandomInputs([m.chip_skills for m in world.models], 11)
+    result = run_synctest(world, SYNCTEST_FRAMES, SYNCTEST_DISTANCE, inputs.next_frame)
+    return [result.ok, result.resimulated_frames, result.final_hash.hex()]

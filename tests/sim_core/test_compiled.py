@@ -1,0 +1,46 @@
+"""The installed build's compiled step computes exactly what the sources compute (setup.py; docs/sim.md
+"The compiled step").
+
+The suite imports the sources of the checkout it runs in, but an install from a wheel (``pip install .``:
+the README's commands and CI) carries the frame compiled by mypyc. This test runs the golden frame chains
+and a rollback sync-test in a child process that imports the installed package (``-P``, from an empty
+directory, the checkout only appended to its path for the ``tests`` helpers) and compares the chains
+with their pins and the sync-test with the same run here. It is skipped where the install is not compiled: an editable
+install (pure Python by design, so that edits take effect) or a machine whose build fell back to pure
+Python (no C compiler)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.sim_core.compiled_runs import synctest_figures
+from tests.sim_core.step.test_step_golden import GOLDEN
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+CHILD = """
+import json, sys
+sys.path.append(sys.argv[1])  # after site-packages: the installed sim_core, the checkout's tests helpers
+import sim_core
+if not sim_core.step_is_compiled():
+    print(json.dumps({"compiled": False, "where": sim_core.__file__}))
+    sys.exit(0)
+from tests.sim_core.compiled_runs import golden_chains, synctest_figures
+print(json.dumps({"compiled": True, "chains": golden_chains(), "synctest": synctest_figures()}))
+"""
+
+
+def test_the_installed_compiled_step_reproduces_the_sources(tmp_path):
+    done = subprocess.run([sys.executable, "-P", "-c", CHILD, str(CHECKOUT)], cwd=tmp_path, capture_output=True,
+                          text=True, check=False, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    if not report["compiled"]:
+        pytest.skip(f"the installed step is not compiled ({report['where']}): an editable or pure-Python install")
+    assert report["chains"] == {f"{scenario}/{seed}": list(pin) for (scenario, seed), pin in GOLDEN.items()}
+    assert report["synctest"] == synctest_figures()  # as the sources compute it here
+    assert report["synctest"][0] is True
