@@ -66,8 +66,9 @@ def main() -> None:
 
     def cli_command(data_dir: Path) -> list[str]:
         argv = plain(data_dir)
-        if data_dir.name == f"node{args.node}":
-            argv[1:1] = ["-m", "cProfile", "-o", str(profile)]
+        if data_dir.name == f"node{args.node}":  # the interpreter's options stay first: cProfile runs the module
+            module = argv.index("-m")
+            argv[module:module] = ["-m", "cProfile", "-o", str(profile)]
         return argv
 
     demo_runner.cli_command = cli_command  # type: ignore[assignment]
