@@ -85,3 +85,25 @@ def test_a_split_per_frame_and_its_shares():
 def test_nobody_measuring_costs_a_no_op():
     with NO_COST_METER.part(CostPart.VERIFY):
         work(1)
+
+
+def test_a_switch_to_the_current_part_reads_no_clock_and_charges_the_same(monkeypatch):
+    """Most boundaries of a frame stay in the part they are in; they cost no clock read, and the time goes
+    on accruing to that part (a fake clock: each read is 10 ns after the previous one)."""
+    import open4wd_node.race.budget as budget_module
+
+    reads = []
+
+    def clock() -> int:
+        reads.append(len(reads) * 10)
+        return reads[-1]
+
+    monkeypatch.setattr(budget_module, "_clock", clock)
+    budget = CpuBudget()  # read 0: t = 0
+    assert budget.switch(CostPart.SHELL) is CostPart.SHELL and len(reads) == 1
+    budget.switch(CostPart.VERIFY)  # read 1: t = 10 to the shell
+    budget.switch(CostPart.VERIFY)
+    budget.switch(CostPart.VERIFY)
+    assert len(reads) == 2
+    split = budget.split(1)  # read 2: t = 20, 10 ns to verify
+    assert split.nanos[CostPart.SHELL] == 10 and split.nanos[CostPart.VERIFY] == 10 and split.total_ns == 20
