@@ -4,6 +4,9 @@ from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
     "resolve": "contact",
+    "Collider": "contact",
+    "impact_fatigue": "contact",
+    "collider": "frame",
     "Frame": "frame",
     "commit_breakage": "frame",
     "CarModel": "model",

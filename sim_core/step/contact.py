@@ -3,19 +3,64 @@
 Each car is its AABB aligned with the route (length along s, width along right, height along up). Every
 overlapping pair (i < j) is resolved from the same pre-contact snapshot along its axis of least
 penetration (s, then lateral on ties): an impulse (1 + e)·m_eff·v_close with e = Average of the two bodies'
-restitution, and a positional split of the overlap in inverse proportion to mass. Corrections are summed
-per car and applied after all pairs, so the result does not depend on pair order.
+restitution, and a positional split of the overlap in inverse proportion to mass. Along the other axis of
+the road plane the bodies rub: a friction impulse that takes out their relative sliding speed, at most
+μ·(the normal impulse) with μ = Average of the two bodies' friction (spec §3 combine rules). Both load the
+contacting collider, each car's body (its chassis once the body is broken), with impact and shear
+fatigue (spec §7.2, ``impact_fatigue``). Corrections are summed per car and applied after all pairs, so
+the result does not depend on pair order.
 """
 
 from __future__ import annotations
 
+from typing import Final
+
+from sim_core.constants import FATIGUE_BREAK_PPM
 from sim_core.intmath import div_round
-from sim_core.state.layout import ARC, H, LAT, VLAT, VS
+from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, P_FATIGUE, VLAT, VS, part_field
+
+SHEAR_SLIP_MIN_UM_S: Final = 100_000  # shear fatigue needs a sliding speed of at least 0.1 m/s (§7.2)
 
 
-def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], loop_length: int) -> None:
-    """``boxes[k]`` = (length, width, height, mass µg, restitution ‰) of car k, or mass 0 if it takes no part."""
+class Collider:
+    """What contact needs of one car's body beyond its box (derived once per car, ``Frame``): its friction
+    and the strengths and fatigue fields of the parts that take its impacts (body, then chassis)."""
+
+    def __init__(self, friction_milli: int, body: int, body_strength_kpa: tuple[int, int] | None, chassis: int,
+                 chassis_strength_kpa: tuple[int, int] | None) -> None:
+        self.friction_milli = friction_milli
+        self.body, self.chassis = body, chassis
+        self.body_strength_kpa = body_strength_kpa  # (yield, ultimate), or None: a material without strengths
+        self.chassis_strength_kpa = chassis_strength_kpa
+
+    def struck_part(self, c: list[int]) -> tuple[int, tuple[int, int] | None]:
+        """The part that takes this car's impacts: the body, or the chassis once the body is broken."""
+        if c[BROKEN_MASK] >> self.body & 1:
+            return self.chassis, self.chassis_strength_kpa
+        return self.body, self.body_strength_kpa
+
+
+def impact_fatigue(energy_21: int, area_um2: int, strength_kpa: tuple[int, int]) -> tuple[int, bool]:
+    """Spec §7.2 for one contact: the fatigue it adds (ppm) and whether its stress breaks the part at once.
+
+    ``energy_21`` is the impact's energy in 1e-21 J (µg·(µm/s)²), ``area_um2`` the loaded face. Stress in Pa
+    is E / (area · 0.001 m) = energy_21 / (area_um2 · 10⁶); only a stress above the yield strength adds
+    fatigue, stress / ultimate (as ppm: energy_21 // (area_um2 · ultimate_Pa)), and a stress above
+    1.5 × ultimate breaks the part. Integer comparisons of the cross products, no division before them."""
+    yield_kpa, ultimate_kpa = strength_kpa
+    load = area_um2 * 1_000_000_000  # area_um2 · 10⁶ · 1000 (kPa → Pa)
+    if energy_21 <= yield_kpa * load:
+        return 0, False
+    return energy_21 // (area_um2 * ultimate_kpa * 1000), 2 * energy_21 > 3 * ultimate_kpa * load
+
+
+def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], loop_length: int,
+            colliders: list[Collider]) -> dict[int, int]:
+    """``boxes[k]`` = (length, width, height, mass µg, restitution ‰) of car k, or mass 0 if it takes no part;
+    ``colliders[k]`` its body (``Collider``). Returns the parts broken by impacts this frame, as a bit mask
+    per car (the frame's end-of-frame transaction commits them)."""
     moves: dict[int, list[int]] = {}
+    loads: dict[tuple[int, int], list[int]] = {}  # (car, part) -> [fatigue ppm added, broken at once]
     # on a loop, positions within the lap: the gap of two of them is then brought into the wrapped range
     # [−L/2, L − L/2) by at most one ±L, with two comparisons instead of a modulo per pair
     arcs = [c[ARC] % loop_length for c in cars] if loop_length else [c[ARC] for c in cars]
@@ -48,13 +93,33 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
         sign = 1 if gap >= 0 else -1  # direction from i to j along the axis
         closing = (ci[axis] - cj[axis]) * sign
         total = mi + mj
-        impulse = 0
-        if closing > 0:
-            impulse = div_round((1000 + (ei + ej) // 2) * closing * mi * mj, 1000 * total)
-        push_i = pen * mj // total
+        impulse = friction = 0
         move_i = moves.setdefault(i, [0, 0, 0, 0])
         move_j = moves.setdefault(j, [0, 0, 0, 0])
         slot = 0 if axis == VS else 1
+        if closing > 0:
+            impulse = div_round((1000 + (ei + ej) // 2) * closing * mi * mj, 1000 * total)
+            other = VLAT if axis == VS else VS
+            sliding = ci[other] - cj[other]  # i's speed past j across the normal, before this frame's contact
+            slide = sliding if sliding >= 0 else -sliding
+            mu = (colliders[i].friction_milli + colliders[j].friction_milli) // 2
+            friction = min(slide * mi * mj // total, mu * impulse // 1000)  # stop the slide, or Coulomb's cap
+            rub = friction if sliding >= 0 else -friction
+            move_i[3 - slot] -= rub
+            move_j[3 - slot] += rub
+            # impact energy ½·m_eff·v², shear 0.10·|friction impulse|·slide (spec §7.2), on each car's face
+            energy = closing * closing * mi * mj // (2 * total)
+            shear = friction * slide // 10 if slide >= SHEAR_SLIP_MIN_UM_S else 0
+            for k, c, (length, width, height) in ((i, ci, (li, wi, hi)), (j, cj, (lj, wj, hj))):
+                part, strength = colliders[k].struck_part(c)
+                if strength is not None:
+                    area = (width if axis == VS else length) * height
+                    load = loads.setdefault((k, part), [0, 0])
+                    for e in (energy, shear):
+                        added, breaks = impact_fatigue(e, area, strength)
+                        load[0] += added
+                        load[1] |= breaks
+        push_i = pen * mj // total
         move_i[slot] -= sign * push_i
         move_j[slot] += sign * (pen - push_i)
         move_i[2 + slot] -= sign * impulse  # impulses become velocity changes below
@@ -66,6 +131,16 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
         c[LAT] += d_lat
         c[VS] += div_round(j_s, mass)
         c[VLAT] += div_round(j_l, mass)
+    broken: dict[int, int] = {}
+    for (k, part), (added, at_once) in sorted(loads.items()):
+        c = cars[k]
+        if c[BROKEN_MASK] >> part & 1:
+            continue  # a broken part's fatigue is frozen
+        at = part_field(part, P_FATIGUE)
+        c[at] = min(c[at] + added, FATIGUE_BREAK_PPM)
+        if at_once or c[at] >= FATIGUE_BREAK_PPM:
+            broken[k] = broken.get(k, 0) | 1 << part
+    return broken
 
 
 def _near_pairs(arcs: list[int], reach: int, loop_length: int) -> list[tuple[int, int]]:

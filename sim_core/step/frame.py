@@ -11,7 +11,8 @@ from __future__ import annotations
 from sim_core.state.layout import (
     BROKEN_MASK, P_BREAK_FRAME, PENALTY_TIMER, RETIRED_FRAME, STATUS, STATUS_RACING, STATUS_RETIRED, W_FRAME, part_field,
 )
-from sim_core.step.contact import resolve
+from sim_core.specs.materials import material
+from sim_core.step.contact import Collider, resolve
 from sim_core.step.model import CarModel, Mechanics
 from sim_core.step.physics import TrackContext, advance
 from sim_core.step.ranking import update_round_end
@@ -25,6 +26,7 @@ class Frame:
     def __init__(self, models: list[CarModel], motion: TrackContext, rules: RuleContext, loop_length: int,
                  time_limit_frames: int) -> None:
         self.models = models
+        self.colliders = [collider(model) for model in models]
         self.motion = motion
         self.rules = rules
         self.loop_length = loop_length  # the route's length on a loop, else 0 (contact wraps on a loop)
@@ -38,7 +40,7 @@ class Frame:
         frame = world[W_FRAME] + 1
         # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
         boxes: list[tuple[int, int, int, int, int]] = []
-        breaking: list[tuple[int, int]] = []
+        breaking: dict[int, int] = {}  # car -> parts broken this frame (bits), committed at its end
         for slot, c in enumerate(cars):
             model = models[slot]
             if c[RETIRED_FRAME] < 0:
@@ -53,18 +55,33 @@ class Frame:
                 if not cold_still[slot]:  # solved this frame: are they still now?
                     cold_still[slot] = cold_parts_still(c, mech)
                 if newly:
-                    breaking.append((slot, newly))
+                    breaking[slot] = newly
                 boxes.append(model.ghost_box if c[PENALTY_TIMER] > 0 else mech.contact_box)
             else:
                 boxes.append(model.ghost_box)
-        resolve(cars, boxes, self.loop_length)
+        for slot, newly in resolve(cars, boxes, self.loop_length, self.colliders).items():
+            breaking[slot] = breaking.get(slot, 0) | newly
         for slot, c in enumerate(cars):
             if c[STATUS] == STATUS_RACING and c[RETIRED_FRAME] < 0:
                 apply_rules(c, models[slot], self.rules, frame)
-        for slot, newly in breaking:
-            commit_breakage(cars[slot], models[slot], newly, frame)
+        for slot in sorted(breaking):  # slot order, then part order (commit_breakage)
+            commit_breakage(cars[slot], models[slot], breaking[slot], frame)
         world[W_FRAME] = frame
         update_round_end(world, cars, models, self.time_limit_frames)
+
+
+def collider(model: CarModel) -> Collider:
+    """A car's body as contact sees it: its friction and the strengths of the body and the chassis."""
+    parts = model.spec.parts
+
+    def strength(part: int) -> tuple[int, int] | None:
+        m = material(parts[part].material)
+        if m.yield_strength_kpa is None or m.ultimate_strength_kpa is None:
+            return None
+        return m.yield_strength_kpa, m.ultimate_strength_kpa
+
+    return Collider(material(parts[model.body].material).friction_milli, model.body, strength(model.body),
+                    model.chassis, strength(model.chassis))
 
 
 def commit_breakage(c: list[int], model: CarModel, newly: int, frame: int) -> None:

@@ -18,9 +18,9 @@ from tests.sim_core.helpers import code_round, packed
 from tests.layout import REPO_ROOT
 
 GOLDEN_FRAMES = 600
-GOLDEN = {
-    0: "1aeac0498d7bfe4c108bc7c67e4fe69e4bf04ca77d0b1ec25c380edd6e644e22",
-    7: "1b7f0bcce80d9e356f6049f39d8dd557c42c4662c9955bc6b332dfecea5364b3",
+GOLDEN = {  # sim_core/2
+    0: "94d27cca5cbdcf7ee688ddcd999da48c12751f0e66b1165190a14644a06ceafb",
+    7: "34807d6c5f0907404a1600331e33fe2dbbb0532c1b05330fa4351761c21fe63e",
 }
 
 

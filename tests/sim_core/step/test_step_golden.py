@@ -5,7 +5,9 @@ what it computed before: every frame's state hash is chained, so the first diffe
 chain. The scenarios are built in code (no asset dependence) and driven hard (many skills, held long) so
 that parts overheat and wear out, cars course out, fall, hit walls and each other, serve penalties,
 respawn, finish and end the round. A scenario also restores a mid-race state into a fresh world and
-continues from it (a loaded state has no derived caches to lean on).
+continues from it (a loaded state has no derived caches to lean on). The pins change only with the
+engine id (docs/sim.md "Engine ids"): they were taken before the speed work (d52e2a7) for `sim_core/1` and
+again for `sim_core/2`.
 """
 
 from __future__ import annotations
@@ -129,13 +131,13 @@ CASES = [
     ("straight", 4, 1800, 120, 600, 600, True),
     ("open", 5, 1200, 150, 700, 100, True),
 ]
-GOLDEN: dict[tuple[str, int], tuple[str, int]] = {  # pinned from the step before the speed work (d52e2a7)
-    ('circuit', 1): ('4f8bba8b8cd431d9f54563772ba31747104eb6935371977db6cdd0bd68eb72ff', 2400),
-    ('circuit', 2): ('235703b04eda2eff61e12364d4c31b68eeb2584c522c197f57fc5628e568de8e', 2400),
-    ('loop', 3): ('6038adcc6199189d58b4a6158fea2d68320d2bb56b9e935bbc2a581a0183d58f', 1239),
-    ('loop', 6): ('798301a1b5450da512cab1795ce254c4695d8bd87c803f828aed8924c14c7c5c', 1357),
-    ('straight', 4): ('3fc1789321daae50a8b74eea011dd6b4d4ef37c51fd054b879abfa5a53f621d8', 1546),
-    ('open', 5): ('4ccbe2a49b8adc4a38438781e3e3f98af9ca950c634a549ad107cd3685ddf1be', 124),
+GOLDEN: dict[tuple[str, int], tuple[str, int]] = {  # re-pinned for sim_core/2 (docs/sim.md "Engine ids")
+    ('circuit', 1): ('e98a4054e7346e00a117087deb2999a0818c5dbf68fa491a6b21509436979f9d', 2400),
+    ('circuit', 2): ('5c7ba8274af2ca0b4ef62f94368ca30d7dbff53cce96697a8164dcad82473098', 2400),
+    ('loop', 3): ('b31cc38383b749aa9fd974a3a19d2bdbe499e838b35cbfe7d2fe8352668ae7ab', 1239),
+    ('loop', 6): ('20200e669ec6813498f44a179c88348d94c2d37065f90f45becde7f07ab040ee', 1357),
+    ('straight', 4): ('21762928aedd245fa613807dda2bfc1928523d5436e57b88dfa1abd67c6d7a0d', 1546),
+    ('open', 5): ('9351be254af837afbe28fee8480cd97fcdb1df2b9a7769dbcf2564872c168c23', 124),
 }
 
 
