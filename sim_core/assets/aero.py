@@ -40,7 +40,8 @@ def _components(mesh: Mesh) -> np.ndarray:
             np.minimum.at(new, tri[:, k], low)
         new = new[new]
         if np.array_equal(new, label):
-            return label[tri[:, 0]]
+            components: np.ndarray = label[tri[:, 0]]
+            return components
         label = new
 
 
