@@ -23,7 +23,7 @@ AERO_IMPULSE_DEN: Final = 100_000_000_000
 """A[µm²]·v·|v|[µm²/s²] / 1e11 = 0.6·A·v²·dt in µg·µm/s (K_AERO_DRAG 0.6, dt = 1/60 s)."""
 LIFT_DEN: Final = 1000
 MAX_WEIGHT_MULTIPLIER: Final = 2
-_TRIG_ONE: Final = 10**30
+_TRIG_ONE: Final = 1_000_000_000_000_000_000_000_000_000_000  # 1e30
 _PI_TRIG: Final = 3_141_592_653_589_793_238_462_643_383_280  # π·1e30
 _MDEG_QUARTER: Final = 90_000
 
