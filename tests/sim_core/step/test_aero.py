@@ -186,3 +186,25 @@ def test_synctest_passes_on_the_demo_round_with_aero_active():
     inputs = RandomInputs([m.chip_skills for m in w.models], 4)
     result = run_synctest(w, 180, 7, inputs.next_frame)
     assert result.ok and result.frames == 180
+
+
+def test_synctest_passes_in_a_strong_wind_and_the_wind_changes_the_race():
+    """World does not read a track's wind yet (the weather slice brings ``TrackSpec.weather``), so the
+    demo world's ``TrackContext`` gets a 20 m/s wind toward 45° by state surgery: rollback and
+    re-simulation still agree, and the race differs from the still-air one."""
+    def windy(seed: int) -> World:
+        w = World.demo(cars=3, seed=seed)
+        track = w.track
+        w.motion.wind = TrackContext(w.route, True, track.wall_height_um, track.apron_um,
+                                     wind_vector_um_s(20_000_000, 45_000)).wind
+        return w
+
+    still, w = World.demo(cars=3, seed=5), windy(5)
+    for _ in range(120):
+        still.step({})
+    inputs = RandomInputs([m.chip_skills for m in w.models], 5)
+    result = run_synctest(windy(5), 120, 7, inputs.next_frame)
+    assert result.ok and result.frames == 120
+    for _ in range(120):
+        w.step({})
+    assert w.state_hash() != still.state_hash()
