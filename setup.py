@@ -24,6 +24,7 @@ from setuptools.command.build_ext import build_ext
 COMPILED = [
     "sim_core/intmath.py",
     "sim_core/state/layout.py",
+    "sim_core/step/aero.py",
     "sim_core/step/contact.py",
     "sim_core/step/frame.py",
     "sim_core/step/model.py",

@@ -82,6 +82,14 @@ def _part_auto(m: dict[str, Any]) -> dict[str, Any]:
         ]
     elif kind == "chassis":
         auto["auto_chassis_mounts"] = _chassis_mounts(m["mounts"])
+    elif kind == "body":
+        aero = specific["aero"]
+        auto["auto_aero"] = {
+            "axes": {axis: {"drag_area_m2": Decimal(a["drag_area_um2"]).scaleb(-12),
+                            "center_of_pressure_m": um_vec_to_m(a["center_of_pressure_um"])}
+                     for axis, a in aero["axes"].items()},
+            "lift_factor": Decimal(aero["lift_factor_milli"]).scaleb(-3),
+        }
     return auto
 
 

@@ -82,15 +82,15 @@ def chassis(arch: str) -> bytes:
 def body(arch: str) -> bytes:
     """The unbaked body GLB of archetype ``arch``: a hollow shell on the four body mounts."""
     b = GlbBuilder()
-    height, half_w, half_l, wall, material = {
-        "speed": (30.0, 38.0, 62.0, 2.46, "abs"),
-        "heavy": (36.0, 40.0, 64.0, 3.5, "pc"),
-        "control": (32.0, 38.0, 62.0, 2.8, "abs"),
+    height, half_w, half_l, wall, material, lift = {  # lift: the authored lift_factor (> 0 downforce)
+        "speed": (30.0, 38.0, 62.0, 2.46, "abs", 0),
+        "heavy": (36.0, 40.0, 64.0, 3.5, "pc", 0),
+        "control": (32.0, 38.0, 62.0, 2.8, "abs", 0.2),
     }[arch]
     _solid(b, "Body_Shell", shell(_mm(-half_w, 6, -half_l), _mm(half_w, 6 + height, half_l), wall * MM))  # type: ignore[arg-type]
     for name in ("Mount_Body_F", "Mount_Body_RL", "Mount_Body_RC", "Mount_Body_RR"):
         _empty(b, name, CANONICAL_MOUNTS[name])
-    return b.build(_part("body", material))
+    return b.build(_part("body", material, **({"lift_factor": lift} if lift else {})))
 
 
 def tire(arch: str) -> bytes:

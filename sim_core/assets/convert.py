@@ -13,7 +13,7 @@ from sim_core.assets.findings import AssetRejected
 from sim_core.assets.loadout import AssembledVehicle, Resolver, assemble
 from sim_core.errors import SimError
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
-from sim_core.specs.vehicle import BatterySpec, ChipSlot, MotorSpec, PartSpec, VehicleSpec, WeaponSpec
+from sim_core.specs.vehicle import AERO_AXES, AeroSpec, BatterySpec, ChipSlot, MotorSpec, PartSpec, VehicleSpec, WeaponSpec
 
 
 def _vec(values: list[int]) -> tuple[int, int, int]:
@@ -70,6 +70,17 @@ def _part(slot: str, manifest: dict[str, Any]) -> PartSpec:
         slot=slot.partition("_")[2],
         radius_um=hinge["radius_um"] if hinge else 0,
         wear_capacity_mj=sum(p.get("wear_capacity_mj", 0) for p in manifest["proxies"]) if kind == "tire" else 0,
+        aero=_aero(manifest["body"]["aero"]) if kind == "body" else None,
+    )
+
+
+def _aero(aero: dict[str, Any]) -> AeroSpec:
+    axes = [aero["axes"][axis] for axis in AERO_AXES]
+    return AeroSpec(
+        drag_area_um2=(axes[0]["drag_area_um2"], axes[1]["drag_area_um2"], axes[2]["drag_area_um2"],
+                       axes[3]["drag_area_um2"], axes[4]["drag_area_um2"], axes[5]["drag_area_um2"]),
+        center_of_pressure_um=tuple(_vec(a["center_of_pressure_um"]) for a in axes),
+        lift_factor_milli=aero["lift_factor_milli"],
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from sim_core.assets import constants as C
 from sim_core.assets import fields
+from sim_core.assets.aero import aero_axes, lift_factor_milli
 from sim_core.assets.common import Solid, check_empties_not_mirrored, frame_dict, mass_ug, node_materials
 from sim_core.assets.findings import Findings, shown
 from sim_core.assets.geometry import CONTACT_DIRECTIONS, measure, union_aabb
@@ -257,8 +258,10 @@ def analyse_part(
     if part_type == "chassis":
         check_chassis_mounts(mounts, (lo, hi), findings)
     magnet = _magnet(ctx)
+    lift = lift_factor_milli(asset.root_extras, part_type, ROOT, findings)
     proxies = [_proxy(s) for s in solids]
     total_mass = sum(p["mass_ug"] for p in proxies)
+    centroid = _weighted_centroid(proxies, total_mass, tuple((lo[k] + hi[k]) // 2 for k in range(3)))
     if part_type == "tire":
         for solid, proxy in zip(solids, proxies, strict=True):
             ultimate = solid.material.ultimate_strength_kpa or 0
@@ -269,8 +272,10 @@ def analyse_part(
         specific = {"hinge": _hinge(lo, hi, driven=part_type == "tire")}
     elif part_type == "weapon":
         specific = analyse_weapon(asset, {s.node.index: p for s, p in zip(solids, proxies, strict=True)}, mounts, findings)
-    if findings.rejected or specific is None or magnet is None:
+    if findings.rejected or specific is None or magnet is None or lift is None:
         return None
+    if part_type == "body":
+        specific = {"aero": {"axes": aero_axes(solids, centroid), "lift_factor_milli": lift}}
     contact = {d: sum(p["contact_area_um2"][d] for p in proxies) for d in CONTACT_DIRECTIONS}
     return {
         "kind": "part",
@@ -282,7 +287,7 @@ def analyse_part(
             "mass_ug": total_mass,
             "aabb_min_um": list(lo),
             "aabb_max_um": list(hi),
-            "centroid_um": _weighted_centroid(proxies, total_mass, tuple((lo[k] + hi[k]) // 2 for k in range(3))),
+            "centroid_um": centroid,
             "surface_area_um2": sum(p["surface_area_um2"] for p in proxies),
             "contact_area_um2": contact,
             **_thermal(solids, proxies),

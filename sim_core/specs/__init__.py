@@ -18,6 +18,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "RoutePoint": "track",
     "TrackSpec": "track",
     "check_unit_vector": "track",
+    "AeroSpec": "vehicle",
     "BatterySpec": "vehicle",
     "ChipSlot": "vehicle",
     "MotorSpec": "vehicle",

@@ -42,6 +42,40 @@ def _is_int(value: object, low: int, high: int | None = None) -> bool:
     return type(value) is int and value >= low and (high is None or value <= high)
 
 
+AERO_AXES = ("positiveX", "negativeX", "positiveY", "negativeY", "positiveZ", "negativeZ")
+"""The six signed local axes of a body's aero, in the manifest's and ``AeroSpec``'s order."""
+AERO_AREA_MAX_UM2 = 1_000_000_000_000
+"""1 m²: no face of a part inside the 1 m part box projects more."""
+LIFT_FACTOR_MAX_MILLI = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class AeroSpec:
+    """A body's baked aero (spec/assets.md ``auto_aero``): the drag area (µm²) of each signed local axis
+    in the order +X, −X, +Y, −Y, +Z, −Z (the faces that face that way), each axis' centre of pressure
+    (µm, part frame) and ``lift_factor_milli`` (> 0 downforce, < 0 lift; |·| ≤ 1000).
+
+    The route-frame step reads the areas and the lift factor; the COPs are kept for the rigid-body
+    model (docs/sim.md "Aero": without rotation a force's point of application changes nothing)."""
+
+    drag_area_um2: tuple[int, int, int, int, int, int]
+    center_of_pressure_um: tuple[tuple[int, int, int], ...]
+    lift_factor_milli: int = 0
+
+    def validate(self, what: str) -> None:
+        """``SimError`` ``vehicle-invalid-aero`` unless every area is an int in 0..1 m², there are six
+        integer COPs and the lift factor is an int in −1000..1000."""
+        if not (isinstance(self.drag_area_um2, tuple) and len(self.drag_area_um2) == 6
+                and all(_is_int(a, 0, AERO_AREA_MAX_UM2) for a in self.drag_area_um2)):
+            _fail("vehicle-invalid-aero", f"{what}: drag_area_um2 must be six ints in 0..{AERO_AREA_MAX_UM2} µm²")
+        cops = self.center_of_pressure_um
+        if not (isinstance(cops, tuple) and len(cops) == 6 and all(
+                isinstance(p, tuple) and len(p) == 3 and all(type(x) is int for x in p) for p in cops)):
+            _fail("vehicle-invalid-aero", f"{what}: center_of_pressure_um must be six (x, y, z) int triples")
+        if not _is_int(self.lift_factor_milli, -LIFT_FACTOR_MAX_MILLI, LIFT_FACTOR_MAX_MILLI):
+            _fail("vehicle-invalid-aero", f"{what}: lift_factor_milli must be an int in ±{LIFT_FACTOR_MAX_MILLI}")
+
+
 @dataclass(frozen=True, slots=True)
 class PartSpec:
     """One part with its baked values.
@@ -51,6 +85,7 @@ class PartSpec:
     - ``heat_capacity_mj_per_c`` = Σ m·c; ``ambient_conductance_uw_per_c`` = H_air;
       ``thermal_limit_mc`` = weakest sub-mesh limit (None: never breaks from heat).
     - ``radius_um``: tire/roller radius; ``wear_capacity_mj``: tire wear capacity (tires only).
+    - ``aero``: a body's baked aero (bodies only; None = no aero, as for code-built test cars).
     """
 
     part_type: PartType
@@ -62,6 +97,7 @@ class PartSpec:
     slot: str = ""
     radius_um: int = 0
     wear_capacity_mj: int = 0
+    aero: AeroSpec | None = None
 
     def validate(self, what: str) -> None:
         """``SimError`` (``vehicle-invalid-part``, ``vehicle-invalid-material``, ``vehicle-invalid-slot``,
@@ -85,6 +121,10 @@ class PartSpec:
             _fail("vehicle-invalid-part", f"{what}: radius_um > 0 exactly for tires and rollers")
         if (self.part_type == "tire") != _is_int(self.wear_capacity_mj, 1, WEAR_CAPACITY_MAX_MJ):
             _fail("vehicle-invalid-part", f"{what}: wear_capacity_mj in 1..{WEAR_CAPACITY_MAX_MJ} exactly for tires")
+        if self.aero is not None:
+            if self.part_type != "body" or not isinstance(self.aero, AeroSpec):
+                _fail("vehicle-invalid-aero", f"{what}: only a body carries aero (an AeroSpec)")
+            self.aero.validate(what)
 
     @property
     def order_key(self) -> tuple[int, int]:

@@ -1,8 +1,13 @@
-"""One frame of the simulation: per-car constants, motion, heat, contact, track rules, ranking."""
+"""One frame of the simulation: per-car constants, motion, aero, heat, contact, track rules, ranking."""
 
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
+    "AeroModel": "aero",
+    "aero_impulse": "aero",
+    "aero_model": "aero",
+    "weight_cap": "aero",
+    "wind_vector_um_s": "aero",
     "resolve": "contact",
     "Collider": "contact",
     "impact_fatigue": "contact",

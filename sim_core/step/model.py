@@ -23,6 +23,7 @@ from sim_core.specs.materials import material
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import LEFT_ROLLER_SLOTS, RIGHT_ROLLER_SLOTS, VehicleSpec
 from sim_core.state.layout import P_FATIGUE, P_FATIGUE_REM, P_TEMP, part_field
+from sim_core.step.aero import AeroModel, aero_model, weight_cap
 
 
 def _average(a: int, b: int) -> int:
@@ -108,6 +109,8 @@ class Mechanics:
     tire_plan: tuple[TireHeatWear, ...]  # the thermal side of tire_groups[k]: heated and the only parts that wear
     idle_loads: tuple[tuple[int, int], ...]  # (heat, wear) of each tire group in a frame without tire work: zeros
     contact_box: tuple[int, int, int, int, int]  # what contact reads: (length, width, height, mass, restitution)
+    aero: AeroModel | None  # the live body's aero (None: no body aero, or the body is broken)
+    aero_cap: int  # the aero impulse cap of a frame at this mass (sim_core.step.aero.weight_cap)
 
 
 class CarModel:
@@ -158,6 +161,9 @@ class CarModel:
         # a car out of contact (retired or under a penalty): mass 0 (sim_core.step.contact)
         self.ghost_box = (self.length_um, self.width_um, self.height_um, 0, self.body_restitution)
         self.air_mc = track.air_temperature_mc
+        body_aero = parts[self.body].aero
+        self.aero = None if body_aero is None else aero_model(body_aero)
+        self.gravity_um_s2 = track.gravity_um_s2
         # The thermal pass solves only the parts whose temperature can change. The physics pass heats
         # these parts and no others, and wears only the tires (tests/sim_core/step/test_thermal_wear.py
         # checks both); every other part ("cold", ``Mechanics.cold_plan``) only moves while a loaded or
@@ -236,6 +242,8 @@ class CarModel:
             tire_plan=tire_plan,
             idle_loads=((0, 0),) * len(tire_groups),
             contact_box=(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
+            aero=self.aero if alive(self.body) else None,
+            aero_cap=weight_cap(mass, self.gravity_um_s2),
         )
 
     def _wall_response(self, slots: tuple[str, ...], alive: Callable[[int], bool], body: int) -> tuple[int, int, int]:

@@ -24,10 +24,11 @@ from sim_core.constants import (
     SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI,
 )
 from sim_core.specs.inputs import SKILLS
-from sim_core.intmath import div_trunc
+from sim_core.intmath import UNIT, Vec3, div_round, div_trunc
 from sim_core.state.layout import (
     AIR_FRAMES, ARC, H, LAT, OUTSIDE, PENALTY_TIMER, REMAINING_Q, VH, VLAT, VS,
 )
+from sim_core.step.aero import aero_impulse
 from sim_core.step.model import CarModel, Mechanics
 from sim_core.specs.route import Route
 
@@ -43,9 +44,13 @@ class TrackContext:
 
     ``samples[i]`` gathers what the motion reads of route sample i: (half width, vertical curvature,
     gravity along up, gravity along right, lateral curvature, gravity along the tangent), so that a car
-    reads its sample once instead of six lists (built per world: about a millisecond)."""
+    reads its sample once instead of six lists (built per world: about a millisecond).
 
-    def __init__(self, route: Route, fixed: bool, wall_height_um: int, apron_um: int) -> None:
+    ``wind[i]`` is the world wind velocity (µm/s, ``sim_core.step.aero.wind_vector_um_s``) along sample
+    i's (tangent, right, up), projected once per world; None without wind (the air is still)."""
+
+    def __init__(self, route: Route, fixed: bool, wall_height_um: int, apron_um: int,
+                 wind_um_s: Vec3 = (0, 0, 0)) -> None:
         self.route = route
         self.fixed = fixed
         self.wall_height_um = wall_height_um
@@ -53,6 +58,12 @@ class TrackContext:
         self.loop, self.length_um, self.count = route.loop, route.length_um, route.count
         self.samples = list(zip([w // 2 for w in route.width], route.k_vertical, route.g_up, route.g_right,
                                 route.k_lateral, route.g_tangent, strict=True))
+        wx, wy, wz = wind_um_s
+        self.wind: list[tuple[int, int, int]] | None = None if wind_um_s == (0, 0, 0) else [
+            (div_round(wx * tx + wy * ty + wz * tz, UNIT), div_round(wx * rx + wy * ry + wz * rz, UNIT),
+             div_round(wx * ux + wy * uy + wz * uz, UNIT))
+            for tx, ty, tz, rx, ry, rz, ux, uy, uz in zip(route.tx, route.ty, route.tz, route.rx, route.ry, route.rz,
+                                                          route.ux, route.uy, route.uz, strict=True)]
 
 
 TireLoads = Sequence[tuple[int, int]]
@@ -84,7 +95,9 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     length = ctx.length_um  # the sample under the car: Route.index(Route.wrap(arc)), written out
     s = arc % length if ctx.loop else 0 if arc < 0 else length if arc > length else arc
     i = s * ctx.count // length  # 0 ≤ s ≤ length: only i = count (s = length) needs the clamp
-    half, k_vertical, g_up, g_right, k_lateral, acc_s = ctx.samples[i if i < ctx.count else ctx.count - 1]
+    if i == ctx.count:
+        i -= 1
+    half, k_vertical, g_up, g_right, k_lateral, acc_s = ctx.samples[i]
     edge = half + ctx.apron_um
     over_surface = not ctx.fixed or -edge <= lat <= edge
     grounded = h == 0 and vh <= 0 and over_surface
@@ -99,14 +112,32 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     js = jl = jh = 0
     rolling = 0
     in_control = penalty == 0
+    aero_s = aero_l = aero_h = 0
+    aero = mech.aero
+    if aero is not None:  # from the velocities the frame starts with (sim_core.step.aero)
+        wind = ctx.wind
+        if wind is None:
+            aero_s, aero_l, aero_h = aero_impulse(aero, -vs, -vlat, -vh, mech.aero_cap)
+        else:
+            ws, wl, wh = wind[i]
+            aero_s, aero_l, aero_h = aero_impulse(aero, ws - vs, wl - vlat, wh - vh, mech.aero_cap)
     if pressed:
-        normal = m * load // 60
+        # the ground takes the vertical aero: downforce adds load, lift removes it; lift beyond the
+        # load is what is left to raise the car
+        normal = m * load // 60 - aero_h
+        aero_h = 0 if normal >= 0 else -normal
+        if normal < 0:
+            normal = 0
         if mech.live_tires:
-            js, jl, rolling, loads = _tires(model, mech, normal, m, vs, vlat, acc_l, drive_mw if in_control else 0)
+            js, jl, rolling, loads = _tires(model, mech, normal, m, vs, vlat, acc_l, aero_l,
+                                            drive_mw if in_control else 0)
         else:  # every tire broken: the chassis scrapes along the surface
             rolling = normal * model.chassis_mu // 1000
-            need = -(m * vlat + m * acc_l // 60)
+            need = -(m * vlat + m * acc_l // 60 + aero_l)
             jl = need if -rolling <= need <= rolling else rolling if need > 0 else -rolling
+    js += aero_s
+    jl += aero_l
+    jh += aero_h
     damping = 0
     if skills and in_control and mech.skills_enabled:
         ds, dl, dh, damping = _skills(c, model, mech.weapon_alive, skills, available, heat)
@@ -146,7 +177,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     return heat, loads
 
 
-def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat: int, acc_l: int,
+def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat: int, acc_l: int, aero_l: int,
            drive_mw: int) -> tuple[int, int, int, TireLoads]:
     """Drive, traction, lateral grip and rolling resistance of the live tires (``Mechanics.tire_groups``:
     each quantity is computed once for the tires that share μ and rolling resistance, and counted once
@@ -155,7 +186,8 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
     The drive impulse is split into 1/(original driven count) shares; a broken tire's share is simply
     not spent. Each live tire carries normal/live of the load; traction = N·μ_pair. What traction the
     drive leaves is the tire's lateral grip budget (friction circle taken as a sum). Returns the
-    tangential and lateral impulses, the rolling resistance and each group's heat and wear per tire.
+    tangential and lateral impulses, the rolling resistance and each group's heat and wear per tire;
+    the lateral grip holds against the side aero impulse ``aero_l`` too (a crosswind).
     """
     share = vtop = 0
     if drive_mw:
@@ -185,7 +217,7 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
             if spin >= MIN_TIRE_WEAR_SPEED_UM_S:
                 tire_wear += SLIP_WEAR_MULT * traction * spin
         loads.append((tire_heat, tire_wear))
-    need = -(m * vlat + m * acc_l // 60)
+    need = -(m * vlat + m * acc_l // 60 + aero_l)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
         for k, (mu, _, _) in enumerate(mech.tire_groups):

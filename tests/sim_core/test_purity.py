@@ -6,8 +6,8 @@ import pytest
 from tests.layout import REPO_ROOT
 
 SIM_CORE = REPO_ROOT / "sim_core"
-CONSENSUS_MODULES = ("constants", "step/contact", "specs/inputs", "intmath", "state/layout", "step/model", "step/physics",
-                     "step/ranking", "specs/route", "step/rules", "state/codec", "step/sweeps", "step/thermal",
+CONSENSUS_MODULES = ("constants", "step/aero", "step/contact", "specs/inputs", "intmath", "state/layout", "step/model",
+                     "step/physics", "step/ranking", "specs/route", "step/rules", "state/codec", "step/sweeps", "step/thermal",
                      "specs/track", "specs/vehicle", "world")
 FORBIDDEN_IMPORTS = {"trio", "protocol", "open4wd_node", "random", "time", "math.sin", "numpy"}
 

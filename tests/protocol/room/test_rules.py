@@ -17,7 +17,7 @@ from tests.protocol.room.harness import LOADOUT, FakeAssets, Net, succeed
 A, B, C, D, E = (Identity(bytes([i]) * 32) for i in range(1, 6))
 DIFFERENT = {
     "client_version": "1.0.0", "rapier_version": "sim_core/2", "protocol_version": "1.0.1",
-    "derive_logic_version": 2, "builtin_assets_version": 2, "economy_config_version": 4,
+    "derive_logic_version": 3, "builtin_assets_version": 3, "economy_config_version": 4,
 }
 
 

@@ -20,8 +20,8 @@ DIFFERENT = {
     "client_version": "1.0.0",
     "rapier_version": "sim_core/2",
     "protocol_version": "1.0.1",
-    "derive_logic_version": 2,
-    "builtin_assets_version": 2,
+    "derive_logic_version": 3,
+    "builtin_assets_version": 3,
     "economy_config_version": 4,
 }
 

@@ -19,8 +19,8 @@ from tests.layout import REPO_ROOT
 
 GOLDEN_FRAMES = 600
 GOLDEN = {  # sim_core/2
-    0: "94d27cca5cbdcf7ee688ddcd999da48c12751f0e66b1165190a14644a06ceafb",
-    7: "34807d6c5f0907404a1600331e33fe2dbbb0532c1b05330fa4351761c21fe63e",
+    0: "94dd261f274bb0fc5ba6a2351a7a53cb8ca810c03b01a6fc1db277d8c1a87c87",
+    7: "19d9a79fea56bbe3b137219f1ccb653e1c00319beffb75698a5d751e0e4c9219",
 }
 
 

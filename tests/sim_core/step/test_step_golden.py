@@ -132,12 +132,12 @@ CASES = [
     ("open", 5, 1200, 150, 700, 100, True),
 ]
 GOLDEN: dict[tuple[str, int], tuple[str, int]] = {  # re-pinned for sim_core/2 (docs/sim.md "Engine ids")
-    ('circuit', 1): ('e98a4054e7346e00a117087deb2999a0818c5dbf68fa491a6b21509436979f9d', 2400),
-    ('circuit', 2): ('5c7ba8274af2ca0b4ef62f94368ca30d7dbff53cce96697a8164dcad82473098', 2400),
-    ('loop', 3): ('b31cc38383b749aa9fd974a3a19d2bdbe499e838b35cbfe7d2fe8352668ae7ab', 1239),
-    ('loop', 6): ('20200e669ec6813498f44a179c88348d94c2d37065f90f45becde7f07ab040ee', 1357),
-    ('straight', 4): ('21762928aedd245fa613807dda2bfc1928523d5436e57b88dfa1abd67c6d7a0d', 1546),
-    ('open', 5): ('9351be254af837afbe28fee8480cd97fcdb1df2b9a7769dbcf2564872c168c23', 124),
+    ('circuit', 1): ('fd1796cc2d5a600d494c62d4b48dc67b6108e4bc002ccb643d1b0fd117437b80', 2400),
+    ('circuit', 2): ('cae3a5706e91fbca4cac9c1abe03b7fb35e2620e4bf7f9c429b65f87c5c95d3a', 2400),
+    ('loop', 3): ('b722c7dc205ffdbc99bd0e173e0b0606e8c9edc387a005819e58ce263227f3a6', 1239),
+    ('loop', 6): ('cbc7ba57228e4fed42e82dbe9672d5f075718ed0f1dcd54c78b9c24a79ca437b', 1357),
+    ('straight', 4): ('da48b27c79eddbfc0f5cb5a2ca41bc2a1db87a852ace9c655b61ee8d0daeca6e', 1546),
+    ('open', 5): ('15762abd8d41dff684e548156f905c89cd1058c26a7802ce41795e266bb73161', 124),
 }
 
 

@@ -1,0 +1,110 @@
+"""Relative-airflow aero of one car for one frame (spec/simcore.md §7.4, 算式表 §10.3), in the route frame.
+
+``v_air = v_wind − v``, both along the route sample's (tangent s, right l, up h). Per axis the drag is
+``F = 0.6·A(sign)·v_air,axis·|v_air|``, where the sign of the component picks the area: air moving
+along +axis strikes the faces that face −axis. The lift is ``lift_factor·|F_drag ⟂ up|`` along −up
+(positive lift factor = downforce). The sum is capped at |ΣF| ≤ 2·m·g by one uniform scale, and the
+impulse of a frame is F/60.
+
+Units: areas µm², velocities µm/s, impulses µg·µm/s (1 N·s = 1e15). 0.6·A[m²]·v²[m²/s²]/60 N·s =
+0.6e-24·A·v²/60 · 1e15 = A·v·|v| / 1e11 exactly: one integer division per axis, rounded toward zero
+(``div_trunc``: no sign bias, a drag never exceeds its exact value). The model has no rotation
+(docs/sim.md "Aero"): ω×r_cop is zero and a force's point of application (the COP) changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+from sim_core.intmath import Vec3, div_round, div_trunc, isqrt
+from sim_core.specs.vehicle import AeroSpec
+
+AERO_IMPULSE_DEN: Final = 100_000_000_000
+"""A[µm²]·v·|v|[µm²/s²] / 1e11 = 0.6·A·v²·dt in µg·µm/s (K_AERO_DRAG 0.6, dt = 1/60 s)."""
+LIFT_DEN: Final = 1000
+MAX_WEIGHT_MULTIPLIER: Final = 2
+_TRIG_ONE: Final = 1_000_000_000_000_000_000_000_000_000_000  # 1e30
+_PI_TRIG: Final = 3_141_592_653_589_793_238_462_643_383_280  # π·1e30
+_MDEG_QUARTER: Final = 90_000
+
+
+class AeroModel(NamedTuple):
+    """A car's aero in route axes: the area the air meets when its component along the axis is positive
+    or negative (s = forward = the body's −Z, l = right = +X, h = up = +Y), and the lift factor ‰."""
+
+    s_pos: int  # air moving forward (tailwind faster than the car) meets the back faces (+Z)
+    s_neg: int  # air moving backward meets the front faces (−Z)
+    l_pos: int  # air moving to the right meets the left faces (−X)
+    l_neg: int
+    h_pos: int  # air moving up meets the bottom faces (−Y)
+    h_neg: int
+    lift_milli: int
+
+
+def aero_model(aero: AeroSpec) -> AeroModel:
+    """The route-axis areas of a body's ``AeroSpec`` (areas in the order +X, −X, +Y, −Y, +Z, −Z)."""
+    px, nx, py, ny, pz, nz = aero.drag_area_um2
+    return AeroModel(pz, nz, nx, px, ny, py, aero.lift_factor_milli)
+
+
+def weight_cap(mass_ug: int, gravity_um_s2: int) -> int:
+    """The largest aero impulse of a frame: 2·m·g·dt (µg·µm/s)."""
+    return MAX_WEIGHT_MULTIPLIER * mass_ug * gravity_um_s2 // 60
+
+
+def aero_impulse(aero: AeroModel, air_s: int, air_l: int, air_h: int, cap: int) -> tuple[int, int, int]:
+    """The frame's aero impulse (s, l, h) for the air velocity (µm/s) relative to the car.
+
+    It runs for every car and frame, so ``div_trunc`` is written out and an axis without airflow (most
+    often l and h: 90 % of the demo round's calls) costs a test."""
+    s_pos, s_neg, l_pos, l_neg, h_pos, h_neg, lift_milli = aero
+    if air_l or air_h:
+        speed = isqrt(air_s * air_s + air_l * air_l + air_h * air_h)
+    else:  # the usual frame: still air, the car running straight along the route
+        speed = air_s if air_s >= 0 else -air_s
+    js = jl = jh = 0
+    if air_s:
+        p = (s_pos if air_s > 0 else s_neg) * air_s * speed
+        js = p // AERO_IMPULSE_DEN if p >= 0 else -(-p // AERO_IMPULSE_DEN)
+    if air_l:
+        p = (l_pos if air_l > 0 else l_neg) * air_l * speed
+        jl = p // AERO_IMPULSE_DEN if p >= 0 else -(-p // AERO_IMPULSE_DEN)
+    if air_h:
+        p = (h_pos if air_h > 0 else h_neg) * air_h * speed
+        jh = p // AERO_IMPULSE_DEN if p >= 0 else -(-p // AERO_IMPULSE_DEN)
+    if lift_milli:  # lift from the drag across gravity, along −up when positive (downforce)
+        jh -= div_trunc(lift_milli * isqrt(js * js + jl * jl), LIFT_DEN)
+    total2 = js * js + jl * jl + jh * jh
+    if total2 > cap * cap:  # uniform scale down to |J| = cap
+        total = isqrt(total2)
+        js, jl, jh = div_trunc(js * cap, total), div_trunc(jl * cap, total), div_trunc(jh * cap, total)
+    return js, jl, jh
+
+
+def _sin_cos(mdeg: int) -> tuple[int, int]:
+    """(sin, cos)·1e30 of an angle in milli-degrees, from integer Taylor series (no libm: every machine
+    gets the same bits); each term is truncated toward zero, error far below 1e-20."""
+    quadrant, rest = divmod(mdeg % 360_000, _MDEG_QUARTER)
+    x = rest * _PI_TRIG // 180_000  # radians·1e30, in [0, π/2)
+    x2 = x * x // _TRIG_ONE
+    sin = term = x
+    cos = cos_term = _TRIG_ONE
+    for n in range(1, 30):
+        term = div_trunc(-term * x2, (2 * n) * (2 * n + 1) * _TRIG_ONE)
+        cos_term = div_trunc(-cos_term * x2, (2 * n - 1) * (2 * n) * _TRIG_ONE)
+        sin += term
+        cos += cos_term
+    if quadrant == 0:
+        return sin, cos
+    if quadrant == 1:
+        return cos, -sin
+    if quadrant == 2:
+        return -sin, -cos
+    return -cos, sin
+
+
+def wind_vector_um_s(speed_um_s: int, direction_mdeg: int) -> Vec3:
+    """The world-frame wind velocity (µm/s) of a track's weather: horizontal, blowing toward
+    ``direction_mdeg`` (0° = +X, 90° = −Z; spec §7.4), each component rounded with ``div_round``."""
+    sin, cos = _sin_cos(direction_mdeg)
+    return div_round(speed_um_s * cos, _TRIG_ONE), 0, div_round(-speed_um_s * sin, _TRIG_ONE)
