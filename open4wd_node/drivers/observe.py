@@ -2,7 +2,7 @@
 
 ``World.car_state`` builds a name → value dict including every part field (~18 µs per car); a driver
 that looks at up to 8 cars each frame cannot afford that. ``save_state()`` is the documented canonical
-layout (docs/sim.md, "Saved state"): a 40-byte header, the world fields, then per car its car fields
+layout (docs/sim.md, "Saved state"): a 40-byte header, the world fields and patch slots, then per car its car fields
 and its part fields, all i64 little-endian, in the order of ``sim_core.state.layout``. One save (~7 µs for
 8 cars) and one ``unpack_from`` per car give the same values; index a row with ``sim_core.state.layout``'s
 car-field constants (``ARC``, ``LAT``, ``VS``, …) and ``part_field(part, P_TEMP)`` for part fields.
@@ -14,9 +14,9 @@ import struct
 
 from sim_core.world import World
 from sim_core.specs.vehicle import VehicleSpec
-from sim_core.state.layout import WORLD_FIELDS, car_length
+from sim_core.state.layout import car_length, world_length
 
-HEADER = b"O4WS\x01\x00"  # magic and the version (1) this decoder reads
+HEADER = b"O4WS\x02\x00"  # magic and the version (2) this decoder reads
 HEADER_BYTES = 40  # magic 4, version 2, car count 2, topology digest 32
 
 
@@ -26,7 +26,7 @@ class StateLayoutError(RuntimeError):
 
 def _rows(world: World) -> tuple[tuple[struct.Struct, int], ...]:
     """(row struct, byte offset) per slot."""
-    offset = HEADER_BYTES + 8 * len(WORLD_FIELDS)
+    offset = HEADER_BYTES + 8 * world_length(world.weather.slots)
     result = []
     for vehicle in world.vehicles:
         fields = car_length(len(vehicle.parts))

@@ -22,6 +22,6 @@ def test_rows_match_car_state_for_every_slot_while_racing():
 
 def test_an_unknown_state_layout_is_refused():
     world = code_round(2)
-    foreign = SimpleNamespace(vehicles=world.vehicles, save_state=lambda: b"O4WS\x02\x00" + world.save_state()[6:])
+    foreign = SimpleNamespace(vehicles=world.vehicles, save_state=lambda: b"O4WS\x01\x00" + world.save_state()[6:])
     with pytest.raises(StateLayoutError):
         CarRows().read(foreign)
