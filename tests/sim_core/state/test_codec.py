@@ -54,13 +54,26 @@ def demo_hash(frames: int = 120) -> str:
     return world.state_hash().hex()
 
 
+def rain_hash(frames: int = 730) -> str:
+    """Built-in track-03 in the rain with 8 cars, past its second patch spawn (frame 720)."""
+    from sim_core.assets.demo_round import builtin_demo_track, builtin_demo_vehicles
+
+    world = World.new(builtin_demo_track("builtin:track-03"), builtin_demo_vehicles(8), seed=3)
+    inputs = RandomInputs([m.chip_skills for m in world.models], 3)
+    for _ in range(frames):
+        world.step(inputs.next_frame())
+    assert len(world.weather.active(world._world)) == 2
+    return world.state_hash().hex()
+
+
 def test_the_demo_round_hashes_alike_in_another_process_with_another_hash_seed():
-    """World.demo reads the built-in assets; its values change with them, so it is compared, not pinned."""
-    code = "from tests.sim_core.state.test_codec import demo_hash; print(demo_hash())"
+    """World.demo and track-03's rain read the built-in assets; their values change with them, so they
+    are compared, not pinned."""
+    code = "from tests.sim_core.state.test_codec import demo_hash, rain_hash; print(demo_hash(), rain_hash())"
     env = {**os.environ, "PYTHONHASHSEED": "999"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
                          cwd=REPO_ROOT)
-    assert out.stdout.strip() == demo_hash()
+    assert out.stdout.split() == [demo_hash(), rain_hash()]
 
 
 def test_save_load_save_is_identical_and_hash_covers_the_bytes():
