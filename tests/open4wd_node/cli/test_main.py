@@ -29,7 +29,7 @@ def test_version_json_is_the_spec_object(tmp_path):
         "client_version", "rapier_version", "protocol_version", "derive_logic_version",
         "builtin_assets_version", "economy_config_version", "build_timestamp", "commit_hash",
     ]
-    assert record["economy_config_version"] == 7 and record["rapier_version"] == "sim_core/1"
+    assert record["economy_config_version"] == 7 and record["rapier_version"] == "sim_core/2"
 
 
 def test_version_text_says_whether_the_step_is_compiled(tmp_path, capsys):
