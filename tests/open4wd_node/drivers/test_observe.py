@@ -31,7 +31,7 @@ def test_rows_skip_the_weather_s_patch_slots_on_a_rain_track():
     """track-03's rain keeps 50 patch slots between the world fields and the cars; one reader used on a
     normal world and then on a rain world with the same cars reads each right."""
     from sim_core import World
-    from sim_core.assets.demo_round import builtin_demo_track, builtin_demo_vehicles
+    from sim_core.assets.demo_round import builtin_demo_track
 
     rows = CarRows()
     calm = code_round(2)
