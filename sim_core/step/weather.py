@@ -12,7 +12,8 @@ counts before it), before any car moves:
    ``PATCH_SPAWN_AT`` = 3 600 000 (60 s · 60 frames · 1000), which is then taken off: exact integer
    cadence (30 /min → every 120 frames, 5 /min → every 720). The rate is at most 30 000, so at most one
    patch spawns a frame.
-3. **Spawn**: into the lowest free slot (none free: no patch, nothing drawn). Up to
+3. **Spawn**: into the lowest free slot (none free: no patch, nothing drawn; the rules keep at most
+   lifetime·rate // PATCH_SPAWN_AT + 2 alive, so only that many slots are ever used or scanned). Up to
    ``CANDIDATES_PER_SPAWN`` (8) candidates are drawn, each consuming one ordinal (``weather_ordinal``);
    candidate n takes the weather RNG's outputs 2n and 2n + 1 and is placed uniformly over the ribbon:
    ``arc = u₀·length >> 64`` (0 ≤ arc < length), then ``lat = (u₁·(2e + 1) >> 64) − e`` with e the half width
@@ -74,6 +75,13 @@ class Weather:
         self.half_widths = half_widths
         self.apron_um = apron_um
         self.end = WORLD_HEADER + self.slots * PATCH_STRIDE  # the world list's length
+        # How many patches the rules can keep alive at once: in any ``lifetime`` frames the accumulator
+        # gains lifetime·rate and pays PATCH_SPAWN_AT per spawn from less than one spawn's worth, so at most
+        # lifetime·rate // PATCH_SPAWN_AT + 1 spawns, + 1 for frame 0's. Lowest-free allocation then never
+        # uses a slot beyond them (3 + 2 = 5 for track-03's 5 /min living 45 s; 32 at 30 /min for 60 s), so
+        # the frame scans only those and a state with a patch beyond them is not one this round can reach.
+        live = self.lifetime * self.rate // PATCH_SPAWN_AT + 2 if self.slots else 0
+        self.live_end = WORLD_HEADER + (live if live < self.slots else self.slots) * PATCH_STRIDE
         self._digest = track_digest
         self._seed_of = -1  # the world seed the cached weather seed was derived from
         self._seed = 0
@@ -94,7 +102,7 @@ class Weather:
         """Expire, accumulate and spawn at the start of the step of frame ``world[W_FRAME]`` (only for a
         pool with slots)."""
         frame = world[W_FRAME]
-        end = self.end
+        end = self.live_end
         if frame and frame in world[WORLD_HEADER + PA_EXPIRE : end : PATCH_STRIDE]:
             for at in range(WORLD_HEADER, end, PATCH_STRIDE):
                 if world[at + PA_EXPIRE] == frame:
@@ -109,12 +117,12 @@ class Weather:
 
     def _spawn(self, world: list[int], frame: int) -> None:
         free = -1
-        for at in range(WORLD_HEADER, self.end, PATCH_STRIDE):
+        for at in range(WORLD_HEADER, self.live_end, PATCH_STRIDE):
             if world[at + PA_EXPIRE] == 0:
                 free = at
                 break
         if free < 0:
-            return  # the pool is full: this spawn is lost, nothing drawn
+            return  # every slot taken: this spawn is lost, nothing drawn (the rules never get here)
         seed = self.seed(world[W_SEED])
         ordinal = world[W_WEATHER_ORDINAL]
         for _ in range(CANDIDATES_PER_SPAWN):
@@ -134,7 +142,7 @@ class Weather:
 
     def active(self, world: list[int]) -> list[tuple[int, int]]:
         """The active patches' centres (arc, lat), in slot order."""
-        end = self.end
+        end = self.live_end
         arcs = world[WORLD_HEADER + PA_ARC : end : PATCH_STRIDE]
         lats = world[WORLD_HEADER + PA_LAT : end : PATCH_STRIDE]
         expires = world[WORLD_HEADER + PA_EXPIRE : end : PATCH_STRIDE]
@@ -161,14 +169,17 @@ class Weather:
 
     def valid_pool(self, world: list[int]) -> bool:
         """Whether a decoded state's weather fields are ones this round can reach (``StateLimits``): the
-        accumulator below a spawn, a drawn ordinal, and each slot free (all zeros) or a patch born before
-        the state's frame, living ``lifetime`` frames not yet over, centred on the ribbon."""
+        accumulator below a spawn, a drawn ordinal, each slot the rules can fill free (all zeros) or a
+        patch born before the state's frame, living ``lifetime`` frames not yet over, centred on the
+        ribbon, and the slots beyond those free."""
         frame = world[W_FRAME]
         if not (0 <= world[W_WEATHER_ACC] < PATCH_SPAWN_AT and world[W_WEATHER_ORDINAL] >= 0):
             return False
         if not self.slots:
             return world[W_WEATHER_ACC] == 0 and world[W_WEATHER_ORDINAL] == 0
-        for at in range(WORLD_HEADER, self.end, PATCH_STRIDE):
+        if any(world[self.live_end : self.end]):
+            return False
+        for at in range(WORLD_HEADER, self.live_end, PATCH_STRIDE):
             born, expire, arc, lat = world[at : at + PATCH_STRIDE]
             if expire == 0:
                 if born or arc or lat:

@@ -304,3 +304,41 @@ def test_the_pool_fields_are_named_for_diffs() -> None:
     assert names[world_length(PATCH_POOL) - 1] == f"world.patch[{PATCH_POOL - 1}].lat_um"
     assert names[patch_field(3, PA_ARC)] == "world.patch[3].arc_um" and names[patch_field(3, PA_LAT)] == "world.patch[3].lat_um"
     assert digest_of(world.track) != digest_of(replace(world.track, weather=WeatherSpec()))
+
+
+@pytest.mark.parametrize(("rate", "lifetime"), [(30_000, 3_600), (5_000, 2_700), (7_777, 1_800), (29_999, 3_599),
+                                                 (1, 3_600), (13_000, 2_001)])
+def test_the_slots_the_rules_can_fill_are_the_ones_scanned(rate: int, lifetime: int) -> None:
+    """No more than lifetime·rate // 3 600 000 + 2 patches are ever alive, so lowest-free allocation
+    never needs a slot beyond them: every spawn the cadence calls for lands there."""
+    weather = scheduler(replace(SCHEDULE, spawn_rate_per_min_x1000=rate, lifetime_frames=lifetime, radius_um=200_000))
+    live = (weather.live_end - 8) // PATCH_STRIDE
+    assert live == min(PATCH_POOL, lifetime * rate // 3_600_000 + 2)
+    world = [0] * world_length(PATCH_POOL)
+    births = set()
+    frames = 3 * lifetime + 1_000
+    for _ in range(frames):
+        run(weather, world, 1)
+        births.update(s[PA_BORN] for s in slots(world) if s[PA_EXPIRE])
+        assert all(s == (0, 0, 0, 0) for s in slots(world)[live:])
+    assert len(births) == 1 + (frames - 1) * rate // 3_600_000  # every spawn of the cadence happened
+
+
+def test_a_snapshot_with_a_patch_beyond_the_reachable_slots_is_refused() -> None:
+    """track-03 (5 /min, 2700 frames) can keep at most 2700·5000 // 3 600 000 + 2 = 5 patches: slots 0…4."""
+    world = rain_track()
+    for _ in range(10):
+        world.step()
+    names = world.field_names()
+    for slot, accepted in ((4, True), (5, False)):
+        data = bytearray(world.save_state())
+        for field, value in (("born_frame", 3), ("expire_frame", 2_703), ("arc_um", 1_000_000), ("lat_um", 0)):
+            index = HEADER.size + 8 * names.index(f"world.patch[{slot}].{field}")
+            data[index : index + 8] = value.to_bytes(8, "little", signed=True)
+        other = rain_track()
+        if accepted:
+            other.load_state(bytes(data))
+            assert other.weather.active(other._world)[-1] == (1_000_000, 0)
+        else:
+            with pytest.raises(SimError, match="weather"):
+                other.load_state(bytes(data))
