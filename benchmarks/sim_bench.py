@@ -1,7 +1,8 @@
 """Benchmark of the simulation core: median µs of an 8-car step beside a flat reference loop of comparable
 work, save, load, hash, and 8-frame rollbacks (standalone and inside a live 8-car race session).
 
-Run: ``nice -n 0 .venv/bin/python benchmarks/sim_bench.py [--frames N] [--seed S] [--clock wall|cpu]``. Targets (issue 14,
+Run: ``nice -n 0 .venv/bin/python benchmarks/sim_bench.py [--frames N] [--seed S] [--clock wall|cpu] [--track REF]``
+(``--track builtin:track-03``: its rain; default the demo round, built-in track-02). Targets (issue 14,
 quiet machine, medians): step ≤ 60 µs and ≤ 1.3× the flat reference; save + load of an own snapshot
 ≤ 15 µs; hash ≤ 8 µs; 8-frame rollback ≤ 0.6 ms standalone, ≤ 1 ms inside a live session.
 
@@ -21,6 +22,7 @@ import time
 
 from race_bench import rollback_in_session  # benchmarks/ is on the path of a script run from it
 from sim_core import OwnState, World, step_is_compiled
+from sim_core.assets.demo_round import builtin_demo_track, builtin_demo_vehicles
 from sim_core.constants import (
     BATTERY_PASSIVE_TU_PER_MW, MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, R_SCALE, ROLLING_DEN, THERMAL_C_TU,
     TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM, WEAR_NJ_DEN,
@@ -152,11 +154,20 @@ def main() -> None:
                         help="8-frame rollbacks measured inside a live session (default 100; 0 = skip)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="wall: time.perf_counter_ns (default); cpu: this thread's CPU time, time.thread_time_ns")
+    parser.add_argument("--track", default=None,
+                        help="a built-in track ref (e.g. builtin:track-03, rain) raced by the demo's 8 cars; "
+                             "default: the demo round (track-02)")
     args = parser.parse_args()
     clock = time.perf_counter_ns if args.clock == "wall" else time.thread_time_ns
     load_before = os.getloadavg()
-    world = World.demo(cars=8, seed=args.seed)
-    reference = FlatReference(World.demo(cars=8, seed=args.seed))
+
+    def round_world() -> World:
+        if args.track is None:
+            return World.demo(cars=8, seed=args.seed)
+        return World.new(builtin_demo_track(args.track), builtin_demo_vehicles(8), seed=args.seed)
+
+    world = round_world()
+    reference = FlatReference(round_world())
     inputs = RandomInputs([m.chip_skills for m in world.models], args.seed)
     recorded = [inputs.next_frame() for _ in range(args.frames)]
     step, flat, save, restore, save_own, restore_own, load, digest, rollback = [], [], [], [], [], [], [], [], []
@@ -203,7 +214,8 @@ def main() -> None:
     session = rollback_in_session(args.session_rollbacks, session_clock) if args.session_rollbacks else []
     load_after = os.getloadavg()
     print(f"load average          {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} cores)")
-    print(f"frames measured       {len(step)} (8 cars, random inputs, seed {args.seed}, {args.clock} clock)")
+    print(f"frames measured       {len(step)} (8 cars, random inputs, seed {args.seed}, {args.clock} clock, "
+          f"{args.track or 'demo round'}, weather {world.track.weather.weather_type})")
     print(f"step code             {'compiled (mypyc)' if step_is_compiled() else 'interpreted'} (setup.py)")
     print(f"step median           {median_us(step):8.1f} µs  ({1e6 / 60 / median_us(step):.0f}× real time)")
     print(f"flat reference        {median_us(flat):8.1f} µs  (same run, interleaved)")

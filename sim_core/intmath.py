@@ -83,3 +83,21 @@ def normalize(v: Vec3) -> Vec3:
     if n == 0:
         raise ZeroDivisionError("cannot normalize a zero vector")
     return (div_round(v[0] * UNIT * UNIT, n), div_round(v[1] * UNIT * UNIT, n), div_round(v[2] * UNIT * UNIT, n))
+
+
+MASK64: Final = 0xFFFF_FFFF_FFFF_FFFF
+SPLITMIX64_GAMMA: Final = 0x9E37_79B9_7F4A_7C15
+
+
+def splitmix64_mix(z: int) -> int:
+    """SplitMix64's output function (Steele, Lea, Flood) of a 64-bit state ``z``: pure integer arithmetic,
+    the same on every platform and Python version."""
+    z = ((z ^ (z >> 30)) * 0xBF58_476D_1CE4_E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D0_49BB_1331_11EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def splitmix64_at(seed: int, index: int) -> int:
+    """The ``index``-th output (0-based) of SplitMix64 seeded with ``seed``, without stepping through the
+    ones before it: its state after ``index + 1`` steps is ``seed + (index + 1)·γ`` (mod 2⁶⁴)."""
+    return splitmix64_mix((seed + (index + 1) * SPLITMIX64_GAMMA) & MASK64)

@@ -21,8 +21,9 @@ from sim_core.specs.inputs import SkillEvent, validate_events
 from sim_core.state.layout import (
     ARMED, BROKEN_MASK, CAR_FIELDS, END_REASONS, FINISHED_FRAME, H, LAPS, LAT, LEGAL_LAT, P_BREAK_FRAME, P_TEMP,
     PART_FIELDS, PREV_X, PREV_Y, PREV_Z, PROGRESS, REMAINING_Q, RETIRED_FRAME, W_DONE, W_END_REASON, W_FRAME, W_SEED,
-    WORLD_FIELDS, RoundEndReason, field_names, part_field,
+    WORLD_FIELDS, RoundEndReason, field_names, part_field, world_length,
 )
+from sim_core.step.aero import wind_vector_um_s
 from sim_core.step.frame import Frame
 from sim_core.step.model import CarModel
 from sim_core.step.physics import TrackContext
@@ -31,6 +32,7 @@ from sim_core.specs.route import route_for
 from sim_core.step.rules import PENALTY_FRAMES, RuleContext
 from sim_core.state.codec import StateCodec, StateLimits, digest_of
 from sim_core.step.thermal import cold_parts_still
+from sim_core.step.weather import Weather
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import VehicleSpec
 
@@ -89,15 +91,18 @@ class World:
         self.vehicles = vehicles
         self.route = route_for(track)
         self.models = [CarModel(v, track) for v in vehicles]
-        self.motion = TrackContext(self.route, track.track_type == "fixed", track.wall_height_um, track.apron_um)
+        wind = wind_vector_um_s(track.weather.wind_speed_um_s, track.weather.wind_direction_mdeg)
+        self.motion = TrackContext(self.route, track.track_type == "fixed", track.wall_height_um, track.apron_um, wind)
         self.rules = RuleContext(track, self.route)
+        self.weather = Weather(track.weather.patch, self.route.loop, self.route.length_um,
+                               [w // 2 for w in self.route.width], track.apron_um, digest_of(track))
         part_counts = [m.part_count for m in self.models]
-        self.codec = StateCodec(digest_of(ENGINE_ID, track, vehicles), part_counts)
+        self.codec = StateCodec(digest_of(ENGINE_ID, track, vehicles), part_counts, self.weather.slots)
         self.limits = StateLimits(part_counts, len(track.checkpoints), track.laps_to_finish,
-                                  [m.initial_q for m in self.models], PENALTY_FRAMES)
+                                  [m.initial_q for m in self.models], PENALTY_FRAMES, self.weather.valid_pool)
         self._frame = Frame(self.models, self.motion, self.rules, self.route.length_um if self.route.loop else 0,
-                            track.time_limit_frames)
-        self._world = [0] * len(WORLD_FIELDS)
+                            track.time_limit_frames, self.weather)
+        self._world = [0] * world_length(self.weather.slots)
         self._world[W_SEED] = seed
         self._cars = [self._start_state(slot, len(vehicles)) for slot in range(len(vehicles))]
         # The saved bytes of the current state when known (after save_state, load_state or
@@ -341,7 +346,7 @@ class World:
 
     def field_names(self) -> list[str]:
         """Names of the saved integers in saved order (for diffing two states)."""
-        return field_names([m.part_count for m in self.models])
+        return field_names([m.part_count for m in self.models], self.weather.slots)
 
     def corrupt_for_testing(self, slot: int = 0) -> None:
         """Fault-injection hook: move car ``slot`` 1 µm to the right, as a desync would. Never call in a race."""

@@ -2,7 +2,7 @@
 
 ``World.car_state`` builds a name → value dict including every part field (~18 µs per car); a driver
 that looks at up to 8 cars each frame cannot afford that. ``save_state()`` is the documented canonical
-layout (docs/sim.md, "Saved state"): a 40-byte header, the world fields, then per car its car fields
+layout (docs/sim.md, "Saved state"): a 40-byte header, the world fields and patch slots, then per car its car fields
 and its part fields, all i64 little-endian, in the order of ``sim_core.state.layout``. One save (~7 µs for
 8 cars) and one ``unpack_from`` per car give the same values; index a row with ``sim_core.state.layout``'s
 car-field constants (``ARC``, ``LAT``, ``VS``, …) and ``part_field(part, P_TEMP)`` for part fields.
@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import struct
 
+from sim_core.state.codec import StateCodec
 from sim_core.world import World
-from sim_core.specs.vehicle import VehicleSpec
-from sim_core.state.layout import WORLD_FIELDS, car_length
 
-HEADER = b"O4WS\x01\x00"  # magic and the version (1) this decoder reads
+HEADER = b"O4WS\x02\x00"  # magic and the version (2) this decoder reads
 HEADER_BYTES = 40  # magic 4, version 2, car count 2, topology digest 32
 
 
@@ -24,29 +23,24 @@ class StateLayoutError(RuntimeError):
     """The saved state is not the layout version this decoder knows (sim_core changed its format)."""
 
 
-def _rows(world: World) -> tuple[tuple[struct.Struct, int], ...]:
-    """(row struct, byte offset) per slot."""
-    offset = HEADER_BYTES + 8 * len(WORLD_FIELDS)
-    result = []
-    for vehicle in world.vehicles:
-        fields = car_length(len(vehicle.parts))
-        result.append((struct.Struct(f"<{fields}q"), offset))
-        offset += 8 * fields
-    return tuple(result)
+def _rows(codec: StateCodec) -> tuple[tuple[struct.Struct, int], ...]:
+    """(row struct, byte offset) per slot: each car's span of values in the world's codec (after the
+    world fields and the weather's patch slots, whose number depends on the track)."""
+    return tuple((struct.Struct(f"<{end - start}q"), HEADER_BYTES + 8 * start) for start, end in codec.spans)
 
 
 class CarRows:
-    """Reads every slot's saved fields from a world; the row layout is cached per vehicle line-up."""
+    """Reads every slot's saved fields from a world; the row layout is cached per world's codec."""
 
     def __init__(self) -> None:
-        self._vehicles: tuple[VehicleSpec, ...] = ()  # the line-up ``_rows`` was computed for
+        self._codec: StateCodec | None = None  # the codec ``_rows`` was computed for
         self._rows: tuple[tuple[struct.Struct, int], ...] = ()
 
     def read(self, world: World) -> list[tuple[int, ...]]:
         """Per slot, in slot order: its car fields, then its part fields in partIndex order."""
-        if world.vehicles is not self._vehicles:
-            self._vehicles, self._rows = world.vehicles, _rows(world)
         data = world.save_state()
         if not data.startswith(HEADER):
             raise StateLayoutError(f"saved state starts with {data[:6]!r}, this reader knows {HEADER!r}")
+        if world.codec is not self._codec:
+            self._codec, self._rows = world.codec, _rows(world.codec)
         return [row.unpack_from(data, offset) for row, offset in self._rows]

@@ -14,6 +14,7 @@ from sim_core.assets.loadout import AssembledVehicle, Resolver, assemble
 from sim_core.errors import SimError
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
 from sim_core.specs.vehicle import AERO_AXES, AeroSpec, BatterySpec, ChipSlot, MotorSpec, PartSpec, VehicleSpec, WeaponSpec
+from sim_core.specs.weather import PatchSpec, WeatherSpec
 
 
 def _vec(values: list[int]) -> tuple[int, int, int]:
@@ -53,6 +54,25 @@ def track_spec(track: AdmittedAsset, *, track_id: str | None = None, lap_count: 
         air_temperature_mc=m["weather"]["temperature_mc"],
         aabb_min_um=_vec(m["aabb_min_um"]),
         aabb_max_um=_vec(m["aabb_max_um"]),
+        weather=_weather(m["weather"]),
+    )
+
+
+def _weather(block: dict[str, Any]) -> WeatherSpec:
+    """The manifest's ``weather`` block (``sim_core.assets.track._weather``: already in spec units) as a
+    ``WeatherSpec``; the temperature goes to ``TrackSpec.air_temperature_mc``."""
+    patch = block["patch"]
+    return WeatherSpec(
+        weather_type=block["type"],
+        wind_speed_um_s=block["wind_speed_um_s"],
+        wind_direction_mdeg=block["wind_direction_mdeg"],
+        patch=None if patch is None else PatchSpec(
+            spawn_rate_per_min_x1000=patch["spawn_rate_per_min_x1000"],
+            lifetime_frames=patch["lifetime_frames"],
+            radius_um=patch["radius_um"],
+            friction_modifier_milli=patch["friction_modifier_milli"],
+            rolling_modifier_milli=patch["rolling_modifier_milli"],
+        ),
     )
 
 

@@ -8,9 +8,9 @@ Streams never exceed a chip's slot count, so they always satisfy the input rules
 
 from __future__ import annotations
 
+from sim_core.intmath import MASK64, SPLITMIX64_GAMMA, splitmix64_mix
 from sim_core.specs.inputs import HOLD_SKILLS, SkillEvent
 
-MASK64 = (1 << 64) - 1
 EVENT_PER_MILLE = 8
 HOLD_PER_MILLE = 250
 
@@ -24,11 +24,8 @@ class SplitMix64:
 
     def next(self) -> int:
         """The next 64-bit value."""
-        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        return z ^ (z >> 31)
+        self.state = (self.state + SPLITMIX64_GAMMA) & MASK64
+        return splitmix64_mix(self.state)
 
 
 class RandomInputs:

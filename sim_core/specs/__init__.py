@@ -26,4 +26,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "VehicleSpec": "vehicle",
     "WeaponSpec": "vehicle",
     "baked_part": "vehicle",
+    "NORMAL_WEATHER": "weather",
+    "PatchSpec": "weather",
+    "WeatherSpec": "weather",
 })

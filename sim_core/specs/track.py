@@ -15,6 +15,7 @@ from sim_core.constants import START_GRID_CELL_UM
 from sim_core.errors import SimError
 from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.specs.materials import material
+from sim_core.specs.weather import NORMAL_WEATHER, WeatherSpec
 
 TrackType = Literal["open", "fixed"]
 LapMode = Literal["linear", "loop"]
@@ -143,6 +144,7 @@ class TrackSpec:
     - ``time_limit_s``: round time limit (60…1800 s, default 600).
     - ``air_temperature_mc``: weather temperature in milli-°C (sole T_air).
     - ``aabb_min_um`` / ``aabb_max_um``: track AABB (fall-out bound); None → derived from the route.
+    - ``weather``: the wind and the rain or snow patches (``WeatherSpec``; default: normal, no wind).
     """
 
     track_id: str
@@ -163,6 +165,7 @@ class TrackSpec:
     air_temperature_mc: int = 20_000
     aabb_min_um: Vec3 | None = None
     aabb_max_um: Vec3 | None = None
+    weather: WeatherSpec = NORMAL_WEATHER
 
     def __post_init__(self) -> None:
         self.validate()
@@ -230,6 +233,8 @@ class TrackSpec:
             _check_position(self.aabb_max_um, "aabb_max_um")
             if any(lo >= hi for lo, hi in zip(self.aabb_min_um, self.aabb_max_um, strict=True)):  # type: ignore[arg-type]
                 _fail("track-invalid-aabb", "aabb_min_um must be below aabb_max_um on every axis")
+        if not isinstance(self.weather, WeatherSpec):
+            _fail("track-invalid-weather", "weather must be a WeatherSpec")
         if self.player_capacity < 2:
             _fail("track-start-too-narrow", "RP1 must be at least 0.36 m wide (2 start slots of 0.18 m)")
 

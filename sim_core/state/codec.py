@@ -1,4 +1,4 @@
-"""Canonical saved-state bytes (version 1) and their atomic, validating decoder.
+"""Canonical saved-state bytes (version 2) and their atomic, validating decoder.
 
 Layout, all little-endian:
 
@@ -6,7 +6,8 @@ Layout, all little-endian:
     version u16      STATE_VERSION
     cars    u16      number of cars
     digest  32 bytes SHA-256 of the world's topology (engine id, track and vehicle specs)
-    values  i64 × n  WORLD_FIELDS, then per car CAR_FIELDS followed by PART_FIELDS per part (layout.py)
+    values  i64 × n  WORLD_FIELDS and the weather's patch slots (PATCH_FIELDS each), then per car CAR_FIELDS
+                     followed by PART_FIELDS per part (layout.py)
 
 ``state_hash`` is SHA-256 over exactly these bytes. A restore never trusts the snapshot's topology: the
 digest, car count and length must match the world it is loaded into, and every value is range-checked
@@ -15,6 +16,7 @@ before anything is replaced.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import hashlib
@@ -27,11 +29,12 @@ from sim_core.errors import SimError
 from sim_core.state.layout import (
     AIR_FRAMES, ARMED, BROKEN_MASK, CAR_HEADER, FINISHED_FRAME, LAPS, NEXT_CP, OUTSIDE, P_FATIGUE, P_FATIGUE_REM,
     P_TEMP, PART_STRIDE, PENALTY_KIND, PENALTY_TIMER, PROGRESS, REMAINING_Q, STATUS, W_DONE, W_END_REASON,
-    W_ENDGAME, W_FRAME, W_SETTLED, WORLD_FIELDS, car_length,
+    W_ENDGAME, W_FRAME, W_SETTLED, car_length, world_length,
 )
 
+
 MAGIC: Final = b"O4WS"
-STATE_VERSION: Final = 1
+STATE_VERSION: Final = 2  # 2: the weather's fields and patch slots (engine sim_core/2)
 HEADER: Final = struct.Struct("<4sHH32s")
 INT64_MIN: Final = -(1 << 63)
 INT64_MAX: Final = (1 << 63) - 1
@@ -41,13 +44,14 @@ NATIVE_LITTLE_ENDIAN: Final = sys.byteorder == "little"  # memoryview.cast reads
 class StateCodec:
     """Packs and unpacks one world's state; built once per world (its struct format is fixed)."""
 
-    def __init__(self, digest: bytes, part_counts: list[int]) -> None:
+    def __init__(self, digest: bytes, part_counts: list[int], patch_slots: int = 0) -> None:
         self.digest = digest
         self.part_counts = part_counts
+        self.world_length = world_length(patch_slots)
         self.lengths = [car_length(n) for n in part_counts]
-        ends = [len(WORLD_FIELDS) + sum(self.lengths[: slot + 1]) for slot in range(len(part_counts))]
-        self.spans = list(zip([len(WORLD_FIELDS), *ends[:-1]], ends, strict=True))  # each car's values: [start, end)
-        total = len(WORLD_FIELDS) + sum(self.lengths)
+        ends = [self.world_length + sum(self.lengths[: slot + 1]) for slot in range(len(part_counts))]
+        self.spans = list(zip([self.world_length, *ends[:-1]], ends, strict=True))  # each car's values: [start, end)
+        total = self.world_length + sum(self.lengths)
         self.values = struct.Struct(f"<{total}q")
         self.header = HEADER.pack(MAGIC, STATE_VERSION, len(part_counts), digest)
         self.size = HEADER.size + self.values.size
@@ -91,9 +95,9 @@ class StateCodec:
         and the second copy per car (a rollback's restore is on the hot path)."""
         if NATIVE_LITTLE_ENDIAN:
             view = memoryview(data)[HEADER.size:].cast("q")
-            return view[: len(WORLD_FIELDS)].tolist(), [view[start:end].tolist() for start, end in self.spans]
+            return view[: self.world_length].tolist(), [view[start:end].tolist() for start, end in self.spans]
         values = self.values.unpack_from(data, HEADER.size)
-        return list(values[: len(WORLD_FIELDS)]), [list(values[start:end]) for start, end in self.spans]
+        return list(values[: self.world_length]), [list(values[start:end]) for start, end in self.spans]
 
 
 def digest_of(*parts: object) -> bytes:
@@ -109,8 +113,9 @@ class StateLimits:
     """Range checks of a decoded state against the world's topology."""
 
     def __init__(self, part_counts: list[int], checkpoint_count: int, laps_to_finish: int,
-                 initial_q: list[int], penalty_frames: int) -> None:
+                 initial_q: list[int], penalty_frames: int, valid_weather: Callable[[list[int]], bool]) -> None:
         self.part_counts = part_counts
+        self.valid_weather = valid_weather  # the world's fields → whether its weather part is reachable
         self.checkpoint_count = checkpoint_count
         self.laps_to_finish = laps_to_finish
         self.initial_q = initial_q
@@ -121,6 +126,7 @@ class StateLimits:
         this world's topology allows; nothing is changed either way."""
         _require(world[W_FRAME] >= 0 and world[W_DONE] in (0, 1) and 0 <= world[W_END_REASON] <= 3
                  and world[W_ENDGAME] >= 0 and world[W_SETTLED] >= 0, "world")
+        _require(self.valid_weather(world), "the weather (accumulator, ordinal or a patch slot)")
         for slot, c in enumerate(cars):
             temps = c[CAR_HEADER + P_TEMP :: PART_STRIDE]
             fatigue = c[CAR_HEADER + P_FATIGUE :: PART_STRIDE]

@@ -1,6 +1,7 @@
 """Field layout of the simulated state: the single source for the step's indices and the saved bytes.
 
-The state is a flat list of Python ints per car plus a few world ints. ``save_state`` packs them in
+The state is a flat list of Python ints per car plus the world's ints: a few fields, then the weather's
+pool of patch slots (none on a track without patches; ``sim_core.step.weather``). ``save_state`` packs them in
 this order as signed 64-bit little-endian integers; the field names here are also what the sync-test
 prints when two states differ.
 
@@ -15,13 +16,26 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final
 
-WORLD_FIELDS = ("frame", "done", "end_reason", "endgame_frames", "settled_frames", "seed")
+WORLD_FIELDS = ("frame", "done", "end_reason", "endgame_frames", "settled_frames", "seed", "weather_acc",
+                "weather_ordinal")
 W_FRAME: Final = 0
 W_DONE: Final = 1
 W_END_REASON: Final = 2
 W_ENDGAME: Final = 3
 W_SETTLED: Final = 4
 W_SEED: Final = 5
+W_WEATHER_ACC: Final = 6  # patch spawn accumulator: + spawn_rate_per_min_x1000 a frame, a spawn per PATCH_SPAWN_AT
+W_WEATHER_ORDINAL: Final = 7  # candidates drawn so far (the weather RNG's position)
+WORLD_HEADER: Final = 8  # len(WORLD_FIELDS): the patch slots follow
+
+PATCH_FIELDS = ("born_frame", "expire_frame", "arc_um", "lat_um")
+"""Per patch slot, after the world fields; a free slot is all zeros (an active patch expires after frame 0)."""
+PA_BORN: Final = 0  # the frame whose step spawned it
+PA_EXPIRE: Final = 1  # born + lifetime: the first frame it no longer acts in (0 = the slot is free)
+PA_ARC: Final = 2  # centre: arc length along the route, 0 ≤ arc < length
+PA_LAT: Final = 3  # centre: lateral offset from the centreline, + = right
+PATCH_STRIDE: Final = 4  # len(PATCH_FIELDS)
+PATCH_POOL: Final = 50  # WEATHER_PATCH_COUNT_MAX: the slots a track with patches pre-allocates
 
 CAR_FIELDS = (
     "status",  # STATUS_*
@@ -121,9 +135,21 @@ def car_length(part_count: int) -> int:
     return CAR_HEADER + part_count * PART_STRIDE
 
 
-def field_names(part_counts: list[int]) -> list[str]:
+def patch_field(slot: int, field: int) -> int:
+    """Index of a patch slot's field inside the world's list."""
+    return WORLD_HEADER + slot * PATCH_STRIDE + field
+
+
+def world_length(patch_slots: int) -> int:
+    """Number of saved world integers with ``patch_slots`` patch slots (0 or ``PATCH_POOL``)."""
+    return WORLD_HEADER + patch_slots * PATCH_STRIDE
+
+
+def field_names(part_counts: list[int], patch_slots: int = 0) -> list[str]:
     """Names of every saved integer, in saved order (for sync-test diffs)."""
     names = [f"world.{name}" for name in WORLD_FIELDS]
+    for slot in range(patch_slots):
+        names.extend(f"world.patch[{slot}].{name}" for name in PATCH_FIELDS)
     for slot, count in enumerate(part_counts):
         names.extend(f"car[{slot}].{name}" for name in CAR_FIELDS)
         for part in range(count):

@@ -31,4 +31,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "earliest_entry": "sweeps",
     "segment_box_entry": "sweeps",
     "settle": "thermal",
+    "Weather": "weather",
+    "weather_seed": "weather",
 })

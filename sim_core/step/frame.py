@@ -9,7 +9,8 @@ only what ``World`` has already checked, so it is compiled and its declared type
 from __future__ import annotations
 
 from sim_core.state.layout import (
-    BROKEN_MASK, P_BREAK_FRAME, PENALTY_TIMER, RETIRED_FRAME, STATUS, STATUS_RACING, STATUS_RETIRED, W_FRAME, part_field,
+    ARC, BROKEN_MASK, H, LAT, P_BREAK_FRAME, PENALTY_TIMER, RETIRED_FRAME, STATUS, STATUS_RACING, STATUS_RETIRED, W_FRAME,
+    part_field,
 )
 from sim_core.specs.materials import material
 from sim_core.step.contact import Collider, resolve
@@ -18,25 +19,31 @@ from sim_core.step.physics import TrackContext, advance
 from sim_core.step.ranking import update_round_end
 from sim_core.step.rules import RuleContext, apply_rules
 from sim_core.step.thermal import cold_parts_still, settle
+from sim_core.step.weather import Weather
 
 
 class Frame:
     """The round's constant parts a frame runs with (built once by ``World``)."""
 
     def __init__(self, models: list[CarModel], motion: TrackContext, rules: RuleContext, loop_length: int,
-                 time_limit_frames: int) -> None:
+                 time_limit_frames: int, weather: Weather) -> None:
         self.models = models
         self.colliders = [collider(model) for model in models]
         self.motion = motion
         self.rules = rules
         self.loop_length = loop_length  # the route's length on a loop, else 0 (contact wraps on a loop)
         self.time_limit_frames = time_limit_frames
+        self.weather = weather
 
     def run(self, world: list[int], cars: list[list[int]], mechanics: list[Mechanics], masks: list[int],
             cold_still: list[bool], skills: list[tuple[int, ...]]) -> None:
         """Advance ``world`` and ``cars`` one frame. ``mechanics``, ``masks`` and ``cold_still`` are the
         world's state-derived caches (``World``), kept up to date here; ``skills`` are the checked inputs."""
-        models, motion = self.models, self.motion
+        models, motion, weather = self.models, self.motion, self.weather
+        patches: list[tuple[int, int]] = []
+        if weather.slots:  # weather spawn and expiry first (spec §4), then the cars drive on it
+            weather.update(world)
+            patches = weather.active(world)
         frame = world[W_FRAME] + 1
         # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
         boxes: list[tuple[int, int, int, int, int]] = []
@@ -48,6 +55,8 @@ class Frame:
                     masks[slot] = c[BROKEN_MASK]
                     mechanics[slot] = model.mechanics(c[BROKEN_MASK])
                 mech = mechanics[slot]
+                if patches and c[H] == 0 and weather.covers(patches, c[ARC], c[LAT]):  # tires on a wet patch
+                    mech = model.wet_mechanics(masks[slot])
                 heat, loads = advance(c, model, mech, motion, skills[slot])
                 # heat and wear touch only part fields, which contact neither reads nor writes: solving
                 # them here, before contact, is the same as after it, without keeping the ledgers

@@ -149,6 +149,14 @@ class CarModel:
         }
         self.tire_rr = {i: m.rolling_resistance_milli * surface.rolling_resistance_milli
                         for i, m in zip(self.tire_parts, tire_mats, strict=True)}
+        # Inside a rain or snow patch (sim_core.step.weather) the surface's friction and rolling resistance
+        # are scaled by the patch's modifiers (‰, floored) before the combine: the tires' wet grip.
+        patch = track.weather.patch
+        wet_mu = surface.friction_milli if patch is None else surface.friction_milli * patch.friction_modifier_milli // 1000
+        wet_rr = (surface.rolling_resistance_milli if patch is None
+                  else surface.rolling_resistance_milli * patch.rolling_modifier_milli // 1000)
+        self.wet_tire_mu = {i: _average(m.friction_milli, wet_mu) for i, m in zip(self.tire_parts, tire_mats, strict=True)}
+        self.wet_tire_rr = {i: m.rolling_resistance_milli * wet_rr for i, m in zip(self.tire_parts, tire_mats, strict=True)}
         self.landing_restitution = min([m.restitution_milli for m in tire_mats] + [surface.restitution_milli])
         self.body_restitution = material(parts[self.body].material).restitution_milli
         self.chassis_mu = _average(material(parts[self.chassis].material).friction_milli, surface.friction_milli)
@@ -158,6 +166,7 @@ class CarModel:
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
         self._cache: dict[int, Mechanics] = {}
+        self._wet_cache: dict[int, Mechanics] = {}
         # a car out of contact (retired or under a penalty): mass 0 (sim_core.step.contact)
         self.ghost_box = (self.length_um, self.width_um, self.height_um, 0, self.body_restitution)
         self.air_mc = track.air_temperature_mc
@@ -189,14 +198,15 @@ class CarModel:
         return PartHeat(part, part_field(part, P_TEMP), 2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
                         2 * (capacity + conductance), limit, max(low, MIN_TEMPERATURE_MC), high)
 
-    def _tire_groups(self, tires: list[int]) -> tuple[tuple[TireGroup, ...], tuple[TireHeatWear, ...]]:
-        """The live tires grouped by their constants, in order of first appearance: the groups of the
-        motion and, at the same index, their thermal side."""
+    def _tire_groups(self, tires: list[int], wet: bool) -> tuple[tuple[TireGroup, ...], tuple[TireHeatWear, ...]]:
+        """The live tires grouped by their constants (their grip on the dry or the ``wet`` surface), in
+        order of first appearance: the groups of the motion and, at the same index, their thermal side."""
+        mu, rr = (self.wet_tire_mu, self.wet_tire_rr) if wet else (self.tire_mu, self.tire_rr)
         groups: dict[tuple[tuple[int, int], tuple[int, int, int, int | None, int, int, int]],
                      list[tuple[int, int, int, int]]] = {}
         for part in tires:
             heat = self._part_heat(part)
-            constants = ((self.tire_mu[part], self.tire_rr[part]),
+            constants = ((mu[part], rr[part]),
                          (heat.double_capacity, heat.constant, heat.divisor, heat.limit, heat.still_low,
                           heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE))
             groups.setdefault(constants, []).append(
@@ -208,17 +218,25 @@ class CarModel:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
         found = self._cache.get(broken_mask)
         if found is None:
-            found = self._cache[broken_mask] = self._derive(broken_mask)
+            found = self._cache[broken_mask] = self._derive(broken_mask, False)
         return found
 
-    def _derive(self, mask: int) -> Mechanics:
+    def wet_mechanics(self, broken_mask: int) -> Mechanics:
+        """``mechanics`` for a frame driven inside a rain or snow patch: the tires' grip on the wet surface
+        (their groups regrouped by it, each with its thermal side); everything else alike."""
+        found = self._wet_cache.get(broken_mask)
+        if found is None:
+            found = self._wet_cache[broken_mask] = self._derive(broken_mask, True)
+        return found
+
+    def _derive(self, mask: int, wet: bool) -> Mechanics:
         def alive(i: int) -> bool:
             return i >= 0 and not mask >> i & 1
 
         mass = sum(m for i, m in enumerate(self.masses) if alive(i))
         functional = alive(self.motor) and alive(self.battery)
         body = self.body if alive(self.body) else self.chassis
-        tire_groups, tire_plan = self._tire_groups([i for i in self.tire_parts if alive(i)])
+        tire_groups, tire_plan = self._tire_groups([i for i in self.tire_parts if alive(i)], wet)
         others = [i for i in range(self.part_count) if alive(i) and i not in self.tire_parts]
         cold_plan = tuple(self._part_heat(i) for i in others if i not in self.heated_parts)
         cold_at = [plan.temp_at for plan in cold_plan] * 2  # twice: itemgetter of ≥ 2 indices returns a tuple

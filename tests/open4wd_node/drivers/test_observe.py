@@ -22,6 +22,21 @@ def test_rows_match_car_state_for_every_slot_while_racing():
 
 def test_an_unknown_state_layout_is_refused():
     world = code_round(2)
-    foreign = SimpleNamespace(vehicles=world.vehicles, save_state=lambda: b"O4WS\x02\x00" + world.save_state()[6:])
+    foreign = SimpleNamespace(vehicles=world.vehicles, save_state=lambda: b"O4WS\x01\x00" + world.save_state()[6:])
     with pytest.raises(StateLayoutError):
         CarRows().read(foreign)
+
+
+def test_rows_skip_the_weather_s_patch_slots_on_a_rain_track():
+    """track-03's rain keeps 50 patch slots between the world fields and the cars; one reader used on a
+    normal world and then on a rain world with the same cars reads each right."""
+    from sim_core import World
+    from sim_core.assets.demo_round import builtin_demo_track
+
+    rows = CarRows()
+    calm = code_round(2)
+    rain = World.new(builtin_demo_track("builtin:track-03"), calm.vehicles)
+    assert rain.weather.slots == 50
+    for world in (calm, rain, calm):
+        world.step()
+        assert rows.read(world) == [tuple(world.car_state(slot).values()) for slot in range(2)]

@@ -19,8 +19,8 @@ from tests.layout import REPO_ROOT
 
 GOLDEN_FRAMES = 600
 GOLDEN = {  # sim_core/2
-    0: "94dd261f274bb0fc5ba6a2351a7a53cb8ca810c03b01a6fc1db277d8c1a87c87",
-    7: "19d9a79fea56bbe3b137219f1ccb653e1c00319beffb75698a5d751e0e4c9219",
+    0: "e60ead98ce3da169d6d36bd4c3191268eb4a48efd549631d1ffc259e38d363d5",
+    7: "0633ebc7bc60e597f4d0a531c5a89b48099a223a55ac235f1d21f28241276e19",
 }
 
 
@@ -54,13 +54,26 @@ def demo_hash(frames: int = 120) -> str:
     return world.state_hash().hex()
 
 
+def rain_hash(frames: int = 730) -> str:
+    """Built-in track-03 in the rain with 8 cars, past its second patch spawn (frame 720)."""
+    from sim_core.assets.demo_round import builtin_demo_track, builtin_demo_vehicles
+
+    world = World.new(builtin_demo_track("builtin:track-03"), builtin_demo_vehicles(8), seed=3)
+    inputs = RandomInputs([m.chip_skills for m in world.models], 3)
+    for _ in range(frames):
+        world.step(inputs.next_frame())
+    assert len(world.weather.active(world._world)) == 2
+    return world.state_hash().hex()
+
+
 def test_the_demo_round_hashes_alike_in_another_process_with_another_hash_seed():
-    """World.demo reads the built-in assets; its values change with them, so it is compared, not pinned."""
-    code = "from tests.sim_core.state.test_codec import demo_hash; print(demo_hash())"
+    """World.demo and track-03's rain read the built-in assets; their values change with them, so they
+    are compared, not pinned."""
+    code = "from tests.sim_core.state.test_codec import demo_hash, rain_hash; print(demo_hash(), rain_hash())"
     env = {**os.environ, "PYTHONHASHSEED": "999"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
                          cwd=REPO_ROOT)
-    assert out.stdout.strip() == demo_hash()
+    assert out.stdout.split() == [demo_hash(), rain_hash()]
 
 
 def test_save_load_save_is_identical_and_hash_covers_the_bytes():
@@ -91,10 +104,12 @@ def _corrupt(data: bytes, offset: int, value: bytes) -> bytes:
     [
         (lambda d: d[:-1], "state-invalid"),
         (lambda d: _corrupt(d, 0, b"XXXX"), "state-invalid"),
-        (lambda d: _corrupt(d, 4, b"\x02\x00"), "state-version"),
+        (lambda d: _corrupt(d, 4, b"\x01\x00"), "state-version"),  # sim_core/1's layout
         (lambda d: _corrupt(d, 8, bytes(32)), "state-topology-mismatch"),
         (lambda d: _corrupt(d, HEADER.size + 8, (5).to_bytes(8, "little")), "state-invalid"),  # done = 5
-        (lambda d: _corrupt(d, HEADER.size + 48, (9).to_bytes(8, "little")), "state-invalid"),  # car[0].status
+        (lambda d: _corrupt(d, HEADER.size + 64, (9).to_bytes(8, "little")), "state-invalid"),  # car[0].status
+        (lambda d: _corrupt(d, HEADER.size + 48, (1).to_bytes(8, "little")), "state-invalid"),  # weather_acc, no patches
+        (lambda d: _corrupt(d, HEADER.size + 56, (1).to_bytes(8, "little")), "state-invalid"),  # weather_ordinal
     ],
 )
 def test_load_rejects_bad_states_atomically(mutate, code):

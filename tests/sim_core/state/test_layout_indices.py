@@ -8,13 +8,15 @@ CAR_INDEX_NAMES = (
     "PROGRESS", "FINISHED_FRAME", "PREV_X", "PREV_Y", "PREV_Z", "LEGAL_ARC", "LEGAL_LAT", "PENALTY_KIND", "PENALTY_TIMER",
     "BROKEN_MASK", "RETIRED_FRAME",
 )
-WORLD_INDEX_NAMES = ("W_FRAME", "W_DONE", "W_END_REASON", "W_ENDGAME", "W_SETTLED", "W_SEED")
+WORLD_INDEX_NAMES = ("W_FRAME", "W_DONE", "W_END_REASON", "W_ENDGAME", "W_SETTLED", "W_SEED", "W_WEATHER_ACC",
+                     "W_WEATHER_ORDINAL")
+PATCH_INDEX_NAMES = ("PA_BORN", "PA_EXPIRE", "PA_ARC", "PA_LAT")
 PART_INDEX_NAMES = ("P_TEMP", "P_FATIGUE", "P_FATIGUE_REM", "P_BREAK_FRAME")
 
 
 def test_every_index_is_its_field_s_position():
     for names, fields in ((CAR_INDEX_NAMES, layout.CAR_FIELDS), (WORLD_INDEX_NAMES, layout.WORLD_FIELDS),
-                          (PART_INDEX_NAMES, layout.PART_FIELDS)):
+                          (PART_INDEX_NAMES, layout.PART_FIELDS), (PATCH_INDEX_NAMES, layout.PATCH_FIELDS)):
         assert len(names) == len(fields)
         assert [getattr(layout, name) for name in names] == list(range(len(fields)))
 
@@ -29,5 +31,10 @@ def test_the_field_names_match_their_indices_by_meaning():
 
 def test_the_sizes_are_the_name_tuples_lengths():
     assert layout.CAR_HEADER == len(layout.CAR_FIELDS)
+    assert layout.WORLD_HEADER == len(layout.WORLD_FIELDS)
+    assert layout.PATCH_STRIDE == len(layout.PATCH_FIELDS)
+    assert layout.patch_field(3, layout.PA_LAT) == len(layout.WORLD_FIELDS) + 3 * len(layout.PATCH_FIELDS) + 3
+    assert layout.world_length(layout.PATCH_POOL) == len(layout.WORLD_FIELDS) + 50 * len(layout.PATCH_FIELDS)
+    assert layout.PATCH_FIELDS[layout.PA_EXPIRE] == "expire_frame"
     assert layout.PART_STRIDE == len(layout.PART_FIELDS)
     assert layout.part_field(2, layout.P_FATIGUE) == len(layout.CAR_FIELDS) + 2 * len(layout.PART_FIELDS) + 1

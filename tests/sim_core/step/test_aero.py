@@ -189,14 +189,15 @@ def test_synctest_passes_on_the_demo_round_with_aero_active():
 
 
 def test_synctest_passes_in_a_strong_wind_and_the_wind_changes_the_race():
-    """World does not read a track's wind yet (the weather slice brings ``TrackSpec.weather``), so the
-    demo world's ``TrackContext`` gets a 20 m/s wind toward 45° by state surgery: rollback and
-    re-simulation still agree, and the race differs from the still-air one."""
+    """The demo round's track declaring a 20 m/s wind toward 45°: the world reads it from
+    ``TrackSpec.weather`` (projected on every route sample), rollback and re-simulation still agree, and
+    the race differs from the still-air one."""
     def windy(seed: int) -> World:
-        w = World.demo(cars=3, seed=seed)
-        track = w.track
-        w.motion.wind = TrackContext(w.route, True, track.wall_height_um, track.apron_um,
-                                     wind_vector_um_s(20_000_000, 45_000)).wind
+        still = World.demo(cars=3, seed=seed)
+        weather = replace(still.track.weather, wind_speed_um_s=20_000_000, wind_direction_mdeg=45_000)
+        w = World.new(replace(still.track, weather=weather), still.vehicles, seed=seed)
+        assert w.motion.wind == TrackContext(w.route, True, w.track.wall_height_um, w.track.apron_um,
+                                             wind_vector_um_s(20_000_000, 45_000)).wind != still.motion.wind
         return w
 
     still, w = World.demo(cars=3, seed=5), windy(5)

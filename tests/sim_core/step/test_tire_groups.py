@@ -23,8 +23,8 @@ from tests.sim_core.circuit import circuit_track
 class TireByTire(CarModel):
     """A car model whose groups hold one tire each: the motion and thermal passes then run tire by tire."""
 
-    def _tire_groups(self, tires: list[int]) -> tuple[tuple[TireGroup, ...], tuple[TireHeatWear, ...]]:
-        alone = [super(TireByTire, self)._tire_groups([tire]) for tire in tires]
+    def _tire_groups(self, tires: list[int], wet: bool) -> tuple[tuple[TireGroup, ...], tuple[TireHeatWear, ...]]:
+        alone = [super(TireByTire, self)._tire_groups([tire], wet) for tire in tires]
         return tuple(g for groups, _ in alone for g in groups), tuple(p for _, plan in alone for p in plan)
 
 
