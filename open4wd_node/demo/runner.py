@@ -119,7 +119,8 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress, ext
                    runs: list[NodeRun] | None = None, room_open: RoomOpen | None = None) -> list[NodeRun]:
     """Start the host node, then (once its room is open) the joiners, and wait for every node to exit;
     each event goes to ``progress``. ``UserError`` ``demo-failed`` when the host opens no room within
-    ``INVITE_TIMEOUT_S``, or the nodes are not done after ``NODE_TIMEOUT_S`` (they are stopped).
+    ``INVITE_TIMEOUT_S``, a node ends before its race started (the others are stopped at once), or the
+    nodes are not done after ``NODE_TIMEOUT_S`` (they are stopped).
     ``extra`` adds options to a node's command line and ``runs`` (one per node) are filled in as the
     nodes run: the soak (``open4wd_node.soak.race``) impairs and stops them through these, and starts its
     spectators in ``room_open``, awaited with the host's ``room-created`` event before any joiner starts."""
@@ -135,8 +136,16 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress, ext
             created.set()
         progress(index, event)
 
+    async def node(index: int, argv: list[str]) -> None:
+        """Run a node; one that ends before its race started fails the demo now: the others would wait
+        for it until ``NODE_TIMEOUT_S`` (a joiner's bad option, a crash at start)."""
+        await run_node(argv, runs[index], on_event)
+        if "url" in invite and runs[index].last("race-start") is None:
+            raise UserError("demo-failed", f"node {index} ended (exit {runs[index].returncode}) before its race started: "
+                                           f"{runs[index].stderr[-500:]}")
+
     async def host() -> None:
-        await run_node(_node_args(options, 0, data_dir, extra), runs[0], on_event)
+        await node(0, _node_args(options, 0, data_dir, extra))
         created.set()  # a host that exited before opening its room fails the demo now, not at the time-out
 
     with trio.move_on_after(NODE_TIMEOUT_S) as deadline:
@@ -151,7 +160,7 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress, ext
                 await room_open(room[0])
             for index in range(1, options.nodes):
                 argv = [invite["url"] if a == "{invite}" else a for a in _node_args(options, index, data_dir, extra)]
-                nursery.start_soon(run_node, argv, runs[index], on_event)
+                nursery.start_soon(node, index, argv)
     if deadline.cancelled_caught:
         raise UserError("demo-failed", f"the nodes had not finished after {NODE_TIMEOUT_S} s; they were stopped")
     return runs

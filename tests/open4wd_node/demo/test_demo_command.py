@@ -162,3 +162,26 @@ def test_a_failing_demo_stops_and_reaps_its_running_nodes(tmp_path):
         reader = LogReader(log)
         assert [r.record for r in reader][-1]["reason"] == "terminated" and reader.status is LogStatus.COMPLETE
 
+
+
+def test_a_node_that_ends_before_its_race_fails_the_demo_at_once(tmp_path):
+    """A joiner refused at its start (a car that does not exist) ends with exit 1 before its race: the
+    demo fails with that node's error instead of leaving the host waiting for it until the time-out, and
+    the host is stopped and reaped."""
+    import trio
+
+    from open4wd_node.demo.runner import run_demo
+    from open4wd_node.demo.setup import DemoOptions
+    from open4wd_node.runtime.errors import UserError
+
+    def bad_car(index: int) -> list[str]:
+        return ["--car", "no-such-car"] if index == 1 else []
+
+    async def demo() -> None:
+        with trio.fail_after(HANG_LIMIT_S):  # only the old behaviour (waiting for the time-out) reaches it
+            await run_demo(DemoOptions(nodes=2), tmp_path, lambda index, event: None, extra=bad_car)
+
+    with pytest.raises(BaseExceptionGroup) as info:
+        trio.run(demo)
+    assert info.group_contains(UserError, match=r"node 1 ended \(exit [12]\) before its race started")
+    assert not children_of(os.getpid()), "a node was left running or unreaped"
