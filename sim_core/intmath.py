@@ -8,9 +8,8 @@ used where a floor would bias a signed quantity (velocities, vector components) 
 
 from __future__ import annotations
 
-from typing import Final
-
 from math import isqrt
+from typing import Final
 
 UNIT: Final = 1_000_000
 """Integer unit vectors are scaled by 1e6."""

@@ -16,12 +16,11 @@ before anything is replaced.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Final
-
 import hashlib
 import struct
 import sys
+from collections.abc import Callable
+from typing import Final
 
 from open4wd_base.errors import LocalError
 from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC

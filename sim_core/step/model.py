@@ -19,7 +19,7 @@ from sim_core.constants import (
     TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
 )
 from sim_core.specs.inputs import SKILLS
-from sim_core.specs.materials import material
+from sim_core.specs.materials import Material, material
 from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import LEFT_ROLLER_SLOTS, RIGHT_ROLLER_SLOTS, VehicleSpec
 from sim_core.state.layout import P_FATIGUE, P_FATIGUE_REM, P_TEMP, part_field
@@ -144,19 +144,14 @@ class CarModel:
         wall = material(track.wall_material or track.surface_material)
         self.wall = wall
         tire_mats = [material(parts[i].material) for i in self.tire_parts]
-        self.tire_mu = {
-            i: _average(m.friction_milli, surface.friction_milli) for i, m in zip(self.tire_parts, tire_mats, strict=True)
-        }
-        self.tire_rr = {i: m.rolling_resistance_milli * surface.rolling_resistance_milli
-                        for i, m in zip(self.tire_parts, tire_mats, strict=True)}
+        self.tire_mu, self.tire_rr = self._tire_grip(tire_mats, surface.friction_milli, surface.rolling_resistance_milli)
         # Inside a rain or snow patch (sim_core.step.weather) the surface's friction and rolling resistance
         # are scaled by the patch's modifiers (‰, floored) before the combine: the tires' wet grip.
         patch = track.weather.patch
-        wet_mu = surface.friction_milli if patch is None else surface.friction_milli * patch.friction_modifier_milli // 1000
-        wet_rr = (surface.rolling_resistance_milli if patch is None
-                  else surface.rolling_resistance_milli * patch.rolling_modifier_milli // 1000)
-        self.wet_tire_mu = {i: _average(m.friction_milli, wet_mu) for i, m in zip(self.tire_parts, tire_mats, strict=True)}
-        self.wet_tire_rr = {i: m.rolling_resistance_milli * wet_rr for i, m in zip(self.tire_parts, tire_mats, strict=True)}
+        wet_mu, wet_rr = surface.friction_milli, surface.rolling_resistance_milli
+        if patch is not None:
+            wet_mu, wet_rr = wet_mu * patch.friction_modifier_milli // 1000, wet_rr * patch.rolling_modifier_milli // 1000
+        self.wet_tire_mu, self.wet_tire_rr = self._tire_grip(tire_mats, wet_mu, wet_rr)
         self.landing_restitution = min([m.restitution_milli for m in tire_mats] + [surface.restitution_milli])
         self.body_restitution = material(parts[self.body].material).restitution_milli
         self.chassis_mu = _average(material(parts[self.chassis].material).friction_milli, surface.friction_milli)
@@ -178,6 +173,13 @@ class CarModel:
         # checks both); every other part ("cold", ``Mechanics.cold_plan``) only moves while a loaded or
         # edited state holds it outside its still band (``sim_core.step.thermal.cold_parts_still``).
         self.heated_parts = tuple(sorted({self.motor, self.battery, *self.tire_parts} | ({self.chip} - {-1})))
+
+    def _tire_grip(self, tire_mats: list[Material], surface_mu: int, surface_rr: int) -> tuple[dict[int, int], dict[int, int]]:
+        """Each tire's μ (the Average with the surface's) and rolling-resistance product on a surface of this
+        friction and rolling resistance (‰): the dry surface, or the wet one inside a patch."""
+        pairs = list(zip(self.tire_parts, tire_mats, strict=True))
+        return ({i: _average(m.friction_milli, surface_mu) for i, m in pairs},
+                {i: m.rolling_resistance_milli * surface_rr for i, m in pairs})
 
     def drive(self, drive_mw: int) -> tuple[int, int]:
         """The drive's torque impulse per frame and the top speed it reaches (spec §4.3)."""
@@ -216,17 +218,17 @@ class CarModel:
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
-        found = self._cache.get(broken_mask)
-        if found is None:
-            found = self._cache[broken_mask] = self._derive(broken_mask, False)
-        return found
+        return self._cached(self._cache, broken_mask, False)
 
     def wet_mechanics(self, broken_mask: int) -> Mechanics:
         """``mechanics`` for a frame driven inside a rain or snow patch: the tires' grip on the wet surface
         (their groups regrouped by it, each with its thermal side); everything else alike."""
-        found = self._wet_cache.get(broken_mask)
+        return self._cached(self._wet_cache, broken_mask, True)
+
+    def _cached(self, cache: dict[int, Mechanics], mask: int, wet: bool) -> Mechanics:
+        found = cache.get(mask)
         if found is None:
-            found = self._wet_cache[broken_mask] = self._derive(broken_mask, True)
+            found = cache[mask] = self._derive(mask, wet)
         return found
 
     def _derive(self, mask: int, wet: bool) -> Mechanics:

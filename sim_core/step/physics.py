@@ -13,9 +13,8 @@ one pair for every tire of the group), for the thermal/wear pass that follows.
 
 from __future__ import annotations
 
-from typing import Final
-
 from collections.abc import Sequence
+from typing import Final
 
 from sim_core.constants import (
     BATTERY_PASSIVE_TU_PER_MW, BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, COST_FRAMES, EFFECT_FRAMES,

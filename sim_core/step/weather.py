@@ -44,7 +44,7 @@ from sim_core.intmath import splitmix64_at
 from sim_core.specs.weather import PatchSpec
 from sim_core.state.layout import (
     PA_ARC, PA_BORN, PA_EXPIRE, PA_LAT, PATCH_POOL, PATCH_STRIDE, W_FRAME, W_SEED, W_WEATHER_ACC, W_WEATHER_ORDINAL,
-    WORLD_HEADER,
+    WORLD_HEADER, world_length,
 )
 
 PATCH_SPAWN_AT: Final = 3_600_000  # spawns ×1000 per minute, summed per frame: one spawn per 60·60·1000
@@ -74,7 +74,7 @@ class Weather:
         self.count = len(half_widths) - 1  # M intervals over the length, M + 1 samples
         self.half_widths = half_widths
         self.apron_um = apron_um
-        self.end = WORLD_HEADER + self.slots * PATCH_STRIDE  # the world list's length
+        self.end = world_length(self.slots)  # the world list's length
         # How many patches the rules can keep alive at once: in any ``lifetime`` frames the accumulator
         # gains lifetime·rate and pays PATCH_SPAWN_AT per spawn from less than one spawn's worth, so at most
         # lifetime·rate // PATCH_SPAWN_AT + 1 spawns, + 1 for frame 0's. Lowest-free allocation then never
