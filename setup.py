@@ -27,6 +27,7 @@ COMPILED = [
     "sim_core/step/aero.py",
     "sim_core/step/contact.py",
     "sim_core/step/frame.py",
+    "sim_core/step/magnets.py",
     "sim_core/step/model.py",
     "sim_core/step/physics.py",
     "sim_core/step/ranking.py",

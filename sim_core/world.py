@@ -25,6 +25,7 @@ from sim_core.state.layout import (
 )
 from sim_core.step.aero import wind_vector_um_s
 from sim_core.step.frame import Frame
+from sim_core.step.magnets import Magnets
 from sim_core.step.model import CarModel
 from sim_core.step.physics import TrackContext
 from sim_core.step.ranking import CarStatus, car_status, ranking
@@ -101,7 +102,7 @@ class World:
         self.limits = StateLimits(part_counts, len(track.checkpoints), track.laps_to_finish,
                                   [m.initial_q for m in self.models], PENALTY_FRAMES, self.weather.valid_pool)
         self._frame = Frame(self.models, self.motion, self.rules, self.route.length_um if self.route.loop else 0,
-                            track.time_limit_frames, self.weather)
+                            track.time_limit_frames, self.weather, Magnets(self.route, track.magnets, self.models))
         self._world = [0] * world_length(self.weather.slots)
         self._world[W_SEED] = seed
         self._cars = [self._start_state(slot, len(vehicles)) for slot in range(len(vehicles))]

@@ -102,6 +102,11 @@ def _track_auto(m: dict[str, Any]) -> dict[str, Any]:
         "auto_player_max": m["player_max"],
         "auto_narrowest_path_m": um_to_m(m["narrowest_path_um"]),
         "auto_route_polyline_3d": [um_vec_to_m(p["position_um"]) for p in m["route"]],
+        "auto_magnet_sources": [
+            {"node": s["node"], "pos": um_vec_to_m(s["position_um"]), "strength_n": Decimal(s["strength_mn"]).scaleb(-3),
+             "n_pole": ppm_vec(s["n_pole_ppm"])}
+            for s in m["magnets"]
+        ],
     }
 
 

@@ -196,35 +196,25 @@ _FORWARD_AXIS = ((-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, -1.0))  # an empt
 
 
 def weapon(arch: str) -> bytes:
-    """The unbaked weapon GLB of archetype ``arch``: speed a passive ram, heavy an active spinner (one
-    actuator), control an active launcher with three darts."""
+    """The unbaked weapon GLB of archetype ``arch``: speed a passive ram, heavy an active magnet (its field
+    origin the steel core), control an active launcher with three darts."""
     b = GlbBuilder()
     if arch == "speed":  # passive ram
         _solid(b, "Ram_Head", _box_mm((-11, 0, -45), (11, 14, 0)))
         _empty(b, "Mount_Weapon", (0, 0, 0))
         return b.build(_part("weapon", "abs", passive=True))
-    if arch == "heavy":  # active general: one rotor, continuous
-        _solid(b, "Spinner_Base", _box_mm((-10, 0, -20), (10, 16, 0)))
-        _solid(b, "Spinner_Rotor", _box_mm((-20, 16, -30), (20, 20, -22)))
+    if arch == "heavy":  # active magnet: a steel core on an aluminium base, its north pole to the front
+        _solid(b, "Magnet_Base", _box_mm((-10, 0, -20), (10, 16, 0)))
+        _solid(b, "Magnet_Core", _box_mm((-20, 16, -30), (20, 20, -22)))
         b.node("Axis", matrix=frame_matrix(_mm(0, 8, -20), *_FORWARD_AXIS))  # type: ignore[arg-type]
-        _empty(b, "Pivot_Rotor", (0, 18, -26))
         _empty(b, "Mount_Weapon", (0, 0, 0))
         extras = _part(
             "weapon",
             "aluminum",
             passive=False,
-            weapon_mechanism="general",
-            weapon_main_mesh_node="Spinner_Base",
-            materials=[{"mesh_node": "Spinner_Rotor", "material": "steel"}],
-            weapon_actuators=[
-                {
-                    "pivot_node": "Pivot_Rotor",
-                    "rotation_axis": [0, 1, 0],
-                    "weapon_max_angle_deg": 360,
-                    "motion_curve": "linear",
-                    "mesh_node": "Spinner_Rotor",
-                }
-            ],
+            weapon_mechanism="magnet",
+            weapon_main_mesh_node="Magnet_Core",
+            materials=[{"mesh_node": "Magnet_Core", "material": "steel"}],
         )
         return b.build(extras)
     launcher = _solid(b, "Dart_Launcher", _box_mm((-10, 0, -30), (10, 12, 0)))  # active launch, three darts

@@ -10,8 +10,11 @@ from typing import Any
 
 from sim_core.assets.admission import AdmittedAsset
 from sim_core.assets.findings import AssetRejected
-from sim_core.assets.loadout import AssembledVehicle, Resolver, assemble
+from sim_core.assets.loadout import AssembledVehicle, PlacedPart, Resolver, assemble
 from sim_core.errors import SimError
+from sim_core.intmath import Vec3, normalize
+from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
+from sim_core.specs.materials import material
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
 from sim_core.specs.vehicle import AERO_AXES, AeroSpec, BatterySpec, ChipSlot, MotorSpec, PartSpec, VehicleSpec, WeaponSpec
 from sim_core.specs.weather import PatchSpec, WeatherSpec
@@ -55,6 +58,7 @@ def track_spec(track: AdmittedAsset, *, track_id: str | None = None, lap_count: 
         aabb_min_um=_vec(m["aabb_min_um"]),
         aabb_max_um=_vec(m["aabb_max_um"]),
         weather=_weather(m["weather"]),
+        magnets=tuple(MagnetSource(_vec(s["position_um"]), s["strength_mn"], _vec(s["n_pole_ppm"])) for s in m["magnets"]),
     )
 
 
@@ -76,7 +80,8 @@ def _weather(block: dict[str, Any]) -> WeatherSpec:
     )
 
 
-def _part(slot: str, manifest: dict[str, Any]) -> PartSpec:
+def _part(placed: PlacedPart, centre: Vec3) -> PartSpec:
+    slot, manifest = placed.slot, placed.manifest
     g = manifest["geometry"]
     kind = manifest["part_type"]
     hinge = manifest.get(kind, {}).get("hinge") if kind in ("tire", "roller") else None
@@ -91,7 +96,29 @@ def _part(slot: str, manifest: dict[str, Any]) -> PartSpec:
         radius_um=hinge["radius_um"] if hinge else 0,
         wear_capacity_mj=sum(p.get("wear_capacity_mj", 0) for p in manifest["proxies"]) if kind == "tire" else 0,
         aero=_aero(manifest["body"]["aero"]) if kind == "body" else None,
+        steel=tuple(SteelPoint(_offset(placed, p["centroid_um"], centre), material(p["material"]).susceptibility_milli or 0)
+                    for p in manifest["proxies"] if material(p["material"]).magnetism_role == "passive"),
     )
+
+
+def _offset(placed: PlacedPart, point: list[int], centre: Vec3) -> Vec3:
+    """A part-local point's offset from the car's centre (the assembled AABB's), in the car's frame."""
+    at = placed.placement.apply(point)
+    return (at[0] - centre[0], at[1] - centre[1], at[2] - centre[2])
+
+
+def _magnet_pole(placed: PlacedPart, centre: Vec3) -> MagnetPole | None:
+    """An active magnet weapon's pole: the centroid of its main mesh node (the field origin) and its Axis
+    +Z turned into the car's frame; None for any other weapon."""
+    weapon = placed.manifest["weapon"]
+    if weapon["mechanism"] != "magnet":
+        return None
+    main = next(p for p in placed.manifest["proxies"] if p["node"] == weapon["main_mesh_node"])
+    rotation = placed.placement.rotation
+    d = weapon["axis"]["direction_ppm"]
+    turned = [sum(rotation[r][k] * d[k] for k in range(3)) for r in range(3)]
+    pole = normalize((turned[0], turned[1], turned[2]))
+    return MagnetPole(_offset(placed, main["centroid_um"], centre), pole)
 
 
 def _aero(aero: dict[str, Any]) -> AeroSpec:
@@ -107,12 +134,13 @@ def _aero(aero: dict[str, Any]) -> AeroSpec:
 def vehicle_spec(car: AssembledVehicle, vehicle_id: str, passive_split_pct: int | None = None) -> VehicleSpec:
     """A race car from an assembled loadout (baked masses; the spec applies the passive boost itself)."""
     parts = {p.slot: p.manifest for p in car.parts}
-    weapon = parts.get("weapon")
     chip = parts.get("chip")
     size = [car.aabb_max_um[k] - car.aabb_min_um[k] for k in range(3)]
+    centre = (car.aabb_min_um[0] + size[0] // 2, car.aabb_min_um[1] + size[1] // 2, car.aabb_min_um[2] + size[2] // 2)
+    placed_weapon = car.part("weapon")
     return VehicleSpec(
         vehicle_id=vehicle_id,
-        parts=tuple(_part(slot, m) for slot, m in parts.items()),
+        parts=tuple(_part(p, centre) for p in car.parts),
         motor=MotorSpec(parts["motor"]["motor"]["torque_ratio_pct"], parts["motor"]["motor"]["input_mw"]),
         battery=BatterySpec(
             parts["battery"]["battery"]["configured_output_mw"], parts["battery"]["battery"]["energy_capacity_mj"]
@@ -121,8 +149,10 @@ def vehicle_spec(car: AssembledVehicle, vehicle_id: str, passive_split_pct: int 
         width_um=size[0],
         height_um=size[1],
         chip_slots=tuple(ChipSlot(s["skill"], s["allocation_pct"]) for s in chip["chip"]["skill_slots"]) if chip else (),
-        weapon=None if weapon is None else WeaponSpec(
-            "passive" if weapon["weapon"]["passive"] else "active", 50 if passive_split_pct is None else passive_split_pct
+        weapon=None if placed_weapon is None else WeaponSpec(
+            "passive" if placed_weapon.manifest["weapon"]["passive"] else "active",
+            50 if passive_split_pct is None else passive_split_pct,
+            _magnet_pole(placed_weapon, centre),
         ),
     )
 

@@ -18,6 +18,7 @@ from sim_core.assets.common import check_empties_not_mirrored, node_materials
 from sim_core.assets.findings import Findings, shown
 from sim_core.assets.reader import GlbAsset, Node
 from sim_core.assets.surface import SurfaceIndex
+from sim_core.assets.track_magnets import magnet_sources
 
 EMPTY_PREFIXES = ("RoutePoint_", "Checkpoint_", "KillZone_", "RespawnPoint_")
 _INDEXED = re.compile(r"^(RoutePoint|Checkpoint|KillZone|RespawnPoint)_([1-9][0-9]*)$")
@@ -325,6 +326,7 @@ def analyse_track(
         findings.error("track-aabb-out-of-range", "the track AABB must be at most 500 × 100 × 500 m (x, y, z)")
     entities = _entities(asset, findings, materials)
     entity_nodes = {e["node"] for e in entities}
+    magnets = magnet_sources(asset, materials, {e["node"] for e in entities if e["entity_type"] != "decoration"}, findings)
     solids = [
         n for n in asset.mesh_nodes if n.name not in entity_nodes and n.index in materials and not materials[n.index].is_fluid
     ]
@@ -397,4 +399,5 @@ def analyse_track(
             for n in sorted(solids, key=lambda n: (materials[n.index].index, n.index))
         ],
         "entities": entities,
+        "magnets": magnets,
     }

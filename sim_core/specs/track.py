@@ -15,6 +15,7 @@ from sim_core.constants import START_GRID_CELL_UM
 from sim_core.errors import SimError
 from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.specs.materials import material
+from sim_core.specs.magnets import MagnetSource
 from sim_core.specs.weather import NORMAL_WEATHER, WeatherSpec
 
 TrackType = Literal["open", "fixed"]
@@ -34,6 +35,8 @@ LAP_COUNT_MIN, LAP_COUNT_DEFAULT, LAP_COUNT_MAX = 1, 3, 10
 GRAVITY_MIN_UM_S2, GRAVITY_DEFAULT_UM_S2, GRAVITY_MAX_UM_S2 = 1_600_000, 9_810_000, 25_000_000
 MAX_CHECKPOINTS = 64
 MAX_KILL_ZONES = 64
+MAX_MAGNET_SOURCES = 256
+"""One per magnet_floor solid region, of which a track has at most 256 (spec/assets.md §5.7)."""
 
 
 def _fail(code: str, message: str) -> NoReturn:
@@ -145,6 +148,7 @@ class TrackSpec:
     - ``air_temperature_mc``: weather temperature in milli-°C (sole T_air).
     - ``aabb_min_um`` / ``aabb_max_um``: track AABB (fall-out bound); None → derived from the route.
     - ``weather``: the wind and the rain or snow patches (``WeatherSpec``; default: normal, no wind).
+    - ``magnets``: the static magnet sources (``MagnetSource``, at most 256; default: none).
     """
 
     track_id: str
@@ -166,6 +170,7 @@ class TrackSpec:
     aabb_min_um: Vec3 | None = None
     aabb_max_um: Vec3 | None = None
     weather: WeatherSpec = NORMAL_WEATHER
+    magnets: tuple[MagnetSource, ...] = ()
 
     def __post_init__(self) -> None:
         self.validate()
@@ -235,6 +240,12 @@ class TrackSpec:
                 _fail("track-invalid-aabb", "aabb_min_um must be below aabb_max_um on every axis")
         if not isinstance(self.weather, WeatherSpec):
             _fail("track-invalid-weather", "weather must be a WeatherSpec")
+        if not isinstance(self.magnets, tuple) or len(self.magnets) > MAX_MAGNET_SOURCES:
+            _fail("track-invalid-magnet", f"magnets must be a tuple of at most {MAX_MAGNET_SOURCES} MagnetSource")
+        for i, source in enumerate(self.magnets):
+            if not isinstance(source, MagnetSource):
+                _fail("track-invalid-magnet", f"magnets[{i}] must be a MagnetSource")
+            source.validate(f"magnets[{i}]")
         if self.player_capacity < 2:
             _fail("track-start-too-narrow", "RP1 must be at least 0.36 m wide (2 start slots of 0.18 m)")
 

@@ -14,6 +14,7 @@ from typing import Literal, NoReturn, get_args
 
 from sim_core.errors import SimError
 from sim_core.specs.inputs import SKILLS
+from sim_core.specs.magnets import MagnetPole, SteelPoint
 from sim_core.specs.materials import material
 
 PartType = Literal["chassis", "body", "motor", "battery", "tire", "roller", "chip", "weapon"]
@@ -47,6 +48,8 @@ AERO_AXES = ("positiveX", "negativeX", "positiveY", "negativeY", "positiveZ", "n
 AERO_AREA_MAX_UM2 = 1_000_000_000_000
 """1 m²: no face of a part inside the 1 m part box projects more."""
 LIFT_FACTOR_MAX_MILLI = 1000
+STEEL_POINTS_MAX = 32
+"""A part has at most 32 collider proxies (``MAX_PROXIES_PER_PART``), so at most 32 passive sub-meshes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,7 @@ class PartSpec:
       ``thermal_limit_mc`` = weakest sub-mesh limit (None: never breaks from heat).
     - ``radius_um``: tire/roller radius; ``wear_capacity_mj``: tire wear capacity (tires only).
     - ``aero``: a body's baked aero (bodies only; None = no aero, as for code-built test cars).
+    - ``steel``: the part's passive magnetic sub-meshes (``SteelPoint``, at most one per collider proxy).
     """
 
     part_type: PartType
@@ -98,10 +102,12 @@ class PartSpec:
     radius_um: int = 0
     wear_capacity_mj: int = 0
     aero: AeroSpec | None = None
+    steel: tuple[SteelPoint, ...] = ()
 
     def validate(self, what: str) -> None:
         """``SimError`` (``vehicle-invalid-part``, ``vehicle-invalid-material``, ``vehicle-invalid-slot``,
-        ``unknown-material``) unless the part is a legal part of its type; ``what`` names it in the message."""
+        ``vehicle-invalid-magnet``, ``unknown-material``) unless the part is a legal part of its type; ``what``
+        names it in the message."""
         if self.part_type not in PART_TYPES:
             _fail("vehicle-invalid-part", f"{what}: part_type must be one of {', '.join(PART_TYPES)}")
         if not _is_int(self.mass_ug, 1):
@@ -125,6 +131,12 @@ class PartSpec:
             if self.part_type != "body" or not isinstance(self.aero, AeroSpec):
                 _fail("vehicle-invalid-aero", f"{what}: only a body carries aero (an AeroSpec)")
             self.aero.validate(what)
+        if not isinstance(self.steel, tuple) or len(self.steel) > STEEL_POINTS_MAX:
+            _fail("vehicle-invalid-magnet", f"{what}: steel must be a tuple of at most {STEEL_POINTS_MAX} SteelPoint")
+        for i, point in enumerate(self.steel):
+            if not isinstance(point, SteelPoint):
+                _fail("vehicle-invalid-magnet", f"{what}: steel[{i}] must be a SteelPoint")
+            point.validate(f"{what}.steel[{i}]")
 
     @property
     def order_key(self) -> tuple[int, int]:
@@ -187,10 +199,12 @@ class ChipSlot:
 
 @dataclass(frozen=True, slots=True)
 class WeaponSpec:
-    """``mode`` passive/active; ``passive_weight_split_pct`` (0…100, passive only: mass vs resistance)."""
+    """``mode`` passive/active; ``passive_weight_split_pct`` (0…100, passive only: mass vs resistance);
+    ``magnet``: an active magnet weapon's pole (None for every other weapon)."""
 
     mode: WeaponMode
     passive_weight_split_pct: int = 50
+    magnet: MagnetPole | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +282,10 @@ class VehicleSpec:
         if weapon is not None:
             if weapon.mode not in WEAPON_MODES or not _is_int(weapon.passive_weight_split_pct, 0, 100):
                 _fail("vehicle-invalid-weapon", "weapon mode passive/active and split 0..100")
+            if weapon.magnet is not None:
+                if weapon.mode != "active" or not isinstance(weapon.magnet, MagnetPole):
+                    _fail("vehicle-invalid-magnet", "only an active weapon carries a magnet (a MagnetPole)")
+                weapon.magnet.validate("weapon.magnet")
 
     def _check_mass_and_size(self) -> None:
         masses = self.effective_masses_ug

@@ -14,6 +14,7 @@ from sim_core.state.layout import (
 )
 from sim_core.specs.materials import material
 from sim_core.step.contact import Collider, resolve
+from sim_core.step.magnets import Magnets
 from sim_core.step.model import CarModel, Mechanics
 from sim_core.step.physics import TrackContext, advance
 from sim_core.step.ranking import update_round_end
@@ -26,7 +27,7 @@ class Frame:
     """The round's constant parts a frame runs with (built once by ``World``)."""
 
     def __init__(self, models: list[CarModel], motion: TrackContext, rules: RuleContext, loop_length: int,
-                 time_limit_frames: int, weather: Weather) -> None:
+                 time_limit_frames: int, weather: Weather, magnets: Magnets) -> None:
         self.models = models
         self.colliders = [collider(model) for model in models]
         self.motion = motion
@@ -34,6 +35,7 @@ class Frame:
         self.loop_length = loop_length  # the route's length on a loop, else 0 (contact wraps on a loop)
         self.time_limit_frames = time_limit_frames
         self.weather = weather
+        self.magnets = magnets
 
     def run(self, world: list[int], cars: list[list[int]], mechanics: list[Mechanics], masks: list[int],
             cold_still: list[bool], skills: list[tuple[int, ...]]) -> None:
@@ -44,6 +46,7 @@ class Frame:
         if weather.slots:  # weather spawn and expiry first (spec §4), then the cars drive on it
             weather.update(world)
             patches = weather.active(world)
+        pulls = self.magnets.pulls(cars, skills)  # from where every car starts the frame
         frame = world[W_FRAME] + 1
         # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
         boxes: list[tuple[int, int, int, int, int]] = []
@@ -57,7 +60,7 @@ class Frame:
                 mech = mechanics[slot]
                 if patches and c[H] == 0 and weather.covers(patches, c[ARC], c[LAT]):  # tires on a wet patch
                     mech = model.wet_mechanics(masks[slot])
-                heat, loads = advance(c, model, mech, motion, skills[slot])
+                heat, loads = advance(c, model, mech, motion, skills[slot], None if pulls is None else pulls[slot])
                 # heat and wear touch only part fields, which contact neither reads nor writes: solving
                 # them here, before contact, is the same as after it, without keeping the ledgers
                 newly = settle(c, model, mech, heat, loads, cold_still[slot])

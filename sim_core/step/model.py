@@ -111,6 +111,7 @@ class Mechanics:
     contact_box: tuple[int, int, int, int, int]  # what contact reads: (length, width, height, mass, restitution)
     aero: AeroModel | None  # the live body's aero (None: no body aero, or the body is broken)
     aero_cap: int  # the aero impulse cap of a frame at this mass (sim_core.step.aero.weight_cap)
+    steel: tuple[tuple[int, int, int, int], ...]  # the live parts' passive sub-meshes: (x, y, z µm, χ ‰), car frame
 
 
 class CarModel:
@@ -168,6 +169,12 @@ class CarModel:
         body_aero = parts[self.body].aero
         self.aero = None if body_aero is None else aero_model(body_aero)
         self.gravity_um_s2 = track.gravity_um_s2
+        # magnets (sim_core.step.magnets): each part's steel, and an active magnet weapon's pole
+        self.steel: tuple[tuple[tuple[int, int, int, int], ...], ...] = tuple(
+            tuple((*p.offset_um, p.susceptibility_milli) for p in part.steel) for part in parts)
+        pole = spec.weapon.magnet if spec.weapon is not None else None
+        self.magnet_pole: tuple[int, int, int, int, int, int] | None = (
+            None if pole is None else (*pole.offset_um, *pole.n_pole_e6))
         # The thermal pass solves only the parts whose temperature can change. The physics pass heats
         # these parts and no others, and wears only the tires (tests/sim_core/step/test_thermal_wear.py
         # checks both); every other part ("cold", ``Mechanics.cold_plan``) only moves while a loaded or
@@ -264,6 +271,7 @@ class CarModel:
             contact_box=(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
             aero=self.aero if alive(self.body) else None,
             aero_cap=weight_cap(mass, self.gravity_um_s2),
+            steel=tuple(point for i, points in enumerate(self.steel) if alive(i) for point in points),
         )
 
     def _wall_response(self, slots: tuple[str, ...], alive: Callable[[int], bool], body: int) -> tuple[int, int, int]:

@@ -70,8 +70,9 @@ TireLoads = Sequence[tuple[int, int]]
 
 
 def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
-            skills: tuple[int, ...]) -> tuple[list[int], TireLoads]:
-    """Advance one live car by one frame (``mech`` = its mechanics for the frame's broken parts); returns
+            skills: tuple[int, ...], pull: tuple[int, int, int] | None = None) -> tuple[list[int], TireLoads]:
+    """Advance one live car by one frame (``mech`` = its mechanics for the frame's broken parts; ``pull``
+    = its magnet impulse (s, l, h) of the frame, ``sim_core.step.magnets``, None without one); returns
     (heat per part in tu, of the parts other than tires; the tire groups' ``TireLoads``).
 
     ``div_round(a, b)`` = (2a + b) // 2b is written out for the velocity and position updates: they are
@@ -111,32 +112,38 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     js = jl = jh = 0
     rolling = 0
     in_control = penalty == 0
-    aero_s = aero_l = aero_h = 0
+    # the external impulses at the COM: the air's (from the velocities the frame starts with,
+    # sim_core.step.aero) and the magnets' (from the frame's starting positions, sim_core.step.magnets)
+    ext_s = ext_l = ext_h = 0
     aero = mech.aero
-    if aero is not None:  # from the velocities the frame starts with (sim_core.step.aero)
+    if aero is not None:
         wind = ctx.wind
         if wind is None:
-            aero_s, aero_l, aero_h = aero_impulse(aero, -vs, -vlat, -vh, mech.aero_cap)
+            ext_s, ext_l, ext_h = aero_impulse(aero, -vs, -vlat, -vh, mech.aero_cap)
         else:
             ws, wl, wh = wind[i]
-            aero_s, aero_l, aero_h = aero_impulse(aero, ws - vs, wl - vlat, wh - vh, mech.aero_cap)
+            ext_s, ext_l, ext_h = aero_impulse(aero, ws - vs, wl - vlat, wh - vh, mech.aero_cap)
+    if pull is not None:
+        ext_s += pull[0]
+        ext_l += pull[1]
+        ext_h += pull[2]
     if pressed:
-        # the ground takes the vertical aero: downforce adds load, lift removes it; lift beyond the
-        # load is what is left to raise the car
-        normal = m * load // 60 - aero_h
-        aero_h = 0 if normal >= 0 else -normal
+        # the ground takes the vertical part: downforce (or a magnet below) adds load, lift removes it;
+        # lift beyond the load is what is left to raise the car
+        normal = m * load // 60 - ext_h
+        ext_h = 0 if normal >= 0 else -normal
         if normal < 0:
             normal = 0
         if mech.live_tires:
-            js, jl, rolling, loads = _tires(model, mech, normal, m, vs, vlat, acc_l, aero_l,
+            js, jl, rolling, loads = _tires(model, mech, normal, m, vs, vlat, acc_l, ext_l,
                                             drive_mw if in_control else 0)
         else:  # every tire broken: the chassis scrapes along the surface
             rolling = normal * model.chassis_mu // 1000
-            need = -(m * vlat + m * acc_l // 60 + aero_l)
+            need = -(m * vlat + m * acc_l // 60 + ext_l)
             jl = need if -rolling <= need <= rolling else rolling if need > 0 else -rolling
-    js += aero_s
-    jl += aero_l
-    jh += aero_h
+    js += ext_s
+    jl += ext_l
+    jh += ext_h
     damping = 0
     if skills and in_control and mech.skills_enabled:
         ds, dl, dh, damping = _skills(c, model, mech.weapon_alive, skills, available, heat)
@@ -176,7 +183,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     return heat, loads
 
 
-def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat: int, acc_l: int, aero_l: int,
+def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat: int, acc_l: int, ext_l: int,
            drive_mw: int) -> tuple[int, int, int, TireLoads]:
     """Drive, traction, lateral grip and rolling resistance of the live tires (``Mechanics.tire_groups``:
     each quantity is computed once for the tires that share μ and rolling resistance, and counted once
@@ -186,7 +193,7 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
     not spent. Each live tire carries normal/live of the load; traction = N·μ_pair. What traction the
     drive leaves is the tire's lateral grip budget (friction circle taken as a sum). Returns the
     tangential and lateral impulses, the rolling resistance and each group's heat and wear per tire;
-    the lateral grip holds against the side aero impulse ``aero_l`` too (a crosswind).
+    the lateral grip holds against the side external impulse ``ext_l`` too (a crosswind, a magnet to the side).
     """
     share = vtop = 0
     if drive_mw:
@@ -216,7 +223,7 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
             if spin >= MIN_TIRE_WEAR_SPEED_UM_S:
                 tire_wear += SLIP_WEAR_MULT * traction * spin
         loads.append((tire_heat, tire_wear))
-    need = -(m * vlat + m * acc_l // 60 + aero_l)
+    need = -(m * vlat + m * acc_l // 60 + ext_l)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
         for k, (mu, _, _) in enumerate(mech.tire_groups):

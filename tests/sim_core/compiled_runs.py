@@ -1,5 +1,6 @@
 """Runs whose every figure the compiled step must reproduce (``tests/sim_core/test_compiled.py``): the golden
-frame chains (pinned) and a rollback sync-test of a built-in round (its final hash and re-simulated frames)."""
+frame chains (pinned), a rollback sync-test of a built-in round and one with every kind of magnet (their final
+hashes and re-simulated frames)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from sim_core import World
 from sim_core.harness.scripted import RandomInputs
 from sim_core.harness.synctest import run_synctest
 
+from tests.sim_core.helpers import magnet_round
 from tests.sim_core.step.test_step_golden import CASES, SCENARIOS, frame_chain
 
 SYNCTEST_FRAMES, SYNCTEST_DISTANCE = 600, 7
@@ -22,5 +24,14 @@ def synctest_figures() -> list[object]:
     """[passed, re-simulated frames, final state hash] of a sync-test of the built-in round, 8 cars."""
     world = World.demo(cars=8, seed=11)
     inputs = RandomInputs([m.chip_skills for m in world.models], 11)
+    result = run_synctest(world, SYNCTEST_FRAMES, SYNCTEST_DISTANCE, inputs.next_frame)
+    return [result.ok, result.resimulated_frames, result.final_hash.hex()]
+
+
+def magnet_figures() -> list[object]:
+    """[passed, re-simulated frames, final state hash] of a sync-test with floor magnets, held magnet
+    weapons and steel (``tests.sim_core.helpers.magnet_round``): the magnets' big-integer arithmetic."""
+    world = magnet_round()
+    inputs = RandomInputs([m.chip_skills for m in world.models], 3)
     result = run_synctest(world, SYNCTEST_FRAMES, SYNCTEST_DISTANCE, inputs.next_frame)
     return [result.ok, result.resimulated_frames, result.final_hash.hex()]

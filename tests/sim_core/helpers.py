@@ -7,11 +7,14 @@ from dataclasses import replace
 from sim_core import World
 from sim_core.state.layout import ARC, ARMED, H, LAT, PREV_X, PREV_Y, PREV_Z, VH, VLAT, VS
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
+from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
 from sim_core.specs.vehicle import BatterySpec, ChipSlot, MotorSpec, VehicleSpec, WeaponSpec, baked_part
 
 M = 1_000_000
 FWD = (0, 0, -M)
 UP = (0, M, 0)
+UP_POLE = UP
+FRONT_POLE = FWD  # a weapon's Axis +Z points to the vehicle front (−Z)
 ALL_SKILLS = (
     ChipSlot("boost", 20), ChipSlot("brake", 10), ChipSlot("swerve_left", 10), ChipSlot("swerve_right", 10),
     ChipSlot("jump", 20), ChipSlot("slam", 10), ChipSlot("stabilize", 10), ChipSlot("weapon", 10),
@@ -117,3 +120,29 @@ def loop_track(**overrides) -> TrackSpec:
 
 __all__ = ["ALL_SKILLS", "Box", "M", "RespawnPoint", "archetype", "car", "code_round", "loop_track", "packed", "place",
            "replace", "straight_track", "world"]
+
+
+def steel_car(offset=(0, 0, 0)) -> VehicleSpec:
+    """The test car with a steel point (χ = 1) on its chassis at ``offset`` from its centre."""
+    spec = car()
+    parts = tuple(replace(p, steel=(SteelPoint(offset, 1000),)) if p.part_type == "chassis" else p for p in spec.parts)
+    return replace(spec, parts=parts)
+
+
+def magnet_car(pole=FRONT_POLE, offset=(0, 0, 0)) -> VehicleSpec:
+    """The test car with an active magnet weapon (10 % of the chip: 50 W at full charge → 1.5 N)."""
+    return car(weapon=WeaponSpec("active", magnet=MagnetPole(offset, pole)))
+
+
+def magnet_round(magnets: bool = True, seed: int = 3) -> World:
+    """Four cars on the code-built circuit, magnet weapons (40 % of the chip) in the odd slots and steel
+    cars in the even ones, with 10 N floor magnets 2 cm under every other route point (or none)."""
+    from tests.sim_core.circuit import circuit_track
+
+    base = circuit_track()
+    sources = tuple(MagnetSource((p.position_um[0], p.position_um[1] - 20_000, p.position_um[2]), 10_000, UP_POLE)
+                    for p in base.route[::2]) if magnets else ()
+    chip = (ChipSlot("boost", 30), ChipSlot("weapon", 40))
+    cars = [replace(magnet_car(), chip_slots=chip) if slot % 2 else replace(steel_car(), chip_slots=chip[:1])
+            for slot in range(4)]
+    return World.new(replace(base, magnets=sources), cars, seed=seed)

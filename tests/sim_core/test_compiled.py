@@ -3,11 +3,11 @@
 
 The suite imports the sources of the checkout it runs in, but an install from a wheel (``pip install .``:
 the README's commands and CI) carries the frame compiled by mypyc. This test runs the golden frame chains
-and a rollback sync-test in a child process that imports the installed package (``-P``, from an empty
-directory, the checkout only appended to its path for the ``tests`` helpers) and compares the chains
-with their pins and the sync-test with the same run here. It is skipped where the install is not compiled: an editable
-install (pure Python by design, so that edits take effect) or a machine whose build fell back to pure
-Python (no C compiler)."""
+and two rollback sync-tests (a built-in round, and magnets of every kind) in a child process that imports
+the installed package (``-P``, from an empty directory, the checkout only appended to its path for the
+``tests`` helpers) and compares the chains with their pins and the sync-tests with the same runs here. It
+is skipped where the install is not compiled: an editable install (pure Python by design, so that edits
+take effect) or a machine whose build fell back to pure Python (no C compiler)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sim_core.compiled_runs import synctest_figures
+from tests.sim_core.compiled_runs import magnet_figures, synctest_figures
 from tests.sim_core.step.test_step_golden import GOLDEN
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -29,8 +29,9 @@ import sim_core
 if not sim_core.step_is_compiled():
     print(json.dumps({"compiled": False, "where": sim_core.__file__}))
     sys.exit(0)
-from tests.sim_core.compiled_runs import golden_chains, synctest_figures
-print(json.dumps({"compiled": True, "chains": golden_chains(), "synctest": synctest_figures()}))
+from tests.sim_core.compiled_runs import golden_chains, magnet_figures, synctest_figures
+print(json.dumps({"compiled": True, "chains": golden_chains(), "synctest": synctest_figures(),
+                  "magnets": magnet_figures()}))
 """
 
 
@@ -44,3 +45,4 @@ def test_the_installed_compiled_step_reproduces_the_sources(tmp_path):
     assert report["chains"] == {f"{scenario}/{seed}": list(pin) for (scenario, seed), pin in GOLDEN.items()}
     assert report["synctest"] == synctest_figures()  # as the sources compute it here
     assert report["synctest"][0] is True
+    assert report["magnets"] == magnet_figures() and report["magnets"][0] is True

@@ -10,14 +10,15 @@ from protocol.room.invitation import parse_secret, role_proof
 from protocol.room.ready import build_declaration
 from protocol.room.messages import GridCommitRequest, JoinRequest, ReadyDeclarationMsg, Relay
 from protocol.versions.collection import VersionRequest
-from protocol.versions.record import COMPARED_FIELDS, node_version_info
+from protocol.versions.record import BUILTIN_ASSETS_VERSION, COMPARED_FIELDS, DERIVE_LOGIC_VERSION, node_version_info
 from protocol.encoding.wire import encode_message
 from tests.protocol.room.harness import LOADOUT, FakeAssets, Net, succeed
 
 A, B, C, D, E = (Identity(bytes([i]) * 32) for i in range(1, 6))
 DIFFERENT = {
     "client_version": "1.0.0", "rapier_version": "sim_core/2", "protocol_version": "1.0.1",
-    "derive_logic_version": 3, "builtin_assets_version": 3, "economy_config_version": 4,
+    "derive_logic_version": DERIVE_LOGIC_VERSION + 1, "builtin_assets_version": BUILTIN_ASSETS_VERSION + 1,
+    "economy_config_version": 4,
 }
 
 

@@ -4,7 +4,9 @@ from hypothesis import strategies as st
 
 from protocol.errors import ProtocolError
 from protocol.versions.record import (
+    BUILTIN_ASSETS_VERSION,
     COMPARED_FIELDS,
+    DERIVE_LOGIC_VERSION,
     ClientVersionInfo,
     check_compatibility,
     describe_incompatibility,
@@ -20,8 +22,8 @@ DIFFERENT = {
     "client_version": "1.0.0",
     "rapier_version": "sim_core/2",
     "protocol_version": "1.0.1",
-    "derive_logic_version": 3,
-    "builtin_assets_version": 3,
+    "derive_logic_version": DERIVE_LOGIC_VERSION + 1,
+    "builtin_assets_version": BUILTIN_ASSETS_VERSION + 1,
     "economy_config_version": 4,
 }
 

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from sim_core.assets.builtin_gen import generate_sources
+from sim_core.assets.builtin_gen import _FORWARD_AXIS, _box_mm, _empty, _mm, _part, _solid, generate_sources
 from sim_core.assets.container import read_container
 from sim_core.assets.encoding import write_glb
-from sim_core.assets.glb_build import GlbBuilder, translation_matrix
+from sim_core.assets.glb_build import GlbBuilder, frame_matrix, translation_matrix
 from sim_core.assets.shapes import box
 
 Doc = dict[str, Any]
@@ -27,6 +27,23 @@ def _sources() -> dict[str, bytes]:
 def source(stem: str) -> bytes:
     """The unbaked generator output of a built-in (``chip-01``, ``track-02``, …)."""
     return _sources()[stem]
+
+
+def spinner_source() -> bytes:
+    """An unbaked active general weapon: one continuous rotor (steel) over an aluminium base, the shape
+    of the built-in heavy weapon (which is a magnet): what the actuator rules are tried on."""
+    b = GlbBuilder()
+    _solid(b, "Spinner_Base", _box_mm((-10, 0, -20), (10, 16, 0)))
+    _solid(b, "Spinner_Rotor", _box_mm((-20, 16, -30), (20, 20, -22)))
+    b.node("Axis", matrix=frame_matrix(_mm(0, 8, -20), *_FORWARD_AXIS))
+    _empty(b, "Pivot_Rotor", (0, 18, -26))
+    _empty(b, "Mount_Weapon", (0, 0, 0))
+    return b.build(_part(
+        "weapon", "aluminum", passive=False, weapon_mechanism="general", weapon_main_mesh_node="Spinner_Base",
+        materials=[{"mesh_node": "Spinner_Rotor", "material": "steel"}],
+        weapon_actuators=[{"pivot_node": "Pivot_Rotor", "rotation_axis": [0, 1, 0], "weapon_max_angle_deg": 360,
+                           "motion_curve": "linear", "mesh_node": "Spinner_Rotor"}],
+    ))
 
 
 def edit(data: bytes, change: Callable[[Doc], None]) -> bytes:

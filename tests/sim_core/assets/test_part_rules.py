@@ -14,7 +14,7 @@ from sim_core.assets.glb_build import GlbBuilder, frame_matrix, translation_matr
 from sim_core.assets.manifest import build_manifest
 from sim_core.assets.reader import read_glb
 from sim_core.assets.shapes import box, combine
-from tests.sim_core.assets.crafting import box_part, drop_root, edit, move_node, node, root, set_root, source
+from tests.sim_core.assets.crafting import box_part, drop_root, edit, move_node, node, root, set_root, source, spinner_source
 
 
 SLOTS = [{"skill": "boost", "allocation_pct": 10}]  # pygltflib drops empty lists from extras
@@ -233,6 +233,7 @@ def test_chip_slot_count_follows_integer_volume() -> None:
 
 
 def test_weapon_rules() -> None:
+    assert not findings_for(spinner_source()).rejected
     assert codes(edit(source("weapon-02"), drop_root("weapon_mechanism"))) == ["weapon-active-incomplete"]
     assert codes(edit(source("weapon-02"), set_root(weapon_main_mesh_node="Nowhere"))) == ["weapon-active-incomplete"]
 
@@ -246,21 +247,21 @@ def test_weapon_rules() -> None:
         "weapon_max_angle_deg": 360,
         "mesh_node": "Spinner_Rotor",
     }
-    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "weapon_max_angle_deg": 0}]))) == [
+    assert codes(edit(spinner_source(), set_root(weapon_actuators=[{**actuator, "weapon_max_angle_deg": 0}]))) == [
         "weapon-actuator-invalid"
     ]
     assert codes(
-        edit(source("weapon-02"), set_root(weapon_actuators=[{k: v for k, v in actuator.items() if k != "weapon_max_angle_deg"}]))
+        edit(spinner_source(), set_root(weapon_actuators=[{k: v for k, v in actuator.items() if k != "weapon_max_angle_deg"}]))
     ) == ["weapon-actuator-invalid"]
-    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[actuator] * 9))) == ["weapon-actuator-invalid"]
-    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "chain": ["Chain_Segment_1"]}]))) == [
+    assert codes(edit(spinner_source(), set_root(weapon_actuators=[actuator] * 9))) == ["weapon-actuator-invalid"]
+    assert codes(edit(spinner_source(), set_root(weapon_actuators=[{**actuator, "chain": ["Chain_Segment_1"]}]))) == [
         "weapon-payload-invalid"
     ]
-    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[{**actuator, "mesh_node": "Pivot_Rotor"}]))) == [
+    assert codes(edit(spinner_source(), set_root(weapon_actuators=[{**actuator, "mesh_node": "Pivot_Rotor"}]))) == [
         "weapon-payload-invalid"
     ]
     long_chain = {k: v for k, v in actuator.items() if k != "mesh_node"} | {"chain": ["Spinner_Rotor"] * 17}
-    assert codes(edit(source("weapon-02"), set_root(weapon_actuators=[long_chain]))) == ["weapon-payload-invalid"]
+    assert codes(edit(spinner_source(), set_root(weapon_actuators=[long_chain]))) == ["weapon-payload-invalid"]
 
     def unarm(doc: dict) -> None:
         for i in (1, 2, 3):

@@ -18,9 +18,9 @@ from tests.sim_core.helpers import code_round, packed
 from tests.layout import REPO_ROOT
 
 GOLDEN_FRAMES = 600
-GOLDEN = {  # sim_core/2
-    0: "e60ead98ce3da169d6d36bd4c3191268eb4a48efd549631d1ffc259e38d363d5",
-    7: "0633ebc7bc60e597f4d0a531c5a89b48099a223a55ac235f1d21f28241276e19",
+GOLDEN = {  # sim_core/3
+    0: "f3504feee9c433ca7ae03182e3919a144c334ef66e1f83c571beed762ff8f6df",
+    7: "57962b2f68792c442226bff6580f92cfce83c049f1bb0e05d7ddd7bcb7649c02",
 }
 
 

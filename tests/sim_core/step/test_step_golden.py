@@ -7,7 +7,7 @@ that parts overheat and wear out, cars course out, fall, hit walls and each othe
 respawn, finish and end the round. A scenario also restores a mid-race state into a fresh world and
 continues from it (a loaded state has no derived caches to lean on). The pins change only with the
 engine id (docs/sim.md "Engine ids"): they were taken before the speed work (d52e2a7) for `sim_core/1` and
-again for `sim_core/2`.
+again for `sim_core/2` and `sim_core/3`.
 """
 
 from __future__ import annotations
@@ -149,16 +149,19 @@ GOLDEN: dict[tuple[str, int], tuple[str, int]] = {
     # "Engine ids"): its weather and aero leave these code-built cars on normal-weather tracks as they
     # were (each branch compared every saved value of every frame without the header); car-to-car
     # friction changed the circuits' chains, and the header's digest (engine id, TrackSpec and PartSpec
-    # reprs) and the layout (state version 2) every hash.
-    ('circuit', 1): ('953fe5b6e4f561a5e1d5a0866bb5d8cb8081bcb3e269b2d173f855730ad46956', 2400),
-    ('circuit', 2): ('e23926b8551ea848d9e0013065b230952f41cf0591d9612f376b6129960440e7', 2400),
-    ('loop', 3): ('7cc7c4c8b6dc953cd642dc6858a6c9653bde33fc7f03282c70b73dc287aa87d1', 1239),
-    ('loop', 6): ('0971e2546bedd79be6047ed0dac3917c8b4b6f7353181d399b21489ce916ff70', 1357),
-    ('straight', 4): ('c9f2a1b8e2c5125839bdd47194a0f31a5909eddb1044aebbd7daa34b87226e49', 1546),
-    ('open', 5): ('a736509f6d06318678d61ae533dcf5b2b8e3084b8609a92dd087e9e6d931b5c5', 124),
+    # reprs) and the layout (state version 2) every hash. Re-pinned for sim_core/3 (magnets): without a
+    # magnet the six normal-weather scenarios' saved state bodies are the same frame by frame (compared
+    # without the header); the rain's patches moved, because the weather seed hashes the TrackSpec, whose
+    # repr gained ``magnets``; the header's digest changed every hash.
+    ('circuit', 1): ('0f1f94944511c44b69fc4dd35771503ccc64df6b956eb2a2fb89227ced34b9d4', 2400),
+    ('circuit', 2): ('5e83f099f092246d49cc489665cf4ba4fc724d9dc06eb862a3e25b8be0b6e1b8', 2400),
+    ('loop', 3): ('242a66cd4db749253a900861102f6ca81c2f7028fa6d3a4fbbd05bcfbc37d61b', 1239),
+    ('loop', 6): ('0e8975262c52d70ba9fd5e3aec31c0fe2e3d720ba9384748bd144cc04ebb13f5', 1357),
+    ('straight', 4): ('64c9c5a5ec44e00edd41dda84069df286c69d1018bf9e198a12b205ac0f73962', 1546),
+    ('open', 5): ('066a243069503f0629861465c733a962692405a8c064f58f3505b34dcc82f200', 124),
     # sim_core/2's rain, pinned from its first version (cars' tires are on wet patches in 8 433 of the
     # 19 200 car-frames; compiled and interpreted steps agreed on track-03's rain before it was pinned)
-    ('rain', 7): ('4b01ae390f239c6c522ea8751d570347828cec181519b4a6a7c941726da8c171', 2400),
+    ('rain', 7): ('8426b3f1261c28f0523a9e9e358f51fe875d0d2f47760dea1ef6fbe4d83e4a75', 2400),
 }
 
 

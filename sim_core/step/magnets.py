@@ -1,0 +1,188 @@
+"""Magnet forces of one frame (spec/simcore.md §7.4 "Magnets", 算式表 §5), in the route frame.
+
+Sources are the track's static magnets (``TrackSpec.magnets``) and every car's active magnet weapon
+while its Hold is on; targets are the passive sub-meshes (steel) of the cars' live parts:
+
+- source → passive: ``F = s·χ·0.0008/r²`` toward the source, zero when r < 1 cm;
+- source ↔ source: ``F = sA·sB·(−nA·nB)·0.0008/r²`` along the line between them, > 0 pushing them
+  apart (like poles pointing at each other repel);
+- a weapon's strength is ``s = P·0.03`` N, P the weapon's budget of the frame in W (the energy available
+  at the frame's start × its chip allocation, as the skill's budget: ``sim_core.step.physics._skills``);
+- every force acts at the COM (the route-frame car has no rotation, so a torque could change nothing);
+  a car's source takes the reaction of everything it pulls or pushes (Newton's third law, by hand),
+  the track takes none.
+
+Positions come from one snapshot of the frame's start, before any car moves, so the result does not
+depend on the cars' order (like ``sim_core.step.contact``). Cars out of the race or under a penalty take
+no part. Components are truncated toward zero (``div_trunc`` is odd, so a reaction is exactly the
+opposite of its action).
+
+Units: strengths mN, χ ‰, positions µm, poles ppm, impulses µg·µm/s per frame (1 N·s = 1e15):
+``s[mN]·χ[‰]·0.0008 m² / r[µm]²`` = ``s·χ·800/r²`` N, so the impulse of a frame is ``s·χ·4e16/(3·r²)``;
+with the poles' product in ppm² (1e12), ``sA·sB·(−nA·nB)·4e4/(3·r²)``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sim_core.intmath import UNIT, div_trunc, isqrt
+from sim_core.specs.magnets import MagnetSource
+from sim_core.specs.route import Route
+from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, PENALTY_TIMER, REMAINING_Q, RETIRED_FRAME
+from sim_core.step.model import CarModel
+
+PASSIVE_NUM: Final = 40_000_000_000_000_000
+"""4e16: with ``FORCE_DEN``, the impulse of a frame of ``s·χ/r²`` (mN, ‰, µm)."""
+SOURCES_NUM: Final = 40_000
+"""4e4: with ``FORCE_DEN``, the impulse of a frame of ``sA·sB·(nA·nB)/r²`` (mN, mN, ppm², µm)."""
+FORCE_DEN: Final = 3
+MIN_RANGE_SQ_UM2: Final = 100_000_000
+"""(1 cm)²: closer than this a magnet exerts nothing (the spec's guard against r → 0)."""
+WEAPON_MN_PER_MW_NUM: Final = 3
+WEAPON_MN_PER_MW_DEN: Final = 100
+"""K_MAGNET_FORCE 0.03 N/W: mW · 3/100 = mN."""
+WEAPON: Final = 7  # the weapon skill's index in SKILLS (sim_core.specs.inputs)
+
+Point = tuple[int, int, int]
+Pole = tuple[int, int, int, int, int, int, int]  # (x, y, z, strength mN, north x, y, z ppm), world
+
+
+def passive_pull(source: Point, strength_mn: int, target: Point, susceptibility_milli: int) -> Point | None:
+    """The impulse (world, µg·µm/s) a source at ``source`` gives a passive sub-mesh at ``target``: toward
+    the source; None closer than 1 cm."""
+    dx, dy, dz = source[0] - target[0], source[1] - target[1], source[2] - target[2]
+    r2 = dx * dx + dy * dy + dz * dz
+    if r2 < MIN_RANGE_SQ_UM2:
+        return None
+    num = strength_mn * susceptibility_milli * PASSIVE_NUM
+    den = FORCE_DEN * r2 * isqrt(r2)
+    return div_trunc(num * dx, den), div_trunc(num * dy, den), div_trunc(num * dz, den)
+
+
+def pole_push(a: Pole, b: Pole) -> Point | None:
+    """The impulse (world) source ``a`` gives source ``b``: away from ``a`` when their poles point against
+    each other, toward it when they point alike; None closer than 1 cm."""
+    dx, dy, dz = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+    r2 = dx * dx + dy * dy + dz * dz
+    if r2 < MIN_RANGE_SQ_UM2:
+        return None
+    num = -a[3] * b[3] * (a[4] * b[4] + a[5] * b[5] + a[6] * b[6]) * SOURCES_NUM
+    den = FORCE_DEN * r2 * isqrt(r2)
+    return div_trunc(num * dx, den), div_trunc(num * dy, den), div_trunc(num * dz, den)
+
+
+class _Actor:
+    """One car of the frame's snapshot: its route sample's axes, its steel and its held weapon pole, in
+    world coordinates, and the impulse summed on it."""
+
+    __slots__ = ("slot", "axes", "steel", "pole", "jx", "jy", "jz")
+
+    def __init__(self, slot: int, axes: tuple[int, int, int, int, int, int, int, int, int],
+                 steel: list[tuple[Point, int]], pole: Pole | None) -> None:
+        self.slot = slot
+        self.axes = axes
+        self.steel = steel
+        self.pole = pole
+        self.jx = self.jy = self.jz = 0
+
+    def add(self, j: Point, sign: int) -> None:
+        self.jx += sign * j[0]
+        self.jy += sign * j[1]
+        self.jz += sign * j[2]
+
+
+class Magnets:
+    """The round's magnets: the track's sources and which cars carry a magnet weapon (built once by
+    ``World``; ``pulls`` once per frame)."""
+
+    def __init__(self, route: Route, sources: tuple[MagnetSource, ...], models: list[CarModel]) -> None:
+        self.route = route
+        self.models = models
+        self.sources: list[Pole] = [(*s.position_um, s.strength_mn, *s.n_pole_e6) for s in sources]
+        self.pole_slots = [slot for slot, model in enumerate(models) if model.magnet_pole is not None]
+
+    def pulls(self, cars: list[list[int]], skills: list[tuple[int, ...]]) -> list[tuple[int, int, int]] | None:
+        """Each car's magnet impulse of this frame along its route axes (s, l, h), or None when no source
+        acts this frame (no track source and no magnet weapon held)."""
+        held: dict[int, int] = {}
+        for slot in self.pole_slots:
+            strength = self._strength(cars[slot], self.models[slot], skills[slot])
+            if strength > 0:
+                held[slot] = strength
+        if not self.sources and not held:
+            return None
+        actors = [actor for slot, c in enumerate(cars) if (actor := self._actor(slot, c, held.get(slot, 0)))]
+        for source in self.sources:
+            for actor in actors:
+                for point, chi in actor.steel:
+                    j = passive_pull((source[0], source[1], source[2]), source[3], point, chi)
+                    if j is not None:
+                        actor.add(j, 1)
+                if actor.pole is not None:
+                    j = pole_push(source, actor.pole)
+                    if j is not None:
+                        actor.add(j, 1)
+        for a in actors:
+            pole = a.pole
+            if pole is None:
+                continue
+            for b in actors:
+                if b is a:
+                    continue
+                for point, chi in b.steel:
+                    j = passive_pull((pole[0], pole[1], pole[2]), pole[3], point, chi)
+                    if j is not None:
+                        b.add(j, 1)
+                        a.add(j, -1)
+                if b.pole is not None and a.slot < b.slot:
+                    j = pole_push(pole, b.pole)
+                    if j is not None:
+                        b.add(j, 1)
+                        a.add(j, -1)
+        out = [(0, 0, 0)] * len(cars)
+        for a in actors:
+            tx, ty, tz, rx, ry, rz, ux, uy, uz = a.axes
+            out[a.slot] = (div_trunc(a.jx * tx + a.jy * ty + a.jz * tz, UNIT),
+                           div_trunc(a.jx * rx + a.jy * ry + a.jz * rz, UNIT),
+                           div_trunc(a.jx * ux + a.jy * uy + a.jz * uz, UNIT))
+        return out
+
+    def _strength(self, c: list[int], model: CarModel, skills: tuple[int, ...]) -> int:
+        """The car's magnet weapon strength (mN) this frame: its budget while the Hold is on and the weapon
+        could fire (in the race, no penalty, chip and weapon alive), else 0."""
+        if c[RETIRED_FRAME] >= 0 or c[PENALTY_TIMER] > 0 or WEAPON not in skills:
+            return 0
+        mech = model.mechanics(c[BROKEN_MASK])
+        if not (mech.skills_enabled and mech.weapon_alive):
+            return 0
+        available = model.configured_output_mw * c[REMAINING_Q] // model.initial_q
+        return available * model.allocation[WEAPON] // 100 * WEAPON_MN_PER_MW_NUM // WEAPON_MN_PER_MW_DEN
+
+    def _actor(self, slot: int, c: list[int], strength: int) -> _Actor | None:
+        """The car's part in the snapshot (``strength``: its held weapon's, 0 when it holds none), or None
+        when it has neither steel nor a held pole (or is out)."""
+        if c[RETIRED_FRAME] >= 0 or c[PENALTY_TIMER] > 0:
+            return None
+        model = self.models[slot]
+        steel = model.mechanics(c[BROKEN_MASK]).steel
+        if not steel and not strength:
+            return None
+        route = self.route
+        arc = c[ARC]
+        s = arc % route.length_um if route.loop else arc
+        i = route.index(s)
+        lat, centre = c[LAT], c[H] + model.height_um // 2
+        axes = (route.tx[i], route.ty[i], route.tz[i], route.rx[i], route.ry[i], route.rz[i],
+                route.ux[i], route.uy[i], route.uz[i])
+        points = [(route.point_at(i, s - z, lat + x, centre + y), chi) for x, y, z, chi in steel]
+        pole: Pole | None = None
+        magnet = model.magnet_pole
+        if strength and magnet is not None:
+            x, y, z, nx, ny, nz = magnet
+            at = route.point_at(i, s - z, lat + x, centre + y)
+            tx, ty, tz, rx, ry, rz, ux, uy, uz = axes  # the car's front is −Z: its +Z runs along −tangent
+            pole = (at[0], at[1], at[2], strength,
+                    div_trunc(-nz * tx + nx * rx + ny * ux, UNIT), div_trunc(-nz * ty + nx * ry + ny * uy, UNIT),
+                    div_trunc(-nz * tz + nx * rz + ny * uz, UNIT))
+        return _Actor(slot, axes, points, pole)
