@@ -18,6 +18,7 @@ import numpy as np
 from sim_core.assets.common import Solid
 from sim_core.assets.fields import number
 from sim_core.assets.findings import Findings
+from sim_core.assets.geometry import triangle_crosses
 from sim_core.assets.reader import Mesh
 from sim_core.intmath import round_div
 from sim_core.specs.vehicle import AERO_AXES
@@ -48,15 +49,10 @@ def _components(mesh: Mesh) -> np.ndarray:
 def _outer_triangles(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
     """(vertices a, b, c as object arrays; cross products) of the triangles on surfaces that enclose
     non-negative volume (the outer skin; a sealed cavity's inverted walls are dropped)."""
-    v = mesh.vertices_um.astype(object)
-    t = mesh.triangles
-    a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
-    e1, e2 = b - a, c - a
-    cross = np.stack([e1[:, 1] * e2[:, 2] - e1[:, 2] * e2[:, 1], e1[:, 2] * e2[:, 0] - e1[:, 0] * e2[:, 2],
-                      e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]], axis=1)
+    a, b, c, cross = triangle_crosses(mesh)
     det = (a * cross).sum(axis=1)
     component = _components(mesh)
-    keep = np.ones(len(t), dtype=bool)
+    keep = np.ones(len(mesh.triangles), dtype=bool)
     for label in np.unique(component):
         members = component == label
         if int(sum(det[members].tolist())) < 0:

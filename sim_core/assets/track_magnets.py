@@ -17,10 +17,9 @@ from __future__ import annotations
 from math import isqrt
 from typing import Any
 
-import numpy as np
-
 from sim_core.assets import fields
 from sim_core.assets.findings import Findings
+from sim_core.assets.geometry import triangle_crosses
 from sim_core.assets.reader import GlbAsset, Node
 from sim_core.intmath import normalize, round_div
 from sim_core.specs.materials import Material
@@ -62,12 +61,7 @@ def _centre_and_pole(node: Node) -> tuple[list[int], list[int]]:
     """Area-weighted centroid of the node's triangles and the unit of their summed normals (else +Z)."""
     mesh = node.mesh
     assert mesh is not None
-    v = mesh.vertices_um.astype(object)
-    t = mesh.triangles
-    a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
-    e1, e2 = b - a, c - a
-    cross = np.stack([e1[:, 1] * e2[:, 2] - e1[:, 2] * e2[:, 1], e1[:, 2] * e2[:, 0] - e1[:, 0] * e2[:, 2],
-                      e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]], axis=1)
+    a, b, c, cross = triangle_crosses(mesh)
     weights = [isqrt(int(x)) for x in (cross * cross).sum(axis=1).tolist()]  # 2 × each triangle's area
     total = sum(weights)
     sums = (a + b + c).tolist()

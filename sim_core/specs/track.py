@@ -15,7 +15,7 @@ from sim_core.constants import START_GRID_CELL_UM
 from sim_core.errors import SimError
 from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.specs.materials import material
-from sim_core.specs.magnets import MagnetSource
+from sim_core.specs.magnets import MagnetSource, check_all
 from sim_core.specs.weather import NORMAL_WEATHER, WeatherSpec
 
 TrackType = Literal["open", "fixed"]
@@ -240,12 +240,7 @@ class TrackSpec:
                 _fail("track-invalid-aabb", "aabb_min_um must be below aabb_max_um on every axis")
         if not isinstance(self.weather, WeatherSpec):
             _fail("track-invalid-weather", "weather must be a WeatherSpec")
-        if not isinstance(self.magnets, tuple) or len(self.magnets) > MAX_MAGNET_SOURCES:
-            _fail("track-invalid-magnet", f"magnets must be a tuple of at most {MAX_MAGNET_SOURCES} MagnetSource")
-        for i, source in enumerate(self.magnets):
-            if not isinstance(source, MagnetSource):
-                _fail("track-invalid-magnet", f"magnets[{i}] must be a MagnetSource")
-            source.validate(f"magnets[{i}]")
+        check_all(self.magnets, MagnetSource, MAX_MAGNET_SOURCES, "track-invalid-magnet", "magnets")
         if self.player_capacity < 2:
             _fail("track-start-too-narrow", "RP1 must be at least 0.36 m wide (2 start slots of 0.18 m)")
 

@@ -14,7 +14,7 @@ from typing import Literal, NoReturn, get_args
 
 from sim_core.errors import SimError
 from sim_core.specs.inputs import SKILLS
-from sim_core.specs.magnets import MagnetPole, SteelPoint
+from sim_core.specs.magnets import MagnetPole, SteelPoint, check_all
 from sim_core.specs.materials import material
 
 PartType = Literal["chassis", "body", "motor", "battery", "tire", "roller", "chip", "weapon"]
@@ -131,12 +131,7 @@ class PartSpec:
             if self.part_type != "body" or not isinstance(self.aero, AeroSpec):
                 _fail("vehicle-invalid-aero", f"{what}: only a body carries aero (an AeroSpec)")
             self.aero.validate(what)
-        if not isinstance(self.steel, tuple) or len(self.steel) > STEEL_POINTS_MAX:
-            _fail("vehicle-invalid-magnet", f"{what}: steel must be a tuple of at most {STEEL_POINTS_MAX} SteelPoint")
-        for i, point in enumerate(self.steel):
-            if not isinstance(point, SteelPoint):
-                _fail("vehicle-invalid-magnet", f"{what}: steel[{i}] must be a SteelPoint")
-            point.validate(f"{what}.steel[{i}]")
+        check_all(self.steel, SteelPoint, STEEL_POINTS_MAX, "vehicle-invalid-magnet", f"{what}.steel")
 
     @property
     def order_key(self) -> tuple[int, int]:
