@@ -13,6 +13,7 @@ from sim_core.assets.findings import AssetRejected
 from sim_core.assets.loadout import AssembledVehicle, PlacedPart, Resolver, assemble
 from sim_core.errors import SimError
 from sim_core.intmath import Vec3, normalize
+from sim_core.specs.fluids import FluidZone
 from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
 from sim_core.specs.materials import material
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
@@ -59,6 +60,7 @@ def track_spec(track: AdmittedAsset, *, track_id: str | None = None, lap_count: 
         aabb_max_um=_vec(m["aabb_max_um"]),
         weather=_weather(m["weather"]),
         magnets=tuple(MagnetSource(_vec(s["position_um"]), s["strength_mn"], _vec(s["n_pole_ppm"])) for s in m["magnets"]),
+        fluids=tuple(FluidZone(_vec(f["min_um"]), _vec(f["max_um"]), f["material"]) for f in m["fluids"]),
     )
 
 

@@ -330,11 +330,18 @@ def analyse_track(
     solids = [
         n for n in asset.mesh_nodes if n.name not in entity_nodes and n.index in materials and not materials[n.index].is_fluid
     ]
+    fluids = [
+        {"node": n.name, "source_node_index": n.index, "material": materials[n.index].id,
+         "min_um": [int(x) for x in n.mesh.vertices_um.min(axis=0)], "max_um": [int(x) for x in n.mesh.vertices_um.max(axis=0)]}
+        for n in asset.mesh_nodes
+        if n.name not in entity_nodes and n.index in materials and materials[n.index].is_fluid and n.mesh and n.mesh.vertex_count
+    ]
     collider_tris = sum(n.mesh.triangle_count for n in solids if n.mesh)
     visual_tris = sum(n.mesh.triangle_count for n in asset.mesh_nodes if n.mesh)
-    if collider_tris > C.MAX_TRACK_COLLIDER_TRIANGLES or visual_tris > C.MAX_TRACK_VISUAL_TRIANGLES or len(solids) > 256:
-        findings.error("track-budget",
-                       "a track allows at most 500 000 collider triangles, 3 000 000 visual triangles and 256 solid regions")
+    if (collider_tris > C.MAX_TRACK_COLLIDER_TRIANGLES or visual_tris > C.MAX_TRACK_VISUAL_TRIANGLES or len(solids) > 256
+            or len(fluids) > 256):
+        findings.error("track-budget", "a track allows at most 500 000 collider triangles, 3 000 000 visual triangles, "
+                                       "256 solid regions and 256 fluid regions")
     if track is None or weather is None or physics is None:
         return None
     route = _route(track, empties, findings)
@@ -400,4 +407,5 @@ def analyse_track(
         ],
         "entities": entities,
         "magnets": magnets,
+        "fluids": fluids,
     }

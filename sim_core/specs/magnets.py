@@ -47,17 +47,6 @@ def _unit(value: object) -> bool:
     return (1_000_000 - UNIT_TOLERANCE_E6) ** 2 <= length_sq <= (1_000_000 + UNIT_TOLERANCE_E6) ** 2
 
 
-def check_all(items: object, kind: type[MagnetSource] | type[SteelPoint], limit: int, code: str, what: str) -> None:
-    """``SimError`` ``code`` unless ``items`` is a tuple of at most ``limit`` valid ``kind`` (a track's
-    sources, a part's steel)."""
-    if not isinstance(items, tuple) or len(items) > limit:
-        _fail(code, f"{what} must be a tuple of at most {limit} {kind.__name__}")
-    for i, item in enumerate(items):
-        if not isinstance(item, kind):
-            _fail(code, f"{what}[{i}] must be a {kind.__name__}")
-        item.validate(f"{what}[{i}]")
-
-
 @dataclass(frozen=True, slots=True)
 class MagnetSource:
     """A track's static magnet: ``position_um`` (world, µm), ``strength_mn`` (1…10 000 mN) and the

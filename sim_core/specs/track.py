@@ -15,7 +15,9 @@ from sim_core.constants import START_GRID_CELL_UM
 from sim_core.errors import SimError
 from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.specs.materials import material
-from sim_core.specs.magnets import MagnetSource, check_all
+from sim_core.specs.fluids import FLUID_ZONES_MAX, FluidZone
+from sim_core.specs.items import check_all
+from sim_core.specs.magnets import MagnetSource
 from sim_core.specs.weather import NORMAL_WEATHER, WeatherSpec
 
 TrackType = Literal["open", "fixed"]
@@ -149,6 +151,7 @@ class TrackSpec:
     - ``aabb_min_um`` / ``aabb_max_um``: track AABB (fall-out bound); None → derived from the route.
     - ``weather``: the wind and the rain or snow patches (``WeatherSpec``; default: normal, no wind).
     - ``magnets``: the static magnet sources (``MagnetSource``, at most 256; default: none).
+    - ``fluids``: the fluid zones (``FluidZone``, at most 256; default: none).
     """
 
     track_id: str
@@ -171,6 +174,7 @@ class TrackSpec:
     aabb_max_um: Vec3 | None = None
     weather: WeatherSpec = NORMAL_WEATHER
     magnets: tuple[MagnetSource, ...] = ()
+    fluids: tuple[FluidZone, ...] = ()
 
     def __post_init__(self) -> None:
         self.validate()
@@ -241,6 +245,7 @@ class TrackSpec:
         if not isinstance(self.weather, WeatherSpec):
             _fail("track-invalid-weather", "weather must be a WeatherSpec")
         check_all(self.magnets, MagnetSource, MAX_MAGNET_SOURCES, "track-invalid-magnet", "magnets")
+        check_all(self.fluids, FluidZone, FLUID_ZONES_MAX, "track-invalid-fluid", "fluids")
         if self.player_capacity < 2:
             _fail("track-start-too-narrow", "RP1 must be at least 0.36 m wide (2 start slots of 0.18 m)")
 

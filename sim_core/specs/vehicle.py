@@ -14,7 +14,8 @@ from typing import Literal, NoReturn, get_args
 
 from sim_core.errors import SimError
 from sim_core.specs.inputs import SKILLS
-from sim_core.specs.magnets import MagnetPole, SteelPoint, check_all
+from sim_core.specs.items import check_all
+from sim_core.specs.magnets import MagnetPole, SteelPoint
 from sim_core.specs.materials import material
 
 PartType = Literal["chassis", "body", "motor", "battery", "tire", "roller", "chip", "weapon"]

@@ -14,6 +14,7 @@ from sim_core.state.layout import (
 )
 from sim_core.specs.materials import material
 from sim_core.step.contact import Collider, resolve
+from sim_core.step.fluids import Fluids, corrode, fluid_heat
 from sim_core.step.magnets import Magnets
 from sim_core.step.model import CarModel, Mechanics
 from sim_core.step.physics import TrackContext, advance
@@ -27,7 +28,7 @@ class Frame:
     """The round's constant parts a frame runs with (built once by ``World``)."""
 
     def __init__(self, models: list[CarModel], motion: TrackContext, rules: RuleContext, loop_length: int,
-                 time_limit_frames: int, weather: Weather, magnets: Magnets) -> None:
+                 time_limit_frames: int, weather: Weather, magnets: Magnets, fluids: Fluids) -> None:
         self.models = models
         self.colliders = [collider(model) for model in models]
         self.motion = motion
@@ -36,12 +37,13 @@ class Frame:
         self.time_limit_frames = time_limit_frames
         self.weather = weather
         self.magnets = magnets
+        self.fluids = fluids
 
     def run(self, world: list[int], cars: list[list[int]], mechanics: list[Mechanics], masks: list[int],
             cold_still: list[bool], skills: list[tuple[int, ...]]) -> None:
         """Advance ``world`` and ``cars`` one frame. ``mechanics``, ``masks`` and ``cold_still`` are the
         world's state-derived caches (``World``), kept up to date here; ``skills`` are the checked inputs."""
-        models, motion, weather = self.models, self.motion, self.weather
+        models, motion, weather, fluids = self.models, self.motion, self.weather, self.fluids
         patches: list[tuple[int, int]] = []
         if weather.slots:  # weather spawn and expiry first (spec §4), then the cars drive on it
             weather.update(world)
@@ -60,10 +62,16 @@ class Frame:
                 mech = mechanics[slot]
                 if patches and c[H] == 0 and weather.covers(patches, c[ARC], c[LAT]):  # tires on a wet patch
                     mech = model.wet_mechanics(masks[slot])
-                heat, loads = advance(c, model, mech, motion, skills[slot], None if pulls is None else pulls[slot])
+                fluid = fluids.touch(c) if fluids.zones else None  # from where the car starts the frame
+                heat, loads = advance(c, model, mech, motion, skills[slot], None if pulls is None else pulls[slot], fluid)
+                if fluid is not None and fluid.heat_rate_mc_s:  # freeze or burn: every live part, into its solve
+                    loads = fluid_heat(model, mech, heat, loads, fluid.heat_rate_mc_s)
+                    cold_still[slot] = False
                 # heat and wear touch only part fields, which contact neither reads nor writes: solving
                 # them here, before contact, is the same as after it, without keeping the ledgers
                 newly = settle(c, model, mech, heat, loads, cold_still[slot])
+                if fluid is not None and fluid.acid:
+                    newly |= corrode(c, model, fluid.acid)
                 if not cold_still[slot]:  # solved this frame: are they still now?
                     cold_still[slot] = cold_parts_still(c, mech)
                 if newly:

@@ -160,6 +160,7 @@ class CarModel:
         self.conductance = tuple(p.ambient_conductance_uw_per_c for p in parts)
         self.thermal_limit = tuple(p.thermal_limit_mc for p in parts)
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
+        self.ultimate_kpa = tuple(material(p.material).ultimate_strength_kpa for p in parts)  # acid (step/fluids)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
         self._cache: dict[int, Mechanics] = {}
         self._wet_cache: dict[int, Mechanics] = {}

@@ -28,6 +28,7 @@ from sim_core.state.layout import (
     AIR_FRAMES, ARC, H, LAT, OUTSIDE, PENALTY_TIMER, REMAINING_Q, VH, VLAT, VS,
 )
 from sim_core.step.aero import aero_impulse
+from sim_core.step.fluids import KEEP_DEN, FluidTouch
 from sim_core.step.model import CarModel, Mechanics
 from sim_core.specs.route import Route
 
@@ -70,10 +71,12 @@ TireLoads = Sequence[tuple[int, int]]
 
 
 def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
-            skills: tuple[int, ...], pull: tuple[int, int, int] | None = None) -> tuple[list[int], TireLoads]:
+            skills: tuple[int, ...], pull: tuple[int, int, int] | None = None,
+            fluid: FluidTouch | None = None) -> tuple[list[int], TireLoads]:
     """Advance one live car by one frame (``mech`` = its mechanics for the frame's broken parts; ``pull``
-    = its magnet impulse (s, l, h) of the frame, ``sim_core.step.magnets``, None without one); returns
-    (heat per part in tu, of the parts other than tires; the tire groups' ``TireLoads``).
+    = its magnet impulse (s, l, h) of the frame, ``sim_core.step.magnets``, None without one; ``fluid`` =
+    the grip and stickiness of the fluid it is in, ``sim_core.step.fluids``, None outside every fluid);
+    returns (heat per part in tu, of the parts other than tires; the tire groups' ``TireLoads``).
 
     ``div_round(a, b)`` = (2a + b) // 2b is written out for the velocity and position updates: they are
     the hottest lines of the step, and the call costs more than the arithmetic."""
@@ -135,8 +138,10 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         if normal < 0:
             normal = 0
         if mech.live_tires:
-            js, jl, rolling, loads = _tires(model, mech, normal, m, vs, vlat, acc_l, ext_l,
-                                            drive_mw if in_control else 0)
+            traction_mw = drive_mw if in_control else 0
+            if fluid is not None and fluid.grip_milli < 1000:  # a slippery fluid: the drive at its grip
+                traction_mw = traction_mw * fluid.grip_milli // 1000
+            js, jl, rolling, loads = _tires(model, mech, normal, m, vs, vlat, acc_l, ext_l, traction_mw)
         else:  # every tire broken: the chassis scrapes along the surface
             rolling = normal * model.chassis_mu // 1000
             need = -(m * vlat + m * acc_l // 60 + ext_l)
@@ -163,6 +168,10 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         vlat = div_trunc(vlat * 60_000, 60_000 + damping)
         if not grounded:
             vh = div_trunc(vh * 60_000, 60_000 + damping)
+    if fluid is not None and fluid.keep < KEEP_DEN:  # a sticky fluid: v ← v·(1 − (1 − decay)·dt)
+        vs = div_trunc(vs * fluid.keep, KEEP_DEN)
+        vlat = div_trunc(vlat * fluid.keep, KEEP_DEN)
+        vh = div_trunc(vh * fluid.keep, KEEP_DEN)
     if penalty > PENALTY_FADE_FRAMES:  # penalty: linear deceleration to zero over the remaining frames
         k = penalty - PENALTY_FADE_FRAMES
         vs = div_trunc(vs * (k - 1), k)

@@ -1,6 +1,6 @@
 """Runs whose every figure the compiled step must reproduce (``tests/sim_core/test_compiled.py``): the golden
-frame chains (pinned), a rollback sync-test of a built-in round and one with every kind of magnet (their final
-hashes and re-simulated frames)."""
+frame chains (pinned), a rollback sync-test of a built-in round and one with every kind of magnet and fluid
+(their final hashes and re-simulated frames)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ def synctest_figures() -> list[object]:
 
 def magnet_figures() -> list[object]:
     """[passed, re-simulated frames, final state hash] of a sync-test with floor magnets, held magnet
-    weapons and steel (``tests.sim_core.helpers.magnet_round``): the magnets' big-integer arithmetic."""
-    world = magnet_round()
+    weapons, steel and the five fluids (``tests.sim_core.helpers.magnet_round``): the magnets' big-integer
+    arithmetic and every fluid's effect."""
+    world = magnet_round(fluids=True)
     inputs = RandomInputs([m.chip_skills for m in world.models], 3)
     result = run_synctest(world, SYNCTEST_FRAMES, SYNCTEST_DISTANCE, inputs.next_frame)
     return [result.ok, result.resimulated_frames, result.final_hash.hex()]

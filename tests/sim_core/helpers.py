@@ -7,6 +7,7 @@ from dataclasses import replace
 from sim_core import World
 from sim_core.state.layout import ARC, ARMED, H, LAT, PREV_X, PREV_Y, PREV_Z, VH, VLAT, VS
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
+from sim_core.specs.fluids import FluidZone
 from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
 from sim_core.specs.vehicle import BatterySpec, ChipSlot, MotorSpec, VehicleSpec, WeaponSpec, baked_part
 
@@ -134,9 +135,20 @@ def magnet_car(pole=FRONT_POLE, offset=(0, 0, 0)) -> VehicleSpec:
     return car(weapon=WeaponSpec("active", magnet=MagnetPole(offset, pole)))
 
 
-def magnet_round(magnets: bool = True, seed: int = 3) -> World:
+FLUIDS = ("water", "oil", "lava", "freezing_fluid", "acid")
+
+
+def fluid_zones(track: TrackSpec) -> tuple[FluidZone, ...]:
+    """A 0.6 m square 5 mm deep puddle at every route point after the first, the five fluids in turn."""
+    return tuple(FluidZone((p.position_um[0] - 300_000, p.position_um[1] - 5_000, p.position_um[2] - 300_000),
+                           (p.position_um[0] + 300_000, p.position_um[1], p.position_um[2] + 300_000),
+                           FLUIDS[i % len(FLUIDS)]) for i, p in enumerate(track.route[1:]))
+
+
+def magnet_round(magnets: bool = True, seed: int = 3, fluids: bool = False) -> World:
     """Four cars on the code-built circuit, magnet weapons (40 % of the chip) in the odd slots and steel
-    cars in the even ones, with 10 N floor magnets 2 cm under every other route point (or none)."""
+    cars in the even ones, with 10 N floor magnets 2 cm under every other route point (or none), and with
+    ``fluids`` the puddles of ``fluid_zones``."""
     from tests.sim_core.circuit import circuit_track
 
     base = circuit_track()
@@ -145,4 +157,4 @@ def magnet_round(magnets: bool = True, seed: int = 3) -> World:
     chip = (ChipSlot("boost", 30), ChipSlot("weapon", 40))
     cars = [replace(magnet_car(), chip_slots=chip) if slot % 2 else replace(steel_car(), chip_slots=chip[:1])
             for slot in range(4)]
-    return World.new(replace(base, magnets=sources), cars, seed=seed)
+    return World.new(replace(base, magnets=sources, fluids=fluid_zones(base) if fluids else ()), cars, seed=seed)

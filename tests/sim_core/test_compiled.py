@@ -3,7 +3,7 @@
 
 The suite imports the sources of the checkout it runs in, but an install from a wheel (``pip install .``:
 the README's commands and CI) carries the frame compiled by mypyc. This test runs the golden frame chains
-and two rollback sync-tests (a built-in round, and magnets of every kind) in a child process that imports
+and two rollback sync-tests (a built-in round, and every magnet and fluid) in a child process that imports
 the installed package (``-P``, from an empty directory, the checkout only appended to its path for the
 ``tests`` helpers) and compares the chains with their pins and the sync-tests with the same runs here. It
 is skipped where the install is not compiled: an editable install (pure Python by design, so that edits

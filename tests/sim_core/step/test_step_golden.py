@@ -149,19 +149,19 @@ GOLDEN: dict[tuple[str, int], tuple[str, int]] = {
     # "Engine ids"): its weather and aero leave these code-built cars on normal-weather tracks as they
     # were (each branch compared every saved value of every frame without the header); car-to-car
     # friction changed the circuits' chains, and the header's digest (engine id, TrackSpec and PartSpec
-    # reprs) and the layout (state version 2) every hash. Re-pinned for sim_core/3 (magnets): without a
-    # magnet the six normal-weather scenarios' saved state bodies are the same frame by frame (compared
-    # without the header); the rain's patches moved, because the weather seed hashes the TrackSpec, whose
-    # repr gained ``magnets``; the header's digest changed every hash.
-    ('circuit', 1): ('0f1f94944511c44b69fc4dd35771503ccc64df6b956eb2a2fb89227ced34b9d4', 2400),
-    ('circuit', 2): ('5e83f099f092246d49cc489665cf4ba4fc724d9dc06eb862a3e25b8be0b6e1b8', 2400),
-    ('loop', 3): ('242a66cd4db749253a900861102f6ca81c2f7028fa6d3a4fbbd05bcfbc37d61b', 1239),
-    ('loop', 6): ('0e8975262c52d70ba9fd5e3aec31c0fe2e3d720ba9384748bd144cc04ebb13f5', 1357),
-    ('straight', 4): ('64c9c5a5ec44e00edd41dda84069df286c69d1018bf9e198a12b205ac0f73962', 1546),
-    ('open', 5): ('066a243069503f0629861465c733a962692405a8c064f58f3505b34dcc82f200', 124),
+    # reprs) and the layout (state version 2) every hash. Re-pinned for sim_core/3 (magnets, fluids):
+    # without them the six normal-weather scenarios' saved state bodies are the same frame by frame
+    # (compared without the header); the rain's patches moved, because the weather seed hashes the
+    # TrackSpec, whose repr gained ``magnets`` and ``fluids``; the header's digest changed every hash.
+    ('circuit', 1): ('c02e24559d2633e87bcf85fe5e10819054184587400f20450b6c2b3802059ae3', 2400),
+    ('circuit', 2): ('b9bb4550d8fe5bd32ba4ff3d3f0df717384aa7edeed83f5427030b6acf840320', 2400),
+    ('loop', 3): ('ecfc1f25acc66acba821751d09d2aa73851c11c4f0b1a4b329300b583f134824', 1239),
+    ('loop', 6): ('e854ff9cadcb39158786f336ad94ec2ae3ca2b77930dbc556167b85a8179d66a', 1357),
+    ('straight', 4): ('59f25e2e5817a5165956673afde5bd99b52cdcab0ba90ad0721044125401633d', 1546),
+    ('open', 5): ('0189b091cd79a748a9f1d6c864d642ff0a047003d0b1ccb7e3d94806a5812740', 124),
     # sim_core/2's rain, pinned from its first version (cars' tires are on wet patches in 8 433 of the
     # 19 200 car-frames; compiled and interpreted steps agreed on track-03's rain before it was pinned)
-    ('rain', 7): ('8426b3f1261c28f0523a9e9e358f51fe875d0d2f47760dea1ef6fbe4d83e4a75', 2400),
+    ('rain', 7): ('eaae6526b792ba98b5d7fb1564fd311d2d54ac6e042cb78ddb61a2ba68ebb6e2', 2400),
 }
 
 

@@ -1,0 +1,49 @@
+"""A track's fluid zones as exact integers (spec/simcore.md §7.4 "Fluids", 材質表 §3, §6).
+
+A fluid mesh node of a track (a material with ``is_fluid``: water, oil, freezing fluid, lava, acid) is a
+sensor, not a collider: ``sim_core.assets.track`` bakes its axis-aligned box and its material, and the step
+(``sim_core.step.fluids``) reads what the material table says the fluid does (``deploy_behavior`` and
+``deploy_params``). Validation raises ``SimError`` ``track-invalid-fluid``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NoReturn
+
+from sim_core.errors import SimError
+from sim_core.specs.materials import material
+
+Vec3 = tuple[int, int, int]
+
+FLUID_ZONES_MAX = 256
+"""A track has at most 256 regions of one kind (spec/assets.md §5.7's solid regions), fluids included."""
+POSITION_MAX_UM = 1_000_000_000
+
+
+def _fail(message: str) -> NoReturn:
+    raise SimError("track-invalid-fluid", message)
+
+
+def _corner(value: object) -> bool:
+    return (isinstance(value, tuple) and len(value) == 3
+            and all(type(x) is int and -POSITION_MAX_UM <= x <= POSITION_MAX_UM for x in value))
+
+
+@dataclass(frozen=True, slots=True)
+class FluidZone:
+    """One fluid region: its box ``min_um``..``max_um`` (world, µm; a flat puddle may have no thickness)
+    and its fluid ``material`` id."""
+
+    min_um: Vec3
+    max_um: Vec3
+    material: str
+
+    def validate(self, what: str) -> None:
+        """``SimError`` ``track-invalid-fluid`` unless the box is ordered and the material a fluid."""
+        if not _corner(self.min_um) or not _corner(self.max_um):
+            _fail(f"{what}: min_um and max_um must be three ints within ±{POSITION_MAX_UM} µm")
+        if any(lo > hi for lo, hi in zip(self.min_um, self.max_um, strict=True)):
+            _fail(f"{what}: min_um must not exceed max_um on any axis")
+        if not isinstance(self.material, str) or not material(self.material).is_fluid:
+            _fail(f"{what}: material {self.material!r} is not a fluid")

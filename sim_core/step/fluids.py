@@ -1,0 +1,128 @@
+"""The track's fluid zones and the cars that touch them (spec/simcore.md §4.3, §7.4 "Fluids", 材質表 §3, §6).
+
+A car touches a zone when the point under its centre (the ribbon point at its arc and lateral offset,
+lifted by its height above the ribbon: its underside) lies inside the zone's box grown by 10 mm on every
+side, so that a flat puddle is met by a car on the ground and not by one flying over it. The touch is
+taken from where the car starts the frame (like the weather's patches). What a fluid does comes from the
+material table (``deploy_behavior``, ``deploy_params``); several zones combine as the spec says:
+
+- **grip** (``grip_loss``: water 0.5; ``sticky``: oil 0.3): the drive runs at ``grip`` of itself, its
+  torque and its top speed alike (``vsurf = vtop·grip``; both are linear in the power, so the drive of
+  ``grip·P`` is exactly that), the battery still paying the whole drive; the strongest (lowest) grip wins;
+- **sticky** (oil, decay 0.7/s): ``v *= 1 − (1 − decay)·dt`` on every axis, the strongest (lowest decay) wins;
+- **freeze / burn** (−20 / +30 °C/s): every live part takes the heat ``C·ΔT·dt`` into its one backward-
+  Euler solve (so the air still pulls it back); zones stack;
+- **corrosive** (acid): every live part with an ultimate strength gains ``2.5/ultimate[MPa]·dt`` of
+  fatigue (floored to whole ppm per frame), once per zone; zones stack; a part breaks at 1 (the
+  end-of-frame transaction), and a passive weapon's resistance scales its share as it scales heat.
+
+The route-frame car has no part geometry, so a touching car's every live part is in the fluid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, NamedTuple
+
+from sim_core.constants import FATIGUE_BREAK_PPM
+from sim_core.specs.fluids import FluidZone
+from sim_core.specs.materials import material
+from sim_core.specs.route import Route
+from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, P_FATIGUE, part_field
+from sim_core.step.model import CarModel, Mechanics, TireHeatWear
+
+REACH_UM: Final = 10_000
+"""10 mm: how far outside a zone's box a car's underside still touches it."""
+KEEP_DEN: Final = 60_000
+"""The sticky factor of a frame, 1 − (1 − decay)·dt, over 60 000 (decay in ‰ per second, dt = 1/60 s)."""
+HEAT_TU_PER_MJ_C_MC_S: Final = 1000
+"""C [mJ/°C] · ΔT/s [m°C/s] → tu in a frame: THERMAL_C_TU (60 000) · ΔT/60."""
+ACID_PPM_NUM: Final = 125_000_000
+"""2.5/ultimate[MPa] per second in ppm per frame: 2.5e6·1000/(60·ultimate[kPa]) = 125e6/(3·kPa)."""
+NO_GRIP_LOSS: Final = 1000
+
+
+class FluidTouch(NamedTuple):
+    """What the zones a car touches do to it in one frame (the module docstring's combination)."""
+
+    grip_milli: int  # the drive's share, ‰ (1000: no grip loss)
+    keep: int  # the sticky factor over KEEP_DEN (KEEP_DEN: not sticky)
+    heat_rate_mc_s: int  # Σ temperature change per second of the freeze and burn zones (m°C/s)
+    acid: int  # corrosive zones touched
+
+
+class _Zone(NamedTuple):
+    lo: tuple[int, int, int]
+    hi: tuple[int, int, int]
+    grip_milli: int
+    keep: int
+    heat_rate_mc_s: int
+    acid: int
+
+
+def _zone(zone: FluidZone) -> _Zone:
+    mat = material(zone.material)
+    params = dict(mat.deploy_params_milli)
+    decay = params.get("velocity_decay_per_sec", 1000)
+    return _Zone((zone.min_um[0] - REACH_UM, zone.min_um[1] - REACH_UM, zone.min_um[2] - REACH_UM),
+                 (zone.max_um[0] + REACH_UM, zone.max_um[1] + REACH_UM, zone.max_um[2] + REACH_UM),
+                 params.get("grip_modifier", NO_GRIP_LOSS), KEEP_DEN - (1000 - decay),
+                 params.get("temperature_delta_per_sec", 0), 1 if mat.deploy_behavior == "corrosive" else 0)
+
+
+class Fluids:
+    """The round's fluid zones (built once by ``World``; ``touch`` once per live car and frame)."""
+
+    def __init__(self, route: Route, zones: tuple[FluidZone, ...]) -> None:
+        self.route = route
+        self.zones = [_zone(z) for z in zones]
+
+    def touch(self, c: list[int]) -> FluidTouch | None:
+        """The combined effect of the zones the car's underside is in, or None when it is in none."""
+        x, y, z = self.route.point(c[ARC], c[LAT], c[H])
+        grip, keep, rate, acid, inside = NO_GRIP_LOSS, KEEP_DEN, 0, 0, False
+        for lo, hi, zone_grip, zone_keep, zone_rate, zone_acid in self.zones:
+            if lo[0] <= x <= hi[0] and lo[1] <= y <= hi[1] and lo[2] <= z <= hi[2]:
+                inside = True
+                grip = zone_grip if zone_grip < grip else grip
+                keep = zone_keep if zone_keep < keep else keep
+                rate += zone_rate
+                acid += zone_acid
+        return FluidTouch(grip, keep, rate, acid) if inside else None
+
+
+def fluid_heat(model: CarModel, mech: Mechanics, heat: list[int], loads: Sequence[tuple[int, int]],
+               rate_mc_s: int) -> list[tuple[int, int]]:
+    """Add a frame of ``rate_mc_s`` (m°C/s) to every live part's heat: ``heat`` in place for the parts
+    other than tires, and the tire groups' loads returned (each tire of a group has the group's capacity)."""
+    for plan in (mech.heated_plan, mech.cold_plan):
+        for part_heat in plan:
+            part = part_heat.part
+            heat[part] += HEAT_TU_PER_MJ_C_MC_S * model.heat_capacity[part] * rate_mc_s
+    return [(energy + _tire_heat(group, rate_mc_s), worn)
+            for group, (energy, worn) in zip(mech.tire_plan, loads, strict=True)]
+
+
+def _tire_heat(group: TireHeatWear, rate_mc_s: int) -> int:
+    # double_capacity = 2·THERMAL_C_TU·C = 120 000·C, so C·1000·rate = double_capacity·rate/120
+    return group.double_capacity * rate_mc_s // 120
+
+
+def corrode(c: list[int], model: CarModel, zones: int) -> int:
+    """A frame of ``zones`` acid zones on every live part of the car with an ultimate strength; the mask of
+    the parts it breaks (fatigue reaching 1: the end-of-frame transaction commits them)."""
+    broken_mask = c[BROKEN_MASK]
+    newly = 0
+    for part, ultimate_kpa in enumerate(model.ultimate_kpa):
+        if ultimate_kpa is None or broken_mask >> part & 1:
+            continue
+        gain = zones * ACID_PPM_NUM // (3 * ultimate_kpa)
+        if part == model.weapon:
+            gain = gain * model.weapon_heat_scale // 10_000
+        at = part_field(part, P_FATIGUE)
+        fatigue = c[at] + gain
+        if fatigue >= FATIGUE_BREAK_PPM:
+            fatigue = FATIGUE_BREAK_PPM
+            newly |= 1 << part
+        c[at] = fatigue
+    return newly

@@ -1,0 +1,121 @@
+"""A track's magnet sources and fluid zones from its GLB (spec/assets.md §5.5–5.6): node-level strengths on
+magnet_floor mesh nodes, their area-weighted centre and pole, the coded refusals and warnings, the baked
+``auto_magnet_sources`` and the way into ``TrackSpec``; fluid nodes as sensor boxes, not colliders; and
+the built-in cars' steel and magnet."""
+
+from __future__ import annotations
+
+from decimal import Decimal as D
+from typing import Any
+
+import numpy as np
+
+from sim_core.assets.admission import admit
+from sim_core.assets.bake import bake
+from sim_core.assets.builtins import admitted_builtin
+from sim_core.assets.convert import track_spec, vehicle_spec
+from sim_core.assets.demo_round import archetype_loadout
+from sim_core.assets.findings import Findings
+from sim_core.assets.glb_build import GlbBuilder, frame_matrix
+from sim_core.assets.loadout import assemble
+from sim_core.assets.manifest import build_manifest
+from sim_core.assets.reader import read_glb
+from sim_core.assets.shapes import box
+from sim_core.specs.fluids import FluidZone
+from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
+
+IDENTITY = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+PLATE = (np.array([(2.0, 0.01, 0.0), (2.0, 0.01, 0.2), (2.4, 0.01, 0.2), (2.4, 0.01, 0.0)]),
+         np.array([(0, 1, 2), (0, 2, 3)]))  # one-sided, facing +Y
+
+
+def track(tile: dict[str, Any] | None = None, plate: dict[str, Any] | None = None, root: dict[str, Any] | None = None,
+          puddle: str | None = None) -> bytes:
+    """An open 3 m track on a road slab, with a magnet_floor box tile (closed) and a one-sided plate
+    carrying the given node extras, and a flat puddle of the fluid ``puddle``."""
+    b = GlbBuilder()
+    b.node("Road", mesh=b.mesh(*box((-0.5, -0.1, -0.5), (3.0, 0.0, 0.5))))
+    if tile is not None:
+        b.node("Magnet_Tile", mesh=b.mesh(*box((1.0, -0.02, 0.0), (1.2, 0.0, 0.2))), extras=tile)
+    if plate is not None:
+        b.node("Magnet_Plate", mesh=b.mesh(*PLATE), extras=plate)
+    if puddle is not None:
+        b.node("Puddle", mesh=b.mesh(PLATE[0] - (1.0, 0.0, 0.0), PLATE[1]), extras={"material": puddle})
+    b.node("RoutePoint_1", matrix=frame_matrix((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0)))
+    b.node("RoutePoint_2", matrix=frame_matrix((2.5, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0)))
+    return b.build({
+        "type": "track", "open4wd_version": 1, "material": "asphalt", "weather": {"type": "normal"},
+        "physics": {"gravity_strength_m_s2": 9.81}, **(root or {}),
+        "track": {"type": "open", "route": [{"name": "RoutePoint_1", "width_m": 2}, {"name": "RoutePoint_2", "width_m": 2}]},
+    })
+
+
+def analysed(data: bytes) -> tuple[dict[str, Any] | None, Findings]:
+    findings = Findings()
+    return build_manifest(read_glb(data), findings, deprecated=frozenset(), for_new_product=True), findings
+
+
+def test_a_closed_tile_and_a_plate_become_sources_with_their_centres_and_poles():
+    manifest, findings = analysed(track({"material": "magnet_floor", "magnet_source_strength_n": 2.5},
+                                        {"material": "magnet_floor", "magnet_source_strength_n": 10}))
+    assert manifest is not None, findings.codes()
+    tile, plate = manifest["magnets"]
+    # the box's faces cancel: the node's +Z is the pole (the spec's fallback)
+    assert tile == {"node": "Magnet_Tile", "source_node_index": 1, "position_um": [1_100_000, -10_000, 100_000],
+                    "strength_mn": 2500, "n_pole_ppm": [0, 0, 1_000_000]}
+    assert plate == {"node": "Magnet_Plate", "source_node_index": 2, "position_um": [2_200_000, 10_000, 100_000],
+                     "strength_mn": 10_000, "n_pole_ppm": [0, 1_000_000, 0]}
+
+
+def test_a_strength_of_zero_declares_nothing_and_none_is_needed():
+    manifest, _ = analysed(track({"material": "magnet_floor", "magnet_source_strength_n": 0}, {"material": "magnet_floor"}))
+    assert manifest is not None and manifest["magnets"] == []
+
+
+def test_declarations_are_refused_or_reported_with_codes():
+    _, findings = analysed(track({"material": "asphalt", "magnet_source_strength_n": 2}))
+    assert findings.codes() == ["magnet-source-invalid"]
+    _, findings = analysed(track({"material": "magnet_floor", "magnet_source_strength_n": 11}))
+    assert findings.codes() == ["field-invalid"] and "magnet_source_strength_n" in findings.items[0].message
+    manifest, findings = analysed(track({"material": "magnet_floor"}, root={"magnet_source_strength_n": 5}))
+    assert manifest is not None and manifest["magnets"] == [] and findings.codes() == ["magnet-strength-ignored"]
+    moving = {"material": "magnet_floor", "magnet_source_strength_n": 5, "entity_type": "kinematic_move",
+              "motion_curve": "sin", "period_ms": 2000, "amplitude_m": [0, 0.1, 0]}
+    manifest, findings = analysed(track(moving))
+    assert manifest is not None and manifest["magnets"] == [] and findings.codes() == ["magnet-source-moving"]
+
+
+def test_the_bake_writes_auto_magnet_sources_and_the_track_spec_carries_them():
+    baked = bake(track(plate={"material": "magnet_floor", "magnet_source_strength_n": 1.25}))
+    auto = read_glb(baked).root_extras["auto_magnet_sources"]
+    assert auto == [{"node": "Magnet_Plate", "pos": [D("2.2"), D("0.01"), D("0.1")], "strength_n": D("1.25"),
+                     "n_pole": [0, 1, 0]}]  # the reader's exact decimals
+    spec = track_spec(admit(baked))
+    assert spec.magnets == (MagnetSource((2_200_000, 10_000, 100_000), 1250, (0, 1_000_000, 0)),)
+
+
+def test_a_fluid_node_is_a_sensor_box_that_reaches_the_track_spec():
+    manifest, findings = analysed(track(puddle="oil"))
+    assert manifest is not None, findings.codes()
+    assert manifest["fluids"] == [{"node": "Puddle", "source_node_index": 1, "material": "oil",
+                                   "min_um": [1_000_000, 10_000, 0], "max_um": [1_400_000, 10_000, 200_000]}]
+    assert [s["node"] for s in manifest["solids"]] == ["Road"]  # not a collider
+    spec = track_spec(admit(bake(track(puddle="lava"))))
+    assert spec.fluids == (FluidZone((1_000_000, 10_000, 0), (1_400_000, 10_000, 200_000), "lava"),)
+
+
+def test_the_builtin_heavy_car_carries_a_magnet_and_steel_and_control_its_steel_darts():
+    """Offsets from the assembled car's centre in the car's frame (x right, y up, z back)."""
+    def spec(n):
+        findings, car = assemble(archetype_loadout(n), admitted_builtin)
+        assert car is not None, findings
+        return vehicle_spec(car, f"archetype-{n}")
+
+    speed, heavy, control = spec(1), spec(2), spec(3)
+    assert all(not p.steel for p in speed.parts) and speed.weapon.magnet is None
+    steel = {p.part_type: p.steel for p in heavy.parts if p.steel}
+    assert steel == {"chassis": (SteelPoint((0, -8500, -40125), 1000),),  # the ballast
+                     "weapon": (SteelPoint((0, 6500, -75125), 1000),)}  # the magnet's own core
+    assert heavy.weapon.magnet == MagnetPole((0, 6500, -75125), (0, 0, -1_000_000))  # the core, pole to the front
+    darts = next(p.steel for p in control.parts if p.part_type == "weapon")
+    assert [d.offset_um[0] for d in darts] == [-6000, 0, 6000] and control.weapon.magnet is None
