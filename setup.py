@@ -35,6 +35,7 @@ COMPILED = [
     "sim_core/step/rules.py",
     "sim_core/step/sweeps.py",
     "sim_core/step/thermal.py",
+    "sim_core/step/weapons.py",
     "sim_core/step/weather.py",
 ]
 """The modules of a frame (``sim_core.step``: the frame and its stages), the state's layout and integer maths.

@@ -33,6 +33,8 @@ EFFECT_FRAMES: Final = {"boost": 60, "brake": 60, "jump": 60, "slam": 60,
 # K_BOOST/BRAKE/JUMP/SLAM = 0.00065 N·s/J → 650 000 µg·µm/s per µJ; K_SWERVE = 0.0008 → 800 000.
 K_EVENT_IMPULSE_PER_UJ: Final = 650_000
 K_SWERVE_IMPULSE_PER_UJ: Final = 800_000
+# K_WEAPON 0.002 N·s/J (spec §5.4: a push's impulse and every general weapon's recoil along its axis).
+K_WEAPON_IMPULSE_PER_UJ: Final = 2_000_000
 # K_STABILIZE = 0.5 per J: damping in milli-(1/s) = E_uJ / 2000.
 STABILIZE_UJ_PER_MILLI: Final = 2000
 

@@ -17,7 +17,9 @@ from sim_core.specs.fluids import FluidZone
 from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
 from sim_core.specs.materials import material
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
-from sim_core.specs.vehicle import AERO_AXES, AeroSpec, BatterySpec, ChipSlot, MotorSpec, PartSpec, VehicleSpec, WeaponSpec
+from sim_core.specs.vehicle import (
+    AERO_AXES, AeroSpec, BatterySpec, ChipSlot, MotorSpec, PartSpec, VehicleSpec, WeaponMechanism, WeaponSpec,
+)
 from sim_core.specs.weather import PatchSpec, WeatherSpec
 
 
@@ -109,18 +111,26 @@ def _offset(placed: PlacedPart, point: list[int], centre: Vec3) -> Vec3:
     return (at[0] - centre[0], at[1] - centre[1], at[2] - centre[2])
 
 
-def _magnet_pole(placed: PlacedPart, centre: Vec3) -> MagnetPole | None:
-    """An active magnet weapon's pole: the centroid of its main mesh node (the field origin) and its Axis
-    +Z turned into the car's frame; None for any other weapon."""
+def _weapon(placed: PlacedPart, centre: Vec3, passive_split_pct: int | None) -> WeaponSpec:
+    """The weapon as the step reads it: mode and split; an active weapon's mechanism (``general`` without
+    actuators is the push, with them the rotors) and its Axis +Z turned into the car's frame; a magnet's
+    pole at the centroid of its main mesh node (the field origin)."""
     weapon = placed.manifest["weapon"]
-    if weapon["mechanism"] != "magnet":
-        return None
-    main = next(p for p in placed.manifest["proxies"] if p["node"] == weapon["main_mesh_node"])
+    split = 50 if passive_split_pct is None else passive_split_pct
+    if weapon["passive"]:
+        return WeaponSpec("passive", split)
     rotation = placed.placement.rotation
     d = weapon["axis"]["direction_ppm"]
     turned = [sum(rotation[r][k] * d[k] for k in range(3)) for r in range(3)]
-    pole = normalize((turned[0], turned[1], turned[2]))
-    return MagnetPole(_offset(placed, main["centroid_um"], centre), pole)
+    axis = normalize((turned[0], turned[1], turned[2]))
+    kind = weapon["mechanism"]
+    mechanism: WeaponMechanism = ("magnet" if kind == "magnet" else "launch" if kind == "launch"
+                                  else "rotor" if weapon["actuators"] else "push")
+    magnet = None
+    if mechanism == "magnet":
+        main = next(p for p in placed.manifest["proxies"] if p["node"] == weapon["main_mesh_node"])
+        magnet = MagnetPole(_offset(placed, main["centroid_um"], centre), axis)
+    return WeaponSpec("active", split, magnet, mechanism, axis)
 
 
 def _aero(aero: dict[str, Any]) -> AeroSpec:
@@ -151,11 +161,7 @@ def vehicle_spec(car: AssembledVehicle, vehicle_id: str, passive_split_pct: int 
         width_um=size[0],
         height_um=size[1],
         chip_slots=tuple(ChipSlot(s["skill"], s["allocation_pct"]) for s in chip["chip"]["skill_slots"]) if chip else (),
-        weapon=None if placed_weapon is None else WeaponSpec(
-            "passive" if placed_weapon.manifest["weapon"]["passive"] else "active",
-            50 if passive_split_pct is None else passive_split_pct,
-            _magnet_pole(placed_weapon, centre),
-        ),
+        weapon=None if placed_weapon is None else _weapon(placed_weapon, centre, passive_split_pct),
     )
 
 

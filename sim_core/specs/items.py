@@ -1,5 +1,5 @@
-"""The check every spec runs on a tuple of its validated items (a track's magnet sources and fluid zones,
-a part's steel): one rule, one set of messages."""
+"""Checks the specs share: a tuple of validated items (a track's magnet sources and fluid zones, a part's
+steel) and a unit direction in ppm (a magnet's pole, a weapon's axis)."""
 
 from __future__ import annotations
 
@@ -26,3 +26,15 @@ def check_all(items: object, kind: type[V], limit: int, code: str, what: str) ->
         if not isinstance(item, kind):
             raise SimError(code, f"{what}[{i}] must be a {kind.__name__}")
         item.validate(f"{what}[{i}]")
+
+
+UNIT_TOLERANCE_E6 = 2_000
+"""A direction is a unit vector in ppm within ±0.2 % of length 1 (the rounding of a normalised vector)."""
+
+
+def is_unit_e6(value: object) -> bool:
+    """Whether ``value`` is three ints forming a unit vector in ppm."""
+    if not (isinstance(value, tuple) and len(value) == 3 and all(type(x) is int for x in value)):
+        return False
+    length_sq = sum(int(x) * int(x) for x in value)
+    return (1_000_000 - UNIT_TOLERANCE_E6) ** 2 <= length_sq <= (1_000_000 + UNIT_TOLERANCE_E6) ** 2

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from sim_core.errors import SimError
+from sim_core.specs.items import is_unit_e6
 
 Vec3 = tuple[int, int, int]
 
@@ -27,8 +28,6 @@ CAR_OFFSET_MAX_UM = 1_000_000
 """A point of a car lies within 1 m of its centre (the assembled car is at most 250 mm long)."""
 TRACK_POSITION_MAX_UM = 1_000_000_000
 """A track source lies within 1 km of the origin (the track AABB is at most 500 m)."""
-UNIT_TOLERANCE_E6 = 2_000
-"""A pole is a unit vector in ppm, within ±0.2 % of length 1 (rounding of a normalised direction)."""
 
 
 def _fail(code: str, message: str) -> NoReturn:
@@ -38,13 +37,6 @@ def _fail(code: str, message: str) -> NoReturn:
 def _vector(value: object, bound: int) -> bool:
     return (isinstance(value, tuple) and len(value) == 3
             and all(type(x) is int and -bound <= x <= bound for x in value))
-
-
-def _unit(value: object) -> bool:
-    if not isinstance(value, tuple) or not _vector(value, 1_000_000):
-        return False
-    length_sq = sum(int(x) * int(x) for x in value)
-    return (1_000_000 - UNIT_TOLERANCE_E6) ** 2 <= length_sq <= (1_000_000 + UNIT_TOLERANCE_E6) ** 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +54,7 @@ class MagnetSource:
             _fail("track-invalid-magnet", f"{what}: position_um must be three ints within ±{TRACK_POSITION_MAX_UM} µm")
         if type(self.strength_mn) is not int or not 1 <= self.strength_mn <= SOURCE_STRENGTH_MAX_MN:
             _fail("track-invalid-magnet", f"{what}: strength_mn must be an int in 1..{SOURCE_STRENGTH_MAX_MN}")
-        if not _unit(self.n_pole_e6):
+        if not is_unit_e6(self.n_pole_e6):
             _fail("track-invalid-magnet", f"{what}: n_pole_e6 must be a unit vector (three ints, ppm)")
 
 
@@ -95,5 +87,5 @@ class MagnetPole:
         """``SimError`` ``vehicle-invalid-magnet`` unless the offset is in range and the pole a unit vector."""
         if not _vector(self.offset_um, CAR_OFFSET_MAX_UM):
             _fail("vehicle-invalid-magnet", f"{what}: offset_um must be three ints within ±{CAR_OFFSET_MAX_UM} µm")
-        if not _unit(self.n_pole_e6):
+        if not is_unit_e6(self.n_pole_e6):
             _fail("vehicle-invalid-magnet", f"{what}: n_pole_e6 must be a unit vector (three ints, ppm)")

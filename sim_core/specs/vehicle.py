@@ -14,12 +14,14 @@ from typing import Literal, NoReturn, get_args
 
 from sim_core.errors import SimError
 from sim_core.specs.inputs import SKILLS
-from sim_core.specs.items import check_all
+from sim_core.specs.items import check_all, is_unit_e6
 from sim_core.specs.magnets import MagnetPole, SteelPoint
 from sim_core.specs.materials import material
 
 PartType = Literal["chassis", "body", "motor", "battery", "tire", "roller", "chip", "weapon"]
 WeaponMode = Literal["passive", "active"]
+WeaponMechanism = Literal["push", "rotor", "launch", "magnet"]
+"""An active weapon's mechanism: ``general`` without actuators is the push, with them the rotors."""
 PART_TYPES: tuple[PartType, ...] = get_args(PartType)
 """Part types in partIndex order. Like ``WeaponMode``, plain strings typed as ``Literal`` (not enums): they
 are fields of ``VehicleSpec``, whose ``repr`` is hashed into the state's topology digest."""
@@ -28,6 +30,7 @@ ROLLER_SLOTS = ("FL", "FR", "CL", "CR", "RL", "RR")
 LEFT_ROLLER_SLOTS = ("FL", "CL", "RL")
 RIGHT_ROLLER_SLOTS = ("FR", "CR", "RR")
 WEAPON_MODES: tuple[WeaponMode, ...] = get_args(WeaponMode)
+WEAPON_MECHANISMS: tuple[WeaponMechanism, ...] = get_args(WeaponMechanism)
 VEHICLE_MASS_MIN_UG, VEHICLE_MASS_MAX_UG = 50_000_000, 500_000_000
 PART_MASS_RATIO_MAX = 300
 VEHICLE_AABB_MAX_UM = {"length_um": 250_000, "width_um": 130_000, "height_um": 100_000}
@@ -196,11 +199,15 @@ class ChipSlot:
 @dataclass(frozen=True, slots=True)
 class WeaponSpec:
     """``mode`` passive/active; ``passive_weight_split_pct`` (0…100, passive only: mass vs resistance);
-    ``magnet``: an active magnet weapon's pole (None for every other weapon)."""
+    an active weapon's ``mechanism`` and ``axis_e6`` (its Axis +Z in the car's frame: x right, y up, z back;
+    a unit vector, ppm), both None for a passive weapon and for a code-built active one that only pays its
+    Hold; ``magnet``: an active magnet weapon's pole (None for every other weapon)."""
 
     mode: WeaponMode
     passive_weight_split_pct: int = 50
     magnet: MagnetPole | None = None
+    mechanism: WeaponMechanism | None = None
+    axis_e6: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,9 +286,15 @@ class VehicleSpec:
             if weapon.mode not in WEAPON_MODES or not _is_int(weapon.passive_weight_split_pct, 0, 100):
                 _fail("vehicle-invalid-weapon", "weapon mode passive/active and split 0..100")
             if weapon.magnet is not None:
-                if weapon.mode != "active" or not isinstance(weapon.magnet, MagnetPole):
-                    _fail("vehicle-invalid-magnet", "only an active weapon carries a magnet (a MagnetPole)")
+                if weapon.mechanism != "magnet" or not isinstance(weapon.magnet, MagnetPole):
+                    _fail("vehicle-invalid-magnet", "only an active magnet weapon carries a magnet (a MagnetPole)")
                 weapon.magnet.validate("weapon.magnet")
+            if (weapon.mechanism is None) != (weapon.axis_e6 is None) or (
+                    weapon.mechanism is not None and (weapon.mode != "active" or weapon.mechanism not in WEAPON_MECHANISMS)):
+                _fail("vehicle-invalid-weapon", f"an active weapon's mechanism ({', '.join(WEAPON_MECHANISMS)}) "
+                                                "comes with its axis, a passive weapon has neither")
+            if weapon.axis_e6 is not None and not is_unit_e6(weapon.axis_e6):
+                _fail("vehicle-invalid-weapon", "weapon.axis_e6 must be a unit vector (three ints, ppm)")
 
     def _check_mass_and_size(self) -> None:
         masses = self.effective_masses_ug

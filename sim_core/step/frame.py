@@ -21,6 +21,7 @@ from sim_core.step.physics import TrackContext, advance
 from sim_core.step.ranking import update_round_end
 from sim_core.step.rules import RuleContext, apply_rules
 from sim_core.step.thermal import cold_parts_still, settle
+from sim_core.step.weapons import push
 from sim_core.step.weather import Weather
 
 
@@ -53,6 +54,7 @@ class Frame:
         # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
         boxes: list[tuple[int, int, int, int, int]] = []
         breaking: dict[int, int] = {}  # car -> parts broken this frame (bits), committed at its end
+        pushes: dict[int, int] = {}  # car -> its push weapon's effect this frame (µJ)
         for slot, c in enumerate(cars):
             model = models[slot]
             if c[RETIRED_FRAME] < 0:
@@ -63,7 +65,10 @@ class Frame:
                 if patches and c[H] == 0 and weather.covers(patches, c[ARC], c[LAT]):  # tires on a wet patch
                     mech = model.wet_mechanics(masks[slot])
                 fluid = fluids.touch(c) if fluids.zones else None  # from where the car starts the frame
-                heat, loads = advance(c, model, mech, motion, skills[slot], None if pulls is None else pulls[slot], fluid)
+                heat, loads, weapon_uj = advance(c, model, mech, motion, skills[slot],
+                                                 None if pulls is None else pulls[slot], fluid)
+                if weapon_uj and model.pushes:
+                    pushes[slot] = weapon_uj
                 if fluid is not None and fluid.heat_rate_mc_s:  # freeze or burn: every live part, into its solve
                     loads = fluid_heat(model, mech, heat, loads, fluid.heat_rate_mc_s)
                     cold_still[slot] = False
@@ -79,6 +84,8 @@ class Frame:
                 boxes.append(model.ghost_box if c[PENALTY_TIMER] > 0 else mech.contact_box)
             else:
                 boxes.append(model.ghost_box)
+        if pushes:  # after every car moved, before contact (sim_core.step.weapons)
+            push(cars, boxes, models, pushes, self.loop_length)
         for slot, newly in resolve(cars, boxes, self.loop_length, self.colliders).items():
             breaking[slot] = breaking.get(slot, 0) | newly
         for slot, c in enumerate(cars):

@@ -173,7 +173,13 @@ class CarModel:
         # magnets (sim_core.step.magnets): each part's steel, and an active magnet weapon's pole
         self.steel: tuple[tuple[tuple[int, int, int, int], ...], ...] = tuple(
             tuple((*p.offset_um, p.susceptibility_milli) for p in part.steel) for part in parts)
-        pole = spec.weapon.magnet if spec.weapon is not None else None
+        weapon = spec.weapon
+        pole = weapon.magnet if weapon is not None else None
+        # a general weapon's (push, rotor) Axis +Z along the route axes (s = −z, l = x, h = y): its recoil,
+        # and a push's direction (sim_core.step.weapons)
+        axis = weapon.axis_e6 if weapon is not None and weapon.mechanism in ("push", "rotor") else None
+        self.recoil_axis: tuple[int, int, int] | None = None if axis is None else (-axis[2], axis[0], axis[1])
+        self.pushes = weapon is not None and weapon.mechanism == "push"
         self.magnet_pole: tuple[int, int, int, int, int, int] | None = (
             None if pole is None else (*pole.offset_um, *pole.n_pole_e6))
         # The thermal pass solves only the parts whose temperature can change. The physics pass heats

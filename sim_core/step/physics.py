@@ -18,9 +18,9 @@ from typing import Final
 
 from sim_core.constants import (
     BATTERY_PASSIVE_TU_PER_MW, BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, COST_FRAMES, EFFECT_FRAMES,
-    EFFECT_UJ_DEN, EFFECT_UJ_NUM, K_EVENT_IMPULSE_PER_UJ, K_SWERVE_IMPULSE_PER_UJ, LANDING_SETTLE_UM_S,
-    MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, PENALTY_FADE_FRAMES, ROLLING_DEN, SLIP_HEAT_DEN, SLIP_HEAT_NUM,
-    SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI,
+    EFFECT_UJ_DEN, EFFECT_UJ_NUM, K_EVENT_IMPULSE_PER_UJ, K_SWERVE_IMPULSE_PER_UJ, K_WEAPON_IMPULSE_PER_UJ,
+    LANDING_SETTLE_UM_S, MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, PENALTY_FADE_FRAMES, ROLLING_DEN,
+    SLIP_HEAT_DEN, SLIP_HEAT_NUM, SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI,
 )
 from sim_core.specs.inputs import SKILLS
 from sim_core.intmath import UNIT, Vec3, div_round, div_trunc
@@ -72,11 +72,12 @@ TireLoads = Sequence[tuple[int, int]]
 
 def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
             skills: tuple[int, ...], pull: tuple[int, int, int] | None = None,
-            fluid: FluidTouch | None = None) -> tuple[list[int], TireLoads]:
+            fluid: FluidTouch | None = None) -> tuple[list[int], TireLoads, int]:
     """Advance one live car by one frame (``mech`` = its mechanics for the frame's broken parts; ``pull``
     = its magnet impulse (s, l, h) of the frame, ``sim_core.step.magnets``, None without one; ``fluid`` =
     the grip and stickiness of the fluid it is in, ``sim_core.step.fluids``, None outside every fluid);
-    returns (heat per part in tu, of the parts other than tires; the tire groups' ``TireLoads``).
+    returns (heat per part in tu, of the parts other than tires; the tire groups' ``TireLoads``; the
+    weapon's granted effect this frame in µJ, which a push hands to the cars it touches).
 
     ``div_round(a, b)`` = (2a + b) // 2b is written out for the velocity and position updates: they are
     the hottest lines of the step, and the call costs more than the arithmetic."""
@@ -93,7 +94,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         heat[model.battery] += BATTERY_PASSIVE_TU_PER_MW * drive_mw
     penalty = c[PENALTY_TIMER]
     if 0 < penalty <= PENALTY_FADE_FRAMES:
-        return heat, loads  # fading out before the teleport: the car is frozen
+        return heat, loads, 0  # fading out before the teleport: the car is frozen
     arc, lat, h, vs, vlat, vh = c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH]
     length = ctx.length_um  # the sample under the car: Route.index(Route.wrap(arc)), written out
     s = arc % length if ctx.loop else 0 if arc < 0 else length if arc > length else arc
@@ -149,9 +150,9 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     js += ext_s
     jl += ext_l
     jh += ext_h
-    damping = 0
+    damping = weapon_uj = 0
     if skills and in_control and mech.skills_enabled:
-        ds, dl, dh, damping = _skills(c, model, mech.weapon_alive, skills, available, heat)
+        ds, dl, dh, damping, weapon_uj = _skills(c, model, mech.weapon_alive, skills, available, heat)
         js += ds
         jl += dl
         jh += dh if dh > 0 or not grounded else 0  # a slam on the ground is taken by the ground
@@ -189,7 +190,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH] = arc, new_lat, new_h, vs, vlat, vh
     airborne = 0 if new_h == 0 and vh <= 0 and lands_on_surface else c[AIR_FRAMES] + 1
     c[AIR_FRAMES] = airborne if airborne < AIR_FRAMES_CAP else AIR_FRAMES_CAP
-    return heat, loads
+    return heat, loads, weapon_uj
 
 
 def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat: int, acc_l: int, ext_l: int,
@@ -248,13 +249,14 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
 
 
 def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int, ...], available: int,
-            heat: list[int]) -> tuple[int, int, int, int]:
-    """Settle this frame's skills in canonical order from the energy the drive left.
+            heat: list[int]) -> tuple[int, int, int, int, int]:
+    """Settle this frame's skills in canonical order from the energy the drive left; the summed impulses,
+    the stabilize damping and the weapon's effect (µJ).
 
     budget = floor(available·pct/100); cost = budget·cost_frames quanta; effect = budget·effect_frames/60000 J.
     When the battery cannot pay the full cost, effect and cost scale by granted/requested.
     """
-    js = jl = jh = damping = 0
+    js = jl = jh = damping = weapon_uj = 0
     for k in skills:
         if k == WEAPON and not (model.active_weapon and weapon_alive):
             continue  # a passive (or broken, or absent) weapon never triggers and costs nothing
@@ -283,8 +285,16 @@ def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int
             jh -= effect_uj * K_EVENT_IMPULSE_PER_UJ
         elif k == STABILIZE:
             damping += effect_uj // STABILIZE_UJ_PER_MILLI
-        # WEAPON: an active weapon's energy is paid here; its mechanism arrives with the weapons issue.
-    return js, jl, jh, damping
+        else:  # WEAPON: paid here; a general weapon recoils along −Axis (spec §5.4), a push hands its
+            # effect on (sim_core.step.weapons), a magnet's field is sim_core.step.magnets'
+            weapon_uj = effect_uj
+            axis = model.recoil_axis
+            if axis is not None:
+                recoil = effect_uj * K_WEAPON_IMPULSE_PER_UJ  # along the whole unit axis
+                js -= div_trunc(recoil * axis[0], UNIT)
+                jl -= div_trunc(recoil * axis[1], UNIT)
+                jh -= div_trunc(recoil * axis[2], UNIT)
+    return js, jl, jh, damping, weapon_uj
 
 
 def _walls(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext, half: int, lat: int, new_lat: int, new_h: int,

@@ -123,16 +123,16 @@ __all__ = ["ALL_SKILLS", "Box", "M", "RespawnPoint", "archetype", "car", "code_r
            "replace", "straight_track", "world"]
 
 
-def steel_car(offset=(0, 0, 0)) -> VehicleSpec:
+def steel_car(offset=(0, 0, 0), weapon: WeaponSpec | None = None) -> VehicleSpec:
     """The test car with a steel point (χ = 1) on its chassis at ``offset`` from its centre."""
-    spec = car()
+    spec = car(weapon=weapon)
     parts = tuple(replace(p, steel=(SteelPoint(offset, 1000),)) if p.part_type == "chassis" else p for p in spec.parts)
     return replace(spec, parts=parts)
 
 
 def magnet_car(pole=FRONT_POLE, offset=(0, 0, 0)) -> VehicleSpec:
     """The test car with an active magnet weapon (10 % of the chip: 50 W at full charge → 1.5 N)."""
-    return car(weapon=WeaponSpec("active", magnet=MagnetPole(offset, pole)))
+    return car(weapon=WeaponSpec("active", magnet=MagnetPole(offset, pole), mechanism="magnet", axis_e6=pole))
 
 
 FLUIDS = ("water", "oil", "lava", "freezing_fluid", "acid")
@@ -145,16 +145,17 @@ def fluid_zones(track: TrackSpec) -> tuple[FluidZone, ...]:
                            FLUIDS[i % len(FLUIDS)]) for i, p in enumerate(track.route[1:]))
 
 
-def magnet_round(magnets: bool = True, seed: int = 3, fluids: bool = False) -> World:
+def magnet_round(magnets: bool = True, seed: int = 3, fluids: bool = False, pushers: bool = False) -> World:
     """Four cars on the code-built circuit, magnet weapons (40 % of the chip) in the odd slots and steel
-    cars in the even ones, with 10 N floor magnets 2 cm under every other route point (or none), and with
-    ``fluids`` the puddles of ``fluid_zones``."""
+    cars in the even ones, with 10 N floor magnets 2 cm under every other route point (or none), with
+    ``fluids`` the puddles of ``fluid_zones``, and with ``pushers`` the steel cars armed with a push."""
     from tests.sim_core.circuit import circuit_track
 
     base = circuit_track()
     sources = tuple(MagnetSource((p.position_um[0], p.position_um[1] - 20_000, p.position_um[2]), 10_000, UP_POLE)
                     for p in base.route[::2]) if magnets else ()
     chip = (ChipSlot("boost", 30), ChipSlot("weapon", 40))
-    cars = [replace(magnet_car(), chip_slots=chip) if slot % 2 else replace(steel_car(), chip_slots=chip[:1])
-            for slot in range(4)]
+    push = WeaponSpec("active", mechanism="push", axis_e6=FRONT_POLE)
+    steel = replace(steel_car(weapon=push), chip_slots=chip) if pushers else replace(steel_car(), chip_slots=chip[:1])
+    cars = [replace(magnet_car(), chip_slots=chip) if slot % 2 else steel for slot in range(4)]
     return World.new(replace(base, magnets=sources, fluids=fluid_zones(base) if fluids else ()), cars, seed=seed)

@@ -149,19 +149,20 @@ GOLDEN: dict[tuple[str, int], tuple[str, int]] = {
     # "Engine ids"): its weather and aero leave these code-built cars on normal-weather tracks as they
     # were (each branch compared every saved value of every frame without the header); car-to-car
     # friction changed the circuits' chains, and the header's digest (engine id, TrackSpec and PartSpec
-    # reprs) and the layout (state version 2) every hash. Re-pinned for sim_core/3 (magnets, fluids):
+    # reprs) and the layout (state version 2) every hash. Re-pinned for sim_core/3 (magnets, fluids, pushes):
     # without them the six normal-weather scenarios' saved state bodies are the same frame by frame
     # (compared without the header); the rain's patches moved, because the weather seed hashes the
-    # TrackSpec, whose repr gained ``magnets`` and ``fluids``; the header's digest changed every hash.
-    ('circuit', 1): ('c02e24559d2633e87bcf85fe5e10819054184587400f20450b6c2b3802059ae3', 2400),
-    ('circuit', 2): ('b9bb4550d8fe5bd32ba4ff3d3f0df717384aa7edeed83f5427030b6acf840320', 2400),
-    ('loop', 3): ('ecfc1f25acc66acba821751d09d2aa73851c11c4f0b1a4b329300b583f134824', 1239),
-    ('loop', 6): ('e854ff9cadcb39158786f336ad94ec2ae3ca2b77930dbc556167b85a8179d66a', 1357),
-    ('straight', 4): ('59f25e2e5817a5165956673afde5bd99b52cdcab0ba90ad0721044125401633d', 1546),
-    ('open', 5): ('0189b091cd79a748a9f1d6c864d642ff0a047003d0b1ccb7e3d94806a5812740', 124),
+    # TrackSpec, whose repr gained ``magnets`` and ``fluids``; the header's digest (also WeaponSpec's new
+    # fields) changed every hash.
+    ('circuit', 1): ('dda8401e6b93396374186e64ce0ff5c14bccd487dcc8bcb2fd2689741b36eb41', 2400),
+    ('circuit', 2): ('a181964f3b32f521f027fee1ee7a45bc653fda07e8318fa4f28ec812b51bde80', 2400),
+    ('loop', 3): ('9ca2a33f809869f446ec545e9089e61089e4a9b699e993c1148901eb3c60650e', 1239),
+    ('loop', 6): ('89e39a80941df3e84cd92a0bda72cefa0c38878e9435e94979930727949f47ac', 1357),
+    ('straight', 4): ('bd4e8663647ba4d09c423f9ba98e6a1775624ced6e2dc605e064adb368c97ae9', 1546),
+    ('open', 5): ('889ee72c892b71edad57ce67d42458abc5751f18585233ccbdd3d90b0130f222', 124),
     # sim_core/2's rain, pinned from its first version (cars' tires are on wet patches in 8 433 of the
     # 19 200 car-frames; compiled and interpreted steps agreed on track-03's rain before it was pinned)
-    ('rain', 7): ('eaae6526b792ba98b5d7fb1564fd311d2d54ac6e042cb78ddb61a2ba68ebb6e2', 2400),
+    ('rain', 7): ('507fe0ec7b19359252d59f271b653932f5fd3e6c8b15610c611729fba8f8f540', 2400),
 }
 
 
