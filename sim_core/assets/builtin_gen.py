@@ -357,7 +357,8 @@ def _profile() -> list[tuple[float, float]]:
 
 
 def track_linear() -> bytes:
-    """track-03: fixed linear course on dirt in the rain, with slopes and a jump over a gap."""
+    """track-03: fixed linear course on dirt in the rain, with slopes and a jump over a gap, an oil slick and
+    a magnet plate."""
     b = GlbBuilder()
     profile = _profile()
     gap = (27.0, 30.0)  # no surface between the kicker's lip and the landing
@@ -373,6 +374,12 @@ def track_linear() -> bytes:
         _solid(b, name, ribbon([edge(-1.0, d, h) for d, h in section], [edge(1.0, d, h) for d, h in section]))
     _solid(b, "Valley_Floor", box((-15.0, -5.0, -64.0), (15.0, -1.0, 4.0)))
     _solid(b, "Marshal_Tower", box((8.0, -1.0, -40.0), (10.0, 3.0, -36.0)))
+    # an oil slick on the first straight (a sensor, 1 mm over the dirt) and a 2 N magnet plate facing up
+    # 1 cm under the last straight: they pull the heavy car's ballast and the control car's darts down
+    _solid(b, "Oil_Slick", ribbon([(-0.5, 0.001, -3.0), (-0.5, 0.001, -5.0)], [(0.5, 0.001, -3.0), (0.5, 0.001, -5.0)]),
+           extras={"material": "oil"})
+    _solid(b, "Magnet_Plate", ribbon([(-0.8, -0.01, -54.0), (-0.8, -0.01, -57.0)], [(0.8, -0.01, -54.0), (0.8, -0.01, -57.0)]),
+           extras={"material": "magnet_floor", "magnet_source_strength_n": 2})
     points = []
     for i, (d, h) in enumerate(profile):
         nd, nh = profile[min(i + 1, len(profile) - 1)]

@@ -61,8 +61,9 @@ def track_spec(track: AdmittedAsset, *, track_id: str | None = None, lap_count: 
         aabb_min_um=_vec(m["aabb_min_um"]),
         aabb_max_um=_vec(m["aabb_max_um"]),
         weather=_weather(m["weather"]),
-        magnets=tuple(MagnetSource(_vec(s["position_um"]), s["strength_mn"], _vec(s["n_pole_ppm"])) for s in m["magnets"]),
-        fluids=tuple(FluidZone(_vec(f["min_um"]), _vec(f["max_um"]), f["material"]) for f in m["fluids"]),
+        magnets=tuple(MagnetSource(_vec(s["position_um"]), s["strength_mn"], _vec(s["n_pole_ppm"]), s["surface_gap_um"])
+                      for s in m["magnets"]),
+        fluids=tuple(FluidZone(_vec(f["min_um"]), _vec(f["max_um"]), f["material"], f["surface_gap_um"]) for f in m["fluids"]),
     )
 
 

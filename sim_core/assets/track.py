@@ -17,7 +17,7 @@ from sim_core.assets import fields
 from sim_core.assets.common import check_empties_not_mirrored, node_materials
 from sim_core.assets.findings import Findings, shown
 from sim_core.assets.reader import GlbAsset, Node
-from sim_core.assets.surface import SurfaceIndex
+from sim_core.assets.surface import SurfaceIndex, vertical_gap
 from sim_core.assets.track_magnets import magnet_sources
 
 EMPTY_PREFIXES = ("RoutePoint_", "Checkpoint_", "KillZone_", "RespawnPoint_")
@@ -291,6 +291,17 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
     return entities
 
 
+def _fluid(node: Node, material_id: str, solids: list[Node]) -> dict[str, Any]:
+    """A fluid node as a sensor box, with its centre's gap over the static surface (as a magnet's)."""
+    assert node.mesh is not None
+    lo = [int(x) for x in node.mesh.vertices_um.min(axis=0)]
+    hi = [int(x) for x in node.mesh.vertices_um.max(axis=0)]
+    centre = ((lo[0] + hi[0]) // 2, (lo[1] + hi[1]) // 2, (lo[2] + hi[2]) // 2)
+    surface = [(n.mesh.vertices_um, n.mesh.triangles) for n in solids if n.mesh is not None]
+    return {"node": node.name, "source_node_index": node.index, "material": material_id, "min_um": lo, "max_um": hi,
+            "surface_gap_um": vertical_gap(surface, centre)}
+
+
 def _check_surface_snap(points: list[dict[str, Any]], solids: list[Node], findings: Findings) -> None:
     """Every route point lies within ±5 mm of a static collider surface (ROUTEPOINT_SURFACE_TOLERANCE_M)."""
     surfaces = [SurfaceIndex(n.mesh.vertices_um, n.mesh.triangles) for n in solids if n.mesh is not None]
@@ -326,22 +337,22 @@ def analyse_track(
         findings.error("track-aabb-out-of-range", "the track AABB must be at most 500 × 100 × 500 m (x, y, z)")
     entities = _entities(asset, findings, materials)
     entity_nodes = {e["node"] for e in entities}
-    magnets = magnet_sources(asset, materials, {e["node"] for e in entities if e["entity_type"] != "decoration"}, findings)
     solids = [
         n for n in asset.mesh_nodes if n.name not in entity_nodes and n.index in materials and not materials[n.index].is_fluid
     ]
-    fluids = [
-        {"node": n.name, "source_node_index": n.index, "material": materials[n.index].id,
-         "min_um": [int(x) for x in n.mesh.vertices_um.min(axis=0)], "max_um": [int(x) for x in n.mesh.vertices_um.max(axis=0)]}
-        for n in asset.mesh_nodes
-        if n.name not in entity_nodes and n.index in materials and materials[n.index].is_fluid and n.mesh and n.mesh.vertex_count
-    ]
+    fluid_nodes = [n for n in asset.mesh_nodes if n.name not in entity_nodes and n.index in materials
+                   and materials[n.index].is_fluid and n.mesh and n.mesh.vertex_count]
     collider_tris = sum(n.mesh.triangle_count for n in solids if n.mesh)
     visual_tris = sum(n.mesh.triangle_count for n in asset.mesh_nodes if n.mesh)
-    if (collider_tris > C.MAX_TRACK_COLLIDER_TRIANGLES or visual_tris > C.MAX_TRACK_VISUAL_TRIANGLES or len(solids) > 256
-            or len(fluids) > 256):
+    within_budget = not (collider_tris > C.MAX_TRACK_COLLIDER_TRIANGLES or visual_tris > C.MAX_TRACK_VISUAL_TRIANGLES
+                         or len(solids) > 256 or len(fluid_nodes) > 256)
+    if not within_budget:
         findings.error("track-budget", "a track allows at most 500 000 collider triangles, 3 000 000 visual triangles, "
                                        "256 solid regions and 256 fluid regions")
+    # measured against the surface only within the budget (bounded work per file)
+    magnets = magnet_sources(asset, materials, {e["node"] for e in entities if e["entity_type"] != "decoration"}, solids,
+                             findings) if within_budget else []
+    fluids = [_fluid(n, materials[n.index].id, solids) for n in fluid_nodes] if within_budget else []
     if track is None or weather is None or physics is None:
         return None
     route = _route(track, empties, findings)

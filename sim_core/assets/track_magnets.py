@@ -5,6 +5,9 @@ magnetism ``source`` material (``magnet_floor``) with ``magnet_source_strength_n
 - **North pole**: its area-weighted mean normal (the sum of its triangles' cross products), as a ppm unit
   vector; the node's +Z where that sum is zero (a closed solid's faces cancel: the spec's fallback).
 - **Strength**: 0–10 N in mN; 0 (the default) declares no source.
+- **Surface gap**: the centre's signed height over the nearest other static surface its vertical line
+  crosses (``sim_core.assets.surface.vertical_gap``; None over nothing): the simulation puts the source
+  at that height over its ribbon (docs/sim.md "Magnets").
 
 The declaration is node-level on a track (root-level is for parts): a root-level
 ``magnet_source_strength_n`` is reported and ignored. A strength on a node of a material that is not a
@@ -21,14 +24,15 @@ from sim_core.assets import fields
 from sim_core.assets.findings import Findings
 from sim_core.assets.geometry import triangle_crosses
 from sim_core.assets.reader import GlbAsset, Node
+from sim_core.assets.surface import vertical_gap
 from sim_core.intmath import normalize, round_div
 from sim_core.specs.materials import Material
 
 
-def magnet_sources(asset: GlbAsset, materials: dict[int, Material], moving: set[str],
+def magnet_sources(asset: GlbAsset, materials: dict[int, Material], moving: set[str], solids: list[Node],
                    findings: Findings) -> list[dict[str, Any]]:
     """The manifest's ``magnets`` (in node order), checking every node's declaration; ``moving`` names the
-    kinematic entities."""
+    kinematic entities, ``solids`` the static colliders (the surface a source's gap is measured to)."""
     if "magnet_source_strength_n" in asset.root_extras:
         findings.warn("magnet-strength-ignored", "a track declares magnet_source_strength_n on its magnet_floor "
                                                  "mesh nodes; the root-level value is ignored")
@@ -52,8 +56,10 @@ def magnet_sources(asset: GlbAsset, materials: dict[int, Material], moving: set[
             findings.warn("magnet-source-moving", f"{where}: a magnet on a kinematic entity is not simulated yet")
             continue
         position, pole = _centre_and_pole(node)
+        surface = [(n.mesh.vertices_um, n.mesh.triangles) for n in solids if n.mesh is not None and n is not node]
         sources.append({"node": node.name, "source_node_index": node.index, "position_um": position,
-                        "strength_mn": strength, "n_pole_ppm": pole})
+                        "strength_mn": strength, "n_pole_ppm": pole,
+                        "surface_gap_um": vertical_gap(surface, (position[0], position[1], position[2]))})
     return sources
 
 

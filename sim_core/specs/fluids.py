@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from sim_core.errors import SimError
+from sim_core.specs.items import GAP_MAX_UM, is_gap
 from sim_core.specs.materials import material
 
 Vec3 = tuple[int, int, int]
@@ -32,12 +33,14 @@ def _corner(value: object) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class FluidZone:
-    """One fluid region: its box ``min_um``..``max_um`` (world, µm; a flat puddle may have no thickness)
-    and its fluid ``material`` id."""
+    """One fluid region: its box ``min_um``..``max_um`` (world, µm; a flat puddle may have no thickness),
+    its fluid ``material`` id and ``surface_gap_um``, its centre's height over the track surface beneath
+    it (None: no surface under or over it; the step then takes the box as it is)."""
 
     min_um: Vec3
     max_um: Vec3
     material: str
+    surface_gap_um: int | None = None
 
     def validate(self, what: str) -> None:
         """``SimError`` ``track-invalid-fluid`` unless the box is ordered and the material a fluid."""
@@ -47,3 +50,5 @@ class FluidZone:
             _fail(f"{what}: min_um must not exceed max_um on any axis")
         if not isinstance(self.material, str) or not material(self.material).is_fluid:
             _fail(f"{what}: material {self.material!r} is not a fluid")
+        if not is_gap(self.surface_gap_um):
+            _fail(f"{what}: surface_gap_um must be None or an int within ±{GAP_MAX_UM} µm")

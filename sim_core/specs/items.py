@@ -1,5 +1,5 @@
 """Checks the specs share: a tuple of validated items (a track's magnet sources and fluid zones, a part's
-steel) and a unit direction in ppm (a magnet's pole, a weapon's axis)."""
+steel), a unit direction in ppm (a magnet's pole, a weapon's axis) and a track feature's surface gap."""
 
 from __future__ import annotations
 
@@ -38,3 +38,12 @@ def is_unit_e6(value: object) -> bool:
         return False
     length_sq = sum(int(x) * int(x) for x in value)
     return (1_000_000 - UNIT_TOLERANCE_E6) ** 2 <= length_sq <= (1_000_000 + UNIT_TOLERANCE_E6) ** 2
+
+
+GAP_MAX_UM = 1_000_000_000
+"""A track feature's height over the surface beneath it lies within the track's 1 km."""
+
+
+def is_gap(value: object) -> bool:
+    """Whether ``value`` is a track feature's surface gap: None (no surface) or an int within ±1 km."""
+    return value is None or (type(value) is int and -GAP_MAX_UM <= value <= GAP_MAX_UM)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from sim_core.errors import SimError
-from sim_core.specs.items import is_unit_e6
+from sim_core.specs.items import GAP_MAX_UM, is_gap, is_unit_e6
 
 Vec3 = tuple[int, int, int]
 
@@ -41,12 +41,14 @@ def _vector(value: object, bound: int) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class MagnetSource:
-    """A track's static magnet: ``position_um`` (world, µm), ``strength_mn`` (1…10 000 mN) and the
-    north pole ``n_pole_e6`` (unit vector, ppm)."""
+    """A track's static magnet: ``position_um`` (world, µm), ``strength_mn`` (1…10 000 mN), the north pole
+    ``n_pole_e6`` (unit vector, ppm) and ``surface_gap_um``, its height over the track surface beneath it
+    (None: no surface under or over it; the step then takes ``position_um`` as it is)."""
 
     position_um: Vec3
     strength_mn: int
     n_pole_e6: Vec3
+    surface_gap_um: int | None = None
 
     def validate(self, what: str) -> None:
         """``SimError`` ``track-invalid-magnet`` unless every field is in range."""
@@ -56,6 +58,8 @@ class MagnetSource:
             _fail("track-invalid-magnet", f"{what}: strength_mn must be an int in 1..{SOURCE_STRENGTH_MAX_MN}")
         if not is_unit_e6(self.n_pole_e6):
             _fail("track-invalid-magnet", f"{what}: n_pole_e6 must be a unit vector (three ints, ppm)")
+        if not is_gap(self.surface_gap_um):
+            _fail("track-invalid-magnet", f"{what}: surface_gap_um must be None or an int within ±{GAP_MAX_UM} µm")
 
 
 @dataclass(frozen=True, slots=True)

@@ -216,6 +216,15 @@ class Route:
         height = div_round(rel[0] * self.ux[best] + rel[1] * self.uy[best] + rel[2] * self.uz[best], UNIT)
         return arc, lateral, height
 
+    def seated(self, position: Vec3, surface_gap_um: int | None) -> Vec3:
+        """Where a track feature at ``position``, ``surface_gap_um`` over the track surface beneath it, sits
+        in the simulation: the same height over the ribbon at its projection (the ribbon stands for the
+        surface, and between route points it may lie centimetres off the mesh); ``position`` as it is
+        without a gap (nothing under or over it)."""
+        if surface_gap_um is None:
+            return position
+        arc, lateral, _ = self.project(position)
+        return self.point(arc, lateral, surface_gap_um)
 
     # -- stored form (sim_core.derived_cache) ---------------------------------------------------------
 

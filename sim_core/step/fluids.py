@@ -16,7 +16,9 @@ material table (``deploy_behavior``, ``deploy_params``); several zones combine a
   fatigue (floored to whole ppm per frame), once per zone; zones stack; a part breaks at 1 (the
   end-of-frame transaction), and a passive weapon's resistance scales its share as it scales heat.
 
-The route-frame car has no part geometry, so a touching car's every live part is in the fluid.
+The route-frame car has no part geometry, so a touching car's every live part is in the fluid. A zone sits
+on the ribbon as it sits on the track's surface (its centre's ``surface_gap_um``, ``Route.seated``): the
+ribbon stands for the surface and may lie centimetres off the mesh between route points.
 """
 
 from __future__ import annotations
@@ -60,12 +62,18 @@ class _Zone(NamedTuple):
     acid: int
 
 
-def _zone(zone: FluidZone) -> _Zone:
+def _zone(route: Route, zone: FluidZone) -> _Zone:
+    """The zone's box moved to sit on the ribbon as it sits on the surface (``Route.seated``), grown by the
+    reach, with its fluid's effects."""
     mat = material(zone.material)
     params = dict(mat.deploy_params_milli)
     decay = params.get("velocity_decay_per_sec", 1000)
-    return _Zone((zone.min_um[0] - REACH_UM, zone.min_um[1] - REACH_UM, zone.min_um[2] - REACH_UM),
-                 (zone.max_um[0] + REACH_UM, zone.max_um[1] + REACH_UM, zone.max_um[2] + REACH_UM),
+    lo, hi = zone.min_um, zone.max_um
+    centre = ((lo[0] + hi[0]) // 2, (lo[1] + hi[1]) // 2, (lo[2] + hi[2]) // 2)
+    seat = route.seated(centre, zone.surface_gap_um)
+    dx, dy, dz = seat[0] - centre[0] - REACH_UM, seat[1] - centre[1] - REACH_UM, seat[2] - centre[2] - REACH_UM
+    ex, ey, ez = dx + 2 * REACH_UM, dy + 2 * REACH_UM, dz + 2 * REACH_UM
+    return _Zone((lo[0] + dx, lo[1] + dy, lo[2] + dz), (hi[0] + ex, hi[1] + ey, hi[2] + ez),
                  params.get("grip_modifier", NO_GRIP_LOSS), KEEP_DEN - (1000 - decay),
                  params.get("temperature_delta_per_sec", 0), 1 if mat.deploy_behavior == "corrosive" else 0)
 
@@ -75,7 +83,7 @@ class Fluids:
 
     def __init__(self, route: Route, zones: tuple[FluidZone, ...]) -> None:
         self.route = route
-        self.zones = [_zone(z) for z in zones]
+        self.zones = [_zone(route, z) for z in zones]
 
     def touch(self, c: list[int]) -> FluidTouch | None:
         """The combined effect of the zones the car's underside is in, or None when it is in none."""

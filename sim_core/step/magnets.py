@@ -99,7 +99,8 @@ class Magnets:
     def __init__(self, route: Route, sources: tuple[MagnetSource, ...], models: list[CarModel]) -> None:
         self.route = route
         self.models = models
-        self.sources: list[Pole] = [(*s.position_um, s.strength_mn, *s.n_pole_e6) for s in sources]
+        self.sources: list[Pole] = [(*route.seated(s.position_um, s.surface_gap_um), s.strength_mn, *s.n_pole_e6)
+                                    for s in sources]
         self.pole_slots = [slot for slot, model in enumerate(models) if model.magnet_pole is not None]
 
     def pulls(self, cars: list[list[int]], skills: list[tuple[int, ...]]) -> list[tuple[int, int, int]] | None:

@@ -45,6 +45,21 @@ def test_builtin_cars_finish_every_builtin_track(ref: str) -> None:
     assert all(s["status"] == "finished" for s in standings)
 
 
+def test_track03s_oil_and_magnet_take_effect_in_a_builtin_race() -> None:
+    """Cars of the inner grid slots cross the oil slick; the magnet plate pulls the heavy car's ballast and
+    the control car's darts, and leaves the speed car (no steel) alone."""
+    cars = [archetype_vehicle(n) for n in (1, 2, 3)]
+    world = World.new(track_spec(admitted_builtin("builtin:track-03"), lap_count=1), [cars[s % 3] for s in range(6)], seed=4)
+    oiled, pulled = set(), set()
+    while not world.done and world.frame < MAX_FRAMES:
+        oiled |= {slot for slot, c in enumerate(world._cars) if world._frame.fluids.touch(c)}
+        pulls = world._frame.magnets.pulls(world._cars, [()] * 6)
+        pulled |= {slot for slot, pull in enumerate(pulls or []) if pull != (0, 0, 0)}
+        world.step({})
+    assert world.end_reason == "all-finished" and len(oiled) >= 4
+    assert pulled and all(slot % 3 for slot in pulled)  # heavy (1, 4) and control (2, 5) only
+
+
 def test_world_demo_is_built_from_the_shipped_files() -> None:
     world = World.demo(cars=3, seed=0)
     assert [v.vehicle_id for v in world.vehicles] == ["builtin:archetype-01", "builtin:archetype-02", "builtin:archetype-03"]

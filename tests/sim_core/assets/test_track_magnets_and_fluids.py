@@ -21,6 +21,8 @@ from sim_core.assets.loadout import assemble
 from sim_core.assets.manifest import build_manifest
 from sim_core.assets.reader import read_glb
 from sim_core.assets.shapes import box
+from sim_core.assets.surface import vertical_gap
+from sim_core.specs.route import route_for
 from sim_core.specs.fluids import FluidZone
 from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
 
@@ -61,10 +63,11 @@ def test_a_closed_tile_and_a_plate_become_sources_with_their_centres_and_poles()
     assert manifest is not None, findings.codes()
     tile, plate = manifest["magnets"]
     # the box's faces cancel: the node's +Z is the pole (the spec's fallback)
+    # the tile 1 cm under the road's top (its centre: −1 cm), the plate 1 cm over it
     assert tile == {"node": "Magnet_Tile", "source_node_index": 1, "position_um": [1_100_000, -10_000, 100_000],
-                    "strength_mn": 2500, "n_pole_ppm": [0, 0, 1_000_000]}
+                    "strength_mn": 2500, "n_pole_ppm": [0, 0, 1_000_000], "surface_gap_um": -10_000}
     assert plate == {"node": "Magnet_Plate", "source_node_index": 2, "position_um": [2_200_000, 10_000, 100_000],
-                     "strength_mn": 10_000, "n_pole_ppm": [0, 1_000_000, 0]}
+                     "strength_mn": 10_000, "n_pole_ppm": [0, 1_000_000, 0], "surface_gap_um": 10_000}
 
 
 def test_a_strength_of_zero_declares_nothing_and_none_is_needed():
@@ -91,17 +94,40 @@ def test_the_bake_writes_auto_magnet_sources_and_the_track_spec_carries_them():
     assert auto == [{"node": "Magnet_Plate", "pos": [D("2.2"), D("0.01"), D("0.1")], "strength_n": D("1.25"),
                      "n_pole": [0, 1, 0]}]  # the reader's exact decimals
     spec = track_spec(admit(baked))
-    assert spec.magnets == (MagnetSource((2_200_000, 10_000, 100_000), 1250, (0, 1_000_000, 0)),)
+    assert spec.magnets == (MagnetSource((2_200_000, 10_000, 100_000), 1250, (0, 1_000_000, 0), 10_000),)
 
 
 def test_a_fluid_node_is_a_sensor_box_that_reaches_the_track_spec():
     manifest, findings = analysed(track(puddle="oil"))
     assert manifest is not None, findings.codes()
     assert manifest["fluids"] == [{"node": "Puddle", "source_node_index": 1, "material": "oil",
-                                   "min_um": [1_000_000, 10_000, 0], "max_um": [1_400_000, 10_000, 200_000]}]
+                                   "min_um": [1_000_000, 10_000, 0], "max_um": [1_400_000, 10_000, 200_000],
+                                   "surface_gap_um": 10_000}]
     assert [s["node"] for s in manifest["solids"]] == ["Road"]  # not a collider
     spec = track_spec(admit(bake(track(puddle="lava"))))
-    assert spec.fluids == (FluidZone((1_000_000, 10_000, 0), (1_400_000, 10_000, 200_000), "lava"),)
+    assert spec.fluids == (FluidZone((1_000_000, 10_000, 0), (1_400_000, 10_000, 200_000), "lava", 10_000),)
+
+
+def test_the_gap_is_exact_over_a_slope_and_none_over_nothing():
+    """A triangle rising 1 m over 2 m in x: at x = 0.5 m its height is 0.25 m; a point 0.1 m above that is
+    0.1 m over it; the nearest of two crossed surfaces counts; beside every triangle there is no gap."""
+    slope = (np.array([(0, 0, 0), (2_000_000, 1_000_000, 0), (0, 0, 2_000_000)], dtype=np.int64), np.array([(0, 1, 2)]))
+    roof = (np.array([(0, 900_000, 0), (2_000_000, 900_000, 0), (0, 900_000, 2_000_000)], dtype=np.int64),
+            np.array([(0, 1, 2)]))
+    assert vertical_gap([slope], (500_000, 350_000, 500_000)) == 100_000
+    assert vertical_gap([slope, roof], (500_000, 800_000, 500_000)) == -100_000  # the roof is nearer
+    assert vertical_gap([slope], (1_500_000, 0, 1_500_000)) is None  # outside the triangle's (x, z)
+
+
+def test_a_feature_sits_on_the_ribbon_at_its_gap():
+    """Track-03's ribbon sags below its mesh between route points: the oil slick (1 mm over the dirt) and the
+    magnet plate (1 cm under it) are seated at those heights over the ribbon."""
+    track = track_spec(admitted_builtin("builtin:track-03"))
+    route = route_for(track)
+    (slick,), (plate,) = track.fluids, track.magnets
+    for position, gap in ((((0, 1000, -4_000_000)), slick.surface_gap_um), (plate.position_um, plate.surface_gap_um)):
+        arc, lateral, height = route.project(route.seated(position, gap))
+        assert abs(height - gap) <= 1 and route.project(position)[2] != gap  # the mesh and the ribbon differ here
 
 
 def test_the_builtin_heavy_car_carries_a_magnet_and_steel_and_control_its_steel_darts():
