@@ -31,6 +31,7 @@ COMPILED = [
     "sim_core/step/magnets.py",
     "sim_core/step/model.py",
     "sim_core/step/physics.py",
+    "sim_core/step/placement.py",
     "sim_core/step/ranking.py",
     "sim_core/step/rules.py",
     "sim_core/step/sweeps.py",

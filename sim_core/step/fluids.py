@@ -32,6 +32,7 @@ from sim_core.specs.materials import material
 from sim_core.specs.route import Route
 from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, P_FATIGUE, part_field
 from sim_core.step.model import CarModel, Mechanics, TireHeatWear
+from sim_core.step.placement import ribbon_point
 
 REACH_UM: Final = 10_000
 """10 mm: how far outside a zone's box a car's underside still touches it."""
@@ -84,10 +85,16 @@ class Fluids:
     def __init__(self, route: Route, zones: tuple[FluidZone, ...]) -> None:
         self.route = route
         self.zones = [_zone(route, z) for z in zones]
+        # the box around every zone: a car whose underside is outside it touches none (most cars, most frames)
+        self.hull_lo = tuple(min(z.lo[k] for z in self.zones) for k in range(3)) if self.zones else (0, 0, 0)
+        self.hull_hi = tuple(max(z.hi[k] for z in self.zones) for k in range(3)) if self.zones else (0, 0, 0)
 
     def touch(self, c: list[int]) -> FluidTouch | None:
         """The combined effect of the zones the car's underside is in, or None when it is in none."""
-        x, y, z = self.route.point(c[ARC], c[LAT], c[H])
+        x, y, z = ribbon_point(self.route, c[ARC], c[LAT], c[H])
+        lo, hi = self.hull_lo, self.hull_hi
+        if not (lo[0] <= x <= hi[0] and lo[1] <= y <= hi[1] and lo[2] <= z <= hi[2]):
+            return None
         grip, keep, rate, acid, inside = NO_GRIP_LOSS, KEEP_DEN, 0, 0, False
         for lo, hi, zone_grip, zone_keep, zone_rate, zone_acid in self.zones:
             if lo[0] <= x <= hi[0] and lo[1] <= y <= hi[1] and lo[2] <= z <= hi[2]:

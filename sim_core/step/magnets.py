@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from sim_core.intmath import UNIT, div_trunc, isqrt
+from sim_core.intmath import div_trunc, isqrt
 from sim_core.specs.magnets import MagnetSource
 from sim_core.specs.route import Route
 from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, PENALTY_TIMER, REMAINING_Q, RETIRED_FRAME
 from sim_core.step.model import CarModel
+from sim_core.step.placement import CarFrame
 
 PASSIVE_NUM: Final = 40_000_000_000_000_000
 """4e16: with ``FORCE_DEN``, the impulse of a frame of ``s·χ/r²`` (mN, ‰, µm)."""
@@ -73,23 +74,15 @@ def pole_push(a: Pole, b: Pole) -> Point | None:
 
 
 class _Actor:
-    """One car of the frame's snapshot: its route sample's axes, its steel and its held weapon pole, in
-    world coordinates, and the impulse summed on it."""
+    """One car of the frame's snapshot: its frame, its steel and its held weapon pole in world coordinates,
+    and the impulse summed on it."""
 
-    __slots__ = ("slot", "axes", "steel", "pole", "jx", "jy", "jz")
-
-    def __init__(self, slot: int, axes: tuple[int, int, int, int, int, int, int, int, int],
-                 steel: list[tuple[Point, int]], pole: Pole | None) -> None:
+    def __init__(self, slot: int, frame: CarFrame, steel: list[tuple[Point, int]], pole: Pole | None) -> None:
         self.slot = slot
-        self.axes = axes
+        self.frame = frame
         self.steel = steel
         self.pole = pole
         self.jx = self.jy = self.jz = 0
-
-    def add(self, j: Point, sign: int) -> None:
-        self.jx += sign * j[0]
-        self.jy += sign * j[1]
-        self.jz += sign * j[2]
 
 
 class Magnets:
@@ -119,11 +112,11 @@ class Magnets:
                 for point, chi in actor.steel:
                     j = passive_pull((source[0], source[1], source[2]), source[3], point, chi)
                     if j is not None:
-                        actor.add(j, 1)
+                        actor.jx, actor.jy, actor.jz = actor.jx + j[0], actor.jy + j[1], actor.jz + j[2]
                 if actor.pole is not None:
                     j = pole_push(source, actor.pole)
                     if j is not None:
-                        actor.add(j, 1)
+                        actor.jx, actor.jy, actor.jz = actor.jx + j[0], actor.jy + j[1], actor.jz + j[2]
         for a in actors:
             pole = a.pole
             if pole is None:
@@ -134,19 +127,14 @@ class Magnets:
                 for point, chi in b.steel:
                     j = passive_pull((pole[0], pole[1], pole[2]), pole[3], point, chi)
                     if j is not None:
-                        b.add(j, 1)
-                        a.add(j, -1)
+                        _exchange(a, b, j)
                 if b.pole is not None and a.slot < b.slot:
                     j = pole_push(pole, b.pole)
                     if j is not None:
-                        b.add(j, 1)
-                        a.add(j, -1)
+                        _exchange(a, b, j)
         out = [(0, 0, 0)] * len(cars)
         for a in actors:
-            tx, ty, tz, rx, ry, rz, ux, uy, uz = a.axes
-            out[a.slot] = (div_trunc(a.jx * tx + a.jy * ty + a.jz * tz, UNIT),
-                           div_trunc(a.jx * rx + a.jy * ry + a.jz * rz, UNIT),
-                           div_trunc(a.jx * ux + a.jy * uy + a.jz * uz, UNIT))
+            out[a.slot] = a.frame.along_axes(a.jx, a.jy, a.jz)
         return out
 
     def _strength(self, c: list[int], model: CarModel, skills: tuple[int, ...]) -> int:
@@ -169,21 +157,19 @@ class Magnets:
         steel = model.mechanics(c[BROKEN_MASK]).steel
         if not steel and not strength:
             return None
-        route = self.route
-        arc = c[ARC]
-        s = arc % route.length_um if route.loop else arc
-        i = route.index(s)
-        lat, centre = c[LAT], c[H] + model.height_um // 2
-        axes = (route.tx[i], route.ty[i], route.tz[i], route.rx[i], route.ry[i], route.rz[i],
-                route.ux[i], route.uy[i], route.uz[i])
-        points = [(route.point_at(i, s - z, lat + x, centre + y), chi) for x, y, z, chi in steel]
+        frame = CarFrame(self.route, c[ARC], c[LAT], c[H] + model.height_um // 2)
+        points = [(frame.at(x, y, z), chi) for x, y, z, chi in steel]
         pole: Pole | None = None
         magnet = model.magnet_pole
         if strength and magnet is not None:
             x, y, z, nx, ny, nz = magnet
-            at = route.point_at(i, s - z, lat + x, centre + y)
-            tx, ty, tz, rx, ry, rz, ux, uy, uz = axes  # the car's front is −Z: its +Z runs along −tangent
-            pole = (at[0], at[1], at[2], strength,
-                    div_trunc(-nz * tx + nx * rx + ny * ux, UNIT), div_trunc(-nz * ty + nx * ry + ny * uy, UNIT),
-                    div_trunc(-nz * tz + nx * rz + ny * uz, UNIT))
-        return _Actor(slot, axes, points, pole)
+            at = frame.at(x, y, z)
+            north = frame.to_world(-nz, nx, ny)  # the car's front is −Z: its +Z runs along −tangent
+            pole = (at[0], at[1], at[2], strength, north[0], north[1], north[2])
+        return _Actor(slot, frame, points, pole)
+
+
+def _exchange(a: _Actor, b: _Actor, j: Point) -> None:
+    """``b`` takes the impulse ``j`` from ``a``'s source, and ``a`` the opposite (Newton's third law)."""
+    b.jx, b.jy, b.jz = b.jx + j[0], b.jy + j[1], b.jz + j[2]
+    a.jx, a.jy, a.jz = a.jx - j[0], a.jy - j[1], a.jz - j[2]
