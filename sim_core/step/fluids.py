@@ -32,7 +32,7 @@ from sim_core.specs.materials import material
 from sim_core.specs.route import Route
 from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, P_FATIGUE, part_field
 from sim_core.step.model import CarModel, Mechanics, TireHeatWear
-from sim_core.step.placement import ribbon_point
+from sim_core.step.placement import Ribbon, ribbon_point
 
 REACH_UM: Final = 10_000
 """10 mm: how far outside a zone's box a car's underside still touches it."""
@@ -83,7 +83,7 @@ class Fluids:
     """The round's fluid zones (built once by ``World``; ``touch`` once per live car and frame)."""
 
     def __init__(self, route: Route, zones: tuple[FluidZone, ...]) -> None:
-        self.route = route
+        self.ribbon = Ribbon(route) if zones else None
         self.zones = [_zone(route, z) for z in zones]
         # the box around every zone: a car whose underside is outside it touches none (most cars, most frames)
         self.hull_lo = tuple(min(z.lo[k] for z in self.zones) for k in range(3)) if self.zones else (0, 0, 0)
@@ -91,7 +91,9 @@ class Fluids:
 
     def touch(self, c: list[int]) -> FluidTouch | None:
         """The combined effect of the zones the car's underside is in, or None when it is in none."""
-        x, y, z = ribbon_point(self.route, c[ARC], c[LAT], c[H])
+        ribbon = self.ribbon
+        assert ribbon is not None  # touch is only asked of a track with zones
+        x, y, z = ribbon_point(ribbon, c[ARC], c[LAT], c[H])
         lo, hi = self.hull_lo, self.hull_hi
         if not (lo[0] <= x <= hi[0] and lo[1] <= y <= hi[1] and lo[2] <= z <= hi[2]):
             return None

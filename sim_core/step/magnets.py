@@ -18,8 +18,12 @@ no part. Components are truncated toward zero (``div_trunc`` is odd, so a reacti
 opposite of its action).
 
 Units: strengths mN, χ ‰, positions µm, poles ppm, impulses µg·µm/s per frame (1 N·s = 1e15):
-``s[mN]·χ[‰]·0.0008 m² / r[µm]²`` = ``s·χ·800/r²`` N, so the impulse of a frame is ``s·χ·4e16/(3·r²)``;
-with the poles' product in ppm² (1e12), ``sA·sB·(−nA·nB)·4e4/(3·r²)``.
+``s[mN]·χ[‰]·0.0008 m² / r[µm]²`` = ``s·χ·800/r²`` N, so the impulse of a frame is ``s·χ·4e16/(3·r²)``,
+and with the poles' product in ppm ``sA·sB·(−nA·nB)·4e10/(3·r²)``. Both are computed in grains of 1e6
+µg·µm/s (1e-9 N·s): the magnitude ``s·χ·4e10 // (3·r²)`` (floored; for the poles truncated toward zero),
+then each component ``magnitude·d/r`` truncated toward zero, times 1e6. Every product then stays below
+2^63 for strengths up to 10 N, χ up to 10 and any distance on a track (|d| ≤ r), which the compiled step
+computes in machine words; only far larger weapon fields fall back to big integers (same results, slower).
 """
 
 from __future__ import annotations
@@ -31,13 +35,17 @@ from sim_core.specs.magnets import MagnetSource
 from sim_core.specs.route import Route
 from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, PENALTY_TIMER, REMAINING_Q, RETIRED_FRAME
 from sim_core.step.model import CarModel
-from sim_core.step.placement import CarFrame
+from sim_core.step.placement import CarFrame, Ribbon
 
-PASSIVE_NUM: Final = 40_000_000_000_000_000
-"""4e16: with ``FORCE_DEN``, the impulse of a frame of ``s·χ/r²`` (mN, ‰, µm)."""
+PASSIVE_NUM: Final = 40_000_000_000
+"""4e10: with ``FORCE_DEN``, the impulse of a frame of ``s·χ/r²`` (mN, ‰, µm) in ``GRAIN`` units."""
 SOURCES_NUM: Final = 40_000
-"""4e4: with ``FORCE_DEN``, the impulse of a frame of ``sA·sB·(nA·nB)/r²`` (mN, mN, ppm², µm)."""
+"""4e4: with ``FORCE_DEN``, the impulse of a frame of ``sA·sB·(nA·nB)/r²`` (mN, mN, ppm, µm) in ``GRAIN`` units."""
 FORCE_DEN: Final = 3
+GRAIN: Final = 1_000_000
+"""The magnets' impulses are whole multiples of 1e6 µg·µm/s (1e-9 N·s: 0.02 µm/s on a 50 g car), so that
+their arithmetic stays within 63 bits for every ordinary strength and distance (docstring)."""
+PPM: Final = 1_000_000
 MIN_RANGE_SQ_UM2: Final = 100_000_000
 """(1 cm)²: closer than this a magnet exerts nothing (the spec's guard against r → 0)."""
 WEAPON_MN_PER_MW_NUM: Final = 3
@@ -56,9 +64,8 @@ def passive_pull(source: Point, strength_mn: int, target: Point, susceptibility_
     r2 = dx * dx + dy * dy + dz * dz
     if r2 < MIN_RANGE_SQ_UM2:
         return None
-    num = strength_mn * susceptibility_milli * PASSIVE_NUM
-    den = FORCE_DEN * r2 * isqrt(r2)
-    return div_trunc(num * dx, den), div_trunc(num * dy, den), div_trunc(num * dz, den)
+    magnitude = strength_mn * susceptibility_milli * PASSIVE_NUM // (FORCE_DEN * r2)  # GRAIN units, floored
+    return _along(magnitude, dx, dy, dz, isqrt(r2))
 
 
 def pole_push(a: Pole, b: Pole) -> Point | None:
@@ -68,9 +75,16 @@ def pole_push(a: Pole, b: Pole) -> Point | None:
     r2 = dx * dx + dy * dy + dz * dz
     if r2 < MIN_RANGE_SQ_UM2:
         return None
-    num = -a[3] * b[3] * (a[4] * b[4] + a[5] * b[5] + a[6] * b[6]) * SOURCES_NUM
-    den = FORCE_DEN * r2 * isqrt(r2)
-    return div_trunc(num * dx, den), div_trunc(num * dy, den), div_trunc(num * dz, den)
+    alike = div_trunc(a[4] * b[4] + a[5] * b[5] + a[6] * b[6], PPM)  # nA·nB in ppm
+    magnitude = div_trunc(-a[3] * b[3] * alike * SOURCES_NUM, FORCE_DEN * r2)  # GRAIN units, > 0 apart
+    return _along(magnitude, dx, dy, dz, isqrt(r2))
+
+
+def _along(magnitude: int, dx: int, dy: int, dz: int, r: int) -> Point:
+    """``magnitude`` (GRAIN units) along (dx, dy, dz) of length ``r``, in µg·µm/s, each component
+    truncated toward zero before it is scaled (|magnitude·d| ≤ |magnitude|·r stays small)."""
+    return (div_trunc(magnitude * dx, r) * GRAIN, div_trunc(magnitude * dy, r) * GRAIN,
+            div_trunc(magnitude * dz, r) * GRAIN)
 
 
 class _Actor:
@@ -90,11 +104,11 @@ class Magnets:
     ``World``; ``pulls`` once per frame)."""
 
     def __init__(self, route: Route, sources: tuple[MagnetSource, ...], models: list[CarModel]) -> None:
-        self.route = route
         self.models = models
         self.sources: list[Pole] = [(*route.seated(s.position_um, s.surface_gap_um), s.strength_mn, *s.n_pole_e6)
                                     for s in sources]
         self.pole_slots = [slot for slot, model in enumerate(models) if model.magnet_pole is not None]
+        self.ribbon: Ribbon | None = Ribbon(route) if self.sources or self.pole_slots else None
 
     def pulls(self, cars: list[list[int]], skills: list[tuple[int, ...]]) -> list[tuple[int, int, int]] | None:
         """Each car's magnet impulse of this frame along its route axes (s, l, h), or None when no source
@@ -157,7 +171,9 @@ class Magnets:
         steel = model.mechanics(c[BROKEN_MASK]).steel
         if not steel and not strength:
             return None
-        frame = CarFrame(self.route, c[ARC], c[LAT], c[H] + model.height_um // 2)
+        ribbon = self.ribbon
+        assert ribbon is not None  # there are sources or poles, or pulls returned before any actor
+        frame = CarFrame(ribbon, c[ARC], c[LAT], c[H] + model.height_um // 2)
         points = [(frame.at(x, y, z), chi) for x, y, z, chi in steel]
         pole: Pole | None = None
         magnet = model.magnet_pole

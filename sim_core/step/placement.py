@@ -3,8 +3,8 @@
 A car at (arc, lateral offset, height over the ribbon) has its frame on route sample i (the one
 ``Route.point`` reads); a point at (x right, y up, z back) in the car's frame is the route point
 ``(arc − z, lateral + x, height + y)`` of that same sample, so the car stays rigid on a curve. The
-arithmetic is ``Route.point_at``'s, written out in the compiled step (``Route`` is interpreted): the
-same integers, without a call per point.
+arithmetic is ``Route.point_at``'s, written out in the compiled step over ``Ribbon``'s per-sample tuples
+(``Route`` is interpreted: reading its arrays costs an attribute lookup each): the same integers.
 """
 
 from __future__ import annotations
@@ -13,18 +13,36 @@ from sim_core.intmath import UNIT, div_trunc
 from sim_core.specs.route import Route
 
 Point = tuple[int, int, int]
+Sample = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int]
+"""A route sample: arc, position (x, y, z), tangent, right and up (ppm)."""
+
+
+class Ribbon:
+    """The route's samples as one tuple each, for the passes that place points on it every frame (built once
+    per world, only where magnets or fluids need it)."""
+
+    def __init__(self, route: Route) -> None:
+        self.loop, self.length_um, self.count = route.loop, route.length_um, route.count
+        self.samples: list[Sample] = list(zip(route.arc, route.px, route.py, route.pz, route.tx, route.ty, route.tz,
+                                              route.rx, route.ry, route.rz, route.ux, route.uy, route.uz, strict=False))
+
+    def sample(self, arc: int) -> tuple[Sample, int]:
+        """The sample a car at ``arc`` reads (``Route.index`` of its wrapped arc) and how far along it it is."""
+        length, count = self.length_um, self.count
+        s = arc % length if self.loop else arc
+        i = s * count // length
+        i = count - 1 if i >= count else 0 if i < 0 else i
+        found = self.samples[i]
+        return found, s - found[0]
 
 
 class CarFrame:
     """A car's frame at ``arc`` (µm along the route), ``lateral`` and ``height`` (its reference point)."""
 
-    def __init__(self, route: Route, arc: int, lateral: int, height: int) -> None:
-        i, self.along = _sample(route, arc)
-        self.px, self.py, self.pz = route.px[i], route.py[i], route.pz[i]
+    def __init__(self, ribbon: Ribbon, arc: int, lateral: int, height: int) -> None:
+        sample, self.along = ribbon.sample(arc)
+        _, self.px, self.py, self.pz, self.tx, self.ty, self.tz, self.rx, self.ry, self.rz, self.ux, self.uy, self.uz = sample
         self.lateral, self.height = lateral, height
-        self.tx, self.ty, self.tz = route.tx[i], route.ty[i], route.tz[i]
-        self.rx, self.ry, self.rz = route.rx[i], route.ry[i], route.rz[i]
-        self.ux, self.uy, self.uz = route.ux[i], route.uy[i], route.uz[i]
 
     def at(self, x: int, y: int, z: int) -> Point:
         """The world point (µm) of the car-frame offset (x right, y up, z back) from the reference point."""
@@ -46,19 +64,9 @@ class CarFrame:
                 div_trunc(along * self.tz + right * self.rz + up * self.uz, UNIT))
 
 
-def ribbon_point(route: Route, arc: int, lateral: int, height: int) -> Point:
-    """``CarFrame(route, arc, lateral, height).at(0, 0, 0)`` without the frame: the point itself, which is
+def ribbon_point(ribbon: Ribbon, arc: int, lateral: int, height: int) -> Point:
+    """``CarFrame(ribbon, arc, lateral, height).at(0, 0, 0)`` without the frame: the point itself, which is
     all a per-car test of every frame (the fluids') needs."""
-    i, ds = _sample(route, arc)
-    return (route.px[i] + (route.tx[i] * ds + route.rx[i] * lateral + route.ux[i] * height) // UNIT,
-            route.py[i] + (route.ty[i] * ds + route.ry[i] * lateral + route.uy[i] * height) // UNIT,
-            route.pz[i] + (route.tz[i] * ds + route.rz[i] * lateral + route.uz[i] * height) // UNIT)
-
-
-def _sample(route: Route, arc: int) -> tuple[int, int]:
-    """The route sample a car at ``arc`` reads (``Route.index`` of its wrapped arc) and how far along it."""
-    length, count = route.length_um, route.count
-    s = arc % length if route.loop else arc
-    i = s * count // length
-    i = count - 1 if i >= count else 0 if i < 0 else i
-    return i, s - route.arc[i]
+    (_, px, py, pz, tx, ty, tz, rx, ry, rz, ux, uy, uz), ds = ribbon.sample(arc)
+    return (px + (tx * ds + rx * lateral + ux * height) // UNIT, py + (ty * ds + ry * lateral + uy * height) // UNIT,
+            pz + (tz * ds + rz * lateral + uz * height) // UNIT)

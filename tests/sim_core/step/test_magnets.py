@@ -31,17 +31,17 @@ def test_the_weapon_skill_index_is_the_one_the_magnets_read():
 def test_a_source_pulls_steel_with_s_chi_k_over_r_squared():
     """10 N, χ 1, 0.1 m: 10·1·0.0008/0.01 = 0.8 N toward the source, 0.8/60 N·s in a frame."""
     j = passive_pull((100_000, 0, 0), 10_000, (0, 0, 0), 1000)
-    assert j == (13_333_333_333_333, 0, 0)  # 0.8 N·s / 60 = 0.013333… N·s, truncated
-    assert passive_pull((0, 0, 0), 10_000, (100_000, 0, 0), 1000) == (-13_333_333_333_333, 0, 0)
-    # 3-4-5: 0.5 m away, 0.8·0.04 = 0.032 N along (0.6, 0.8)
+    assert j == (13_333_333_000_000, 0, 0)  # 0.8 N / 60 = 0.013333… N·s, in whole 1e-9 N·s
+    assert passive_pull((0, 0, 0), 10_000, (100_000, 0, 0), 1000) == (-13_333_333_000_000, 0, 0)
+    # 3-4-5: 0.5 m away, 0.8·0.04 = 0.032 N: 533 333 grains (floored), along (0.6, 0.8) each truncated
     j = passive_pull((300_000, 400_000, 0), 10_000, (0, 0, 0), 1000)
-    assert j == (320_000_000_000, 426_666_666_666, 0)  # 0.032/60 N·s · (0.6, 0.8), truncated
-    assert passive_pull((300_000, 400_000, 0), 10_000, (0, 0, 0), 500) == (160_000_000_000, 213_333_333_333, 0)
+    assert j == (319_999_000_000, 426_666_000_000, 0)
+    assert passive_pull((300_000, 400_000, 0), 10_000, (0, 0, 0), 500) == (159_999_000_000, 213_332_000_000, 0)
 
 
 def test_nothing_acts_closer_than_one_centimetre():
     assert passive_pull((9_999, 0, 0), 10_000, (0, 0, 0), 1000) is None
-    assert passive_pull((10_000, 0, 0), 10_000, (0, 0, 0), 1000) == (80 * N_S // 60, 0, 0)  # 10·0.0008/1e-4 = 80 N
+    assert passive_pull((10_000, 0, 0), 10_000, (0, 0, 0), 1000) == (80 * N_S // 60 // 10**6 * 10**6, 0, 0)  # 80 N
     assert pole_push((0, 0, 0, 1000, *UP_POLE), (0, 9_999, 0, 1000, *UP_POLE)) is None
 
 
@@ -50,9 +50,9 @@ def test_two_sources_repel_when_their_poles_point_against_each_other():
     together, at right angles nothing."""
     a = (0, 0, 0, 1000, *UP_POLE)
     against = (0, 100_000, 0, 1000, 0, -M, 0)
-    assert pole_push(a, against) == (0, 1_333_333_333_333, 0)  # 0.08/60 N·s away from a (+y)
+    assert pole_push(a, against) == (0, 1_333_333_000_000, 0)  # 0.08/60 N·s away from a (+y)
     alike = (0, 100_000, 0, 1000, *UP_POLE)
-    assert pole_push(a, alike) == (0, -1_333_333_333_333, 0)
+    assert pole_push(a, alike) == (0, -1_333_333_000_000, 0)
     assert pole_push(a, (0, 100_000, 0, 1000, M, 0, 0)) == (0, 0, 0)
 
 
@@ -62,7 +62,7 @@ def test_a_track_source_to_the_side_pulls_the_car_sideways():
     track = straight_track(magnets=(MagnetSource((200_000, 30_000, -2 * M), 10_000, UP_POLE),))
     w = World.new(track, [steel_car()])
     place(w, 0, arc=2 * M, lat=0, h=0)
-    assert w._frame.magnets.pulls(w._cars, [()]) == [(0, 3_333_333_333_333, 0)]  # 0.2 N / 60
+    assert w._frame.magnets.pulls(w._cars, [()]) == [(0, 3_333_333_000_000, 0)]  # 0.2 N / 60
 
 
 def test_steel_offsets_are_in_the_cars_frame():
@@ -71,7 +71,7 @@ def test_steel_offsets_are_in_the_cars_frame():
     w = World.new(track, [steel_car((0, 20_000, -50_000))])
     place(w, 0, arc=2 * M, lat=0, h=0)
     # steel at (0, 30 000 + 20 000, −2 050 000): the source is 0.1 m further along the route
-    assert w._frame.magnets.pulls(w._cars, [()]) == [(13_333_333_333_333, 0, 0)]
+    assert w._frame.magnets.pulls(w._cars, [()]) == [(13_333_333_000_000, 0, 0)]
 
 
 def test_a_floor_magnet_pulls_an_airborne_car_down_by_its_impulse():
