@@ -50,6 +50,18 @@ def test_synctest_command(tmp_path, capsys):
     assert "synctest ok: 60 frames" in capsys.readouterr().out
 
 
+def test_synctest_command_on_track03_with_every_modelled_feature(tmp_path, capsys):
+    """track-03's rain and oil slick and the heavy cars' magnets held at random, 8 cars for 240 frames (the
+    whole race, the magnet plate included, is the documented ``--frames 3600`` run: docs/sim.md)."""
+    assert main(["--data-dir", str(tmp_path), "synctest", "--frames", "240", "--track", "builtin:track-03"]) == 0
+    assert "synctest ok: 240 frames" in capsys.readouterr().out
+
+
+def test_synctest_command_refuses_a_track_that_is_not_built_in(tmp_path, capsys):
+    assert main(["--data-dir", str(tmp_path), "synctest", "--track", "builtin:track-09"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
 def test_synctest_command_rejects_a_bad_distance(tmp_path, capsys):
     assert main(["--data-dir", str(tmp_path), "synctest", "--check-distance", "0"]) == 2
     assert "error[usage]: --check-distance takes an integer in 1..12, got 0" in capsys.readouterr().err
