@@ -26,6 +26,7 @@ COMPILED = [
     "sim_core/state/layout.py",
     "sim_core/step/aero.py",
     "sim_core/step/contact.py",
+    "sim_core/step/conveyors.py",
     "sim_core/step/fluids.py",
     "sim_core/step/frame.py",
     "sim_core/step/magnets.py",

@@ -24,6 +24,7 @@ from sim_core.state.layout import (
     WORLD_FIELDS, RoundEndReason, field_names, part_field, world_length,
 )
 from sim_core.step.aero import wind_vector_um_s
+from sim_core.step.conveyors import Conveyors
 from sim_core.step.fluids import Fluids
 from sim_core.step.frame import Frame
 from sim_core.step.magnets import Magnets
@@ -104,7 +105,7 @@ class World:
                                   [m.initial_q for m in self.models], PENALTY_FRAMES, self.weather.valid_pool)
         self._frame = Frame(self.models, self.motion, self.rules, self.route.length_um if self.route.loop else 0,
                             track.time_limit_frames, self.weather, Magnets(self.route, track.magnets, self.models),
-                            Fluids(self.route, track.fluids))
+                            Fluids(self.route, track.fluids), Conveyors(self.route, track.conveyors, self.models))
         self._world = [0] * world_length(self.weather.slots)
         self._world[W_SEED] = seed
         self._cars = [self._start_state(slot, len(vehicles)) for slot in range(len(vehicles))]

@@ -13,6 +13,7 @@ from sim_core.assets.findings import AssetRejected
 from sim_core.assets.loadout import AssembledVehicle, PlacedPart, Resolver, assemble
 from sim_core.errors import SimError
 from sim_core.intmath import Vec3, normalize
+from sim_core.specs.conveyors import ConveyorSpec
 from sim_core.specs.fluids import FluidZone
 from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
 from sim_core.specs.materials import material
@@ -64,7 +65,15 @@ def track_spec(track: AdmittedAsset, *, track_id: str | None = None, lap_count: 
         magnets=tuple(MagnetSource(_vec(s["position_um"]), s["strength_mn"], _vec(s["n_pole_ppm"]), s["surface_gap_um"])
                       for s in m["magnets"]),
         fluids=tuple(FluidZone(_vec(f["min_um"]), _vec(f["max_um"]), f["material"], f["surface_gap_um"]) for f in m["fluids"]),
+        conveyors=tuple(_conveyor(e) for e in m["entities"] if e["entity_type"] == "kinematic_conveyor"),
     )
+
+
+def _conveyor(entity: dict[str, Any]) -> ConveyorSpec:
+    """A conveyor entity: its box, its −Z as the direction it runs, its speed and material."""
+    z = entity["axes_ppm"][2]
+    return ConveyorSpec(_vec(entity["min_um"]), _vec(entity["max_um"]), normalize((-z[0], -z[1], -z[2])),
+                        entity["conveyor_velocity_um_s"], entity["material"])
 
 
 def _weather(block: dict[str, Any]) -> WeatherSpec:

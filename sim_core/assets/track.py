@@ -264,7 +264,8 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
             local.error("entity-invalid", f"{where}: an entity is a mesh node with its own node-level material")
         entry: dict[str, Any] = {"node": node.name, "entity_type": kind, "physics": physics, "destructible": destructible,
                                  "material": materials[node.index].id if node.index in materials else None,
-                                 "position_um": list(node.frame.position_um), "axes_ppm": [list(a) for a in node.frame.axes_ppm]}
+                                 "position_um": list(node.frame.position_um), "axes_ppm": [list(a) for a in node.frame.axes_ppm],
+                                 **_mesh_box(node)}
         if kind == "kinematic_move":
             period = fields.number(node.extras, "period_ms", where, local, low=500, high=3_600_000, scale=1)
             phase = fields.number(node.extras, "phase_offset_ms", where, local, low=0, high=3_600_000, scale=1, default=0)
@@ -291,14 +292,21 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
     return entities
 
 
+def _mesh_box(node: Node) -> dict[str, list[int]]:
+    """``min_um`` and ``max_um``: the box of a mesh node's vertices (a node without vertices: its position)."""
+    if node.mesh is None or not node.mesh.vertex_count:
+        return {"min_um": list(node.frame.position_um), "max_um": list(node.frame.position_um)}
+    return {"min_um": [int(x) for x in node.mesh.vertices_um.min(axis=0)],
+            "max_um": [int(x) for x in node.mesh.vertices_um.max(axis=0)]}
+
+
 def _fluid(node: Node, material_id: str, solids: list[Node]) -> dict[str, Any]:
     """A fluid node as a sensor box, with its centre's gap over the static surface (as a magnet's)."""
-    assert node.mesh is not None
-    lo = [int(x) for x in node.mesh.vertices_um.min(axis=0)]
-    hi = [int(x) for x in node.mesh.vertices_um.max(axis=0)]
+    box = _mesh_box(node)
+    lo, hi = box["min_um"], box["max_um"]
     centre = ((lo[0] + hi[0]) // 2, (lo[1] + hi[1]) // 2, (lo[2] + hi[2]) // 2)
     surface = [(n.mesh.vertices_um, n.mesh.triangles) for n in solids if n.mesh is not None]
-    return {"node": node.name, "source_node_index": node.index, "material": material_id, "min_um": lo, "max_um": hi,
+    return {"node": node.name, "source_node_index": node.index, "material": material_id, **box,
             "surface_gap_um": vertical_gap(surface, centre)}
 
 

@@ -15,6 +15,7 @@ from sim_core.constants import START_GRID_CELL_UM
 from sim_core.errors import SimError
 from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.specs.materials import material
+from sim_core.specs.conveyors import CONVEYORS_MAX, ConveyorSpec
 from sim_core.specs.fluids import FLUID_ZONES_MAX, FluidZone
 from sim_core.specs.items import check_all
 from sim_core.specs.magnets import MagnetSource
@@ -152,6 +153,7 @@ class TrackSpec:
     - ``weather``: the wind and the rain or snow patches (``WeatherSpec``; default: normal, no wind).
     - ``magnets``: the static magnet sources (``MagnetSource``, at most 256; default: none).
     - ``fluids``: the fluid zones (``FluidZone``, at most 256; default: none).
+    - ``conveyors``: the conveyor belts (``ConveyorSpec``, at most 100; default: none).
     """
 
     track_id: str
@@ -175,6 +177,7 @@ class TrackSpec:
     weather: WeatherSpec = NORMAL_WEATHER
     magnets: tuple[MagnetSource, ...] = ()
     fluids: tuple[FluidZone, ...] = ()
+    conveyors: tuple[ConveyorSpec, ...] = ()
 
     def __post_init__(self) -> None:
         self.validate()
@@ -246,6 +249,7 @@ class TrackSpec:
             _fail("track-invalid-weather", "weather must be a WeatherSpec")
         check_all(self.magnets, MagnetSource, MAX_MAGNET_SOURCES, "track-invalid-magnet", "magnets")
         check_all(self.fluids, FluidZone, FLUID_ZONES_MAX, "track-invalid-fluid", "fluids")
+        check_all(self.conveyors, ConveyorSpec, CONVEYORS_MAX, "track-invalid-conveyor", "conveyors")
         if self.player_capacity < 2:
             _fail("track-start-too-narrow", "RP1 must be at least 0.36 m wide (2 start slots of 0.18 m)")
 

@@ -14,6 +14,7 @@ from sim_core.state.layout import (
 )
 from sim_core.specs.materials import material
 from sim_core.step.contact import Collider, resolve
+from sim_core.step.conveyors import Conveyors
 from sim_core.step.fluids import Fluids, corrode, fluid_heat
 from sim_core.step.magnets import Magnets
 from sim_core.step.model import CarModel, Mechanics
@@ -29,7 +30,8 @@ class Frame:
     """The round's constant parts a frame runs with (built once by ``World``)."""
 
     def __init__(self, models: list[CarModel], motion: TrackContext, rules: RuleContext, loop_length: int,
-                 time_limit_frames: int, weather: Weather, magnets: Magnets, fluids: Fluids) -> None:
+                 time_limit_frames: int, weather: Weather, magnets: Magnets, fluids: Fluids,
+                 conveyors: Conveyors) -> None:
         self.models = models
         self.colliders = [collider(model) for model in models]
         self.motion = motion
@@ -39,12 +41,13 @@ class Frame:
         self.weather = weather
         self.magnets = magnets
         self.fluids = fluids
+        self.conveyors = conveyors
 
     def run(self, world: list[int], cars: list[list[int]], mechanics: list[Mechanics], masks: list[int],
             cold_still: list[bool], skills: list[tuple[int, ...]]) -> None:
         """Advance ``world`` and ``cars`` one frame. ``mechanics``, ``masks`` and ``cold_still`` are the
         world's state-derived caches (``World``), kept up to date here; ``skills`` are the checked inputs."""
-        models, motion, weather, fluids = self.models, self.motion, self.weather, self.fluids
+        models, motion, weather, fluids, conveyors = self.models, self.motion, self.weather, self.fluids, self.conveyors
         patches: list[tuple[int, int]] = []
         if weather.slots:  # weather spawn and expiry first (spec §4), then the cars drive on it
             weather.update(world)
@@ -65,8 +68,9 @@ class Frame:
                 if patches and c[H] == 0 and weather.covers(patches, c[ARC], c[LAT]):  # tires on a wet patch
                     mech = model.wet_mechanics(masks[slot])
                 fluid = fluids.touch(c) if fluids.zones else None  # from where the car starts the frame
+                belt = conveyors.belt(slot, c) if conveyors.footprints else None
                 heat, loads, weapon_uj = advance(c, model, mech, motion, skills[slot],
-                                                 None if pulls is None else pulls[slot], fluid)
+                                                 None if pulls is None else pulls[slot], fluid, belt)
                 if weapon_uj and model.pushes:
                     pushes[slot] = weapon_uj
                 if fluid is not None and fluid.heat_rate_mc_s:  # freeze or burn: every live part, into its solve

@@ -28,6 +28,7 @@ from sim_core.state.layout import (
     AIR_FRAMES, ARC, H, LAT, OUTSIDE, PENALTY_TIMER, REMAINING_Q, VH, VLAT, VS,
 )
 from sim_core.step.aero import aero_impulse
+from sim_core.step.conveyors import Belt
 from sim_core.step.fluids import KEEP_DEN, FluidTouch
 from sim_core.step.model import CarModel, Mechanics
 from sim_core.specs.route import Route
@@ -72,10 +73,11 @@ TireLoads = Sequence[tuple[int, int]]
 
 def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
             skills: tuple[int, ...], pull: tuple[int, int, int] | None = None,
-            fluid: FluidTouch | None = None) -> tuple[list[int], TireLoads, int]:
+            fluid: FluidTouch | None = None, belt: Belt | None = None) -> tuple[list[int], TireLoads, int]:
     """Advance one live car by one frame (``mech`` = its mechanics for the frame's broken parts; ``pull``
     = its magnet impulse (s, l, h) of the frame, ``sim_core.step.magnets``, None without one; ``fluid`` =
-    the grip and stickiness of the fluid it is in, ``sim_core.step.fluids``, None outside every fluid);
+    the grip and stickiness of the fluid it is in, ``sim_core.step.fluids``, None outside every fluid;
+    ``belt`` = the conveyor it stands on, ``sim_core.step.conveyors``, None off every belt);
     returns (heat per part in tu, of the parts other than tires; the tire groups' ``TireLoads``; the
     weapon's granted effect this frame in µJ, which a push hands to the cars it touches).
 
@@ -147,6 +149,13 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
             rolling = normal * model.chassis_mu // 1000
             need = -(m * vlat + m * acc_l // 60 + ext_l)
             jl = need if -rolling <= need <= rolling else rolling if need > 0 else -rolling
+        if belt is not None:  # the ground under the tires moves: toward the belt's speed, at most μ·N
+            along, across, belt_speed, belt_mu = belt
+            carry = m * (belt_speed - div_trunc(vs * along + vlat * across, UNIT))
+            cap = normal * belt_mu // 1000
+            carry = cap if carry > cap else -cap if carry < -cap else carry
+            js += div_trunc(carry * along, UNIT)
+            jl += div_trunc(carry * across, UNIT)
     js += ext_s
     jl += ext_l
     jh += ext_h

@@ -1,5 +1,5 @@
 """Runs whose every figure the compiled step must reproduce (``tests/sim_core/test_compiled.py``): the golden
-frame chains (pinned), a rollback sync-test of a built-in round and one with every magnet, fluid and push
+frame chains (pinned), a rollback sync-test of a built-in round and one with every magnet, fluid, push and belt
 (their final hashes and re-simulated frames)."""
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ def synctest_figures() -> list[object]:
 
 def magnet_figures() -> list[object]:
     """[passed, re-simulated frames, final state hash] of a sync-test with floor magnets, held magnet
-    weapons, steel, push weapons and the five fluids (``tests.sim_core.helpers.magnet_round``): the
-    magnets' big-integer arithmetic, every fluid's effect and the pushes."""
-    world = magnet_round(fluids=True, pushers=True)
+    weapons, steel, push weapons, the five fluids and belts (``tests.sim_core.helpers.magnet_round``): the
+    magnets' arithmetic, every fluid's effect, the pushes and the belts."""
+    world = magnet_round(fluids=True, pushers=True, conveyors=True)
     inputs = RandomInputs([m.chip_skills for m in world.models], 3)
     result = run_synctest(world, SYNCTEST_FRAMES, SYNCTEST_DISTANCE, inputs.next_frame)
     return [result.ok, result.resimulated_frames, result.final_hash.hex()]

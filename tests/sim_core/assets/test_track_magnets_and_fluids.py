@@ -1,7 +1,7 @@
 """A track's magnet sources and fluid zones from its GLB (spec/assets.md §5.5–5.6): node-level strengths on
 magnet_floor mesh nodes, their area-weighted centre and pole, the coded refusals and warnings, the baked
-``auto_magnet_sources`` and the way into ``TrackSpec``; fluid nodes as sensor boxes, not colliders; and
-the built-in cars' steel and magnet."""
+``auto_magnet_sources`` and the way into ``TrackSpec``; fluid nodes as sensor boxes, not colliders;
+conveyor entities as belts; and the built-in cars' steel and magnet."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from sim_core.assets.reader import read_glb
 from sim_core.assets.shapes import box
 from sim_core.assets.surface import vertical_gap
 from sim_core.specs.route import route_for
+from sim_core.specs.conveyors import ConveyorSpec
 from sim_core.specs.fluids import FluidZone
 from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
 
@@ -32,7 +33,7 @@ PLATE = (np.array([(2.0, 0.01, 0.0), (2.0, 0.01, 0.2), (2.4, 0.01, 0.2), (2.4, 0
 
 
 def track(tile: dict[str, Any] | None = None, plate: dict[str, Any] | None = None, root: dict[str, Any] | None = None,
-          puddle: str | None = None) -> bytes:
+          puddle: str | None = None, belt_speed: float | None = None) -> bytes:
     """An open 3 m track on a road slab, with a magnet_floor box tile (closed) and a one-sided plate
     carrying the given node extras, and a flat puddle of the fluid ``puddle``."""
     b = GlbBuilder()
@@ -43,6 +44,9 @@ def track(tile: dict[str, Any] | None = None, plate: dict[str, Any] | None = Non
         b.node("Magnet_Plate", mesh=b.mesh(*PLATE), extras=plate)
     if puddle is not None:
         b.node("Puddle", mesh=b.mesh(PLATE[0] - (1.0, 0.0, 0.0), PLATE[1]), extras={"material": puddle})
+    if belt_speed is not None:
+        b.node("Belt", mesh=b.mesh(*box((0.5, -0.01, -0.3), (0.9, 0.0, 0.3))),
+               extras={"entity_type": "kinematic_conveyor", "material": "pe", "conveyor_velocity_m_s": belt_speed})
     b.node("RoutePoint_1", matrix=frame_matrix((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0)))
     b.node("RoutePoint_2", matrix=frame_matrix((2.5, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0)))
     return b.build({
@@ -106,6 +110,16 @@ def test_a_fluid_node_is_a_sensor_box_that_reaches_the_track_spec():
     assert [s["node"] for s in manifest["solids"]] == ["Road"]  # not a collider
     spec = track_spec(admit(bake(track(puddle="lava"))))
     assert spec.fluids == (FluidZone((1_000_000, 10_000, 0), (1_400_000, 10_000, 200_000), "lava", 10_000),)
+
+
+def test_a_conveyor_entity_becomes_a_belt_of_the_track_spec():
+    manifest, findings = analysed(track(belt_speed=-2.5))
+    assert manifest is not None, findings.codes()
+    entity, = manifest["entities"]
+    assert (entity["min_um"], entity["max_um"]) == ([500_000, -10_000, -300_000], [900_000, 0, 300_000])
+    spec = track_spec(admit(bake(track(belt_speed=-2.5))))
+    assert spec.conveyors == (ConveyorSpec((500_000, -10_000, -300_000), (900_000, 0, 300_000), (0, 0, -1_000_000),
+                                           -2_500_000, "pe"),)
 
 
 def test_the_gap_is_exact_over_a_slope_and_none_over_nothing():

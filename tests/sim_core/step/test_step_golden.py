@@ -149,20 +149,20 @@ GOLDEN: dict[tuple[str, int], tuple[str, int]] = {
     # "Engine ids"): its weather and aero leave these code-built cars on normal-weather tracks as they
     # were (each branch compared every saved value of every frame without the header); car-to-car
     # friction changed the circuits' chains, and the header's digest (engine id, TrackSpec and PartSpec
-    # reprs) and the layout (state version 2) every hash. Re-pinned for sim_core/3 (magnets, fluids, pushes):
+    # reprs) and the layout (state version 2) every hash. Re-pinned for sim_core/3 (magnets, fluids, pushes, belts):
     # without them the six normal-weather scenarios' saved state bodies are the same frame by frame
     # (compared without the header); the rain's patches moved, because the weather seed hashes the
-    # TrackSpec, whose repr gained ``magnets`` and ``fluids``; the header's digest (also WeaponSpec's new
+    # TrackSpec, whose repr gained ``magnets``, ``fluids`` and ``conveyors``; the header's digest (also WeaponSpec's new
     # fields) changed every hash.
-    ('circuit', 1): ('dda8401e6b93396374186e64ce0ff5c14bccd487dcc8bcb2fd2689741b36eb41', 2400),
-    ('circuit', 2): ('a181964f3b32f521f027fee1ee7a45bc653fda07e8318fa4f28ec812b51bde80', 2400),
-    ('loop', 3): ('9ca2a33f809869f446ec545e9089e61089e4a9b699e993c1148901eb3c60650e', 1239),
-    ('loop', 6): ('89e39a80941df3e84cd92a0bda72cefa0c38878e9435e94979930727949f47ac', 1357),
-    ('straight', 4): ('bd4e8663647ba4d09c423f9ba98e6a1775624ced6e2dc605e064adb368c97ae9', 1546),
-    ('open', 5): ('889ee72c892b71edad57ce67d42458abc5751f18585233ccbdd3d90b0130f222', 124),
+    ('circuit', 1): ('896f10edea1c24eed957a060ada7d7f88bbd3ae1c513da5bbc755e866af5d692', 2400),
+    ('circuit', 2): ('e365ae0e8b25b929e43d4a05a97fbcc4c3d07aeea2af9151513ebca6cb58c1b0', 2400),
+    ('loop', 3): ('13a49720a527c9bb8e5c7a1d74267d2dff9e76671fc92e66890563e7bc532d64', 1239),
+    ('loop', 6): ('a8c1e6c28bfa7d0656acf6d3cd6a3200f788f672b6d76d6d3f3c4a848d307c56', 1357),
+    ('straight', 4): ('a33874397958de521881c7eb70a34138831343a0fa2bdc8fcf13d6ff910f91f0', 1546),
+    ('open', 5): ('21388d7badb1991fe7fb4f09b6662d2dc29708b4b7cb2cd7ec43ce93e56b6e2d', 124),
     # sim_core/2's rain, pinned from its first version (cars' tires are on wet patches in 8 433 of the
     # 19 200 car-frames; compiled and interpreted steps agreed on track-03's rain before it was pinned)
-    ('rain', 7): ('507fe0ec7b19359252d59f271b653932f5fd3e6c8b15610c611729fba8f8f540', 2400),
+    ('rain', 7): ('d496fac2a472876b8441f549a42a9e615d10c27310f1259917c3d3d470b5d291', 2400),
 }
 
 
