@@ -9,13 +9,15 @@ from decimal import Decimal as D
 from typing import Any
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim_core.assets.admission import admit
 from sim_core.assets.bake import bake
 from sim_core.assets.builtins import admitted_builtin
 from sim_core.assets.convert import track_spec, vehicle_spec
 from sim_core.assets.demo_round import archetype_loadout
-from sim_core.assets.findings import Findings
+from sim_core.assets.findings import AssetRejected, Findings
 from sim_core.assets.glb_build import GlbBuilder, frame_matrix
 from sim_core.assets.loadout import assemble
 from sim_core.assets.manifest import build_manifest
@@ -159,3 +161,24 @@ def test_the_builtin_heavy_car_carries_a_magnet_and_steel_and_control_its_steel_
     assert heavy.weapon.magnet == MagnetPole((0, 6500, -75125), (0, 0, -1_000_000))  # the core, pole to the front
     darts = next(p.steel for p in control.parts if p.part_type == "weapon")
     assert [d.offset_um[0] for d in darts] == [-6000, 0, 6000] and control.weapon.magnet is None
+
+
+JSON_VALUE = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floats(allow_nan=False, allow_infinity=False),
+                       st.text(max_size=6), st.lists(st.integers(-5, 5), max_size=4))
+MATERIALS = st.sampled_from(["magnet_floor", "asphalt", "oil", "lava", "acid", "steel", "nonsense", 3])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(["material", "magnet_source_strength_n", "entity_type", "conveyor_velocity_m_s",
+                                        "motion_curve", "period_ms", "physics"]), JSON_VALUE | MATERIALS, max_size=5),
+       st.one_of(st.none(), JSON_VALUE))
+def test_any_declaration_on_a_track_node_ends_in_findings(extras, root_strength):
+    """Whatever a tile's and the root's extras hold, the track's analysis answers with findings (refusals
+    with codes) or a manifest, never anything else."""
+    root = {} if root_strength is None else {"magnet_source_strength_n": root_strength}
+    try:
+        manifest, findings = analysed(track(extras, root=root))
+    except AssetRejected as exc:  # the reader's own refusal (a number beyond any glTF field): coded too
+        assert exc.findings
+        return
+    assert manifest is not None or findings.rejected
