@@ -54,27 +54,28 @@ WEAPON_MN_PER_MW_DEN: Final = 100
 WEAPON: Final = 7  # the weapon skill's index in SKILLS (sim_core.specs.inputs)
 
 Point = tuple[int, int, int]
+NOTHING: Final = (0, 0, 0)
 Pole = tuple[int, int, int, int, int, int, int]  # (x, y, z, strength mN, north x, y, z ppm), world
 
 
-def passive_pull(source: Point, strength_mn: int, target: Point, susceptibility_milli: int) -> Point | None:
+def passive_pull(source: Point, strength_mn: int, target: Point, susceptibility_milli: int) -> Point:
     """The impulse (world, µg·µm/s) a source at ``source`` gives a passive sub-mesh at ``target``: toward
-    the source; None closer than 1 cm."""
+    the source; nothing closer than 1 cm. (Always a tuple: the compiled step keeps it unboxed.)"""
     dx, dy, dz = source[0] - target[0], source[1] - target[1], source[2] - target[2]
     r2 = dx * dx + dy * dy + dz * dz
     if r2 < MIN_RANGE_SQ_UM2:
-        return None
+        return NOTHING
     magnitude = strength_mn * susceptibility_milli * PASSIVE_NUM // (FORCE_DEN * r2)  # GRAIN units, floored
     return _along(magnitude, dx, dy, dz, isqrt(r2))
 
 
-def pole_push(a: Pole, b: Pole) -> Point | None:
+def pole_push(a: Pole, b: Pole) -> Point:
     """The impulse (world) source ``a`` gives source ``b``: away from ``a`` when their poles point against
-    each other, toward it when they point alike; None closer than 1 cm."""
+    each other, toward it when they point alike; nothing closer than 1 cm."""
     dx, dy, dz = b[0] - a[0], b[1] - a[1], b[2] - a[2]
     r2 = dx * dx + dy * dy + dz * dz
     if r2 < MIN_RANGE_SQ_UM2:
-        return None
+        return NOTHING
     alike = div_trunc(a[4] * b[4] + a[5] * b[5] + a[6] * b[6], PPM)  # nA·nB in ppm
     magnitude = div_trunc(-a[3] * b[3] * alike * SOURCES_NUM, FORCE_DEN * r2)  # GRAIN units, > 0 apart
     return _along(magnitude, dx, dy, dz, isqrt(r2))
@@ -122,30 +123,26 @@ class Magnets:
             return None
         actors = [actor for slot, c in enumerate(cars) if (actor := self._actor(slot, c, held.get(slot, 0)))]
         for source in self.sources:
+            at = (source[0], source[1], source[2])
             for actor in actors:
                 for point, chi in actor.steel:
-                    j = passive_pull((source[0], source[1], source[2]), source[3], point, chi)
-                    if j is not None:
-                        actor.jx, actor.jy, actor.jz = actor.jx + j[0], actor.jy + j[1], actor.jz + j[2]
+                    j = passive_pull(at, source[3], point, chi)
+                    actor.jx, actor.jy, actor.jz = actor.jx + j[0], actor.jy + j[1], actor.jz + j[2]
                 if actor.pole is not None:
                     j = pole_push(source, actor.pole)
-                    if j is not None:
-                        actor.jx, actor.jy, actor.jz = actor.jx + j[0], actor.jy + j[1], actor.jz + j[2]
+                    actor.jx, actor.jy, actor.jz = actor.jx + j[0], actor.jy + j[1], actor.jz + j[2]
         for a in actors:
             pole = a.pole
             if pole is None:
                 continue
+            at = (pole[0], pole[1], pole[2])
             for b in actors:
                 if b is a:
                     continue
                 for point, chi in b.steel:
-                    j = passive_pull((pole[0], pole[1], pole[2]), pole[3], point, chi)
-                    if j is not None:
-                        _exchange(a, b, j)
+                    _exchange(a, b, passive_pull(at, pole[3], point, chi))
                 if b.pole is not None and a.slot < b.slot:
-                    j = pole_push(pole, b.pole)
-                    if j is not None:
-                        _exchange(a, b, j)
+                    _exchange(a, b, pole_push(pole, b.pole))
         out = [(0, 0, 0)] * len(cars)
         for a in actors:
             out[a.slot] = a.frame.along_axes(a.jx, a.jy, a.jz)

@@ -40,9 +40,9 @@ def test_a_source_pulls_steel_with_s_chi_k_over_r_squared():
 
 
 def test_nothing_acts_closer_than_one_centimetre():
-    assert passive_pull((9_999, 0, 0), 10_000, (0, 0, 0), 1000) is None
+    assert passive_pull((9_999, 0, 0), 10_000, (0, 0, 0), 1000) == (0, 0, 0)
     assert passive_pull((10_000, 0, 0), 10_000, (0, 0, 0), 1000) == (80 * N_S // 60 // 10**6 * 10**6, 0, 0)  # 80 N
-    assert pole_push((0, 0, 0, 1000, *UP_POLE), (0, 9_999, 0, 1000, *UP_POLE)) is None
+    assert pole_push((0, 0, 0, 1000, *UP_POLE), (0, 9_999, 0, 1000, *UP_POLE)) == (0, 0, 0)
 
 
 def test_two_sources_repel_when_their_poles_point_against_each_other():
