@@ -14,12 +14,19 @@ An honest message cannot be guessed by a mutator (a proof signs the link's trans
 random), so a first byte with ``HONEST`` set sends the honest message of that link instead of the body:
 the reservation proof of this link, the accept of the newest ``relay-incoming`` heard, the relay's
 grant or notice. The seeds mix both, so mutations reach what follows a granted reservation.
+
+Only an input's first ``MAX_FRAMES`` frames are sent (``_fuzzed_frames``): a relay's conversations are a
+few messages deep, and a link's closing rules (3 violations, 16 consecutive drops) act well within them, so
+a longer input only repeats states a shorter one reaches while its cost grows with every frame. Uncapped,
+the corpora of the first day-long campaigns grew to 77–105 frames an input on average, and the doors ran at
+78–79 executions per CPU second.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import structlog.testing
@@ -45,6 +52,7 @@ HONEST = 0x80  # the first byte's flag for the honest message (module docstring)
 NOTICE = 0x40  # relay-client: the honest message on the control link is a relay-incoming, not a grant
 SETTLE_S = 0.05  # virtual seconds between two frames
 AFTER_S = 12.0  # virtual seconds after the last frame: the relay's connect timeout (5 s) and the node's (10 s) pass
+MAX_FRAMES = 24  # the frames of an input that are sent (module docstring)
 
 
 @dataclass
@@ -83,6 +91,11 @@ async def _dial(stream: trio.abc.Stream, identity: Identity) -> Link | None:
                                registry=RELAY_REGISTRY)
     except LinkClosed:
         return None
+
+
+def _fuzzed_frames(data: bytes) -> Iterator[bytes]:
+    """The non-empty frames among the first ``MAX_FRAMES`` of ``data``."""
+    return (part for part in islice(frames(data), MAX_FRAMES) if part)
 
 
 def run_logged(session: Callable[[bytes], Awaitable[None]], data: bytes) -> list[MutableMapping[str, Any]]:
@@ -127,9 +140,7 @@ async def relay_session(data: bytes) -> None:
     server.door.handler = watched
     ends: dict[int, _End] = {}
     async with trio.open_nursery() as nursery:
-        for part in frames(data):
-            if not part:
-                continue
+        for part in _fuzzed_frames(data):
             which = (part[0] & ~HONEST) % len(CONNECTIONS)
             if which not in ends:
                 identity, host = CONNECTIONS[which]
@@ -193,9 +204,7 @@ async def client_session(data: bytes) -> None:
         relay_ends = (control_relay, connecting_relay)
         for end in relay_ends:
             nursery.start_soon(end.read)
-        for part in frames(data):
-            if not part:
-                continue
+        for part in _fuzzed_frames(data):
             which = (part[0] & ~(HONEST | NOTICE)) % 2
             body = encode_message(_honest_from_relay(which, part)) if part[0] & HONEST else part[1:]
             await relay_ends[which].send_body(body)

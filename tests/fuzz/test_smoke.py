@@ -67,6 +67,18 @@ def test_the_relay_seeds_reach_a_granted_reservation_and_an_open_circuit() -> No
     assert {"relay-reserved", "relay-answer-failed"} <= {entry["event"] for entry in logs}
 
 
+def test_the_relay_doors_send_only_the_first_frames_of_an_input() -> None:
+    """A seed that reaches a granted reservation reaches nothing once ``MAX_FRAMES`` frames come before it."""
+    from fuzz.doors import relay
+
+    def reserved(data: bytes) -> bool:
+        return any(entry["event"] == "relay-reserved" for entry in relay.run_logged(relay.relay_session, data))
+
+    seed = next(seed for seed in target("relay-server").seeds() if reserved(seed))
+    assert not reserved(join_frames([b""] * relay.MAX_FRAMES) + seed)
+    assert reserved(join_frames([b""] * (relay.MAX_FRAMES - len(list(frames(seed))))) + seed)
+
+
 def test_the_viewer_seeds_verify_the_players_hashes_on_the_real_round() -> None:
     """The spectator stream seed is a real race's: a viewer fed it re-simulates the round and every hash
     check at a vote frame agrees with the players' signed votes."""
