@@ -16,7 +16,7 @@ UNIT: Final = 1_000_000
 
 Vec3 = tuple[int, int, int]
 
-__all__ = ["UNIT", "Vec3", "isqrt", "div_round", "round_div", "div_trunc", "clamp", "dot", "cross", "sub", "add",
+__all__ = ["UNIT", "Vec3", "isqrt", "div_round", "round_div", "div_trunc", "around_loop", "clamp", "dot", "cross", "sub", "add",
            "scale", "distance_sq", "normalize"]
 
 
@@ -38,6 +38,15 @@ def round_div(numerator: int, denominator: int) -> int:
 def div_trunc(a: int, b: int) -> int:
     """a / b rounded toward zero; b must be > 0."""
     return a // b if a >= 0 else -((-a) // b)
+
+
+def around_loop(gap: int, loop_length: int) -> int:
+    """An arc gap brought into [−L/2, L − L/2) on a loop of length ``loop_length`` (the shorter way round);
+    the gap as it is when ``loop_length`` is 0 (a linear route)."""
+    if not loop_length:
+        return gap
+    half = loop_length // 2
+    return (gap + half) % loop_length - half
 
 
 def clamp(value: int, low: int, high: int) -> int:

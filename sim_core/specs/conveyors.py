@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from sim_core.errors import SimError
-from sim_core.specs.items import is_unit_e6
+from sim_core.specs.items import box_problem, is_unit_e6
 from sim_core.specs.materials import material
 
 Vec3 = tuple[int, int, int]
@@ -21,16 +21,11 @@ CONVEYORS_MAX = 100
 """A track has at most 100 entities (spec/assets.md §5.6)."""
 SPEED_MAX_UM_S = 10_000_000
 """|conveyor_velocity_m_s| ≤ 10."""
-POSITION_MAX_UM = 1_000_000_000
 
 
 def _fail(message: str) -> NoReturn:
     raise SimError("track-invalid-conveyor", message)
 
-
-def _corner(value: object) -> bool:
-    return (isinstance(value, tuple) and len(value) == 3
-            and all(type(x) is int and -POSITION_MAX_UM <= x <= POSITION_MAX_UM for x in value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +42,9 @@ class ConveyorSpec:
 
     def validate(self, what: str) -> None:
         """``SimError`` ``track-invalid-conveyor`` unless every field is in range."""
-        if not _corner(self.min_um) or not _corner(self.max_um):
-            _fail(f"{what}: min_um and max_um must be three ints within ±{POSITION_MAX_UM} µm")
-        if any(lo > hi for lo, hi in zip(self.min_um, self.max_um, strict=True)):
-            _fail(f"{what}: min_um must not exceed max_um on any axis")
+        problem = box_problem(self.min_um, self.max_um)
+        if problem is not None:
+            _fail(f"{what}: {problem}")
         if not is_unit_e6(self.direction_e6):
             _fail(f"{what}: direction_e6 must be a unit vector (three ints, ppm)")
         if type(self.speed_um_s) is not int or not -SPEED_MAX_UM_S <= self.speed_um_s <= SPEED_MAX_UM_S:

@@ -12,23 +12,18 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from sim_core.errors import SimError
-from sim_core.specs.items import GAP_MAX_UM, is_gap
+from sim_core.specs.items import TRACK_REACH_UM, box_problem, is_gap
 from sim_core.specs.materials import material
 
 Vec3 = tuple[int, int, int]
 
 FLUID_ZONES_MAX = 256
 """A track has at most 256 regions of one kind (spec/assets.md §5.7's solid regions), fluids included."""
-POSITION_MAX_UM = 1_000_000_000
 
 
 def _fail(message: str) -> NoReturn:
     raise SimError("track-invalid-fluid", message)
 
-
-def _corner(value: object) -> bool:
-    return (isinstance(value, tuple) and len(value) == 3
-            and all(type(x) is int and -POSITION_MAX_UM <= x <= POSITION_MAX_UM for x in value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +39,10 @@ class FluidZone:
 
     def validate(self, what: str) -> None:
         """``SimError`` ``track-invalid-fluid`` unless the box is ordered and the material a fluid."""
-        if not _corner(self.min_um) or not _corner(self.max_um):
-            _fail(f"{what}: min_um and max_um must be three ints within ±{POSITION_MAX_UM} µm")
-        if any(lo > hi for lo, hi in zip(self.min_um, self.max_um, strict=True)):
-            _fail(f"{what}: min_um must not exceed max_um on any axis")
+        problem = box_problem(self.min_um, self.max_um)
+        if problem is not None:
+            _fail(f"{what}: {problem}")
         if not isinstance(self.material, str) or not material(self.material).is_fluid:
             _fail(f"{what}: material {self.material!r} is not a fluid")
         if not is_gap(self.surface_gap_um):
-            _fail(f"{what}: surface_gap_um must be None or an int within ±{GAP_MAX_UM} µm")
+            _fail(f"{what}: surface_gap_um must be None or an int within ±{TRACK_REACH_UM} µm")

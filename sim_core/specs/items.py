@@ -1,11 +1,12 @@
 """Checks the specs share: a tuple of validated items (a track's magnet sources and fluid zones, a part's
-steel), a unit direction in ppm (a magnet's pole, a weapon's axis) and a track feature's surface gap."""
+steel), a unit direction in ppm (a magnet's pole, a weapon's axis), a track feature's box and surface gap."""
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeGuard, TypeVar
 
 from sim_core.errors import SimError
+from sim_core.intmath import UNIT
 
 
 class Validated(Protocol):
@@ -34,16 +35,32 @@ UNIT_TOLERANCE_E6 = 2_000
 
 def is_unit_e6(value: object) -> bool:
     """Whether ``value`` is three ints forming a unit vector in ppm."""
-    if not (isinstance(value, tuple) and len(value) == 3 and all(type(x) is int for x in value)):
+    if not is_vector(value, 2 * UNIT):
         return False
-    length_sq = sum(int(x) * int(x) for x in value)
-    return (1_000_000 - UNIT_TOLERANCE_E6) ** 2 <= length_sq <= (1_000_000 + UNIT_TOLERANCE_E6) ** 2
+    length_sq = value[0] * value[0] + value[1] * value[1] + value[2] * value[2]
+    return (UNIT - UNIT_TOLERANCE_E6) ** 2 <= length_sq <= (UNIT + UNIT_TOLERANCE_E6) ** 2
 
 
-GAP_MAX_UM = 1_000_000_000
-"""A track feature's height over the surface beneath it lies within the track's 1 km."""
+TRACK_REACH_UM = 1_000_000_000
+"""A track feature's coordinates and its height over the surface beneath it lie within the track's 1 km."""
 
 
 def is_gap(value: object) -> bool:
     """Whether ``value`` is a track feature's surface gap: None (no surface) or an int within ±1 km."""
-    return value is None or (type(value) is int and -GAP_MAX_UM <= value <= GAP_MAX_UM)
+    return value is None or (type(value) is int and -TRACK_REACH_UM <= value <= TRACK_REACH_UM)
+
+
+def is_vector(value: object, bound: int) -> TypeGuard[tuple[int, int, int]]:
+    """Whether ``value`` is three ints within ±``bound``."""
+    return (isinstance(value, tuple) and len(value) == 3
+            and all(type(x) is int and -bound <= x <= bound for x in value))
+
+
+def box_problem(low: object, high: object) -> str | None:
+    """What is wrong with a track feature's box ``low``..``high`` (world µm; a flat one may have no
+    thickness), or None: the caller refuses it with its own code."""
+    if not is_vector(low, TRACK_REACH_UM) or not is_vector(high, TRACK_REACH_UM):
+        return f"min_um and max_um must be three ints within ±{TRACK_REACH_UM} µm"
+    if any(lo > hi for lo, hi in zip(low, high, strict=True)):
+        return "min_um must not exceed max_um on any axis"
+    return None

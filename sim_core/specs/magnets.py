@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from sim_core.errors import SimError
-from sim_core.specs.items import GAP_MAX_UM, is_gap, is_unit_e6
+from sim_core.specs.items import TRACK_REACH_UM, is_gap, is_unit_e6, is_vector
 
 Vec3 = tuple[int, int, int]
 
@@ -26,17 +26,11 @@ SUSCEPTIBILITY_MAX_MILLI = 10_000
 """χ ≤ 10 (steel's is 1.0; the material table has no larger one)."""
 CAR_OFFSET_MAX_UM = 1_000_000
 """A point of a car lies within 1 m of its centre (the assembled car is at most 250 mm long)."""
-TRACK_POSITION_MAX_UM = 1_000_000_000
-"""A track source lies within 1 km of the origin (the track AABB is at most 500 m)."""
 
 
 def _fail(code: str, message: str) -> NoReturn:
     raise SimError(code, message)
 
-
-def _vector(value: object, bound: int) -> bool:
-    return (isinstance(value, tuple) and len(value) == 3
-            and all(type(x) is int and -bound <= x <= bound for x in value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +46,14 @@ class MagnetSource:
 
     def validate(self, what: str) -> None:
         """``SimError`` ``track-invalid-magnet`` unless every field is in range."""
-        if not _vector(self.position_um, TRACK_POSITION_MAX_UM):
-            _fail("track-invalid-magnet", f"{what}: position_um must be three ints within ±{TRACK_POSITION_MAX_UM} µm")
+        if not is_vector(self.position_um, TRACK_REACH_UM):
+            _fail("track-invalid-magnet", f"{what}: position_um must be three ints within ±{TRACK_REACH_UM} µm")
         if type(self.strength_mn) is not int or not 1 <= self.strength_mn <= SOURCE_STRENGTH_MAX_MN:
             _fail("track-invalid-magnet", f"{what}: strength_mn must be an int in 1..{SOURCE_STRENGTH_MAX_MN}")
         if not is_unit_e6(self.n_pole_e6):
             _fail("track-invalid-magnet", f"{what}: n_pole_e6 must be a unit vector (three ints, ppm)")
         if not is_gap(self.surface_gap_um):
-            _fail("track-invalid-magnet", f"{what}: surface_gap_um must be None or an int within ±{GAP_MAX_UM} µm")
+            _fail("track-invalid-magnet", f"{what}: surface_gap_um must be None or an int within ±{TRACK_REACH_UM} µm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +66,7 @@ class SteelPoint:
 
     def validate(self, what: str) -> None:
         """``SimError`` ``vehicle-invalid-magnet`` unless the offset and the susceptibility are in range."""
-        if not _vector(self.offset_um, CAR_OFFSET_MAX_UM):
+        if not is_vector(self.offset_um, CAR_OFFSET_MAX_UM):
             _fail("vehicle-invalid-magnet", f"{what}: offset_um must be three ints within ±{CAR_OFFSET_MAX_UM} µm")
         if type(self.susceptibility_milli) is not int or not 1 <= self.susceptibility_milli <= SUSCEPTIBILITY_MAX_MILLI:
             _fail("vehicle-invalid-magnet", f"{what}: susceptibility_milli must be an int in 1..{SUSCEPTIBILITY_MAX_MILLI}")
@@ -89,7 +83,7 @@ class MagnetPole:
 
     def validate(self, what: str) -> None:
         """``SimError`` ``vehicle-invalid-magnet`` unless the offset is in range and the pole a unit vector."""
-        if not _vector(self.offset_um, CAR_OFFSET_MAX_UM):
+        if not is_vector(self.offset_um, CAR_OFFSET_MAX_UM):
             _fail("vehicle-invalid-magnet", f"{what}: offset_um must be three ints within ±{CAR_OFFSET_MAX_UM} µm")
         if not is_unit_e6(self.n_pole_e6):
             _fail("vehicle-invalid-magnet", f"{what}: n_pole_e6 must be a unit vector (three ints, ppm)")

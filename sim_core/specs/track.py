@@ -17,7 +17,7 @@ from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.specs.materials import material
 from sim_core.specs.conveyors import CONVEYORS_MAX, ConveyorSpec
 from sim_core.specs.fluids import FLUID_ZONES_MAX, FluidZone
-from sim_core.specs.items import check_all
+from sim_core.specs.items import check_all, is_unit_e6
 from sim_core.specs.magnets import MagnetSource
 from sim_core.specs.weather import NORMAL_WEATHER, WeatherSpec
 
@@ -27,8 +27,6 @@ TRACK_TYPES: tuple[TrackType, ...] = get_args(TrackType)
 LAP_MODES: tuple[LapMode, ...] = get_args(LapMode)
 """Track types and lap modes are plain strings typed as ``Literal`` (not enums): they are fields of
 ``TrackSpec``, whose ``repr`` is hashed into the state's topology digest."""
-UNIT_TOLERANCE = 2_000
-"""How far |v| of an authored unit vector may be from 1e6 (rounding of a quantised float vector)."""
 LOOP_DISTANCE_UM = 1_000_000
 """LAP_MODE_LOOP_DISTANCE_M: RP1 and RPn closer than 1 m (and ≥ 3 points) make a loop."""
 MIN_SPACING_UM = 100_000
@@ -55,10 +53,7 @@ def check_unit_vector(value: object, what: str) -> None:
     (``track-invalid-vector``, naming ``what``) otherwise."""
     if not _is_vec3(value):
         _fail("track-invalid-vector", f"{what} must be a tuple of three ints (×1e6 unit vector)")
-    x, y, z = value
-    length_sq = x * x + y * y + z * z
-    low, high = (UNIT - UNIT_TOLERANCE) * (UNIT - UNIT_TOLERANCE), (UNIT + UNIT_TOLERANCE) * (UNIT + UNIT_TOLERANCE)
-    if not low <= length_sq <= high:
+    if not is_unit_e6(value):  # |v| within UNIT_TOLERANCE_E6 of 1e6 (rounding of a quantised float vector)
         _fail("track-invalid-vector", f"{what} {value} is not a unit vector scaled by 1e6")
 
 

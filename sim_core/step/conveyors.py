@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from sim_core.intmath import UNIT, div_trunc
+from sim_core.intmath import UNIT, around_loop, div_trunc
 from sim_core.specs.conveyors import ConveyorSpec
 from sim_core.specs.materials import material
 from sim_core.specs.route import Route
@@ -67,9 +67,7 @@ class Conveyors:
             return None
         arc, lat, loop = c[ARC], c[LAT], self.loop_length
         for f in self.footprints:
-            d = arc - f.arc
-            if loop:
-                d = (d + loop // 2) % loop - loop // 2
+            d = around_loop(arc - f.arc, loop)
             if f.arc_lo <= d <= f.arc_hi and f.lat_lo <= lat <= f.lat_hi:
                 return Belt(f.along, f.across, f.speed, (self.tire_friction[slot] + f.friction_milli) // 2)
         return None
@@ -83,10 +81,7 @@ def _footprint(route: Route, belt: ConveyorSpec, loop: int) -> _Footprint:
         for y in (lo[1], hi[1]):
             for z in (lo[2], hi[2]):
                 arc, lat, _ = route.project((x, y, z))
-                d = arc - centre_arc
-                if loop:
-                    d = (d + loop // 2) % loop - loop // 2
-                spans.append(d)
+                spans.append(around_loop(arc - centre_arc, loop))
                 lats.append(lat)
     i = route.index(route.wrap(centre_arc))
     dx, dy, dz = belt.direction_e6

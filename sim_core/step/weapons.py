@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import K_WEAPON_IMPULSE_PER_UJ
-from sim_core.intmath import UNIT, div_trunc
+from sim_core.intmath import UNIT, around_loop, div_trunc
 from sim_core.state.layout import ARC, H, LAT, VH, VLAT, VS
 from sim_core.step.model import CarModel
 
@@ -26,7 +26,6 @@ PUSH_REACH_UM: Final = 5_000
 def push(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], models: list[CarModel],
          pushes: dict[int, int], loop_length: int) -> None:
     """Apply ``pushes`` (car → its push weapon's effect this frame, µJ) to the cars each one touches."""
-    half_loop = loop_length // 2
     kicks: dict[int, list[int]] = {}
     for a, energy in pushes.items():
         la, wa, ha, ma, _ = boxes[a]
@@ -40,9 +39,7 @@ def push(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], mod
             lb, wb, hb, mb, _ = boxes[b]
             if b == a or not mb:
                 continue
-            ds = cb[ARC] - ca[ARC]
-            if loop_length:
-                ds = (ds + half_loop) % loop_length - half_loop
+            ds = around_loop(cb[ARC] - ca[ARC], loop_length)
             dl, dh = cb[LAT] - ca[LAT], cb[H] - ca[H]
             if (abs(ds) > (la + lb) // 2 + PUSH_REACH_UM or abs(dl) > (wa + wb) // 2 + PUSH_REACH_UM
                     or abs(dh) > (ha + hb) // 2 + PUSH_REACH_UM or ds * ax + dl * ay + dh * az <= 0):
