@@ -29,6 +29,7 @@ COMPILED = [
     "sim_core/step/conveyors.py",
     "sim_core/step/fluids.py",
     "sim_core/step/frame.py",
+    "sim_core/step/launch.py",
     "sim_core/step/magnets.py",
     "sim_core/step/model.py",
     "sim_core/step/physics.py",

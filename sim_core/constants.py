@@ -30,10 +30,11 @@ COST_FRAMES: Final = {"boost": 3600, "brake": 1800, "jump": 3600, "slam": 3600,
                       "swerve_left": 1, "swerve_right": 1, "stabilize": 1, "weapon": 1}
 EFFECT_FRAMES: Final = {"boost": 60, "brake": 60, "jump": 60, "slam": 60,
                         "swerve_left": 1, "swerve_right": 1, "stabilize": 1, "weapon": 1}
+LAUNCH_FIRE_INTERVAL_FRAMES: Final = 15  # LAUNCH_FIRE_INTERVAL_MS 250: a launcher's release pays and acts 15 frames' worth
 # K_BOOST/BRAKE/JUMP/SLAM = 0.00065 N·s/J → 650 000 µg·µm/s per µJ; K_SWERVE = 0.0008 → 800 000.
 K_EVENT_IMPULSE_PER_UJ: Final = 650_000
 K_SWERVE_IMPULSE_PER_UJ: Final = 800_000
-# K_WEAPON 0.002 N·s/J (spec §5.4: a push's impulse and every general weapon's recoil along its axis).
+# K_WEAPON 0.002 N·s/J (spec §5.4: a push's impulse, a release's impulse on its bullet, and every weapon's recoil).
 K_WEAPON_IMPULSE_PER_UJ: Final = 2_000_000
 # K_STABILIZE = 0.5 per J: damping in milli-(1/s) = E_uJ / 2000.
 STABILIZE_UJ_PER_MILLI: Final = 2000

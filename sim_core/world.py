@@ -18,6 +18,7 @@ from sim_core import ENGINE_ID
 from sim_core.constants import START_GRID_CELL_UM, START_GRID_LIFT_UM
 from sim_core.errors import SimError
 from sim_core.specs.inputs import SkillEvent, validate_events
+from sim_core.specs.materials import material
 from sim_core.state.layout import (
     ARMED, BROKEN_MASK, CAR_FIELDS, END_REASONS, FINISHED_FRAME, H, LAPS, LAT, LEGAL_LAT, P_BREAK_FRAME, P_TEMP,
     PART_FIELDS, PREV_X, PREV_Y, PREV_Z, PROGRESS, REMAINING_Q, RETIRED_FRAME, W_DONE, W_END_REASON, W_FRAME, W_SEED,
@@ -27,6 +28,7 @@ from sim_core.step.aero import wind_vector_um_s
 from sim_core.step.conveyors import Conveyors
 from sim_core.step.fluids import Fluids
 from sim_core.step.frame import Frame
+from sim_core.step.launch import Launchers
 from sim_core.step.magnets import Magnets
 from sim_core.step.model import CarModel
 from sim_core.step.physics import TrackContext
@@ -99,14 +101,18 @@ class World:
         self.rules = RuleContext(track, self.route)
         self.weather = Weather(track.weather.patch, self.route.loop, self.route.length_um,
                                [w // 2 for w in self.route.width], track.apron_um, digest_of(track))
+        self.launchers = Launchers(self.models, self.weather.slots, material(track.surface_material).friction_milli)
         part_counts = [m.part_count for m in self.models]
-        self.codec = StateCodec(digest_of(ENGINE_ID, track, vehicles), part_counts, self.weather.slots)
+        self.codec = StateCodec(digest_of(ENGINE_ID, track, vehicles), part_counts, self.weather.slots,
+                                self.launchers.slots)
         self.limits = StateLimits(part_counts, len(track.checkpoints), track.laps_to_finish,
-                                  [m.initial_q for m in self.models], PENALTY_FRAMES, self.weather.valid_pool)
+                                  [m.initial_q for m in self.models], PENALTY_FRAMES, self.weather.valid_pool,
+                                  self.launchers.valid_pool)
         self._frame = Frame(self.models, self.motion, self.rules, self.route.length_um if self.route.loop else 0,
                             track.time_limit_frames, self.weather, Magnets(self.route, track.magnets, self.models),
-                            Fluids(self.route, track.fluids), Conveyors(self.route, track.conveyors, self.models))
-        self._world = [0] * world_length(self.weather.slots)
+                            Fluids(self.route, track.fluids), Conveyors(self.route, track.conveyors, self.models),
+                            self.launchers)
+        self._world = [0] * world_length(self.weather.slots, self.launchers.slots)
         self._world[W_SEED] = seed
         self._cars = [self._start_state(slot, len(vehicles)) for slot in range(len(vehicles))]
         # The saved bytes of the current state when known (after save_state, load_state or
@@ -350,7 +356,7 @@ class World:
 
     def field_names(self) -> list[str]:
         """Names of the saved integers in saved order (for diffing two states)."""
-        return field_names([m.part_count for m in self.models], self.weather.slots)
+        return field_names([m.part_count for m in self.models], self.weather.slots, self.launchers.slots)
 
     def corrupt_for_testing(self, slot: int = 0) -> None:
         """Fault-injection hook: move car ``slot`` 1 µm to the right, as a desync would. Never call in a race."""

@@ -2,7 +2,7 @@
 
 ``World.car_state`` builds a name → value dict including every part field (~18 µs per car); a driver
 that looks at up to 8 cars each frame cannot afford that. ``save_state()`` is the documented canonical
-layout (docs/sim.md, "Saved state"): a 40-byte header, the world fields and patch slots, then per car its car fields
+layout (docs/sim.md, "Saved state"): a 40-byte header, the world fields, patch and projectile slots, then per car its car fields
 and its part fields, all i64 little-endian, in the order of ``sim_core.state.layout``. One save (~7 µs for
 8 cars) and one ``unpack_from`` per car give the same values; index a row with ``sim_core.state.layout``'s
 car-field constants (``ARC``, ``LAT``, ``VS``, …) and ``part_field(part, P_TEMP)`` for part fields.
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import struct
 
-from sim_core.state.codec import StateCodec
+from sim_core.state.codec import MAGIC, STATE_VERSION, StateCodec
 from sim_core.world import World
 
-HEADER = b"O4WS\x02\x00"  # magic and the version (2) this decoder reads
+HEADER = MAGIC + STATE_VERSION.to_bytes(2, "little")  # magic and the version this decoder reads (its rows: the codec's)
 HEADER_BYTES = 40  # magic 4, version 2, car count 2, topology digest 32
 
 
@@ -25,7 +25,7 @@ class StateLayoutError(RuntimeError):
 
 def _rows(codec: StateCodec) -> tuple[tuple[struct.Struct, int], ...]:
     """(row struct, byte offset) per slot: each car's span of values in the world's codec (after the
-    world fields and the weather's patch slots, whose number depends on the track)."""
+    world fields, the weather's patch slots and the projectile slots, whose numbers depend on the round)."""
     return tuple((struct.Struct(f"<{end - start}q"), HEADER_BYTES + 8 * start) for start, end in codec.spans)
 
 

@@ -19,7 +19,7 @@ from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
 from sim_core.specs.materials import material
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
 from sim_core.specs.vehicle import (
-    AERO_AXES, AeroSpec, BatterySpec, ChipSlot, MotorSpec, PartSpec, VehicleSpec, WeaponMechanism, WeaponSpec,
+    AERO_AXES, AeroSpec, BatterySpec, ChipSlot, LaunchAmmo, MotorSpec, PartSpec, VehicleSpec, WeaponMechanism, WeaponSpec,
 )
 from sim_core.specs.weather import PatchSpec, WeatherSpec
 
@@ -124,7 +124,7 @@ def _offset(placed: PlacedPart, point: list[int], centre: Vec3) -> Vec3:
 def _weapon(placed: PlacedPart, centre: Vec3, passive_split_pct: int | None) -> WeaponSpec:
     """The weapon as the step reads it: mode and split; an active weapon's mechanism (``general`` without
     actuators is the push, with them the rotors) and its Axis +Z turned into the car's frame; a magnet's
-    pole at the centroid of its main mesh node (the field origin)."""
+    pole at the centroid of its main mesh node (the field origin); a launcher's bullets where they are held."""
     weapon = placed.manifest["weapon"]
     split = 50 if passive_split_pct is None else passive_split_pct
     if weapon["passive"]:
@@ -140,7 +140,8 @@ def _weapon(placed: PlacedPart, centre: Vec3, passive_split_pct: int | None) -> 
     if mechanism == "magnet":
         main = next(p for p in placed.manifest["proxies"] if p["node"] == weapon["main_mesh_node"])
         magnet = MagnetPole(_offset(placed, main["centroid_um"], centre), axis)
-    return WeaponSpec("active", split, magnet, mechanism, axis)
+    ammo = tuple(LaunchAmmo(b["mass_ug"], b["material"], _offset(placed, b["centroid_um"], centre)) for b in weapon["ammo"])
+    return WeaponSpec("active", split, magnet, mechanism, axis, ammo)
 
 
 def _aero(aero: dict[str, Any]) -> AeroSpec:

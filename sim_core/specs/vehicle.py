@@ -14,8 +14,8 @@ from typing import Literal, NoReturn, get_args
 
 from sim_core.errors import SimError
 from sim_core.specs.inputs import SKILLS
-from sim_core.specs.items import check_all, is_unit_e6
-from sim_core.specs.magnets import MagnetPole, SteelPoint
+from sim_core.specs.items import check_all, is_unit_e6, is_vector
+from sim_core.specs.magnets import CAR_OFFSET_MAX_UM, MagnetPole, SteelPoint
 from sim_core.specs.materials import material
 
 PartType = Literal["chassis", "body", "motor", "battery", "tire", "roller", "chip", "weapon"]
@@ -196,18 +196,46 @@ class ChipSlot:
     allocation_pct: int
 
 
+LAUNCH_AMMO_MAX = 8
+"""LAUNCH_AMMO_COUNT_MAX: the bullets of one launch weapon."""
+BULLET_MASS_MAX_UG = 100_000_000  # a bullet is part of a car of at most 500 g: at most 100 g
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchAmmo:
+    """One bullet of a launch weapon, held on the car until released (``sim_core.step.launch``): its mass,
+    its material (restitution and friction when it strikes or slides) and its centroid ``offset_um`` from
+    the car's centre in the car's frame (x right, y up, z back), where it starts its flight."""
+
+    mass_ug: int
+    material: str
+    offset_um: tuple[int, int, int]
+
+    def validate(self, what: str) -> None:
+        """``SimError`` ``vehicle-invalid-weapon`` unless every field is in range."""
+        if type(self.mass_ug) is not int or not 1 <= self.mass_ug <= BULLET_MASS_MAX_UG:
+            _fail("vehicle-invalid-weapon", f"{what}: mass_ug must be an int in 1..{BULLET_MASS_MAX_UG}")
+        if not isinstance(self.material, str):
+            _fail("vehicle-invalid-weapon", f"{what}: material must be a material id")
+        material(self.material)  # unknown-material
+        if not is_vector(self.offset_um, CAR_OFFSET_MAX_UM):
+            _fail("vehicle-invalid-weapon", f"{what}: offset_um must be three ints within ±{CAR_OFFSET_MAX_UM} µm")
+
+
 @dataclass(frozen=True, slots=True)
 class WeaponSpec:
     """``mode`` passive/active; ``passive_weight_split_pct`` (0…100, passive only: mass vs resistance);
     an active weapon's ``mechanism`` and ``axis_e6`` (its Axis +Z in the car's frame: x right, y up, z back;
     a unit vector, ppm), both None for a passive weapon and for a code-built active one that only pays its
-    Hold; ``magnet``: an active magnet weapon's pole (None for every other weapon)."""
+    Hold; ``magnet``: an active magnet weapon's pole (None for every other weapon); ``ammo``: a launch
+    weapon's bullets in firing order (the glTF children order of its main mesh node), empty for every other."""
 
     mode: WeaponMode
     passive_weight_split_pct: int = 50
     magnet: MagnetPole | None = None
     mechanism: WeaponMechanism | None = None
     axis_e6: tuple[int, int, int] | None = None
+    ammo: tuple[LaunchAmmo, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,6 +323,9 @@ class VehicleSpec:
                                                 "comes with its axis, a passive weapon has neither")
             if weapon.axis_e6 is not None and not is_unit_e6(weapon.axis_e6):
                 _fail("vehicle-invalid-weapon", "weapon.axis_e6 must be a unit vector (three ints, ppm)")
+            check_all(weapon.ammo, LaunchAmmo, LAUNCH_AMMO_MAX, "vehicle-invalid-weapon", "weapon.ammo")
+            if (weapon.mechanism == "launch") != bool(weapon.ammo):
+                _fail("vehicle-invalid-weapon", f"a launch weapon has 1..{LAUNCH_AMMO_MAX} bullets, any other none")
 
     def _check_mass_and_size(self) -> None:
         masses = self.effective_masses_ug

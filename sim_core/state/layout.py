@@ -1,7 +1,8 @@
 """Field layout of the simulated state: the single source for the step's indices and the saved bytes.
 
 The state is a flat list of Python ints per car plus the world's ints: a few fields, then the weather's
-pool of patch slots (none on a track without patches; ``sim_core.step.weather``). ``save_state`` packs them in
+pool of patch slots (none on a track without patches; ``sim_core.step.weather``), then the projectile
+pool of the launch weapons (none in a round without one; ``sim_core.step.launch``). ``save_state`` packs them in
 this order as signed 64-bit little-endian integers; the field names here are also what the sync-test
 prints when two states differ.
 
@@ -36,6 +37,25 @@ PA_ARC: Final = 2  # centre: arc length along the route, 0 ≤ arc < length
 PA_LAT: Final = 3  # centre: lateral offset from the centreline, + = right
 PATCH_STRIDE: Final = 4  # len(PATCH_FIELDS)
 PATCH_POOL: Final = 50  # WEATHER_PATCH_COUNT_MAX: the slots a track with patches pre-allocates
+
+PROJECTILE_FIELDS = ("state", "released_frame", "arc_um", "lat_um", "h_um", "vs_um_s", "vlat_um_s", "vh_um_s",
+                     "cleared")
+"""Per projectile slot, after the patch slots: one slot per bullet of every launch weapon, car by car in
+slot order and each launcher's bullets in firing order; a held bullet's slot is all zeros."""
+PR_STATE: Final = 0  # PROJECTILE_*
+PR_RELEASED: Final = 1  # the frame whose step released it (0 while held)
+PR_ARC: Final = 2  # arc length along the route (within the lap on a loop)
+PR_LAT: Final = 3  # lateral offset from the centreline, + = right
+PR_H: Final = 4  # height above the ribbon surface
+PR_VS: Final = 5  # velocity along the route tangent
+PR_VLAT: Final = 6  # velocity along the route right vector
+PR_VH: Final = 7  # velocity along the route up vector
+PR_CLEARED: Final = 8  # 1 once it left its own car's box by more than 1 mm (``sourceCleared``): it may hit it then
+PROJECTILE_STRIDE: Final = 9  # len(PROJECTILE_FIELDS)
+PROJECTILE_HELD: Final = 0
+PROJECTILE_FLYING: Final = 1  # moving (in the air or sliding on the ribbon)
+PROJECTILE_RESTING: Final = 2  # lying still on the ribbon (a car that strikes it sets it moving again)
+PROJECTILE_GONE: Final = 3  # fell 5 m below the ribbon off a fixed track's edge: nothing acts on it any more
 
 CAR_FIELDS = (
     "status",  # STATUS_*
@@ -140,16 +160,19 @@ def patch_field(slot: int, field: int) -> int:
     return WORLD_HEADER + slot * PATCH_STRIDE + field
 
 
-def world_length(patch_slots: int) -> int:
-    """Number of saved world integers with ``patch_slots`` patch slots (0 or ``PATCH_POOL``)."""
-    return WORLD_HEADER + patch_slots * PATCH_STRIDE
+def world_length(patch_slots: int, projectile_slots: int = 0) -> int:
+    """Number of saved world integers with ``patch_slots`` patch slots (0 or ``PATCH_POOL``) and
+    ``projectile_slots`` projectile slots."""
+    return WORLD_HEADER + patch_slots * PATCH_STRIDE + projectile_slots * PROJECTILE_STRIDE
 
 
-def field_names(part_counts: list[int], patch_slots: int = 0) -> list[str]:
+def field_names(part_counts: list[int], patch_slots: int = 0, projectile_slots: int = 0) -> list[str]:
     """Names of every saved integer, in saved order (for sync-test diffs)."""
     names = [f"world.{name}" for name in WORLD_FIELDS]
     for slot in range(patch_slots):
         names.extend(f"world.patch[{slot}].{name}" for name in PATCH_FIELDS)
+    for slot in range(projectile_slots):
+        names.extend(f"world.projectile[{slot}].{name}" for name in PROJECTILE_FIELDS)
     for slot, count in enumerate(part_counts):
         names.extend(f"car[{slot}].{name}" for name in CAR_FIELDS)
         for part in range(count):

@@ -114,11 +114,8 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
                 part, strength = colliders[k].struck_part(c)
                 if strength is not None:
                     area = (width if axis == VS else length) * height
-                    load = loads.setdefault((k, part), [0, 0])
                     for e in (energy, shear):
-                        added, breaks = impact_fatigue(e, area, strength)
-                        load[0] += added
-                        load[1] |= breaks
+                        add_impact(loads, k, part, e, area, strength)
         push_i = pen * mj // total
         move_i[slot] -= sign * push_i
         move_j[slot] += sign * (pen - push_i)
@@ -131,11 +128,27 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
         c[LAT] += d_lat
         c[VS] += div_round(j_s, mass)
         c[VLAT] += div_round(j_l, mass)
+    return commit_loads(cars, loads)
+
+
+def add_impact(loads: dict[tuple[int, int], list[int]], car: int, part: int, energy_21: int, area_um2: int,
+               strength_kpa: tuple[int, int]) -> None:
+    """Add one impact on ``part`` of ``car`` to the frame's ``loads`` (``impact_fatigue``)."""
+    load = loads.setdefault((car, part), [0, 0])
+    added, breaks = impact_fatigue(energy_21, area_um2, strength_kpa)
+    load[0] += added
+    load[1] |= breaks
+
+
+def commit_loads(cars: list[list[int]], loads: dict[tuple[int, int], list[int]]) -> dict[int, int]:
+    """Add each (car, part)'s summed impact fatigue of the frame (``[ppm, broken at once]``), in (car, part)
+    order; the parts it breaks, as a bit mask per car (the end-of-frame transaction commits them). A broken
+    part's fatigue is frozen."""
     broken: dict[int, int] = {}
     for (k, part), (added, at_once) in sorted(loads.items()):
         c = cars[k]
         if c[BROKEN_MASK] >> part & 1:
-            continue  # a broken part's fatigue is frozen
+            continue
         at = part_field(part, P_FATIGUE)
         c[at] = min(c[at] + added, FATIGUE_BREAK_PPM)
         if at_once or c[at] >= FATIGUE_BREAK_PPM:

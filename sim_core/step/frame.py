@@ -16,9 +16,10 @@ from sim_core.specs.materials import material
 from sim_core.step.contact import Collider, resolve
 from sim_core.step.conveyors import Conveyors
 from sim_core.step.fluids import Fluids, corrode, fluid_heat
+from sim_core.step.launch import Launchers
 from sim_core.step.magnets import Magnets
 from sim_core.step.model import CarModel, Mechanics
-from sim_core.step.physics import TrackContext, advance
+from sim_core.step.physics import WEAPON, TrackContext, advance
 from sim_core.step.ranking import update_round_end
 from sim_core.step.rules import RuleContext, apply_rules
 from sim_core.step.thermal import cold_parts_still, settle
@@ -31,7 +32,7 @@ class Frame:
 
     def __init__(self, models: list[CarModel], motion: TrackContext, rules: RuleContext, loop_length: int,
                  time_limit_frames: int, weather: Weather, magnets: Magnets, fluids: Fluids,
-                 conveyors: Conveyors) -> None:
+                 conveyors: Conveyors, launchers: Launchers) -> None:
         self.models = models
         self.colliders = [collider(model) for model in models]
         self.motion = motion
@@ -42,17 +43,20 @@ class Frame:
         self.magnets = magnets
         self.fluids = fluids
         self.conveyors = conveyors
+        self.launchers = launchers
 
     def run(self, world: list[int], cars: list[list[int]], mechanics: list[Mechanics], masks: list[int],
             cold_still: list[bool], skills: list[tuple[int, ...]]) -> None:
         """Advance ``world`` and ``cars`` one frame. ``mechanics``, ``masks`` and ``cold_still`` are the
         world's state-derived caches (``World``), kept up to date here; ``skills`` are the checked inputs."""
         models, motion, weather, fluids, conveyors = self.models, self.motion, self.weather, self.fluids, self.conveyors
+        launchers = self.launchers
         patches: list[tuple[int, int]] = []
         if weather.slots:  # weather spawn and expiry first (spec §4), then the cars drive on it
             weather.update(world)
             patches = weather.active(world)
         pulls = self.magnets.pulls(cars, skills)  # from where every car starts the frame
+        starts = [(c[ARC], c[LAT], c[H]) for c in cars] if launchers.slots else []  # the bullets' hits sweep from there
         frame = world[W_FRAME] + 1
         # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
         boxes: list[tuple[int, int, int, int, int]] = []
@@ -69,10 +73,15 @@ class Frame:
                     mech = model.wet_mechanics(masks[slot])
                 fluid = fluids.touch(c) if fluids.zones else None  # from where the car starts the frame
                 belt = conveyors.belt(slot, c) if conveyors.footprints else None
-                heat, loads, weapon_uj = advance(c, model, mech, motion, skills[slot],
+                held = skills[slot]
+                if model.launches and WEAPON in held and not launchers.can_release(world, slot, frame):
+                    held = tuple(k for k in held if k != WEAPON)  # nothing to release: the Hold pays nothing
+                heat, loads, weapon_uj = advance(c, model, mech, motion, held,
                                                  None if pulls is None else pulls[slot], fluid, belt)
                 if weapon_uj and model.pushes:
                     pushes[slot] = weapon_uj
+                elif weapon_uj and model.launches:  # its own bullet slots only: the cars' order does not matter
+                    launchers.release(world, c, model, slot, weapon_uj, frame, self.loop_length)
                 if fluid is not None and fluid.heat_rate_mc_s:  # freeze or burn: every live part, into its solve
                     loads = fluid_heat(model, mech, heat, loads, fluid.heat_rate_mc_s)
                     cold_still[slot] = False
@@ -90,6 +99,10 @@ class Frame:
                 boxes.append(model.ghost_box)
         if pushes:  # after every car moved, before contact (sim_core.step.weapons)
             push(cars, boxes, models, pushes, self.loop_length)
+        if launchers.slots:  # after the pushes, before contact (sim_core.step.launch)
+            for slot, newly in launchers.fly(world, cars, starts, boxes, self.colliders, motion,
+                                                      self.loop_length).items():
+                breaking[slot] = breaking.get(slot, 0) | newly
         for slot, newly in resolve(cars, boxes, self.loop_length, self.colliders).items():
             breaking[slot] = breaking.get(slot, 0) | newly
         for slot, c in enumerate(cars):

@@ -15,8 +15,8 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from sim_core.constants import (
-    MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU, TOP_SPEED_DEN, TOP_SPEED_NUM,
-    TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
+    COST_FRAMES, EFFECT_FRAMES, LAUNCH_FIRE_INTERVAL_FRAMES, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ,
+    R_SCALE, THERMAL_C_TU, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
 )
 from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import Material, material
@@ -175,11 +175,17 @@ class CarModel:
             tuple((*p.offset_um, p.susceptibility_milli) for p in part.steel) for part in parts)
         weapon = spec.weapon
         pole = weapon.magnet if weapon is not None else None
-        # a general weapon's (push, rotor) Axis +Z along the route axes (s = −z, l = x, h = y): its recoil,
-        # and a push's direction (sim_core.step.weapons)
-        axis = weapon.axis_e6 if weapon is not None and weapon.mechanism in ("push", "rotor") else None
+        # a general or launch weapon's (push, rotor, launch) Axis +Z along the route axes (s = −z, l = x,
+        # h = y): its recoil, a push's direction (sim_core.step.weapons), a release's (sim_core.step.launch)
+        axis = weapon.axis_e6 if weapon is not None and weapon.mechanism in ("push", "rotor", "launch") else None
         self.recoil_axis: tuple[int, int, int] | None = None if axis is None else (-axis[2], axis[0], axis[1])
         self.pushes = weapon is not None and weapon.mechanism == "push"
+        self.launches = weapon is not None and weapon.mechanism == "launch"
+        # what a skill pays and does, in frames of its budget: a launcher's Hold is 15 frames of each, and
+        # only on a frame it releases a bullet (spec §5.2)
+        weapon_frames = LAUNCH_FIRE_INTERVAL_FRAMES if self.launches else COST_FRAMES["weapon"]
+        self.cost_frames = tuple(weapon_frames if s == "weapon" else COST_FRAMES[s] for s in SKILLS)
+        self.effect_frames = tuple(weapon_frames if s == "weapon" else EFFECT_FRAMES[s] for s in SKILLS)
         self.magnet_pole: tuple[int, int, int, int, int, int] | None = (
             None if pole is None else (*pole.offset_um, *pole.n_pole_e6))
         # The thermal pass solves only the parts whose temperature can change. The physics pass heats

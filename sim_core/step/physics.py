@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from sim_core.constants import (
-    BATTERY_PASSIVE_TU_PER_MW, BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, COST_FRAMES, EFFECT_FRAMES,
-    EFFECT_UJ_DEN, EFFECT_UJ_NUM, K_EVENT_IMPULSE_PER_UJ, K_SWERVE_IMPULSE_PER_UJ, K_WEAPON_IMPULSE_PER_UJ,
+    BATTERY_PASSIVE_TU_PER_MW, BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, EFFECT_UJ_DEN, EFFECT_UJ_NUM,
+    K_EVENT_IMPULSE_PER_UJ, K_SWERVE_IMPULSE_PER_UJ, K_WEAPON_IMPULSE_PER_UJ,
     LANDING_SETTLE_UM_S, MIN_TIRE_WEAR_SPEED_UM_S, MOTOR_HEAT_TU_PER_MW, PENALTY_FADE_FRAMES, ROLLING_DEN,
     SLIP_HEAT_DEN, SLIP_HEAT_NUM, SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI,
 )
@@ -36,8 +36,6 @@ from sim_core.specs.route import Route
 CURVE: Final = 1_000_000_000_000  # curvature is stored as (1/µm)·1e12
 AIR_FRAMES_CAP: Final = 255
 (BOOST, BRAKE, SWERVE_LEFT, SWERVE_RIGHT, JUMP, SLAM, STABILIZE, WEAPON) = range(len(SKILLS))
-_COST: Final = tuple(COST_FRAMES[s] for s in SKILLS)
-_EFFECT: Final = tuple(EFFECT_FRAMES[s] for s in SKILLS)
 
 
 class TrackContext:
@@ -262,15 +260,16 @@ def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int
     """Settle this frame's skills in canonical order from the energy the drive left; the summed impulses,
     the stabilize damping and the weapon's effect (µJ).
 
-    budget = floor(available·pct/100); cost = budget·cost_frames quanta; effect = budget·effect_frames/60000 J.
-    When the battery cannot pay the full cost, effect and cost scale by granted/requested.
+    budget = floor(available·pct/100); cost = budget·cost_frames quanta; effect = budget·effect_frames/60000 J
+    (``CarModel.cost_frames``, ``effect_frames``). When the battery cannot pay the full cost, effect and cost
+    scale by granted/requested.
     """
     js = jl = jh = damping = weapon_uj = 0
     for k in skills:
         if k == WEAPON and not (model.active_weapon and weapon_alive):
             continue  # a passive (or broken, or absent) weapon never triggers and costs nothing
         budget = available * model.allocation[k] // 100
-        cost = budget * _COST[k]
+        cost = budget * model.cost_frames[k]
         if cost == 0:
             continue
         remaining = c[REMAINING_Q]
@@ -279,7 +278,7 @@ def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int
         heat[model.battery] += BATTERY_SKILL_TU_PER_Q * granted
         if model.chip >= 0:
             heat[model.chip] += CHIP_SKILL_TU_PER_Q * granted
-        effect_uj = budget * _EFFECT[k] * EFFECT_UJ_NUM * granted // (EFFECT_UJ_DEN * cost)
+        effect_uj = budget * model.effect_frames[k] * EFFECT_UJ_NUM * granted // (EFFECT_UJ_DEN * cost)
         if k == BOOST:
             js += effect_uj * K_EVENT_IMPULSE_PER_UJ
         elif k == BRAKE:
@@ -294,8 +293,9 @@ def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int
             jh -= effect_uj * K_EVENT_IMPULSE_PER_UJ
         elif k == STABILIZE:
             damping += effect_uj // STABILIZE_UJ_PER_MILLI
-        else:  # WEAPON: paid here; a general weapon recoils along −Axis (spec §5.4), a push hands its
-            # effect on (sim_core.step.weapons), a magnet's field is sim_core.step.magnets'
+        else:  # WEAPON: paid here; a general or launch weapon recoils along −Axis (spec §5.4), a push hands
+            # its effect on (sim_core.step.weapons), a launcher to its bullet (sim_core.step.launch), a
+            # magnet's field is sim_core.step.magnets'
             weapon_uj = effect_uj
             axis = model.recoil_axis
             if axis is not None:

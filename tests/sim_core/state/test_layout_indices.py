@@ -12,11 +12,13 @@ WORLD_INDEX_NAMES = ("W_FRAME", "W_DONE", "W_END_REASON", "W_ENDGAME", "W_SETTLE
                      "W_WEATHER_ORDINAL")
 PATCH_INDEX_NAMES = ("PA_BORN", "PA_EXPIRE", "PA_ARC", "PA_LAT")
 PART_INDEX_NAMES = ("P_TEMP", "P_FATIGUE", "P_FATIGUE_REM", "P_BREAK_FRAME")
+PROJECTILE_INDEX_NAMES = ("PR_STATE", "PR_RELEASED", "PR_ARC", "PR_LAT", "PR_H", "PR_VS", "PR_VLAT", "PR_VH", "PR_CLEARED")
 
 
 def test_every_index_is_its_field_s_position():
     for names, fields in ((CAR_INDEX_NAMES, layout.CAR_FIELDS), (WORLD_INDEX_NAMES, layout.WORLD_FIELDS),
-                          (PART_INDEX_NAMES, layout.PART_FIELDS), (PATCH_INDEX_NAMES, layout.PATCH_FIELDS)):
+                          (PART_INDEX_NAMES, layout.PART_FIELDS), (PATCH_INDEX_NAMES, layout.PATCH_FIELDS),
+                          (PROJECTILE_INDEX_NAMES, layout.PROJECTILE_FIELDS)):
         assert len(names) == len(fields)
         assert [getattr(layout, name) for name in names] == list(range(len(fields)))
 
@@ -36,5 +38,8 @@ def test_the_sizes_are_the_name_tuples_lengths():
     assert layout.patch_field(3, layout.PA_LAT) == len(layout.WORLD_FIELDS) + 3 * len(layout.PATCH_FIELDS) + 3
     assert layout.world_length(layout.PATCH_POOL) == len(layout.WORLD_FIELDS) + 50 * len(layout.PATCH_FIELDS)
     assert layout.PATCH_FIELDS[layout.PA_EXPIRE] == "expire_frame"
+    assert layout.PROJECTILE_STRIDE == len(layout.PROJECTILE_FIELDS)
+    assert layout.world_length(layout.PATCH_POOL, 3) == layout.world_length(layout.PATCH_POOL) + 3 * len(layout.PROJECTILE_FIELDS)
+    assert layout.PROJECTILE_FIELDS[layout.PR_CLEARED] == "cleared"
     assert layout.PART_STRIDE == len(layout.PART_FIELDS)
     assert layout.part_field(2, layout.P_FATIGUE) == len(layout.CAR_FIELDS) + 2 * len(layout.PART_FIELDS) + 1

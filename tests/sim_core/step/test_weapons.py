@@ -44,11 +44,11 @@ def test_a_push_or_rotor_hold_recoils_by_its_effect_times_0_002_along_minus_axis
         assert abs((armed._cars[0][VS] - plain._cars[0][VS]) + recoil / mass) <= 1
 
 
-def test_a_magnet_or_launch_weapon_does_not_recoil_every_held_frame():
-    """A launch weapon recoils on a release (not yet modelled), a magnet not at all (spec §5.4)."""
-    launcher = car(weapon=WeaponSpec("active", mechanism="launch", axis_e6=FRONT_POLE))
-    w = World.new(straight_track(), [launcher, magnet_car()])
-    assert [m.recoil_axis for m in w.models] == [None, None] and not any(m.pushes for m in w.models)
+def test_a_magnet_weapon_does_not_recoil():
+    """A magnet's Hold has no recoil and no push (spec §5.4); a launcher recoils on its releases
+    (tests/sim_core/step/test_launch.py)."""
+    w = World.new(straight_track(), [magnet_car()])
+    assert w.models[0].recoil_axis is None and not w.models[0].pushes
 
 
 def box(length=160_000, mass=171_000_000):
@@ -126,6 +126,9 @@ def test_the_builtin_weapons_carry_their_mechanisms_and_axes():
     assert weapon(1) == WeaponSpec("passive", 50)
     assert (weapon(2).mechanism, weapon(2).axis_e6) == ("magnet", FRONT_POLE)
     assert (weapon(3).mechanism, weapon(3).axis_e6, weapon(3).magnet) == ("launch", FRONT_POLE, None)
+    darts = weapon(3).ammo  # three steel darts side by side, held at the launcher's front
+    assert len(darts) == 3 and {d.material for d in darts} == {"steel"} and len({d.mass_ug for d in darts}) == 1
+    assert [d.offset_um[0] for d in darts] == sorted(d.offset_um[0] for d in darts)
 
 
 def test_synctest_passes_with_push_weapons_held_in_a_pack():

@@ -1,0 +1,249 @@
+"""Launch weapons (spec/simcore.md §5.4 ``launch``, sim_core.step.launch): a release's cost, impulse and
+recoil from the spec's formulas, the 15-frame interval and finite ammo, the bullet's own car ignored until
+it is clear, a hit's impulse and impact fatigue, the swept hit of a bullet faster than a car is long, the
+slide to rest, the wall, the saved pool and its refusals, the specs' refusals and a sync-test."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim_core import World
+from sim_core.errors import SimError
+from sim_core.harness.scripted import RandomInputs
+from sim_core.harness.synctest import run_synctest
+from sim_core.intmath import div_round
+from sim_core.specs.inputs import SkillEvent
+from sim_core.specs.materials import material
+from sim_core.specs.vehicle import LaunchAmmo, WeaponSpec
+from sim_core.state.layout import (
+    ARC, PR_ARC, PR_CLEARED, PR_H, PR_LAT, PR_RELEASED, PR_STATE, PR_VH, PR_VLAT, PR_VS, PROJECTILE_FLYING,
+    PROJECTILE_HELD, PROJECTILE_RESTING, REMAINING_Q, VS, W_FRAME,
+)
+from sim_core.step.contact import impact_fatigue
+from sim_core.step.launch import CLEAR_UM
+
+from tests.sim_core.circuit import circuit_track
+from tests.sim_core.helpers import FRONT_POLE, car, edited, place, straight_track
+
+M = 1_000_000
+HOLD = {0: [SkillEvent("weapon", True)]}
+DART_UG = 2_000_000
+BUDGET_MW = 500_000 * 10 // 100  # the weapon slot's 10 % of 500 W at full charge
+RELEASE_UJ = BUDGET_MW * 15 * 1000 // 60  # 15 frames of the budget: 12.5 J
+CAR_UG = 171_000_000
+
+
+def launcher(darts=3, offset=(0, 0, -60_000), mass=DART_UG):
+    """The test car with a forward launcher whose darts are held 60 mm ahead of its centre."""
+    ammo = tuple(LaunchAmmo(mass, "steel", offset) for _ in range(darts))
+    return car(weapon=WeaponSpec("active", mechanism="launch", axis_e6=FRONT_POLE, ammo=ammo))
+
+
+def dart(w: World, k: int) -> dict[str, int]:
+    at = w.launchers.bullets[k].at
+    names = ("state", "released", "arc", "lat", "h", "vs", "vlat", "vh", "cleared")
+    return dict(zip(names, w._world[at : at + 9], strict=True))
+
+
+def standing(*arcs, cars=None, vs=0):
+    w = World.new(straight_track(), cars or [launcher()] + [car()] * (len(arcs) - 1))
+    for slot, arc in enumerate(arcs):
+        place(w, slot, arc=arc, lat=0, h=0, vs=vs, vlat=0, vh=0)
+    return w
+
+
+def test_a_release_pays_15_frames_and_launches_the_dart_with_e_times_0_002_over_its_mass():
+    """E = 50 W · 15/60 s = 12.5 J: the dart leaves at the car's speed + 0.025 N·s / 2 g = 12.5 m/s, the
+    battery pays 15 frames of the budget (750 000 quanta) more than a car that never fires, and the car
+    recoils by 0.025 N·s / its mass (both rolling forward at 3 m/s, so that rolling resistance acts the
+    same way on both)."""
+    plain_car = car(weapon=WeaponSpec("active"))  # the same mass, never held
+    armed, plain = standing(2 * M, vs=3 * M), standing(2 * M, cars=[plain_car], vs=3 * M)
+    armed.step(HOLD)
+    plain.step({})
+    first = dart(armed, 0)
+    assert first["state"] == PROJECTILE_FLYING and first["released"] == 1
+    assert first["vs"] == armed._cars[0][VS] + RELEASE_UJ * 2_000_000 // DART_UG == armed._cars[0][VS] + 12_500_000
+    assert plain._cars[0][REMAINING_Q] - armed._cars[0][REMAINING_Q] == BUDGET_MW * 15
+    mass = armed.models[0].mechanics(0).mass_ug
+    assert abs((armed._cars[0][VS] - plain._cars[0][VS]) + RELEASE_UJ * 2_000_000 / mass) <= 1
+    assert [dart(armed, k)["state"] for k in (1, 2)] == [PROJECTILE_HELD] * 2
+
+
+def test_a_held_launcher_releases_every_15_frames_in_order_until_its_ammo_is_spent():
+    """Held for 60 frames: releases at frames 1, 16 and 31, and the frames between and after cost only
+    the drive (the same energy as a car that never fires)."""
+    w, plain = standing(2 * M), standing(2 * M, cars=[car(weapon=WeaponSpec("active"))])
+    used = []
+    for _ in range(60):
+        before, plain_before = w._cars[0][REMAINING_Q], plain._cars[0][REMAINING_Q]
+        w.step(HOLD)
+        plain.step({})
+        used.append((before - w._cars[0][REMAINING_Q]) - (plain_before - plain._cars[0][REMAINING_Q]))
+    assert [dart(w, k)["released"] for k in range(3)] == [1, 16, 31]
+    assert [frame + 1 for frame, extra in enumerate(used) if extra] == [1, 16, 31]
+    assert all(extra > 0 for extra in (used[0], used[15], used[30]))
+    assert not w.launchers.can_release(w._world, 0, 61)
+
+
+def test_the_dart_ignores_its_own_car_until_it_is_clear_of_it():
+    """Held inside the car's box, it is not struck by it; it is clear once more than 1 mm outside."""
+    w = standing(2 * M)
+    w.step(HOLD)
+    first = dart(w, 0)
+    assert first["cleared"] == 1 and first["arc"] - w._cars[0][ARC] > 80_000 + CLEAR_UM
+    assert first["arc"] - w._cars[0][ARC] == 60_000 + (first["vs"] * 2 + 60) // 120  # its whole first move
+    slow = standing(2 * M, cars=[launcher(offset=(0, 0, 0), mass=100_000_000)])  # heavy: 0.25 m/s, 4 mm a frame
+    slow.step(HOLD)
+    assert dart(slow, 0)["cleared"] == 0 and dart(slow, 0)["vs"] > slow._cars[0][VS]
+
+
+def test_a_hit_takes_the_impulse_1_plus_e_times_m_eff_times_the_closing_speed():
+    """A dart flying at 12.5 m/s into a car 400 mm ahead strikes it in the second frame: both take
+    (1 + e)·m_eff·v_close (e = Average of steel's and the body's restitution), the dart bounces back."""
+    w = standing(2 * M, 2 * M + 400_000)
+    w.step(HOLD)
+    dart_vs = dart(w, 0)["vs"]  # unchanged along s in flight over a flat track
+    w.step({})
+    target, target_vs = w.models[1], _speed_without(2)
+    mass = target.mechanics(0).mass_ug
+    closing = dart_vs - target_vs
+    e = (material("steel").restitution_milli + target.body_restitution) // 2
+    impulse = div_round((1000 + e) * closing * DART_UG * mass, 1000 * (DART_UG + mass))
+    assert closing > 0 and dart(w, 0)["vs"] == dart_vs - div_round(impulse, DART_UG) < 0
+    assert abs((w._cars[1][VS] - target_vs) - impulse / mass) <= 1
+    assert dart(w, 0)["arc"] == w._cars[1][ARC] - target.length_um // 2  # put on the face it struck
+
+
+def _speed_without(frames: int) -> int:
+    """The target car's speed after ``frames`` frames when nothing strikes it."""
+    w = standing(2 * M, 2 * M + 400_000, cars=[car(), car()])
+    for _ in range(frames):
+        w.step({})
+    return w._cars[1][VS]
+
+
+def test_a_dart_faster_than_a_car_is_long_still_hits_it():
+    """12.5 m/s is 208 mm a frame, more than the 160 mm box: the path is swept, not sampled."""
+    w = standing(2 * M, 2 * M + 400_000)
+    hits = 0
+    for _ in range(4):
+        w.step(HOLD if w.frame == 0 else {})
+        hits += dart(w, 0)["vs"] < 0
+    assert hits and w._cars[1][VS] > _speed_without(4)
+
+
+def test_a_fast_heavy_dart_fatigues_the_struck_body_by_the_impact_rule():
+    """A 100 g dart at 112 m/s into the target's body: the fatigue added is ``impact_fatigue`` of
+    ½·m_eff·v² on the body's face (width × height)."""
+    w = standing(2 * M, 2 * M + 400_000, cars=[launcher(mass=100_000_000), car()])
+    w.step(HOLD)
+    at = w.launchers.bullets[0].at
+    w._world[at + PR_ARC] = w._cars[1][ARC] - 200_000
+    w._world[at + PR_H] = 30_000
+    w._world[at + PR_VS], w._world[at + PR_VH] = 112 * M, 0
+    edited(w)
+    target, body = w.models[1], w.models[1].body
+    before = w.car_state(1)[f"part[{body}].fatigue_ppm"]
+    vs_target = w._cars[1][VS]
+    w.step({})
+    mass = target.mechanics(0).mass_ug
+    closing = 112 * M - vs_target
+    m_eff_2 = 100_000_000 * mass
+    energy = closing * closing * m_eff_2 // (2 * (100_000_000 + mass))
+    strength = (material("pc").yield_strength_kpa, material("pc").ultimate_strength_kpa)
+    added, _ = impact_fatigue(energy, target.width_um * target.height_um, strength)
+    after = w.car_state(1)[f"part[{body}].fatigue_ppm"]
+    assert added > 0 and abs((after - before) - added) <= added // 50 + 1
+
+
+def test_a_dart_lands_slides_against_friction_and_rests():
+    """Fired into the open: it lands without bounce, slows by μ·g/60 a frame (μ = Average of steel and
+    asphalt) and rests; a resting dart lies still on the ribbon."""
+    w = standing(2 * M)
+    w.step(HOLD)
+    speeds = []
+    for _ in range(200):
+        w.step({})
+        d = dart(w, 0)
+        if d["h"] == 0 and d["vh"] == 0 and d["state"] == PROJECTILE_FLYING:
+            speeds.append(d["vs"])
+        if d["state"] == PROJECTILE_RESTING:
+            break
+    assert dart(w, 0)["state"] == PROJECTILE_RESTING
+    assert (dart(w, 0)["h"], dart(w, 0)["vs"], dart(w, 0)["vlat"], dart(w, 0)["vh"]) == (0, 0, 0, 0)
+    mu = w.launchers.bullets[0].friction_milli
+    assert mu == (material("steel").friction_milli + material("asphalt").friction_milli) // 2
+    slowing = div_round(mu * 9_810_000, 60_000)
+    assert len(speeds) > 3 and all(a - b == slowing for a, b in zip(speeds, speeds[1:], strict=False))
+
+
+def test_a_dart_below_the_wall_top_stops_at_the_wall():
+    w = standing(2 * M, cars=[launcher()])
+    w.step(HOLD)
+    at = w.launchers.bullets[0].at
+    w._world[at + PR_LAT], w._world[at + PR_VLAT], w._world[at + PR_VS], w._world[at + PR_H] = 490_000, 3 * M, 0, 0
+    w._world[at + PR_VH] = 0
+    edited(w)
+    w.step({})
+    assert (dart(w, 0)["lat"], dart(w, 0)["vlat"]) == (500_000, 0)
+
+
+def test_the_pool_is_saved_and_loaded_and_its_impossible_states_are_refused():
+    w = standing(2 * M)
+    for _ in range(20):
+        w.step(HOLD)
+    data = w.save_state()
+    other = standing(2 * M)
+    other.load_state(data)
+    assert other._world == w._world and "world.projectile[2].cleared" in w.field_names()
+
+    def refused(edit):
+        broken = standing(2 * M)
+        broken.load_state(data)
+        edit(broken._world, [b.at for b in broken.launchers.bullets])
+        with pytest.raises(SimError) as caught:
+            other.load_state(broken.codec.pack(broken._world, broken._cars))
+        assert caught.value.code == "state-invalid"
+
+    refused(lambda world, at: world.__setitem__(at[1] + PR_RELEASED, 10))  # 9 frames after the first
+    refused(lambda world, at: world.__setitem__(at[0] + PR_STATE, PROJECTILE_HELD))  # held before a released one
+    refused(lambda world, at: world.__setitem__(at[2] + PR_ARC, 5))  # a held slot with a value
+    refused(lambda world, at: world.__setitem__(at[1] + PR_RELEASED, world[W_FRAME] + 1))  # after the state's frame
+    refused(lambda world, at: world.__setitem__(at[0] + PR_STATE, 7))
+    refused(lambda world, at: world.__setitem__(at[0] + PR_CLEARED, 2))
+    refused(lambda world, at: world.__setitem__(at[0] + PR_VS, 2_000_000_000))
+    refused(lambda world, at: (world.__setitem__(at[0] + PR_STATE, PROJECTILE_RESTING),
+                               world.__setitem__(at[0] + PR_VS, 1)))
+
+
+def test_launch_specs_refuse_missing_or_misplaced_ammo():
+    bad = [
+        WeaponSpec("active", mechanism="launch", axis_e6=FRONT_POLE),
+        WeaponSpec("active", mechanism="push", axis_e6=FRONT_POLE, ammo=(LaunchAmmo(DART_UG, "steel", (0, 0, 0)),)),
+        WeaponSpec("active", mechanism="launch", axis_e6=FRONT_POLE, ammo=(LaunchAmmo(DART_UG, "steel", (0, 0, 0)),) * 9),
+        WeaponSpec("active", mechanism="launch", axis_e6=FRONT_POLE, ammo=(LaunchAmmo(0, "steel", (0, 0, 0)),)),
+        WeaponSpec("active", mechanism="launch", axis_e6=FRONT_POLE, ammo=(LaunchAmmo(DART_UG, "steel", (0, 0, 2 * M)),)),
+        WeaponSpec("active", mechanism="launch", axis_e6=FRONT_POLE, ammo=("dart",)),
+    ]
+    for weapon in bad:
+        with pytest.raises(SimError) as caught:
+            car(weapon=weapon)
+        assert caught.value.code == "vehicle-invalid-weapon"
+    with pytest.raises(SimError) as caught:
+        unknown = LaunchAmmo(DART_UG, "unobtainium", (0, 0, 0))
+        car(weapon=WeaponSpec("active", mechanism="launch", axis_e6=FRONT_POLE, ammo=(unknown,)))
+    assert caught.value.code == "unknown-material"
+
+
+def test_synctest_passes_with_launchers_firing_in_a_pack():
+    w = World.new(circuit_track(), [launcher(), car(), launcher(), car()] * 2, seed=5)
+    inputs = RandomInputs([m.chip_skills for m in w.models], 5)
+    result = run_synctest(w, 300, 7, inputs.next_frame)
+    assert result.ok and result.frames == 300
+    assert any(w._world[b.at + PR_STATE] != PROJECTILE_HELD for b in w.launchers.bullets)
+
+
+def test_no_launcher_no_pool():
+    w = World.new(straight_track(), [car()])
+    assert w.launchers.slots == 0 and len(w._world) == 8 and not any(n.startswith("world.projectile") for n in w.field_names())
