@@ -125,7 +125,8 @@ class World:
         self._mechanics = [model.mechanics(0) for model in self.models]
         self._masks = [0] * len(vehicles)
         self._cold_still: list[bool] = []
-        self._cold_ever_moving = False  # whether any state of this world had a cold part out of its band
+        # whether any state of this world, loaded or stepped, had a cold part out of its band
+        self._cold_ever_moving = False
         self._check_cold_parts()
 
     # -- construction ----------------------------------------------------------------------------------
@@ -204,6 +205,8 @@ class World:
             raise LocalError("sim-round-over", "the round has ended; start a new World")
         self._frame.run(self._world, self._cars, self._mechanics, self._masks, self._cold_still,
                         self._validated(inputs))
+        if not self._cold_ever_moving and not all(self._cold_still):  # a fluid's heat moved a cold part
+            self._cold_ever_moving = True
 
     def _validated(self, inputs: Mapping[int, Sequence[SkillEvent]] | None) -> list[tuple[int, ...]]:
         """Every slot's events as canonical skill indices; raises before anything changes."""
@@ -343,8 +346,8 @@ class World:
         not come from a step: the start, a load, a restore. A restore of an own state needs no check
         while no state of this world ever had a cold part out of its band: every state it saved then had
         them all still, this one included (the usual race: from the grid, where they sit at the air
-        temperature, with no warm snapshot loaded). State surgery on a part's temperature (tests) must
-        call this too."""
+        temperature, with no warm snapshot loaded and no fluid's heat: ``step`` marks a state whose cold
+        part moved). State surgery on a part's temperature (tests) must call this too."""
         still = [cold_parts_still(c, model.mechanics(c[BROKEN_MASK])) for c, model in zip(self._cars, self.models, strict=True)]
         self._cold_still = still
         self._cold_ever_moving |= not all(still)

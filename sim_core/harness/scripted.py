@@ -9,7 +9,7 @@ Streams never exceed a chip's slot count, so they always satisfy the input rules
 from __future__ import annotations
 
 from sim_core.intmath import MASK64, SPLITMIX64_GAMMA, splitmix64_mix
-from sim_core.specs.inputs import HOLD_SKILLS, SkillEvent
+from sim_core.specs.inputs import HOLD_SKILLS, MAX_INPUT_EVENTS_PER_FRAME, SkillEvent
 
 EVENT_PER_MILLE = 8
 HOLD_PER_MILLE = 250
@@ -29,7 +29,8 @@ class SplitMix64:
 
 
 class RandomInputs:
-    """Per-frame random skill events for every slot, from each slot's chip skills."""
+    """Per-frame random skill events for every slot, from each slot's chip skills (at most
+    ``MAX_INPUT_EVENTS_PER_FRAME`` a slot: a chip of many skills can draw more)."""
 
     def __init__(self, chip_skills: list[tuple[str, ...]], seed: int) -> None:
         self.chip_skills = chip_skills
@@ -44,8 +45,8 @@ class RandomInputs:
                 hold = skill in HOLD_SKILLS
                 if self.rng.next() % 1000 < (HOLD_PER_MILLE if hold else EVENT_PER_MILLE):
                     events.append(SkillEvent(skill, hold))
-            if events:
-                frame[slot] = events
+            if events:  # the rules' cap: the first skills drawn, in the chip's order
+                frame[slot] = events[:MAX_INPUT_EVENTS_PER_FRAME]
         return frame
 
 

@@ -56,6 +56,7 @@ PROJECTILE_HELD: Final = 0
 PROJECTILE_FLYING: Final = 1  # moving (in the air or sliding on the ribbon)
 PROJECTILE_RESTING: Final = 2  # lying still on the ribbon (a car that strikes it sets it moving again)
 PROJECTILE_GONE: Final = 3  # fell 5 m below the ribbon off a fixed track's edge: nothing acts on it any more
+PROJECTILE_DEPLOYED: Final = 4  # a fluid bullet spread on the ribbon where it first landed: a disc zone to the round's end
 
 CAR_FIELDS = (
     "status",  # STATUS_*

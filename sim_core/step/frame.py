@@ -57,6 +57,7 @@ class Frame:
             patches = weather.active(world)
         pulls = self.magnets.pulls(cars, skills)  # from where every car starts the frame
         starts = [(c[ARC], c[LAT], c[H]) for c in cars] if launchers.slots else []  # the bullets' hits sweep from there
+        discs = launchers.discs(world) if launchers.spreading else []  # spread fluid bullets: zones like the track's
         frame = world[W_FRAME] + 1
         # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
         boxes: list[tuple[int, int, int, int, int]] = []
@@ -71,7 +72,7 @@ class Frame:
                 mech = mechanics[slot]
                 if patches and c[H] == 0 and weather.covers(patches, c[ARC], c[LAT]):  # tires on a wet patch
                     mech = model.wet_mechanics(masks[slot])
-                fluid = fluids.touch(c) if fluids.zones else None  # from where the car starts the frame
+                fluid = fluids.touch(c, discs) if fluids.zones or discs else None  # from where the car starts the frame
                 belt = conveyors.belt(slot, c) if conveyors.footprints else None
                 held = skills[slot]
                 if model.launches and WEAPON in held and not launchers.can_release(world, slot, frame):

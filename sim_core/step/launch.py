@@ -24,6 +24,11 @@ then flying, resting once it lies still on the ribbon, or gone once it fell 5 m 
   velocity changes are summed and applied after every bullet, so the cars' order does not matter; a
   bullet meets the cars in slot order.
 
+A **fluid bullet** (a fluid material) is a sensor, as the spec's fluid sub-meshes are: it strikes no car,
+and where it first meets the ribbon it stops and spreads (``PROJECTILE_DEPLOYED``) into a disc zone of
+area ``clamp(V/0.002, 1e-4, 0.25)`` m² to the round's end (``fluids.disc_reach_sq``): its slot is the
+spec's pre-allocated disc sensor, and ``Fluids.touch`` takes the discs beside the track's zones.
+
 The route-frame car is one box, so the spec's launch-exit plane of the weapon's proxy is the box's face
 here, and a bullet flies as a point; bullets do not strike each other (docs/sim.md "Launch weapons").
 """
@@ -37,10 +42,11 @@ from sim_core.intmath import UNIT, around_loop, div_round, div_trunc, isqrt
 from sim_core.specs.materials import material
 from sim_core.state.layout import (
     ARC, H, LAT, PATCH_STRIDE, PR_ARC, PR_CLEARED, PR_H, PR_LAT, PR_RELEASED, PR_STATE, PR_VH, PR_VLAT, PR_VS,
-    PROJECTILE_FLYING, PROJECTILE_GONE, PROJECTILE_HELD, PROJECTILE_RESTING, PROJECTILE_STRIDE, VH, VLAT, VS, W_FRAME,
-    WORLD_HEADER,
+    PROJECTILE_DEPLOYED, PROJECTILE_FLYING, PROJECTILE_GONE, PROJECTILE_HELD, PROJECTILE_RESTING, PROJECTILE_STRIDE, VH,
+    VLAT, VS, W_FRAME, WORLD_HEADER,
 )
 from sim_core.step.contact import Collider, add_impact, commit_loads
+from sim_core.step.fluids import Disc, FluidTouch, disc_reach_sq, fluid_effect
 from sim_core.step.model import CarModel
 from sim_core.step.physics import CURVE, TrackContext
 
@@ -56,16 +62,18 @@ VELOCITY_FIELDS: Final = (VS, VLAT, VH)  # a car's velocity field along each rou
 class Bullet:
     """One bullet's constants: its car, its slot's first index in the world's list, its mass, where it is
     held relative to the car's box centre along the route axes (s, l, h), its restitution and its
-    friction on the track's surface (‰)."""
+    friction on the track's surface (‰); for a fluid bullet, the disc it spreads into (the square of its
+    radius grown by the touch's reach, and its fluid's effect), None for a solid one."""
 
     def __init__(self, car: int, at: int, mass_ug: int, held_um: tuple[int, int, int], restitution_milli: int,
-                 friction_milli: int) -> None:
+                 friction_milli: int, spread: tuple[int, FluidTouch] | None) -> None:
         self.car = car
         self.at = at
         self.mass_ug = mass_ug
         self.held_um = held_um
         self.restitution_milli = restitution_milli
         self.friction_milli = friction_milli
+        self.spread = spread
 
 
 class Launchers:
@@ -82,11 +90,25 @@ class Launchers:
             for ammo in (weapon.ammo if weapon is not None and model.launches else ()):
                 x, y, z = ammo.offset_um  # car frame (x right, y up, z back) → route axes (s = −z, l = x, h = y)
                 bullet_material = material(ammo.material)
+                spread = ((disc_reach_sq(ammo.mass_ug, ammo.material), fluid_effect(ammo.material))
+                          if bullet_material.is_fluid else None)
                 self.bullets.append(Bullet(car, base + len(self.bullets) * PROJECTILE_STRIDE, ammo.mass_ug,
                                            (-z, x, model.height_um // 2 + y), bullet_material.restitution_milli,
-                                           (bullet_material.friction_milli + surface_friction_milli) // 2))
+                                           (bullet_material.friction_milli + surface_friction_milli) // 2, spread))
             self.ranges.append((first, len(self.bullets)))
         self.slots = len(self.bullets)
+        self.spreading = [bullet for bullet in self.bullets if bullet.spread is not None]  # the fluid bullets
+
+    def discs(self, world: list[int]) -> list[Disc]:
+        """The fluid bullets spread on the ribbon, as the fluid zones they are (``Fluids.touch``)."""
+        discs = []
+        for bullet in self.spreading:
+            at = bullet.at
+            if world[at + PR_STATE] == PROJECTILE_DEPLOYED:
+                assert bullet.spread is not None
+                reach_sq, effect = bullet.spread
+                discs.append(Disc(world[at + PR_ARC], world[at + PR_LAT], reach_sq, effect))
+        return discs
 
     def can_release(self, world: list[int], car: int, frame: int) -> bool:
         """Whether ``car``'s launcher can release a bullet on ``frame``: one is still held, and the last
@@ -134,14 +156,14 @@ class Launchers:
         for bullet in self.bullets:
             at = bullet.at
             state = world[at + PR_STATE]
-            if state == PROJECTILE_HELD or state == PROJECTILE_GONE:
+            if state == PROJECTILE_HELD or state == PROJECTILE_GONE or state == PROJECTILE_DEPLOYED:
                 continue
             start = (world[at + PR_ARC], world[at + PR_LAT], world[at + PR_H])
             if state == PROJECTILE_FLYING:
-                state = _move(world, at, bullet.friction_milli, ctx)
+                state = _move(world, at, bullet.friction_milli, bullet.spread is not None, ctx)
                 world[at + PR_STATE] = state
-                if state == PROJECTILE_GONE:
-                    continue
+                if state == PROJECTILE_GONE or bullet.spread is not None:
+                    continue  # a fluid bullet is a sensor: it strikes no car
             if not world[at + PR_CLEARED] and _outside(world, at, cars[bullet.car], boxes[bullet.car], CLEAR_UM,
                                                        loop_length):
                 world[at + PR_CLEARED] = 1
@@ -165,7 +187,8 @@ class Launchers:
             last = 0
             held = False
             for k in range(first, end):
-                at = self.bullets[k].at
+                bullet = self.bullets[k]
+                at = bullet.at
                 values = world[at : at + PROJECTILE_STRIDE]
                 state, released = values[PR_STATE], values[PR_RELEASED]
                 if state == PROJECTILE_HELD:
@@ -173,19 +196,21 @@ class Launchers:
                         return False
                     held = True
                     continue
-                if (held or state not in (PROJECTILE_FLYING, PROJECTILE_RESTING, PROJECTILE_GONE)
+                settled = PROJECTILE_RESTING if bullet.spread is None else PROJECTILE_DEPLOYED
+                if (held or state not in (PROJECTILE_FLYING, settled, PROJECTILE_GONE)
                         or values[PR_CLEARED] not in (0, 1) or not 1 <= released <= frame
                         or (last and released < last + LAUNCH_FIRE_INTERVAL_FRAMES)
                         or any(abs(v) > VALUE_MAX for v in values[PR_ARC : PR_VH + 1])):
                     return False
-                if state == PROJECTILE_RESTING and any(values[PR_H : PR_VH + 1]):
+                if state == settled and any(values[PR_H : PR_VH + 1]):
                     return False
                 last = released
         return True
 
 
-def _move(world: list[int], at: int, friction_milli: int, ctx: TrackContext) -> int:
-    """One frame of a moving bullet's flight or slide (module docstring); its state after it."""
+def _move(world: list[int], at: int, friction_milli: int, spreads: bool, ctx: TrackContext) -> int:
+    """One frame of a moving bullet's flight or slide (module docstring); its state after it. A fluid
+    bullet (``spreads``) is spread where it first meets the ribbon: it stays there, still, as a disc."""
     arc, lat, h = world[at + PR_ARC], world[at + PR_LAT], world[at + PR_H]
     vs, vlat, vh = world[at + PR_VS], world[at + PR_VLAT], world[at + PR_VH]
     length = ctx.length_um  # the sample under the bullet, as ``physics.advance`` finds a car's
@@ -206,6 +231,9 @@ def _move(world: list[int], at: int, friction_milli: int, ctx: TrackContext) -> 
     vs += div_round(acc_s, 60)
     vlat += div_round(acc_l, 60)
     if h == 0 and vh <= 0 and over_surface and load > 0:  # on the ribbon: it slides against friction
+        if spreads:
+            world[at + PR_VS] = world[at + PR_VLAT] = world[at + PR_VH] = 0
+            return PROJECTILE_DEPLOYED
         vh = 0
         speed = isqrt(vs * vs + vlat * vlat)
         slowing = div_round(friction_milli * load, 60_000)
@@ -221,6 +249,9 @@ def _move(world: list[int], at: int, friction_milli: int, ctx: TrackContext) -> 
     new_h = h + div_round(vh, 60)
     if new_h < 0 <= h and (not ctx.fixed or -edge <= new_lat <= edge):  # lands, keeping no bounce
         new_h = vh = 0
+        if spreads:
+            vs = vlat = 0
+            state = PROJECTILE_DEPLOYED
     if ctx.fixed and 0 <= new_h < ctx.wall_height_um and -half <= lat <= half and not -half <= new_lat <= half:
         new_lat = half if new_lat > 0 else -half  # stopped by the wall
         vlat = 0

@@ -118,6 +118,29 @@ def test_fluid_specs_refuse_what_no_track_can_hold():
     assert caught.value.code == "track-invalid-fluid"
 
 
+def test_a_rollback_to_a_state_a_fluid_warmed_solves_its_cold_parts_again():
+    """Regression (found by the fluid launchers' sync-test): a world whose cars' cold parts are all still
+    skips their solve, and a restore of its own bytes trusted that no state it made had one out of its
+    band. Lava's heat moves them in a step, so a rollback to that state must solve them again: the
+    restored world re-steps exactly as a fresh load of the same bytes does."""
+    w = on_track(zone("lava"))
+    place(w, 0, arc=1_600_000, vs=M)  # through the lava, then out of it: its cold parts warmed out of their band
+    while w._frame.fluids.touch(w._cars[0]) is not None:
+        w.step({})
+    warm = w.save_state()
+    model, c = w.models[0], w._cars[0]
+    for part in range(model.part_count):  # back to the air: every cold part still again
+        c[part_field(part, P_TEMP)] = model.air_mc
+    edited(w)
+    w.restore_own_state(warm)
+    fresh = on_track(zone("lava"))
+    fresh.load_state(warm)
+    for world in (w, fresh):
+        world.step({})
+    assert fresh._frame.fluids.touch(fresh._cars[0]) is None  # the second frame was out of the lava
+    assert w.save_state() == fresh.save_state()
+
+
 def test_synctest_passes_with_every_fluid_on_the_circuit_and_they_change_the_race():
     base = circuit_track()
     zones = fluid_zones(base)

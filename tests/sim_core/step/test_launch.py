@@ -1,9 +1,13 @@
 """Launch weapons (spec/simcore.md §5.4 ``launch``, sim_core.step.launch): a release's cost, impulse and
 recoil from the spec's formulas, the 15-frame interval and finite ammo, the bullet's own car ignored until
 it is clear, a hit's impulse and impact fatigue, the swept hit of a bullet faster than a car is long, the
-slide to rest, the wall, the saved pool and its refusals, the specs' refusals and a sync-test."""
+slide to rest, the wall, the saved pool and its refusals, the specs' refusals and a sync-test; a fluid
+bullet's disc (spec §7.4 "Fluids": ``clamp(V/0.002, 1e-4, 0.25)`` m² where it first meets the track, to the
+round's end) and what it does to the cars on it."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
@@ -16,10 +20,11 @@ from sim_core.specs.inputs import SkillEvent
 from sim_core.specs.materials import material
 from sim_core.specs.vehicle import LaunchAmmo, WeaponSpec
 from sim_core.state.layout import (
-    ARC, PR_ARC, PR_CLEARED, PR_H, PR_LAT, PR_RELEASED, PR_STATE, PR_VH, PR_VLAT, PR_VS, PROJECTILE_FLYING,
-    PROJECTILE_HELD, PROJECTILE_RESTING, REMAINING_Q, VS, W_FRAME,
+    ARC, H, LAT, PR_ARC, PR_CLEARED, PR_H, PR_LAT, PR_RELEASED, PR_STATE, PR_VH, PR_VLAT, PR_VS, PROJECTILE_FLYING,
+    PROJECTILE_DEPLOYED, PROJECTILE_HELD, PROJECTILE_RESTING, REMAINING_Q, VS, W_FRAME, P_FATIGUE, part_field,
 )
 from sim_core.step.contact import impact_fatigue
+from sim_core.step.fluids import ACID_PPM_NUM, REACH_UM, disc_reach_sq, fluid_effect
 from sim_core.step.launch import CLEAR_UM
 
 from tests.sim_core.circuit import circuit_track
@@ -33,9 +38,9 @@ RELEASE_UJ = BUDGET_MW * 15 * 1000 // 60  # 15 frames of the budget: 12.5 J
 CAR_UG = 171_000_000
 
 
-def launcher(darts=3, offset=(0, 0, -60_000), mass=DART_UG):
+def launcher(darts=3, offset=(0, 0, -60_000), mass=DART_UG, ammo_material="steel"):
     """The test car with a forward launcher whose darts are held 60 mm ahead of its centre."""
-    ammo = tuple(LaunchAmmo(mass, "steel", offset) for _ in range(darts))
+    ammo = tuple(LaunchAmmo(mass, ammo_material, offset) for _ in range(darts))
     return car(weapon=WeaponSpec("active", mechanism="launch", axis_e6=FRONT_POLE, ammo=ammo))
 
 
@@ -247,3 +252,120 @@ def test_synctest_passes_with_launchers_firing_in_a_pack():
 def test_no_launcher_no_pool():
     w = World.new(straight_track(), [car()])
     assert w.launchers.slots == 0 and len(w._world) == 8 and not any(n.startswith("world.projectile") for n in w.field_names())
+
+
+def _spread(fluid: str, mass: int = DART_UG, frames: int = 200):
+    """A world whose launcher fired one ``fluid`` bullet at its first frame, stepped until it spread."""
+    w = standing(2 * M, cars=[launcher(mass=mass, ammo_material=fluid)])
+    w.step(HOLD)
+    for _ in range(frames):
+        if dart(w, 0)["state"] == PROJECTILE_DEPLOYED:
+            return w
+        w.step({})
+    raise AssertionError(f"the {fluid} bullet never spread: {dart(w, 0)}")
+
+
+@pytest.mark.parametrize(("mass", "fluid"), [(DART_UG, "oil"), (5_000_000, "water"), (1_000, "acid"),
+                                             (100_000_000, "lava")])
+def test_a_fluid_bullet_spreads_into_a_disc_of_its_volume_over_2_mm(mass, fluid):
+    """Area ``clamp(V/0.002, 1e-4, 0.25)`` m², radius √(area/π): 2 g of oil (2.22 cm³) spreads over 11.1 cm²,
+    r = 18.8 mm; 1 mg of acid is held at the least area (1 cm², r = 5.64 mm); 100 g of lava at 0.02 m²."""
+    volume_m3 = mass / 1e9 / material(fluid).density_kg_m3
+    area_m2 = min(max(volume_m3 / 0.002, 1e-4), 0.25)
+    radius_um = math.sqrt(area_m2 / math.pi) * 1e6
+    reach = math.isqrt(disc_reach_sq(mass, fluid)) - REACH_UM
+    assert abs(reach - radius_um) <= 1
+    if fluid == "oil":
+        assert round(area_m2 * 1e4, 1) == 11.1 and round(radius_um / 1000, 1) == 18.8
+    if fluid == "acid":
+        assert area_m2 == 1e-4
+
+
+def test_a_fluid_bullet_lands_spreads_and_stays_still_to_the_rounds_end():
+    """It flies as a dart does, and where it first meets the ribbon it stops: no slide, no bounce; its slot
+    keeps the disc's centre, and nothing moves it after."""
+    w = _spread("oil")
+    spread = dart(w, 0)
+    assert (spread["h"], spread["vs"], spread["vlat"], spread["vh"]) == (0, 0, 0, 0)
+    assert spread["arc"] > w._cars[0][ARC]  # ahead, where it landed
+    for _ in range(120):
+        w.step({})
+    assert dart(w, 0) == spread
+    reach_sq, effect = w.launchers.bullets[0].spread
+    assert w.launchers.discs(w._world) == [(spread["arc"], spread["lat"], reach_sq, effect)]
+
+
+def test_a_fluid_bullet_passes_through_a_car_it_meets():
+    """A fluid bullet is a sensor (spec §7.4: fluid sub-meshes are sensors): a car 400 mm ahead is not
+    struck, and the bullet flies on."""
+    w = standing(2 * M, 2 * M + 400_000, cars=[launcher(ammo_material="water"), car()])
+    w.step(HOLD)
+    flying = dart(w, 0)["vs"]
+    w.step({})
+    assert dart(w, 0)["vs"] == flying and w._cars[1][VS] == _speed_without(2)
+
+
+def test_a_car_on_a_spread_disc_takes_its_fluid_and_one_beside_or_above_it_does_not():
+    """The touch: underside within 10 mm of the ribbon and the arc and lateral offset within the radius
+    grown by 10 mm; what it does is the fluid's zone effect."""
+    w = _spread("oil")
+    spread = dart(w, 0)
+    discs = w.launchers.discs(w._world)
+    reach = math.isqrt(discs[0].reach_sq)
+    c = list(w._cars[0])
+    for arc, lat, h, touched in [(spread["arc"], spread["lat"], 0, True),
+                                 (spread["arc"] + reach, spread["lat"], 0, True),
+                                 (spread["arc"] + reach + 1, spread["lat"], 0, False),
+                                 (spread["arc"], spread["lat"] - reach, REACH_UM, True),
+                                 (spread["arc"], spread["lat"], REACH_UM + 1, False)]:
+        c[ARC], c[LAT], c[H] = arc, lat, h
+        assert w._frame.fluids.touch(c, discs) == (fluid_effect("oil") if touched else None)
+
+
+def test_a_car_standing_in_spread_acid_corrodes_by_the_acid_rule():
+    """Acid on the body (PC, 65 MPa): ``125e6 // (3·ultimate[kPa])`` ppm of fatigue a frame while the car
+    stands in the disc, from the next frame after it spread."""
+    w = _spread("acid")
+    spread = dart(w, 0)
+    target = w.models[0]
+    body_at = part_field(target.body, P_FATIGUE)
+    place(w, 0, arc=spread["arc"], lat=spread["lat"], h=0, vs=0, vlat=0, vh=0)
+    before = w._cars[0][body_at]
+    w.step({})
+    assert w._cars[0][body_at] - before == ACID_PPM_NUM // (3 * material("pc").ultimate_strength_kpa)
+
+
+def test_a_spread_disc_is_saved_and_a_solid_or_moving_one_is_refused():
+    w = _spread("oil")
+    data = w.save_state()
+    other = standing(2 * M, cars=[launcher(ammo_material="oil")])
+    other.load_state(data)
+    assert other._world == w._world
+    at = w.launchers.bullets[0].at
+    for field, value in [(PR_VS, 1), (PR_H, 5)]:
+        broken = list(w._world)
+        broken[at + field] = value
+        with pytest.raises(SimError) as caught:
+            other.load_state(w.codec.pack(broken, w._cars))
+        assert caught.value.code == "state-invalid"
+    resting = list(w._world)
+    resting[at + PR_STATE] = PROJECTILE_RESTING  # a fluid bullet never rests: it spreads
+    with pytest.raises(SimError):
+        other.load_state(w.codec.pack(resting, w._cars))
+    solid = standing(2 * M)
+    solid.step(HOLD)
+    spread_solid = list(solid._world)
+    b = solid.launchers.bullets[0].at
+    spread_solid[b + PR_STATE] = PROJECTILE_DEPLOYED
+    spread_solid[b + PR_H] = spread_solid[b + PR_VS] = spread_solid[b + PR_VLAT] = spread_solid[b + PR_VH] = 0
+    with pytest.raises(SimError):
+        solid.load_state(solid.codec.pack(spread_solid, solid._cars))
+
+
+def test_synctest_passes_with_fluid_launchers_spreading_on_the_circuit():
+    fluids = ["oil", "acid", "lava", "freezing_fluid"]
+    w = World.new(circuit_track(), [launcher(ammo_material=f) for f in fluids] + [car()] * 4, seed=9)
+    inputs = RandomInputs([m.chip_skills for m in w.models], 9)
+    result = run_synctest(w, 300, 7, inputs.next_frame)
+    assert result.ok and result.frames == 300
+    assert any(w._world[b.at + PR_STATE] == PROJECTILE_DEPLOYED for b in w.launchers.bullets)
