@@ -13,8 +13,13 @@ Heuristics, each frame, for a racing car whose skills are not disabled and that 
 - **swerve** (hold) left or right around a car ahead in its lane that it is catching up with, to the
   side away from that car, unless the wall is too near there (a dead-even case is settled by the seed);
 - **slam** only when high above the surface and not already falling fast (the drive needs the tires on
-  the ground); **jump** and **weapon** never: the route-frame model has no gaps to clear and weapons
-  have no effect yet (an active weapon only burns energy).
+  the ground); **jump** never: the route-frame model has no gaps to clear;
+- **weapon** (hold), on the ground, at the nearest racing car ahead in its lane when it is within the
+  weapon's reach and the battery can pay as for boost: a launcher within 1.5 m (its darts fly and slide
+  on along the lane; the world releases one every 15 frames at most and a held
+  frame between costs nothing), a magnet within 0.3 m of a car that carries steel (it pulls the two
+  together: the chaser gains, the leader loses), a push weapon while touching (5 mm, its reach). A
+  passive weapon never triggers, and a rotor only recoils in this model, so neither is held.
 
 Deterministic: a pure function of its seed, the world state and the frame. The seed sets a small
 "temperament" (boost margin, how far ahead it watches for cars) and breaks dead-even swerve choices,
@@ -23,11 +28,14 @@ drawn from SplitMix64 so no global random state or clock is involved.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from sim_core import SKILLS
+from sim_core.step.weapons import PUSH_REACH_UM
 from sim_core.world import World
 from sim_core.constants import (
-    BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, COST_FRAMES, EFFECT_FRAMES, EFFECT_UJ_DEN, EFFECT_UJ_NUM,
+    BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, EFFECT_FRAMES, EFFECT_UJ_DEN, EFFECT_UJ_NUM,
     K_EVENT_IMPULSE_PER_UJ, QUANTA_PER_MJ, THERMAL_C_TU,
 )
 from sim_core.state.layout import (
@@ -49,6 +57,8 @@ SLAM_HEIGHT_UM = 20_000  # slam only when the underside is more than 2 cm above 
 LANE_MARGIN_UM = 20_000  # extra lateral clearance counted as "in my lane"
 WALL_MARGIN_UM = 30_000  # do not swerve towards a wall nearer than this
 HEAT_RESERVE_PCT = 25  # keep this share of a part's headroom (limit − air) unused by skills
+LAUNCH_REACH_UM = 1_500_000  # fire a launcher at a car at most this far ahead (module docstring)
+MAGNET_REACH_UM = 300_000  # hold a magnet on a car at most this far ahead: the pull falls as 1/r²
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +74,9 @@ class _Car:
     auto_input_mw: int
     pct: dict[str, int]
     heated: tuple[tuple[int, int, int, int], ...]  # (temp field, tu per quantum, heat capacity, highest temp)
+    cost_frames: dict[str, int]  # what a press pays, in frames of its budget (a launcher's release: 15)
+    weapon_reach: int | None  # how far ahead its active weapon acts (µm), None if it is never held
+    magnet: bool  # whether that weapon is a magnet (it acts only on cars that carry steel)
 
 
 def _car(world: World, slot: int) -> _Car:
@@ -78,9 +91,13 @@ def _car(world: World, slot: int) -> _Car:
             air = world.track.air_temperature_mc
             highest = limit - max(0, limit - air) * HEAT_RESERVE_PCT // 100
             heated.append((part_field(index, P_TEMP), tu_per_q, v.parts[index].heat_capacity_mj_per_c, highest))
+    model = world.models[slot]
+    mechanism = v.weapon.mechanism if v.weapon is not None and v.weapon.mode == "active" else None
+    reach = {"launch": LAUNCH_REACH_UM, "magnet": MAGNET_REACH_UM, "push": PUSH_REACH_UM}.get(mechanism or "")
     return _Car(chip_skills(world, slot), v.total_mass_ug, v.width_um, v.length_um,
                 v.battery.configured_output_mw, v.battery.energy_capacity_mj * QUANTA_PER_MJ,
-                v.motor.auto_input_mw, {s.skill: s.allocation_pct for s in v.chip_slots}, tuple(heated))
+                v.motor.auto_input_mw, {s.skill: s.allocation_pct for s in v.chip_slots}, tuple(heated),
+                dict(zip(SKILLS, model.cost_frames, strict=True)), reach, mechanism == "magnet")
 
 
 class BotDriver:
@@ -130,7 +147,10 @@ class BotDriver:
             side = self._swerve_side(world, me, blocker, car, frame, slot)
             if side in car.skills:
                 decision.append((side, True))
-        return decision  # at most 4 by construction: boost or brake, slam, stabilize, one swerve
+        if ("weapon" in car.skills and car.weapon_reach is not None and me[H] == 0
+                and self._target(world, rows, slot, car, car.weapon_reach) and self._affordable(car, me, "weapon")):
+            decision.append(("weapon", True))
+        return decision  # at most 4 by construction: boost or brake, stabilize, one swerve, slam or weapon
 
     def _car_of(self, world: World, slot: int) -> _Car:
         """The car's derived figures, recomputed only for another vehicle or track (a new round)."""
@@ -153,7 +173,7 @@ class BotDriver:
     def _affordable(self, car: _Car, me: tuple[int, ...], skill: str) -> bool:
         """After paying, the battery still delivers at least what the motor draws, and the waste heat
         leaves battery and chip a reserve below their thermal limits (a broken battery stops the drive)."""
-        cost = self._budget(car, me, skill) * COST_FRAMES[skill]
+        cost = self._budget(car, me, skill) * car.cost_frames[skill]
         left = me[REMAINING_Q] - cost
         if left <= 0 or car.configured_mw * left // car.initial_q < car.auto_input_mw:
             return False
@@ -163,24 +183,19 @@ class BotDriver:
     def _blocker(self, world: World, rows: list[tuple[int, ...]], slot: int, car: _Car) -> tuple[int, ...] | None:
         """The nearest racing car ahead in this car's lane that it is catching up with, if any."""
         me = rows[slot]
-        route = world.route
         best = best_gap = None
-        for other, row in enumerate(rows):
-            if other == slot or row[STATUS] != STATUS_RACING or row[PENALTY_TIMER] or row[RETIRED_FRAME] >= 0:
-                continue  # finished, retired and penalised cars are out of the way (or ghosts)
+        for _, row, gap in _ahead_in_lane(world, rows, slot, car):
             closing = me[VS] - row[VS]
-            if closing <= 0:
-                continue
-            spec = world.vehicles[other]
-            if abs(row[LAT] - me[LAT]) >= (car.width_um + spec.width_um) // 2 + LANE_MARGIN_UM:
-                continue
-            ahead = row[ARC] - me[ARC]
-            if route.loop:  # around the loop, whatever the laps: a car just past the line is still ahead
-                ahead %= route.length_um
-            gap = ahead - (car.length_um + spec.length_um) // 2
-            if 0 <= gap <= closing * self.watch_frames // 60 + car.length_um and (best_gap is None or gap < best_gap):
+            if closing > 0 and gap <= closing * self.watch_frames // 60 + car.length_um and (best_gap is None or gap < best_gap):
                 best, best_gap = row, gap
         return best
+
+    @staticmethod
+    def _target(world: World, rows: list[tuple[int, ...]], slot: int, car: _Car, reach: int) -> bool:
+        """Whether a racing car ahead in this car's lane is within ``reach`` of its weapon (for a magnet:
+        one that carries steel)."""
+        return any(gap <= reach and (not car.magnet or any(world.models[other].steel))
+                   for other, _, gap in _ahead_in_lane(world, rows, slot, car))
 
     def _swerve_side(self, world: World, me: tuple[int, ...], blocker: tuple[int, ...], car: _Car, frame: int,
                      slot: int) -> str:
@@ -195,3 +210,24 @@ class BotDriver:
         if offset > 0:
             return "swerve_left" if room_left > 0 else "swerve_right"
         return "swerve_right" if room_right > 0 else "swerve_left"
+
+
+def _ahead_in_lane(world: World, rows: list[tuple[int, ...]], slot: int,
+                   car: _Car) -> Iterator[tuple[int, tuple[int, ...], int]]:
+    """Each racing car ahead of ``slot`` in its lane (overlapping it across the route, with a margin), as
+    (its slot, its row, the gap between the two boxes along the route). Finished, retired and penalised
+    cars are out of the way (or ghosts); on a loop a car just past the line is still ahead, whatever the laps."""
+    me = rows[slot]
+    route = world.route
+    for other, row in enumerate(rows):
+        if other == slot or row[STATUS] != STATUS_RACING or row[PENALTY_TIMER] or row[RETIRED_FRAME] >= 0:
+            continue
+        spec = world.vehicles[other]
+        if abs(row[LAT] - me[LAT]) >= (car.width_um + spec.width_um) // 2 + LANE_MARGIN_UM:
+            continue
+        ahead = row[ARC] - me[ARC]
+        if route.loop:
+            ahead %= route.length_um
+        gap = ahead - (car.length_um + spec.length_um) // 2
+        if gap >= 0:
+            yield other, row, gap

@@ -10,13 +10,14 @@ from hypothesis import strategies as st
 from open4wd_node.drivers import check_decision
 from open4wd_node.drivers.bot import BotDriver
 from sim_core import SKILLS, SkillEvent, World
+from sim_core.constants import QUANTA_PER_MJ
 from sim_core.harness.scripted import RandomInputs
-from sim_core.specs.vehicle import ChipSlot
+from sim_core.specs.vehicle import ChipSlot, LaunchAmmo, WeaponSpec
 from tests.open4wd_node.drivers.helpers import (
     BUILTIN_TRACKS, archetypes, builtin_world, part_index, race, set_fields,
 )
 from tests.sim_core.circuit import circuit_track
-from tests.sim_core.helpers import archetype, car, loop_track, straight_track
+from tests.sim_core.helpers import FRONT_POLE, archetype, car, loop_track, magnet_car, steel_car, straight_track
 
 SPEED, HEAVY, CONTROL = archetype(0), archetype(1), archetype(2)  # code-built stand-ins (stable values)
 CALM = {"h_um": 0, "vh_um_s": 0, "vlat_um_s": 0}
@@ -174,6 +175,63 @@ def test_a_dead_even_swerve_is_settled_by_the_seed():
     sides = {seed: skills_of(BotDriver(seed).decide(world, 0, 1)) & swerves for seed in range(16)}
     assert {frozenset(s) for s in sides.values()} == {frozenset({"swerve_left"}), frozenset({"swerve_right"})}
     assert all(skills_of(BotDriver(seed).decide(world, 0, 1)) >= side for seed, side in sides.items())
+
+
+LAUNCHER = car(weapon=WeaponSpec("active", mechanism="launch", axis_e6=FRONT_POLE,
+                                 ammo=(LaunchAmmo(850_000, "steel", (0, 0, -60_000)),) * 3))
+PUSHER = car(weapon=WeaponSpec("active", mechanism="push", axis_e6=FRONT_POLE))
+
+
+def ahead_of(me, other, gap: int, *, other_lat: int = 0, **fields) -> World:
+    """``me`` at 1 m on the ground and ``other`` ``gap`` µm ahead of it (box to box), both at 1 m/s."""
+    world = staged([me, other], arc_um=1_000_000, lat_um=0, vs_um_s=1_000_000, **fields)
+    arc = 1_000_000 + (me.length_um + other.length_um) // 2 + gap
+    set_fields(world, 1, {"arc_um": arc, "lat_um": other_lat, "vs_um_s": 1_000_000})
+    return world
+
+
+def test_fires_a_launcher_at_a_car_ahead_in_its_lane_within_reach():
+    bot = BotDriver(9)
+    assert ("weapon", True) in bot.decide(ahead_of(LAUNCHER, HEAVY, 1_000_000), 0, 1)
+    assert "weapon" not in skills_of(bot.decide(ahead_of(LAUNCHER, HEAVY, 1_600_000), 0, 1))  # beyond 1.5 m
+    assert "weapon" not in skills_of(bot.decide(ahead_of(LAUNCHER, HEAVY, 1_000_000, other_lat=300_000), 0, 1))
+    assert "weapon" not in skills_of(bot.decide(ahead_of(LAUNCHER, HEAVY, -200_000), 0, 1))  # beside, behind
+    airborne = ahead_of(LAUNCHER, HEAVY, 1_000_000, h_um=5_000)
+    assert "weapon" not in skills_of(bot.decide(airborne, 0, 1))
+    battery, motor = LAUNCHER.battery, LAUNCHER.motor
+    initial_q = battery.energy_capacity_mj * QUANTA_PER_MJ
+    short = motor.auto_input_mw * initial_q // battery.configured_output_mw + 1  # just enough for the motor
+    low = ahead_of(LAUNCHER, HEAVY, 1_000_000, remaining_q=short)
+    assert "weapon" not in skills_of(bot.decide(low, 0, 1))  # a release would leave the motor short
+
+
+def test_holds_a_magnet_only_near_a_car_that_carries_steel_and_a_push_only_when_touching():
+    bot = BotDriver(10)
+    assert ("weapon", True) in bot.decide(ahead_of(magnet_car(), steel_car(), 200_000), 0, 1)
+    assert "weapon" not in skills_of(bot.decide(ahead_of(magnet_car(), steel_car(), 400_000), 0, 1))
+    assert "weapon" not in skills_of(bot.decide(ahead_of(magnet_car(), car(), 200_000), 0, 1))  # no steel
+    assert ("weapon", True) in bot.decide(ahead_of(PUSHER, HEAVY, 4_000), 0, 1)
+    assert "weapon" not in skills_of(bot.decide(ahead_of(PUSHER, HEAVY, 6_000), 0, 1))
+
+
+def test_never_holds_a_passive_weapon_or_one_without_a_mechanism():
+    for me in (SPEED, CONTROL):  # a passive ram; a code-built active weapon that only pays its Hold
+        assert "weapon" not in skills_of(BotDriver(11).decide(ahead_of(me, HEAVY, 0), 0, 1))
+
+
+def test_a_launcher_bot_behind_a_car_in_its_lane_releases_its_darts_15_frames_apart():
+    """Stepped by its bot with a slower car 0.5 m ahead in its lane: it holds the weapon, the world
+    releases a dart every 15 frames until the three are gone, and the darts strike the car ahead: it runs
+    faster than in a world where nothing was fired."""
+    world, idle = ahead_of(LAUNCHER, HEAVY, 500_000), ahead_of(LAUNCHER, HEAVY, 500_000)
+    bot = BotDriver(12)
+    for _ in range(60):
+        decision = bot.decide(world, 0, world.frame + 1)
+        world.step({0: [SkillEvent(k, h) for k, h in decision]} if decision else {})
+        idle.step({})
+    state = world.save_own().world
+    assert [state[b.at + 1] for b in world.launchers.bullets] == [1, 16, 31]  # released_frame
+    assert world.car_state(1)["vs_um_s"] > idle.car_state(1)["vs_um_s"]
 
 
 def test_sends_nothing_when_disabled_penalised_or_chipless():
