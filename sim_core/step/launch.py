@@ -168,9 +168,17 @@ class Launchers:
                                                        loop_length):
                 world[at + PR_CLEARED] = 1
             for car, c in enumerate(cars):
-                if boxes[car][3] and (car != bullet.car or world[at + PR_CLEARED]):
-                    _strike(world, bullet, start, car, c, starts[car], boxes[car], colliders[car], loop_length, kicks,
-                            loads)
+                box = boxes[car]
+                if not box[3] or (car == bullet.car and not world[at + PR_CLEARED]):
+                    continue
+                # the slab test along the route first, as ``_entry`` makes it: a path that stays on one side
+                # of the box (most pairs, most frames) cannot enter it
+                half = box[0] // 2
+                was = around_loop(start[0] - starts[car][0], loop_length)
+                gap = around_loop(world[at + PR_ARC] - c[ARC], loop_length)
+                if (was >= half and gap >= half) or (was <= -half and gap <= -half):
+                    continue
+                _strike(world, bullet, start, car, c, starts[car], box, colliders[car], loop_length, kicks, loads)
         for car in sorted(kicks):
             c, mass = cars[car], boxes[car][3]
             for axis, impulse in enumerate(kicks[car]):
