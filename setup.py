@@ -35,6 +35,7 @@ COMPILED = [
     "sim_core/step/physics.py",
     "sim_core/step/placement.py",
     "sim_core/step/ranking.py",
+    "sim_core/step/rotors.py",
     "sim_core/step/rules.py",
     "sim_core/step/sweeps.py",
     "sim_core/step/thermal.py",

@@ -36,6 +36,9 @@ K_EVENT_IMPULSE_PER_UJ: Final = 650_000
 K_SWERVE_IMPULSE_PER_UJ: Final = 800_000
 # K_WEAPON 0.002 N·s/J (spec §5.4: a push's impulse, a release's impulse on its bullet, and every weapon's recoil).
 K_WEAPON_IMPULSE_PER_UJ: Final = 2_000_000
+# K_WEAPON_ROTOR_SPEED 0.1 (rad/s)/W (spec §5.4): a rotor's target ω = P·0.1·w/Σw. With P = E·60 (E the
+# Hold's granted effect of a frame, µJ, so P in µW), ω in µrad/s = E·60·0.1 = E·6 before the weight share.
+ROTOR_SPEED_PER_UJ: Final = 6
 # K_STABILIZE = 0.5 per J: damping in milli-(1/s) = E_uJ / 2000.
 STABILIZE_UJ_PER_MILLI: Final = 2000
 

@@ -19,7 +19,8 @@ from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
 from sim_core.specs.materials import material
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
 from sim_core.specs.vehicle import (
-    AERO_AXES, AeroSpec, BatterySpec, ChipSlot, LaunchAmmo, MotorSpec, PartSpec, VehicleSpec, WeaponMechanism, WeaponSpec,
+    AERO_AXES, AeroSpec, BatterySpec, ChipSlot, LaunchAmmo, MotorSpec, PartSpec, RotorSpec, VehicleSpec, WeaponMechanism,
+    WeaponSpec,
 )
 from sim_core.specs.weather import PatchSpec, WeatherSpec
 
@@ -141,7 +142,25 @@ def _weapon(placed: PlacedPart, centre: Vec3, passive_split_pct: int | None) -> 
         main = next(p for p in placed.manifest["proxies"] if p["node"] == weapon["main_mesh_node"])
         magnet = MagnetPole(_offset(placed, main["centroid_um"], centre), axis)
     ammo = tuple(LaunchAmmo(b["mass_ug"], b["material"], _offset(placed, b["centroid_um"], centre)) for b in weapon["ammo"])
-    return WeaponSpec("active", split, magnet, mechanism, axis, ammo)
+    rotors = tuple(_rotor(placed, a, centre) for a in weapon["actuators"]) if mechanism == "rotor" else ()
+    return WeaponSpec("active", split, magnet, mechanism, axis, ammo, rotors)
+
+
+def _rotor(placed: PlacedPart, actuator: dict[str, Any], centre: Vec3) -> RotorSpec:
+    """One actuator's body as the step reads it: its pivot and axis turned into the car's frame (the
+    mass, inertia, reach and span do not change with the part's placement)."""
+    body = actuator["body"]
+    rotation = placed.placement.rotation
+    a = body["axis_ppm"]
+    turned = [sum(rotation[r][k] * a[k] for k in range(3)) for r in range(3)]
+    return RotorSpec(_offset(placed, body["pivot_um"], centre), normalize((turned[0], turned[1], turned[2])),
+                     body["mass_ug"], body["inertia_ug_um2"], body["reach_um"], _pair(body["span_um"]), body["material"],
+                     actuator["speed_weight_milli"], actuator["max_angle_mdeg"], actuator["phase_offset_mdeg"],
+                     actuator["motion_curve"])
+
+
+def _pair(values: list[int]) -> tuple[int, int]:
+    return (values[0], values[1])
 
 
 def _aero(aero: dict[str, Any]) -> AeroSpec:

@@ -9,6 +9,7 @@ from sim_core.assets import constants as C
 from sim_core.assets import fields
 from sim_core.assets.findings import Findings, shown
 from sim_core.assets.reader import GlbAsset, Node
+from sim_core.intmath import UNIT, Vec3, cross, dot, isqrt, normalize, sub
 
 ROOT = "root extras"
 
@@ -73,7 +74,52 @@ def _payload(
     return {"chain": list(chain)}, len(chain)
 
 
-def _actuators(asset: GlbAsset, findings: Findings) -> list[dict[str, Any]] | None:
+def _body(asset: GlbAsset, names: list[str], pivot: Node, axis_local: list[int],
+          proxies: dict[int, dict[str, Any]]) -> dict[str, Any] | None:
+    """What the step needs of the body an actuator turns (a rotor, or a chain taken as one body), in the
+    part's frame: the pivot, the axis (pivot-local → part frame), the mass, the moment of inertia about the
+    axis (µg·µm²), how far the farthest support point lies from the axis (reach) and the body's extent along
+    the axis from the pivot (span); the material of its first node. Each node's inertia is its mass at its
+    centroid's distance plus half its support points' mean squared spread about the centroid (exact for a
+    disc on its axis; a bar's 1/8 for 1/12): the bake knows each node's convex proxy, not its mass
+    distribution. None when a node has no proxy (the part's own findings name it)."""
+    frame = pivot.frame.axes_ppm
+    turned = [sum(axis_local[k] * frame[k][r] for k in range(3)) // UNIT for r in range(3)]
+    axis = normalize((turned[0], turned[1], turned[2]))
+    origin = pivot.frame.position_um
+
+    def off_axis_sq(point: Vec3, base: Vec3) -> int:
+        d = sub(point, base)
+        c = cross(axis, d)
+        return dot(c, c) // (UNIT * UNIT)
+
+    mass = inertia = reach_sq = 0
+    span: list[int] = []
+    first_material = None
+    for name in names:
+        node = asset.node(name)
+        proxy = proxies.get(node.index) if node is not None else None
+        if proxy is None:
+            return None
+        first_material = first_material or proxy["material"]
+        m, centroid = proxy["mass_ug"], _vec3(proxy["centroid_um"])
+        points = [_vec3(p) for p in proxy["support_um"]] or [centroid]
+        spread = sum(off_axis_sq(p, centroid) for p in points) // len(points)
+        mass += m
+        inertia += m * off_axis_sq(centroid, origin) + m * spread // 2
+        reach_sq = max([reach_sq, *(off_axis_sq(p, origin) for p in points)])
+        span.extend(dot(sub(p, origin), axis) // UNIT for p in points)
+    reach = max(1, isqrt(reach_sq))
+    return {"pivot_um": list(origin), "axis_ppm": list(axis), "mass_ug": mass,
+            "inertia_ug_um2": min(max(1, inertia), mass * reach * reach), "reach_um": reach,
+            "span_um": [min(span), max(span)], "material": first_material}
+
+
+def _vec3(values: list[int]) -> Vec3:
+    return (values[0], values[1], values[2])
+
+
+def _actuators(asset: GlbAsset, proxies: dict[int, dict[str, Any]], findings: Findings) -> list[dict[str, Any]] | None:
     raw = asset.root_extras.get("weapon_actuators", [])
     if not isinstance(raw, list) or len(raw) > C.MAX_WEAPON_DRIVEN_PIVOTS:
         findings.error("weapon-actuator-invalid", f"weapon_actuators must be a list of at most {C.MAX_WEAPON_DRIVEN_PIVOTS}")
@@ -109,18 +155,24 @@ def _actuators(asset: GlbAsset, findings: Findings) -> list[dict[str, Any]] | No
             local.error("weapon-actuator-invalid", f"{where}: rotation_axis must not be the zero vector")
         payload = _payload(asset, spec, where, claimed, local)
         findings.extend(_as_actuator_findings(local))
-        if local.rejected or payload is None or axis is None:
+        if local.rejected or payload is None or axis is None or pivot_node is None:
             continue
         bodies += payload[1]
+        rotation_axis = fields.unit_ppm(axis)
+        names = [payload[0]["mesh_node"]] if "mesh_node" in payload[0] else payload[0]["chain"]
+        body = _body(asset, names, pivot_node, rotation_axis, proxies)
+        if body is None:
+            continue
         out.append(
             {
                 "pivot_node": pivot,
-                "rotation_axis_ppm": fields.unit_ppm(axis),
+                "rotation_axis_ppm": rotation_axis,
                 "max_angle_mdeg": angle,
                 "speed_weight_milli": weight,
                 "phase_offset_mdeg": phase,
                 "motion_curve": curve,
                 **payload[0],
+                "body": body,
             }
         )
     if bodies > C.MAX_WEAPON_DRIVEN_BODIES:
@@ -192,7 +244,7 @@ def analyse_weapon(
             "and weapon_main_mesh_node naming a mesh node",
         )
         return None
-    actuators = _actuators(asset, findings) if mechanism == "general" else []
+    actuators = _actuators(asset, proxies, findings) if mechanism == "general" else []
     ammo = _ammo(asset, main, axis, proxies, findings) if mechanism == "launch" and axis is not None else []
     if actuators is None or ammo is None or axis is None:
         return None

@@ -199,6 +199,11 @@ class ChipSlot:
 LAUNCH_AMMO_MAX = 8
 """LAUNCH_AMMO_COUNT_MAX: the bullets of one launch weapon."""
 BULLET_MASS_MAX_UG = 100_000_000  # a bullet is part of a car of at most 500 g: at most 100 g
+ROTOR_MAX = 8
+"""MAX_WEAPON_DRIVEN_PIVOTS: the actuators (rotors and arms) of one weapon."""
+ROTOR_MASS_MAX_UG = 500_000_000  # a rotor is part of a car of at most 500 g
+ROTOR_REACH_MAX_UM = 250_000  # within the car's 0.25 m box
+FULL_TURN_MDEG = 360_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,12 +228,61 @@ class LaunchAmmo:
 
 
 @dataclass(frozen=True, slots=True)
+class RotorSpec:
+    """One actuator of a ``general`` weapon with actuators (``sim_core.step.rotors``): the body it turns
+    (a rigid rotor, or a chain taken as one body) as a disc about its axis. ``pivot_um``: the pivot's
+    offset from the car's centre and ``axis_e6`` its rotation axis (unit, ppm), both in the car's frame (x
+    right, y up, z back); ``mass_ug`` and ``inertia``, the body's moment of inertia about the axis
+    (µg·µm²); ``reach_um``, how far from the axis its farthest point lies, and ``span_um``, the body's
+    extent along the axis (lowest, highest; from the pivot); ``material`` the body's (its restitution when
+    it strikes); ``weight_milli`` its ``speed_weight``;
+    ``max_angle_mdeg`` (360 000: turns continuously; less: swings between 0 and that angle),
+    ``phase_mdeg`` its ``phase_offset_deg`` and ``curve`` its ``motion_curve``."""
+
+    pivot_um: tuple[int, int, int]
+    axis_e6: tuple[int, int, int]
+    mass_ug: int
+    inertia: int
+    reach_um: int
+    span_um: tuple[int, int]
+    material: str
+    weight_milli: int = 1000
+    max_angle_mdeg: int = FULL_TURN_MDEG
+    phase_mdeg: int = 0
+    curve: Literal["sin", "linear"] = "sin"
+
+    def validate(self, what: str) -> None:
+        """``SimError`` ``vehicle-invalid-weapon`` unless every field is in range."""
+        if not is_vector(self.pivot_um, CAR_OFFSET_MAX_UM) or not is_unit_e6(self.axis_e6):
+            _fail("vehicle-invalid-weapon", f"{what}: pivot_um must be three ints within ±{CAR_OFFSET_MAX_UM} µm "
+                                            "and axis_e6 a unit vector (ppm)")
+        if not _is_int(self.mass_ug, 1, ROTOR_MASS_MAX_UG) or not _is_int(self.reach_um, 1, ROTOR_REACH_MAX_UM):
+            _fail("vehicle-invalid-weapon", f"{what}: mass_ug must be an int in 1..{ROTOR_MASS_MAX_UG} and reach_um "
+                                            f"in 1..{ROTOR_REACH_MAX_UM}")
+        if not _is_int(self.inertia, 1, self.mass_ug * self.reach_um * self.reach_um):
+            _fail("vehicle-invalid-weapon", f"{what}: inertia must be an int in 1..mass·reach² (µg·µm²)")
+        span = self.span_um
+        if (not isinstance(span, tuple) or len(span) != 2 or not all(_is_int(x, -ROTOR_REACH_MAX_UM, ROTOR_REACH_MAX_UM)
+                                                                     for x in span) or span[0] > span[1]):
+            _fail("vehicle-invalid-weapon", f"{what}: span_um must be (low, high) within ±{ROTOR_REACH_MAX_UM} µm")
+        if not isinstance(self.material, str):
+            _fail("vehicle-invalid-weapon", f"{what}: material must be a material id")
+        material(self.material)  # unknown-material
+        if (not _is_int(self.weight_milli, 0, 1_000_000) or not _is_int(self.max_angle_mdeg, 1_000, FULL_TURN_MDEG)
+                or not _is_int(self.phase_mdeg, 0, FULL_TURN_MDEG) or self.curve not in ("sin", "linear")):
+            _fail("vehicle-invalid-weapon", f"{what}: weight_milli 0..1e6, max_angle_mdeg 1000..360000, "
+                                            "phase_mdeg 0..360000 and curve sin or linear")
+
+
+@dataclass(frozen=True, slots=True)
 class WeaponSpec:
     """``mode`` passive/active; ``passive_weight_split_pct`` (0…100, passive only: mass vs resistance);
     an active weapon's ``mechanism`` and ``axis_e6`` (its Axis +Z in the car's frame: x right, y up, z back;
     a unit vector, ppm), both None for a passive weapon and for a code-built active one that only pays its
     Hold; ``magnet``: an active magnet weapon's pole (None for every other weapon); ``ammo``: a launch
-    weapon's bullets in firing order (the glTF children order of its main mesh node), empty for every other."""
+    weapon's bullets in firing order (the glTF children order of its main mesh node), empty for every other;
+    ``rotors``: a rotor weapon's actuators (empty for every other, and for a code-built rotor weapon that
+    only recoils)."""
 
     mode: WeaponMode
     passive_weight_split_pct: int = 50
@@ -236,6 +290,7 @@ class WeaponSpec:
     mechanism: WeaponMechanism | None = None
     axis_e6: tuple[int, int, int] | None = None
     ammo: tuple[LaunchAmmo, ...] = ()
+    rotors: tuple[RotorSpec, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,6 +381,9 @@ class VehicleSpec:
             check_all(weapon.ammo, LaunchAmmo, LAUNCH_AMMO_MAX, "vehicle-invalid-weapon", "weapon.ammo")
             if (weapon.mechanism == "launch") != bool(weapon.ammo):
                 _fail("vehicle-invalid-weapon", f"a launch weapon has 1..{LAUNCH_AMMO_MAX} bullets, any other none")
+            check_all(weapon.rotors, RotorSpec, ROTOR_MAX, "vehicle-invalid-weapon", "weapon.rotors")
+            if weapon.rotors and weapon.mechanism != "rotor":
+                _fail("vehicle-invalid-weapon", "only a rotor weapon has rotors")
 
     def _check_mass_and_size(self) -> None:
         masses = self.effective_masses_ug

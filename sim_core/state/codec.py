@@ -1,4 +1,4 @@
-"""Canonical saved-state bytes (version 3) and their atomic, validating decoder.
+"""Canonical saved-state bytes (version 4) and their atomic, validating decoder.
 
 Layout, all little-endian:
 
@@ -6,8 +6,9 @@ Layout, all little-endian:
     version u16      STATE_VERSION
     cars    u16      number of cars
     digest  32 bytes SHA-256 of the world's topology (engine id, track and vehicle specs)
-    values  i64 × n  WORLD_FIELDS, the weather's patch slots (PATCH_FIELDS each) and the projectile slots
-                     (PROJECTILE_FIELDS each), then per car CAR_FIELDS followed by PART_FIELDS per part (layout.py)
+    values  i64 × n  WORLD_FIELDS, the weather's patch slots (PATCH_FIELDS each), the projectile slots
+                     (PROJECTILE_FIELDS each) and the rotor slots (ROTOR_FIELDS each), then per car CAR_FIELDS
+                     followed by PART_FIELDS per part (layout.py)
 
 ``state_hash`` is SHA-256 over exactly these bytes. A restore never trusts the snapshot's topology: the
 digest, car count and length must match the world it is loaded into, and every value is range-checked
@@ -33,7 +34,8 @@ from sim_core.state.layout import (
 
 
 MAGIC: Final = b"O4WS"
-STATE_VERSION: Final = 3  # 2: the weather's fields and patch slots (engine sim_core/2); 3: projectile slots (sim_core/4)
+STATE_VERSION: Final = 4  # 2: the weather's fields and patch slots (engine sim_core/2); 3: projectile slots (sim_core/4);
+# 4: rotor slots (sim_core/5)
 HEADER: Final = struct.Struct("<4sHH32s")
 INT64_MIN: Final = -(1 << 63)
 INT64_MAX: Final = (1 << 63) - 1
@@ -43,10 +45,11 @@ NATIVE_LITTLE_ENDIAN: Final = sys.byteorder == "little"  # memoryview.cast reads
 class StateCodec:
     """Packs and unpacks one world's state; built once per world (its struct format is fixed)."""
 
-    def __init__(self, digest: bytes, part_counts: list[int], patch_slots: int = 0, projectile_slots: int = 0) -> None:
+    def __init__(self, digest: bytes, part_counts: list[int], patch_slots: int = 0, projectile_slots: int = 0,
+                 rotor_slots: int = 0) -> None:
         self.digest = digest
         self.part_counts = part_counts
-        self.world_length = world_length(patch_slots, projectile_slots)
+        self.world_length = world_length(patch_slots, projectile_slots, rotor_slots)
         self.lengths = [car_length(n) for n in part_counts]
         ends = [self.world_length + sum(self.lengths[: slot + 1]) for slot in range(len(part_counts))]
         self.spans = list(zip([self.world_length, *ends[:-1]], ends, strict=True))  # each car's values: [start, end)
@@ -113,10 +116,11 @@ class StateLimits:
 
     def __init__(self, part_counts: list[int], checkpoint_count: int, laps_to_finish: int,
                  initial_q: list[int], penalty_frames: int, valid_weather: Callable[[list[int]], bool],
-                 valid_projectiles: Callable[[list[int]], bool]) -> None:
+                 valid_projectiles: Callable[[list[int]], bool], valid_rotors: Callable[[list[int]], bool]) -> None:
         self.part_counts = part_counts
         self.valid_weather = valid_weather  # the world's fields → whether its weather part is reachable
         self.valid_projectiles = valid_projectiles  # the same for its projectile slots
+        self.valid_rotors = valid_rotors  # and for its rotor slots
         self.checkpoint_count = checkpoint_count
         self.laps_to_finish = laps_to_finish
         self.initial_q = initial_q
@@ -129,6 +133,7 @@ class StateLimits:
                  and world[W_ENDGAME] >= 0 and world[W_SETTLED] >= 0, "world")
         _require(self.valid_weather(world), "the weather (accumulator, ordinal or a patch slot)")
         _require(self.valid_projectiles(world), "a projectile slot")
+        _require(self.valid_rotors(world), "a rotor slot")
         for slot, c in enumerate(cars):
             temps = c[CAR_HEADER + P_TEMP :: PART_STRIDE]
             fatigue = c[CAR_HEADER + P_FATIGUE :: PART_STRIDE]

@@ -2,7 +2,8 @@
 
 The state is a flat list of Python ints per car plus the world's ints: a few fields, then the weather's
 pool of patch slots (none on a track without patches; ``sim_core.step.weather``), then the projectile
-pool of the launch weapons (none in a round without one; ``sim_core.step.launch``). ``save_state`` packs them in
+pool of the launch weapons (none in a round without one; ``sim_core.step.launch``), then the rotors' slots
+(none in a round without a rotor weapon; ``sim_core.step.rotors``). ``save_state`` packs them in
 this order as signed 64-bit little-endian integers; the field names here are also what the sync-test
 prints when two states differ.
 
@@ -57,6 +58,14 @@ PROJECTILE_FLYING: Final = 1  # moving (in the air or sliding on the ribbon)
 PROJECTILE_RESTING: Final = 2  # lying still on the ribbon (a car that strikes it sets it moving again)
 PROJECTILE_GONE: Final = 3  # fell 5 m below the ribbon off a fixed track's edge: nothing acts on it any more
 PROJECTILE_DEPLOYED: Final = 4  # a fluid bullet spread on the ribbon where it first landed: a disc zone to the round's end
+
+ROTOR_FIELDS = ("omega_urad_s", "phase_urad")
+"""Per rotor slot, after the projectile slots: one slot per actuator of every rotor weapon, car by car in
+slot order and each weapon's actuators in their declared order."""
+RO_OMEGA: Final = 0  # angular speed about its axis (µrad/s; + = turning right-handed about the axis)
+RO_PHASE: Final = 1  # a swinging arm's phase, 0 ≤ phase < ROTOR_TURN_URAD (a continuous rotor's stays 0)
+ROTOR_STRIDE: Final = 2  # len(ROTOR_FIELDS)
+ROTOR_TURN_URAD: Final = 6_283_185  # one turn, 2π rad, in whole µrad: a phase wraps here
 
 CAR_FIELDS = (
     "status",  # STATUS_*
@@ -161,19 +170,22 @@ def patch_field(slot: int, field: int) -> int:
     return WORLD_HEADER + slot * PATCH_STRIDE + field
 
 
-def world_length(patch_slots: int, projectile_slots: int = 0) -> int:
-    """Number of saved world integers with ``patch_slots`` patch slots (0 or ``PATCH_POOL``) and
-    ``projectile_slots`` projectile slots."""
-    return WORLD_HEADER + patch_slots * PATCH_STRIDE + projectile_slots * PROJECTILE_STRIDE
+def world_length(patch_slots: int, projectile_slots: int = 0, rotor_slots: int = 0) -> int:
+    """Number of saved world integers with ``patch_slots`` patch slots (0 or ``PATCH_POOL``),
+    ``projectile_slots`` projectile slots and ``rotor_slots`` rotor slots."""
+    return WORLD_HEADER + patch_slots * PATCH_STRIDE + projectile_slots * PROJECTILE_STRIDE + rotor_slots * ROTOR_STRIDE
 
 
-def field_names(part_counts: list[int], patch_slots: int = 0, projectile_slots: int = 0) -> list[str]:
+def field_names(part_counts: list[int], patch_slots: int = 0, projectile_slots: int = 0,
+                rotor_slots: int = 0) -> list[str]:
     """Names of every saved integer, in saved order (for sync-test diffs)."""
     names = [f"world.{name}" for name in WORLD_FIELDS]
     for slot in range(patch_slots):
         names.extend(f"world.patch[{slot}].{name}" for name in PATCH_FIELDS)
     for slot in range(projectile_slots):
         names.extend(f"world.projectile[{slot}].{name}" for name in PROJECTILE_FIELDS)
+    for slot in range(rotor_slots):
+        names.extend(f"world.rotor[{slot}].{name}" for name in ROTOR_FIELDS)
     for slot, count in enumerate(part_counts):
         names.extend(f"car[{slot}].{name}" for name in CAR_FIELDS)
         for part in range(count):

@@ -24,14 +24,17 @@ SHEAR_SLIP_MIN_UM_S: Final = 100_000  # shear fatigue needs a sliding speed of a
 
 class Collider:
     """What contact needs of one car's body beyond its box (derived once per car, ``Frame``): its friction
-    and the strengths and fatigue fields of the parts that take its impacts (body, then chassis)."""
+    and the strengths and fatigue fields of the parts that take its impacts (body, then chassis), and of its
+    weapon (the rotors' strikes: ``sim_core.step.rotors``)."""
 
     def __init__(self, friction_milli: int, body: int, body_strength_kpa: tuple[int, int] | None, chassis: int,
-                 chassis_strength_kpa: tuple[int, int] | None) -> None:
+                 chassis_strength_kpa: tuple[int, int] | None,
+                 weapon_strength_kpa: tuple[int, int] | None = None) -> None:
         self.friction_milli = friction_milli
         self.body, self.chassis = body, chassis
         self.body_strength_kpa = body_strength_kpa  # (yield, ultimate), or None: a material without strengths
         self.chassis_strength_kpa = chassis_strength_kpa
+        self.weapon_strength_kpa = weapon_strength_kpa  # None also without a weapon
 
     def struck_part(self, c: list[int]) -> tuple[int, tuple[int, int] | None]:
         """The part that takes this car's impacts: the body, or the chassis once the body is broken."""

@@ -21,6 +21,7 @@ from sim_core.step.magnets import Magnets
 from sim_core.step.model import CarModel, Mechanics
 from sim_core.step.physics import WEAPON, TrackContext, advance
 from sim_core.step.ranking import update_round_end
+from sim_core.step.rotors import Rotors
 from sim_core.step.rules import RuleContext, apply_rules
 from sim_core.step.thermal import cold_parts_still, settle
 from sim_core.step.weapons import push
@@ -32,7 +33,7 @@ class Frame:
 
     def __init__(self, models: list[CarModel], motion: TrackContext, rules: RuleContext, loop_length: int,
                  time_limit_frames: int, weather: Weather, magnets: Magnets, fluids: Fluids,
-                 conveyors: Conveyors, launchers: Launchers) -> None:
+                 conveyors: Conveyors, launchers: Launchers, rotors: Rotors) -> None:
         self.models = models
         self.colliders = [collider(model) for model in models]
         self.motion = motion
@@ -44,13 +45,14 @@ class Frame:
         self.fluids = fluids
         self.conveyors = conveyors
         self.launchers = launchers
+        self.rotors = rotors
 
     def run(self, world: list[int], cars: list[list[int]], mechanics: list[Mechanics], masks: list[int],
             cold_still: list[bool], skills: list[tuple[int, ...]]) -> None:
         """Advance ``world`` and ``cars`` one frame. ``mechanics``, ``masks`` and ``cold_still`` are the
         world's state-derived caches (``World``), kept up to date here; ``skills`` are the checked inputs."""
         models, motion, weather, fluids, conveyors = self.models, self.motion, self.weather, self.fluids, self.conveyors
-        launchers = self.launchers
+        launchers, rotors = self.launchers, self.rotors
         patches: list[tuple[int, int]] = []
         if weather.slots:  # weather spawn and expiry first (spec §4), then the cars drive on it
             weather.update(world)
@@ -83,6 +85,8 @@ class Frame:
                     pushes[slot] = weapon_uj
                 elif weapon_uj and model.launches:  # its own bullet slots only: the cars' order does not matter
                     launchers.release(world, c, model, slot, weapon_uj, frame, self.loop_length)
+                if model.rotates:  # its own rotor slots only, held or not (an arm stops without its Hold)
+                    rotors.spin(world, slot, weapon_uj)
                 if fluid is not None and fluid.heat_rate_mc_s:  # freeze or burn: every live part, into its solve
                     loads = fluid_heat(model, mech, heat, loads, fluid.heat_rate_mc_s)
                     cold_still[slot] = False
@@ -104,6 +108,9 @@ class Frame:
             for slot, newly in launchers.fly(world, cars, starts, boxes, self.colliders, motion,
                                                       self.loop_length).items():
                 breaking[slot] = breaking.get(slot, 0) | newly
+        if rotors.slots:  # after the bullets, before contact (sim_core.step.rotors)
+            for slot, newly in rotors.strike(world, cars, boxes, models, self.colliders, self.loop_length).items():
+                breaking[slot] = breaking.get(slot, 0) | newly
         for slot, newly in resolve(cars, boxes, self.loop_length, self.colliders).items():
             breaking[slot] = breaking.get(slot, 0) | newly
         for slot, c in enumerate(cars):
@@ -116,7 +123,8 @@ class Frame:
 
 
 def collider(model: CarModel) -> Collider:
-    """A car's body as contact sees it: its friction and the strengths of the body and the chassis."""
+    """A car's body as contact sees it: its friction and the strengths of the body, the chassis and the
+    weapon."""
     parts = model.spec.parts
 
     def strength(part: int) -> tuple[int, int] | None:
@@ -126,7 +134,7 @@ def collider(model: CarModel) -> Collider:
         return m.yield_strength_kpa, m.ultimate_strength_kpa
 
     return Collider(material(parts[model.body].material).friction_milli, model.body, strength(model.body),
-                    model.chassis, strength(model.chassis))
+                    model.chassis, strength(model.chassis), None if model.weapon < 0 else strength(model.weapon))
 
 
 def commit_breakage(c: list[int], model: CarModel, newly: int, frame: int) -> None:

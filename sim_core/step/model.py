@@ -181,6 +181,7 @@ class CarModel:
         self.recoil_axis: tuple[int, int, int] | None = None if axis is None else (-axis[2], axis[0], axis[1])
         self.pushes = weapon is not None and weapon.mechanism == "push"
         self.launches = weapon is not None and weapon.mechanism == "launch"
+        self.rotates = weapon is not None and bool(weapon.rotors)  # a rotor weapon with its bodies (step/rotors)
         # what a skill pays and does, in frames of its budget: a launcher's Hold is 15 frames of each, and
         # only on a frame it releases a bullet (spec §5.2)
         weapon_frames = LAUNCH_FIRE_INTERVAL_FRAMES if self.launches else COST_FRAMES["weapon"]

@@ -1,6 +1,6 @@
 """Runs whose every figure the compiled step must reproduce (``tests/sim_core/test_compiled.py``): the golden
-frame chains (pinned), a rollback sync-test of a built-in round and one with every magnet, fluid, push and belt
-(their final hashes and re-simulated frames)."""
+frame chains (pinned), a rollback sync-test of a built-in round, one with every magnet, fluid, push and belt,
+and one with launchers and rotors (their final hashes and re-simulated frames)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from sim_core import World
 from sim_core.harness.scripted import RandomInputs
 from sim_core.harness.synctest import run_synctest
 
-from tests.sim_core.helpers import magnet_round
+from tests.sim_core.circuit import circuit_track
+from tests.sim_core.helpers import car, magnet_round, place
+from tests.sim_core.step.test_launch import launcher
+from tests.sim_core.step.test_rotors import disc, spinner
 from tests.sim_core.step.test_step_golden import CASES, SCENARIOS, frame_chain
 
 SYNCTEST_FRAMES, SYNCTEST_DISTANCE = 600, 7
@@ -34,5 +37,22 @@ def magnet_figures() -> list[object]:
     magnets' arithmetic, every fluid's effect, the pushes and the belts."""
     world = magnet_round(fluids=True, pushers=True, conveyors=True)
     inputs = RandomInputs([m.chip_skills for m in world.models], 3)
+    result = run_synctest(world, SYNCTEST_FRAMES, SYNCTEST_DISTANCE, inputs.next_frame)
+    return [result.ok, result.resimulated_frames, result.final_hash.hex()]
+
+
+def weapon_figures() -> list[object]:
+    """[passed, re-simulated frames, final state hash] of a sync-test with weapons that move things: a
+    disc rotor and a swinging arm each 10 mm behind a car in its lane, launchers of solid and of fluid
+    bullets (the spread discs), on the circuit: the launch pool's flights and hits, the rotors' spin and
+    strikes."""
+    arm = disc(max_angle_mdeg=120_000, phase_mdeg=30_000)
+    cars = [spinner(), car(), spinner(arm), car(), launcher(), launcher(ammo_material="oil"), car(), car()]
+    world = World.new(circuit_track(), cars, seed=4)
+    for pair in range(4):
+        arc, lat = 1_000_000 + pair * 400_000, pair % 2 * 100_000 - 50_000
+        place(world, 2 * pair, arc=arc, lat=lat, h=0, vs=0, vlat=0, vh=0)
+        place(world, 2 * pair + 1, arc=arc + 170_000, lat=lat, h=0, vs=0, vlat=0, vh=0)
+    inputs = RandomInputs([m.chip_skills for m in world.models], 4)
     result = run_synctest(world, SYNCTEST_FRAMES, SYNCTEST_DISTANCE, inputs.next_frame)
     return [result.ok, result.resimulated_frames, result.final_hash.hex()]

@@ -7,7 +7,7 @@ that parts overheat and wear out, cars course out, fall, hit walls and each othe
 respawn, finish and end the round. A scenario also restores a mid-race state into a fresh world and
 continues from it (a loaded state has no derived caches to lean on). The pins change only with the
 engine id (docs/sim.md "Engine ids"): they were taken before the speed work (d52e2a7) for `sim_core/1` and
-again for `sim_core/2` and `sim_core/3`.
+again for `sim_core/2`, `sim_core/3`, `sim_core/4` and `sim_core/5`.
 """
 
 from __future__ import annotations
@@ -153,16 +153,18 @@ GOLDEN: dict[tuple[str, int], tuple[str, int]] = {
     # without them the six normal-weather scenarios' saved state bodies are the same frame by frame
     # (compared without the header); the rain's patches moved, because the weather seed hashes the
     # TrackSpec, whose repr gained ``magnets``, ``fluids`` and ``conveyors``; the header's digest (also WeaponSpec's new
-    # fields) changed every hash.
-    ('circuit', 1): ('52d4ce107e5f170de9faad53ca4ba444378f5924e4155583477854a3a480d22e', 2400),
-    ('circuit', 2): ('f03293313c67b95af99335e5039155c81101cf26f4d4b4cc92cfb44aeb4a0633', 2400),
-    ('loop', 3): ('96811668e5ecd205803d798a3abb77e3776676cbd3e3ff0755dd7ef4eb6c2751', 1239),
-    ('loop', 6): ('1091ad8a55e3804eaeaf6c9009e7cfd4f011940c4374da024d987090f3ee71c9', 1357),
-    ('straight', 4): ('a468359271ab74cb3140034297122172db29fa6d33469f95620126ce08037aff', 1546),
-    ('open', 5): ('3ad598b4be3c02ee4d7b45d6f75a1b9154cb3da7ef07c69f382b9ffae17e7885', 124),
+    # fields) changed every hash. Re-pinned for sim_core/4 (launch weapons) and sim_core/5 (rotors): the
+    # saved bodies are the same frame by frame (compared without the header, for every scenario); the
+    # header's digest (WeaponSpec's ``ammo``, then ``rotors``) and the state version changed every hash.
+    ('circuit', 1): ('1afd07dd1e6a29f149016816f15ae514ef5771f84cb06b718563cb2b03a25455', 2400),
+    ('circuit', 2): ('32075d54d9b6b0dde2263e41a4bca8303a5e02acf353dc93d444fa02643123dc', 2400),
+    ('loop', 3): ('b3bd78a1425487f362108ecc4ac32c3eaf0c9bcb4c93a7847993969a9f312e50', 1239),
+    ('loop', 6): ('375fd036d56fd2d808a67507ab323d0c495a88c7ff52027e31cf6e3e82ad61e4', 1357),
+    ('straight', 4): ('daa85ad1915fa0ae848647af5f92f3ec73a3052f52383eeab3471632d4108370', 1546),
+    ('open', 5): ('2984fa1bae5e5155b2cc8cb1787672807a748ce458ad0dddc975a4a28993ebf5', 124),
     # sim_core/2's rain, pinned from its first version (cars' tires are on wet patches in 8 433 of the
     # 19 200 car-frames; compiled and interpreted steps agreed on track-03's rain before it was pinned)
-    ('rain', 7): ('0628d739ef0468a66f54b6cc45b9bb2fbf5d3934b8b169d965d872474ce306a0', 2400),
+    ('rain', 7): ('3f9c207e052a486dbd4f8a20083d824e761a55cb42f0004fe5cc198a86859381', 2400),
 }
 
 
