@@ -29,6 +29,7 @@ from sim_core.step.conveyors import Conveyors
 from sim_core.step.fluids import Fluids
 from sim_core.step.frame import Frame
 from sim_core.step.launch import Launchers
+from sim_core.step.obstacles import Obstacles
 from sim_core.step.rotors import Rotors
 from sim_core.step.magnets import Magnets
 from sim_core.step.model import CarModel
@@ -104,17 +105,19 @@ class World:
                                [w // 2 for w in self.route.width], track.apron_um, digest_of(track))
         self.launchers = Launchers(self.models, self.weather.slots, material(track.surface_material).friction_milli)
         self.rotors = Rotors(self.models, self.weather.slots, self.launchers.slots)
+        self.obstacles = Obstacles(self.route, track.obstacles,
+                                   world_length(self.weather.slots, self.launchers.slots, self.rotors.slots))
         part_counts = [m.part_count for m in self.models]
-        self.codec = StateCodec(digest_of(ENGINE_ID, track, vehicles), part_counts, self.weather.slots,
-                                self.launchers.slots, self.rotors.slots)
+        pools = (self.weather.slots, self.launchers.slots, self.rotors.slots, self.obstacles.slots)
+        self.codec = StateCodec(digest_of(ENGINE_ID, track, vehicles), part_counts, *pools)
         self.limits = StateLimits(part_counts, len(track.checkpoints), track.laps_to_finish,
                                   [m.initial_q for m in self.models], PENALTY_FRAMES, self.weather.valid_pool,
-                                  self.launchers.valid_pool, self.rotors.valid_pool)
+                                  self.launchers.valid_pool, self.rotors.valid_pool, self.obstacles.valid_pool)
         self._frame = Frame(self.models, self.motion, self.rules, self.route.length_um if self.route.loop else 0,
                             track.time_limit_frames, self.weather, Magnets(self.route, track.magnets, self.models),
                             Fluids(self.route, track.fluids), Conveyors(self.route, track.conveyors, self.models),
-                            self.launchers, self.rotors)
-        self._world = [0] * world_length(self.weather.slots, self.launchers.slots, self.rotors.slots)
+                            self.launchers, self.rotors, self.obstacles)
+        self._world = [0] * world_length(*pools)
         self._world[W_SEED] = seed
         self.rotors.start(self._world)
         self._cars = [self._start_state(slot, len(vehicles)) for slot in range(len(vehicles))]
@@ -363,7 +366,7 @@ class World:
     def field_names(self) -> list[str]:
         """Names of the saved integers in saved order (for diffing two states)."""
         return field_names([m.part_count for m in self.models], self.weather.slots, self.launchers.slots,
-                           self.rotors.slots)
+                           self.rotors.slots, self.obstacles.slots)
 
     def corrupt_for_testing(self, slot: int = 0) -> None:
         """Fault-injection hook: move car ``slot`` 1 µm to the right, as a desync would. Never call in a race."""

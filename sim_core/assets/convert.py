@@ -12,11 +12,12 @@ from sim_core.assets.admission import AdmittedAsset
 from sim_core.assets.findings import AssetRejected
 from sim_core.assets.loadout import AssembledVehicle, PlacedPart, Resolver, assemble
 from sim_core.errors import SimError
-from sim_core.intmath import Vec3, normalize
+from sim_core.intmath import UNIT, Vec3, normalize
 from sim_core.specs.conveyors import ConveyorSpec
 from sim_core.specs.fluids import FluidZone
 from sim_core.specs.magnets import MagnetPole, MagnetSource, SteelPoint
 from sim_core.specs.materials import material
+from sim_core.specs.obstacles import MotionSpec, ObstacleSpec
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
 from sim_core.specs.vehicle import (
     AERO_AXES, AeroSpec, BatterySpec, ChipSlot, LaunchAmmo, MotorSpec, PartSpec, RotorSpec, VehicleSpec, WeaponMechanism,
@@ -67,7 +68,21 @@ def track_spec(track: AdmittedAsset, *, track_id: str | None = None, lap_count: 
                       for s in m["magnets"]),
         fluids=tuple(FluidZone(_vec(f["min_um"]), _vec(f["max_um"]), f["material"], f["surface_gap_um"]) for f in m["fluids"]),
         conveyors=tuple(_conveyor(e) for e in m["entities"] if e["entity_type"] == "kinematic_conveyor"),
+        obstacles=tuple(_obstacle(e) for e in m["entities"] if e["entity_type"] == "kinematic_move"
+                        or (e["entity_type"] == "decoration" and e["physics"] == "default")),
     )
+
+
+def _obstacle(entity: dict[str, Any]) -> ObstacleSpec:
+    """A solid entity: its box, material, whether it breaks, and a mover's travel turned from its local
+    axes into the world."""
+    motion = None
+    if entity["entity_type"] == "kinematic_move":
+        a, axes = entity["amplitude_um"], entity["axes_ppm"]
+        world = [sum(a[k] * axes[k][r] for k in range(3)) // UNIT for r in range(3)]
+        motion = MotionSpec(entity["motion_curve"], entity["period_frames"], entity["phase_offset_frames"],
+                            (world[0], world[1], world[2]))
+    return ObstacleSpec(_vec(entity["min_um"]), _vec(entity["max_um"]), entity["material"], entity["destructible"], motion)
 
 
 def _conveyor(entity: dict[str, Any]) -> ConveyorSpec:

@@ -16,6 +16,7 @@ from sim_core.errors import SimError
 from sim_core.intmath import UNIT, Vec3, distance_sq
 from sim_core.specs.materials import material
 from sim_core.specs.conveyors import CONVEYORS_MAX, ConveyorSpec
+from sim_core.specs.obstacles import OBSTACLES_MAX, ObstacleSpec, check_destructibles
 from sim_core.specs.fluids import FLUID_ZONES_MAX, FluidZone
 from sim_core.specs.items import check_all, is_unit_e6
 from sim_core.specs.magnets import MagnetSource
@@ -149,6 +150,8 @@ class TrackSpec:
     - ``magnets``: the static magnet sources (``MagnetSource``, at most 256; default: none).
     - ``fluids``: the fluid zones (``FluidZone``, at most 256; default: none).
     - ``conveyors``: the conveyor belts (``ConveyorSpec``, at most 100; default: none).
+    - ``obstacles``: the solid entities, fixed or moving, some destructible (``ObstacleSpec``, at most
+      100, at most 50 destructible; default: none).
     """
 
     track_id: str
@@ -173,6 +176,7 @@ class TrackSpec:
     magnets: tuple[MagnetSource, ...] = ()
     fluids: tuple[FluidZone, ...] = ()
     conveyors: tuple[ConveyorSpec, ...] = ()
+    obstacles: tuple[ObstacleSpec, ...] = ()
 
     def __post_init__(self) -> None:
         self.validate()
@@ -245,6 +249,8 @@ class TrackSpec:
         check_all(self.magnets, MagnetSource, MAX_MAGNET_SOURCES, "track-invalid-magnet", "magnets")
         check_all(self.fluids, FluidZone, FLUID_ZONES_MAX, "track-invalid-fluid", "fluids")
         check_all(self.conveyors, ConveyorSpec, CONVEYORS_MAX, "track-invalid-conveyor", "conveyors")
+        check_all(self.obstacles, ObstacleSpec, OBSTACLES_MAX, "track-invalid-obstacle", "obstacles")
+        check_destructibles(self.obstacles)
         if self.player_capacity < 2:
             _fail("track-start-too-narrow", "RP1 must be at least 0.36 m wide (2 start slots of 0.18 m)")
 

@@ -7,8 +7,9 @@ Layout, all little-endian:
     cars    u16      number of cars
     digest  32 bytes SHA-256 of the world's topology (engine id, track and vehicle specs)
     values  i64 × n  WORLD_FIELDS, the weather's patch slots (PATCH_FIELDS each), the projectile slots
-                     (PROJECTILE_FIELDS each) and the rotor slots (ROTOR_FIELDS each), then per car CAR_FIELDS
-                     followed by PART_FIELDS per part (layout.py)
+                     (PROJECTILE_FIELDS each), the rotor slots (ROTOR_FIELDS each) and the destructible
+                     entities' slots (OBSTACLE_FIELDS each), then per car CAR_FIELDS followed by PART_FIELDS
+                     per part (layout.py)
 
 ``state_hash`` is SHA-256 over exactly these bytes. A restore never trusts the snapshot's topology: the
 digest, car count and length must match the world it is loaded into, and every value is range-checked
@@ -35,7 +36,7 @@ from sim_core.state.layout import (
 
 MAGIC: Final = b"O4WS"
 STATE_VERSION: Final = 4  # 2: the weather's fields and patch slots (engine sim_core/2); 3: projectile slots (sim_core/4);
-# 4: rotor slots (sim_core/5)
+# 4: rotor and destructible entity slots (sim_core/5)
 HEADER: Final = struct.Struct("<4sHH32s")
 INT64_MIN: Final = -(1 << 63)
 INT64_MAX: Final = (1 << 63) - 1
@@ -46,10 +47,10 @@ class StateCodec:
     """Packs and unpacks one world's state; built once per world (its struct format is fixed)."""
 
     def __init__(self, digest: bytes, part_counts: list[int], patch_slots: int = 0, projectile_slots: int = 0,
-                 rotor_slots: int = 0) -> None:
+                 rotor_slots: int = 0, obstacle_slots: int = 0) -> None:
         self.digest = digest
         self.part_counts = part_counts
-        self.world_length = world_length(patch_slots, projectile_slots, rotor_slots)
+        self.world_length = world_length(patch_slots, projectile_slots, rotor_slots, obstacle_slots)
         self.lengths = [car_length(n) for n in part_counts]
         ends = [self.world_length + sum(self.lengths[: slot + 1]) for slot in range(len(part_counts))]
         self.spans = list(zip([self.world_length, *ends[:-1]], ends, strict=True))  # each car's values: [start, end)
@@ -116,11 +117,13 @@ class StateLimits:
 
     def __init__(self, part_counts: list[int], checkpoint_count: int, laps_to_finish: int,
                  initial_q: list[int], penalty_frames: int, valid_weather: Callable[[list[int]], bool],
-                 valid_projectiles: Callable[[list[int]], bool], valid_rotors: Callable[[list[int]], bool]) -> None:
+                 valid_projectiles: Callable[[list[int]], bool], valid_rotors: Callable[[list[int]], bool],
+                 valid_obstacles: Callable[[list[int]], bool]) -> None:
         self.part_counts = part_counts
         self.valid_weather = valid_weather  # the world's fields → whether its weather part is reachable
         self.valid_projectiles = valid_projectiles  # the same for its projectile slots
         self.valid_rotors = valid_rotors  # and for its rotor slots
+        self.valid_obstacles = valid_obstacles  # and for its destructible entities' slots
         self.checkpoint_count = checkpoint_count
         self.laps_to_finish = laps_to_finish
         self.initial_q = initial_q
@@ -134,6 +137,7 @@ class StateLimits:
         _require(self.valid_weather(world), "the weather (accumulator, ordinal or a patch slot)")
         _require(self.valid_projectiles(world), "a projectile slot")
         _require(self.valid_rotors(world), "a rotor slot")
+        _require(self.valid_obstacles(world), "a destructible entity's slot")
         for slot, c in enumerate(cars):
             temps = c[CAR_HEADER + P_TEMP :: PART_STRIDE]
             fatigue = c[CAR_HEADER + P_FATIGUE :: PART_STRIDE]

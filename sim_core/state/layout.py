@@ -3,7 +3,8 @@
 The state is a flat list of Python ints per car plus the world's ints: a few fields, then the weather's
 pool of patch slots (none on a track without patches; ``sim_core.step.weather``), then the projectile
 pool of the launch weapons (none in a round without one; ``sim_core.step.launch``), then the rotors' slots
-(none in a round without a rotor weapon; ``sim_core.step.rotors``). ``save_state`` packs them in
+(none in a round without a rotor weapon; ``sim_core.step.rotors``), then the destructible track
+entities' slots (none on a track without one; ``sim_core.step.obstacles``). ``save_state`` packs them in
 this order as signed 64-bit little-endian integers; the field names here are also what the sync-test
 prints when two states differ.
 
@@ -66,6 +67,12 @@ RO_OMEGA: Final = 0  # angular speed about its axis (µrad/s; + = turning right-
 RO_PHASE: Final = 1  # a swinging arm's phase, 0 ≤ phase < ROTOR_TURN_URAD (a continuous rotor's stays 0)
 ROTOR_STRIDE: Final = 2  # len(ROTOR_FIELDS)
 ROTOR_TURN_URAD: Final = 6_283_185  # one turn, 2π rad, in whole µrad: a phase wraps here
+
+OBSTACLE_FIELDS = ("fatigue_ppm", "break_frame")
+"""Per destructible entity, after the rotor slots, in the track's order of its solid entities."""
+OB_FATIGUE: Final = 0  # impact fatigue, ppm (frozen once broken)
+OB_BREAK: Final = 1  # the frame whose step broke it, 0 while intact
+OBSTACLE_STRIDE: Final = 2  # len(OBSTACLE_FIELDS)
 
 CAR_FIELDS = (
     "status",  # STATUS_*
@@ -170,14 +177,16 @@ def patch_field(slot: int, field: int) -> int:
     return WORLD_HEADER + slot * PATCH_STRIDE + field
 
 
-def world_length(patch_slots: int, projectile_slots: int = 0, rotor_slots: int = 0) -> int:
+def world_length(patch_slots: int, projectile_slots: int = 0, rotor_slots: int = 0, obstacle_slots: int = 0) -> int:
     """Number of saved world integers with ``patch_slots`` patch slots (0 or ``PATCH_POOL``),
-    ``projectile_slots`` projectile slots and ``rotor_slots`` rotor slots."""
-    return WORLD_HEADER + patch_slots * PATCH_STRIDE + projectile_slots * PROJECTILE_STRIDE + rotor_slots * ROTOR_STRIDE
+    ``projectile_slots`` projectile slots, ``rotor_slots`` rotor slots and ``obstacle_slots`` slots of
+    destructible entities."""
+    return (WORLD_HEADER + patch_slots * PATCH_STRIDE + projectile_slots * PROJECTILE_STRIDE + rotor_slots * ROTOR_STRIDE
+            + obstacle_slots * OBSTACLE_STRIDE)
 
 
 def field_names(part_counts: list[int], patch_slots: int = 0, projectile_slots: int = 0,
-                rotor_slots: int = 0) -> list[str]:
+                rotor_slots: int = 0, obstacle_slots: int = 0) -> list[str]:
     """Names of every saved integer, in saved order (for sync-test diffs)."""
     names = [f"world.{name}" for name in WORLD_FIELDS]
     for slot in range(patch_slots):
@@ -186,6 +195,8 @@ def field_names(part_counts: list[int], patch_slots: int = 0, projectile_slots: 
         names.extend(f"world.projectile[{slot}].{name}" for name in PROJECTILE_FIELDS)
     for slot in range(rotor_slots):
         names.extend(f"world.rotor[{slot}].{name}" for name in ROTOR_FIELDS)
+    for slot in range(obstacle_slots):
+        names.extend(f"world.obstacle[{slot}].{name}" for name in OBSTACLE_FIELDS)
     for slot, count in enumerate(part_counts):
         names.extend(f"car[{slot}].{name}" for name in CAR_FIELDS)
         for part in range(count):

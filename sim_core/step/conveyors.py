@@ -2,11 +2,12 @@
 the belt's local −Z, capped at μ·N; spec/assets.md §5.6 ``kinematic_conveyor``).
 
 The route-frame model's only surface is the ribbon, so a belt is a patch of it: its footprint is where its
-box's corners project on the route (the span along the route from its centre's projection, and the span
-across it), grown by 10 mm. A car stands on it when it is on the ground (height 0 over the ribbon) with its
-arc and lateral offset inside that footprint (on a loop, the arc measured around the seam); where belts
-overlap, the first in the track's order carries it. The belt runs along its direction projected on the
-route sample under its centre (a belt is short and the sample's frame is taken as its own).
+box's corners project on the route (``sim_core.step.footprint``: the span along the route from its
+centre's projection, and the span across it), grown by 10 mm. A car stands on it when it is on the
+ground (height 0 over the ribbon) with its arc and lateral offset inside that footprint (on a loop, the
+arc measured around the seam); where belts overlap, the first in the track's order carries it. The belt
+runs along its direction projected on the route sample under its centre (a belt is short and the
+sample's frame is taken as its own).
 
 The impulse of a frame, along the belt's direction d (route axes, ppm), is the one that brings the car's
 speed along d to the belt's, ``m·(v_belt − v·d)``, capped at ``μ·N`` with N the car's normal impulse of
@@ -24,6 +25,7 @@ from sim_core.specs.conveyors import ConveyorSpec
 from sim_core.specs.materials import material
 from sim_core.specs.route import Route
 from sim_core.state.layout import ARC, H, LAT
+from sim_core.step.footprint import project_box
 from sim_core.step.model import CarModel
 
 REACH_UM: Final = 10_000
@@ -57,7 +59,7 @@ class Conveyors:
 
     def __init__(self, route: Route, belts: tuple[ConveyorSpec, ...], models: list[CarModel]) -> None:
         self.loop_length = route.length_um if route.loop else 0
-        self.footprints = [_footprint(route, b, self.loop_length) for b in belts]
+        self.footprints = [_footprint(route, b) for b in belts]
         # each car's tire friction (its first tire's material: the built-ins' tires are alike)
         self.tire_friction = [material(m.spec.parts[m.tire_parts[0]].material).friction_milli for m in models]
 
@@ -73,19 +75,11 @@ class Conveyors:
         return None
 
 
-def _footprint(route: Route, belt: ConveyorSpec, loop: int) -> _Footprint:
-    lo, hi = belt.min_um, belt.max_um
-    centre_arc, centre_lat, _ = route.project(((lo[0] + hi[0]) // 2, (lo[1] + hi[1]) // 2, (lo[2] + hi[2]) // 2))
-    spans, lats = [], []
-    for x in (lo[0], hi[0]):
-        for y in (lo[1], hi[1]):
-            for z in (lo[2], hi[2]):
-                arc, lat, _ = route.project((x, y, z))
-                spans.append(around_loop(arc - centre_arc, loop))
-                lats.append(lat)
-    i = route.index(route.wrap(centre_arc))
+def _footprint(route: Route, belt: ConveyorSpec) -> _Footprint:
+    box = project_box(route, belt.min_um, belt.max_um)
+    i = box.sample
     dx, dy, dz = belt.direction_e6
     along = div_trunc(dx * route.tx[i] + dy * route.ty[i] + dz * route.tz[i], UNIT)
     across = div_trunc(dx * route.rx[i] + dy * route.ry[i] + dz * route.rz[i], UNIT)
-    return _Footprint(centre_arc, min(spans) - REACH_UM, max(spans) + REACH_UM, min(lats) - REACH_UM,
-                      max(lats) + REACH_UM, along, across, belt.speed_um_s, material(belt.material).friction_milli)
+    return _Footprint(box.arc, box.arc_lo - REACH_UM, box.arc_hi + REACH_UM, box.lat_lo - REACH_UM,
+                      box.lat_hi + REACH_UM, along, across, belt.speed_um_s, material(belt.material).friction_milli)

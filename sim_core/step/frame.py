@@ -19,6 +19,7 @@ from sim_core.step.fluids import Fluids, corrode, fluid_heat
 from sim_core.step.launch import Launchers
 from sim_core.step.magnets import Magnets
 from sim_core.step.model import CarModel, Mechanics
+from sim_core.step.obstacles import Obstacles
 from sim_core.step.physics import WEAPON, TrackContext, advance
 from sim_core.step.ranking import update_round_end
 from sim_core.step.rotors import Rotors
@@ -33,7 +34,7 @@ class Frame:
 
     def __init__(self, models: list[CarModel], motion: TrackContext, rules: RuleContext, loop_length: int,
                  time_limit_frames: int, weather: Weather, magnets: Magnets, fluids: Fluids,
-                 conveyors: Conveyors, launchers: Launchers, rotors: Rotors) -> None:
+                 conveyors: Conveyors, launchers: Launchers, rotors: Rotors, obstacles: Obstacles) -> None:
         self.models = models
         self.colliders = [collider(model) for model in models]
         self.motion = motion
@@ -46,19 +47,21 @@ class Frame:
         self.conveyors = conveyors
         self.launchers = launchers
         self.rotors = rotors
+        self.obstacles = obstacles
 
     def run(self, world: list[int], cars: list[list[int]], mechanics: list[Mechanics], masks: list[int],
             cold_still: list[bool], skills: list[tuple[int, ...]]) -> None:
         """Advance ``world`` and ``cars`` one frame. ``mechanics``, ``masks`` and ``cold_still`` are the
         world's state-derived caches (``World``), kept up to date here; ``skills`` are the checked inputs."""
         models, motion, weather, fluids, conveyors = self.models, self.motion, self.weather, self.fluids, self.conveyors
-        launchers, rotors = self.launchers, self.rotors
+        launchers, rotors, obstacles = self.launchers, self.rotors, self.obstacles
         patches: list[tuple[int, int]] = []
         if weather.slots:  # weather spawn and expiry first (spec §4), then the cars drive on it
             weather.update(world)
             patches = weather.active(world)
         pulls = self.magnets.pulls(cars, skills)  # from where every car starts the frame
-        starts = [(c[ARC], c[LAT], c[H]) for c in cars] if launchers.slots else []  # the bullets' hits sweep from there
+        # the bullets' hits and the cars' passes through thin entities sweep from there
+        starts = [(c[ARC], c[LAT], c[H]) for c in cars] if launchers.slots or obstacles.obstacles else []
         discs = launchers.discs(world) if launchers.spreading else []  # spread fluid bullets: zones like the track's
         frame = world[W_FRAME] + 1
         # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
@@ -113,6 +116,9 @@ class Frame:
                 breaking[slot] = breaking.get(slot, 0) | newly
         for slot, newly in resolve(cars, boxes, self.loop_length, self.colliders).items():
             breaking[slot] = breaking.get(slot, 0) | newly
+        if obstacles.obstacles:  # after contact: the entities do not move for the cars (sim_core.step.obstacles)
+            for slot, newly in obstacles.collide(world, cars, starts, boxes, self.colliders).items():
+                breaking[slot] = breaking.get(slot, 0) | newly
         for slot, c in enumerate(cars):
             if c[STATUS] == STATUS_RACING and c[RETIRED_FRAME] < 0:
                 apply_rules(c, models[slot], self.rules, frame)

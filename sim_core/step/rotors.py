@@ -10,9 +10,9 @@ declared order), holding its angular speed and, for a swinging arm, its phase.
   reaches it by one Δω torque impulse a frame, so a continuous rotor (360°) turns at its target on every
   held frame; without the Hold it coasts (nothing drives or brakes it but its strikes). A swinging arm
   (a smaller ``weapon_max_angle_deg`` A) follows its curve instead: its phase φ advances by ω/60 a held
-  frame from ``phase_offset_deg``, its angle is ``A·curve(φ)`` (0 → A → 0 over a turn of φ; ``linear``
-  straight, ``sin`` the smoothstep 3u² − 2u³, which is (1 − cos)/2 within 1 %), and its speed is the
-  angle's change over the frame; without the Hold it stands still.
+  frame from ``phase_offset_deg``, its angle is ``A·curve(φ)`` (0 → A → 0 over a turn of φ:
+  ``sim_core.step.curves``), and its speed is the angle's change over the frame; without the Hold it
+  stands still.
 - **Strikes**, after every car moved, pushed and the bullets flew, before contact, from one snapshot: a
   body strikes another car when the point of that car's contact box nearest the pivot lies within the
   body's reach of its axis and within its span along it (the body's swept disc; an arm's sector is not
@@ -44,11 +44,11 @@ from sim_core.state.layout import (
     VLAT, VS, WORLD_HEADER,
 )
 from sim_core.step.contact import Collider, add_impact, commit_loads
+from sim_core.step.curves import swing_ppm
 from sim_core.step.model import CarModel
 
 OMEGA_MAX_URAD_S: Final = 1_000_000_000_000
 """A loaded state's rotor speeds lie within ±1e6 rad/s (a Hold would need megawatts to reach it)."""
-HALF_TURN_URAD: Final = ROTOR_TURN_URAD // 2
 VELOCITY_FIELDS: Final = (VS, VLAT, VH)  # a car's velocity field along each route axis (s, l, h)
 
 
@@ -77,11 +77,7 @@ class Rotor:
 
     def angle(self, phase: int) -> int:
         """A swinging arm's angle (µrad) at ``phase``: 0 at phase 0, A at half a turn, back to 0."""
-        x = phase if phase < HALF_TURN_URAD else ROTOR_TURN_URAD - phase
-        u = x * UNIT // HALF_TURN_URAD  # 0..UNIT
-        if not self.linear:
-            u = (3 * u * u * UNIT - 2 * u * u * u) // (UNIT * UNIT)
-        return self.amplitude_urad * u // UNIT
+        return self.amplitude_urad * swing_ppm(phase, ROTOR_TURN_URAD, self.linear) // UNIT
 
 
 class Rotors:

@@ -1,8 +1,10 @@
 """Runs whose every figure the compiled step must reproduce (``tests/sim_core/test_compiled.py``): the golden
 frame chains (pinned), a rollback sync-test of a built-in round, one with every magnet, fluid, push and belt,
-and one with launchers and rotors (their final hashes and re-simulated frames)."""
+and one with launchers, rotors and solid entities (their final hashes and re-simulated frames)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from sim_core import World
 from sim_core.harness.scripted import RandomInputs
@@ -11,6 +13,7 @@ from sim_core.harness.synctest import run_synctest
 from tests.sim_core.circuit import circuit_track
 from tests.sim_core.helpers import car, magnet_round, place
 from tests.sim_core.step.test_launch import launcher
+from tests.sim_core.step.test_obstacles import entity_row
 from tests.sim_core.step.test_rotors import disc, spinner
 from tests.sim_core.step.test_step_golden import CASES, SCENARIOS, frame_chain
 
@@ -41,14 +44,15 @@ def magnet_figures() -> list[object]:
     return [result.ok, result.resimulated_frames, result.final_hash.hex()]
 
 
-def weapon_figures() -> list[object]:
-    """[passed, re-simulated frames, final state hash] of a sync-test with weapons that move things: a
+def weapons_and_entities_figures() -> list[object]:
+    """[passed, re-simulated frames, final state hash] of a sync-test with what moves and breaks things: a
     disc rotor and a swinging arm each 10 mm behind a car in its lane, launchers of solid and of fluid
-    bullets (the spread discs), on the circuit: the launch pool's flights and hits, the rotors' spin and
-    strikes."""
+    bullets (the spread discs), on the circuit with a row of fixed, moving and destructible entities across
+    its first straight (``test_obstacles.entity_row``): the launch pool's flights and hits, the rotors' spin
+    and strikes, the entities' swings and impacts."""
     arm = disc(max_angle_mdeg=120_000, phase_mdeg=30_000)
     cars = [spinner(), car(), spinner(arm), car(), launcher(), launcher(ammo_material="oil"), car(), car()]
-    world = World.new(circuit_track(), cars, seed=4)
+    world = World.new(replace(circuit_track(), obstacles=entity_row()), cars, seed=4)
     for pair in range(4):
         arc, lat = 1_000_000 + pair * 400_000, pair % 2 * 100_000 - 50_000
         place(world, 2 * pair, arc=arc, lat=lat, h=0, vs=0, vlat=0, vh=0)

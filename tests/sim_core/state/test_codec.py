@@ -19,8 +19,8 @@ from tests.layout import REPO_ROOT
 
 GOLDEN_FRAMES = 600
 GOLDEN = {  # sim_core/5 (state layout 4; the same values as sim_core/3's after the header)
-    0: "112b978aebc9239cfbe509012311efa99967c7caee4be6823b287cc6d8b67dc6",
-    7: "6092cde60d6f4a172c13b42e2f6b476ee12b50cf1dfd3ccdcf2252c14be96a38",
+    0: "2e433992eb426bab2783c298d9922ed29f8fa9b78acfc5d3503cc48a3dbc9c3f",
+    7: "57d785738ce7de75be4a851c10f27c0a2bb2122be9ee43824f45d2cda6b2e513",
 }
 
 

@@ -153,18 +153,19 @@ GOLDEN: dict[tuple[str, int], tuple[str, int]] = {
     # without them the six normal-weather scenarios' saved state bodies are the same frame by frame
     # (compared without the header); the rain's patches moved, because the weather seed hashes the
     # TrackSpec, whose repr gained ``magnets``, ``fluids`` and ``conveyors``; the header's digest (also WeaponSpec's new
-    # fields) changed every hash. Re-pinned for sim_core/4 (launch weapons) and sim_core/5 (rotors): the
-    # saved bodies are the same frame by frame (compared without the header, for every scenario); the
-    # header's digest (WeaponSpec's ``ammo``, then ``rotors``) and the state version changed every hash.
-    ('circuit', 1): ('1afd07dd1e6a29f149016816f15ae514ef5771f84cb06b718563cb2b03a25455', 2400),
-    ('circuit', 2): ('32075d54d9b6b0dde2263e41a4bca8303a5e02acf353dc93d444fa02643123dc', 2400),
-    ('loop', 3): ('b3bd78a1425487f362108ecc4ac32c3eaf0c9bcb4c93a7847993969a9f312e50', 1239),
-    ('loop', 6): ('375fd036d56fd2d808a67507ab323d0c495a88c7ff52027e31cf6e3e82ad61e4', 1357),
-    ('straight', 4): ('daa85ad1915fa0ae848647af5f92f3ec73a3052f52383eeab3471632d4108370', 1546),
-    ('open', 5): ('2984fa1bae5e5155b2cc8cb1787672807a748ce458ad0dddc975a4a28993ebf5', 124),
+    # fields) changed every hash. Re-pinned for sim_core/4 (launch weapons) and sim_core/5 (rotors, solid
+    # entities): the six normal-weather scenarios' saved bodies are the same frame by frame (compared
+    # without the header); the rain's patches moved again (TrackSpec gained ``obstacles``); the header's
+    # digest (WeaponSpec's ``ammo``, then ``rotors``) and the state version changed every hash.
+    ('circuit', 1): ('bf8ebcef62ee93af3e9a8789dc494d2d656c0302e83b14e228cd84b1ff0a37ed', 2400),
+    ('circuit', 2): ('3e6799b4993561e9e18ebfd381a4a490d4e378c90c8b50c8daca0b576cb75203', 2400),
+    ('loop', 3): ('4112af442f4957ba3d9e5b17464d3fbac4e8e3c10535ebcda9286a05fe9dceee', 1239),
+    ('loop', 6): ('bf6082180cf4a0ba636cb5ab03d083bbb8fd8878a992534bb04823d9e2515968', 1357),
+    ('straight', 4): ('079061416ed5cd845db838445e294b095bdc791e4d4887e1cddfa718878c7e0d', 1546),
+    ('open', 5): ('8416c67b41ffa9ba25067907e7384f0bd8f640a7243e4f247d76b2a4dc895b2b', 124),
     # sim_core/2's rain, pinned from its first version (cars' tires are on wet patches in 8 433 of the
     # 19 200 car-frames; compiled and interpreted steps agreed on track-03's rain before it was pinned)
-    ('rain', 7): ('3f9c207e052a486dbd4f8a20083d824e761a55cb42f0004fe5cc198a86859381', 2400),
+    ('rain', 7): ('2e1acba1264ff7071cb651632a3e01b58cda58db871dd48db3cb54470cc91b61', 2400),
 }
 
 

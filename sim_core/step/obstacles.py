@@ -1,0 +1,187 @@
+"""Solid track entities (spec/simcore.md §7.4 "Entities", spec/assets.md §5.6): fixed decorations, movers
+(``kinematic_move``), and the destructible ones among them.
+
+The route-frame model has no track meshes, so an entity is its box's footprint in the route frame
+(``sim_core.step.footprint``: the spans along the route, across it and above the ribbon). A mover's box
+travels by its amplitude (turned onto the route axes under its centre) times the swing of its period at
+the frame (``sim_core.step.curves``; ``step``: all the way for the first half of the period, back for the
+second): its pose is a function of the frame alone, as the spec's kinematics are, so it is not saved.
+
+After car-to-car contact, every live car (not a ghost) is kept out of every intact entity, car by car in
+slot order, entity by entity in the track's order. A car that came into an entity's box (or right
+through a thin one) along the route during the frame, clear of it at the frame's start, is put back on
+the side it came from; any other car overlapping the box is put out through the face of least
+penetration (along the route, across it, or up onto its top; down only while the car stays above the
+ribbon).
+If the car moves into the face faster than the entity does, the entity (immovable: a kinematic or fixed
+body) gives it ``(1 + e)·m·v_close`` (e the Average of the two restitutions) and the impact's energy
+``½·m·v_close²`` is impact fatigue (§7.2, ``contact.add_impact``) on the car's body and, on a destructible
+entity, on the entity with its material's strengths and its own face's area. A destructible entity breaks
+as a part does (stress above 1.5 × ultimate at once, or fatigue 1e6 ppm), in the end-of-frame order of the
+track; once broken it has no collider and no motion (its fragments are visual only, spec §3). Its
+fatigue and break frame are saved (``OBSTACLE_FIELDS``); the others have no state.
+
+An entity's top is not ground: a car standing on it has no traction and slides off as the frame's physics
+lets it. There is no friction against an entity's faces.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sim_core.constants import FATIGUE_BREAK_PPM
+from sim_core.intmath import UNIT, around_loop, div_round, div_trunc
+from sim_core.specs.materials import material
+from sim_core.specs.obstacles import ObstacleSpec
+from sim_core.specs.route import Route
+from sim_core.state.layout import ARC, H, LAT, OB_BREAK, OB_FATIGUE, OBSTACLE_STRIDE, VH, VLAT, VS, W_FRAME
+from sim_core.step.contact import Collider, add_impact, commit_loads, impact_fatigue
+from sim_core.step.curves import swing_ppm
+from sim_core.step.footprint import project_box
+
+POSITION_FIELDS: Final = (ARC, LAT, H)  # a car's position field along each route axis (s, l, h)
+VELOCITY_FIELDS: Final = (VS, VLAT, VH)
+CURVE_STEP: Final = 0
+CURVE_LINEAR: Final = 1
+CURVE_SIN: Final = 2
+CURVES: Final = {"step": CURVE_STEP, "linear": CURVE_LINEAR, "sin": CURVE_SIN}
+
+
+class Obstacle:
+    """One solid entity's constants: its footprint (the centre's arc; its spans along, across and above
+    the route), its travel along the route axes with the curve, period and phase (amplitude (0, 0, 0):
+    fixed), its restitution and, when destructible, its strengths and its slot's first index in the
+    world's list (-1: not destructible)."""
+
+    def __init__(self, route: Route, spec: ObstacleSpec, at: int) -> None:
+        box = project_box(route, spec.min_um, spec.max_um)
+        self.arc = box.arc
+        self.lows = (box.arc_lo, box.lat_lo, box.h_lo)
+        self.highs = (box.arc_hi, box.lat_hi, box.h_hi)
+        spans = (box.arc_hi - box.arc_lo, box.lat_hi - box.lat_lo, box.h_hi - box.h_lo)
+        self.faces = (spans[1] * spans[2], spans[0] * spans[2], spans[0] * spans[1])  # µm², by the face's axis
+        solid = material(spec.material)
+        self.restitution_milli = solid.restitution_milli
+        strengths = (solid.yield_strength_kpa, solid.ultimate_strength_kpa)
+        self.strength_kpa = (strengths[0], strengths[1]) if spec.destructible and strengths[0] is not None \
+            and strengths[1] is not None else None
+        self.at = at
+        motion = spec.motion
+        i = box.sample
+        if motion is None:
+            self.travel = (0, 0, 0)
+            self.curve, self.period, self.phase = CURVE_STEP, 1, 0
+        else:
+            ax, ay, az = motion.amplitude_um
+            self.travel = (div_trunc(ax * route.tx[i] + ay * route.ty[i] + az * route.tz[i], UNIT),
+                           div_trunc(ax * route.rx[i] + ay * route.ry[i] + az * route.rz[i], UNIT),
+                           div_trunc(ax * route.ux[i] + ay * route.uy[i] + az * route.uz[i], UNIT))
+            self.curve, self.period, self.phase = CURVES[motion.curve], motion.period_frames, motion.phase_frames
+        self.moves = self.travel != (0, 0, 0)
+
+    def offset(self, frame: int, axis: int) -> int:
+        """How far along route ``axis`` the entity stands from its rest pose at ``frame`` (µm)."""
+        travel = self.travel[axis]
+        if not travel:
+            return 0
+        t = (frame + self.phase) % self.period
+        if self.curve == CURVE_STEP:
+            return travel if t < self.period // 2 else 0
+        return div_trunc(travel * swing_ppm(t, self.period, self.curve == CURVE_LINEAR), UNIT)
+
+
+class Obstacles:
+    """The round's solid entities (module docstring); ``slots``: the destructible ones, each with a slot
+    in the world's list from ``base`` on (0: nothing saved)."""
+
+    def __init__(self, route: Route, specs: tuple[ObstacleSpec, ...], base: int) -> None:
+        self.loop_length = route.length_um if route.loop else 0
+        self.obstacles: list[Obstacle] = []
+        slots = 0
+        for spec in specs:
+            self.obstacles.append(Obstacle(route, spec, base + slots * OBSTACLE_STRIDE if spec.destructible else -1))
+            slots += spec.destructible
+        self.slots = slots
+
+    def collide(self, world: list[int], cars: list[list[int]], starts: list[tuple[int, int, int]],
+                boxes: list[tuple[int, int, int, int, int]], colliders: list[Collider]) -> dict[int, int]:
+        """Keep every live car out of every intact entity (module docstring), ``starts`` each car's arc,
+        lateral offset and height when the frame began; the parts the impacts break, as a bit mask per car.
+        The entities they break are broken here, at the frame this step makes."""
+        frame = world[W_FRAME] + 1
+        loads: dict[tuple[int, int], list[int]] = {}
+        struck: dict[int, list[int]] = {}  # entity → [fatigue added, broken at once]
+        for slot, c in enumerate(cars):
+            box = boxes[slot]
+            if not box[3]:
+                continue
+            for k, obstacle in enumerate(self.obstacles):
+                if obstacle.at >= 0 and world[obstacle.at + OB_BREAK]:
+                    continue
+                self._keep_out(c, starts[slot][0], box, obstacle, frame, colliders[slot], slot, k, loads, struck)
+        for k in sorted(struck):
+            at = self.obstacles[k].at
+            added, at_once = struck[k]
+            world[at + OB_FATIGUE] = min(world[at + OB_FATIGUE] + added, FATIGUE_BREAK_PPM)
+            if at_once or world[at + OB_FATIGUE] >= FATIGUE_BREAK_PPM:
+                world[at + OB_BREAK] = frame
+        return commit_loads(cars, loads) if loads else {}
+
+    def _keep_out(self, c: list[int], start_arc: int, box: tuple[int, int, int, int, int], obstacle: Obstacle,
+                  frame: int, collider: Collider, slot: int, k: int, loads: dict[tuple[int, int], list[int]],
+                  struck: dict[int, list[int]]) -> None:
+        length, width, height, mass, restitution = box
+        ds = obstacle.offset(frame, 0)
+        rel_s = around_loop(c[ARC] - obstacle.arc - ds, self.loop_length)  # the car's centre from the entity's
+        dl, dh = obstacle.offset(frame, 1), obstacle.offset(frame, 2)
+        car_lo = (rel_s - length // 2, c[LAT] - width // 2 - dl, c[H] - dh)
+        car_hi = (rel_s + length // 2, c[LAT] + width // 2 - dl, c[H] + height - dh)
+        lows, highs = obstacle.lows, obstacle.highs
+        if car_hi[1] <= lows[1] or car_lo[1] >= highs[1] or car_hi[2] <= lows[2] or car_lo[2] >= highs[2]:
+            return
+        axis, sign, depth = -1, 0, 0
+        was = around_loop(start_arc - obstacle.arc - obstacle.offset(frame - 1, 0), self.loop_length)
+        if was + length // 2 <= lows[0] < car_hi[0]:  # came in (or through) from behind during the frame
+            axis, sign, depth = 0, -1, car_hi[0] - lows[0]
+        elif was - length // 2 >= highs[0] > car_lo[0]:  # from ahead, going backwards
+            axis, sign, depth = 0, 1, highs[0] - car_lo[0]
+        elif car_hi[0] <= lows[0] or car_lo[0] >= highs[0]:
+            return
+        else:
+            for a in range(3):
+                out_plus, out_minus = highs[a] - car_lo[a], car_hi[a] - lows[a]
+                if a == 2 and c[H] < out_minus:
+                    out_minus = out_plus + 1  # never down through the ribbon
+                best, way = (out_plus, 1) if out_plus <= out_minus else (out_minus, -1)
+                if axis < 0 or best < depth:
+                    axis, sign, depth = a, way, best
+        c[POSITION_FIELDS[axis]] += sign * depth
+        moving = (obstacle.offset(frame, axis) - obstacle.offset(frame - 1, axis)) * 60 if obstacle.moves else 0
+        closing = (moving - c[VELOCITY_FIELDS[axis]]) * sign
+        if closing <= 0:
+            return
+        e = (obstacle.restitution_milli + restitution) // 2
+        c[VELOCITY_FIELDS[axis]] += sign * div_round((1000 + e) * closing, 1000)
+        energy = mass * closing * closing // 2
+        part, strength = collider.struck_part(c)
+        if strength is not None:
+            add_impact(loads, slot, part, energy, (width * height, length * height, length * width)[axis], strength)
+        if obstacle.strength_kpa is not None:
+            added, at_once = impact_fatigue(energy, obstacle.faces[axis], obstacle.strength_kpa)
+            hit = struck.setdefault(k, [0, 0])
+            hit[0] += added
+            hit[1] |= at_once
+
+    def valid_pool(self, world: list[int]) -> bool:
+        """Whether a decoded state's destructible entities are ones this round can reach (``StateLimits``):
+        fatigue 0..1e6 ppm, intact (break frame 0, fatigue under 1e6) or broken at a frame not after the
+        state's."""
+        frame = world[W_FRAME]
+        for obstacle in self.obstacles:
+            at = obstacle.at
+            if at < 0:
+                continue
+            fatigue, broke = world[at + OB_FATIGUE], world[at + OB_BREAK]
+            if not 0 <= fatigue <= FATIGUE_BREAK_PPM or not 0 <= broke <= frame or (not broke and fatigue == FATIGUE_BREAK_PPM):
+                return False
+        return True
