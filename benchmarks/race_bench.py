@@ -73,11 +73,13 @@ async def input_delivery(samples: int) -> list[float]:
     return times
 
 
-def rollback_in_session(repeats: int, clock: Callable[[], float] = time.perf_counter) -> list[float]:
+def rollback_in_session(repeats: int, clock: Callable[[], float] = time.perf_counter,
+                        world: World | None = None) -> list[float]:
     """An 8-car session that learns, 8 frames late, that one peer's input differed from the prediction
-    (µs per ``advance_frame`` that rolled back 8 frames, timed by ``clock`` in seconds)."""
+    (µs per ``advance_frame`` that rolled back 8 frames, timed by ``clock`` in seconds), racing ``world``
+    (default: the demo round, seed 3)."""
     ids = [Identity(bytes([i + 1]) * 32) for i in range(8)]
-    world = World.demo(8, seed=3)
+    world = world or World.demo(8, seed=3)
     peers = sorted(i.peer_id for i in ids)
     slots = {p: n for n, p in enumerate(peers)}
     skills = {p: chip_skills(world, slots[p]) for p in peers}

@@ -1,8 +1,11 @@
 """Benchmark of the simulation core: median µs of an 8-car step beside a flat reference loop of comparable
 work, save, load, hash, and 8-frame rollbacks (standalone and inside a live 8-car race session).
 
-Run: ``nice -n 0 .venv/bin/python benchmarks/sim_bench.py [--frames N] [--seed S] [--clock wall|cpu] [--track REF]``
-(``--track builtin:track-03``: its rain; default the demo round, built-in track-02). Targets (issue 14,
+Run: ``nice -n 0 .venv/bin/python benchmarks/sim_bench.py [--frames N] [--seed S] [--clock wall|cpu] [--track REF]
+[--every-feature]`` (``--track builtin:track-03``: its rain; default the demo round, built-in track-02;
+``--every-feature``: what the built-ins leave out as well: two of the heavy cars carry a rotor weapon in
+place of their magnet, and a row of solid entities, fixed, moving and destructible, stands across the
+track ahead of the grid; issue 15's figure is ``--track builtin:track-03 --every-feature``). Targets (issue 14,
 quiet machine, medians): step ≤ 60 µs and ≤ 1.3× the flat reference; save + load of an own snapshot
 ≤ 15 µs; hash ≤ 8 µs; 8-frame rollback ≤ 0.6 ms standalone, ≤ 1 ms inside a live session.
 
@@ -20,6 +23,8 @@ import os
 import statistics
 import time
 
+from dataclasses import replace
+
 from race_bench import rollback_in_session  # benchmarks/ is on the path of a script run from it
 from sim_core import OwnState, World, step_is_compiled
 from sim_core.assets.demo_round import builtin_demo_track, builtin_demo_vehicles
@@ -28,6 +33,10 @@ from sim_core.constants import (
     TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM, WEAR_NJ_DEN,
 )
 from sim_core.harness.scripted import RandomInputs
+from sim_core.specs.obstacles import MotionSpec, ObstacleSpec
+from sim_core.specs.route import route_for
+from sim_core.specs.track import TrackSpec
+from sim_core.specs.vehicle import RotorSpec, VehicleSpec
 from sim_core.state.layout import ARC, H, LAT, P_TEMP, REMAINING_Q, VH, VLAT, VS, part_field
 
 CURVE = 1_000_000_000_000
@@ -142,6 +151,40 @@ class FlatReference:
         return checksum
 
 
+ROTOR = RotorSpec(pivot_um=(0, 0, -90_000), axis_e6=(0, UNIT, 0), mass_ug=10_000_000, inertia=2_000_000_000_000_000,
+                  reach_um=20_000, span_um=(-4_000, 4_000), material="steel")
+"""A 10 g steel disc of 20 mm turning about the car's up, its pivot 90 mm ahead of the car's centre."""
+
+
+ENTITY_ROW: tuple[tuple[str, bool, tuple[int, int, int] | None], ...] = (
+    ("concrete", False, None), ("wood", True, None), ("steel", False, (UNIT, 0, 0)), ("silicone", True, None),
+    ("steel", False, (0, 0, UNIT)))
+"""The entities of ``--every-feature``: material, destructible, the world axis a mover swings 0.2 m along."""
+
+
+def with_every_feature(track: TrackSpec, vehicles: tuple[VehicleSpec, ...]) -> tuple[TrackSpec, tuple[VehicleSpec, ...]]:
+    """The round with rotors and entities too (``--every-feature``): the heavy cars of slots 4 and 7 swap
+    their magnet for a rotor weapon (the same part, so the same masses); five entities stand across the
+    route 1.5 m after its start in the lanes of slots 1 to 5: concrete, a wood post, a steel gate
+    swinging across the route, a silicone post, a steel block swinging along it. The posts are
+    destructible; at the cars' speeds they only take the blows, and the cars in those lanes stay
+    against the entities for the rest of the race (each frame keeps them out)."""
+    cars = list(vehicles)
+    for slot in (4, 7):
+        weapon = cars[slot].weapon
+        assert weapon is not None
+        cars[slot] = replace(cars[slot], weapon=replace(weapon, magnet=None, mechanism="rotor", axis_e6=(0, 0, -UNIT),
+                                                        rotors=(ROTOR,)))
+    ribbon = route_for(track)
+    obstacles = []
+    for n, (name, breaks, axis) in enumerate(ENTITY_ROW):
+        x, y, z = ribbon.point(1_500_000, (n - 2) * 180_000 - 90_000, 0)  # in the lanes of slots 1 to 5
+        motion = None if axis is None else MotionSpec("sin", 120, 20 * n, (axis[0] // 5, axis[1] // 5, axis[2] // 5))
+        obstacles.append(ObstacleSpec((x - 20_000, y, z - 20_000), (x + 20_000, y + 60_000, z + 20_000), name, breaks,
+                                      motion))
+    return replace(track, obstacles=tuple(obstacles)), tuple(cars)
+
+
 def median_us(samples: list[int]) -> float:
     return statistics.median(samples) / 1000
 
@@ -157,14 +200,17 @@ def main() -> None:
     parser.add_argument("--track", default=None,
                         help="a built-in track ref (e.g. builtin:track-03, rain) raced by the demo's 8 cars; "
                              "default: the demo round (track-02)")
+    parser.add_argument("--every-feature", action="store_true",
+                        help="also rotor weapons on two cars and a row of fixed, moving and destructible entities")
     args = parser.parse_args()
     clock = time.perf_counter_ns if args.clock == "wall" else time.thread_time_ns
     load_before = os.getloadavg()
 
     def round_world() -> World:
-        if args.track is None:
-            return World.demo(cars=8, seed=args.seed)
-        return World.new(builtin_demo_track(args.track), builtin_demo_vehicles(8), seed=args.seed)
+        track, vehicles = builtin_demo_track(args.track or "builtin:track-02"), builtin_demo_vehicles(8)
+        if args.every_feature:
+            track, vehicles = with_every_feature(track, vehicles)
+        return World.new(track, vehicles, seed=args.seed)
 
     world = round_world()
     reference = FlatReference(round_world())
@@ -211,11 +257,12 @@ def main() -> None:
                 world.step(recorded[f])
             rollback.append(clock() - t9)
     session_clock = time.perf_counter if args.clock == "wall" else time.thread_time
-    session = rollback_in_session(args.session_rollbacks, session_clock) if args.session_rollbacks else []
+    session = rollback_in_session(args.session_rollbacks, session_clock, round_world()) if args.session_rollbacks else []
     load_after = os.getloadavg()
     print(f"load average          {load_before[0]:.2f} before, {load_after[0]:.2f} after ({os.cpu_count()} cores)")
     print(f"frames measured       {len(step)} (8 cars, random inputs, seed {args.seed}, {args.clock} clock, "
-          f"{args.track or 'demo round'}, weather {world.track.weather.weather_type})")
+          f"{args.track or 'demo round'}, weather {world.track.weather.weather_type}"
+          f"{', rotors and entities' if args.every_feature else ''})")
     print(f"step code             {'compiled (mypyc)' if step_is_compiled() else 'interpreted'} (setup.py)")
     print(f"step median           {median_us(step):8.1f} µs  ({1e6 / 60 / median_us(step):.0f}× real time)")
     print(f"flat reference        {median_us(flat):8.1f} µs  (same run, interleaved)")
@@ -230,7 +277,7 @@ def main() -> None:
     print(f"8-frame rollback      {median_us(rollback):8.1f} µs  (restore + 8 steps, {len(rollback)} samples)")
     if session:
         print(f"rollback in session   {statistics.median(session):8.1f} µs  (8 frames inside a live 8-car "
-              f"RaceSession, race_bench, {len(session)} samples)")
+              f"RaceSession of the same round, race_bench, {len(session)} samples)")
 
 
 if __name__ == "__main__":

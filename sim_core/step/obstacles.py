@@ -45,6 +45,7 @@ CURVE_STEP: Final = 0
 CURVE_LINEAR: Final = 1
 CURVE_SIN: Final = 2
 CURVES: Final = {"step": CURVE_STEP, "linear": CURVE_LINEAR, "sin": CURVE_SIN}
+STILL: Final = (0, 0, 0, 0, 0, 0, 0)  # a fixed entity's pose (``Obstacle.pose``)
 
 
 class Obstacle:
@@ -89,6 +90,17 @@ class Obstacle:
             return travel if t < self.period // 2 else 0
         return div_trunc(travel * swing_ppm(t, self.period, self.curve == CURVE_LINEAR), UNIT)
 
+    def pose(self, frame: int) -> tuple[int, int, int, int, int, int, int]:
+        """Where it stands at ``frame`` and where it stood a frame before, and how fast it moves: its
+        offsets along s, l and h, its offset along s at ``frame`` − 1, its velocity along s, l and h
+        (µm/s: the offsets' change over the frame)."""
+        if not self.moves:
+            return STILL
+        now = (self.offset(frame, 0), self.offset(frame, 1), self.offset(frame, 2))
+        before = (self.offset(frame - 1, 0), self.offset(frame - 1, 1), self.offset(frame - 1, 2))
+        return (now[0], now[1], now[2], before[0], (now[0] - before[0]) * 60, (now[1] - before[1]) * 60,
+                (now[2] - before[2]) * 60)
+
 
 class Obstacles:
     """The round's solid entities (module docstring); ``slots``: the destructible ones, each with a slot
@@ -109,16 +121,26 @@ class Obstacles:
         lateral offset and height when the frame began; the parts the impacts break, as a bit mask per car.
         The entities they break are broken here, at the frame this step makes."""
         frame = world[W_FRAME] + 1
+        loop = self.loop_length
+        poses = [obstacle.pose(frame) for obstacle in self.obstacles]
         loads: dict[tuple[int, int], list[int]] = {}
         struck: dict[int, list[int]] = {}  # entity → [fatigue added, broken at once]
         for slot, c in enumerate(cars):
             box = boxes[slot]
             if not box[3]:
                 continue
+            half = box[0] // 2
+            arc, start_arc = c[ARC], starts[slot][0]
             for k, obstacle in enumerate(self.obstacles):
                 if obstacle.at >= 0 and world[obstacle.at + OB_BREAK]:
                     continue
-                self._keep_out(c, starts[slot][0], box, obstacle, frame, colliders[slot], slot, k, loads, struck)
+                pose = poses[k]
+                rel = around_loop(arc - obstacle.arc - pose[0], loop)  # the car's centre from the entity's, now
+                was = around_loop(start_arc - obstacle.arc - pose[3], loop)  # and when the frame began
+                low, high = obstacle.lows[0], obstacle.highs[0]
+                if (rel - half >= high and was - half >= high) or (rel + half <= low and was + half <= low):
+                    continue  # on one side of it along the route all the frame (most pairs, most frames)
+                self._keep_out(c, rel, was, box, obstacle, pose, colliders[slot], slot, k, loads, struck)
         for k in sorted(struck):
             at = self.obstacles[k].at
             added, at_once = struck[k]
@@ -127,20 +149,20 @@ class Obstacles:
                 world[at + OB_BREAK] = frame
         return commit_loads(cars, loads) if loads else {}
 
-    def _keep_out(self, c: list[int], start_arc: int, box: tuple[int, int, int, int, int], obstacle: Obstacle,
-                  frame: int, collider: Collider, slot: int, k: int, loads: dict[tuple[int, int], list[int]],
-                  struck: dict[int, list[int]]) -> None:
+    @staticmethod
+    def _keep_out(c: list[int], rel_s: int, was: int, box: tuple[int, int, int, int, int], obstacle: Obstacle,
+                  pose: tuple[int, int, int, int, int, int, int], collider: Collider, slot: int, k: int,
+                  loads: dict[tuple[int, int], list[int]], struck: dict[int, list[int]]) -> None:
+        """One car against one entity (module docstring): ``rel_s`` and ``was``, the car's centre from the
+        entity's along the route now and when the frame began; ``pose``, the entity's (``Obstacle.pose``)."""
         length, width, height, mass, restitution = box
-        ds = obstacle.offset(frame, 0)
-        rel_s = around_loop(c[ARC] - obstacle.arc - ds, self.loop_length)  # the car's centre from the entity's
-        dl, dh = obstacle.offset(frame, 1), obstacle.offset(frame, 2)
+        dl, dh = pose[1], pose[2]
         car_lo = (rel_s - length // 2, c[LAT] - width // 2 - dl, c[H] - dh)
         car_hi = (rel_s + length // 2, c[LAT] + width // 2 - dl, c[H] + height - dh)
         lows, highs = obstacle.lows, obstacle.highs
         if car_hi[1] <= lows[1] or car_lo[1] >= highs[1] or car_hi[2] <= lows[2] or car_lo[2] >= highs[2]:
             return
         axis, sign, depth = -1, 0, 0
-        was = around_loop(start_arc - obstacle.arc - obstacle.offset(frame - 1, 0), self.loop_length)
         if was + length // 2 <= lows[0] < car_hi[0]:  # came in (or through) from behind during the frame
             axis, sign, depth = 0, -1, car_hi[0] - lows[0]
         elif was - length // 2 >= highs[0] > car_lo[0]:  # from ahead, going backwards
@@ -156,8 +178,7 @@ class Obstacles:
                 if axis < 0 or best < depth:
                     axis, sign, depth = a, way, best
         c[POSITION_FIELDS[axis]] += sign * depth
-        moving = (obstacle.offset(frame, axis) - obstacle.offset(frame - 1, axis)) * 60 if obstacle.moves else 0
-        closing = (moving - c[VELOCITY_FIELDS[axis]]) * sign
+        closing = (pose[4 + axis] - c[VELOCITY_FIELDS[axis]]) * sign
         if closing <= 0:
             return
         e = (obstacle.restitution_milli + restitution) // 2
