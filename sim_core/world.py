@@ -104,7 +104,7 @@ class World:
         self.weather = Weather(track.weather.patch, self.route.loop, self.route.length_um,
                                [w // 2 for w in self.route.width], track.apron_um, digest_of(track))
         self.launchers = Launchers(self.models, self.weather.slots, material(track.surface_material).friction_milli)
-        self.rotors = Rotors(self.models, self.weather.slots, self.launchers.slots)
+        self.rotors = Rotors(self.models, world_length(self.weather.slots, self.launchers.slots))
         self.obstacles = Obstacles(self.route, track.obstacles,
                                    world_length(self.weather.slots, self.launchers.slots, self.rotors.slots))
         part_counts = [m.part_count for m in self.models]

@@ -125,6 +125,9 @@ PENALTY_TIMER: Final = 21
 BROKEN_MASK: Final = 22
 RETIRED_FRAME: Final = 23
 
+POSITION_FIELDS: Final = (ARC, LAT, H)  # a car's position field along each route axis (s, l, h)
+VELOCITY_FIELDS: Final = (VS, VLAT, VH)  # a car's velocity field along each route axis (s, l, h)
+
 PART_FIELDS = ("temp_mc", "fatigue_ppm", "fatigue_rem", "break_frame")
 """Per part, appended after the car fields in partIndex order."""
 P_TEMP: Final = 0

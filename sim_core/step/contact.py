@@ -17,7 +17,7 @@ from typing import Final
 
 from sim_core.constants import FATIGUE_BREAK_PPM
 from sim_core.intmath import div_round
-from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, P_FATIGUE, VLAT, VS, part_field
+from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, P_FATIGUE, VELOCITY_FIELDS, VLAT, VS, part_field
 
 SHEAR_SLIP_MIN_UM_S: Final = 100_000  # shear fatigue needs a sliding speed of at least 0.1 m/s (§7.2)
 
@@ -141,6 +141,16 @@ def add_impact(loads: dict[tuple[int, int], list[int]], car: int, part: int, ene
     added, breaks = impact_fatigue(energy_21, area_um2, strength_kpa)
     load[0] += added
     load[1] |= breaks
+
+
+def apply_kicks(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], kicks: dict[int, list[int]]) -> None:
+    """Add each car's summed impulses of a stage (µg·µm/s along s, l and h) to its velocity, over its
+    contact mass, in slot order: the stages that gather them from one snapshot (bullets, rotors) apply
+    them here, so the cars' order does not matter."""
+    for car in sorted(kicks):
+        c, mass = cars[car], boxes[car][3]
+        for axis, impulse in enumerate(kicks[car]):
+            c[VELOCITY_FIELDS[axis]] += div_round(impulse, mass)
 
 
 def commit_loads(cars: list[list[int]], loads: dict[tuple[int, int], list[int]]) -> dict[int, int]:

@@ -43,9 +43,9 @@ from sim_core.specs.materials import material
 from sim_core.state.layout import (
     ARC, H, LAT, PATCH_STRIDE, PR_ARC, PR_CLEARED, PR_H, PR_LAT, PR_RELEASED, PR_STATE, PR_VH, PR_VLAT, PR_VS,
     PROJECTILE_DEPLOYED, PROJECTILE_FLYING, PROJECTILE_GONE, PROJECTILE_HELD, PROJECTILE_RESTING, PROJECTILE_STRIDE, VH,
-    VLAT, VS, W_FRAME, WORLD_HEADER,
+    VELOCITY_FIELDS, VLAT, VS, W_FRAME, WORLD_HEADER,
 )
-from sim_core.step.contact import Collider, add_impact, commit_loads
+from sim_core.step.contact import Collider, add_impact, apply_kicks, commit_loads
 from sim_core.step.fluids import Disc, FluidTouch, disc_reach_sq, fluid_effect
 from sim_core.step.model import CarModel
 from sim_core.step.physics import CURVE, TrackContext
@@ -56,7 +56,6 @@ FALL_UM: Final = 5_000_000
 """A bullet 5 m below the ribbon is gone (a car's fall-out depth)."""
 VALUE_MAX: Final = 1_000_000_000
 """A loaded state's bullet positions (µm) and velocities (µm/s) lie within ±1 km and ±1 km/s."""
-VELOCITY_FIELDS: Final = (VS, VLAT, VH)  # a car's velocity field along each route axis (s, l, h)
 
 
 class Bullet:
@@ -179,10 +178,7 @@ class Launchers:
                 if (was >= half and gap >= half) or (was <= -half and gap <= -half):
                     continue
                 _strike(world, bullet, start, car, c, starts[car], box, colliders[car], loop_length, kicks, loads)
-        for car in sorted(kicks):
-            c, mass = cars[car], boxes[car][3]
-            for axis, impulse in enumerate(kicks[car]):
-                c[VELOCITY_FIELDS[axis]] += div_round(impulse, mass)
+        apply_kicks(cars, boxes, kicks)
         return commit_loads(cars, loads) if loads else {}
 
     def valid_pool(self, world: list[int]) -> bool:

@@ -34,13 +34,13 @@ from sim_core.intmath import UNIT, around_loop, div_round, div_trunc
 from sim_core.specs.materials import material
 from sim_core.specs.obstacles import ObstacleSpec
 from sim_core.specs.route import Route
-from sim_core.state.layout import ARC, H, LAT, OB_BREAK, OB_FATIGUE, OBSTACLE_STRIDE, VH, VLAT, VS, W_FRAME
+from sim_core.state.layout import (
+    ARC, H, LAT, OB_BREAK, OB_FATIGUE, OBSTACLE_STRIDE, POSITION_FIELDS, VELOCITY_FIELDS, W_FRAME,
+)
 from sim_core.step.contact import Collider, add_impact, commit_loads, impact_fatigue
 from sim_core.step.curves import swing_ppm
 from sim_core.step.footprint import project_box
 
-POSITION_FIELDS: Final = (ARC, LAT, H)  # a car's position field along each route axis (s, l, h)
-VELOCITY_FIELDS: Final = (VS, VLAT, VH)
 CURVE_STEP: Final = 0
 CURVE_LINEAR: Final = 1
 CURVE_SIN: Final = 2

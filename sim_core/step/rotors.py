@@ -36,20 +36,18 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import ROTOR_SPEED_PER_UJ
-from sim_core.intmath import UNIT, around_loop, div_round, div_trunc, isqrt
+from sim_core.intmath import UNIT, around_loop, cross, div_trunc, dot, isqrt
 from sim_core.specs.materials import material
 from sim_core.specs.vehicle import FULL_TURN_MDEG
 from sim_core.state.layout import (
-    ARC, BROKEN_MASK, H, LAT, PATCH_STRIDE, PROJECTILE_STRIDE, RO_OMEGA, RO_PHASE, ROTOR_STRIDE, ROTOR_TURN_URAD, VH,
-    VLAT, VS, WORLD_HEADER,
+    ARC, BROKEN_MASK, H, LAT, RO_OMEGA, RO_PHASE, ROTOR_STRIDE, ROTOR_TURN_URAD, VH, VLAT, VS,
 )
-from sim_core.step.contact import Collider, add_impact, commit_loads
+from sim_core.step.contact import Collider, add_impact, apply_kicks, commit_loads
 from sim_core.step.curves import swing_ppm
 from sim_core.step.model import CarModel
 
 OMEGA_MAX_URAD_S: Final = 1_000_000_000_000
 """A loaded state's rotor speeds lie within ±1e6 rad/s (a Hold would need megawatts to reach it)."""
-VELOCITY_FIELDS: Final = (VS, VLAT, VH)  # a car's velocity field along each route axis (s, l, h)
 
 
 class Rotor:
@@ -81,11 +79,10 @@ class Rotor:
 
 
 class Rotors:
-    """The round's rotor weapons and their slots (module docstring); ``slots`` = the pool's size in the
-    state (0 without a rotor: then nothing here runs)."""
+    """The round's rotor weapons and their slots, from ``base`` on in the world's list (module docstring);
+    ``slots`` = the pool's size in the state (0 without a rotor: then nothing here runs)."""
 
-    def __init__(self, models: list[CarModel], patch_slots: int, projectile_slots: int) -> None:
-        base = WORLD_HEADER + patch_slots * PATCH_STRIDE + projectile_slots * PROJECTILE_STRIDE
+    def __init__(self, models: list[CarModel], base: int) -> None:
         self.rotors: list[Rotor] = []
         self.ranges: list[tuple[int, int]] = []  # per car: its rotors' range in ``rotors``
         for car, model in enumerate(models):
@@ -168,10 +165,7 @@ class Rotors:
             omega = world[at + RO_OMEGA]
             lost = angular * UNIT // rotor.inertia
             world[at + RO_OMEGA] = omega - lost if omega > 0 else omega + lost
-        for car in sorted(kicks):
-            c, mass = cars[car], boxes[car][3]
-            for axis, impulse in enumerate(kicks[car]):
-                c[VELOCITY_FIELDS[axis]] += div_round(impulse, mass)
+        apply_kicks(cars, boxes, kicks)
         return commit_loads(cars, loads) if loads else {}
 
     @staticmethod
@@ -188,18 +182,18 @@ class Rotors:
         rel = (rel_s, cb[LAT] - pivot[1], cb[H] + height // 2 - pivot[2])  # the box's centre from the pivot
         halves = (length // 2, width // 2, height // 2)
         # the box's point nearest the pivot
-        d = [min(max(0, rel[i] - halves[i]), rel[i] + halves[i]) for i in range(3)]
-        ax, ay, az = rotor.axis
-        along = (d[0] * ax + d[1] * ay + d[2] * az) // UNIT
+        d = (min(max(0, rel[0] - halves[0]), rel[0] + halves[0]), min(max(0, rel[1] - halves[1]), rel[1] + halves[1]),
+             min(max(0, rel[2] - halves[2]), rel[2] + halves[2]))
+        along = dot(d, rotor.axis) // UNIT
         if not rotor.span_um[0] <= along <= rotor.span_um[1]:
             return None
-        cross = (ay * d[2] - az * d[1], az * d[0] - ax * d[2], ax * d[1] - ay * d[0])  # ppm·µm
-        norm = isqrt(cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2])
+        rim = cross(rotor.axis, d)  # ppm·µm: the rim's motion there, for ω > 0
+        norm = isqrt(dot(rim, rim))
         rho = norm // UNIT
         if not 0 < rho <= reach:
             return None
         sign = 1 if omega > 0 else -1
-        t = (sign * cross[0] * UNIT // norm, sign * cross[1] * UNIT // norm, sign * cross[2] * UNIT // norm)
+        t = (sign * rim[0] * UNIT // norm, sign * rim[1] * UNIT // norm, sign * rim[2] * UNIT // norm)
         relative = ((ca[VS] - cb[VS]) * t[0] + (ca[VLAT] - cb[VLAT]) * t[1] + (ca[VH] - cb[VH]) * t[2]) // UNIT
         closing = abs(omega) * rho // UNIT + relative
         if closing <= 0:
