@@ -94,10 +94,12 @@ class LinkBuckets:
     @staticmethod
     def charge(charges: list[tuple[TokenBucket, int]], now_ms: int) -> int:
         """0 after spending every charge; otherwise the wait until all fit, with nothing spent."""
-        wait = max(bucket.wait_ms(now_ms, cost) for bucket, cost in charges)
+        wait = 0
+        for bucket, cost in charges:
+            wait = max(wait, bucket.wait_ms(now_ms, cost))
         if wait == 0:
             for bucket, cost in charges:
-                bucket.take(now_ms, cost)
+                bucket.spend(cost)
         return wait
 
 

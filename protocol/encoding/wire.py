@@ -18,6 +18,7 @@ from typing import Any, ClassVar, TypeVar, dataclass_transform, get_args, get_or
 
 import msgpack
 
+from protocol.encoding import plans
 from protocol.errors import LocalError, ProtocolError
 
 HEADER = struct.Struct(">I")
@@ -144,8 +145,7 @@ def _to_plain(value: Any) -> Any:
 
 def encode_message(msg: Message) -> bytes:
     """The msgpack body of ``msg``: a map of its ``type`` and every field (nested dataclasses as maps)."""
-    body = {"type": msg.TYPE}
-    body.update(_to_plain(msg))
+    body = plans.encoder(type(msg), msg.TYPE, _to_plain)(msg)
     packed: bytes = msgpack.packb(body, use_bin_type=True)
     return packed
 
@@ -283,12 +283,29 @@ def _build(cls: type, data: Any, path: str) -> Any:
     return cls(**{n: convert(data[n], f"{path}.{n}") for n, convert in zip(names, converters, strict=True)})
 
 
+_TYPE_KEY = msgpack.packb("type")
+
+
 def peek_message_type(body: bytes) -> str:
     """The ``type`` of a frame body, skipping the other values unbuilt, so rate limits can pick a bucket
     before the body is decoded. Only a hint: ``decode_message`` still checks everything.
 
     Raises ``ProtocolError`` (``malformed-frame``, ``unknown-message-type``).
     """
+    # the layout this project's encoder writes (a small map whose first key is "type", a short text
+    # value) read from its bytes; any other body through msgpack's own reader
+    if len(body) > 6 and 0x80 < body[0] <= 0x8F and body[1:6] == _TYPE_KEY and 0xA0 <= body[6] <= 0xBF:
+        end = 7 + (body[6] & 0x1F)
+        if len(body) >= end:
+            try:
+                return body[7:end].decode()
+            except UnicodeDecodeError:
+                pass
+    return _peek_with_msgpack(body)
+
+
+def _peek_with_msgpack(body: bytes) -> str:
+    """``peek_message_type`` of any body, through msgpack's reader."""
     unpacker = msgpack.Unpacker(raw=False, ext_hook=_reject_ext, timestamp=0)
     unpacker.feed(body)
     try:
@@ -320,7 +337,11 @@ def decode_message(body: bytes, registry: dict[str, type[Message]] | None = None
     table = REGISTRY if registry is None else registry
     if not isinstance(kind, str) or kind not in table:
         raise ProtocolError("unknown-message-type", f"unknown message type {kind!r}"[:200])
-    built: Message = _build(table[kind], data, kind)
+    cls = table[kind]
+    try:  # the compiled plan of the well-formed case; on any doubt the reference below names the error
+        built: Message = plans.decoder(cls, MAX_OPAQUE_DEPTH)(data)
+    except plans.Unplanned:
+        built = _build(cls, data, kind)
     return built
 
 
@@ -380,3 +401,8 @@ class TokenBucket:
             self._tokens -= cost * 1000
             return True
         return False
+
+    def spend(self, cost: int) -> None:
+        """Spend ``cost`` tokens that ``wait_ms`` has just found available (0) at the same ``now_ms``: the
+        refill it did stands, so a frame charged to several buckets refills each once, not twice."""
+        self._tokens -= cost * 1000

@@ -87,23 +87,57 @@ def test_nobody_measuring_costs_a_no_op():
         work(1)
 
 
+class FakeClocks:
+    """A wall clock 10 ns further at each read, and a CPU clock the test sets."""
+
+    def __init__(self, monkeypatch) -> None:
+        import open4wd_node.race.budget as budget_module
+
+        self.wall_reads = 0
+        self.cpu = 0
+        self.cpu_reads = 0
+        monkeypatch.setattr(budget_module, "_wall_clock", self._wall)
+        monkeypatch.setattr(budget_module, "_cpu_clock", self._cpu)
+
+    def _wall(self) -> int:
+        self.wall_reads += 1
+        return (self.wall_reads - 1) * 10
+
+    def _cpu(self) -> int:
+        self.cpu_reads += 1
+        return self.cpu
+
+
 def test_a_switch_to_the_current_part_reads_no_clock_and_charges_the_same(monkeypatch):
     """Most boundaries of a frame stay in the part they are in; they cost no clock read, and the time goes
-    on accruing to that part (a fake clock: each read is 10 ns after the previous one)."""
-    import open4wd_node.race.budget as budget_module
-
-    reads = []
-
-    def clock() -> int:
-        reads.append(len(reads) * 10)
-        return reads[-1]
-
-    monkeypatch.setattr(budget_module, "_clock", clock)
-    budget = CpuBudget()  # read 0: t = 0
-    assert budget.switch(CostPart.SHELL) is CostPart.SHELL and len(reads) == 1
-    budget.switch(CostPart.VERIFY)  # read 1: t = 10 to the shell
+    on accruing to that part. A boundary reads only the wall clock; the CPU time read at ``split`` is
+    shared by the parts' wall time."""
+    clocks = FakeClocks(monkeypatch)
+    budget = CpuBudget()  # wall t = 0
+    assert budget.switch(CostPart.SHELL) is CostPart.SHELL and clocks.wall_reads == 1
+    budget.switch(CostPart.VERIFY)  # wall t = 10: 10 to the shell
     budget.switch(CostPart.VERIFY)
     budget.switch(CostPart.VERIFY)
-    assert len(reads) == 2
-    split = budget.split(1)  # read 2: t = 20, 10 ns to verify
-    assert split.nanos[CostPart.SHELL] == 10 and split.nanos[CostPart.VERIFY] == 10 and split.total_ns == 20
+    assert clocks.wall_reads == 2 and clocks.cpu_reads == 1
+    budget.switch(CostPart.CODEC)  # wall t = 20: 10 to verify
+    clocks.cpu = 1001
+    split = budget.split(1)  # wall t = 30: 10 to codec; 1001 ns of CPU in thirds, the rounding's 2 ns to the shell
+    assert clocks.cpu_reads == 2
+    assert split.nanos[CostPart.SHELL] == 335 and split.nanos[CostPart.VERIFY] == 333
+    assert split.nanos[CostPart.CODEC] == 333 and split.total_ns == 1001
+
+
+def test_the_wait_for_io_charges_its_cpu_to_the_shell_and_its_wall_time_to_nobody(monkeypatch):
+    clocks = FakeClocks(monkeypatch)
+    budget = CpuBudget()  # wall t = 0
+    budget.switch(CostPart.VERIFY)  # t = 10: 10 to the shell
+    clocks.cpu = 100
+    budget.before_io_wait(1.0)  # t = 20: 10 to verify; 100 ns of CPU shared half and half
+    clocks.wall_reads += 1000  # the wait: 10 µs of wall time pass
+    clocks.cpu = 130
+    budget.after_io_wait(1.0)  # the wait's 30 ns of CPU: the shell's
+    budget.switch(CostPart.VERIFY)  # 10 ns of shell since the wait
+    clocks.cpu = 150
+    split = budget.split(1)  # 10 ns of verify: 20 ns of CPU shared half and half
+    assert split.nanos[CostPart.SHELL] == 50 + 30 + 10 and split.nanos[CostPart.VERIFY] == 50 + 10
+    assert split.total_ns == 150
