@@ -384,9 +384,13 @@ class TokenBucket:
         self._last_ms = now_ms
 
     def _refill(self, now_ms: int) -> None:
-        elapsed = max(0, now_ms - self._last_ms)
-        self._tokens = min(self.capacity, self._tokens + elapsed * self.per_second)
-        self._last_ms = max(self._last_ms, now_ms)
+        """Add the tokens since the last refill (none when ``now_ms`` is not later: time never runs
+        back here), capped at the capacity, which the tokens never exceed."""
+        elapsed = now_ms - self._last_ms
+        if elapsed > 0:
+            tokens = self._tokens + elapsed * self.per_second
+            self._tokens = tokens if tokens < self.capacity else self.capacity
+            self._last_ms = now_ms
 
     def wait_ms(self, now_ms: int, cost: int = 1) -> int:
         """Milliseconds until ``cost`` tokens are available (0: now), without spending them."""
