@@ -20,7 +20,7 @@ from sim_core.errors import SimError
 from sim_core.specs.inputs import SkillEvent, validate_events
 from sim_core.specs.materials import material
 from sim_core.state.layout import (
-    ARMED, BROKEN_MASK, CAR_FIELDS, END_REASONS, FINISHED_FRAME, H, LAPS, LAT, LEGAL_LAT, P_BREAK_FRAME, P_TEMP,
+    ARMED, BROKEN_MASK, CAR_FIELDS, DESTRUCTIONS, END_REASONS, FINISHED_FRAME, H, LAPS, LAT, LEGAL_LAT, P_BREAK_FRAME, P_TEMP,
     PART_FIELDS, PREV_X, PREV_Y, PREV_Z, PROGRESS, REMAINING_Q, RETIRED_FRAME, W_DONE, W_END_REASON, W_FRAME, W_SEED,
     WORLD_FIELDS, RoundEndReason, field_names, part_field, world_length,
 )
@@ -81,6 +81,7 @@ class Standing(TypedDict):
     progress_um: int
     finished_frame: int | None  # the frame count after the step that finished it; None while not finished
     points: int
+    destructions: int  # other cars' parts whose first break it is credited with (spec §6.5; not a rank key)
 
 
 class World:
@@ -261,6 +262,7 @@ class World:
                 "progress_um": c[PROGRESS],
                 "finished_frame": c[FINISHED_FRAME] if c[FINISHED_FRAME] >= 0 else None,
                 "points": total - rank + 1,
+                "destructions": c[DESTRUCTIONS],
             })
         return result
 

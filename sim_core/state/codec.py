@@ -28,15 +28,15 @@ from open4wd_base.errors import LocalError
 from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC
 from sim_core.errors import SimError
 from sim_core.state.layout import (
-    AIR_FRAMES, ARMED, BROKEN_MASK, CAR_HEADER, FINISHED_FRAME, LAPS, NEXT_CP, OUTSIDE, P_FATIGUE, P_FATIGUE_REM,
+    AIR_FRAMES, ARMED, BROKEN_MASK, CAR_HEADER, DESTRUCTIONS, FINISHED_FRAME, LAPS, NEXT_CP, OUTSIDE, P_FATIGUE, P_FATIGUE_REM,
     P_TEMP, PART_STRIDE, PENALTY_KIND, PENALTY_TIMER, PROGRESS, REMAINING_Q, STATUS, W_DONE, W_END_REASON,
     W_ENDGAME, W_FRAME, W_SETTLED, car_length, world_length,
 )
 
 
 MAGIC: Final = b"O4WS"
-STATE_VERSION: Final = 4  # 2: the weather's fields and patch slots (engine sim_core/2); 3: projectile slots (sim_core/4);
-# 4: rotor and destructible entity slots (sim_core/5)
+STATE_VERSION: Final = 5  # 2: the weather's fields and patch slots (engine sim_core/2); 3: projectile slots (sim_core/4);
+# 4: rotor and destructible entity slots (sim_core/5); 5: each car's destruction count (sim_core/6)
 HEADER: Final = struct.Struct("<4sHH32s")
 INT64_MIN: Final = -(1 << 63)
 INT64_MAX: Final = (1 << 63) - 1
@@ -138,6 +138,7 @@ class StateLimits:
         _require(self.valid_projectiles(world), "a projectile slot")
         _require(self.valid_rotors(world), "a rotor slot")
         _require(self.valid_obstacles(world), "a destructible entity's slot")
+        broken = [c[BROKEN_MASK].bit_count() if c[BROKEN_MASK] >= 0 else 0 for c in cars]
         for slot, c in enumerate(cars):
             temps = c[CAR_HEADER + P_TEMP :: PART_STRIDE]
             fatigue = c[CAR_HEADER + P_FATIGUE :: PART_STRIDE]
@@ -151,6 +152,7 @@ class StateLimits:
                 and c[PENALTY_KIND] in (0, 1, 2) and 0 <= c[PENALTY_TIMER] <= self.penalty_frames
                 and (c[PENALTY_KIND] == 0) == (c[PENALTY_TIMER] == 0)
                 and 0 <= c[BROKEN_MASK] < 1 << self.part_counts[slot]
+                and 0 <= c[DESTRUCTIONS] <= sum(broken) - broken[slot]  # one credit per other car's broken part at most
                 and MIN_TEMPERATURE_MC <= min(temps) and max(temps) <= MAX_TEMPERATURE_MC
                 and min(fatigue) >= 0 and max(fatigue) <= 1_000_000
                 and min(c[CAR_HEADER + P_FATIGUE_REM :: PART_STRIDE]) >= 0

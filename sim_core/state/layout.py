@@ -99,6 +99,7 @@ CAR_FIELDS = (
     "penalty_timer",  # frames left: > FADE = deceleration, 1..FADE = fade, teleport when it reaches 0
     "broken_mask",  # bit i = part i broken (only ever set)
     "retired_frame",  # frame the chassis broke, -1 if not retired
+    "destructions",  # the spec's destruction count: other cars' parts whose first break this car is credited with
 )
 STATUS: Final = 0
 ARC: Final = 1
@@ -124,6 +125,7 @@ PENALTY_KIND: Final = 20
 PENALTY_TIMER: Final = 21
 BROKEN_MASK: Final = 22
 RETIRED_FRAME: Final = 23
+DESTRUCTIONS: Final = 24
 
 POSITION_FIELDS: Final = (ARC, LAT, H)  # a car's position field along each route axis (s, l, h)
 VELOCITY_FIELDS: Final = (VS, VLAT, VH)  # a car's velocity field along each route axis (s, l, h)
@@ -134,7 +136,7 @@ P_TEMP: Final = 0
 P_FATIGUE: Final = 1
 P_FATIGUE_REM: Final = 2
 P_BREAK_FRAME: Final = 3
-CAR_HEADER: Final = 24  # len(CAR_FIELDS)
+CAR_HEADER: Final = 25  # len(CAR_FIELDS)
 PART_STRIDE: Final = 4  # len(PART_FIELDS)
 
 STATUS_RACING: Final = 0

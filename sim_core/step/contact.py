@@ -20,6 +20,11 @@ from sim_core.intmath import div_round
 from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, P_FATIGUE, VELOCITY_FIELDS, VLAT, VS, part_field
 
 SHEAR_SLIP_MIN_UM_S: Final = 100_000  # shear fatigue needs a sliding speed of at least 0.1 m/s (§7.2)
+NO_ATTACKER: Final = -1  # an impact no other car caused (a track entity): it credits nobody
+
+Credits = dict[tuple[int, int], dict[int, int]]
+"""The frame's contribution ledger (spec §6.5, §8.2: frame-local, never saved): (car, part) → {the other
+car that caused the damage: the fatigue (ppm) its impacts on that part added this frame}."""
 
 
 class Collider:
@@ -58,10 +63,11 @@ def impact_fatigue(energy_21: int, area_um2: int, strength_kpa: tuple[int, int])
 
 
 def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], loop_length: int,
-            colliders: list[Collider]) -> dict[int, int]:
+            colliders: list[Collider], credits: Credits) -> dict[int, int]:
     """``boxes[k]`` = (length, width, height, mass µg, restitution ‰) of car k, or mass 0 if it takes no part;
     ``colliders[k]`` its body (``Collider``). Returns the parts broken by impacts this frame, as a bit mask
-    per car (the frame's end-of-frame transaction commits them)."""
+    per car (the frame's end-of-frame transaction commits them); each car's impacts on the other's part
+    go to ``credits``."""
     moves: dict[int, list[int]] = {}
     loads: dict[tuple[int, int], list[int]] = {}  # (car, part) -> [fatigue ppm added, broken at once]
     # on a loop, positions within the lap: the gap of two of them is then brought into the wrapped range
@@ -113,12 +119,12 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
             # impact energy ½·m_eff·v², shear 0.10·|friction impulse|·slide (spec §7.2), on each car's face
             energy = closing * closing * mi * mj // (2 * total)
             shear = friction * slide // 10 if slide >= SHEAR_SLIP_MIN_UM_S else 0
-            for k, c, (length, width, height) in ((i, ci, (li, wi, hi)), (j, cj, (lj, wj, hj))):
+            for k, by, c, (length, width, height) in ((i, j, ci, (li, wi, hi)), (j, i, cj, (lj, wj, hj))):
                 part, strength = colliders[k].struck_part(c)
                 if strength is not None:
                     area = (width if axis == VS else length) * height
                     for e in (energy, shear):
-                        add_impact(loads, k, part, e, area, strength)
+                        add_impact(loads, k, part, e, area, strength, by, credits)
         push_i = pen * mj // total
         move_i[slot] -= sign * push_i
         move_j[slot] += sign * (pen - push_i)
@@ -135,12 +141,16 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
 
 
 def add_impact(loads: dict[tuple[int, int], list[int]], car: int, part: int, energy_21: int, area_um2: int,
-               strength_kpa: tuple[int, int]) -> None:
-    """Add one impact on ``part`` of ``car`` to the frame's ``loads`` (``impact_fatigue``)."""
+               strength_kpa: tuple[int, int], attacker: int, credits: Credits) -> None:
+    """Add one impact on ``part`` of ``car`` to the frame's ``loads`` (``impact_fatigue``), and the fatigue
+    it adds to ``attacker``'s contribution in ``credits`` (none for ``NO_ATTACKER`` or the car itself)."""
     load = loads.setdefault((car, part), [0, 0])
     added, breaks = impact_fatigue(energy_21, area_um2, strength_kpa)
     load[0] += added
     load[1] |= breaks
+    if added and attacker >= 0 and attacker != car:
+        ledger = credits.setdefault((car, part), {})
+        ledger[attacker] = ledger.get(attacker, 0) + added
 
 
 def apply_kicks(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], kicks: dict[int, list[int]]) -> None:

@@ -9,11 +9,11 @@ only what ``World`` has already checked, so it is compiled and its declared type
 from __future__ import annotations
 
 from sim_core.state.layout import (
-    ARC, BROKEN_MASK, H, LAT, P_BREAK_FRAME, PENALTY_TIMER, RETIRED_FRAME, STATUS, STATUS_RACING, STATUS_RETIRED, W_FRAME,
-    part_field,
+    ARC, BROKEN_MASK, DESTRUCTIONS, H, LAT, P_BREAK_FRAME, PENALTY_TIMER, RETIRED_FRAME, STATUS, STATUS_RACING,
+    STATUS_RETIRED, W_FRAME, part_field,
 )
 from sim_core.specs.materials import material
-from sim_core.step.contact import Collider, resolve
+from sim_core.step.contact import Collider, Credits, resolve
 from sim_core.step.conveyors import Conveyors
 from sim_core.step.fluids import Fluids, corrode, fluid_heat
 from sim_core.step.launch import Launchers
@@ -67,6 +67,7 @@ class Frame:
         # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
         boxes: list[tuple[int, int, int, int, int]] = []
         breaking: dict[int, int] = {}  # car -> parts broken this frame (bits), committed at its end
+        credits: Credits = {}  # who damaged which part this frame (spec §6.5: the destruction counts)
         pushes: dict[int, int] = {}  # car -> its push weapon's effect this frame (µJ)
         for slot, c in enumerate(cars):
             model = models[slot]
@@ -109,12 +110,13 @@ class Frame:
             push(cars, boxes, models, pushes, self.loop_length)
         if launchers.slots:  # after the pushes, before contact (sim_core.step.launch)
             for slot, newly in launchers.fly(world, cars, starts, boxes, self.colliders, motion,
-                                                      self.loop_length).items():
+                                                      self.loop_length, credits).items():
                 breaking[slot] = breaking.get(slot, 0) | newly
         if rotors.slots:  # after the bullets, before contact (sim_core.step.rotors)
-            for slot, newly in rotors.strike(world, cars, boxes, models, self.colliders, self.loop_length).items():
+            for slot, newly in rotors.strike(world, cars, boxes, models, self.colliders, self.loop_length,
+                                             credits).items():
                 breaking[slot] = breaking.get(slot, 0) | newly
-        for slot, newly in resolve(cars, boxes, self.loop_length, self.colliders).items():
+        for slot, newly in resolve(cars, boxes, self.loop_length, self.colliders, credits).items():
             breaking[slot] = breaking.get(slot, 0) | newly
         if obstacles.obstacles:  # after contact: the entities do not move for the cars (sim_core.step.obstacles)
             for slot, newly in obstacles.collide(world, cars, starts, boxes, self.colliders).items():
@@ -124,6 +126,8 @@ class Frame:
                 apply_rules(c, models[slot], self.rules, frame)
         for slot in sorted(breaking):  # slot order, then part order (commit_breakage)
             commit_breakage(cars[slot], models[slot], breaking[slot], frame)
+            if credits:
+                credit_destructions(cars, slot, breaking[slot], credits)
         world[W_FRAME] = frame
         update_round_end(world, cars, models, self.time_limit_frames)
 
@@ -141,6 +145,25 @@ def collider(model: CarModel) -> Collider:
 
     return Collider(material(parts[model.body].material).friction_milli, model.body, strength(model.body),
                     model.chassis, strength(model.chassis), None if model.weapon < 0 else strength(model.weapon))
+
+
+def credit_destructions(cars: list[list[int]], slot: int, newly: int, credits: Credits) -> None:
+    """Spec §6.5: each part of car ``slot`` that first broke this frame (``newly``) credits one destruction
+    to the other car whose contribution to its damage this frame (``credits``) was the largest, the lower
+    slot on a tie; a break no other car contributed to this frame (heat, wear, fluids, a track entity, the
+    fatigue of earlier frames alone) credits nobody."""
+    part = 0
+    while newly:
+        if newly & 1:
+            ledger = credits.get((slot, part))
+            if ledger:
+                best, most = -1, 0
+                for attacker in sorted(ledger):
+                    if ledger[attacker] > most:
+                        best, most = attacker, ledger[attacker]
+                cars[best][DESTRUCTIONS] += 1
+        newly >>= 1
+        part += 1
 
 
 def commit_breakage(c: list[int], model: CarModel, newly: int, frame: int) -> None:

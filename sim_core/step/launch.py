@@ -45,7 +45,7 @@ from sim_core.state.layout import (
     PROJECTILE_DEPLOYED, PROJECTILE_FLYING, PROJECTILE_GONE, PROJECTILE_HELD, PROJECTILE_RESTING, PROJECTILE_STRIDE, VH,
     VELOCITY_FIELDS, VLAT, VS, W_FRAME, WORLD_HEADER,
 )
-from sim_core.step.contact import Collider, add_impact, apply_kicks, commit_loads
+from sim_core.step.contact import Collider, Credits, add_impact, apply_kicks, commit_loads
 from sim_core.step.fluids import Disc, FluidTouch, disc_reach_sq, fluid_effect
 from sim_core.step.model import CarModel
 from sim_core.step.physics import CURVE, TrackContext
@@ -146,10 +146,11 @@ class Launchers:
 
     def fly(self, world: list[int], cars: list[list[int]], starts: list[tuple[int, int, int]],
             boxes: list[tuple[int, int, int, int, int]], colliders: list[Collider], ctx: TrackContext,
-            loop_length: int) -> dict[int, int]:
+            loop_length: int, credits: Credits) -> dict[int, int]:
         """Move every released bullet one frame and strike the cars its path meets (``starts``: each car's
         arc, lateral offset and height when the frame began; module docstring); the parts the hits break,
-        as a bit mask per car (the frame's end-of-frame transaction commits them)."""
+        as a bit mask per car (the frame's end-of-frame transaction commits them); a hit's damage is the
+        shooter's contribution in ``credits``."""
         kicks: dict[int, list[int]] = {}
         loads: dict[tuple[int, int], list[int]] = {}
         for bullet in self.bullets:
@@ -177,7 +178,8 @@ class Launchers:
                 gap = around_loop(world[at + PR_ARC] - c[ARC], loop_length)
                 if (was >= half and gap >= half) or (was <= -half and gap <= -half):
                     continue
-                _strike(world, bullet, start, car, c, starts[car], box, colliders[car], loop_length, kicks, loads)
+                _strike(world, bullet, start, car, c, starts[car], box, colliders[car], loop_length, kicks, loads,
+                        credits)
         apply_kicks(cars, boxes, kicks)
         return commit_loads(cars, loads) if loads else {}
 
@@ -278,7 +280,7 @@ def _outside(world: list[int], at: int, c: list[int], box: tuple[int, int, int, 
 
 def _strike(world: list[int], bullet: Bullet, start: tuple[int, int, int], car: int, c: list[int],
             car_start: tuple[int, int, int], box: tuple[int, int, int, int, int], collider: Collider, loop_length: int,
-            kicks: dict[int, list[int]], loads: dict[tuple[int, int], list[int]]) -> None:
+            kicks: dict[int, list[int]], loads: dict[tuple[int, int], list[int]], credits: Credits) -> None:
     """The bullet against one car's box over the frame: nothing unless its path relative to the car
     (from ``start`` against ``car_start`` to where both are now) enters the box; then it is put on the face
     it entered through (if it was inside from the start and still is: the face of least penetration) and, if the two
@@ -321,7 +323,7 @@ def _strike(world: list[int], bullet: Bullet, start: tuple[int, int, int], car: 
     part, strength = collider.struck_part(c)
     if strength is not None:
         area = (width * height, length * height, length * width)[axis]
-        add_impact(loads, car, part, closing * closing * m * mass // (2 * total), area, strength)
+        add_impact(loads, car, part, closing * closing * m * mass // (2 * total), area, strength, bullet.car, credits)
 
 
 def _entry(before: tuple[int, int, int], now: tuple[int, int, int],

@@ -37,7 +37,7 @@ from sim_core.specs.route import Route
 from sim_core.state.layout import (
     ARC, H, LAT, OB_BREAK, OB_FATIGUE, OBSTACLE_STRIDE, POSITION_FIELDS, VELOCITY_FIELDS, W_FRAME,
 )
-from sim_core.step.contact import Collider, add_impact, commit_loads, impact_fatigue
+from sim_core.step.contact import NO_ATTACKER, Collider, add_impact, commit_loads, impact_fatigue
 from sim_core.step.curves import swing_ppm
 from sim_core.step.footprint import project_box
 
@@ -186,7 +186,8 @@ class Obstacles:
         energy = mass * closing * closing // 2
         part, strength = collider.struck_part(c)
         if strength is not None:
-            add_impact(loads, slot, part, energy, (width * height, length * height, length * width)[axis], strength)
+            add_impact(loads, slot, part, energy, (width * height, length * height, length * width)[axis], strength,
+                       NO_ATTACKER, {})
         if obstacle.strength_kpa is not None:
             added, at_once = impact_fatigue(energy, obstacle.faces[axis], obstacle.strength_kpa)
             hit = struck.setdefault(k, [0, 0])

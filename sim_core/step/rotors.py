@@ -42,7 +42,7 @@ from sim_core.specs.vehicle import FULL_TURN_MDEG
 from sim_core.state.layout import (
     ARC, BROKEN_MASK, H, LAT, RO_OMEGA, RO_PHASE, ROTOR_STRIDE, ROTOR_TURN_URAD, VH, VLAT, VS,
 )
-from sim_core.step.contact import Collider, add_impact, apply_kicks, commit_loads
+from sim_core.step.contact import Collider, Credits, add_impact, apply_kicks, commit_loads
 from sim_core.step.curves import swing_ppm
 from sim_core.step.model import CarModel
 
@@ -125,9 +125,10 @@ class Rotors:
             world[at + RO_OMEGA] = (rotor.angle(advanced) - rotor.angle(phase)) * 60
 
     def strike(self, world: list[int], cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]],
-               models: list[CarModel], colliders: list[Collider], loop_length: int) -> dict[int, int]:
+               models: list[CarModel], colliders: list[Collider], loop_length: int, credits: Credits) -> dict[int, int]:
         """Every turning body against every other car (module docstring); the parts the strikes break, as
-        a bit mask per car (the frame's end-of-frame transaction commits them)."""
+        a bit mask per car (the frame's end-of-frame transaction commits them); the struck car's damage is
+        the rotor's car's contribution in ``credits``, the weapon's the struck car's."""
         kicks: dict[int, list[int]] = {}
         spins: dict[int, int] = {}  # rotor index → the angular impulse its strikes take from it (µg·µm²/s)
         loads: dict[tuple[int, int], list[int]] = {}
@@ -155,10 +156,10 @@ class Rotors:
                 spins[k] = spins.get(k, 0) + impulse * rho
                 part, strength = colliders[b].struck_part(cb)
                 if strength is not None:
-                    add_impact(loads, b, part, energy, area, strength)
+                    add_impact(loads, b, part, energy, area, strength, a, credits)
                 weapon_strength = colliders[a].weapon_strength_kpa
                 if weapon_strength is not None:
-                    add_impact(loads, a, weapon, energy, area, weapon_strength)
+                    add_impact(loads, a, weapon, energy, area, weapon_strength, b, credits)
         for k, angular in spins.items():
             rotor = self.rotors[k]
             at = rotor.at

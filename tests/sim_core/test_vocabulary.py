@@ -34,4 +34,5 @@ def test_a_world_reports_typed_values_that_serialise_as_plain_strings():
     assert row["status"] is CarStatus.RACING
     assert json.dumps({"end_reason": w.end_reason, "disable": w.disable_reason(0), "standings": w.standings()}) == (
         '{"end_reason": "time-limit", "disable": "disallow-chip", "standings": [{"rank": 1, "slot": 0, '
-        f'"status": "racing", "laps": 0, "progress_um": {row["progress_um"]}, "finished_frame": null, "points": 1}}]}}')
+        f'"status": "racing", "laps": 0, "progress_um": {row["progress_um"]}, "finished_frame": null, "points": 1, '
+        '"destructions": 0}]}')

@@ -18,9 +18,9 @@ from tests.sim_core.helpers import code_round, packed
 from tests.layout import REPO_ROOT
 
 GOLDEN_FRAMES = 600
-GOLDEN = {  # sim_core/5 (state layout 4; the same values as sim_core/3's after the header)
-    0: "2e433992eb426bab2783c298d9922ed29f8fa9b78acfc5d3503cc48a3dbc9c3f",
-    7: "57d785738ce7de75be4a851c10f27c0a2bb2122be9ee43824f45d2cda6b2e513",
+GOLDEN = {  # sim_core/6 (state layout 5: sim_core/5's values with each car's destruction count, 0, inserted)
+    0: "8a6dff2a46ced11ff750e9d90eb21a79894e228b6338a32fb740c6b1e6dc44b5",
+    7: "b898f20faf994de72b88dbb1db1ae7b66c3113556ad999ed0d330b54f933bf0f",
 }
 
 

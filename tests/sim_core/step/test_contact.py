@@ -31,7 +31,7 @@ def test_side_by_side_cars_rub_up_to_coulomb_s_cap():
     1.5 · 5e7 µg · 1e6 µm/s = 7.5e13; μ = Average(0.4, 0.6) = 0.5, so friction 3.75e13 (the slide would
     need 1e14 to stop): car 0 loses 0.375 m/s along the route and car 1 gains it."""
     cars = two_cars(lat=(0, 90_000), vlat=(1_000_000, 0), vs=(2_000_000, 0))
-    assert resolve(cars, [BOX, BOX], 0, colliders()) == {}
+    assert resolve(cars, [BOX, BOX], 0, colliders(), {}) == {}
     assert (cars[0][VLAT], cars[1][VLAT]) == (1_000_000 - 750_000, 750_000)
     assert (cars[0][VS], cars[1][VS]) == (2_000_000 - 375_000, 375_000)
 
@@ -39,15 +39,15 @@ def test_side_by_side_cars_rub_up_to_coulomb_s_cap():
 def test_a_slow_slide_is_stopped_not_reversed():
     """A slide of 0.1 m/s needs only m_eff·v = 5e12 to stop, under the cap: both end at 0.05 m/s."""
     cars = two_cars(lat=(0, 90_000), vlat=(1_000_000, 0), vs=(100_000, 0))
-    resolve(cars, [BOX, BOX], 0, colliders())
+    resolve(cars, [BOX, BOX], 0, colliders(), {})
     assert cars[0][VS] == cars[1][VS] == 50_000
 
 
 def test_friction_keeps_the_result_independent_of_the_cars_order():
     forward = two_cars(lat=(0, 90_000), vlat=(1_000_000, -200_000), vs=(2_000_000, 300_000))
     backward = [forward[1].copy(), forward[0].copy()]
-    resolve(forward, [BOX, BOX], 0, colliders(400, 600))
-    resolve(backward, [BOX, BOX], 0, colliders(600, 400))
+    resolve(forward, [BOX, BOX], 0, colliders(400, 600), {})
+    resolve(backward, [BOX, BOX], 0, colliders(600, 400), {})
     assert forward == [backward[1], backward[0]]
 
 
@@ -66,18 +66,18 @@ def test_a_hard_hit_breaks_the_body_and_the_next_one_loads_the_chassis():
     62.5 / 50 = 1.25 ≥ 1, so both bodies break (not at once: 62.5 < 1.5 × 50); with the bodies broken, the
     chassis take the next impact."""
     cars = two_cars(arc=(0, 100_000), vs=(50_000_000, -50_000_000))
-    assert resolve(cars, [BOX, BOX], 0, colliders()) == {0: 1 << BODY, 1: 1 << BODY}
+    assert resolve(cars, [BOX, BOX], 0, colliders(), {}) == {0: 1 << BODY, 1: 1 << BODY}
     assert cars[0][part_field(BODY, P_FATIGUE)] == 1_000_000  # capped at the break
     for c in cars:
         c[BROKEN_MASK] |= 1 << BODY  # committed at the frame's end (below, through a world)
         c[ARC], c[VS] = 0, 50_000_000
     cars[1][ARC], cars[1][VS] = 100_000, -50_000_000
-    assert resolve(cars, [BOX, BOX], 0, colliders()) == {0: 1 << CHASSIS, 1: 1 << CHASSIS}
+    assert resolve(cars, [BOX, BOX], 0, colliders(), {}) == {0: 1 << CHASSIS, 1: 1 << CHASSIS}
 
 
 def test_a_material_without_strengths_takes_no_fatigue():
     cars = two_cars(arc=(0, 100_000), vs=(50_000_000, -50_000_000))
-    assert resolve(cars, [BOX, BOX], 0, colliders(strength=None)) == {}
+    assert resolve(cars, [BOX, BOX], 0, colliders(strength=None), {}) == {}
     assert cars[0][part_field(BODY, P_FATIGUE)] == 0
 
 

@@ -65,7 +65,7 @@ def strike(w: World) -> dict[int, int]:
     """One strike pass on the world's current state (what ``Frame.run`` calls after the bullets)."""
     boxes = [m.mechanics(c[BROKEN_MASK]).contact_box if not c[PENALTY_TIMER] else m.ghost_box
              for m, c in zip(w.models, w._cars, strict=True)]
-    return w.rotors.strike(w._world, w._cars, boxes, w.models, w._frame.colliders, 0)
+    return w.rotors.strike(w._world, w._cars, boxes, w.models, w._frame.colliders, 0, {})
 
 
 def facing(gap_um: int, *, lat: int = 0, omega_urad_s: int = 5_000_000, cars=None) -> World:

@@ -7,7 +7,7 @@ that parts overheat and wear out, cars course out, fall, hit walls and each othe
 respawn, finish and end the round. A scenario also restores a mid-race state into a fresh world and
 continues from it (a loaded state has no derived caches to lean on). The pins change only with the
 engine id (docs/sim.md "Engine ids"): they were taken before the speed work (d52e2a7) for `sim_core/1` and
-again for `sim_core/2`, `sim_core/3`, `sim_core/4` and `sim_core/5`.
+again for `sim_core/2`, `sim_core/3`, `sim_core/4`, `sim_core/5` and `sim_core/6`.
 """
 
 from __future__ import annotations
@@ -157,15 +157,18 @@ GOLDEN: dict[tuple[str, int], tuple[str, int]] = {
     # entities): the six normal-weather scenarios' saved bodies are the same frame by frame (compared
     # without the header); the rain's patches moved again (TrackSpec gained ``obstacles``); the header's
     # digest (WeaponSpec's ``ammo``, then ``rotors``) and the state version changed every hash.
-    ('circuit', 1): ('bf8ebcef62ee93af3e9a8789dc494d2d656c0302e83b14e228cd84b1ff0a37ed', 2400),
-    ('circuit', 2): ('3e6799b4993561e9e18ebfd381a4a490d4e378c90c8b50c8daca0b576cb75203', 2400),
-    ('loop', 3): ('4112af442f4957ba3d9e5b17464d3fbac4e8e3c10535ebcda9286a05fe9dceee', 1239),
-    ('loop', 6): ('bf6082180cf4a0ba636cb5ab03d083bbb8fd8878a992534bb04823d9e2515968', 1357),
-    ('straight', 4): ('079061416ed5cd845db838445e294b095bdc791e4d4887e1cddfa718878c7e0d', 1546),
-    ('open', 5): ('8416c67b41ffa9ba25067907e7384f0bd8f640a7243e4f247d76b2a4dc895b2b', 124),
+    # Re-pinned for sim_core/6 (destruction counts, a new car field): every scenario's cars and world,
+    # without that field, are the same frame by frame as under sim_core/5, the rain's patches included
+    # (compared in one process, both trees imported in turn); no scenario credits a destruction.
+    ('circuit', 1): ('5d8db68f13d3285e95ef33de6289a6804ed25378950ecf1fe5c00d40b8eee124', 2400),
+    ('circuit', 2): ('2bf71dd2721cf7e70354b19a33dbf5144a565e67c7dc42a2d3cbd45f76f7e1dd', 2400),
+    ('loop', 3): ('bf80fc34f5ea875939a3ae8cc316d2079f1d7b3d38fa7f6efbe944f805fdc0a8', 1239),
+    ('loop', 6): ('054b5329cc90683709b53954e101945ee13e545c794f17da84b68c747453a8b2', 1357),
+    ('straight', 4): ('93146a9175234730e00f04d4283d83918b1e83381116a95dea694529f108c362', 1546),
+    ('open', 5): ('57f68882a2ffc0dbd1f574e4cb8f751ab4bf3e102af8af82336634a08dc6845f', 124),
     # sim_core/2's rain, pinned from its first version (cars' tires are on wet patches in 8 433 of the
     # 19 200 car-frames; compiled and interpreted steps agreed on track-03's rain before it was pinned)
-    ('rain', 7): ('2e1acba1264ff7071cb651632a3e01b58cda58db871dd48db3cb54470cc91b61', 2400),
+    ('rain', 7): ('f9171714c2fa128280c717db6e9247fcdff76b98adcf51c610c7dc9f87be97c3', 2400),
 }
 
 
