@@ -17,7 +17,13 @@ UNIT: Final = 1_000_000
 Vec3 = tuple[int, int, int]
 
 __all__ = ["UNIT", "Vec3", "isqrt", "div_round", "round_div", "div_trunc", "around_loop", "clamp", "dot", "cross", "sub", "add",
-           "scale", "distance_sq", "normalize"]
+           "scale", "distance_sq", "normalize", "sin_cos_ppm"]
+
+FULL_TURN_MDEG: Final = 360_000
+_EIGHTH_MDEG: Final = 45_000
+PI_NUM: Final = 355
+PI_DEN: Final = 113
+"""π as 355/113 (8.5e-8 relative): a turn's angle in µrad is mdeg · 355 · 1000 / (113 · 180)."""
 
 
 def div_round(a: int, b: int) -> int:
@@ -109,3 +115,34 @@ def splitmix64_at(seed: int, index: int) -> int:
     """The ``index``-th output (0-based) of SplitMix64 seeded with ``seed``, without stepping through the
     ones before it: its state after ``index + 1`` steps is ``seed + (index + 1)·γ`` (mod 2⁶⁴)."""
     return splitmix64_mix((seed + (index + 1) * SPLITMIX64_GAMMA) & MASK64)
+
+
+def sin_cos_ppm(angle_mdeg: int) -> tuple[int, int]:
+    """(sin, cos) of ``angle_mdeg`` millidegrees, in ppm: the version-pinned integer approximation of the
+    step's rotations (spec simcore §2: no transcendental functions). The angle is folded into the first
+    eighth of a turn by the symmetries of the circle, where Taylor series to the x⁷ and x⁸ terms (x in
+    µrad, each term floored) are within 3 ppm of the true values."""
+    a = angle_mdeg % FULL_TURN_MDEG
+    quarter, within = divmod(a, 90_000)
+    swap = within > _EIGHTH_MDEG
+    if swap:
+        within = 90_000 - within
+    x = within * PI_NUM * 1000 // (PI_DEN * 180)  # µrad, 0 ≤ x ≤ π/4
+    x2 = x * x // UNIT
+    x3 = x2 * x // UNIT
+    x4 = x2 * x2 // UNIT
+    x5 = x4 * x // UNIT
+    x6 = x3 * x3 // UNIT
+    x7 = x6 * x // UNIT
+    x8 = x4 * x4 // UNIT
+    s = x - x3 // 6 + x5 // 120 - x7 // 5040
+    c = UNIT - x2 // 2 + x4 // 24 - x6 // 720 + x8 // 40320
+    if swap:
+        s, c = c, s
+    if quarter == 0:
+        return s, c
+    if quarter == 1:
+        return c, -s
+    if quarter == 2:
+        return -s, -c
+    return -c, s

@@ -78,10 +78,15 @@ def _obstacle(entity: dict[str, Any]) -> ObstacleSpec:
     axes into the world."""
     motion = None
     if entity["entity_type"] == "kinematic_move":
-        a, axes = entity["amplitude_um"], entity["axes_ppm"]
-        world = [sum(a[k] * axes[k][r] for k in range(3)) // UNIT for r in range(3)]
+        axes = entity["axes_ppm"]
+
+        def turned(local: list[int]) -> Vec3:
+            world = [sum(local[k] * axes[k][r] for k in range(3)) // UNIT for r in range(3)]
+            return world[0], world[1], world[2]
+
         motion = MotionSpec(entity["motion_curve"], entity["period_frames"], entity["phase_offset_frames"],
-                            (world[0], world[1], world[2]))
+                            turned(entity["amplitude_um"]), turned(entity["rotation_axis_ppm"]),
+                            entity["rotation_amplitude_mdeg"], _vec(entity["position_um"]), entity["open_duration_milli"])
     return ObstacleSpec(_vec(entity["min_um"]), _vec(entity["max_um"]), entity["material"], entity["destructible"], motion)
 
 

@@ -275,11 +275,13 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
             ]
             if None in amplitude or sum(a * a for a in amplitude if a is not None) > 20_000_000**2:
                 local.error("entity-invalid", f"{where}: amplitude_m must be µm-resolution and at most 20 m long")
+            curve = fields.choice(node.extras, "motion_curve", where, local, ("sin", "step", "linear"))
             entry.update(
-                motion_curve=fields.choice(node.extras, "motion_curve", where, local, ("sin", "step", "linear")),
+                motion_curve=curve,
                 period_frames=None if period is None else period * 60 // 1000,
                 phase_offset_frames=None if phase is None else phase * 60 // 1000,
                 amplitude_um=amplitude,
+                **_rotation(node.extras, where, local, curve),
             )
         elif kind == "kinematic_conveyor":
             entry["conveyor_velocity_um_s"] = fields.number(
@@ -290,6 +292,26 @@ def _entities(asset: GlbAsset, findings: Findings, materials: dict[int, Any]) ->
     if len(entities) > C.MAX_ENTITIES or sum(1 for e in entities if e["destructible"]) > C.MAX_DESTRUCTIBLE_ENTITIES:
         findings.error("track-budget", f"at most {C.MAX_ENTITIES} entities and {C.MAX_DESTRUCTIBLE_ENTITIES} destructible ones")
     return entities
+
+
+def _rotation(extras: dict[str, Any], where: str, local: Findings, curve: str | None) -> dict[str, Any]:
+    """A mover's turn (spec §5.6): ``rotation_axis`` (local, non-zero) with ``rotation_amplitude_deg``
+    (1–360, 360 a steady whole turn), both or neither, as ``rotation_axis_ppm`` (local unit, ppm) and
+    ``rotation_amplitude_mdeg`` (0: it does not turn); ``open_duration_ratio`` (0–1, step curves only)
+    as ``open_duration_milli`` (default 500: out for the first half of the period)."""
+    axis = fields.vector3(extras, "rotation_axis", where, local, default=None)
+    degrees = fields.number(extras, "rotation_amplitude_deg", where, local, low=1, high=360, scale=1000, default=None)
+    if ("rotation_axis" in extras) != ("rotation_amplitude_deg" in extras):
+        local.error("entity-invalid", f"{where}: rotation_axis and rotation_amplitude_deg go together")
+    if axis is not None and all(a == 0 for a in axis):
+        local.error("entity-invalid", f"{where}: rotation_axis must not be the zero vector")
+        axis = None
+    open_milli = fields.number(extras, "open_duration_ratio", where, local, low=0, high=1, scale=1000, default=500)
+    if "open_duration_ratio" in extras and curve != "step":
+        local.error("entity-invalid", f"{where}: open_duration_ratio is for the step motion_curve only")
+    turns = axis is not None and degrees is not None
+    return {"rotation_axis_ppm": fields.unit_ppm(axis) if turns and axis is not None else [0, 0, 0],
+            "rotation_amplitude_mdeg": degrees if turns else 0, "open_duration_milli": open_milli}
 
 
 def _mesh_box(node: Node) -> dict[str, list[int]]:

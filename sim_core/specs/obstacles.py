@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal, NoReturn
 
 from sim_core.errors import SimError
+from sim_core.intmath import FULL_TURN_MDEG, UNIT
 from sim_core.specs.items import box_problem, is_vector
 from sim_core.specs.materials import material
 
@@ -27,6 +28,11 @@ AMPLITUDE_MAX_UM = 20_000_000
 """A mover travels at most 20 m (``amplitude_m``)."""
 PERIOD_MIN_FRAMES = 30  # period_ms ≥ 500
 PERIOD_MAX_FRAMES = 216_000  # an hour: the bake's bound on period_ms
+ROTATION_MIN_MDEG = 1_000  # rotation_amplitude_deg 1..360
+OPEN_DEFAULT_MILLI = 500
+"""A step curve is out for the first half of its period unless ``open_duration_ratio`` says otherwise."""
+COORDINATE_MAX_UM = 10_000_000_000
+"""A pivot lies within 10 km of the origin (far beyond any track's box)."""
 
 
 def _fail(message: str) -> NoReturn:
@@ -35,14 +41,23 @@ def _fail(message: str) -> NoReturn:
 
 @dataclass(frozen=True, slots=True)
 class MotionSpec:
-    """A ``kinematic_move`` entity's travel: ``amplitude_um`` (its local ``amplitude_m`` turned into the
-    world, µm), swept out and back once a period (``period_frames``), ``phase_frames`` ahead, along
-    ``curve`` (``sin`` smooth, ``linear`` at a steady speed, ``step`` there for the first half of the period)."""
+    """A ``kinematic_move`` entity's motion, once a period (``period_frames``), ``phase_frames`` ahead:
+
+    - travel: ``amplitude_um`` (its local ``amplitude_m`` turned into the world, µm), swept out and back
+      along ``curve`` (``sin`` smooth, ``linear`` at a steady speed, ``step`` out for the period's first
+      ``open_milli`` ‰, back for the rest);
+    - rotation: about ``rotation_axis_e6`` (world, unit ppm) through ``pivot_um`` (the entity node's
+      origin, world µm), by up to ``rotation_mdeg`` millidegrees out and back along the same curve, or
+      turning steadily once a period when it is a whole turn (360 000); 0: it does not turn."""
 
     curve: MotionCurve
     period_frames: int
     phase_frames: int
     amplitude_um: Vec3
+    rotation_axis_e6: Vec3 = (0, 0, 0)
+    rotation_mdeg: int = 0
+    pivot_um: Vec3 = (0, 0, 0)
+    open_milli: int = OPEN_DEFAULT_MILLI
 
     def validate(self, what: str) -> None:
         """``SimError`` ``track-invalid-obstacle`` unless every field is in range."""
@@ -54,6 +69,17 @@ class MotionSpec:
             _fail(f"{what}: phase_frames must be an int in 0..{PERIOD_MAX_FRAMES}")
         if not is_vector(self.amplitude_um, AMPLITUDE_MAX_UM) or sum(a * a for a in self.amplitude_um) > AMPLITUDE_MAX_UM ** 2:
             _fail(f"{what}: amplitude_um must be three ints, at most {AMPLITUDE_MAX_UM} µm long")
+        if type(self.rotation_mdeg) is not int or not (self.rotation_mdeg == 0
+                                                       or ROTATION_MIN_MDEG <= self.rotation_mdeg <= FULL_TURN_MDEG):
+            _fail(f"{what}: rotation_mdeg must be 0 or an int in {ROTATION_MIN_MDEG}..{FULL_TURN_MDEG}")
+        if not is_vector(self.rotation_axis_e6, UNIT + UNIT // 100) or not is_vector(self.pivot_um, COORDINATE_MAX_UM):
+            _fail(f"{what}: rotation_axis_e6 and pivot_um must be three ints (a unit axis in ppm; µm)")
+        if self.rotation_mdeg and abs(sum(a * a for a in self.rotation_axis_e6) - UNIT * UNIT) > UNIT * UNIT // 100:
+            _fail(f"{what}: a turning entity's rotation_axis_e6 must be a unit vector (ppm)")
+        if type(self.open_milli) is not int or not 0 <= self.open_milli <= 1000:
+            _fail(f"{what}: open_milli must be an int in 0..1000")
+        if self.curve != "step" and self.open_milli != OPEN_DEFAULT_MILLI:
+            _fail(f"{what}: open_milli is for the step curve only")
 
 
 @dataclass(frozen=True, slots=True)

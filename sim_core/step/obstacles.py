@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import FATIGUE_BREAK_PPM
-from sim_core.intmath import UNIT, around_loop, div_round, div_trunc
+from sim_core.intmath import FULL_TURN_MDEG, UNIT, around_loop, div_round, div_trunc, sin_cos_ppm
 from sim_core.specs.materials import material
 from sim_core.specs.obstacles import ObstacleSpec
 from sim_core.specs.route import Route
@@ -45,14 +45,19 @@ CURVE_STEP: Final = 0
 CURVE_LINEAR: Final = 1
 CURVE_SIN: Final = 2
 CURVES: Final = {"step": CURVE_STEP, "linear": CURVE_LINEAR, "sin": CURVE_SIN}
-STILL: Final = (0, 0, 0, 0, 0, 0, 0)  # a fixed entity's pose (``Obstacle.pose``)
+
+Pose = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int]
+"""Where an entity's box is at a frame, in the route frame: its lows and highs along s, l and h (s from
+its rest centre's arc), its s span a frame before, each face's velocity (µm/s: the lows', then the
+highs', the change over the frame), and its travel along s now and a frame before (a car's arc is
+brought around a loop's seam from there, the entity's own centre)."""
 
 
 class Obstacle:
     """One solid entity's constants: its footprint (the centre's arc; its spans along, across and above
-    the route), its travel along the route axes with the curve, period and phase (amplitude (0, 0, 0):
-    fixed), its restitution and, when destructible, its strengths and its slot's first index in the
-    world's list (-1: not destructible)."""
+    the route), its travel along the route axes, its turn (the axis in the route frame, the pivot from the
+    rest centre, the amplitude) with the curve, period and phase, its restitution and, when destructible,
+    its strengths and its slot's first index in the world's list (-1: not destructible)."""
 
     def __init__(self, route: Route, spec: ObstacleSpec, at: int) -> None:
         box = project_box(route, spec.min_um, spec.max_um)
@@ -69,37 +74,100 @@ class Obstacle:
         self.at = at
         motion = spec.motion
         i = box.sample
-        if motion is None:
-            self.travel = (0, 0, 0)
-            self.curve, self.period, self.phase = CURVE_STEP, 1, 0
-        else:
-            ax, ay, az = motion.amplitude_um
-            self.travel = (div_trunc(ax * route.tx[i] + ay * route.ty[i] + az * route.tz[i], UNIT),
-                           div_trunc(ax * route.rx[i] + ay * route.ry[i] + az * route.rz[i], UNIT),
-                           div_trunc(ax * route.ux[i] + ay * route.uy[i] + az * route.uz[i], UNIT))
+        self.travel = (0, 0, 0)
+        self.turn_mdeg = 0
+        self.axis = (0, 0, 0)
+        self.pivot = (0, 0, 0)
+        self.curve, self.period, self.phase, self.open = CURVE_STEP, 1, 0, 1
+        if motion is not None:
+            self.travel = _along_route(route, i, motion.amplitude_um)
             self.curve, self.period, self.phase = CURVES[motion.curve], motion.period_frames, motion.phase_frames
-        self.moves = self.travel != (0, 0, 0)
+            self.open = motion.period_frames * motion.open_milli // 1000
+            if motion.rotation_mdeg:
+                self.turn_mdeg = motion.rotation_mdeg
+                # the route frame (t, r, u) is left-handed where t × r = −u: a turn keeps the world's sense
+                # (right-handed about the world axis) by turning the other way in it
+                handed = _along_route(route, i, (route.ty[i] * route.rz[i] - route.tz[i] * route.ry[i],
+                                                 route.tz[i] * route.rx[i] - route.tx[i] * route.rz[i],
+                                                 route.tx[i] * route.ry[i] - route.ty[i] * route.rx[i]))
+                self.axis = _along_route(route, i, motion.rotation_axis_e6)
+                if handed[2] < 0:
+                    self.turn_mdeg = -self.turn_mdeg
+                pivot_arc, pivot_lat, pivot_h = route.project(motion.pivot_um)
+                loop = route.length_um if route.loop else 0
+                self.pivot = (around_loop(pivot_arc - box.arc, loop), pivot_lat, pivot_h)
+        self.moves = self.travel != (0, 0, 0) or self.turn_mdeg != 0
+        self.still: Pose = (*self.lows, *self.highs, self.lows[0], self.highs[0], 0, 0, 0, 0, 0, 0, 0, 0)
 
-    def offset(self, frame: int, axis: int) -> int:
-        """How far along route ``axis`` the entity stands from its rest pose at ``frame`` (µm)."""
-        travel = self.travel[axis]
-        if not travel:
-            return 0
+    def swing(self, frame: int) -> int:
+        """How far out (ppm) the entity's motion is at ``frame``."""
         t = (frame + self.phase) % self.period
         if self.curve == CURVE_STEP:
-            return travel if t < self.period // 2 else 0
-        return div_trunc(travel * swing_ppm(t, self.period, self.curve == CURVE_LINEAR), UNIT)
+            return UNIT if t < self.open else 0
+        return swing_ppm(t, self.period, self.curve == CURVE_LINEAR)
 
-    def pose(self, frame: int) -> tuple[int, int, int, int, int, int, int]:
-        """Where it stands at ``frame`` and where it stood a frame before, and how fast it moves: its
-        offsets along s, l and h, its offset along s at ``frame`` − 1, its velocity along s, l and h
-        (µm/s: the offsets' change over the frame)."""
+    def box_at(self, frame: int) -> tuple[int, int, int, int, int, int, int]:
+        """Its lows and highs along s, l and h at ``frame`` and its travel along s: the rest box turned
+        about the pivot (a box that turns is the box around its turned corners), then moved by its travel."""
+        out = self.swing(frame)
+        if not self.turn_mdeg:
+            lows, highs = self.lows, self.highs
+        else:
+            if abs(self.turn_mdeg) == FULL_TURN_MDEG:  # a whole turn: steadily, once a period
+                angle = (frame + self.phase) % self.period * FULL_TURN_MDEG // self.period
+                angle = angle if self.turn_mdeg > 0 else -angle
+            else:
+                angle = div_trunc(self.turn_mdeg * out, UNIT)
+            lows, highs = _turned_box(self.lows, self.highs, self.pivot, self.axis, angle)
+        shift = [div_trunc(travel * out, UNIT) if travel else 0 for travel in self.travel]
+        return (lows[0] + shift[0], lows[1] + shift[1], lows[2] + shift[2],
+                highs[0] + shift[0], highs[1] + shift[1], highs[2] + shift[2], shift[0])
+
+    def pose(self, frame: int) -> Pose:
+        """Where it stands at ``frame`` (``Pose``): its box now, its s span a frame before, and its faces'
+        velocities over the frame."""
         if not self.moves:
-            return STILL
-        now = (self.offset(frame, 0), self.offset(frame, 1), self.offset(frame, 2))
-        before = (self.offset(frame - 1, 0), self.offset(frame - 1, 1), self.offset(frame - 1, 2))
-        return (now[0], now[1], now[2], before[0], (now[0] - before[0]) * 60, (now[1] - before[1]) * 60,
-                (now[2] - before[2]) * 60)
+            return self.still
+        now = self.box_at(frame)
+        before = self.box_at(frame - 1)
+        return (now[0], now[1], now[2], now[3], now[4], now[5], before[0], before[3],
+                (now[0] - before[0]) * 60, (now[1] - before[1]) * 60, (now[2] - before[2]) * 60,
+                (now[3] - before[3]) * 60, (now[4] - before[4]) * 60, (now[5] - before[5]) * 60, now[6], before[6])
+
+
+def _along_route(route: Route, i: int, v: tuple[int, int, int]) -> tuple[int, int, int]:
+    """World vector ``v`` on the route axes (tangent, right, up) of sample ``i``."""
+    return (div_trunc(v[0] * route.tx[i] + v[1] * route.ty[i] + v[2] * route.tz[i], UNIT),
+            div_trunc(v[0] * route.rx[i] + v[1] * route.ry[i] + v[2] * route.rz[i], UNIT),
+            div_trunc(v[0] * route.ux[i] + v[1] * route.uy[i] + v[2] * route.uz[i], UNIT))
+
+
+def _turned_box(lows: tuple[int, int, int], highs: tuple[int, int, int], pivot: tuple[int, int, int],
+                axis: tuple[int, int, int], angle_mdeg: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The box around the corners of ``lows``..``highs`` turned by ``angle_mdeg`` about ``axis`` (unit, ppm)
+    through ``pivot`` (Rodrigues' rotation, each product truncated toward zero)."""
+    sin, cos = sin_cos_ppm(angle_mdeg)
+    kx, ky, kz = axis
+    lo = [0, 0, 0]
+    hi = [0, 0, 0]
+    first = True
+    for x in (lows[0], highs[0]):
+        for y in (lows[1], highs[1]):
+            for z in (lows[2], highs[2]):
+                vx, vy, vz = x - pivot[0], y - pivot[1], z - pivot[2]
+                k_dot_v = div_trunc(kx * vx + ky * vy + kz * vz, UNIT)
+                cx, cy, cz = ky * vz - kz * vy, kz * vx - kx * vz, kx * vy - ky * vx  # k × v, ppm·µm
+                keep = k_dot_v * (UNIT - cos)
+                turned = (pivot[0] + div_trunc(vx * cos + div_trunc(cx, UNIT) * sin + div_trunc(kx * keep, UNIT), UNIT),
+                          pivot[1] + div_trunc(vy * cos + div_trunc(cy, UNIT) * sin + div_trunc(ky * keep, UNIT), UNIT),
+                          pivot[2] + div_trunc(vz * cos + div_trunc(cz, UNIT) * sin + div_trunc(kz * keep, UNIT), UNIT))
+                for k in range(3):
+                    if first or turned[k] < lo[k]:
+                        lo[k] = turned[k]
+                    if first or turned[k] > hi[k]:
+                        hi[k] = turned[k]
+                first = False
+    return (lo[0], lo[1], lo[2]), (hi[0], hi[1], hi[2])
 
 
 class Obstacles:
@@ -135,10 +203,12 @@ class Obstacles:
                 if obstacle.at >= 0 and world[obstacle.at + OB_BREAK]:
                     continue
                 pose = poses[k]
-                rel = around_loop(arc - obstacle.arc - pose[0], loop)  # the car's centre from the entity's, now
-                was = around_loop(start_arc - obstacle.arc - pose[3], loop)  # and when the frame began
-                low, high = obstacle.lows[0], obstacle.highs[0]
-                if (rel - half >= high and was - half >= high) or (rel + half <= low and was + half <= low):
+                # the car's centre from the entity's rest centre, now and when the frame began (around a loop's
+                # seam from where the entity's centre is then)
+                rel = around_loop(arc - obstacle.arc - pose[14], loop) + pose[14]
+                was = around_loop(start_arc - obstacle.arc - pose[15], loop) + pose[15]
+                if ((rel - half >= pose[3] and was - half >= pose[7])
+                        or (rel + half <= pose[0] and was + half <= pose[6])):
                     continue  # on one side of it along the route all the frame (most pairs, most frames)
                 self._keep_out(c, rel, was, box, obstacle, pose, colliders[slot], slot, k, loads, struck)
         for k in sorted(struck):
@@ -151,21 +221,21 @@ class Obstacles:
 
     @staticmethod
     def _keep_out(c: list[int], rel_s: int, was: int, box: tuple[int, int, int, int, int], obstacle: Obstacle,
-                  pose: tuple[int, int, int, int, int, int, int], collider: Collider, slot: int, k: int,
+                  pose: Pose, collider: Collider, slot: int, k: int,
                   loads: dict[tuple[int, int], list[int]], struck: dict[int, list[int]]) -> None:
         """One car against one entity (module docstring): ``rel_s`` and ``was``, the car's centre from the
-        entity's along the route now and when the frame began; ``pose``, the entity's (``Obstacle.pose``)."""
+        entity's rest centre along the route now and when the frame began; ``pose``, the entity's box now
+        (``Obstacle.pose``)."""
         length, width, height, mass, restitution = box
-        dl, dh = pose[1], pose[2]
-        car_lo = (rel_s - length // 2, c[LAT] - width // 2 - dl, c[H] - dh)
-        car_hi = (rel_s + length // 2, c[LAT] + width // 2 - dl, c[H] + height - dh)
-        lows, highs = obstacle.lows, obstacle.highs
+        car_lo = (rel_s - length // 2, c[LAT] - width // 2, c[H])
+        car_hi = (rel_s + length // 2, c[LAT] + width // 2, c[H] + height)
+        lows, highs = (pose[0], pose[1], pose[2]), (pose[3], pose[4], pose[5])
         if car_hi[1] <= lows[1] or car_lo[1] >= highs[1] or car_hi[2] <= lows[2] or car_lo[2] >= highs[2]:
             return
         axis, sign, depth = -1, 0, 0
-        if was + length // 2 <= lows[0] < car_hi[0]:  # came in (or through) from behind during the frame
+        if was + length // 2 <= pose[6] and lows[0] < car_hi[0]:  # came in (or through) from behind during the frame
             axis, sign, depth = 0, -1, car_hi[0] - lows[0]
-        elif was - length // 2 >= highs[0] > car_lo[0]:  # from ahead, going backwards
+        elif was - length // 2 >= pose[7] and highs[0] > car_lo[0]:  # from ahead, going backwards
             axis, sign, depth = 0, 1, highs[0] - car_lo[0]
         elif car_hi[0] <= lows[0] or car_lo[0] >= highs[0]:
             return
@@ -178,7 +248,8 @@ class Obstacles:
                 if axis < 0 or best < depth:
                     axis, sign, depth = a, way, best
         c[POSITION_FIELDS[axis]] += sign * depth
-        closing = (pose[4 + axis] - c[VELOCITY_FIELDS[axis]]) * sign
+        face_velocity = pose[11 + axis] if sign > 0 else pose[8 + axis]  # the face the car is put out through
+        closing = (face_velocity - c[VELOCITY_FIELDS[axis]]) * sign
         if closing <= 0:
             return
         e = (obstacle.restitution_milli + restitution) // 2

@@ -18,9 +18,10 @@ from tests.sim_core.helpers import code_round, packed
 from tests.layout import REPO_ROOT
 
 GOLDEN_FRAMES = 600
-GOLDEN = {  # sim_core/6 (state layout 5: sim_core/5's values with each car's destruction count, 0, inserted)
-    0: "8a6dff2a46ced11ff750e9d90eb21a79894e228b6338a32fb740c6b1e6dc44b5",
-    7: "b898f20faf994de72b88dbb1db1ae7b66c3113556ad999ed0d330b54f933bf0f",
+GOLDEN = {  # sim_core/7 (state layout 5: sim_core/5's values with each car's destruction count, 0, inserted;
+    # the same values as sim_core/6's, under the new engine id's header)
+    0: "29a85b41c10283f5f92e15bb855e9caeea0249ed34001564cacbc51ed15b049a",
+    7: "cbbd91ddde7881ab371459c5d0bef188e2cf59178613e5d46a2509abcd14085a",
 }
 
 

@@ -98,6 +98,11 @@ def test_a_fast_car_does_not_pass_through_a_thin_wall():
     assert w._cars[0][ARC] == 2_920_000 and w._cars[0][VS] < 0
 
 
+def offset(obstacle, frame: int, axis: int) -> int:
+    """How far along route ``axis`` the entity stands from its rest pose at ``frame`` (µm)."""
+    return obstacle.box_at(frame)[axis] - obstacle.lows[axis]
+
+
 def mover(curve: str, amplitude=(200_000, 0, 0), period=60, phase=0, **fields) -> ObstacleSpec:
     return ObstacleSpec((-20_000, 0, -3_020_000), (20_000, 100_000, -3_000_000), "steel",
                         motion=MotionSpec(curve, period, phase, amplitude), **fields)
@@ -113,10 +118,10 @@ def test_a_mover_swings_out_and_back_once_a_period(curve, offsets):
     (3u² − 2u³ of the half period: 0.259 at a third of it), step there for the first half."""
     w = world_with(mover(curve))
     (obstacle,) = w.obstacles.obstacles
-    assert {frame: obstacle.offset(frame, 1) for frame in offsets} == offsets
-    assert obstacle.offset(30, 0) == obstacle.offset(30, 2) == 0
+    assert {frame: offset(obstacle, frame, 1) for frame in offsets} == offsets
+    assert offset(obstacle, 30, 0) == offset(obstacle, 30, 2) == 0
     ahead = world_with(mover(curve, phase=30))
-    assert ahead.obstacles.obstacles[0].offset(0, 1) == offsets[30]
+    assert offset(ahead.obstacles.obstacles[0], 0, 1) == offsets[30]
 
 
 def test_a_mover_sweeping_into_a_still_car_pushes_it_by_1_plus_e_times_its_speed():
