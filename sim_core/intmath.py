@@ -17,13 +17,13 @@ UNIT: Final = 1_000_000
 Vec3 = tuple[int, int, int]
 
 __all__ = ["UNIT", "Vec3", "isqrt", "div_round", "round_div", "div_trunc", "around_loop", "clamp", "dot", "cross", "sub", "add",
-           "scale", "distance_sq", "normalize", "sin_cos_ppm"]
+           "scale", "distance_sq", "normalize", "sin_cos_e30", "sin_cos_ppm"]
 
 FULL_TURN_MDEG: Final = 360_000
-_EIGHTH_MDEG: Final = 45_000
-PI_NUM: Final = 355
-PI_DEN: Final = 113
-"""π as 355/113 (8.5e-8 relative): a turn's angle in µrad is mdeg · 355 · 1000 / (113 · 180)."""
+_QUARTER_MDEG: Final = 90_000
+TRIG_ONE: Final = 1_000_000_000_000_000_000_000_000_000_000  # 1e30: the scale of ``sin_cos_e30``
+PI_E30: Final = 3_141_592_653_589_793_238_462_643_383_280  # π·1e30
+_E30_PER_PPM: Final = 1_000_000_000_000_000_000_000_000  # 1e24
 
 
 def div_round(a: int, b: int) -> int:
@@ -117,32 +117,30 @@ def splitmix64_at(seed: int, index: int) -> int:
     return splitmix64_mix((seed + (index + 1) * SPLITMIX64_GAMMA) & MASK64)
 
 
+def sin_cos_e30(angle_mdeg: int) -> tuple[int, int]:
+    """(sin, cos)·1e30 of ``angle_mdeg`` millidegrees, from integer Taylor series (no libm: every machine
+    gets the same bits); each term is truncated toward zero, error far below 1e-20. The step's one sine
+    (spec simcore §2: no transcendental functions): the wind's direction and a turning entity's angle."""
+    quadrant, rest = divmod(angle_mdeg % FULL_TURN_MDEG, _QUARTER_MDEG)
+    x = rest * PI_E30 // 180_000  # radians·1e30, in [0, π/2)
+    x2 = x * x // TRIG_ONE
+    sin = term = x
+    cos = cos_term = TRIG_ONE
+    for n in range(1, 30):
+        term = div_trunc(-term * x2, (2 * n) * (2 * n + 1) * TRIG_ONE)
+        cos_term = div_trunc(-cos_term * x2, (2 * n - 1) * (2 * n) * TRIG_ONE)
+        sin += term
+        cos += cos_term
+    if quadrant == 0:
+        return sin, cos
+    if quadrant == 1:
+        return cos, -sin
+    if quadrant == 2:
+        return -sin, -cos
+    return -cos, sin
+
+
 def sin_cos_ppm(angle_mdeg: int) -> tuple[int, int]:
-    """(sin, cos) of ``angle_mdeg`` millidegrees, in ppm: the version-pinned integer approximation of the
-    step's rotations (spec simcore §2: no transcendental functions). The angle is folded into the first
-    eighth of a turn by the symmetries of the circle, where Taylor series to the x⁷ and x⁸ terms (x in
-    µrad, each term floored) are within 3 ppm of the true values."""
-    a = angle_mdeg % FULL_TURN_MDEG
-    quarter, within = divmod(a, 90_000)
-    swap = within > _EIGHTH_MDEG
-    if swap:
-        within = 90_000 - within
-    x = within * PI_NUM * 1000 // (PI_DEN * 180)  # µrad, 0 ≤ x ≤ π/4
-    x2 = x * x // UNIT
-    x3 = x2 * x // UNIT
-    x4 = x2 * x2 // UNIT
-    x5 = x4 * x // UNIT
-    x6 = x3 * x3 // UNIT
-    x7 = x6 * x // UNIT
-    x8 = x4 * x4 // UNIT
-    s = x - x3 // 6 + x5 // 120 - x7 // 5040
-    c = UNIT - x2 // 2 + x4 // 24 - x6 // 720 + x8 // 40320
-    if swap:
-        s, c = c, s
-    if quarter == 0:
-        return s, c
-    if quarter == 1:
-        return c, -s
-    if quarter == 2:
-        return -s, -c
-    return -c, s
+    """(sin, cos) of ``angle_mdeg`` millidegrees in ppm (``sin_cos_e30`` truncated toward zero)."""
+    sin, cos = sin_cos_e30(angle_mdeg)
+    return div_trunc(sin, _E30_PER_PPM), div_trunc(cos, _E30_PER_PPM)

@@ -16,16 +16,13 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from sim_core.intmath import Vec3, div_round, div_trunc, isqrt
+from sim_core.intmath import TRIG_ONE, Vec3, div_round, div_trunc, isqrt, sin_cos_e30
 from sim_core.specs.vehicle import AeroSpec
 
 AERO_IMPULSE_DEN: Final = 100_000_000_000
 """A[µm²]·v·|v|[µm²/s²] / 1e11 = 0.6·A·v²·dt in µg·µm/s (K_AERO_DRAG 0.6, dt = 1/60 s)."""
 LIFT_DEN: Final = 1000
 MAX_WEIGHT_MULTIPLIER: Final = 2
-_TRIG_ONE: Final = 1_000_000_000_000_000_000_000_000_000_000  # 1e30
-_PI_TRIG: Final = 3_141_592_653_589_793_238_462_643_383_280  # π·1e30
-_MDEG_QUARTER: Final = 90_000
 
 
 class AeroModel(NamedTuple):
@@ -81,30 +78,8 @@ def aero_impulse(aero: AeroModel, air_s: int, air_l: int, air_h: int, cap: int) 
     return js, jl, jh
 
 
-def _sin_cos(mdeg: int) -> tuple[int, int]:
-    """(sin, cos)·1e30 of an angle in milli-degrees, from integer Taylor series (no libm: every machine
-    gets the same bits); each term is truncated toward zero, error far below 1e-20."""
-    quadrant, rest = divmod(mdeg % 360_000, _MDEG_QUARTER)
-    x = rest * _PI_TRIG // 180_000  # radians·1e30, in [0, π/2)
-    x2 = x * x // _TRIG_ONE
-    sin = term = x
-    cos = cos_term = _TRIG_ONE
-    for n in range(1, 30):
-        term = div_trunc(-term * x2, (2 * n) * (2 * n + 1) * _TRIG_ONE)
-        cos_term = div_trunc(-cos_term * x2, (2 * n - 1) * (2 * n) * _TRIG_ONE)
-        sin += term
-        cos += cos_term
-    if quadrant == 0:
-        return sin, cos
-    if quadrant == 1:
-        return cos, -sin
-    if quadrant == 2:
-        return -sin, -cos
-    return -cos, sin
-
-
 def wind_vector_um_s(speed_um_s: int, direction_mdeg: int) -> Vec3:
     """The world-frame wind velocity (µm/s) of a track's weather: horizontal, blowing toward
     ``direction_mdeg`` (0° = +X, 90° = −Z; spec §7.4), each component rounded with ``div_round``."""
-    sin, cos = _sin_cos(direction_mdeg)
-    return div_round(speed_um_s * cos, _TRIG_ONE), 0, div_round(-speed_um_s * sin, _TRIG_ONE)
+    sin, cos = sin_cos_e30(direction_mdeg)
+    return div_round(speed_um_s * cos, TRIG_ONE), 0, div_round(-speed_um_s * sin, TRIG_ONE)

@@ -97,6 +97,7 @@ class Obstacle:
                 loop = route.length_um if route.loop else 0
                 self.pivot = (around_loop(pivot_arc - box.arc, loop), pivot_lat, pivot_h)
         self.moves = self.travel != (0, 0, 0) or self.turn_mdeg != 0
+        self._boxes: dict[int, tuple[int, int, int, int, int, int, int]] = {}  # frame → box_at(frame): the last two
         self.still: Pose = (*self.lows, *self.highs, self.lows[0], self.highs[0], 0, 0, 0, 0, 0, 0, 0, 0)
 
     def swing(self, frame: int) -> int:
@@ -125,14 +126,26 @@ class Obstacle:
 
     def pose(self, frame: int) -> Pose:
         """Where it stands at ``frame`` (``Pose``): its box now, its s span a frame before, and its faces'
-        velocities over the frame."""
+        velocities over the frame. A box is a function of the frame alone, so the last two are kept: a
+        frame's "before" is the previous frame's "now" (a turn's sine is a 30-term series)."""
         if not self.moves:
             return self.still
-        now = self.box_at(frame)
-        before = self.box_at(frame - 1)
+        now = self._box_cached(frame)
+        before = self._box_cached(frame - 1)
         return (now[0], now[1], now[2], now[3], now[4], now[5], before[0], before[3],
                 (now[0] - before[0]) * 60, (now[1] - before[1]) * 60, (now[2] - before[2]) * 60,
                 (now[3] - before[3]) * 60, (now[4] - before[4]) * 60, (now[5] - before[5]) * 60, now[6], before[6])
+
+
+    def _box_cached(self, frame: int) -> tuple[int, int, int, int, int, int, int]:
+        boxes = self._boxes
+        box = boxes.get(frame)
+        if box is None:
+            box = self.box_at(frame)
+            if len(boxes) >= 2:
+                del boxes[min(boxes)]
+            boxes[frame] = box
+        return box
 
 
 def _along_route(route: Route, i: int, v: tuple[int, int, int]) -> tuple[int, int, int]:

@@ -3,6 +3,7 @@ built directly (``resolve`` takes the state's lists), then through a world's fra
 
 from __future__ import annotations
 
+from sim_core import World
 from sim_core.state.layout import ARC, BROKEN_MASK, LAT, P_BREAK_FRAME, P_FATIGUE, VLAT, VS, car_length, part_field
 from sim_core.step.contact import Collider, impact_fatigue, resolve
 
@@ -81,19 +82,24 @@ def test_a_material_without_strengths_takes_no_fatigue():
     assert cars[0][part_field(BODY, P_FATIGUE)] == 0
 
 
-def test_a_contact_break_is_committed_by_the_frame():
-    """Through a world: a car running into the one ahead breaks its body in the frame of the contact (a
-    collider of 1 kPa strength stands in for a weak material), recorded at the frame's end like a heat break."""
+def weak_bodies_meet() -> tuple[World, int]:
+    """A car running into the one ahead, both bodies of 1 kPa strength (a collider standing in for a weak
+    material), stepped until the first body breaks (within 10 frames); the world and the body's part."""
     w = world(straight_track(width_um=1_000_000), count=2)
     body = w.models[0].body
     for slot in (0, 1):
         w._frame.colliders[slot] = Collider(500, body, (1, 1), w.models[slot].chassis, (1, 1))
     place(w, 0, arc=M, lat=0, h=0, vh=0, vs=2_000_000)
     place(w, 1, arc=M + 165_000, lat=0, h=0, vh=0, vs=0)
-    frames = 0
     while not w._cars[0][BROKEN_MASK] >> body & 1:
         w.step({})
-        frames += 1
-        assert frames < 10
+        assert w.frame < 10
+    return w, body
+
+
+def test_a_contact_break_is_committed_by_the_frame():
+    """Through a world: a car running into the one ahead breaks its body in the frame of the contact,
+    recorded at the frame's end like a heat break."""
+    w, body = weak_bodies_meet()
     for c in w._cars:
         assert c[BROKEN_MASK] >> body & 1 and c[part_field(body, P_BREAK_FRAME)] == w.frame

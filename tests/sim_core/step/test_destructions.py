@@ -8,14 +8,13 @@ from __future__ import annotations
 import pytest
 
 from sim_core.errors import SimError
-from sim_core.state.layout import ARC, BROKEN_MASK, DESTRUCTIONS, P_FATIGUE, PENALTY_TIMER, PR_ARC, PR_H, PR_VH, PR_VS
-from sim_core.state.layout import car_length, part_field
-from sim_core.step.contact import NO_ATTACKER, Collider, Credits, add_impact, impact_fatigue, resolve
+from sim_core.state.layout import BROKEN_MASK, DESTRUCTIONS, P_FATIGUE, PENALTY_TIMER, car_length, part_field
+from sim_core.step.contact import NO_ATTACKER, Credits, add_impact, impact_fatigue, resolve
 from sim_core.step.frame import credit_destructions
 
-from tests.sim_core.helpers import M, car, edited, place, straight_track, world
-from tests.sim_core.step.test_contact import ABS, BODY, BOX, colliders, two_cars
-from tests.sim_core.step.test_launch import HOLD, launcher, standing
+from tests.sim_core.helpers import edited
+from tests.sim_core.step.test_contact import ABS, BODY, BOX, colliders, two_cars, weak_bodies_meet
+from tests.sim_core.step.test_launch import heavy_dart_flying_at_a_body
 from tests.sim_core.step.test_rotors import facing
 
 
@@ -67,12 +66,7 @@ def test_a_rotor_strike_credits_the_spinner_with_the_struck_body_s_fatigue():
 def test_a_dart_that_breaks_a_body_credits_its_shooter_in_the_state_and_the_standings():
     """A 100 g dart at 112 m/s into a body one ppm short of breaking (test_launch's heavy dart): the body
     breaks in that frame and the shooter, car 0, is credited."""
-    w = standing(2 * M, 2 * M + 400_000, cars=[launcher(mass=100_000_000), car()])
-    w.step(HOLD)
-    at = w.launchers.bullets[0].at
-    w._world[at + PR_ARC] = w._cars[1][ARC] - 200_000
-    w._world[at + PR_H] = 30_000
-    w._world[at + PR_VS], w._world[at + PR_VH] = 112 * M, 0
+    w = heavy_dart_flying_at_a_body()
     body = w.models[1].body
     w._cars[1][part_field(body, P_FATIGUE)] = 999_999
     edited(w)
@@ -85,15 +79,7 @@ def test_a_dart_that_breaks_a_body_credits_its_shooter_in_the_state_and_the_stan
 def test_a_break_through_the_frame_credits_both_cars_and_the_count_is_saved_hashed_and_checked():
     """test_contact's weak bodies (1 kPa) break each other: each car is credited once, in the saved state
     and its hash; a loaded state may not credit more destructions than the other cars have broken parts."""
-    w = world(straight_track(width_um=1_000_000), count=2)
-    body = w.models[0].body
-    for slot in (0, 1):
-        w._frame.colliders[slot] = Collider(500, body, (1, 1), w.models[slot].chassis, (1, 1))
-    place(w, 0, arc=M, lat=0, h=0, vh=0, vs=2_000_000)
-    place(w, 1, arc=M + 165_000, lat=0, h=0, vh=0, vs=0)
-    while not w._cars[0][BROKEN_MASK] >> body & 1:
-        w.step({})
-        assert w.frame < 10
+    w, _ = weak_bodies_meet()
     assert [c[DESTRUCTIONS] for c in w._cars] == [1, 1]
     saved, hashed = w.save_state(), w.state_hash()
     w._cars[0][DESTRUCTIONS] = 0

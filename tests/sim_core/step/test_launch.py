@@ -138,9 +138,9 @@ def test_a_dart_faster_than_a_car_is_long_still_hits_it():
     assert hits and w._cars[1][VS] > _speed_without(4)
 
 
-def test_a_fast_heavy_dart_fatigues_the_struck_body_by_the_impact_rule():
-    """A 100 g dart at 112 m/s into the target's body: the fatigue added is ``impact_fatigue`` of
-    ½·m_eff·v² on the body's face (width × height)."""
+def heavy_dart_flying_at_a_body() -> World:
+    """Car 0 has fired a 100 g dart; it is put 0.2 m behind car 1, at body height, flying at 112 m/s
+    (a launch's speed) straight at it: the next step strikes."""
     w = standing(2 * M, 2 * M + 400_000, cars=[launcher(mass=100_000_000), car()])
     w.step(HOLD)
     at = w.launchers.bullets[0].at
@@ -148,6 +148,13 @@ def test_a_fast_heavy_dart_fatigues_the_struck_body_by_the_impact_rule():
     w._world[at + PR_H] = 30_000
     w._world[at + PR_VS], w._world[at + PR_VH] = 112 * M, 0
     edited(w)
+    return w
+
+
+def test_a_fast_heavy_dart_fatigues_the_struck_body_by_the_impact_rule():
+    """A 100 g dart at 112 m/s into the target's body: the fatigue added is ``impact_fatigue`` of
+    ½·m_eff·v² on the body's face (width × height)."""
+    w = heavy_dart_flying_at_a_body()
     target, body = w.models[1], w.models[1].body
     before = w.car_state(1)[f"part[{body}].fatigue_ppm"]
     vs_target = w._cars[1][VS]

@@ -254,6 +254,11 @@ def entity_track() -> bytes:
                    "phase_offset_ms": 500, "amplitude_m": [0.25, 0, 0]})
     b.node("Belt", mesh=b.mesh(*mesh_box((0.5, -0.01, -0.3), (0.9, 0.0, 0.3))),
            extras={"entity_type": "kinematic_conveyor", "material": "pe", "conveyor_velocity_m_s": 1})
+    return open_track(b)
+
+
+def open_track(b: GlbBuilder) -> bytes:
+    """The GLB of ``b``'s nodes on an open 2 m wide route from the origin to 2.5 m along +X."""
     b.node("RoutePoint_1", matrix=frame_matrix((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0)))
     b.node("RoutePoint_2", matrix=frame_matrix((2.5, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0)))
     return b.build({

@@ -23,6 +23,7 @@ from sim_core.specs.obstacles import MotionSpec, ObstacleSpec
 from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, PENALTY_TIMER, VS, W_FRAME
 
 from tests.sim_core.helpers import car, place, straight_track
+from tests.sim_core.step.test_obstacles import open_track
 
 M = 1_000_000
 UP = (0, M, 0)
@@ -45,11 +46,11 @@ def near(actual: tuple[int, ...], expected: tuple[int, ...], slack: int = 3) -> 
     return all(abs(a - e) <= slack for a, e in zip(actual, expected, strict=True))
 
 
-def test_the_integer_sine_is_within_3_ppm_everywhere_and_exact_at_the_quarters():
+def test_the_ppm_sine_is_within_1_ppm_everywhere_and_exact_at_the_quarters():
     for mdeg in range(-400_000, 400_001, 997):
         s, c = sin_cos_ppm(mdeg)
         rad = math.radians(mdeg / 1000)
-        assert abs(s - M * math.sin(rad)) <= 3 and abs(c - M * math.cos(rad)) <= 3
+        assert abs(s - M * math.sin(rad)) <= 1 and abs(c - M * math.cos(rad)) <= 1
     assert [sin_cos_ppm(q * 90_000) for q in range(5)] == [(0, M), (M, 0), (0, -M), (-M, 0), (0, M)]
 
 
@@ -133,13 +134,7 @@ def gate_track(**extras) -> bytes:
            matrix=frame_matrix((2.0, 0.0, 0.1), (0.0, 0.0, -1.0), (0.0, 1.0, 0.0), (1.0, 0.0, 0.0)),
            extras={"entity_type": "kinematic_move", "material": "steel", "motion_curve": "linear", "period_ms": 2000,
                    **extras})
-    b.node("RoutePoint_1", matrix=frame_matrix((0.0, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0)))
-    b.node("RoutePoint_2", matrix=frame_matrix((2.5, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0)))
-    return b.build({
-        "type": "track", "open4wd_version": 1, "material": "asphalt", "weather": {"type": "normal"},
-        "physics": {"gravity_strength_m_s2": 9.81},
-        "track": {"type": "open", "route": [{"name": "RoutePoint_1", "width_m": 2}, {"name": "RoutePoint_2", "width_m": 2}]},
-    })
+    return open_track(b)
 
 
 def test_a_track_s_turning_gate_becomes_a_turning_obstacle_about_its_node_s_origin():
@@ -161,3 +156,12 @@ def test_the_bake_refuses_a_turn_it_cannot_carry(extras):
     with pytest.raises(AssetRejected) as refused:
         bake(gate_track(**extras))
     assert [finding.code for finding in refused.value.findings] == ["entity-invalid"]
+
+
+def test_a_pose_is_the_same_whether_its_boxes_were_kept_or_not():
+    """The last two frames' boxes are kept (a frame's "before" is the previous frame's "now"); going back
+    (a rollback) or jumping ahead gives what a fresh entity gives."""
+    _, kept = entity(turner(rotation_mdeg=360_000))
+    for frame in (5, 6, 7, 3, 40, 41, 6):
+        _, fresh = entity(turner(rotation_mdeg=360_000))
+        assert kept.pose(frame) == fresh.pose(frame)
