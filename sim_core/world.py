@@ -280,6 +280,13 @@ class World:
             return DisableReason.PHYSICS_RETIRED
         return None
 
+    def car_rows(self) -> list[tuple[int, ...]]:
+        """Every car's values in slot order, each as ``save_state`` lays them out: its car fields, then its
+        part fields by partIndex (index a row with ``sim_core.state.layout``'s ``ARC``, ``VS``, …, and
+        ``part_field(part, P_TEMP)``). What a driver observes every frame: tuples of the lists, without
+        packing the state's bytes (``car_state`` names every field, about 18 µs a car)."""
+        return [tuple(c) for c in self._cars]
+
     def car_state(self, slot: int) -> dict[str, int]:
         """One car's state fields by name (diagnostics and tests; the step never reads this)."""
         c = self._cars[slot]

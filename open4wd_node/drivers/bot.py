@@ -48,7 +48,6 @@ from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import VehicleSpec
 
 from open4wd_node.race.driver import Decision
-from open4wd_node.drivers.observe import CarRows
 from open4wd_node.drivers.speed_plan import speed_profile
 from open4wd_node.race.world import chip_skills
 
@@ -108,7 +107,6 @@ class BotDriver:
         rng = SplitMix64(seed)
         self.boost_margin_pct = 85 + rng.next() % 11  # boost up to 85..95 % of the allowed speed
         self.watch_frames = 45 + rng.next() % 46  # look 0.75..1.5 s of closing speed ahead for cars
-        self._rows = CarRows()
         self._route: Route | None = None  # the route ``_profile`` was computed for
         self._profile: list[int] = []  # its allowed speed per sample (``speed_plan``)
         self._car_key: tuple[VehicleSpec, TrackSpec] | None = None  # what ``_car`` was derived from
@@ -119,7 +117,7 @@ class BotDriver:
         skills are disabled, under a penalty, or once it no longer races)."""
         if world.done or world.disable_reason(slot) is not None:
             return []
-        rows = self._rows.read(world)
+        rows = world.car_rows()
         me = rows[slot]
         if me[STATUS] != STATUS_RACING or me[PENALTY_TIMER] > 0:
             return []  # finished, or a penalty: skills would take no effect
