@@ -309,9 +309,10 @@ def _rotation(extras: dict[str, Any], where: str, local: Findings, curve: str | 
     open_milli = fields.number(extras, "open_duration_ratio", where, local, low=0, high=1, scale=1000, default=500)
     if "open_duration_ratio" in extras and curve != "step":
         local.error("entity-invalid", f"{where}: open_duration_ratio is for the step motion_curve only")
-    turns = axis is not None and degrees is not None
-    return {"rotation_axis_ppm": fields.unit_ppm(axis) if turns and axis is not None else [0, 0, 0],
-            "rotation_amplitude_mdeg": degrees if turns else 0, "open_duration_milli": open_milli}
+    if axis is None or degrees is None:
+        return {"rotation_axis_ppm": [0, 0, 0], "rotation_amplitude_mdeg": 0, "open_duration_milli": open_milli}
+    return {"rotation_axis_ppm": fields.unit_ppm(axis), "rotation_amplitude_mdeg": degrees,
+            "open_duration_milli": open_milli}
 
 
 def _mesh_box(node: Node) -> dict[str, list[int]]:

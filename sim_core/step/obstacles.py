@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import FATIGUE_BREAK_PPM
-from sim_core.intmath import FULL_TURN_MDEG, UNIT, around_loop, div_round, div_trunc, sin_cos_ppm
+from sim_core.intmath import FULL_TURN_MDEG, UNIT, around_loop, cross, div_round, div_trunc, dot, sin_cos_ppm
 from sim_core.specs.materials import material
 from sim_core.specs.obstacles import ObstacleSpec
 from sim_core.specs.route import Route
@@ -87,9 +87,8 @@ class Obstacle:
                 self.turn_mdeg = motion.rotation_mdeg
                 # the route frame (t, r, u) is left-handed where t × r = −u: a turn keeps the world's sense
                 # (right-handed about the world axis) by turning the other way in it
-                handed = _along_route(route, i, (route.ty[i] * route.rz[i] - route.tz[i] * route.ry[i],
-                                                 route.tz[i] * route.rx[i] - route.tx[i] * route.rz[i],
-                                                 route.tx[i] * route.ry[i] - route.ty[i] * route.rx[i]))
+                handed = _along_route(route, i, cross((route.tx[i], route.ty[i], route.tz[i]),
+                                                      (route.rx[i], route.ry[i], route.rz[i])))
                 self.axis = _along_route(route, i, motion.rotation_axis_e6)
                 if handed[2] < 0:
                     self.turn_mdeg = -self.turn_mdeg
@@ -136,8 +135,8 @@ class Obstacle:
                 (now[0] - before[0]) * 60, (now[1] - before[1]) * 60, (now[2] - before[2]) * 60,
                 (now[3] - before[3]) * 60, (now[4] - before[4]) * 60, (now[5] - before[5]) * 60, now[6], before[6])
 
-
     def _box_cached(self, frame: int) -> tuple[int, int, int, int, int, int, int]:
+        """``box_at(frame)``, from the last two frames' boxes when it is one of them."""
         boxes = self._boxes
         box = boxes.get(frame)
         if box is None:
@@ -167,10 +166,10 @@ def _turned_box(lows: tuple[int, int, int], highs: tuple[int, int, int], pivot: 
     for x in (lows[0], highs[0]):
         for y in (lows[1], highs[1]):
             for z in (lows[2], highs[2]):
-                vx, vy, vz = x - pivot[0], y - pivot[1], z - pivot[2]
-                k_dot_v = div_trunc(kx * vx + ky * vy + kz * vz, UNIT)
-                cx, cy, cz = ky * vz - kz * vy, kz * vx - kx * vz, kx * vy - ky * vx  # k × v, ppm·µm
-                keep = k_dot_v * (UNIT - cos)
+                v = (x - pivot[0], y - pivot[1], z - pivot[2])
+                vx, vy, vz = v
+                cx, cy, cz = cross(axis, v)  # k × v, ppm·µm
+                keep = div_trunc(dot(axis, v), UNIT) * (UNIT - cos)
                 turned = (pivot[0] + div_trunc(vx * cos + div_trunc(cx, UNIT) * sin + div_trunc(kx * keep, UNIT), UNIT),
                           pivot[1] + div_trunc(vy * cos + div_trunc(cy, UNIT) * sin + div_trunc(ky * keep, UNIT), UNIT),
                           pivot[2] + div_trunc(vz * cos + div_trunc(cz, UNIT) * sin + div_trunc(kz * keep, UNIT), UNIT))
