@@ -28,11 +28,11 @@ from open4wd_node.race.mesh import RACE_CONTROL_TYPES, RACE_LIMITS
 from open4wd_node.race.world import WorldAdapter, chip_skills
 from open4wd_node.net.transport import dial, serve
 from protocol.identity.keys import Identity
-from protocol.race.session import RaceSession
+from protocol.race.session import VERIFY_LAG_FRAMES, RaceSession
 from protocol.race.keys import RaceKeyBook, announce, verify_race_signature
 from protocol.race.messages import RACE_LINK, RaceInput, RaceInputs
 from protocol.race.setup import RaceSetup
-from protocol.race.signing import input_digest
+from protocol.race.signing import NO_PREVIOUS_INPUT, input_digest
 from sim_core import World
 
 MATCH = "cd" * 32
@@ -52,8 +52,8 @@ async def input_delivery(samples: int) -> list[float]:
         async for msg in link:
             (entry,) = msg.inputs
             events = tuple(tuple(e) for e in entry.events)
-            assert verify_race_signature(book.key(race_id, a.peer_id), input_digest(race_id, entry.frame, events),
-                                         entry.signature)
+            assert verify_race_signature(book.key(race_id, a.peer_id),
+                                         input_digest(race_id, entry.frame, events, entry.prev), entry.signature)
             await link.send(msg)
 
     async with trio.open_nursery() as nursery:
@@ -64,8 +64,9 @@ async def input_delivery(samples: int) -> list[float]:
         for frame in range(samples):
             start = time.perf_counter()
             events = (("boost", False),)
-            signature = key_a.sign(input_digest(race_id, frame, events))
-            await link.send(RaceInputs(frame - 1, [RaceInput(frame, [list(e) for e in events], signature)]))
+            signature = key_a.sign(input_digest(race_id, frame, events, NO_PREVIOUS_INPUT))
+            await link.send(RaceInputs(frame - 1, [RaceInput(frame, [list(e) for e in events], NO_PREVIOUS_INPUT,
+                                                             signature)]))
             await link.receive()
             times.append((time.perf_counter() - start) / 2 * 1e3)
             await trio.sleep(1 / 90)  # under the input bucket's 90 per second
@@ -93,11 +94,14 @@ def rollback_in_session(repeats: int, clock: Callable[[], float] = time.perf_cou
         if ident is not me:
             session.receive(ident.peer_id, announce(ident, race_id), 0)
     keys = {i.peer_id: i.race_key(race_id) for i in ids}
+    chains = {peer: NO_PREVIOUS_INPUT for peer in peers}  # each peer's newest input digest: its next one's prev
     press = [[next(s for s in ("boost", "brake", "jump", "slam") if s in skills[late.peer_id]), False]]
 
     def send(peer: str, frame: int, events) -> None:
         ev = tuple(tuple(e) for e in events)
-        entry = RaceInput(frame, [list(e) for e in ev], keys[peer].sign(input_digest(race_id, frame, ev)))
+        digest = input_digest(race_id, frame, ev, chains[peer])
+        entry = RaceInput(frame, [list(e) for e in ev], chains[peer], keys[peer].sign(digest))
+        chains[peer] = digest
         session.receive(peer, RaceInputs(-1, [entry]), 0)
 
     times = []
@@ -155,10 +159,10 @@ def floor_costs(repeats: int) -> dict[str, float]:
     key = me.race_key(race_id)
     public = PublicKey(announce(me, race_id).publicKey)
     events = (("boost", False),)
-    digest = input_digest(race_id, 100, events)
+    digest = input_digest(race_id, 100, events, NO_PREVIOUS_INPUT)
     signature = key.sign(digest)
-    one = RaceInputs(99, [RaceInput(100, [list(e) for e in events], signature)])
-    five = RaceInputs(99, [RaceInput(f, [list(e) for e in events], signature) for f in range(100, 105)])
+    one = RaceInputs(99, [RaceInput(100, [list(e) for e in events], NO_PREVIOUS_INPUT, signature)])
+    five = RaceInputs(99, [RaceInput(f, [list(e) for e in events], NO_PREVIOUS_INPUT, signature) for f in range(100, 105)])
     body_one, body_five = encode_message(one), encode_message(five)
     dialer, listener = Handshake(me, DIALER, 0), Handshake(Identity(bytes([8]) * 32), LISTENER, 0)
     listener.start()
@@ -193,7 +197,7 @@ def floor_costs(repeats: int) -> dict[str, float]:
 
     figures = {
         "verify": cost(lambda: public.verify(digest, signature)),
-        "input digest": cost(lambda: input_digest(race_id, 100, events)),
+        "input digest": cost(lambda: input_digest(race_id, 100, events, digest)),
         "sign": cost(lambda: sodium.sign(digest)),
         "decode race-inputs (1 input)": cost(lambda: decode_message(body_one)),
         "decode race-inputs (5 inputs)": cost(lambda: decode_message(body_five)),
@@ -210,9 +214,11 @@ def floor_costs(repeats: int) -> dict[str, float]:
 
 def floor_us(f: dict[str, float], peers: int = 7) -> float:
     """The least CPU a node-frame can cost with ``peers`` peers, from the pieces measured alone: each peer's
-    input verified (digest included) and its message read, opened and decoded; this node's input signed
-    and its message encoded, sealed and written to each peer; one simulation step."""
-    per_peer = (f["verify"] + f["input digest"] + f["decode race-inputs (1 input)"] + f["encode race-inputs (1 input)"]
+    input's digest, one verification per run of ``VERIFY_LAG_FRAMES + 1`` of its inputs (docs/race.md,
+    "Chained inputs"), and its message read, opened and decoded; this node's input signed and its message
+    encoded, sealed and written to each peer; one simulation step."""
+    per_peer = (f["verify"] / (VERIFY_LAG_FRAMES + 1) + f["input digest"] + f["decode race-inputs (1 input)"]
+                + f["encode race-inputs (1 input)"]
                 + f["AEAD seal"] + f["AEAD open"] + f["loopback TCP write + read"])
     return peers * per_peer + f["sign"] + f["input digest"] + f["simulation step (8 cars) + save"]
 

@@ -10,7 +10,10 @@ The report says how much of the match the log holds (``LogStatus``: complete, in
 why its node closed it (the end record's reason and outcome). What it counts is named exactly:
 ``votes_verified`` (checksum votes whose recorded own hash the re-simulation reproduced),
 ``votes_agreed`` (those of them that every voter agreed on: the demo's ``agreed_hashes``) and
-``round_ends_verified`` (final state hashes of rounds, which are not votes).
+``round_ends_verified`` (final state hashes of rounds, which are not votes). Inputs are checked as the
+racers check them (a run of a peer's inputs proven by one signature, ``_InputProofs``); a round that
+ended must have every input proven, and ``unproven_tail`` counts the peers whose last inputs of the
+log's unended last round wait for a signature the log does not hold (a node that stopped racing first).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import sim_core
 from open4wd_node.runtime.errors import UserError
@@ -34,7 +37,8 @@ from protocol.race.signing import input_digest
 from protocol.race.votes import VOTE_INTERVAL_FRAMES
 from protocol.room.config import MatchConfig
 from protocol.room.locked_start import LockedStart, verify_package
-from protocol.versions.record import ClientVersionInfo
+from protocol.versions.record import PROTOCOL_VERSION, ClientVersionInfo
+from sim_core.errors import SimError
 from sim_core.specs.inputs import SkillEvent
 
 
@@ -54,6 +58,7 @@ class ReplayReport:
     votes_verified: int = 0
     votes_agreed: int = 0
     round_ends_verified: int = 0
+    unproven_tail: int = 0  # peers whose last inputs of an unended round no logged signature reaches
     standings: list[list[dict[str, Any]]] = field(default_factory=list)
 
     @property
@@ -96,6 +101,9 @@ def _locked_start(header: dict[str, Any], assets: NodeRoomAssets) -> tuple[Locke
     if mine.rapier_version != sim_core.ENGINE_ID:
         raise UserError("replay-engine-mismatch",
                         f"the log was raced on engine {mine.rapier_version}; this node runs {sim_core.ENGINE_ID}")
+    if mine.protocol_version != PROTOCOL_VERSION:  # what its inputs' signatures cover differs between versions
+        raise UserError("replay-protocol-mismatch",
+                        f"the log was raced on protocol {mine.protocol_version}; this node speaks {PROTOCOL_VERSION}")
     try:
         digests = assets.track_digests(MatchConfig.from_wire(package["matchConfig"]))
         locked = verify_package(package, room_id=package["roomId"], mine=mine, track_digests=digests)
@@ -104,17 +112,51 @@ def _locked_start(header: dict[str, Any], assets: NodeRoomAssets) -> tuple[Locke
         raise UserError("replay-package-invalid", f"the start package in the log does not verify: {exc}") from None
 
 
-def _check_inputs(keys: RaceKeyBook, race: str, record: dict[str, Any]) -> None:
-    """Every signed input of a confirmed frame must verify under its peer's announced race key."""
-    for _, peer, events, signature in record["inputs"]:
-        if signature is None:
-            continue  # a final prediction of a lost peer: nothing was signed
-        key = keys.key(race, peer)
-        canonical = tuple(tuple(e) for e in events)
-        if key is None or not verify_race_signature(key, input_digest(race, record["frame"], canonical), signature):
-            raise UserError("replay-signature-invalid",
-                            f"{round_text(int(race.rsplit('#', 1)[1]))} frame {record['frame']}: "
-                            f"{peer[-4:]}'s input is not signed by its race key")
+class _InputProofs:
+    """One round's logged inputs checked by the racers' own rule (docs/race.md, "Chained inputs"): an
+    input is authentic if its own signature verifies, or if a later input of the same peer whose
+    signature verifies reaches it through the chain of ``prev`` digests. A racer proves a run of inputs
+    by one signature at a frame it has stepped, so the proof of a logged input is always logged too,
+    except at the tail of a round its node stopped racing (``open_tail``)."""
+
+    def __init__(self, keys: RaceKeyBook, race: str) -> None:
+        self.keys, self.race = keys, race
+        self._last: dict[str, tuple[int, bytes]] = {}  # peer -> (frame, digest) of its newest logged input
+        self._unproven: dict[str, int] = {}  # peer -> the first frame of its run no signature reached yet
+
+    def add(self, frame: int, peer: str, events: list[list[Any]], prev: object, signature: bytes) -> None:
+        """Take one logged signed input. Raises ``replay-signature-invalid`` when it breaks the chain of a
+        run that is still unproven (no later signature can reach that run any more)."""
+        if not isinstance(prev, bytes) or len(prev) != 32:
+            self._fail(peer, frame)
+        digest = input_digest(self.race, frame, tuple((skill, hold) for skill, hold in events), prev)
+        linked = self._last.get(peer) == (frame - 1, prev)
+        first = self._unproven.get(peer)
+        if first is not None and not linked:
+            self._fail(peer, first)
+        self._last[peer] = (frame, digest)
+        key = self.keys.key(self.race, peer)
+        if key is not None and verify_race_signature(key, digest, signature):
+            self._unproven.pop(peer, None)  # proves itself and the run it closes
+        else:
+            self._unproven.setdefault(peer, frame)
+
+    def fail_unproven(self) -> None:
+        """Raise ``replay-signature-invalid`` for the earliest input still unproven, if there is one: at
+        a round's end, or when the simulation refused an input (the racers' checks let none through)."""
+        if self._unproven:
+            peer, first = min(self._unproven.items(), key=lambda item: item[1])
+            self._fail(peer, first)
+
+    @property
+    def open_tail(self) -> int:
+        """How many peers' newest runs no logged signature reaches (a round cut short)."""
+        return len(self._unproven)
+
+    def _fail(self, peer: str, frame: int) -> NoReturn:
+        raise UserError("replay-signature-invalid",
+                        f"{round_text(int(self.race.rsplit('#', 1)[1]))} frame {frame}: "
+                        f"{peer[-4:]}'s input is not signed by its race key")
 
 
 def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
@@ -133,7 +175,7 @@ def replay(path: Path, assets: NodeRoomAssets) -> ReplayReport:
 
 def _replay(path: Path, assets: NodeRoomAssets, report: ReplayReport) -> ReplayReport:
     reader = LogReader(path)
-    locked = world = keys = None
+    locked = world = keys = proofs = None
     config_rounds: list[dict[str, Any]] = []
     round_index = -1
     vote_hashes: dict[tuple[int, int], str] = {}  # hash after stepping each vote frame, until its vote record
@@ -158,13 +200,21 @@ def _replay(path: Path, assets: NodeRoomAssets, report: ReplayReport) -> ReplayR
             cars = {peer: locked.car(peer, round_index) for peer in locked.roster}
             world = build_round_world(assets, locked.match_id, round_index, config_rounds[round_index],
                                       record["slots"], cars)
+            proofs = _InputProofs(keys, race_id(locked.match_id, round_index))
             report.rounds += 1
         elif kind == "frame":
-            if world is None or record["frame"] != world.frame:
+            if world is None or proofs is None or record["frame"] != world.frame:
                 raise _mismatch(round_index, record["frame"],
                                 f"inputs out of order (the world is at frame {world and world.frame})")
-            _check_inputs(keys, race_id(locked.match_id, round_index), record)
-            world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, _, events, _ in record["inputs"] if events})
+            for _, peer, events, prev, signature in record["inputs"]:
+                if signature is not None:  # None: a final prediction of a lost peer, nothing was signed
+                    proofs.add(record["frame"], peer, events, prev, signature)
+            try:
+                world.step({slot: [SkillEvent(s, h) for s, h in events]
+                            for slot, _, events, _, _ in record["inputs"] if events})
+            except SimError as exc:  # the racers' checks pass no such input: an unproven one is altered
+                proofs.fail_unproven()
+                raise _mismatch(round_index, record["frame"], f"the simulation refused a logged input: {exc}") from None
             report.frames += 1
             report.last_round, report.last_frame = round_index, record["frame"]
             if record["frame"] % VOTE_INTERVAL_FRAMES == 0:
@@ -186,13 +236,15 @@ def _replay(path: Path, assets: NodeRoomAssets, report: ReplayReport) -> ReplayR
                 report.votes_verified += 1
                 report.votes_agreed += int(record["result"] == "agreed")
         elif kind == "round-end":
-            if world is None or world.state_hash().hex() != record["stateHash"]:
+            if world is None or proofs is None or world.state_hash().hex() != record["stateHash"]:
                 raise _mismatch(round_index, record["frame"], "the round's final state hash differs")
+            proofs.fail_unproven()
             report.round_ends_verified += 1
             report.standings.append(record["standings"])
         elif kind == END_KIND:
             report.end_reason, report.outcome = record.get("reason"), record.get("outcome")
     if locked is None:
         raise UserError("race-log-damaged", f"{path} holds no header record")
+    report.unproven_tail = 0 if proofs is None else proofs.open_tail
     report.status = reader.status
     return report

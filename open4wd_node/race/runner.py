@@ -251,7 +251,8 @@ class MatchRunner:
         self._log_key(self.me, announce(self.identity, race_id(locked.match_id, round_index)))
         fault = self.options.fault_frame if round_index == 0 else None
         adapter = WorldAdapter(world, fault, self.slot, nondeterministic_frame())
-        session = RaceSession(setup, self.identity, adapter, RaceKeyBook(setup.roster), self.budget)
+        session = RaceSession(setup, self.identity, adapter, RaceKeyBook(setup.roster), self.budget,
+                              streams_inputs=self.spectators is not None)
         self._session = session
         self.log.append({"kind": "round-start", "round": round_index, "slots": slots, "cars": cars})
         await self._barrier(round_index)
@@ -463,7 +464,8 @@ class MatchRunner:
                 self._last_signed[confirmed.peer] = action.frame
         self.log.append({
             "kind": "frame", "round": self.round_index, "frame": action.frame,
-            "inputs": [[i.slot, i.peer, [list(e) for e in i.events], None if i.signed is None else i.signed.signature]
+            "inputs": [[i.slot, i.peer, [list(e) for e in i.events], *((None, None) if i.signed is None
+                                                                         else (i.signed.prev, i.signed.signature))]
                        for i in action.inputs],
         })
         if action.frame % 60 == 59:

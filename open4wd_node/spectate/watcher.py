@@ -295,7 +295,7 @@ class MatchViewer:
             if entry.signature is not None:
                 self._last_signed[entry.peer] = action.frame
         self.log.append({"kind": "frame", "round": action.round, "frame": action.frame, "inputs": [
-            [slots[i.peer], i.peer, i.events, i.signature] for i in sorted(action.inputs, key=lambda i: slots[i.peer])]})
+            [slots[i.peer], i.peer, i.events, i.prev, i.signature] for i in sorted(action.inputs, key=lambda i: slots[i.peer])]})
         self.report.frames += 1
         if action.frame % 60 == 59:
             self.log.flush()

@@ -58,19 +58,34 @@ def parse_events(raw: object, allowed: frozenset[str]) -> tuple[Event, ...]:
     return canonical_events(events)
 
 
+def input_prev(raw: object) -> bytes:
+    """A peer's ``prev`` (the digest its input chains to). Raises ``ProtocolError`` ``race-input-invalid``
+    unless it is 32 bytes."""
+    if not isinstance(raw, bytes) or len(raw) != 32:
+        raise ProtocolError("race-input-invalid", "an input's prev is a 32-byte digest")
+    return raw
+
+
 def wire_events(events: tuple[Event, ...]) -> list[list[Any]]:
     """Events as the wire carries them: ``[[skill, hold], …]``."""
     return [[skill, hold] for skill, hold in events]
 
 
 class PeerInputs:
-    """One peer's inputs around the current frame; frames below ``low`` are pruned."""
+    """One peer's inputs around the current frame; frames below ``low`` are pruned.
 
-    __slots__ = ("real", "signed", "predicted", "base_frame", "base_events", "base_signed", "low", "newest", "through")
+    ``real`` holds every input taken, ``signed`` those whose signature is verified, ``pending`` those
+    taken from the peer's own link whose signature is not verified yet (a later verified input of the
+    chain will cover them: ``RaceSession._settle``), ``digests`` the input digest of each held input."""
+
+    __slots__ = ("real", "signed", "pending", "digests", "predicted", "base_frame", "base_events", "base_signed", "low",
+                 "newest", "through")
 
     def __init__(self) -> None:
         self.real: dict[int, tuple[Event, ...]] = {}
         self.signed: dict[int, RaceInput] = {}
+        self.pending: dict[int, RaceInput] = {}
+        self.digests: dict[int, bytes] = {}
         self.predicted: dict[int, tuple[Event, ...]] = {}
         self.base_frame = -1
         self.base_events: tuple[Event, ...] = NO_EVENTS
@@ -91,11 +106,32 @@ class PeerInputs:
         self.through = through
         return through
 
-    def add(self, frame: int, events: tuple[Event, ...], signed: RaceInput) -> None:
-        """Store the verified real input of ``frame`` (its events and the signed message)."""
+    def add(self, frame: int, events: tuple[Event, ...], signed: RaceInput, digest: bytes) -> None:
+        """Store the verified real input of ``frame`` (its events, the signed message and its digest)."""
         self.real[frame] = events
         self.signed[frame] = signed
+        self.digests[frame] = digest
         self.newest = max(self.newest, frame)
+
+    def hold(self, frame: int, events: tuple[Event, ...], signed: RaceInput, digest: bytes) -> None:
+        """Store the real input of ``frame`` whose signature is not verified yet: it is stepped with, but
+        nothing final uses it until ``verified`` moves it to ``signed``."""
+        self.real[frame] = events
+        self.pending[frame] = signed
+        self.digests[frame] = digest
+        self.newest = max(self.newest, frame)
+
+    def verified(self, frame: int) -> RaceInput:
+        """The pending input of ``frame`` is authentic: it joins ``signed``. Returns it."""
+        signed = self.signed[frame] = self.pending.pop(frame)
+        return signed
+
+    def discard(self, frame: int) -> None:
+        """Forget the pending input of ``frame`` (its signature failed): the frame is predicted again, and
+        the ack falls back below it so that the peer sends it again."""
+        del self.real[frame], self.pending[frame], self.digests[frame]
+        self.newest = max(self.real, default=self.base_frame)
+        self.through = min(self.through, frame - 1)
 
     def predict(self, frame: int) -> tuple[Event, ...]:
         """The prediction for ``frame``: Hold ticks of the newest real input before it."""
@@ -129,6 +165,7 @@ class PeerInputs:
             if events is not None:
                 self.set_base(frame, events, self.signed.get(frame))
             self.signed.pop(frame, None)
+            self.digests.pop(frame, None)
             self.predicted.pop(frame, None)
         self.low = max(self.low, low)
 
@@ -136,6 +173,8 @@ class PeerInputs:
         """Drop everything (a snapshot replaced the state); frames start again at ``low``."""
         self.real.clear()
         self.signed.clear()
+        self.pending.clear()
+        self.digests.clear()
         self.predicted.clear()
         self.base_frame, self.base_events, self.base_signed = -1, NO_EVENTS, None
         self.low = low

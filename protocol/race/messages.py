@@ -45,12 +45,14 @@ class LeaveReason(StrEnum):
 
 @dataclass(frozen=True)
 class RaceInput:
-    """One signed input of its sender for ``frame``: its events as ``[skill, hold]`` pairs, signed by the
-    sender's race key over ``input_digest`` (each input on its own: the race log, replay and catch-up
-    keep and forward single inputs with their signatures)."""
+    """One signed input of its sender for ``frame``: its events as ``[skill, hold]`` pairs and ``prev``,
+    the digest of the sender's input of the frame before (32 bytes; zeros for none), signed by the
+    sender's race key over ``input_digest`` (each input verifies on its own: the race log, replay and
+    catch-up keep and forward single inputs with their signatures)."""
 
     frame: int
     events: list[list[Any]]
+    prev: bytes
     signature: bytes
 
 
@@ -154,7 +156,17 @@ class InputRecord:
     peer: str
     frame: int
     events: list[list[Any]]
+    prev: bytes
     signature: bytes
+
+    @classmethod
+    def of(cls, peer: str, signed: RaceInput) -> InputRecord:
+        """``peer``'s signed input as a record, unchanged."""
+        return cls(peer, signed.frame, signed.events, signed.prev, signed.signature)
+
+    def signed(self) -> RaceInput:
+        """The record's input as its owner signed it."""
+        return RaceInput(self.frame, self.events, self.prev, self.signature)
 
 
 @message("race-snapshot")

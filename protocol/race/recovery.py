@@ -29,7 +29,9 @@ from protocol.race.actions import (
 from protocol.race.catchup import (
     MAX_ADVANCE_FRAMES, RESUME_LEAD_FRAMES, CatchUpRequest, CatchUpVerdict, Offer, OfferPins,
 )
-from protocol.race.inputs import INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, STATE_BUFFER_FRAMES, PeerInputs, parse_events
+from protocol.race.inputs import (
+    INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, STATE_BUFFER_FRAMES, PeerInputs, input_prev, parse_events,
+)
 from protocol.race.keys import RaceKeyBook, signed_leave, verify_race_signature
 from protocol.race.messages import (
     OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, LeaveReason, RaceInput, RaceOffer,
@@ -50,8 +52,9 @@ FORWARD_LEASE_MS = RECONNECT_WINDOW_MS
 docs/race.md, "A partial partition is bridged"); nothing on the wire says that the link healed."""
 OFFER_ALIGNMENT = 8
 
-CheckedInputs = dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...]]]
-"""Verified forwarded inputs of a snapshot by (peer, frame): the signed message and its parsed events."""
+CheckedInputs = dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...], bytes]]
+"""Verified forwarded inputs of a snapshot by (peer, frame): the signed message, its parsed events and
+its digest."""
 
 
 class SessionPort(Protocol):
@@ -73,6 +76,10 @@ class SessionPort(Protocol):
 
     def admit(self, peer: str, msg: RaceInput) -> list[RaceAction]:
         """Verify and store ``peer``'s signed input (inside the window); raises ``PeerError`` on a bad one."""
+
+    def settle(self, peer: str) -> list[RaceAction]:
+        """Verify ``peer``'s pending inputs now, so that everything in its ``signed`` can be forwarded
+        (a forged one is discarded: the ``Misbehaviour`` actions)."""
 
     def end(self, reason: SessionEndReason, detail: str, evidence: dict[str, Any] | None = None) -> list[RaceAction]:
         """End the session (once): the ``SessionEnded`` action, or nothing if it already ended."""
@@ -143,7 +150,7 @@ class Recovery:
         for peer in self._peers.roster:
             base = self._inputs[peer].newest_before(frame)
             if base is not None:
-                bases.append(InputRecord(peer, base.frame, base.events, base.signature))
+                bases.append(InputRecord.of(peer, base))
         return Offer(frame, self._sync.state(frame), bases)
 
     # ---- peers come and go -----------------------------------------------------------------------
@@ -182,7 +189,7 @@ class Recovery:
             low = max(self._sync.current_frame - INPUT_WINDOW_BEHIND, active_from[owner])
             if not low <= record.frame <= self._session.window_end():
                 continue
-            actions += self._session.admit(owner, RaceInput(record.frame, record.events, record.signature))
+            actions += self._session.admit(owner, record.signed())
             if self._session.ended is not None:
                 break
             if owner in self._unlinked and record.frame > self._heard_up_to[owner]:
@@ -210,10 +217,15 @@ class Recovery:
             targets = self._forward_to.setdefault(owner, {})
             if peer not in targets:
                 targets[peer] = now_ms
-                records = self._held_records_of(owner)
+                settled, records = self._held_records_of(owner)
+                actions += settled
                 if records:
                     actions.append(Send(peer, RaceRelay(records)))
         return actions
+
+    def forwards(self, owner: str) -> bool:
+        """Whether ``owner``'s inputs are forwarded to anyone (then each is verified as it arrives)."""
+        return bool(self._forward_to.get(owner))
 
     def forwarded(self, owner: str, entry: RaceInput) -> list[RaceAction]:
         """``owner``'s input just admitted from its own link, forwarded to the peers whose link to it is
@@ -223,7 +235,7 @@ class Recovery:
         targets = self._forward_to.get(owner)
         if not targets:
             return []
-        record = RaceRelay([InputRecord(owner, entry.frame, entry.events, entry.signature)])
+        record = RaceRelay([InputRecord.of(owner, entry)])
         return [Send(p, record) for p in sorted(targets) if self._peers.statuses[p] is ACTIVE]
 
     def _stop_forwarding(self, peer: str) -> None:
@@ -267,16 +279,38 @@ class Recovery:
     def _relay_inputs_of(self, peer: str) -> list[RaceAction]:
         """Forward ``peer``'s signed inputs of this node's last 12 confirmed and all later frames to the
         other active peers: those whose copy was lost with a link then hold the same real inputs."""
-        relay = self._held_records_of(peer)
+        actions, relay = self._held_records_of(peer)
         if not relay:
-            return []
-        return [Send(p, RaceRelay(relay)) for p in self._peers.active_others() if p != peer]
+            return actions
+        return actions + [Send(p, RaceRelay(relay)) for p in self._peers.active_others() if p != peer]
 
-    def _held_records_of(self, peer: str) -> list[InputRecord]:
-        """``peer``'s signed inputs of this node's last 12 confirmed and all later frames."""
+    def _held_records_of(self, peer: str) -> tuple[list[RaceAction], list[InputRecord]]:
+        """``peer``'s signed inputs of this node's last 12 confirmed and all later frames, its pending ones
+        settled first, each with a signature that verifies on its own (``_forwardable``; with the actions
+        of any that failed)."""
+        actions = self._session.settle(peer)
         signed = self._inputs[peer].signed
         first = self._session.confirmed_frame + 1 - STATE_BUFFER_FRAMES  # survivors a little behind need these too
-        return [InputRecord(peer, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
+        refused, records = self._forwardable([InputRecord.of(peer, signed[f]) for f in sorted(signed) if f >= first])
+        return actions + refused, records
+
+    def _forwardable(self, records: list[InputRecord]) -> tuple[list[RaceAction], list[InputRecord]]:
+        """The records whose own signature verifies. A racer proves most inputs by the signature of a later
+        one of their chain (docs/race.md, "Chained inputs"), which says nothing of the signature each came
+        with, while whoever receives a forwarded input checks it alone: one that fails there is its
+        owner's misbehaviour (the ``Misbehaviour`` actions) and is not forwarded. Forwarding is rare (a
+        broken link, a bridge, a catch-up), so checking every record then costs little."""
+        actions: list[RaceAction] = []
+        kept: list[InputRecord] = []
+        for record in records:
+            key = self._keys.key(self._race_id, record.peer)
+            events = parse_events(record.events, self._skills[record.peer])
+            if record.peer == self._me or (key is not None and verify_race_signature(
+                    key, input_digest(self._race_id, record.frame, events, record.prev), record.signature)):
+                kept.append(record)
+            else:
+                actions.append(Misbehaviour(record.peer, "race-input-bad-signature"))
+        return actions, kept
 
     def tick(self, now_ms: int) -> list[RaceAction]:
         """Timers: lose the peers whose link stayed broken for the grace, close expired reconnect windows
@@ -371,7 +405,7 @@ class Recovery:
         """This node's own inputs from ``first`` on, as a relay: the peer may have moved on meanwhile,
         and a relayed input outside its window is skipped rather than counted as misbehaviour."""
         signed = self._inputs[self._me].signed
-        records = [InputRecord(self._me, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= first]
+        records = [InputRecord.of(self._me, signed[f]) for f in sorted(signed) if f >= first]
         return [Send(peer, RaceRelay(records))] if records else []
 
     # ---- catch-up: requester -----------------------------------------------------------------------
@@ -474,10 +508,9 @@ class Recovery:
             if record.peer not in self._inputs:
                 raise ProtocolError("race-snapshot-mismatch", "a forwarded input is not of the roster")
             events = parse_events(record.events, self._skills[record.peer])
-            self._signed_by(record.peer, input_digest(self._race_id, record.frame, events), record.signature,
-                            "race-snapshot-bad-signature")
-            signed = RaceInput(record.frame, record.events, record.signature)
-            known = checked.setdefault((record.peer, record.frame), (signed, events))
+            digest = input_digest(self._race_id, record.frame, events, input_prev(record.prev))
+            self._signed_by(record.peer, digest, record.signature, "race-snapshot-bad-signature")
+            known = checked.setdefault((record.peer, record.frame), (record.signed(), events, digest))
             if known[1] != events:
                 raise ProtocolError("race-snapshot-mismatch", "two different inputs for one peer and frame")
         return checked
@@ -487,11 +520,11 @@ class Recovery:
         self._off_line = False
         self._offered = []
         self._session.restart_at(frame)
-        for (peer, at), (signed, events) in sorted(inputs.items()):
+        for (peer, at), (signed, events, input_hash) in sorted(inputs.items()):
             if at < frame:
                 self._inputs[peer].set_base(at, events, signed)
             else:
-                self._inputs[peer].add(at, events, signed)
+                self._inputs[peer].add(at, events, signed, input_hash)
         resume = frame + RESUME_LEAD_FRAMES
         for peer in self._peers.roster:
             self._peers.active_from[peer] = resume if peer == self._me else max(frame, self._resumes.get(peer, 0))
@@ -528,12 +561,16 @@ class Recovery:
                         msg.signature, "race-sync-request-bad-signature")
         offer = self._pins.take(peer, msg.requestId, candidate, self._sync.current_frame)
         inputs = list(offer.bases)
+        actions: list[RaceAction] = []
         for other in self._peers.others:
             if self._peers.statuses[other] is not ACTIVE:  # nobody re-sends these: forward what this node used
+                actions += self._session.settle(other)
                 signed = self._inputs[other].signed
-                inputs += [InputRecord(other, f, signed[f].events, signed[f].signature) for f in sorted(signed) if f >= msg.frame]
+                inputs += [InputRecord.of(other, signed[f]) for f in sorted(signed) if f >= msg.frame]
+        refused, inputs = self._forwardable(inputs)
+        actions += refused
         signature = self._key.sign(catch_up_digest(self._race_id, "snapshot", msg.requestId, peer, [candidate]))
-        return [Send(peer, RaceSnapshot(msg.requestId, msg.frame, offer.state, inputs, signature))]
+        return actions + [Send(peer, RaceSnapshot(msg.requestId, msg.frame, offer.state, inputs, signature))]
 
     def on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[RaceAction]:
         """A peer caught up. It was ``rejoining`` here, or it is a fellow of this node's minority that

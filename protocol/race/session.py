@@ -15,6 +15,10 @@ Finality: a frame is *confirmed* once no message can change it: every active pee
 and predictions of lost or removed peers are outside the input window. A connected peer is predicted
 for at most ``max_prediction`` frames, then the session waits (0 = lockstep), so a prediction of a
 connected peer never becomes final. Votes, the race log and catch-up offers only use confirmed frames.
+Nothing unverified becomes final either: an input taken from its owner's own (authenticated) link is
+stepped with at once but its signature is checked later, for a run at a time (``_settle``: one
+signature covers the run through the inputs' ``prev`` chain), and a frame is confirmed only once every
+input of it is verified; relayed inputs are verified on arrival.
 
 Liveness (docs/race.md, "A race never hangs"): inputs travel GGRS-style. Every ``race-inputs`` carries
 all of this node's inputs the receiver has not acknowledged (at most the input window) and an ``ack`` of
@@ -47,7 +51,8 @@ from protocol.race.actions import (
 from protocol.race.anchor import AnchorFacts, AnchorRound
 from protocol.race.costs import NO_COST_METER, CostMeter, CostPart
 from protocol.race.inputs import (
-    INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, NO_EVENTS, STATE_BUFFER_FRAMES, PeerInputs, parse_events, wire_events,
+    INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, NO_EVENTS, STATE_BUFFER_FRAMES, PeerInputs, input_prev, parse_events,
+    wire_events,
 )
 from protocol.race.keys import RaceKeyBook, announce, signed_leave, verify_race_signature
 from protocol.race.messages import (
@@ -58,7 +63,7 @@ from protocol.race.messages import (
 from protocol.race.peers import ACTIVE, LOST, REJOINING, REMOVED, PeerStatus, PeerTable
 from protocol.race.recovery import RECONNECT_WINDOW_MS, Recovery
 from protocol.race.setup import RaceSetup, RaceWorld
-from protocol.race.signing import Event, checksum_digest, input_digest, leave_digest
+from protocol.race.signing import NO_PREVIOUS_INPUT, Event, checksum_digest, input_digest, leave_digest
 from protocol.race.sync import SyncLayer
 from protocol.race.votes import STRIKE_LIMIT, VOTE_INTERVAL_FRAMES, VoteBook, VoteKind
 
@@ -71,6 +76,11 @@ PROBE_AFTER_MS = 2_000
 """The watchdog probes a peer whose next needed input (or race key) has not arrived for this long."""
 NO_PROGRESS_LOST_MS = RECONNECT_WINDOW_MS
 """A linked peer that makes no progress for this long is treated as lost (its link is closed)."""
+VERIFY_LAG_FRAMES = 6
+"""An input taken from its owner's own link may wait this many frames behind the frame about to be
+stepped before its signature is checked (docs/race.md, "Chained inputs"): by then the owner's later
+inputs are in, and one verified signature covers the whole run. Below ``STATE_BUFFER_FRAMES`` with room
+for a tick's catch-up steps, so a run whose signature fails can always be rolled back out."""
 SELF_STALL_MS = 1_000
 """A gap this long between two ticks means this node itself did not run (stopped, swapped out): the
 watchdog's clocks restart rather than blame the peers for the time this node was away."""
@@ -81,7 +91,8 @@ Handler = Callable[[str, Any, int], list[RaceAction]]
 
 class RaceStats:
     """Counters for the shell and benchmarks: ``steps`` counts world steps including re-simulation,
-    ``rollback_frames`` the re-simulated ones; ``last_rollback`` is the depth of the newest rollback.
+    ``rollback_frames`` the re-simulated ones; ``last_rollback`` is the depth of the newest rollback;
+    ``signatures_checked`` the Ed25519 verifications of the peers' inputs and votes.
 
     Liveness counters: ``drops`` counts every input or message this session refused or set aside, by
     reason (a ``Misbehaviour`` code, or an ``InputsDropped`` reason, one per input); ``redundant_inputs``
@@ -90,11 +101,11 @@ class RaceStats:
     probes; ``watchdog_lost`` the peers it treated as lost."""
 
     __slots__ = ("steps", "predicted_inputs", "rollbacks", "rollback_frames", "max_rollback", "last_rollback",
-                 "drops", "redundant_inputs", "resends", "probes_sent", "probes_answered", "watchdog_lost")
+                 "signatures_checked", "drops", "redundant_inputs", "resends", "probes_sent", "probes_answered", "watchdog_lost")
 
     def __init__(self) -> None:
         self.steps = self.predicted_inputs = self.rollbacks = 0
-        self.rollback_frames = self.max_rollback = self.last_rollback = 0
+        self.rollback_frames = self.max_rollback = self.last_rollback = self.signatures_checked = 0
         self.drops: dict[str, int] = {}
         self.redundant_inputs = self.resends = self.probes_sent = self.probes_answered = self.watchdog_lost = 0
 
@@ -114,10 +125,12 @@ class RaceSession:
 
     Raises ``LocalError`` ``race-setup-invalid`` when this node is not on the setup's roster, or its own
     race key cannot be recorded in ``keys``. ``meter`` hears which part (``CostPart``) the session's
-    work belongs to: verifying, signing, encoding digests, stepping and re-stepping the world."""
+    work belongs to: verifying, signing, encoding digests, stepping and re-stepping the world.
+    ``streams_inputs``: this node forwards every confirmed input to spectators (its room admits them), so
+    each input's own signature is checked as it arrives (see ``_chained``)."""
 
     def __init__(self, setup: RaceSetup, identity: Identity, world: RaceWorld, keys: RaceKeyBook,
-                 meter: CostMeter = NO_COST_METER) -> None:
+                 meter: CostMeter = NO_COST_METER, *, streams_inputs: bool = False) -> None:
         if identity.peer_id not in setup.slots:
             raise LocalError("race-setup-invalid", "this node is not on the roster")
         self.setup = setup
@@ -129,6 +142,11 @@ class RaceSession:
         self.keys = keys
         self.stats = RaceStats()
         self.meter = meter
+        self._chained = setup.max_prediction > 0 and not streams_inputs
+        """Whether inputs from their owners' own links are verified a run at a time (``_settle``). Not in
+        lockstep, where every step is final at once, nor for a node that streams every confirmed input to
+        spectators (``streams_inputs``): a viewer checks each input's own signature, and a chain proves an
+        input's content, not that the signature it came with is valid."""
         self.strikes = 0
         self.ended: SessionEndReason | None = None
         self._identity = identity
@@ -258,7 +276,7 @@ class RaceSession:
     def peer_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
         """The link to ``peer`` broke: it is still waited for during ``LINK_GRACE_MS`` (a new link in time
         changes nothing), then predicted for the reconnect window (``tick`` runs both timers)."""
-        return self._recovery.link_lost(peer, now_ms)
+        return self._counted(self._recovery.link_lost(peer, now_ms))
 
     def peer_reconnected(self, peer: str, now_ms: int) -> list[RaceAction]:
         """A new link to ``peer`` is up: announce this round's race key again (the first announce may
@@ -275,7 +293,7 @@ class RaceSession:
         timeout, re-sends of unacknowledged inputs and the progress watchdog."""
         if self.ended is not None:
             return []
-        actions = self._recovery.tick(now_ms)
+        actions = self._counted(self._recovery.tick(now_ms))
         if self.ended is None and self._anchor is not None:
             actions += self._anchor.tick(now_ms)
         if self.ended is None:
@@ -427,7 +445,7 @@ class RaceSession:
         """Admit one input of ``peer``: the actions of admitting it, or the reason it was set aside, or
         None for a copy of an input already held. Raises ``PeerError`` for one that breaks a rule."""
         buffer = self._inputs[peer]
-        known = buffer.signed.get(entry.frame)
+        known = buffer.signed.get(entry.frame) or buffer.pending.get(entry.frame)
         if known is not None and known.signature == entry.signature and known.events == entry.events:
             self.stats.redundant_inputs += 1
             return None
@@ -448,7 +466,7 @@ class RaceSession:
                 raise ProtocolError("race-input-before-key", "inputs arrived before the peer's race key")
             pending.setdefault(entry.frame, entry)
             return []
-        return self._admit(peer, entry) + self._recovery.forwarded(peer, entry)
+        return self._admit(peer, entry, own_link=True) + self._recovery.forwarded(peer, entry)
 
     def _on_input_probe(self, peer: str, msg: RaceInputProbe, now_ms: int) -> list[RaceAction]:
         """The peer's watchdog waits for this node's next input (or race key): answer at once with
@@ -460,28 +478,136 @@ class RaceSession:
         actions: list[RaceAction] = [] if msg.hasKey else [Send(peer, self._announce)]
         return actions + self._send_inputs([peer], now_ms)
 
-    def _admit(self, peer: str, msg: RaceInput) -> list[RaceAction]:
-        """Validate, verify and store one input of ``peer`` whose frame is inside the window."""
+    def _admit(self, peer: str, msg: RaceInput, own_link: bool = False) -> list[RaceAction]:
+        """Validate and store one input of ``peer`` whose frame is inside the window. Its signature is
+        checked now unless it came on ``peer``'s own link (``own_link``), the session steps ahead of
+        the lockstep and nobody needs it forwarded: then it waits in ``pending`` for ``_settle``."""
         frame = msg.frame
         key = self.keys.key(self.race_id, peer)
         events = parse_events(msg.events, self._skills[peer])
-        if key is None or not self._verify(key, lambda: input_digest(self.race_id, frame, events), msg.signature):
-            raise ProtocolError("race-input-bad-signature", "the input is not signed by the peer's race key")
+        prev = input_prev(msg.prev)
+        with self.meter.part(CostPart.VERIFY):
+            digest = input_digest(self.race_id, frame, events, prev)
         buffer = self._inputs[peer]
         known = buffer.real.get(frame)
         if known is not None:
-            if known == events:
+            held = buffer.signed.get(frame) or buffer.pending.get(frame)
+            if known == events and held is not None and held.signature == msg.signature:
                 return []
-            return self._end(SessionEndReason.EQUIVOCATION, f"{peer} signed two different inputs for frame {frame}", {
-                "peer": peer, "frame": frame, "first": buffer.signed[frame], "second": msg,
-            })
-        buffer.add(frame, events, msg)
+            if key is None or not self._verify(key, digest, msg.signature):
+                raise ProtocolError("race-input-bad-signature", "the input is not signed by the peer's race key")
+            if known != events:
+                return self._conflict(peer, msg, digest)
+            if digest == buffer.digests[frame]:  # the value held, with a signature that verifies: keep this one
+                (buffer.pending if frame in buffer.pending else buffer.signed)[frame] = msg
+            return []
+        if key is None:
+            raise ProtocolError("race-input-bad-signature", "the input is not signed by the peer's race key")
+        if own_link and self._chained and not self._recovery.forwards(peer):
+            buffer.hold(frame, events, msg, digest)
+        elif self._verify(key, digest, msg.signature):
+            buffer.add(frame, events, msg, digest)
+        else:
+            raise ProtocolError("race-input-bad-signature", "the input is not signed by the peer's race key")
+        self._note_real(buffer, frame, events)
+        self._advance_frontier()
+        return []
+
+    def _note_real(self, buffer: PeerInputs, frame: int, events: tuple[Event, ...]) -> None:
+        """A real input of a frame already stepped with a different prediction: roll back to it."""
         predicted = buffer.predicted.get(frame)
         if predicted is not None and predicted != events and frame < self._sync.current_frame:
             if self._rollback_to is None or frame < self._rollback_to:
                 self._rollback_to = frame
-        self._advance_frontier()
-        return []
+
+    def _conflict(self, peer: str, msg: RaceInput, digest: bytes) -> list[RaceAction]:
+        """A second, different input of ``peer``, verified, for a frame it already has one for. The held
+        one's own signature decides: valid, the peer signed two values (equivocation, both messages the
+        evidence); not valid while still pending, it was never the peer's and the new one replaces it
+        (``race-input-bad-signature``); not valid but proven by the chain of a later input, the peer
+        still stood behind it (equivocation)."""
+        buffer, frame = self._inputs[peer], msg.frame
+        key = self.keys.key(self.race_id, peer)
+        held = buffer.pending.get(frame)
+        if held is not None and (key is None or not self._verify(key, buffer.digests[frame], held.signature)):
+            self._drop_pending(peer, frame)
+            events = parse_events(msg.events, self._skills[peer])
+            buffer.add(frame, events, msg, digest)
+            self._note_real(buffer, frame, events)
+            self._advance_frontier()
+            return [Misbehaviour(peer, "race-input-bad-signature")]
+        return self._end(SessionEndReason.EQUIVOCATION, f"{peer} signed two different inputs for frame {frame}", {
+            "peer": peer, "frame": frame, "first": held or buffer.signed[frame], "second": msg,
+        })
+
+    def _settle(self, peer: str, through: int | None = None) -> list[RaceAction]:
+        """Check the signatures of ``peer``'s pending inputs (those up to frame ``through``, or all),
+        newest first: one that verifies makes every pending input below it that its ``prev`` chain
+        reaches (digest by digest, each computed here from the input held) verified too, so an unbroken
+        run costs one check. One that fails is the peer's own forgery on its own link: it is discarded
+        (the frame is predicted again, rolled back if it was stepped, and asked for again) and refused as
+        ``race-input-bad-signature``.
+
+        ``_settle_due`` bounds ``through`` by the frames already stepped: they all become final (and
+        logged) unless the session ends, so the input whose signature proves a run is in the race log
+        whenever the run is (the replay checks the log by the same rule)."""
+        buffer = self._inputs[peer]
+        pending, digests = buffer.pending, buffer.digests
+        key = self.keys.key(self.race_id, peer)
+        actions: list[RaceAction] = []
+        while pending:
+            frame = max(pending) if through is None else max((f for f in pending if f <= through), default=-1)
+            if frame < 0:
+                break
+            if key is not None and self._verify(key, digests[frame], pending[frame].signature):
+                linked = buffer.verified(frame)
+                while frame - 1 in pending and digests[frame - 1] == linked.prev:
+                    frame -= 1
+                    linked = buffer.verified(frame)
+                continue
+            self._drop_pending(peer, frame)
+            actions.append(Misbehaviour(peer, "race-input-bad-signature"))
+        return actions
+
+    def _drop_pending(self, peer: str, frame: int) -> None:
+        """Discard ``peer``'s pending input of ``frame``, whose signature failed: the frame is predicted
+        again (re-simulated if it was stepped) and asked for again."""
+        self._inputs[peer].discard(frame)
+        if frame < self._sync.current_frame and (self._rollback_to is None or frame < self._rollback_to):
+            self._rollback_to = frame
+        self._recompute_frontier()
+
+    def _settle_due(self) -> list[RaceAction]:
+        """Settle every peer whose oldest pending input is ``VERIFY_LAG_FRAMES`` behind the frame about to
+        be stepped, or all of them once the round's world is done (its last frames wait for nothing else)."""
+        stepped = self._sync.current_frame - 1
+        due = stepped - VERIFY_LAG_FRAMES
+        done = self.world.done
+        actions: list[RaceAction] = []
+        for peer in self.others:
+            pending = self._inputs[peer].pending
+            if pending and (done or min(pending) <= due):
+                actions += self._settle(peer, stepped)
+        return self._counted(actions)
+
+    def _counted(self, actions: list[RaceAction]) -> list[RaceAction]:
+        """Count the ``Misbehaviour`` of ``actions`` made outside ``receive`` (which counts its own): the
+        forged inputs a settle found."""
+        for action in actions:
+            if isinstance(action, Misbehaviour):
+                self.stats.drop(action.code)
+        return actions
+
+    def _unverified_from(self) -> int | None:
+        """The oldest frame with an input whose signature is not checked yet (None: there is none)."""
+        oldest = None
+        for peer in self.others:
+            pending = self._inputs[peer].pending
+            if pending:
+                first = min(pending)
+                if oldest is None or first < oldest:
+                    oldest = first
+        return oldest
 
     def _on_checksum(self, peer: str, msg: RaceChecksum, now_ms: int) -> list[RaceAction]:
         if self._recovery.catching_up:
@@ -492,7 +618,7 @@ class RaceSession:
             return []  # decided, too old, or from a peer that is catching up: not counted, not misbehaviour
         key = self.keys.key(self.race_id, peer)
         if key is None or len(msg.hash) != 32 or not self._verify(
-            key, lambda: checksum_digest(self.race_id, msg.frame, msg.hash), msg.signature
+            key, checksum_digest(self.race_id, msg.frame, msg.hash), msg.signature
         ):
             raise ProtocolError("race-vote-bad-signature", "the vote is not signed by the peer's race key")
         self._votes.add(peer, msg.frame, msg.hash)
@@ -605,10 +731,13 @@ class RaceSession:
         limit = min(current - 1, self._frontier)
         if self._peers.any_lost() and not self.world.done:
             limit = min(limit, current - INPUT_WINDOW_BEHIND - 1)
-        return limit
+        unverified = self._unverified_from()
+        return limit if unverified is None else min(limit, unverified - 1)
 
     def _confirm(self, now_ms: int) -> list[RaceAction]:
-        actions: list[RaceAction] = []
+        actions = self._settle_due()
+        if self.ended is not None:
+            return actions
         limit = self._final_limit()
         minority = self._peers.present_count() < quorum(len(self.peers) - self._peers.removed_count())
         while self._confirmed < limit:
@@ -734,8 +863,12 @@ class RaceSession:
     # ---- helpers ---------------------------------------------------------------------------------
 
     def _sign_local(self, frame: int, events: tuple[Event, ...], now_ms: int) -> list[RaceAction]:
-        msg = RaceInput(frame, wire_events(events), self._sign(lambda: input_digest(self.race_id, frame, events)))
-        self._inputs[self.me].add(frame, events, msg)
+        own = self._inputs[self.me]
+        prev = own.digests.get(frame - 1, NO_PREVIOUS_INPUT)
+        with self.meter.part(CostPart.SIGN):
+            digest = input_digest(self.race_id, frame, events, prev)
+            msg = RaceInput(frame, wire_events(events), prev, self._key.sign(digest))
+        own.add(frame, events, msg, digest)
         self._advance_frontier()
         return self._send_inputs(self._peers.remaining_others(), now_ms)
 
@@ -745,11 +878,11 @@ class RaceSession:
         with self.meter.part(CostPart.SIGN):
             return self._key.sign(digest())
 
-    def _verify(self, key: PublicKey, digest: Callable[[], bytes], signature: bytes) -> bool:
-        """Whether ``signature`` by ``key`` covers ``digest()``, charged to the meter's ``verify`` (the
-        digest too)."""
+    def _verify(self, key: PublicKey, digest: bytes, signature: bytes) -> bool:
+        """Whether ``signature`` by ``key`` covers ``digest``, charged to the meter's ``verify``."""
+        self.stats.signatures_checked += 1
         with self.meter.part(CostPart.VERIFY):
-            return verify_race_signature(key, digest(), signature)
+            return verify_race_signature(key, digest, signature)
 
     def _broadcast(self, msg: Any) -> list[RaceAction]:
         return [Send(p, msg) for p in self._peers.remaining_others()]
@@ -785,6 +918,9 @@ class _RecoveryPort:
 
     def admit(self, peer: str, msg: RaceInput) -> list[RaceAction]:
         return self._session._admit(peer, msg)
+
+    def settle(self, peer: str) -> list[RaceAction]:
+        return self._session._settle(peer)
 
     def end(self, reason: SessionEndReason, detail: str, evidence: dict[str, Any] | None = None) -> list[RaceAction]:
         return self._session._end(reason, detail, evidence)

@@ -34,27 +34,43 @@ def _digest(body: dict[str, Any]) -> bytes:
     return hashlib.sha256(dagcbor.encode(body)).digest()
 
 
-def input_digest(race_id: str, frame: int, events: tuple[Event, ...]) -> bytes:
-    """What a race key signs for its input of ``frame`` (events already canonical).
-
-    The bytes are exactly ``_digest({"type": "race-input", "raceId": …, "frame": …, "events": …})``
-    (the frozen vectors in docs/race.md), assembled from parts encoded once: a node computes one of
-    these per peer per frame, and encoding the whole map each time cost more than verifying it. In
-    canonical key order (length, then bytes) the map is type, frame, domain, events, raceId, so only the
-    frame and the events sit between constant bytes; the events' encoding is cached too (a frame's
-    events are one of a few thousand canonical tuples)."""
-    head, tail = _input_frame(race_id)
-    return hashlib.sha256(b"".join((head, dagcbor.encode(frame), _INPUT_MIDDLE, _events_cbor(events), tail))).digest()
+INPUT_DOMAIN = "open4wd-race-sign-v2"
+"""The input map's layout version: v2 added ``prev``, the digest of the signer's input of the frame before."""
+NO_PREVIOUS_INPUT = bytes(32)
+"""``prev`` of an input whose signer holds no input of its own for the frame before (its first frame)."""
 
 
-_INPUT_HEAD = b"\xa5" + dagcbor.encode("type") + dagcbor.encode("race-input") + dagcbor.encode("frame")
-_INPUT_MIDDLE = dagcbor.encode("domain") + dagcbor.encode(DOMAIN) + dagcbor.encode("events")
+def input_digest(race_id: str, frame: int, events: tuple[Event, ...], prev: bytes) -> bytes:
+    """What a race key signs for its input of ``frame`` (events already canonical): the digest of the map
+    ``{"type": "race-input", "domain": INPUT_DOMAIN, "raceId": …, "frame": …, "events": …, "prev": …}``.
+
+    ``prev`` chains a peer's inputs: it is the digest of the signer's own input of ``frame - 1``
+    (``NO_PREVIOUS_INPUT`` if it holds none), so one verified signature authenticates every earlier input
+    whose digests it reaches link by link. A receiver that holds a peer's inputs in order therefore
+    verifies one signature for a run of them (docs/race.md, "Chained inputs"); any single input, with its
+    ``prev``, still verifies on its own (relays, catch-up, spectators, replay).
+
+    The bytes are assembled from parts encoded once (a node computes one of these per peer per frame,
+    and encoding the whole map each time cost more than verifying it). In canonical key order (length,
+    then bytes) the map is prev, type, frame, domain, events, raceId, so only prev, the frame and the
+    events sit between constant bytes; the events' encoding is cached too (a frame's events are one of a
+    few thousand canonical tuples). A hypothesis test holds it to the whole map's DAG-CBOR. ``prev`` must
+be 32 bytes: a peer's is checked first (``protocol.race.inputs.input_prev``)."""
+    return hashlib.sha256(b"".join((
+        _INPUT_PREV, prev, _INPUT_TYPE_FRAME, dagcbor.encode(frame), _INPUT_MIDDLE, _events_cbor(events),
+        _input_tail(race_id),
+    ))).digest()
+
+
+_INPUT_PREV = b"\xa6" + dagcbor.encode("prev") + b"\x58\x20"  # a map of six, then a 32-byte string's head
+_INPUT_TYPE_FRAME = dagcbor.encode("type") + dagcbor.encode("race-input") + dagcbor.encode("frame")
+_INPUT_MIDDLE = dagcbor.encode("domain") + dagcbor.encode(INPUT_DOMAIN) + dagcbor.encode("events")
 
 
 @lru_cache(maxsize=16)
-def _input_frame(race_id: str) -> tuple[bytes, bytes]:
-    """The constant bytes of a round's input digests: before the frame, and after the events."""
-    return _INPUT_HEAD, dagcbor.encode("raceId") + dagcbor.encode(race_id)
+def _input_tail(race_id: str) -> bytes:
+    """The constant bytes after a round's input digests' events."""
+    return dagcbor.encode("raceId") + dagcbor.encode(race_id)
 
 
 @lru_cache(maxsize=4096)

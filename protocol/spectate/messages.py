@@ -112,11 +112,13 @@ class SpectateCheckpoint(Message):
 
 @dataclass(frozen=True)
 class FrameInput:
-    """One racer's input of a confirmed frame as the racer signed it; ``signature`` None for a final
-    prediction of a lost racer (nothing was signed; the next vote's hash vouches for it)."""
+    """One racer's input of a confirmed frame as the racer signed it (``prev`` as in ``RaceInput``);
+    ``prev`` and ``signature`` None for a final prediction of a lost racer (nothing was signed; the next
+    vote's hash vouches for it)."""
 
     peer: str
     events: list[list[Any]]
+    prev: bytes | None
     signature: bytes | None
 
 

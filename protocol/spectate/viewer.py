@@ -32,6 +32,7 @@ from enum import StrEnum
 from protocol.actions import Misbehaviour
 from protocol.errors import ProtocolError
 from protocol.identity.keys import race_id
+from protocol.race.inputs import input_prev
 from protocol.race.keys import RaceKeyBook, verify_race_signature
 from protocol.race.messages import MAX_INPUT_EVENTS_PER_FRAME, RaceKey
 from protocol.race.setup import RaceWorld
@@ -247,7 +248,8 @@ class SpectateViewer:
             if entry.signature is None:
                 continue  # a final prediction of a lost racer: the next vote vouches for it
             key = self.keys.key(race, entry.peer)
-            if key is None or not verify_race_signature(key, input_digest(race, msg.frame, events), entry.signature):
+            digest = input_digest(race, msg.frame, events, input_prev(entry.prev))
+            if key is None or not verify_race_signature(key, digest, entry.signature):
                 raise ProtocolError("race-input-bad-signature", f"frame {msg.frame}: an input not signed by its racer")
         self._inputs[msg.frame] = tuple(msg.inputs)
 

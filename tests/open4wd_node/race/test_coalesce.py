@@ -8,7 +8,7 @@ from protocol.race.messages import RaceInput, RaceInputs
 
 
 def inputs(ack: int, *frames: int) -> RaceInputs:
-    return RaceInputs(ack, [RaceInput(f, [], bytes(64)) for f in frames])
+    return RaceInputs(ack, [RaceInput(f, [], bytes(32), bytes(64)) for f in frames])
 
 
 def test_a_tick_sends_each_peer_its_newest_race_inputs_once():

@@ -12,7 +12,7 @@ from protocol.errors import ProtocolError
 from protocol.race.messages import RaceChecksum, RaceInput, RaceInputs
 from protocol.race.recovery import RECONNECT_WINDOW_MS
 
-INPUTS = encode_message(RaceInputs(41, [RaceInput(42, [["boost", False]], bytes(64))] * 3))
+INPUTS = encode_message(RaceInputs(41, [RaceInput(42, [["boost", False]], bytes(32), bytes(64))] * 3))
 CHECKSUM = encode_message(RaceChecksum(120, bytes(32), bytes(64)))
 
 

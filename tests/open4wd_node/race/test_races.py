@@ -202,8 +202,8 @@ async def test_replay_refuses_a_rewritten_input(tmp_path, fast_clock):
     path = Path(results(recorders)[0]["log"])
     records = [r.record for r in LogReader(path)]
     frame = next(r for r in records if r["kind"] == "frame" and r["frame"] == 5)
-    slot, peer, events, signature = frame["inputs"][0]
-    frame["inputs"][0] = [slot, peer, [["brake", False]] if events != [["brake", False]] else [], signature]
+    slot, peer, events, prev, signature = frame["inputs"][0]
+    frame["inputs"][0] = [slot, peer, [["brake", False]] if events != [["brake", False]] else [], prev, signature]
     path.write_bytes(MAGIC + b"".join(encode_record(r) for r in records))
     with pytest.raises(UserError) as info:
         replay(path, NodeRoomAssets(AssetStore.in_data_dir(tmp_path / "n0"), DEFAULTS))

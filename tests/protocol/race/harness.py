@@ -19,6 +19,8 @@ from protocol.race.actions import (
     RoundEnded, Send, SessionEnded, VoteDecided, WriteState,
 )
 from protocol.race.keys import RaceKeyBook
+from protocol.race.messages import RaceInput
+from protocol.race.signing import NO_PREVIOUS_INPUT, input_digest
 from protocol.race.setup import RaceSetup, loadout_digest
 from protocol.encoding.wire import decode_message, encode_message
 
@@ -81,6 +83,26 @@ class CounterWorld:
         return state
 
 
+def signed_input(identity: Identity, race: str, frame: int, events: Sequence[tuple[str, bool]] = (),
+                 prev: bytes = NO_PREVIOUS_INPUT) -> RaceInput:
+    """``identity``'s race-key-signed input of ``frame`` chained to ``prev`` (events in skill order)."""
+    digest = input_digest(race, frame, tuple(events), prev)
+    return RaceInput(frame, [list(e) for e in events], prev, identity.race_key(race).sign(digest))
+
+
+class InputChain:
+    """Signs one peer's inputs as its session does: each one's ``prev`` is the digest of the one before."""
+
+    def __init__(self, identity: Identity, race: str) -> None:
+        self.identity, self.race = identity, race
+        self.digests: dict[int, bytes] = {}
+
+    def input(self, frame: int, events: Sequence[tuple[str, bool]] = ()) -> RaceInput:
+        prev = self.digests.get(frame - 1, NO_PREVIOUS_INPUT)
+        self.digests[frame] = input_digest(self.race, frame, tuple(events), prev)
+        return signed_input(self.identity, self.race, frame, events, prev)
+
+
 def identities(n: int) -> list[Identity]:
     return sorted((Identity(bytes([i + 1]) * 32) for i in range(n)), key=lambda ident: ident.peer_id)
 
@@ -113,7 +135,8 @@ class Mesh:
     """Sessions wired through a seeded router; records every action by node."""
 
     def __init__(self, n: int, *, seed: int = 1, max_delay_ms: int = 40, length: int = 600,
-                 world_factory=None, faults: Mapping[int, int] | None = None, **options: Any) -> None:
+                 world_factory=None, faults: Mapping[int, int] | None = None, streams_inputs: bool = False,
+                 **options: Any) -> None:
         self.ids = identities(n)
         self.peers = [i.peer_id for i in self.ids]
         self.rng = random.Random(seed)
@@ -125,7 +148,9 @@ class Mesh:
         make_world = world_factory or (lambda k: CounterWorld(n, length, faults.get(k, -1)))
         self.worlds = {p: make_world(k) for k, p in enumerate(self.peers)}
         self.sessions = {
-            i.peer_id: RaceSession(self.setup, i, self.worlds[i.peer_id], RaceKeyBook(self.peers)) for i in self.ids
+            i.peer_id: RaceSession(self.setup, i, self.worlds[i.peer_id], RaceKeyBook(self.peers),
+                                   streams_inputs=streams_inputs)
+            for i in self.ids
         }
         self.queue: list[tuple[int, int, str, str, bytes]] = []
         self.seq = 0

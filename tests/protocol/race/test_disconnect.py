@@ -1,5 +1,7 @@
 """Disconnects: prediction through the reconnect window, catch-up from a vouched snapshot, the partition guard."""
 
+import hashlib
+
 from protocol.race.messages import RaceOffer, RaceRejoin, RaceSnapshot
 from protocol.race.actions import SessionEndReason
 from protocol.race.messages import LeaveReason
@@ -19,6 +21,7 @@ def test_reconnect_within_the_window_catches_up_from_a_majority_snapshot():
     mesh.run_to_end()
     caught = mesh.of(lost, CaughtUp)
     assert len(caught) == 1 and caught[0].frame % 8 == 0 and caught[0].resume_frame == caught[0].frame + 60
+    assert caught[0].state_hash == hashlib.sha256(caught[0].state).digest()  # what the race log keeps and replay checks
     for peer in others:
         assert mesh.sessions[peer].status(lost) is PeerStatus.ACTIVE
         assert mesh.of(peer, PeerRejoined) == [PeerRejoined(lost, caught[0].resume_frame)]

@@ -1,5 +1,6 @@
 """Input admission: window, event rules, signatures, race keys, equivocation, hostile bytes."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,17 +14,15 @@ from protocol.race.messages import (
     RaceInputs, RaceKey, RaceLeave, RaceOffer, RaceProbe, RaceRejoin, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
 from protocol.race.recovery import LINK_GRACE_MS
-from protocol.race.signing import input_digest
 from protocol.room.messages import Leave
 from protocol.encoding.wire import decode_message, encode_message
-from tests.protocol.race.harness import MATCH_ID, InputsDropped, Mesh, Misbehaviour, SessionEnded
+from tests.protocol.race.harness import MATCH_ID, InputsDropped, Mesh, Misbehaviour, SessionEnded, signed_input
 
 RACE = race_id(MATCH_ID, 0)
 
 
 def signed(identity, frame, events, race=RACE):
-    key = identity.race_key(race)
-    return RaceInput(frame, [list(e) for e in events], key.sign(input_digest(race, frame, tuple(events))))
+    return signed_input(identity, race, frame, events)
 
 
 def one(entry, ack=-1):
@@ -31,9 +30,10 @@ def one(entry, ack=-1):
     return RaceInputs(ack, [entry])
 
 
-def pair():
-    """Two sessions that know each other's keys, at frame 0, nothing delivered yet."""
-    mesh = Mesh(2, max_delay_ms=0)
+def pair(streams_inputs=True):
+    """Two sessions that know each other's keys, at frame 0, nothing delivered yet; ``streams_inputs``:
+    every input's signature is checked as it arrives (otherwise a run at a time, test_chains.py)."""
+    mesh = Mesh(2, max_delay_ms=0, streams_inputs=streams_inputs)
     mesh.run(16)
     a, b = mesh.peers
     return mesh, mesh.ids[1], mesh.sessions[a], b
@@ -75,23 +75,23 @@ def test_event_rules_have_their_codes():
         "race-input-invalid": [["warp", False]],
     }
     for frame, (code, events) in enumerate(cases.items(), start=1):
-        msg = RaceInput(frame, events, b"\x00" * 64)
+        msg = RaceInput(frame, events, bytes(32), b"\x00" * 64)
         assert codes(session.receive(peer, one(msg), 0)) == [code]
 
 
 def test_forged_signature_and_wrong_race_key():
     _, sender, session, peer = pair()
     good = signed(sender, 3, [("weapon", True)])
-    forged = RaceInput(3, good.events, bytes(64))
+    forged = RaceInput(3, good.events, good.prev, bytes(64))
     assert codes(session.receive(peer, one(forged), 0)) == ["race-input-bad-signature"]
     other_round = signed(sender, 3, [("weapon", True)], race=race_id(MATCH_ID, 1))
     assert codes(session.receive(peer, one(other_round), 0)) == ["race-input-bad-signature"]
-    wrong_frame = RaceInput(4, good.events, good.signature)
+    wrong_frame = RaceInput(4, good.events, good.prev, good.signature)
     assert codes(session.receive(peer, one(wrong_frame), 0)) == ["race-input-bad-signature"]
     assert session.receive(peer, one(good), 0) == []
     # in one message, a refused input does not stop the others from being taken
     later = signed(sender, 5, [])
-    assert codes(session.receive(peer, RaceInputs(-1, [RaceInput(4, good.events, bytes(64)), later]), 0)) == [
+    assert codes(session.receive(peer, RaceInputs(-1, [RaceInput(4, good.events, good.prev, bytes(64)), later]), 0)) == [
         "race-input-bad-signature"]
     assert session.receive(peer, one(later), 0) == []  # held: a redundant copy
 
@@ -108,8 +108,11 @@ def test_race_keys_are_bound_to_the_master_key():
     assert codes(session.receive(peer, RaceKey(RACE, b"\x01" * 31, theirs.signature), 0)) == ["race-key-invalid"]
 
 
-def test_equivocation_fails_closed_and_an_identical_repeat_is_ignored():
-    _, sender, session, peer = pair()
+@pytest.mark.parametrize("streams_inputs", [True, False])
+def test_equivocation_fails_closed_and_an_identical_repeat_is_ignored(streams_inputs):
+    """Whether the first input was checked on arrival or still waits for its run's check (then it is
+    checked on its own first), two valid signed values for one frame end the race."""
+    _, sender, session, peer = pair(streams_inputs)
     first = signed(sender, 2, [("weapon", True)])
     assert session.receive(peer, one(first), 0) == []
     assert session.receive(peer, one(first), 0) == []
@@ -119,6 +122,19 @@ def test_equivocation_fails_closed_and_an_identical_repeat_is_ignored():
     assert ended and ended[0].reason == "equivocation" and session.ended == "equivocation"
     assert ended[0].evidence["first"] == first and ended[0].evidence["second"] == second
     assert session.advance_frame(0).waiting == "ended"
+
+
+def test_a_pending_forgery_gives_way_to_the_peer_s_own_signed_input():
+    """An input taken from the peer's link, its check still to come, whose signature is not the peer's:
+    a different input of that frame which is signed replaces it (no equivocation: the peer never signed
+    the first), and the forgery is refused."""
+    _, sender, session, peer = pair(streams_inputs=False)
+    genuine = signed(sender, 2, [("weapon", True)])
+    forged = RaceInput(2, [["stabilize", True]], genuine.prev, genuine.signature)
+    assert session.receive(peer, one(forged), 0) == []  # taken, to be checked with its run
+    assert codes(session.receive(peer, one(genuine), 0)) == ["race-input-bad-signature"]
+    assert session.ended is None and session.stats.drops == {"race-input-bad-signature": 1}
+    assert session.receive(peer, one(genuine), 0) == []  # now held: a redundant copy
 
 
 def test_messages_from_strangers_and_of_other_planes():
@@ -182,10 +198,10 @@ def test_prediction_repeats_hold_ticks_of_the_newest_earlier_real_input_only():
     from protocol.race.inputs import PeerInputs
 
     buffer = PeerInputs()
-    buffer.add(3, (("boost", False), ("swerve_left", True)), RaceInput(3, [], bytes(64)))
+    buffer.add(3, (("boost", False), ("swerve_left", True)), RaceInput(3, [], bytes(32), bytes(64)), bytes(32))
     assert buffer.predict(3) == ()  # nothing real before frame 3
     assert buffer.predict(5) == (("swerve_left", True),)  # the Event skill is never repeated
-    buffer.add(7, (("stabilize", True),), RaceInput(7, [], bytes(64)))  # a later input arriving out of order
+    buffer.add(7, (("stabilize", True),), RaceInput(7, [], bytes(32), bytes(64)), bytes(32))  # later, out of order
     assert buffer.predict(5) == (("swerve_left", True),)  # does not change an earlier frame's prediction
     assert buffer.predict(9) == (("stabilize", True),)
     buffer.prune(8)  # pruned inputs still serve as the base of later predictions

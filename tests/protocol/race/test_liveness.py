@@ -2,13 +2,15 @@
 refused message with the next one, timed re-sends repair it while nobody steps, the progress watchdog
 probes a silent peer and treats one that makes no progress as lost, and a leave must be signed."""
 
+import pytest
+
 from protocol.identity.keys import race_id
 from protocol.race.actions import CloseLink, PeerLeft, PeerLost, Send
 from protocol.race.keys import signed_leave
 from protocol.race.messages import LeaveReason, RaceInput, RaceInputProbe, RaceInputs, RaceKey, RaceLeave
 from protocol.race.peers import PeerStatus
 from protocol.race.recovery import RECONNECT_WINDOW_MS
-from protocol.race.session import NO_PROGRESS_LOST_MS, PROBE_AFTER_MS, RESEND_MS
+from protocol.race.session import NO_PROGRESS_LOST_MS, PROBE_AFTER_MS, RESEND_MS, VERIFY_LAG_FRAMES
 from tests.protocol.race.harness import FrameConfirmed, MATCH_ID, Mesh, Misbehaviour, SessionEnded
 
 RACE = race_id(MATCH_ID, 0)
@@ -16,9 +18,13 @@ RACE = race_id(MATCH_ID, 0)
 
 def agree(mesh, peers, *, over=True):
     """None of ``peers`` ended and they share one confirmed history; ``over``: the round is over, so they
-    also hold one state (mid-race, states differ by the predictions of the newest frames)."""
+    also hold one state and the whole history (mid-race, states differ by the predictions of the newest
+    frames, and each confirms at its own pace: a run of inputs is confirmed once its signature is checked)."""
     assert all(mesh.ended(p) is None for p in peers)
     logs = [mesh.confirmed_log(p) for p in peers]
+    if not over:
+        common = min(map(len, logs))
+        logs = [{f: v for f, v in log.items() if f < common} for log in logs]
     assert all(log == logs[0] for log in logs) and len(logs[0]) > 0
     if over:
         assert all(mesh.round_over(p) for p in peers)
@@ -74,24 +80,69 @@ def test_while_nobody_steps_unacknowledged_inputs_are_sent_again():
     agree(mesh, mesh.peers)
 
 
-def test_a_refused_input_is_sent_again_and_taken():
-    mesh = Mesh(3, seed=43, length=500)
-    a, b = mesh.peers[:2]
+def flip_once(mesh, a, b, change):
+    """A tamper that replaces, once after 500 ms, the newest input of a ``race-inputs`` from ``a`` to
+    ``b`` by ``change(input)``; the frames it changed are listed."""
     flipped = []
 
-    def flip_one_signature(src, dst, msg):
+    def tamper(src, dst, msg):
         if src == a and dst == b and isinstance(msg, RaceInputs) and msg.inputs and not flipped and mesh.now > 500:
-            first = msg.inputs[-1]
-            bad = RaceInput(first.frame, first.events, first.signature[:-1] + bytes([first.signature[-1] ^ 1]))
-            flipped.append(first.frame)
-            return RaceInputs(msg.ack, [*msg.inputs[:-1], bad])
+            flipped.append(msg.inputs[-1].frame)
+            return RaceInputs(msg.ack, [*msg.inputs[:-1], change(msg.inputs[-1])])
         return msg
 
-    mesh.tamper = flip_one_signature
+    mesh.tamper = tamper
+    return flipped
+
+
+def flipped_bit(data):
+    return data[:-1] + bytes([data[-1] ^ 1])
+
+
+@pytest.mark.parametrize("streams_inputs", [True, False])
+def test_a_refused_input_is_sent_again_and_taken(streams_inputs):
+    """Checked on arrival (a node that streams to spectators) or with its run: an input whose signed
+    value was altered (its ``prev`` here, so its digest no longer chains either) is refused, predicted
+    meanwhile (re-simulated if it was stepped), asked for again and taken."""
+    mesh = Mesh(3, seed=43, length=500, streams_inputs=streams_inputs)
+    a, b = mesh.peers[:2]
+    flipped = flip_once(mesh, a, b, lambda i: RaceInput(i.frame, i.events, flipped_bit(i.prev), i.signature))
     mesh.run_to_end()
-    assert [m.code for m in mesh.of(b, Misbehaviour)] == ["race-input-bad-signature"]
+    assert flipped and [m.code for m in mesh.of(b, Misbehaviour)] == ["race-input-bad-signature"]
     assert mesh.sessions[b].stats.drops == {"race-input-bad-signature": 1}
     agree(mesh, mesh.peers)
+
+
+def test_an_input_that_a_later_signature_proves_needs_no_valid_signature_of_its_own():
+    """Chained inputs (docs/race.md): a flipped signature on an input whose content the next input's
+    verified signature reaches through ``prev`` is authentic all the same (nothing refused); checked on
+    arrival, the same input is refused and sent again."""
+    chained = Mesh(3, seed=43, length=500)
+    a, b = chained.peers[:2]
+    flip_once(chained, a, b, lambda i: RaceInput(i.frame, i.events, i.prev, flipped_bit(i.signature)))
+    chained.run_to_end()
+    assert chained.of(b, Misbehaviour) == [] and chained.sessions[b].stats.drops == {}
+    agree(chained, chained.peers)
+    each = Mesh(3, seed=43, length=500, streams_inputs=True)
+    flip_once(each, a, b, lambda i: RaceInput(i.frame, i.events, i.prev, flipped_bit(i.signature)))
+    each.run_to_end()
+    assert [m.code for m in each.of(b, Misbehaviour)] == ["race-input-bad-signature"]
+    agree(each, each.peers)
+
+
+def test_inputs_from_their_owners_links_cost_about_one_check_per_run():
+    """With 2 peers each, a node checks far fewer signatures than it takes inputs (one per run of a peer:
+    up to ``VERIFY_LAG_FRAMES + 1`` frames, fewer by as many frames as the peer trails this node, here
+    4 to 7), where a node that streams to spectators checks every one; both confirm the same history."""
+    frames = 400
+    counts = {}
+    for streams in (False, True):
+        mesh = Mesh(3, seed=47, length=frames, streams_inputs=streams)
+        mesh.run_to_end()
+        agree(mesh, mesh.peers)
+        counts[streams] = [mesh.sessions[p].stats.signatures_checked for p in mesh.peers]
+    assert all(2 * frames <= n <= 2 * frames + 40 for n in counts[True])  # two peers' inputs, and the votes
+    assert all(n <= 2 * frames // (VERIFY_LAG_FRAMES + 1 - 3) + 40 for n in counts[False])
 
 
 def test_a_lost_race_key_is_announced_again_when_the_watchdog_probes():

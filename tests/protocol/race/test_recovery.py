@@ -5,11 +5,11 @@ from protocol.identity.keys import race_id
 from protocol.race.actions import ConfirmedInput, PeerLeft, PeerLost, Send, SessionEnded, SessionEndReason
 from protocol.race.inputs import PeerInputs
 from protocol.race.keys import RaceKeyBook, announce, signed_leave
-from protocol.race.messages import InputRecord, LeaveReason, RaceInput, RaceRejoin, RaceRelay
+from protocol.race.messages import InputRecord, LeaveReason, RaceRejoin, RaceRelay
 from protocol.race.peers import PeerStatus, PeerTable
 from protocol.race.recovery import RECONNECT_WINDOW_MS, Recovery
 from protocol.race.sync import SyncLayer
-from tests.protocol.race.harness import MATCH_ID, CounterWorld, identities, make_setup
+from tests.protocol.race.harness import MATCH_ID, CounterWorld, identities, make_setup, signed_input
 
 RACE = race_id(MATCH_ID, 0)
 
@@ -30,6 +30,10 @@ class StubSession:
 
     def admit(self, peer, msg):
         self.calls.append(("admit", peer, msg.frame))
+        return []
+
+    def settle(self, peer):
+        self.calls.append(("settle", peer))
         return []
 
     def end(self, reason, detail, evidence=None):
@@ -59,10 +63,11 @@ def recovery(n, known_keys=True):
 
 def test_a_lost_peer_is_predicted_for_the_window_then_removed_while_a_majority_is_present():
     (me, b, c), rec, peers, inputs, stub = recovery(3)
-    inputs[b].add(0, (), RaceInput(0, [], bytes(64)))
+    held = signed_input(identities(3)[1], RACE, 0)
+    inputs[b].add(0, (), held, bytes(32))
     actions = rec.peer_lost(b, 1_000)
-    assert actions == [PeerLost(b), Send(c, RaceRelay([InputRecord(b, 0, [], bytes(64))]))]
-    assert peers.statuses[b] is PeerStatus.LOST and stub.calls == ["frontier"]
+    assert actions == [PeerLost(b), Send(c, RaceRelay([InputRecord.of(b, held)]))]
+    assert peers.statuses[b] is PeerStatus.LOST and stub.calls == ["frontier", ("settle", b)]
     assert rec.peer_lost(b, 1_000) == []  # only an active peer gets lost
     assert rec.tick(1_000 + RECONNECT_WINDOW_MS - 1) == []
     assert rec.tick(1_000 + RECONNECT_WINDOW_MS) == [PeerLeft(b, LeaveReason.DISCONNECT)]
@@ -80,7 +85,7 @@ def test_a_minority_side_ends_partition_void_when_the_window_closes():
 
 def test_relayed_inputs_are_admitted_inside_the_window_only_and_a_lost_peer_s_own_wait():
     (me, b, c), rec, peers, _, stub = recovery(3)
-    records = [InputRecord(c, f, [], bytes(64)) for f in (0, 24, 25)] + [InputRecord(b, 3, [], bytes(64))]
+    records = [InputRecord(c, f, [], bytes(32), bytes(64)) for f in (0, 24, 25)] + [InputRecord(b, 3, [], bytes(32), bytes(64))]
     peers.statuses[b] = PeerStatus.LOST
     rec.on_relay(b, RaceRelay(records), 0)
     assert stub.calls == [("admit", c, 0), ("admit", c, 24)]  # 25 is past the window; b's own waits
@@ -88,7 +93,8 @@ def test_relayed_inputs_are_admitted_inside_the_window_only_and_a_lost_peer_s_ow
 
 def test_relayed_inputs_of_a_peer_whose_race_key_is_not_here_yet_are_set_aside_without_blame():
     (me, b, c), rec, peers, _, stub = recovery(3, known_keys=False)
-    assert rec.on_relay(b, RaceRelay([InputRecord(c, 0, [], bytes(64))]), 0) == [] and stub.calls == []
+    assert rec.on_relay(b, RaceRelay([InputRecord(c, 0, [], bytes(32), bytes(64))]), 0) == []
+    assert stub.calls == [("settle", c)]  # c's inputs are bridged to b from now on: none held yet, none admitted
 
 
 def test_an_off_line_node_of_a_two_player_race_gives_up_at_once():

@@ -7,10 +7,12 @@ import pytest
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity, race_id
 from protocol.race.keys import RaceKeyBook, signed_leave
-from protocol.race.messages import LeaveReason, RaceInput, RaceInputs, RaceLeave
+from protocol.race.messages import LeaveReason, RaceInputs, RaceLeave
 from protocol.race.session import RaceSession
-from protocol.race.signing import input_digest
-from tests.protocol.race.harness import MATCH_ID, CounterWorld, Misbehaviour, Send, SessionEnded, identities, make_setup
+
+from tests.protocol.race.harness import (
+    MATCH_ID, CounterWorld, Misbehaviour, Send, SessionEnded, identities, make_setup, signed_input,
+)
 
 RACE = race_id(MATCH_ID, 0)
 
@@ -39,7 +41,7 @@ def two(keys=None):
 
 
 def signed(identity, frame, events=()):
-    entry = RaceInput(frame, [list(e) for e in events], identity.race_key(RACE).sign(input_digest(RACE, frame, tuple(events))))
+    entry = signed_input(identity, RACE, frame, events)
     return RaceInputs(-1, [entry])
 
 

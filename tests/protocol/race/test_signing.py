@@ -13,7 +13,8 @@ from protocol.race.keys import announce
 from protocol.race.messages import InputRecord, RaceRelay, RaceSnapshot
 from protocol.race.setup import RaceSetup
 from protocol.race.signing import (
-    DOMAIN, HOLD_SKILLS, SKILLS, canonical_events, catch_up_digest, checksum_digest, input_digest, key_digest, leave_digest,
+    HOLD_SKILLS, INPUT_DOMAIN, NO_PREVIOUS_INPUT, SKILLS, canonical_events, catch_up_digest, checksum_digest, input_digest,
+    key_digest, leave_digest,
 )
 from protocol.encoding.wire import decode_message, encode_message
 from tests.protocol.race.harness import identities, make_setup
@@ -37,14 +38,20 @@ def test_race_key_vector():
 
 def test_input_vectors():
     assert EVENTS == (("boost", False), ("stabilize", True))
-    digest = input_digest(RACE, 42, EVENTS)
-    assert digest.hex() == "5eb8426df535ed27e0c2ef9ab6011ca878866ab0e34d34445c4549a2797d9ec4"
+    digest = input_digest(RACE, 42, EVENTS, NO_PREVIOUS_INPUT)
+    assert digest.hex() == "48934608088de94dbec8adc1c969c285ef57bffd49a199c37c286cbf67e16784"
     assert KEY.sign(digest).hex() == (
-        "1c23f2ed5ff0d3eb7f3fa589e7893667fe3707358effd2216af75226249b415f"
-        "1f21066a282b8d411d1944b11a52e68ad0d2b0acad3b21d736fcaf7bf7155807"
+        "d250372d23a596dcd59f1a98e29f17d700296dddc389034f8c641e36ae1b81df"
+        "4588b1ee0f74924a812a850c73198cdda1a0efe6bd5f19c71893988c62c6570d"
     )
-    assert input_digest(RACE, 43, ()).hex() == "314b770d83b78c0735c2088590f249173add94ae39865e5e9c636d6e9f0b5ac3"
-    assert input_digest(race_id("ab" * 32, 1), 42, EVENTS) != digest  # bound to the round
+    chained = input_digest(RACE, 43, (), digest)  # the next input chains to this one
+    assert chained.hex() == "ebdb5c49c2e064e766ced49e95809237ac2c3c2033d8c32d15e2cd9c61bfd22f"
+    assert KEY.sign(chained).hex() == (
+        "30c55f2c154b70964951d9b1ceffa0dec5aea176fbff471eff7968fbd2d48daf"
+        "f5f6d138b4cbc86794caa78dd334947de3a801f54b7bc3131c72759215e5500d"
+    )
+    assert input_digest(race_id("ab" * 32, 1), 42, EVENTS, NO_PREVIOUS_INPUT) != digest  # bound to the round
+    assert input_digest(RACE, 43, (), NO_PREVIOUS_INPUT) != chained  # and to the input before
 
 
 def test_checksum_and_catch_up_vectors():
@@ -91,7 +98,7 @@ def test_skill_tables_match_the_simulation():
 
 
 def test_nested_messages_round_trip():
-    record = InputRecord("zPeer", 3, [["weapon", True]], bytes(64))
+    record = InputRecord("zPeer", 3, [["weapon", True]], bytes(range(32)), bytes(64))
     for msg in (RaceRelay([record]), RaceSnapshot(1, 8, b"state", [record], bytes(64))):
         assert decode_message(encode_message(msg)) == msg
 
@@ -137,10 +144,11 @@ def test_setup_from_a_locked_start_takes_the_round_s_slots_cars_and_grid():
     race_id=st.text(min_size=1, max_size=80),
     frame=st.integers(min_value=-(2**40), max_value=2**40),
     events=st.lists(st.tuples(st.sampled_from(SKILLS), st.booleans()), max_size=8, unique_by=lambda e: e[0]),
+    prev=st.binary(min_size=32, max_size=32),
 )
-def test_the_assembled_input_digest_is_the_dag_cbor_of_the_whole_map(race_id, frame, events):
+def test_the_assembled_input_digest_is_the_dag_cbor_of_the_whole_map(race_id, frame, events, prev):
     """``input_digest`` assembles its bytes from cached parts: they are exactly those of the map."""
     canonical = canonical_events(events)
     whole = {"type": "race-input", "raceId": race_id, "frame": frame, "events": [list(e) for e in canonical],
-             "domain": DOMAIN}
-    assert input_digest(race_id, frame, canonical) == hashlib.sha256(dagcbor.encode(whole)).digest()
+             "domain": INPUT_DOMAIN, "prev": prev}
+    assert input_digest(race_id, frame, canonical, prev) == hashlib.sha256(dagcbor.encode(whole)).digest()
