@@ -45,9 +45,11 @@ def _describe(report: ReplayReport) -> str:
     else:
         outcome = f" ({report.outcome})" if report.outcome else ""
         ending = f"closed by its node: {report.end_reason}{outcome}"
+    tail = (f"; the last inputs of {report.unproven_tail} peer(s) wait for a signature the log does not hold"
+            if report.unproven_tail else "")
     return (f"replay {report.status.value}: match {report.match_id[:16]}…, {report.rounds} round(s), "
             f"{report.frames} frames; {report.votes_verified} checksum votes verified ({report.votes_agreed} agreed), "
-            f"{report.round_ends_verified} round-end hash(es) verified; {ending}")
+            f"{report.round_ends_verified} round-end hash(es) verified; {ending}{tail}")
 
 
 def register(subparsers: Subparsers) -> None:
