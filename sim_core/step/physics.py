@@ -38,6 +38,12 @@ AIR_FRAMES_CAP: Final = 255
 (BOOST, BRAKE, SWERVE_LEFT, SWERVE_RIGHT, JUMP, SLAM, STABILIZE, WEAPON) = range(len(SKILLS))
 
 
+MotionSample = tuple[int, int, int, int, int, int]
+"""What the motion reads of one route sample (``TrackContext.samples``). Declared, not inferred: a ``zip``
+of more than five lists has tuples of unknown items, which the compiled step would treat as objects and
+compute with generic arithmetic everywhere they flow."""
+
+
 class TrackContext:
     """Track constants the per-car passes share.
 
@@ -55,8 +61,8 @@ class TrackContext:
         self.wall_height_um = wall_height_um
         self.apron_um = apron_um
         self.loop, self.length_um, self.count = route.loop, route.length_um, route.count
-        self.samples = list(zip([w // 2 for w in route.width], route.k_vertical, route.g_up, route.g_right,
-                                route.k_lateral, route.g_tangent, strict=True))
+        self.samples: list[MotionSample] = list(zip([w // 2 for w in route.width], route.k_vertical, route.g_up,
+                                                    route.g_right, route.k_lateral, route.g_tangent, strict=True))
         wx, wy, wz = wind_um_s
         self.wind: list[tuple[int, int, int]] | None = None if wind_um_s == (0, 0, 0) else [
             (div_round(wx * tx + wy * ty + wz * tz, UNIT), div_round(wx * rx + wy * ry + wz * rz, UNIT),

@@ -30,6 +30,12 @@ from sim_core.specs.track import TrackSpec
 PENALTY_FRAMES: Final = PENALTY_DECEL_FRAMES + PENALTY_FADE_FRAMES
 
 
+RuleSample = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int]
+"""What the rules read of one route sample (``RuleContext.frames``): arc, position, tangent, right, up and
+the half width. Declared, not inferred: a ``zip`` of more than five lists has tuples of unknown items,
+which the compiled step would compute with as generic objects."""
+
+
 class RuleContext:
     """Track-rule constants derived once from the TrackSpec and its route."""
 
@@ -57,9 +63,10 @@ class RuleContext:
         # One tuple per route sample of what the COM and the corridor tests read (``Route.point_at`` and
         # the half width): one list index and an unpack instead of fourteen attribute loads and indexings
         # per car and frame (built once per world: a few hundred µs).
-        self.frames = list(zip(route.arc, route.px, route.py, route.pz, route.tx, route.ty, route.tz, route.rx,
-                               route.ry, route.rz, route.ux, route.uy, route.uz, [w // 2 for w in route.width],
-                               strict=False))  # arc, p, t, r, u have count + 1 entries like width
+        self.frames: list[RuleSample] = list(zip(route.arc, route.px, route.py, route.pz, route.tx, route.ty,
+                                                 route.tz, route.rx, route.ry, route.rz, route.ux, route.uy, route.uz,
+                                                 [w // 2 for w in route.width],
+                                                 strict=False))  # arc, p, t, r, u have count + 1 entries like width
 
     def com(self, c: list[int], model: CarModel) -> Vec3:
         """The chassis COM: the ribbon point under the car lifted by its height above the surface + half its height."""
