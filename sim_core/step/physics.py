@@ -23,7 +23,7 @@ from sim_core.constants import (
     SLIP_HEAT_DEN, SLIP_HEAT_NUM, SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI,
 )
 from sim_core.specs.inputs import SKILLS
-from sim_core.intmath import UNIT, Vec3, div_round, div_trunc
+from sim_core.intmath import UNIT, Vec3, div_round, div_trunc, mul
 from sim_core.state.layout import (
     AIR_FRAMES, ARC, H, LAT, OUTSIDE, PENALTY_TIMER, REMAINING_Q, VH, VLAT, VS,
 )
@@ -86,7 +86,9 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     weapon's granted effect this frame in µJ, which a push hands to the cars it touches).
 
     ``div_round(a, b)`` = (2a + b) // 2b is written out for the velocity and position updates: they are
-    the hottest lines of the step, and the call costs more than the arithmetic."""
+    the hottest lines of the step, and the call costs more than the arithmetic. 2a is written a + a there:
+    the compiled step adds any two machine words in C but multiplies in C only non-negative factors below
+    2³⁰ (``intmath.mul``), and a momentum or a negative velocity is neither."""
     m = mech.mass_ug
     heat = [0] * model.part_count
     loads: TireLoads = mech.idle_loads
@@ -140,7 +142,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     if pressed:
         # the ground takes the vertical part: downforce (or a magnet below) adds load, lift removes it;
         # lift beyond the load is what is left to raise the car
-        normal = m * load // 60 - ext_h
+        normal = mul(m, load) // 60 - ext_h
         ext_h = 0 if normal >= 0 else -normal
         if normal < 0:
             normal = 0
@@ -170,29 +172,34 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         jl += dl
         jh += dh if dh > 0 or not grounded else 0  # a slam on the ground is taken by the ground
     m60 = mech.mass_x60
-    p = m60 * vs + m * acc_s + 60 * js
+    p = m60 * vs + mul(m, acc_s) + 60 * js
     if rolling:  # rolling resistance stops the car at most, never pushes it backwards
         r = 60 * rolling
         p = p - r if p > r else p + r if p < -r else 0
-    den = 2 * m60  # velocity = div_round(momentum·60, 60·m)
-    vs = (2 * p + m60) // den
-    vlat = (2 * (m60 * vlat + m * acc_l + 60 * jl) + m60) // den
-    vh = 0 if pressed and jh <= 0 else (2 * (m60 * vh + m * acc_h + 60 * jh) + m60) // den
+    den = m60 + m60  # velocity = div_round(momentum·60, 60·m)
+    vs = (p + p + m60) // den
+    p = m60 * vlat + mul(m, acc_l) + 60 * jl
+    vlat = (p + p + m60) // den
+    if pressed and jh <= 0:
+        vh = 0
+    else:
+        p = m60 * vh + mul(m, acc_h) + 60 * jh
+        vh = (p + p + m60) // den
     if damping:  # stabilize: v ← v / (1 + dt·damping) on the lateral and vertical axes
-        vlat = div_trunc(vlat * 60_000, 60_000 + damping)
+        vlat = div_trunc(mul(vlat, 60_000), 60_000 + damping)
         if not grounded:
-            vh = div_trunc(vh * 60_000, 60_000 + damping)
+            vh = div_trunc(mul(vh, 60_000), 60_000 + damping)
     if fluid is not None and fluid.keep < KEEP_DEN:  # a sticky fluid: v ← v·(1 − (1 − decay)·dt)
-        vs = div_trunc(vs * fluid.keep, KEEP_DEN)
-        vlat = div_trunc(vlat * fluid.keep, KEEP_DEN)
-        vh = div_trunc(vh * fluid.keep, KEEP_DEN)
+        vs = div_trunc(mul(vs, fluid.keep), KEEP_DEN)
+        vlat = div_trunc(mul(vlat, fluid.keep), KEEP_DEN)
+        vh = div_trunc(mul(vh, fluid.keep), KEEP_DEN)
     if penalty > PENALTY_FADE_FRAMES:  # penalty: linear deceleration to zero over the remaining frames
         k = penalty - PENALTY_FADE_FRAMES
-        vs = div_trunc(vs * (k - 1), k)
-        vlat = div_trunc(vlat * (k - 1), k)
-    arc += (2 * vs + 60) // 120  # position += div_round(velocity, 60)
-    new_lat = lat + (2 * vlat + 60) // 120
-    new_h = h + (2 * vh + 60) // 120
+        vs = div_trunc(mul(vs, k - 1), k)
+        vlat = div_trunc(mul(vlat, k - 1), k)
+    arc += (vs + vs + 60) // 120  # position += div_round(velocity, 60)
+    new_lat = lat + (vlat + vlat + 60) // 120
+    new_h = h + (vh + vh + 60) // 120
     lands_on_surface = not ctx.fixed or -edge <= new_lat <= edge
     if new_h < 0 <= h and lands_on_surface:
         new_h = 0
@@ -246,7 +253,7 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
             if spin >= MIN_TIRE_WEAR_SPEED_UM_S:
                 tire_wear += SLIP_WEAR_MULT * traction * spin
         loads.append((tire_heat, tire_wear))
-    need = -(m * vlat + m * acc_l // 60 + ext_l)
+    need = -(mul(m, vlat) + mul(m, acc_l) // 60 + ext_l)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
         for k, (mu, _, _) in enumerate(mech.tire_groups):

@@ -76,19 +76,21 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
 
     The tires of a group (``TireHeatWear``) share their constants and take the same heat and wear
     (``loads``), so a tire whose state equals the previous tire's ends the frame as that tire did: its
-    results are copied (the same integers, a third of the work for the usual four like tires)."""
+    results are copied (the same integers, a third of the work for the usual four like tires). The states
+    are compared field by field, not as tuples: the compiled step then builds no tuple object per tire."""
     newly_broken = 0
     for group, (energy, worn) in zip(plan, loads):  # noqa: B905 (equal lengths: Mechanics.idle_loads, physics._tires)
         double_capacity, constant, divisor, limit, still_low, still_high, wear_den, tires = group
         energy_nj = worn // WEAR_NJ_DEN
-        last_state: tuple[int, int, int] | None = None
-        results = (0, 0, 0)
+        first = True
+        was_temp = was_fatigue = was_remainder = temp = fatigue = remainder = 0
         broke = False
         for part, temp_at, fatigue_at, remainder_at in tires:
-            state = (c[temp_at], c[fatigue_at], c[remainder_at])
-            if state != last_state:
-                last_state = state
-                temp, fatigue, remainder = state
+            now_temp, now_fatigue, now_remainder = c[temp_at], c[fatigue_at], c[remainder_at]
+            if first or now_temp != was_temp or now_fatigue != was_fatigue or now_remainder != was_remainder:
+                first = False
+                was_temp, was_fatigue, was_remainder = now_temp, now_fatigue, now_remainder
+                temp, fatigue, remainder = now_temp, now_fatigue, now_remainder
                 if energy or not still_low <= temp <= still_high:  # as for the other parts
                     temp = (double_capacity * temp + 2 * energy + constant) // divisor
                     temp = (MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC
@@ -108,8 +110,7 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
                     if fatigue >= FATIGUE_BREAK_PPM:
                         fatigue = FATIGUE_BREAK_PPM
                         broke = True
-                results = (temp, fatigue, remainder)
-            c[temp_at], c[fatigue_at], c[remainder_at] = results
+            c[temp_at], c[fatigue_at], c[remainder_at] = temp, fatigue, remainder
             if broke:
                 newly_broken |= 1 << part
     return newly_broken
