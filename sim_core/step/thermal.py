@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN
+from sim_core.intmath import mul
 from sim_core.step.model import CarModel, Mechanics, PartHeat, TireHeatWear
 from sim_core.step.physics import TireLoads
 
@@ -56,13 +57,13 @@ def _solve(c: list[int], model: CarModel, plan: tuple[PartHeat, ...], heat: list
     """The backward-Euler solve of each part of ``plan`` that has anything to solve; the breaking mask."""
     weapon = model.weapon
     newly_broken = 0
-    for part, temp_at, double_capacity, constant, divisor, limit, still_low, still_high in plan:
+    for part, temp_at, _, double_conductance, constant, divisor, limit, still_low, still_high in plan:
         temp = c[temp_at]
         energy = heat[part]
         if energy > 0 and part == weapon:
             energy = energy * model.weapon_heat_scale // 10_000  # passive resistance: slower heating
         if energy or not still_low <= temp <= still_high:  # PartHeat: the solve with div_round written out
-            temp = (double_capacity * temp + 2 * energy + constant) // divisor
+            temp += (energy + energy + constant - mul(double_conductance, temp)) // divisor
             temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
             c[temp_at] = temp
             if limit is not None and temp > limit:
@@ -80,7 +81,7 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
     are compared field by field, not as tuples: the compiled step then builds no tuple object per tire."""
     newly_broken = 0
     for group, (energy, worn) in zip(plan, loads):  # noqa: B905 (equal lengths: Mechanics.idle_loads, physics._tires)
-        double_capacity, constant, divisor, limit, still_low, still_high, wear_den, tires = group
+        _, double_conductance, constant, divisor, limit, still_low, still_high, wear_den, tires = group
         energy_nj = worn // WEAR_NJ_DEN
         first = True
         was_temp = was_fatigue = was_remainder = temp = fatigue = remainder = 0
@@ -92,7 +93,7 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
                 was_temp, was_fatigue, was_remainder = now_temp, now_fatigue, now_remainder
                 temp, fatigue, remainder = now_temp, now_fatigue, now_remainder
                 if energy or not still_low <= temp <= still_high:  # as for the other parts
-                    temp = (double_capacity * temp + 2 * energy + constant) // divisor
+                    temp += (energy + energy + constant - mul(double_conductance, temp)) // divisor
                     temp = (MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC
                             else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp)
                 broke = limit is not None and temp > limit
@@ -102,7 +103,7 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
                     elif limit <= air:
                         r = R_SCALE if temp > air else 0
                     else:
-                        r = (temp - air) * R_SCALE // (limit - air)
+                        r = mul(temp - air, R_SCALE) // (limit - air)
                         r = 0 if r < 0 else R_SCALE if r > R_SCALE else r
                     total = remainder + energy_nj * (R2_SCALE + 2 * r * r)
                     fatigue += total // wear_den
