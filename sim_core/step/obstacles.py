@@ -208,6 +208,9 @@ class Obstacles:
         frame = world[W_FRAME] + 1
         loop = self.loop_length
         poses = [obstacle.pose(frame) for obstacle in self.obstacles]
+        # what the test along the route reads of each pose (its s span now and a frame before, its travel now
+        # and a frame before): a pair read as six ints, the whole pose only for a pair that may meet
+        spans = [(pose[0], pose[3], pose[6], pose[7], pose[14], pose[15]) for pose in poses]
         loads: dict[tuple[int, int], list[int]] = {}
         struck: dict[int, list[int]] = {}  # entity → [fatigue added, broken at once]
         for slot, c in enumerate(cars):
@@ -219,15 +222,15 @@ class Obstacles:
             for k, obstacle in enumerate(self.obstacles):
                 if obstacle.at >= 0 and world[obstacle.at + OB_BREAK]:
                     continue
-                pose = poses[k]
+                low, high, low_before, high_before, travel, travel_before = spans[k]
                 # the car's centre from the entity's rest centre, now and when the frame began (around a loop's
                 # seam from where the entity's centre is then)
-                rel = around_loop(arc - obstacle.arc - pose[14], loop) + pose[14]
-                was = around_loop(start_arc - obstacle.arc - pose[15], loop) + pose[15]
-                if ((rel - half >= pose[3] and was - half >= pose[7])
-                        or (rel + half <= pose[0] and was + half <= pose[6])):
+                rel = around_loop(arc - obstacle.arc - travel, loop) + travel
+                was = around_loop(start_arc - obstacle.arc - travel_before, loop) + travel_before
+                if ((rel - half >= high and was - half >= high_before)
+                        or (rel + half <= low and was + half <= low_before)):
                     continue  # on one side of it along the route all the frame (most pairs, most frames)
-                self._keep_out(c, rel, was, box, obstacle, pose, colliders[slot], slot, k, loads, struck)
+                self._keep_out(c, rel, was, box, obstacle, poses[k], colliders[slot], slot, k, loads, struck)
         for k in sorted(struck):
             at = self.obstacles[k].at
             added, at_once = struck[k]

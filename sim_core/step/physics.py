@@ -71,6 +71,13 @@ class TrackContext:
                                                           route.ux, route.uy, route.uz, strict=True)]
 
 
+def curving(speed_sq: int, curvature: int) -> int:
+    """⌊speed²·k / CURVE⌋ for ``speed_sq`` ≥ 0 (a centrifugal acceleration on curvature k), computed as
+    ⌊speed²/CURVE⌋·k + ⌊(speed² mod CURVE)·k / CURVE⌋: the same integer, without the product speed²·k that
+    outgrows a machine word on a tight curve at speed (a big integer and its division)."""
+    return mul(speed_sq // CURVE, curvature) + mul(speed_sq % CURVE, curvature) // CURVE
+
+
 TireLoads = Sequence[tuple[int, int]]
 """(heat in tu, raw wear energy) of each tire of ``Mechanics.tire_groups[k]``, at index k."""
 
@@ -95,7 +102,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     available = drive_mw = 0
     if mech.functional:  # drive first: charged even at top speed, airborne or stuck
         remaining = c[REMAINING_Q]
-        available = model.configured_output_mw * remaining // model.initial_q
+        available = mul(model.configured_output_mw, remaining) // model.initial_q
         drive_mw = model.auto_input_mw if model.auto_input_mw < available else available
         c[REMAINING_Q] = remaining - (drive_mw if drive_mw < remaining else remaining)
         heat[model.motor] += MOTOR_HEAT_TU_PER_MW * drive_mw
@@ -114,8 +121,9 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     over_surface = not ctx.fixed or -edge <= lat <= edge
     grounded = h == 0 and vh <= 0 and over_surface
     if over_surface:  # the curving ribbon adds centrifugal terms in the route frame
-        load = vs * vs * k_vertical // CURVE - g_up
-        acc_l = g_right - vs * vs * k_lateral // CURVE
+        speed_sq = mul(vs, vs)
+        load = curving(speed_sq, k_vertical) - g_up
+        acc_l = g_right - curving(speed_sq, k_lateral)
     else:
         load = -g_up
         acc_l = g_right
@@ -172,18 +180,18 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         jl += dl
         jh += dh if dh > 0 or not grounded else 0  # a slam on the ground is taken by the ground
     m60 = mech.mass_x60
-    p = m60 * vs + mul(m, acc_s) + 60 * js
+    p = mul(m60, vs) + mul(m, acc_s) + mul(js, 60)
     if rolling:  # rolling resistance stops the car at most, never pushes it backwards
-        r = 60 * rolling
+        r = mul(rolling, 60)
         p = p - r if p > r else p + r if p < -r else 0
     den = m60 + m60  # velocity = div_round(momentum·60, 60·m)
     vs = (p + p + m60) // den
-    p = m60 * vlat + mul(m, acc_l) + 60 * jl
+    p = mul(m60, vlat) + mul(m, acc_l) + mul(jl, 60)
     vlat = (p + p + m60) // den
     if pressed and jh <= 0:
         vh = 0
     else:
-        p = m60 * vh + mul(m, acc_h) + 60 * jh
+        p = mul(m60, vh) + mul(m, acc_h) + mul(jh, 60)
         vh = (p + p + m60) // den
     if damping:  # stabilize: v ← v / (1 + dt·damping) on the lateral and vertical axes
         vlat = div_trunc(mul(vlat, 60_000), 60_000 + damping)
@@ -231,7 +239,7 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
             torque_impulse, vtop = model.full_drive
         else:
             torque_impulse, vtop = model.drive(drive_mw)
-        top_impulse = m * (vtop - vs) if vtop > vs else 0
+        top_impulse = mul(m, vtop - vs) if vtop > vs else 0
         share = (torque_impulse if torque_impulse < top_impulse else top_impulse) // model.driven_count
     n_tire = normal // mech.live_tires
     speed = vs if vs >= 0 else -vs
@@ -240,29 +248,29 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
     js = rolling = lateral_cap = 0
     loads = []
     for mu, rr_milli, size in mech.tire_groups:
-        traction = n_tire * mu // 1000
+        traction = mul(n_tire, mu) // 1000
         used = share if share < traction else traction
-        js += size * used
-        lateral_cap += size * (traction - used)
-        rr = n_tire * rr_milli // ROLLING_DEN
-        rolling += size * rr
-        tire_wear = rr * speed if rolls_wear else 0
+        js += mul(used, size)
+        lateral_cap += mul(traction - used, size)
+        rr = mul(n_tire, rr_milli) // ROLLING_DEN
+        rolling += mul(rr, size)
+        tire_wear = mul(rr, speed) if rolls_wear else 0
         tire_heat = 0
         if spin and share > traction:  # slip heat and wear
-            tire_heat = traction * spin * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            tire_heat = mul(mul(traction, spin), SLIP_HEAT_NUM) // SLIP_HEAT_DEN
             if spin >= MIN_TIRE_WEAR_SPEED_UM_S:
-                tire_wear += SLIP_WEAR_MULT * traction * spin
+                tire_wear += mul(mul(SLIP_WEAR_MULT, traction), spin)
         loads.append((tire_heat, tire_wear))
     need = -(mul(m, vlat) + mul(m, acc_l) // 60 + ext_l)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
         for k, (mu, _, _) in enumerate(mech.tire_groups):
-            traction = n_tire * mu // 1000
+            traction = mul(n_tire, mu) // 1000
             left = traction - share if traction > share else 0  # what the drive left of its traction
             tire_heat, tire_wear = loads[k]
-            tire_heat += left * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            tire_heat += mul(mul(left, slip), SLIP_HEAT_NUM) // SLIP_HEAT_DEN
             if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
-                tire_wear += SLIP_WEAR_MULT * left * slip
+                tire_wear += mul(mul(SLIP_WEAR_MULT, left), slip)
             loads[k] = (tire_heat, tire_wear)
         need = lateral_cap if need > 0 else -lateral_cap
     return js, need, rolling, loads

@@ -105,7 +105,7 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
                     else:
                         r = mul(temp - air, R_SCALE) // (limit - air)
                         r = 0 if r < 0 else R_SCALE if r > R_SCALE else r
-                    total = remainder + energy_nj * (R2_SCALE + 2 * r * r)
+                    total = remainder + mul(energy_nj, R2_SCALE + 2 * r * r)
                     fatigue += total // wear_den
                     remainder = total % wear_den  # the exact remainder: sub-ppm wear is never lost
                     if fatigue >= FATIGUE_BREAK_PPM:
