@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from sim_core.intmath import TRIG_ONE, Vec3, div_round, div_trunc, isqrt, sin_cos_e30
+from sim_core.intmath import TRIG_ONE, Vec3, div_round, div_trunc, isqrt, mul, sin_cos_e30
 from sim_core.specs.vehicle import AeroSpec
 
 AERO_IMPULSE_DEN: Final = 100_000_000_000
@@ -52,30 +52,43 @@ def weight_cap(mass_ug: int, gravity_um_s2: int) -> int:
 def aero_impulse(aero: AeroModel, air_s: int, air_l: int, air_h: int, cap: int) -> tuple[int, int, int]:
     """The frame's aero impulse (s, l, h) for the air velocity (µm/s) relative to the car.
 
-    It runs for every car and frame, so ``div_trunc`` is written out and an axis without airflow (most
-    often l and h: 90 % of the demo round's calls) costs a test."""
+    It runs for every car and frame, so an axis without airflow (most often l and h: 90 % of the demo
+    round's calls) costs a test, and its products are arranged for the compiled step's machine words:
+    each axis through ``_drag``, the lift's |J ⟂ up| read as |js| when jl is 0 (isqrt(js²) = |js|), and
+    the cap's exact test (squares of big impulses: big integers) only when the largest component is at
+    least half the cap (below it |J|² ≤ 3·largest² < cap², the exact test's answer). The same integers."""
     s_pos, s_neg, l_pos, l_neg, h_pos, h_neg, lift_milli = aero
     if air_l or air_h:
-        speed = isqrt(air_s * air_s + air_l * air_l + air_h * air_h)
+        speed = isqrt(mul(air_s, air_s) + mul(air_l, air_l) + mul(air_h, air_h))
     else:  # the usual frame: still air, the car running straight along the route
         speed = air_s if air_s >= 0 else -air_s
     js = jl = jh = 0
     if air_s:
-        p = (s_pos if air_s > 0 else s_neg) * air_s * speed
-        js = p // AERO_IMPULSE_DEN if p >= 0 else -(-p // AERO_IMPULSE_DEN)
+        js = _drag(s_pos if air_s > 0 else s_neg, air_s, speed)
     if air_l:
-        p = (l_pos if air_l > 0 else l_neg) * air_l * speed
-        jl = p // AERO_IMPULSE_DEN if p >= 0 else -(-p // AERO_IMPULSE_DEN)
+        jl = _drag(l_pos if air_l > 0 else l_neg, air_l, speed)
     if air_h:
-        p = (h_pos if air_h > 0 else h_neg) * air_h * speed
-        jh = p // AERO_IMPULSE_DEN if p >= 0 else -(-p // AERO_IMPULSE_DEN)
+        jh = _drag(h_pos if air_h > 0 else h_neg, air_h, speed)
     if lift_milli:  # lift from the drag across gravity, along −up when positive (downforce)
-        jh -= div_trunc(lift_milli * isqrt(js * js + jl * jl), LIFT_DEN)
-    total2 = js * js + jl * jl + jh * jh
-    if total2 > cap * cap:  # uniform scale down to |J| = cap
-        total = isqrt(total2)
-        js, jl, jh = div_trunc(js * cap, total), div_trunc(jl * cap, total), div_trunc(jh * cap, total)
+        across = isqrt(mul(js, js) + mul(jl, jl)) if jl else js if js >= 0 else -js
+        jh -= div_trunc(mul(lift_milli, across), LIFT_DEN)
+    size_s, size_l, size_h = js if js >= 0 else -js, jl if jl >= 0 else -jl, jh if jh >= 0 else -jh
+    if size_s + size_s > cap or size_l + size_l > cap or size_h + size_h > cap:
+        total2 = mul(js, js) + mul(jl, jl) + mul(jh, jh)
+        if total2 > cap * cap:  # uniform scale down to |J| = cap
+            total = isqrt(total2)
+            js, jl, jh = div_trunc(js * cap, total), div_trunc(jl * cap, total), div_trunc(jh * cap, total)
     return js, jl, jh
+
+
+def _drag(area: int, air: int, speed: int) -> int:
+    """One axis's drag impulse ``div_trunc(area·air·speed, AERO_IMPULSE_DEN)`` for ``speed`` ≥ 0, computed
+    on a = |area·air| with its sign applied last and ⌊a·speed/D⌋ = ⌊a/D⌋·speed + ⌊(a mod D)·speed/D⌋: the
+    same integer, without the three-factor product that outgrows a machine word (a big integer)."""
+    a = mul(area, air)
+    size = a if a >= 0 else -a
+    size = size // AERO_IMPULSE_DEN * speed + size % AERO_IMPULSE_DEN * speed // AERO_IMPULSE_DEN
+    return size if a >= 0 else -size
 
 
 def wind_vector_um_s(speed_um_s: int, direction_mdeg: int) -> Vec3:

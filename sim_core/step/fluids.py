@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from sim_core.constants import FATIGUE_BREAK_PPM
-from sim_core.intmath import around_loop, isqrt
+from sim_core.intmath import around_loop, isqrt, mul
 from sim_core.specs.fluids import FluidZone
 from sim_core.specs.materials import material
 from sim_core.specs.route import Route
@@ -138,7 +138,7 @@ class Fluids:
         if discs and -REACH_UM <= c[H] <= REACH_UM:
             for arc, lat, reach_sq, effect in discs:
                 ds, dl = around_loop(c[ARC] - arc, self.loop_length), c[LAT] - lat
-                if ds * ds + dl * dl <= reach_sq:
+                if mul(ds, ds) + mul(dl, dl) <= reach_sq:
                     touched.append(effect)
         if not touched:
             return None

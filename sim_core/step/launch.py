@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import K_WEAPON_IMPULSE_PER_UJ, LAUNCH_FIRE_INTERVAL_FRAMES
-from sim_core.intmath import UNIT, around_loop, div_round, div_trunc, isqrt
+from sim_core.intmath import UNIT, around_loop, div_round, div_trunc, isqrt, mul
 from sim_core.specs.materials import material
 from sim_core.state.layout import (
     ARC, H, LAT, PATCH_STRIDE, PR_ARC, PR_CLEARED, PR_H, PR_LAT, PR_RELEASED, PR_STATE, PR_VH, PR_VLAT, PR_VS,
@@ -48,7 +48,7 @@ from sim_core.state.layout import (
 from sim_core.step.contact import Collider, Credits, add_impact, apply_kicks, commit_loads
 from sim_core.step.fluids import Disc, FluidTouch, disc_reach_sq, fluid_effect
 from sim_core.step.model import CarModel
-from sim_core.step.physics import CURVE, TrackContext
+from sim_core.step.physics import TrackContext, curving
 
 CLEAR_UM: Final = 1_000
 """A bullet is clear of its own car once more than 1 mm outside the car's box (``sourceCleared``)."""
@@ -228,8 +228,9 @@ def _move(world: list[int], at: int, friction_milli: int, spreads: bool, ctx: Tr
     edge = half + ctx.apron_um
     over_surface = not ctx.fixed or -edge <= lat <= edge
     if over_surface:
-        load = vs * vs * k_vertical // CURVE - g_up
-        acc_l = g_right - vs * vs * k_lateral // CURVE
+        speed_sq = mul(vs, vs)
+        load = curving(speed_sq, k_vertical) - g_up
+        acc_l = g_right - curving(speed_sq, k_lateral)
     else:
         load = -g_up
         acc_l = g_right
@@ -241,7 +242,7 @@ def _move(world: list[int], at: int, friction_milli: int, spreads: bool, ctx: Tr
             world[at + PR_VS] = world[at + PR_VLAT] = world[at + PR_VH] = 0
             return PROJECTILE_DEPLOYED
         vh = 0
-        speed = isqrt(vs * vs + vlat * vlat)
+        speed = isqrt(mul(vs, vs) + mul(vlat, vlat))
         slowing = div_round(friction_milli * load, 60_000)
         if speed <= slowing:
             world[at + PR_VS] = world[at + PR_VLAT] = world[at + PR_VH] = 0

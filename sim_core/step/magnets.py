@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from sim_core.intmath import div_trunc, isqrt
+from sim_core.intmath import div_trunc, isqrt, mul
 from sim_core.specs.magnets import MagnetSource
 from sim_core.specs.route import Route
 from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, PENALTY_TIMER, REMAINING_Q, RETIRED_FRAME
@@ -62,10 +62,11 @@ def passive_pull(source: Point, strength_mn: int, target: Point, susceptibility_
     """The impulse (world, µg·µm/s) a source at ``source`` gives a passive sub-mesh at ``target``: toward
     the source; nothing closer than 1 cm. (Always a tuple: the compiled step keeps it unboxed.)"""
     dx, dy, dz = source[0] - target[0], source[1] - target[1], source[2] - target[2]
-    r2 = dx * dx + dy * dy + dz * dz
+    r2 = mul(dx, dx) + mul(dy, dy) + mul(dz, dz)
     if r2 < MIN_RANGE_SQ_UM2:
         return NOTHING
-    magnitude = strength_mn * susceptibility_milli * PASSIVE_NUM // (FORCE_DEN * r2)  # GRAIN units, floored
+    # GRAIN units, floored: ⌊a / (3·r²)⌋ = ⌊⌊a / 3⌋ / r²⌋, without the product 3·r² (beyond a machine word's fast path)
+    magnitude = strength_mn * susceptibility_milli * PASSIVE_NUM // FORCE_DEN // r2
     return _along(magnitude, dx, dy, dz, isqrt(r2))
 
 
@@ -84,8 +85,8 @@ def pole_push(a: Pole, b: Pole) -> Point:
 def _along(magnitude: int, dx: int, dy: int, dz: int, r: int) -> Point:
     """``magnitude`` (GRAIN units) along (dx, dy, dz) of length ``r``, in µg·µm/s, each component
     truncated toward zero before it is scaled (|magnitude·d| ≤ |magnitude|·r stays small)."""
-    return (div_trunc(magnitude * dx, r) * GRAIN, div_trunc(magnitude * dy, r) * GRAIN,
-            div_trunc(magnitude * dz, r) * GRAIN)
+    return (mul(div_trunc(mul(magnitude, dx), r), GRAIN), mul(div_trunc(mul(magnitude, dy), r), GRAIN),
+            mul(div_trunc(mul(magnitude, dz), r), GRAIN))
 
 
 class _Actor:

@@ -39,7 +39,9 @@ class PartHeat(NamedTuple):
     """One part's constants of the thermal pass (``sim_core.step.thermal``), with the track's air
     temperature folded in, so that the backward-Euler solve is one expression:
     T' = div_round(C·T + E + H·T_air, C + H) = (2C·T + 2E + (2H·T_air + C + H)) // (2(C + H)),
-    C = THERMAL_C_TU · heat capacity (tu per m°C), H = ambient conductance.
+    C = THERMAL_C_TU · heat capacity (tu per m°C), H = ambient conductance. As 2C·T = 2(C + H)·T − 2H·T,
+    that is T + (2E + (2H·T_air + C + H) − 2H·T) // (2(C + H)), the same integer, which the step computes:
+    2C is beyond the compiled step's machine-word products (2³⁰), 2H is small.
 
     Without heat (E = 0) the rounding holds T still wherever −(C + H) < 2H·(T − T_air) ≤ C + H: a part
     cools to within ``(C + H) / 2H`` of the air (several °C for a tire) and stays there. ``still_low``..
@@ -49,6 +51,7 @@ class PartHeat(NamedTuple):
     part: int
     temp_at: int  # index of the part's temp_mc in the car's list
     double_capacity: int  # 2C
+    double_conductance: int  # 2H
     constant: int  # 2H·T_air + C + H
     divisor: int  # 2(C + H)
     limit: int | None  # thermal limit (m°C); None = cannot overheat
@@ -78,6 +81,7 @@ class TireHeatWear(NamedTuple):
     results instead of solving again (``sim_core.step.thermal``)."""
 
     double_capacity: int  # as in PartHeat
+    double_conductance: int
     constant: int
     divisor: int
     limit: int | None
@@ -218,20 +222,21 @@ class CarModel:
         else:  # no exchange with the air: without heat nothing changes
             low, high = MIN_TEMPERATURE_MC, MAX_TEMPERATURE_MC
         high = min(high, MAX_TEMPERATURE_MC, MAX_TEMPERATURE_MC if limit is None else limit)
-        return PartHeat(part, part_field(part, P_TEMP), 2 * capacity, 2 * conductance * self.air_mc + capacity + conductance,
-                        2 * (capacity + conductance), limit, max(low, MIN_TEMPERATURE_MC), high)
+        return PartHeat(part, part_field(part, P_TEMP), 2 * capacity, 2 * conductance,
+                        2 * conductance * self.air_mc + capacity + conductance, 2 * (capacity + conductance), limit,
+                        max(low, MIN_TEMPERATURE_MC), high)
 
     def _tire_groups(self, tires: list[int], wet: bool) -> tuple[tuple[TireGroup, ...], tuple[TireHeatWear, ...]]:
         """The live tires grouped by their constants (their grip on the dry or the ``wet`` surface), in
         order of first appearance: the groups of the motion and, at the same index, their thermal side."""
         mu, rr = (self.wet_tire_mu, self.wet_tire_rr) if wet else (self.tire_mu, self.tire_rr)
-        groups: dict[tuple[tuple[int, int], tuple[int, int, int, int | None, int, int, int]],
+        groups: dict[tuple[tuple[int, int], tuple[int, int, int, int, int | None, int, int, int]],
                      list[tuple[int, int, int, int]]] = {}
         for part in tires:
             heat = self._part_heat(part)
             constants = ((mu[part], rr[part]),
-                         (heat.double_capacity, heat.constant, heat.divisor, heat.limit, heat.still_low,
-                          heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE))
+                         (heat.double_capacity, heat.double_conductance, heat.constant, heat.divisor, heat.limit,
+                          heat.still_low, heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE))
             groups.setdefault(constants, []).append(
                 (part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM)))
         return (tuple(TireGroup(*grip, len(group)) for (grip, _), group in groups.items()),

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import FATIGUE_BREAK_PPM
-from sim_core.intmath import FULL_TURN_MDEG, UNIT, around_loop, cross, div_round, div_trunc, dot, sin_cos_ppm
+from sim_core.intmath import FULL_TURN_MDEG, UNIT, around_loop, cross, div_round, div_trunc, dot, mul, sin_cos_ppm
 from sim_core.specs.materials import material
 from sim_core.specs.obstacles import ObstacleSpec
 from sim_core.specs.route import Route
@@ -96,8 +96,10 @@ class Obstacle:
                 loop = route.length_um if route.loop else 0
                 self.pivot = (around_loop(pivot_arc - box.arc, loop), pivot_lat, pivot_h)
         self.moves = self.travel != (0, 0, 0) or self.turn_mdeg != 0
-        self._boxes: dict[int, tuple[int, int, int, int, int, int, int]] = {}  # frame → box_at(frame): the last two
         self.still: Pose = (*self.lows, *self.highs, self.lows[0], self.highs[0], 0, 0, 0, 0, 0, 0, 0, 0)
+        # the last two boxes computed (``_box_cached``), each with its frame: two native slots, not a dict
+        self._frame_a = self._frame_b = 0
+        self._box_a = self._box_b = self.box_at(0)
 
     def swing(self, frame: int) -> int:
         """How far out (ppm) the entity's motion is at ``frame``."""
@@ -117,9 +119,9 @@ class Obstacle:
                 angle = (frame + self.phase) % self.period * FULL_TURN_MDEG // self.period
                 angle = angle if self.turn_mdeg > 0 else -angle
             else:
-                angle = div_trunc(self.turn_mdeg * out, UNIT)
+                angle = div_trunc(mul(self.turn_mdeg, out), UNIT)
             lows, highs = _turned_box(self.lows, self.highs, self.pivot, self.axis, angle)
-        shift = [div_trunc(travel * out, UNIT) if travel else 0 for travel in self.travel]
+        shift = [div_trunc(mul(travel, out), UNIT) if travel else 0 for travel in self.travel]
         return (lows[0] + shift[0], lows[1] + shift[1], lows[2] + shift[2],
                 highs[0] + shift[0], highs[1] + shift[1], highs[2] + shift[2], shift[0])
 
@@ -132,18 +134,21 @@ class Obstacle:
         now = self._box_cached(frame)
         before = self._box_cached(frame - 1)
         return (now[0], now[1], now[2], now[3], now[4], now[5], before[0], before[3],
-                (now[0] - before[0]) * 60, (now[1] - before[1]) * 60, (now[2] - before[2]) * 60,
-                (now[3] - before[3]) * 60, (now[4] - before[4]) * 60, (now[5] - before[5]) * 60, now[6], before[6])
+                mul(now[0] - before[0], 60), mul(now[1] - before[1], 60), mul(now[2] - before[2], 60),
+                mul(now[3] - before[3], 60), mul(now[4] - before[4], 60), mul(now[5] - before[5], 60), now[6], before[6])
 
     def _box_cached(self, frame: int) -> tuple[int, int, int, int, int, int, int]:
-        """``box_at(frame)``, from the last two frames' boxes when it is one of them."""
-        boxes = self._boxes
-        box = boxes.get(frame)
-        if box is None:
-            box = self.box_at(frame)
-            if len(boxes) >= 2:
-                del boxes[min(boxes)]
-            boxes[frame] = box
+        """``box_at(frame)``, from the last two boxes computed when it is one of them; a new one replaces
+        the older (lower frame) of the two."""
+        if frame == self._frame_a:
+            return self._box_a
+        if frame == self._frame_b:
+            return self._box_b
+        box = self.box_at(frame)
+        if self._frame_a < self._frame_b:
+            self._frame_a, self._box_a = frame, box
+        else:
+            self._frame_b, self._box_b = frame, box
         return box
 
 
@@ -203,6 +208,9 @@ class Obstacles:
         frame = world[W_FRAME] + 1
         loop = self.loop_length
         poses = [obstacle.pose(frame) for obstacle in self.obstacles]
+        # what the test along the route reads of each pose (its s span now and a frame before, its travel now
+        # and a frame before): a pair read as six ints, the whole pose only for a pair that may meet
+        spans = [(pose[0], pose[3], pose[6], pose[7], pose[14], pose[15]) for pose in poses]
         loads: dict[tuple[int, int], list[int]] = {}
         struck: dict[int, list[int]] = {}  # entity → [fatigue added, broken at once]
         for slot, c in enumerate(cars):
@@ -214,15 +222,15 @@ class Obstacles:
             for k, obstacle in enumerate(self.obstacles):
                 if obstacle.at >= 0 and world[obstacle.at + OB_BREAK]:
                     continue
-                pose = poses[k]
+                low, high, low_before, high_before, travel, travel_before = spans[k]
                 # the car's centre from the entity's rest centre, now and when the frame began (around a loop's
                 # seam from where the entity's centre is then)
-                rel = around_loop(arc - obstacle.arc - pose[14], loop) + pose[14]
-                was = around_loop(start_arc - obstacle.arc - pose[15], loop) + pose[15]
-                if ((rel - half >= pose[3] and was - half >= pose[7])
-                        or (rel + half <= pose[0] and was + half <= pose[6])):
+                rel = around_loop(arc - obstacle.arc - travel, loop) + travel
+                was = around_loop(start_arc - obstacle.arc - travel_before, loop) + travel_before
+                if ((rel - half >= high and was - half >= high_before)
+                        or (rel + half <= low and was + half <= low_before)):
                     continue  # on one side of it along the route all the frame (most pairs, most frames)
-                self._keep_out(c, rel, was, box, obstacle, pose, colliders[slot], slot, k, loads, struck)
+                self._keep_out(c, rel, was, box, obstacle, poses[k], colliders[slot], slot, k, loads, struck)
         for k in sorted(struck):
             at = self.obstacles[k].at
             added, at_once = struck[k]

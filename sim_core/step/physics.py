@@ -23,7 +23,7 @@ from sim_core.constants import (
     SLIP_HEAT_DEN, SLIP_HEAT_NUM, SLIP_WEAR_MULT, STABILIZE_UJ_PER_MILLI,
 )
 from sim_core.specs.inputs import SKILLS
-from sim_core.intmath import UNIT, Vec3, div_round, div_trunc
+from sim_core.intmath import UNIT, Vec3, div_round, div_trunc, mul
 from sim_core.state.layout import (
     AIR_FRAMES, ARC, H, LAT, OUTSIDE, PENALTY_TIMER, REMAINING_Q, VH, VLAT, VS,
 )
@@ -36,6 +36,12 @@ from sim_core.specs.route import Route
 CURVE: Final = 1_000_000_000_000  # curvature is stored as (1/µm)·1e12
 AIR_FRAMES_CAP: Final = 255
 (BOOST, BRAKE, SWERVE_LEFT, SWERVE_RIGHT, JUMP, SLAM, STABILIZE, WEAPON) = range(len(SKILLS))
+
+
+MotionSample = tuple[int, int, int, int, int, int]
+"""What the motion reads of one route sample (``TrackContext.samples``). Declared, not inferred: a ``zip``
+of more than five lists has tuples of unknown items, which the compiled step would treat as objects and
+compute with generic arithmetic everywhere they flow."""
 
 
 class TrackContext:
@@ -55,14 +61,21 @@ class TrackContext:
         self.wall_height_um = wall_height_um
         self.apron_um = apron_um
         self.loop, self.length_um, self.count = route.loop, route.length_um, route.count
-        self.samples = list(zip([w // 2 for w in route.width], route.k_vertical, route.g_up, route.g_right,
-                                route.k_lateral, route.g_tangent, strict=True))
+        self.samples: list[MotionSample] = list(zip([w // 2 for w in route.width], route.k_vertical, route.g_up,
+                                                    route.g_right, route.k_lateral, route.g_tangent, strict=True))
         wx, wy, wz = wind_um_s
         self.wind: list[tuple[int, int, int]] | None = None if wind_um_s == (0, 0, 0) else [
             (div_round(wx * tx + wy * ty + wz * tz, UNIT), div_round(wx * rx + wy * ry + wz * rz, UNIT),
              div_round(wx * ux + wy * uy + wz * uz, UNIT))
             for tx, ty, tz, rx, ry, rz, ux, uy, uz in zip(route.tx, route.ty, route.tz, route.rx, route.ry, route.rz,
                                                           route.ux, route.uy, route.uz, strict=True)]
+
+
+def curving(speed_sq: int, curvature: int) -> int:
+    """⌊speed²·k / CURVE⌋ for ``speed_sq`` ≥ 0 (a centrifugal acceleration on curvature k), computed as
+    ⌊speed²/CURVE⌋·k + ⌊(speed² mod CURVE)·k / CURVE⌋: the same integer, without the product speed²·k that
+    outgrows a machine word on a tight curve at speed (a big integer and its division)."""
+    return mul(speed_sq // CURVE, curvature) + mul(speed_sq % CURVE, curvature) // CURVE
 
 
 TireLoads = Sequence[tuple[int, int]]
@@ -80,14 +93,16 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     weapon's granted effect this frame in µJ, which a push hands to the cars it touches).
 
     ``div_round(a, b)`` = (2a + b) // 2b is written out for the velocity and position updates: they are
-    the hottest lines of the step, and the call costs more than the arithmetic."""
+    the hottest lines of the step, and the call costs more than the arithmetic. 2a is written a + a there:
+    the compiled step adds any two machine words in C but multiplies in C only non-negative factors below
+    2³⁰ (``intmath.mul``), and a momentum or a negative velocity is neither."""
     m = mech.mass_ug
     heat = [0] * model.part_count
     loads: TireLoads = mech.idle_loads
     available = drive_mw = 0
     if mech.functional:  # drive first: charged even at top speed, airborne or stuck
         remaining = c[REMAINING_Q]
-        available = model.configured_output_mw * remaining // model.initial_q
+        available = mul(model.configured_output_mw, remaining) // model.initial_q
         drive_mw = model.auto_input_mw if model.auto_input_mw < available else available
         c[REMAINING_Q] = remaining - (drive_mw if drive_mw < remaining else remaining)
         heat[model.motor] += MOTOR_HEAT_TU_PER_MW * drive_mw
@@ -106,8 +121,9 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     over_surface = not ctx.fixed or -edge <= lat <= edge
     grounded = h == 0 and vh <= 0 and over_surface
     if over_surface:  # the curving ribbon adds centrifugal terms in the route frame
-        load = vs * vs * k_vertical // CURVE - g_up
-        acc_l = g_right - vs * vs * k_lateral // CURVE
+        speed_sq = mul(vs, vs)
+        load = curving(speed_sq, k_vertical) - g_up
+        acc_l = g_right - curving(speed_sq, k_lateral)
     else:
         load = -g_up
         acc_l = g_right
@@ -134,7 +150,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     if pressed:
         # the ground takes the vertical part: downforce (or a magnet below) adds load, lift removes it;
         # lift beyond the load is what is left to raise the car
-        normal = m * load // 60 - ext_h
+        normal = mul(m, load) // 60 - ext_h
         ext_h = 0 if normal >= 0 else -normal
         if normal < 0:
             normal = 0
@@ -164,29 +180,34 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         jl += dl
         jh += dh if dh > 0 or not grounded else 0  # a slam on the ground is taken by the ground
     m60 = mech.mass_x60
-    p = m60 * vs + m * acc_s + 60 * js
+    p = mul(m60, vs) + mul(m, acc_s) + mul(js, 60)
     if rolling:  # rolling resistance stops the car at most, never pushes it backwards
-        r = 60 * rolling
+        r = mul(rolling, 60)
         p = p - r if p > r else p + r if p < -r else 0
-    den = 2 * m60  # velocity = div_round(momentum·60, 60·m)
-    vs = (2 * p + m60) // den
-    vlat = (2 * (m60 * vlat + m * acc_l + 60 * jl) + m60) // den
-    vh = 0 if pressed and jh <= 0 else (2 * (m60 * vh + m * acc_h + 60 * jh) + m60) // den
+    den = m60 + m60  # velocity = div_round(momentum·60, 60·m)
+    vs = (p + p + m60) // den
+    p = mul(m60, vlat) + mul(m, acc_l) + mul(jl, 60)
+    vlat = (p + p + m60) // den
+    if pressed and jh <= 0:
+        vh = 0
+    else:
+        p = mul(m60, vh) + mul(m, acc_h) + mul(jh, 60)
+        vh = (p + p + m60) // den
     if damping:  # stabilize: v ← v / (1 + dt·damping) on the lateral and vertical axes
-        vlat = div_trunc(vlat * 60_000, 60_000 + damping)
+        vlat = div_trunc(mul(vlat, 60_000), 60_000 + damping)
         if not grounded:
-            vh = div_trunc(vh * 60_000, 60_000 + damping)
+            vh = div_trunc(mul(vh, 60_000), 60_000 + damping)
     if fluid is not None and fluid.keep < KEEP_DEN:  # a sticky fluid: v ← v·(1 − (1 − decay)·dt)
-        vs = div_trunc(vs * fluid.keep, KEEP_DEN)
-        vlat = div_trunc(vlat * fluid.keep, KEEP_DEN)
-        vh = div_trunc(vh * fluid.keep, KEEP_DEN)
+        vs = div_trunc(mul(vs, fluid.keep), KEEP_DEN)
+        vlat = div_trunc(mul(vlat, fluid.keep), KEEP_DEN)
+        vh = div_trunc(mul(vh, fluid.keep), KEEP_DEN)
     if penalty > PENALTY_FADE_FRAMES:  # penalty: linear deceleration to zero over the remaining frames
         k = penalty - PENALTY_FADE_FRAMES
-        vs = div_trunc(vs * (k - 1), k)
-        vlat = div_trunc(vlat * (k - 1), k)
-    arc += (2 * vs + 60) // 120  # position += div_round(velocity, 60)
-    new_lat = lat + (2 * vlat + 60) // 120
-    new_h = h + (2 * vh + 60) // 120
+        vs = div_trunc(mul(vs, k - 1), k)
+        vlat = div_trunc(mul(vlat, k - 1), k)
+    arc += (vs + vs + 60) // 120  # position += div_round(velocity, 60)
+    new_lat = lat + (vlat + vlat + 60) // 120
+    new_h = h + (vh + vh + 60) // 120
     lands_on_surface = not ctx.fixed or -edge <= new_lat <= edge
     if new_h < 0 <= h and lands_on_surface:
         new_h = 0
@@ -218,7 +239,7 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
             torque_impulse, vtop = model.full_drive
         else:
             torque_impulse, vtop = model.drive(drive_mw)
-        top_impulse = m * (vtop - vs) if vtop > vs else 0
+        top_impulse = mul(m, vtop - vs) if vtop > vs else 0
         share = (torque_impulse if torque_impulse < top_impulse else top_impulse) // model.driven_count
     n_tire = normal // mech.live_tires
     speed = vs if vs >= 0 else -vs
@@ -227,29 +248,29 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
     js = rolling = lateral_cap = 0
     loads = []
     for mu, rr_milli, size in mech.tire_groups:
-        traction = n_tire * mu // 1000
+        traction = mul(n_tire, mu) // 1000
         used = share if share < traction else traction
-        js += size * used
-        lateral_cap += size * (traction - used)
-        rr = n_tire * rr_milli // ROLLING_DEN
-        rolling += size * rr
-        tire_wear = rr * speed if rolls_wear else 0
+        js += mul(used, size)
+        lateral_cap += mul(traction - used, size)
+        rr = mul(n_tire, rr_milli) // ROLLING_DEN
+        rolling += mul(rr, size)
+        tire_wear = mul(rr, speed) if rolls_wear else 0
         tire_heat = 0
         if spin and share > traction:  # slip heat and wear
-            tire_heat = traction * spin * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            tire_heat = mul(mul(traction, spin), SLIP_HEAT_NUM) // SLIP_HEAT_DEN
             if spin >= MIN_TIRE_WEAR_SPEED_UM_S:
-                tire_wear += SLIP_WEAR_MULT * traction * spin
+                tire_wear += mul(mul(SLIP_WEAR_MULT, traction), spin)
         loads.append((tire_heat, tire_wear))
-    need = -(m * vlat + m * acc_l // 60 + ext_l)
+    need = -(mul(m, vlat) + mul(m, acc_l) // 60 + ext_l)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
         for k, (mu, _, _) in enumerate(mech.tire_groups):
-            traction = n_tire * mu // 1000
+            traction = mul(n_tire, mu) // 1000
             left = traction - share if traction > share else 0  # what the drive left of its traction
             tire_heat, tire_wear = loads[k]
-            tire_heat += left * slip * SLIP_HEAT_NUM // SLIP_HEAT_DEN
+            tire_heat += mul(mul(left, slip), SLIP_HEAT_NUM) // SLIP_HEAT_DEN
             if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
-                tire_wear += SLIP_WEAR_MULT * left * slip
+                tire_wear += mul(mul(SLIP_WEAR_MULT, left), slip)
             loads[k] = (tire_heat, tire_wear)
         need = lateral_cap if need > 0 else -lateral_cap
     return js, need, rolling, loads

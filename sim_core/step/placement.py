@@ -4,12 +4,13 @@ A car at (arc, lateral offset, height over the ribbon) has its frame on route sa
 ``Route.point`` reads); a point at (x right, y up, z back) in the car's frame is the route point
 ``(arc − z, lateral + x, height + y)`` of that same sample, so the car stays rigid on a curve. The
 arithmetic is ``Route.point_at``'s, written out in the compiled step over ``Ribbon``'s per-sample tuples
-(``Route`` is interpreted: reading its arrays costs an attribute lookup each): the same integers.
+(``Route`` is interpreted: reading its arrays costs an attribute lookup each), its products of signed
+factors with ``intmath.mul``: the same integers.
 """
 
 from __future__ import annotations
 
-from sim_core.intmath import UNIT, div_trunc
+from sim_core.intmath import UNIT, div_trunc, mul
 from sim_core.specs.route import Route
 
 Point = tuple[int, int, int]
@@ -47,15 +48,15 @@ class CarFrame:
     def at(self, x: int, y: int, z: int) -> Point:
         """The world point (µm) of the car-frame offset (x right, y up, z back) from the reference point."""
         ds, dl, dh = self.along - z, self.lateral + x, self.height + y
-        return (self.px + (self.tx * ds + self.rx * dl + self.ux * dh) // UNIT,
-                self.py + (self.ty * ds + self.ry * dl + self.uy * dh) // UNIT,
-                self.pz + (self.tz * ds + self.rz * dl + self.uz * dh) // UNIT)
+        return (self.px + (mul(self.tx, ds) + mul(self.rx, dl) + mul(self.ux, dh)) // UNIT,
+                self.py + (mul(self.ty, ds) + mul(self.ry, dl) + mul(self.uy, dh)) // UNIT,
+                self.pz + (mul(self.tz, ds) + mul(self.rz, dl) + mul(self.uz, dh)) // UNIT)
 
     def along_axes(self, jx: int, jy: int, jz: int) -> Point:
         """A world vector (an impulse) along the frame's (tangent, right, up), truncated toward zero."""
-        return (div_trunc(jx * self.tx + jy * self.ty + jz * self.tz, UNIT),
-                div_trunc(jx * self.rx + jy * self.ry + jz * self.rz, UNIT),
-                div_trunc(jx * self.ux + jy * self.uy + jz * self.uz, UNIT))
+        return (div_trunc(mul(jx, self.tx) + mul(jy, self.ty) + mul(jz, self.tz), UNIT),
+                div_trunc(mul(jx, self.rx) + mul(jy, self.ry) + mul(jz, self.rz), UNIT),
+                div_trunc(mul(jx, self.ux) + mul(jy, self.uy) + mul(jz, self.uz), UNIT))
 
     def to_world(self, along: int, right: int, up: int) -> Point:
         """A direction along the frame's (tangent, right, up) (ppm) as a world vector, truncated toward zero."""
@@ -68,5 +69,6 @@ def ribbon_point(ribbon: Ribbon, arc: int, lateral: int, height: int) -> Point:
     """``CarFrame(ribbon, arc, lateral, height).at(0, 0, 0)`` without the frame: the point itself, which is
     all a per-car test of every frame (the fluids') needs."""
     (_, px, py, pz, tx, ty, tz, rx, ry, rz, ux, uy, uz), ds = ribbon.sample(arc)
-    return (px + (tx * ds + rx * lateral + ux * height) // UNIT, py + (ty * ds + ry * lateral + uy * height) // UNIT,
-            pz + (tz * ds + rz * lateral + uz * height) // UNIT)
+    return (px + (mul(tx, ds) + mul(rx, lateral) + mul(ux, height)) // UNIT,
+            py + (mul(ty, ds) + mul(ry, lateral) + mul(uy, height)) // UNIT,
+            pz + (mul(tz, ds) + mul(rz, lateral) + mul(uz, height)) // UNIT)

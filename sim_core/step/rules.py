@@ -16,7 +16,7 @@ from sim_core.constants import (
     CONTACT_HYSTERESIS_FRAMES, FALL_OUT_MARGIN_UM, FINISH_LATERAL_EPS_UM, FINISH_PLANE_EPS_UM, PENALTY_DECEL_FRAMES,
     PENALTY_FADE_FRAMES,
 )
-from sim_core.intmath import UNIT, Vec3, cross, distance_sq, dot, normalize
+from sim_core.intmath import UNIT, Vec3, cross, distance_sq, dot, mul, normalize
 from sim_core.state.layout import (
     AIR_FRAMES, ARC, ARMED, FINISHED_FRAME, H, LAPS, LAT, LEGAL_ARC, LEGAL_LAT, NEXT_CP, OUTSIDE, PENALTY_BSOFT,
     PENALTY_FALLOUT, PENALTY_KIND, PENALTY_NONE, PENALTY_TIMER, PREV_X, PREV_Y, PREV_Z, PROGRESS, STATUS,
@@ -30,6 +30,12 @@ from sim_core.specs.track import TrackSpec
 PENALTY_FRAMES: Final = PENALTY_DECEL_FRAMES + PENALTY_FADE_FRAMES
 
 
+RuleSample = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int]
+"""What the rules read of one route sample (``RuleContext.frames``): arc, position, tangent, right, up and
+the half width. Declared, not inferred: a ``zip`` of more than five lists has tuples of unknown items,
+which the compiled step would compute with as generic objects."""
+
+
 class RuleContext:
     """Track-rule constants derived once from the TrackSpec and its route."""
 
@@ -38,6 +44,7 @@ class RuleContext:
         self.fixed = track.track_type == "fixed"
         self.apron_um = track.apron_um
         self.loop = route.loop
+        self.length_um, self.count = route.length_um, route.count  # read every frame: native attributes, not Route's
         self.laps_to_finish = track.laps_to_finish
         self.checkpoints = box_bounds(track.checkpoints)
         self.kill_zones = box_bounds(track.kill_zones)
@@ -57,9 +64,10 @@ class RuleContext:
         # One tuple per route sample of what the COM and the corridor tests read (``Route.point_at`` and
         # the half width): one list index and an unpack instead of fourteen attribute loads and indexings
         # per car and frame (built once per world: a few hundred µs).
-        self.frames = list(zip(route.arc, route.px, route.py, route.pz, route.tx, route.ty, route.tz, route.rx,
-                               route.ry, route.rz, route.ux, route.uy, route.uz, [w // 2 for w in route.width],
-                               strict=False))  # arc, p, t, r, u have count + 1 entries like width
+        self.frames: list[RuleSample] = list(zip(route.arc, route.px, route.py, route.pz, route.tx, route.ty,
+                                                 route.tz, route.rx, route.ry, route.rz, route.ux, route.uy, route.uz,
+                                                 [w // 2 for w in route.width],
+                                                 strict=False))  # arc, p, t, r, u have count + 1 entries like width
 
     def com(self, c: list[int], model: CarModel) -> Vec3:
         """The chassis COM: the ribbon point under the car lifted by its height above the surface + half its height."""
@@ -82,16 +90,16 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
     completed here moves the arc by exactly one loop length, which keeps the sample). The common frame
     (nothing entered, nothing crossed) costs a few comparisons: each trigger is first tested against its
     bounding box, and only a possible hit runs the exact test."""
-    route = ctx.route
     arc, lat = c[ARC], c[LAT]
-    s = arc % route.length_um if ctx.loop else arc
-    i = s * route.count // route.length_um  # Route.index, written out
-    i = route.count - 1 if i >= route.count else 0 if i < 0 else i
+    length, count = ctx.length_um, ctx.count
+    s = arc % length if ctx.loop else arc
+    i = s * count // length  # Route.index, written out
+    i = count - 1 if i >= count else 0 if i < 0 else i
     at, px, py, pz, tx, ty, tz, rx, ry, rz, ux, uy, uz, half = ctx.frames[i]
     ds, up = s - at, c[H] + model.height_um // 2  # Route.point_at, written out
-    x = px + (tx * ds + rx * lat + ux * up) // UNIT
-    y = py + (ty * ds + ry * lat + uy * up) // UNIT
-    z = pz + (tz * ds + rz * lat + uz * up) // UNIT
+    x = px + (mul(tx, ds) + mul(rx, lat) + mul(ux, up)) // UNIT  # signed factors: intmath.mul
+    y = py + (mul(ty, ds) + mul(ry, lat) + mul(uy, up)) // UNIT
+    z = pz + (mul(tz, ds) + mul(rz, lat) + mul(uz, up)) // UNIT
     com = (x, y, z)
     prev = (c[PREV_X], c[PREV_Y], c[PREV_Z])
     if c[PENALTY_TIMER]:
@@ -102,7 +110,7 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
         _light_checkpoints(c, ctx, prev, com)
     plane = ctx.finish
     ox, oy, oz, nx, ny, nz = plane.origin_normal
-    d1 = (x - ox) * nx + (y - oy) * ny + (z - oz) * nz  # FinishPlane.side, written out
+    d1 = mul(x - ox, nx) + mul(y - oy, ny) + mul(z - oz, nz)  # FinishPlane.side, written out
     if c[ARMED] and plane.crossed(prev, com, plane.side(prev), d1) and c[NEXT_CP] == len(checkpoints):
         _complete_lap(c, ctx, frame)
         if c[STATUS] == STATUS_FINISHED:
@@ -115,7 +123,7 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
     gx, gy, gz = ctx.gravity
     if zones is not None and not segment_misses(prev, com, zones) and earliest_entry(prev, com, ctx.kill_zones) >= 0:
         _start_penalty(c, PENALTY_FALLOUT)
-    elif x * gx + y * gy + z * gz > ctx.fall_limit:  # along gravity below the track's lowest point
+    elif mul(x, gx) + mul(y, gy) + mul(z, gz) > ctx.fall_limit:  # along gravity below the track's lowest point
         _start_penalty(c, PENALTY_FALLOUT)
     elif ctx.fixed and c[AIR_FRAMES] <= CONTACT_HYSTERESIS_FRAMES and not -half <= lat <= half and (
             -half - ctx.apron_um <= lat <= half + ctx.apron_um):  # beside the corridor, over the apron

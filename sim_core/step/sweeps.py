@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from sim_core.intmath import Vec3
+from sim_core.intmath import Vec3, mul
 from sim_core.specs.track import Box
 
 
@@ -85,7 +85,7 @@ class FinishPlane:
     def side(self, p: Vec3) -> int:
         """Signed distance to the plane ×1e6 (µm·1e6); negative = behind."""
         o, n = self.origin, self.normal
-        return (p[0] - o[0]) * n[0] + (p[1] - o[1]) * n[1] + (p[2] - o[2]) * n[2]
+        return mul(p[0] - o[0], n[0]) + mul(p[1] - o[1], n[1]) + mul(p[2] - o[2], n[2])  # signed: intmath.mul
 
     def arms(self, d: int) -> bool:
         """Behind the plane by more than the plane epsilon."""

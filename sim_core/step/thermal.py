@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN
+from sim_core.intmath import mul
 from sim_core.step.model import CarModel, Mechanics, PartHeat, TireHeatWear
 from sim_core.step.physics import TireLoads
 
@@ -56,13 +57,13 @@ def _solve(c: list[int], model: CarModel, plan: tuple[PartHeat, ...], heat: list
     """The backward-Euler solve of each part of ``plan`` that has anything to solve; the breaking mask."""
     weapon = model.weapon
     newly_broken = 0
-    for part, temp_at, double_capacity, constant, divisor, limit, still_low, still_high in plan:
+    for part, temp_at, _, double_conductance, constant, divisor, limit, still_low, still_high in plan:
         temp = c[temp_at]
         energy = heat[part]
         if energy > 0 and part == weapon:
             energy = energy * model.weapon_heat_scale // 10_000  # passive resistance: slower heating
         if energy or not still_low <= temp <= still_high:  # PartHeat: the solve with div_round written out
-            temp = (double_capacity * temp + 2 * energy + constant) // divisor
+            temp += (energy + energy + constant - mul(double_conductance, temp)) // divisor
             temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
             c[temp_at] = temp
             if limit is not None and temp > limit:
@@ -76,21 +77,23 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
 
     The tires of a group (``TireHeatWear``) share their constants and take the same heat and wear
     (``loads``), so a tire whose state equals the previous tire's ends the frame as that tire did: its
-    results are copied (the same integers, a third of the work for the usual four like tires)."""
+    results are copied (the same integers, a third of the work for the usual four like tires). The states
+    are compared field by field, not as tuples: the compiled step then builds no tuple object per tire."""
     newly_broken = 0
     for group, (energy, worn) in zip(plan, loads):  # noqa: B905 (equal lengths: Mechanics.idle_loads, physics._tires)
-        double_capacity, constant, divisor, limit, still_low, still_high, wear_den, tires = group
+        _, double_conductance, constant, divisor, limit, still_low, still_high, wear_den, tires = group
         energy_nj = worn // WEAR_NJ_DEN
-        last_state: tuple[int, int, int] | None = None
-        results = (0, 0, 0)
+        first = True
+        was_temp = was_fatigue = was_remainder = temp = fatigue = remainder = 0
         broke = False
         for part, temp_at, fatigue_at, remainder_at in tires:
-            state = (c[temp_at], c[fatigue_at], c[remainder_at])
-            if state != last_state:
-                last_state = state
-                temp, fatigue, remainder = state
+            now_temp, now_fatigue, now_remainder = c[temp_at], c[fatigue_at], c[remainder_at]
+            if first or now_temp != was_temp or now_fatigue != was_fatigue or now_remainder != was_remainder:
+                first = False
+                was_temp, was_fatigue, was_remainder = now_temp, now_fatigue, now_remainder
+                temp, fatigue, remainder = now_temp, now_fatigue, now_remainder
                 if energy or not still_low <= temp <= still_high:  # as for the other parts
-                    temp = (double_capacity * temp + 2 * energy + constant) // divisor
+                    temp += (energy + energy + constant - mul(double_conductance, temp)) // divisor
                     temp = (MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC
                             else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp)
                 broke = limit is not None and temp > limit
@@ -100,16 +103,15 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
                     elif limit <= air:
                         r = R_SCALE if temp > air else 0
                     else:
-                        r = (temp - air) * R_SCALE // (limit - air)
+                        r = mul(temp - air, R_SCALE) // (limit - air)
                         r = 0 if r < 0 else R_SCALE if r > R_SCALE else r
-                    total = remainder + energy_nj * (R2_SCALE + 2 * r * r)
+                    total = remainder + mul(energy_nj, R2_SCALE + 2 * r * r)
                     fatigue += total // wear_den
                     remainder = total % wear_den  # the exact remainder: sub-ppm wear is never lost
                     if fatigue >= FATIGUE_BREAK_PPM:
                         fatigue = FATIGUE_BREAK_PPM
                         broke = True
-                results = (temp, fatigue, remainder)
-            c[temp_at], c[fatigue_at], c[remainder_at] = results
+            c[temp_at], c[fatigue_at], c[remainder_at] = temp, fatigue, remainder
             if broke:
                 newly_broken |= 1 << part
     return newly_broken

@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 from typing import Final
 
-from sim_core.intmath import splitmix64_at
+from sim_core.intmath import mul, splitmix64_at
 from sim_core.specs.weather import PatchSpec
 from sim_core.state.layout import (
     PA_ARC, PA_BORN, PA_EXPIRE, PA_LAT, PATCH_POOL, PATCH_STRIDE, W_FRAME, W_SEED, W_WEATHER_ACC, W_WEATHER_ORDINAL,
@@ -163,7 +163,7 @@ class Weather:
                     ds += self.length_um
             if -radius <= ds <= radius:
                 dl = lat - patch_lat
-                if ds * ds + dl * dl <= self.radius_sq:
+                if mul(ds, ds) + mul(dl, dl) <= self.radius_sq:
                     return True
         return False
 
