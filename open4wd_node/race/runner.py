@@ -464,9 +464,7 @@ class MatchRunner:
                 self._last_signed[confirmed.peer] = action.frame
         self.log.append({
             "kind": "frame", "round": self.round_index, "frame": action.frame,
-            "inputs": [[i.slot, i.peer, [list(e) for e in i.events], *((None, None) if i.signed is None
-                                                                         else (i.signed.prev, i.signed.signature))]
-                       for i in action.inputs],
+            "inputs": [[i.slot, i.peer, [list(e) for e in i.events], *i.proof] for i in action.inputs],
         })
         if action.frame % 60 == 59:
             self.log.flush()

@@ -61,6 +61,12 @@ class ConfirmedInput:
     events: tuple[Event, ...]
     signed: RaceInput | None
 
+    @property
+    def proof(self) -> tuple[bytes | None, bytes | None]:
+        """``(prev, signature)`` as its owner signed them, ``(None, None)`` for a final prediction: what
+        the race log and a spectator stream carry beside the events."""
+        return (None, None) if self.signed is None else (self.signed.prev, self.signed.signature)
+
 
 @dataclass(frozen=True, slots=True)
 class FrameConfirmed:

@@ -121,6 +121,10 @@ class PeerInputs:
         self.digests[frame] = digest
         self.newest = max(self.newest, frame)
 
+    def message(self, frame: int) -> RaceInput | None:
+        """The signed message held for ``frame``, verified or pending (None: none is held)."""
+        return self.signed.get(frame) or self.pending.get(frame)
+
     def verified(self, frame: int) -> RaceInput:
         """The pending input of ``frame`` is authentic: it joins ``signed``. Returns it."""
         signed = self.signed[frame] = self.pending.pop(frame)

@@ -304,9 +304,8 @@ class Recovery:
         kept: list[InputRecord] = []
         for record in records:
             key = self._keys.key(self._race_id, record.peer)
-            events = parse_events(record.events, self._skills[record.peer])
             if record.peer == self._me or (key is not None and verify_race_signature(
-                    key, input_digest(self._race_id, record.frame, events, record.prev), record.signature)):
+                    key, self._record_digest(record)[1], record.signature)):
                 kept.append(record)
             else:
                 actions.append(Misbehaviour(record.peer, "race-input-bad-signature"))
@@ -507,13 +506,18 @@ class Recovery:
         for record in records:
             if record.peer not in self._inputs:
                 raise ProtocolError("race-snapshot-mismatch", "a forwarded input is not of the roster")
-            events = parse_events(record.events, self._skills[record.peer])
-            digest = input_digest(self._race_id, record.frame, events, input_prev(record.prev))
+            events, digest = self._record_digest(record)
             self._signed_by(record.peer, digest, record.signature, "race-snapshot-bad-signature")
             known = checked.setdefault((record.peer, record.frame), (record.signed(), events, digest))
             if known[1] != events:
                 raise ProtocolError("race-snapshot-mismatch", "two different inputs for one peer and frame")
         return checked
+
+    def _record_digest(self, record: InputRecord) -> tuple[tuple[Event, ...], bytes]:
+        """A forwarded input's events, checked against its owner's chip, and the digest its owner signed.
+        Raises ``ProtocolError`` for events or a ``prev`` that break the input rules."""
+        events = parse_events(record.events, self._skills[record.peer])
+        return events, input_digest(self._race_id, record.frame, events, input_prev(record.prev))
 
     def _apply_snapshot(self, frame: int, state: bytes, digest: bytes, inputs: CheckedInputs) -> list[RaceAction]:
         self._catch_up = None

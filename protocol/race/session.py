@@ -445,7 +445,7 @@ class RaceSession:
         """Admit one input of ``peer``: the actions of admitting it, or the reason it was set aside, or
         None for a copy of an input already held. Raises ``PeerError`` for one that breaks a rule."""
         buffer = self._inputs[peer]
-        known = buffer.signed.get(entry.frame) or buffer.pending.get(entry.frame)
+        known = buffer.message(entry.frame)
         if known is not None and known.signature == entry.signature and known.events == entry.events:
             self.stats.redundant_inputs += 1
             return None
@@ -491,7 +491,7 @@ class RaceSession:
         buffer = self._inputs[peer]
         known = buffer.real.get(frame)
         if known is not None:
-            held = buffer.signed.get(frame) or buffer.pending.get(frame)
+            held = buffer.message(frame)
             if known == events and held is not None and held.signature == msg.signature:
                 return []
             if key is None or not self._verify(key, digest, msg.signature):
@@ -516,9 +516,14 @@ class RaceSession:
     def _note_real(self, buffer: PeerInputs, frame: int, events: tuple[Event, ...]) -> None:
         """A real input of a frame already stepped with a different prediction: roll back to it."""
         predicted = buffer.predicted.get(frame)
-        if predicted is not None and predicted != events and frame < self._sync.current_frame:
-            if self._rollback_to is None or frame < self._rollback_to:
-                self._rollback_to = frame
+        if predicted is not None and predicted != events:
+            self._roll_back_to(frame)
+
+    def _roll_back_to(self, frame: int) -> None:
+        """Re-simulate from ``frame`` at the next ``advance_frame`` if it was stepped already (the earliest
+        such frame wins)."""
+        if frame < self._sync.current_frame and (self._rollback_to is None or frame < self._rollback_to):
+            self._rollback_to = frame
 
     def _conflict(self, peer: str, msg: RaceInput, digest: bytes) -> list[RaceAction]:
         """A second, different input of ``peer``, verified, for a frame it already has one for. The held
@@ -573,8 +578,7 @@ class RaceSession:
         """Discard ``peer``'s pending input of ``frame``, whose signature failed: the frame is predicted
         again (re-simulated if it was stepped) and asked for again."""
         self._inputs[peer].discard(frame)
-        if frame < self._sync.current_frame and (self._rollback_to is None or frame < self._rollback_to):
-            self._rollback_to = frame
+        self._roll_back_to(frame)
         self._recompute_frontier()
 
     def _settle_due(self) -> list[RaceAction]:
@@ -600,14 +604,7 @@ class RaceSession:
 
     def _unverified_from(self) -> int | None:
         """The oldest frame with an input whose signature is not checked yet (None: there is none)."""
-        oldest = None
-        for peer in self.others:
-            pending = self._inputs[peer].pending
-            if pending:
-                first = min(pending)
-                if oldest is None or first < oldest:
-                    oldest = first
-        return oldest
+        return min((min(pending) for peer in self.others if (pending := self._inputs[peer].pending)), default=None)
 
     def _on_checksum(self, peer: str, msg: RaceChecksum, now_ms: int) -> list[RaceAction]:
         if self._recovery.catching_up:
@@ -617,9 +614,11 @@ class RaceSession:
         if self._peers.statuses[peer] is not ACTIVE or not self._votes.accepts(msg.frame, self._sync.current_frame):
             return []  # decided, too old, or from a peer that is catching up: not counted, not misbehaviour
         key = self.keys.key(self.race_id, peer)
-        if key is None or len(msg.hash) != 32 or not self._verify(
-            key, checksum_digest(self.race_id, msg.frame, msg.hash), msg.signature
-        ):
+        if key is None or len(msg.hash) != 32:
+            raise ProtocolError("race-vote-bad-signature", "the vote is not signed by the peer's race key")
+        with self.meter.part(CostPart.VERIFY):  # the digest is the verification's cost, as an input's is
+            digest = checksum_digest(self.race_id, msg.frame, msg.hash)
+        if not self._verify(key, digest, msg.signature):
             raise ProtocolError("race-vote-bad-signature", "the vote is not signed by the peer's race key")
         self._votes.add(peer, msg.frame, msg.hash)
         return []

@@ -208,8 +208,7 @@ class SpectateSource:
         for action in actions:
             if isinstance(action, FrameConfirmed):
                 out += self.confirmed(action.frame, [
-                    FrameInput(i.peer, [list(e) for e in i.events], *((None, None) if i.signed is None
-                                                                      else (i.signed.prev, i.signed.signature)))
+                    FrameInput(i.peer, [list(e) for e in i.events], *i.proof)
                     for i in action.inputs
                 ])
             elif isinstance(action, Send) and isinstance(action.message, RaceChecksum):
