@@ -1,7 +1,8 @@
 """Race figures (issues 6 and 17): input delivery on loopback, an 8-frame rollback inside a live session,
 Ed25519 through OpenSSL and libsodium, the floor (each piece of work a frame cannot avoid with 7 peers,
 measured alone, and their sum per node-frame), and, with --processes, N real node processes racing at
-60 Hz: their worst lag in frames (wall clock) and their CPU per node-frame split by part (CPU time).
+60 Hz: their worst lag in frames (wall clock) and their CPU per node-frame split by part (CPU time),
+beside the CPU a tick costs a process that does nothing else (``idle_ticks``, measured beside them).
 
     python benchmarks/race_bench.py [--samples 2000] [--processes 2,4,8]
 
@@ -223,10 +224,44 @@ def floor_us(f: dict[str, float], peers: int = 7) -> float:
     return peers * per_peer + f["sign"] + f["input digest"] + f["simulation step (8 cars) + save"]
 
 
+async def idle_ticks(seconds: float | None) -> float:
+    """CPU µs per tick of a trio loop that only sleeps to the next 1/60 s: what a node's frame costs before
+    any work, on this machine under its current load (the wake-up of a process that slept ~15 ms, and
+    its caches, which the other processes replaced meanwhile: docs/node.md, "What a tick costs before any
+    work"). Runs for ``seconds``, or (None) until its standard input closes; the median of its
+    one-second windows, so that the demo's set-up, when the racers are not racing yet, weighs little."""
+    windows: list[float] = []
+    start = trio.current_time()
+    tick = 0
+    closed = trio.Event()
+
+    async def watch_stdin() -> None:
+        await trio.to_thread.run_sync(sys.stdin.buffer.read)
+        closed.set()
+
+    async with trio.open_nursery() as nursery:
+        if seconds is None:
+            nursery.start_soon(watch_stdin)
+        while not windows or not (closed.is_set() or (seconds is not None and tick >= seconds * 60)):
+            cpu = time.thread_time_ns()
+            for _ in range(60):
+                tick += 1
+                await trio.sleep_until(start + tick / 60)
+            windows.append((time.thread_time_ns() - cpu) / 60 / 1000)
+        nursery.cancel_scope.cancel()
+    return statistics.median(windows)
+
+
 def processes(count: int) -> dict:
-    out = subprocess.run([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", "/tmp/open4wd-race-bench", "demo",
-                          "--nodes", str(count), "--json"], capture_output=True, text=True, timeout=900)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    """Race ``count`` node processes (the demo); ``idle_tick_us``: ``idle_ticks`` measured beside them."""
+    probe = subprocess.Popen([sys.executable, __file__, "--idle-probe"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        out = subprocess.run([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", "/tmp/open4wd-race-bench",
+                              "demo", "--nodes", str(count), "--json"], capture_output=True, text=True, timeout=900)
+    finally:
+        idle, _ = probe.communicate("", timeout=60)
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "idle_tick_us": float(idle)}
 
 
 def main() -> None:
@@ -234,9 +269,15 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--processes", default="", help="also run N node processes (the demo) for each N of a "
                         "comma-separated list, e.g. 2,4,8")
+    parser.add_argument("--idle-probe", action="store_true", help=argparse.SUPPRESS)  # processes() runs this
     args = parser.parse_args()
+    if args.idle_probe:
+        print(f"{trio.run(idle_ticks, None):.1f}")
+        return
     counts = [int(n) for n in args.processes.split(",") if n.strip()]
     print(f"load average at start {_load()} on {os.cpu_count()} cores")
+    print(f"an idle 60 Hz tick, alone                      {trio.run(idle_ticks, 3.0):.0f} µs of CPU (a trio loop "
+          "that only sleeps to its next tick: what every frame costs a node before any work)")
     delivery = trio.run(input_delivery, args.samples)
     print(f"input delivery (loopback, signed + verified)  median {statistics.median(delivery):.3f} ms, "
           f"p99 {sorted(delivery)[int(len(delivery) * 0.99)]:.3f} ms over {len(delivery)} inputs")
@@ -257,8 +298,9 @@ def main() -> None:
         print(f"{count} node processes at 60 Hz (load average at start {load}): worst lag {summary['max_lag']} frames, "
               f"{summary['finished']} finished, {summary['agreed_hashes']} agreed hashes, "
               f"{summary['disagreements']} disagreements, {summary['elapsed_s']} s; CPU per node-frame "
-              f"{cpu.get('per_frame_us', 0) / 1000:.3f} ms (worst node {cpu.get('worst_per_frame_us', 0) / 1000:.3f} ms)")
-        rows.append((count, load, summary["max_lag"], cpu))
+              f"{cpu.get('per_frame_us', 0) / 1000:.3f} ms (worst node {cpu.get('worst_per_frame_us', 0) / 1000:.3f} ms); "
+              f"an idle 60 Hz tick beside them {summary['idle_tick_us']:.0f} µs")
+        rows.append((count, load, summary["max_lag"], cpu, summary["idle_tick_us"]))
     if rows:
         print(_table(rows))
 
@@ -267,14 +309,15 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _table(rows: list[tuple[int, str, int, dict]]) -> str:
-    """The CPU split per node-frame as a markdown table (µs per frame, mean of the nodes): docs/node.md's."""
-    parts = list(next((cpu["parts_us"] for *_, cpu in rows if cpu), {}))
-    lines = ["| nodes | load at start | worst lag (frames) | CPU per node-frame (µs) | " + " | ".join(parts) + " |",
-             "|---" * (4 + len(parts)) + "|"]
-    for count, load, lag, cpu in rows:
+def _table(rows: list[tuple[int, str, int, dict, float]]) -> str:
+    """The CPU split per node-frame as a markdown table (µs per frame, mean of the nodes), with an idle
+    tick's CPU measured beside the race: docs/node.md's."""
+    parts = list(next((cpu["parts_us"] for *_, cpu, _ in rows if cpu), {}))
+    lines = ["| nodes | load at start | worst lag (frames) | CPU per node-frame (µs) | " + " | ".join(parts)
+             + " | idle tick beside (µs) |", "|---" * (5 + len(parts)) + "|"]
+    for count, load, lag, cpu, idle in rows:
         split = " | ".join(f"{cpu['parts_us'][p]:.0f}" for p in parts) if cpu else " | ".join("-" for _ in parts)
-        lines.append(f"| {count} | {load} | {lag} | {cpu.get('per_frame_us', 0):.0f} | {split} |")
+        lines.append(f"| {count} | {load} | {lag} | {cpu.get('per_frame_us', 0):.0f} | {split} | {idle:.0f} |")
     return "\n".join(lines)
 
 
