@@ -252,6 +252,32 @@ async def idle_ticks(seconds: float | None) -> float:
     return statistics.median(windows)
 
 
+def after_wake(samples: int = 120) -> tuple[float, float]:
+    """CPU µs of the same pure-Python work (a walk over 4,000 ints) run right after a sleep to the next
+    1/60 s and then once more at once (medians): how much slower a frame's work runs on this machine
+    because the process slept before it."""
+    values = list(range(200_000))
+
+    def work() -> int:
+        total = 0
+        for index in range(0, 200_000, 50):
+            total += values[index]
+        return total
+
+    first: list[int] = []
+    again: list[int] = []
+    start = time.monotonic()
+    for tick in range(1, samples + 1):
+        time.sleep(max(0.0, start + tick / 60 - time.monotonic()))
+        t0 = time.thread_time_ns()
+        work()
+        t1 = time.thread_time_ns()
+        work()
+        first.append(t1 - t0)
+        again.append(time.thread_time_ns() - t1)
+    return statistics.median(first) / 1000, statistics.median(again) / 1000
+
+
 def processes(count: int) -> dict:
     """Race ``count`` node processes (the demo); ``idle_tick_us``: ``idle_ticks`` measured beside them."""
     probe = subprocess.Popen([sys.executable, __file__, "--idle-probe"], stdin=subprocess.PIPE,
@@ -278,6 +304,9 @@ def main() -> None:
     print(f"load average at start {_load()} on {os.cpu_count()} cores")
     print(f"an idle 60 Hz tick, alone                      {trio.run(idle_ticks, 3.0):.0f} µs of CPU (a trio loop "
           "that only sleeps to its next tick: what every frame costs a node before any work)")
+    woken, warm = after_wake()
+    print(f"the same work right after a 1/60 s sleep       {woken:.0f} µs, at once again {warm:.0f} µs "
+          f"({woken / warm:.2f}×: a frame's work runs slower because its process slept before it)")
     delivery = trio.run(input_delivery, args.samples)
     print(f"input delivery (loopback, signed + verified)  median {statistics.median(delivery):.3f} ms, "
           f"p99 {sorted(delivery)[int(len(delivery) * 0.99)]:.3f} ms over {len(delivery)} inputs")
