@@ -1,9 +1,11 @@
-"""Build hook: the simulation's step compiled to C with mypyc where the machine can compile it.
+"""Build hook: the simulation's step and the race session compiled to C with mypyc where the machine can
+compile them.
 
 Everything else about the package is declared in ``pyproject.toml``. This file exists for one decision
-(docs/sim.md "The compiled step"): the modules a frame runs (``COMPILED``) are compiled unchanged by
-mypyc, which makes an 8-car step about 1.5× faster. The sources stay the truth and ship beside the
-compiled modules, so the package is the same program either way:
+(docs/sim.md "The compiled step", docs/node.md "The compiled race core"): the modules a frame runs
+(``COMPILED``: the step; ``RACE_CORE``: the sans-IO race session) are compiled unchanged by mypyc, which
+makes an 8-car step about 1.5× faster and a race node's bookkeeping cheaper. The sources stay the truth
+and ship beside the compiled modules, so the package is the same program either way:
 
 - a wheel (``pip install .``) compiles when it can; if the compiler fails, the wheel is pure Python and
   the build says so (all modules compiled or none: a half-compiled group cannot import);
@@ -51,6 +53,20 @@ a peer passes (a compiled function refuses an argument of another type with a ``
 checks can answer with the project's coded errors), and the codec's work is already done in C by
 ``struct`` (``sim_core/step/frame.py``)."""
 
+RACE_CORE = [
+    "protocol/race/costs.py",
+    "protocol/race/inputs.py",
+    "protocol/race/peers.py",
+    "protocol/race/recovery.py",
+    "protocol/race/session.py",
+    "protocol/race/signing.py",
+    "protocol/race/sync.py",
+]
+"""The race session and the parts it is composed of that run for every input and frame (docs/node.md, "The
+compiled race core"). What a peer sends reaches them only as messages the wire decoder has already checked
+field by field, type by type (``protocol.encoding``, interpreted), so a compiled function's own type checks
+never meet a peer's bytes; the messages and actions stay interpreted classes that every layer builds."""
+
 CHOICE = os.environ.get("OPEN4WD_COMPILE", "auto")
 BUILDS = {"bdist_wheel", "build", "build_ext", "install"}  # the commands that build modules (not metadata)
 
@@ -89,6 +105,7 @@ def _forget_compiled_leftovers() -> None:
     """Remove compiled modules an earlier build left in ``build/``: a pure build copies that directory into
     its wheel, where a stale compiled module would shadow the source it was compiled from."""
     for leftover in (*Path("build").glob("lib*/sim_core/**/*.so"), *Path("build").glob("lib*/sim_core/**/*.pyd"),
+                     *Path("build").glob("lib*/protocol/**/*.so"), *Path("build").glob("lib*/protocol/**/*.pyd"),
                      *Path("build").glob("lib*/*__mypyc*")):
         leftover.unlink()
 
@@ -105,11 +122,12 @@ def _extensions() -> list[Any]:
         return []
     # mypy reads pyproject.toml; its sections for modules not compiled here are not a reason to fail
     try:
-        return list(mypycify(["--no-warn-unused-configs", *COMPILED], opt_level="3", group_name="sim_core_compiled"))
+        return [*mypycify(["--no-warn-unused-configs", *COMPILED], opt_level="3", group_name="sim_core_compiled"),
+                *mypycify(["--no-warn-unused-configs", *RACE_CORE], opt_level="3", group_name="race_core_compiled")]
     except (Exception, SystemExit) as exc:  # e.g. a newer mypy in the declared range that reports new errors
         if CHOICE == "1":
             raise
-        _note(f"mypyc could not compile the step ({exc!r}); installing pure Python (slower step)")
+        _note(f"mypyc could not compile the step and the race core ({exc!r}); installing pure Python (slower)")
         return []
 
 

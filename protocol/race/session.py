@@ -291,9 +291,11 @@ class RaceSession:
     def tick(self, now_ms: int) -> list[RaceAction]:
         """Timers: reconnect windows (the partition guard), catch-up retries, the anchor's slots and
         timeout, re-sends of unacknowledged inputs and the progress watchdog."""
-        if self.ended is not None:
-            return []
-        actions = self._counted(self._recovery.tick(now_ms))
+        # every timer checks ``self.ended`` itself, as any of them may end the session: an early ``if
+        # self.ended is not None: return`` would let the compiled session take it for None all the way down
+        actions: list[RaceAction] = []
+        if self.ended is None:
+            actions += self._counted(self._recovery.tick(now_ms))
         if self.ended is None and self._anchor is not None:
             actions += self._anchor.tick(now_ms)
         if self.ended is None:
