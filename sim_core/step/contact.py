@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import FATIGUE_BREAK_PPM
-from sim_core.intmath import div_round
+from sim_core.intmath import component, div_round, mul
 from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, P_FATIGUE, VELOCITY_FIELDS, VLAT, VS, part_field
 
 SHEAR_SLIP_MIN_UM_S: Final = 100_000  # shear fatigue needs a sliding speed of at least 0.1 m/s (§7.2)
@@ -100,7 +100,7 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
             continue
         axis, gap, pen = (VS, ds, pen_s) if pen_s <= pen_l else (VLAT, dl, pen_l)
         sign = 1 if gap >= 0 else -1  # direction from i to j along the axis
-        closing = (ci[axis] - cj[axis]) * sign
+        closing = mul(ci[axis] - cj[axis], sign)
         total = mi + mj
         impulse = friction = 0
         move_i = moves.setdefault(i, [0, 0, 0, 0])
@@ -114,8 +114,8 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
             mu = (colliders[i].friction_milli + colliders[j].friction_milli) // 2
             friction = min(slide * mi * mj // total, mu * impulse // 1000)  # stop the slide, or Coulomb's cap
             rub = friction if sliding >= 0 else -friction
-            move_i[3 - slot] -= rub
-            move_j[3 - slot] += rub
+            move_i[3 - slot] = move_i[3 - slot] - rub
+            move_j[3 - slot] = move_j[3 - slot] + rub
             # impact energy ½·m_eff·v², shear 0.10·|friction impulse|·slide (spec §7.2), on each car's face
             energy = closing * closing * mi * mj // (2 * total)
             shear = friction * slide // 10 if slide >= SHEAR_SLIP_MIN_UM_S else 0
@@ -126,17 +126,17 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
                     for e in (energy, shear):
                         add_impact(loads, k, part, e, area, strength, by, credits)
         push_i = pen * mj // total
-        move_i[slot] -= sign * push_i
-        move_j[slot] += sign * (pen - push_i)
-        move_i[2 + slot] -= sign * impulse  # impulses become velocity changes below
-        move_j[2 + slot] += sign * impulse
+        move_i[slot] = move_i[slot] - mul(sign, push_i)
+        move_j[slot] = move_j[slot] + mul(sign, pen - push_i)
+        move_i[2 + slot] = move_i[2 + slot] - mul(sign, impulse)  # impulses become velocity changes below
+        move_j[2 + slot] = move_j[2 + slot] + mul(sign, impulse)
     for k in sorted(moves):
         c, (d_arc, d_lat, j_s, j_l) = cars[k], moves[k]
         mass = boxes[k][3]
-        c[ARC] += d_arc
-        c[LAT] += d_lat
-        c[VS] += div_round(j_s, mass)
-        c[VLAT] += div_round(j_l, mass)
+        c[ARC] = c[ARC] + d_arc
+        c[LAT] = c[LAT] + d_lat
+        c[VS] = c[VS] + div_round(j_s, mass)
+        c[VLAT] = c[VLAT] + div_round(j_l, mass)
     return commit_loads(cars, loads)
 
 
@@ -146,8 +146,8 @@ def add_impact(loads: dict[tuple[int, int], list[int]], car: int, part: int, ene
     it adds to ``attacker``'s contribution in ``credits`` (none for ``NO_ATTACKER`` or the car itself)."""
     load = loads.setdefault((car, part), [0, 0])
     added, breaks = impact_fatigue(energy_21, area_um2, strength_kpa)
-    load[0] += added
-    load[1] |= breaks
+    load[0] = load[0] + added
+    load[1] = load[1] | breaks
     if added and attacker >= 0 and attacker != car:
         ledger = credits.setdefault((car, part), {})
         ledger[attacker] = ledger.get(attacker, 0) + added
@@ -160,7 +160,8 @@ def apply_kicks(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int
     for car in sorted(kicks):
         c, mass = cars[car], boxes[car][3]
         for axis, impulse in enumerate(kicks[car]):
-            c[VELOCITY_FIELDS[axis]] += div_round(impulse, mass)
+            field = component(VELOCITY_FIELDS, axis)
+            c[field] = c[field] + div_round(impulse, mass)
 
 
 def commit_loads(cars: list[list[int]], loads: dict[tuple[int, int], list[int]]) -> dict[int, int]:

@@ -289,7 +289,8 @@ class Obstacles:
             if best < depth:
                 axis, outward, depth = 2, way, best
         # the car is put out through the face on the high side (outward) or the low side, at that face's velocity
-        c[component(POSITION_FIELDS, axis)] += depth if outward else -depth
+        position = component(POSITION_FIELDS, axis)
+        c[position] = c[position] + (depth if outward else -depth)
         velocity = component(VELOCITY_FIELDS, axis)
         face_velocity = component(pose.high_velocities if outward else pose.low_velocities, axis)
         closing = face_velocity - c[velocity] if outward else c[velocity] - face_velocity
@@ -297,7 +298,7 @@ class Obstacles:
             return
         e = (obstacle.restitution_milli + restitution) // 2
         rebound = div_round((1000 + e) * closing, 1000)
-        c[velocity] += rebound if outward else -rebound
+        c[velocity] = c[velocity] + (rebound if outward else -rebound)
         energy = mass * closing * closing // 2
         part, strength = collider.struck_part(c)
         if strength is not None:
@@ -306,8 +307,8 @@ class Obstacles:
         if obstacle.strength_kpa is not None:
             added, at_once = impact_fatigue(energy, component(obstacle.faces, axis), obstacle.strength_kpa)
             hit = struck.setdefault(k, [0, 0])
-            hit[0] += added
-            hit[1] |= at_once
+            hit[0] = hit[0] + added
+            hit[1] = hit[1] | at_once
 
     def valid_pool(self, world: list[int]) -> bool:
         """Whether a decoded state's destructible entities are ones this round can reach (``StateLimits``):

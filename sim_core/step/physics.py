@@ -105,8 +105,8 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         available = mul(model.configured_output_mw, remaining) // model.initial_q
         drive_mw = model.auto_input_mw if model.auto_input_mw < available else available
         c[REMAINING_Q] = remaining - (drive_mw if drive_mw < remaining else remaining)
-        heat[model.motor] += MOTOR_HEAT_TU_PER_MW * drive_mw
-        heat[model.battery] += BATTERY_PASSIVE_TU_PER_MW * drive_mw
+        heat[model.motor] = MOTOR_HEAT_TU_PER_MW * drive_mw  # the first heat of the frame: heat is all zeros
+        heat[model.battery] = BATTERY_PASSIVE_TU_PER_MW * drive_mw
     penalty = c[PENALTY_TIMER]
     if 0 < penalty <= PENALTY_FADE_FRAMES:
         return heat, loads, 0  # fading out before the teleport: the car is frozen
@@ -296,9 +296,9 @@ def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int
         remaining = c[REMAINING_Q]
         granted = cost if cost <= remaining else remaining
         c[REMAINING_Q] = remaining - granted
-        heat[model.battery] += BATTERY_SKILL_TU_PER_Q * granted
+        heat[model.battery] = heat[model.battery] + BATTERY_SKILL_TU_PER_Q * granted
         if model.chip >= 0:
-            heat[model.chip] += CHIP_SKILL_TU_PER_Q * granted
+            heat[model.chip] = heat[model.chip] + CHIP_SKILL_TU_PER_Q * granted
         effect_uj = budget * model.effect_frames[k] * EFFECT_UJ_NUM * granted // (EFFECT_UJ_DEN * cost)
         if k == BOOST:
             js += effect_uj * K_EVENT_IMPULSE_PER_UJ

@@ -151,8 +151,9 @@ class Rotors:
                 impulse, rho, t, energy, area = hit
                 for axis in range(3):
                     share = div_trunc(impulse * t[axis], UNIT)
-                    kicks.setdefault(b, [0, 0, 0])[axis] += share
-                    kicks.setdefault(a, [0, 0, 0])[axis] -= share
+                    kick_b, kick_a = kicks.setdefault(b, [0, 0, 0]), kicks.setdefault(a, [0, 0, 0])
+                    kick_b[axis] = kick_b[axis] + share
+                    kick_a[axis] = kick_a[axis] - share
                 spins[k] = spins.get(k, 0) + impulse * rho
                 part, strength = colliders[b].struck_part(cb)
                 if strength is not None:
