@@ -224,13 +224,14 @@ def _move(world: list[int], at: int, friction_milli: int, spreads: bool, ctx: Tr
     i = s * ctx.count // length
     if i == ctx.count:
         i -= 1
-    half, k_vertical, g_up, g_right, k_lateral, acc_s = ctx.samples[i]
+    sample = ctx.samples[i]
+    half, g_up, g_right, acc_s = sample.half_width, sample.g_up, sample.g_right, sample.g_tangent
     edge = half + ctx.apron_um
     over_surface = not ctx.fixed or -edge <= lat <= edge
     if over_surface:
         speed_sq = mul(vs, vs)
-        load = curving(speed_sq, k_vertical) - g_up
-        acc_l = g_right - curving(speed_sq, k_lateral)
+        load = curving(speed_sq, sample.k_vertical) - g_up
+        acc_l = g_right - curving(speed_sq, sample.k_lateral)
     else:
         load = -g_up
         acc_l = g_right
