@@ -27,6 +27,17 @@ Credits = dict[tuple[int, int], dict[int, int]]
 car that caused the damage: the fatigue (ppm) its impacts on that part added this frame}."""
 
 
+class ContactBox:
+    """What contact reads of a car's body (``Mechanics.contact_box``, ``CarModel.ghost_box``): its length,
+    width and height (µm), its mass (µg; 0 for a car that takes no part: a ghost) and its restitution (‰).
+    A native object, not a tuple: the frame's list of them holds references (a tuple would be boxed anew
+    every frame, with its ints), and each stage reads the fields it needs as machine words."""
+
+    def __init__(self, length: int, width: int, height: int, mass: int, restitution: int) -> None:
+        self.length, self.width, self.height = length, width, height
+        self.mass, self.restitution = mass, restitution
+
+
 class Collider:
     """What contact needs of one car's body beyond its box (derived once per car, ``Frame``): its friction
     and the strengths and fatigue fields of the parts that take its impacts (body, then chassis), and of its
@@ -62,9 +73,9 @@ def impact_fatigue(energy_21: int, area_um2: int, strength_kpa: tuple[int, int])
     return energy_21 // (area_um2 * ultimate_kpa * 1000), 2 * energy_21 > 3 * ultimate_kpa * load
 
 
-def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], loop_length: int,
+def resolve(cars: list[list[int]], boxes: list[ContactBox], loop_length: int,
             colliders: list[Collider], credits: Credits) -> dict[int, int]:
-    """``boxes[k]`` = (length, width, height, mass µg, restitution ‰) of car k, or mass 0 if it takes no part;
+    """``boxes[k]``: car k's ``ContactBox`` (mass 0 if it takes no part);
     ``colliders[k]`` its body (``Collider``). Returns the parts broken by impacts this frame, as a bit mask
     per car (the frame's end-of-frame transaction commits them); each car's impacts on the other's part
     go to ``credits``."""
@@ -73,11 +84,12 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
     # on a loop, positions within the lap: the gap of two of them is then brought into the wrapped range
     # [−L/2, L − L/2) by at most one ±L, with two comparisons instead of a modulo per pair
     arcs = [c[ARC] % loop_length for c in cars] if loop_length else [c[ARC] for c in cars]
-    lengths = [box[0] for box in boxes]
+    lengths = [box.length for box in boxes]
     half_loop = loop_length // 2
     upper = loop_length - half_loop
     for i, j in _near_pairs(arcs, max(lengths), loop_length):
-        li, wi, hi, mi, ei = boxes[i]
+        box = boxes[i]
+        li, wi, hi, mi, ei = box.length, box.width, box.height, box.mass, box.restitution
         if not mi:
             continue
         ci = cars[i]
@@ -90,7 +102,8 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
         pen_s = (li + lengths[j]) // 2 - (ds if ds >= 0 else -ds)
         if pen_s <= 0:
             continue
-        lj, wj, hj, mj, ej = boxes[j]
+        box = boxes[j]
+        lj, wj, hj, mj, ej = box.length, box.width, box.height, box.mass, box.restitution
         if not mj:
             continue
         cj = cars[j]
@@ -132,7 +145,7 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
         move_j[2 + slot] = move_j[2 + slot] + mul(sign, impulse)
     for k in sorted(moves):
         c, (d_arc, d_lat, j_s, j_l) = cars[k], moves[k]
-        mass = boxes[k][3]
+        mass = boxes[k].mass
         c[ARC] = c[ARC] + d_arc
         c[LAT] = c[LAT] + d_lat
         c[VS] = c[VS] + div_round(j_s, mass)
@@ -153,12 +166,12 @@ def add_impact(loads: dict[tuple[int, int], list[int]], car: int, part: int, ene
         ledger[attacker] = ledger.get(attacker, 0) + added
 
 
-def apply_kicks(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], kicks: dict[int, list[int]]) -> None:
+def apply_kicks(cars: list[list[int]], boxes: list[ContactBox], kicks: dict[int, list[int]]) -> None:
     """Add each car's summed impulses of a stage (µg·µm/s along s, l and h) to its velocity, over its
     contact mass, in slot order: the stages that gather them from one snapshot (bullets, rotors) apply
     them here, so the cars' order does not matter."""
     for car in sorted(kicks):
-        c, mass = cars[car], boxes[car][3]
+        c, mass = cars[car], boxes[car].mass
         for axis, impulse in enumerate(kicks[car]):
             field = component(VELOCITY_FIELDS, axis)
             c[field] = c[field] + div_round(impulse, mass)

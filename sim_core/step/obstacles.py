@@ -39,7 +39,7 @@ from sim_core.specs.route import Route
 from sim_core.state.layout import (
     ARC, H, LAT, OB_BREAK, OB_FATIGUE, OBSTACLE_STRIDE, POSITION_FIELDS, VELOCITY_FIELDS, W_FRAME,
 )
-from sim_core.step.contact import NO_ATTACKER, Collider, add_impact, commit_loads, impact_fatigue
+from sim_core.step.contact import NO_ATTACKER, Collider, ContactBox, add_impact, commit_loads, impact_fatigue
 from sim_core.step.curves import swing_ppm
 from sim_core.step.footprint import project_box
 
@@ -222,8 +222,8 @@ class Obstacles:
             slots += spec.destructible
         self.slots = slots
 
-    def collide(self, world: list[int], cars: list[list[int]], starts: list[tuple[int, int, int]],
-                boxes: list[tuple[int, int, int, int, int]], colliders: list[Collider]) -> dict[int, int]:
+    def collide(self, world: list[int], cars: list[list[int]], starts: list[list[int]],
+                boxes: list[ContactBox], colliders: list[Collider]) -> dict[int, int]:
         """Keep every live car out of every intact entity (module docstring), ``starts`` each car's arc,
         lateral offset and height when the frame began; the parts the impacts break, as a bit mask per car.
         The entities they break are broken here, at the frame this step makes."""
@@ -234,9 +234,9 @@ class Obstacles:
         struck: dict[int, list[int]] = {}  # entity → [fatigue added, broken at once]
         for slot, c in enumerate(cars):
             box = boxes[slot]
-            if not box[3]:
+            if not box.mass:
                 continue
-            half = box[0] // 2
+            half = box.length // 2
             arc, start_arc = c[ARC], starts[slot][0]
             for k, obstacle in enumerate(self.obstacles):
                 if obstacle.at >= 0 and world[obstacle.at + OB_BREAK]:
@@ -259,13 +259,13 @@ class Obstacles:
         return commit_loads(cars, loads) if loads else {}
 
     @staticmethod
-    def _keep_out(c: list[int], rel_s: int, was: int, box: tuple[int, int, int, int, int], obstacle: Obstacle,
+    def _keep_out(c: list[int], rel_s: int, was: int, box: ContactBox, obstacle: Obstacle,
                   pose: Pose, collider: Collider, slot: int, k: int,
                   loads: dict[tuple[int, int], list[int]], struck: dict[int, list[int]]) -> None:
         """One car against one entity (module docstring): ``rel_s`` and ``was``, the car's centre from the
         entity's rest centre along the route now and when the frame began; ``pose``, the entity's box now
         (``Obstacle.pose``)."""
-        length, width, height, mass, restitution = box
+        length, width, height, mass, restitution = box.length, box.width, box.height, box.mass, box.restitution
         lat, h = c[LAT], c[H]
         car_lo = (rel_s - length // 2, lat - width // 2, h)
         car_hi = (rel_s + length // 2, lat + width // 2, h + height)
