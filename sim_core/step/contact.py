@@ -87,7 +87,10 @@ def resolve(cars: list[list[int]], boxes: list[ContactBox], loop_length: int,
     lengths = [box.length for box in boxes]
     half_loop = loop_length // 2
     upper = loop_length - half_loop
-    for i, j in _near_pairs(arcs, max(lengths), loop_length):
+    longest = lengths[0]
+    for length in lengths:  # max(lengths), which the compiled step would call as the generic builtin
+        longest = length if length > longest else longest
+    for i, j in _near_pairs(arcs, longest, loop_length):
         box = boxes[i]
         li, wi, hi, mi, ei = box.length, box.width, box.height, box.mass, box.restitution
         if not mi:

@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import ROTOR_SPEED_PER_UJ
-from sim_core.intmath import UNIT, around_loop, cross, div_trunc, dot, isqrt
+from sim_core.intmath import UNIT, around_loop, component, cross, div_trunc, dot, isqrt
 from sim_core.specs.materials import material
 from sim_core.specs.vehicle import FULL_TURN_MDEG
 from sim_core.state.layout import (
@@ -206,8 +206,10 @@ class Rotors:
         den = (mass_a + mass_b) * inertia + rho * rho * mass_a * mass_b
         restitution = (rotor.restitution_milli + restitution_b) // 2
         impulse = (1000 + restitution) * closing * num // (1000 * den)
-        face = max(range(3), key=lambda i: abs(t[i]))  # the face whose normal is nearest t
-        area = (width * height, length * height, length * width)[face]
+        # the face whose normal is nearest t: the first largest |t[i]| (a comparison, not a key function)
+        along, across, up = abs(t[0]), abs(t[1]), abs(t[2])
+        face = 0 if along >= across and along >= up else 1 if across >= up else 2
+        area = component((width * height, length * height, length * width), face)
         return impulse, rho, t, closing * closing * num // (2 * den), area
 
     def valid_pool(self, world: list[int]) -> bool:
