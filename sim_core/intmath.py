@@ -18,8 +18,8 @@ _HALF_MASK: Final = 1_073_741_823  # 2³⁰ − 1
 
 Vec3 = tuple[int, int, int]
 
-__all__ = ["UNIT", "Vec3", "isqrt", "div_round", "round_div", "div_trunc", "mul", "around_loop", "clamp", "dot", "cross", "sub",
-           "add", "scale", "distance_sq", "normalize", "sin_cos_e30", "sin_cos_ppm"]
+__all__ = ["UNIT", "Vec3", "isqrt", "div_round", "round_div", "div_trunc", "mul", "around_loop", "clamp", "component", "dot",
+           "cross", "sub", "add", "scale", "distance_sq", "normalize", "sin_cos_e30", "sin_cos_ppm"]
 
 FULL_TURN_MDEG: Final = 360_000
 _QUARTER_MDEG: Final = 90_000
@@ -81,6 +81,12 @@ def around_loop(gap: int, loop_length: int) -> int:
 def clamp(value: int, low: int, high: int) -> int:
     """``value`` limited to [low, high]."""
     return low if value < low else high if value > high else value
+
+
+def component(v: Vec3, axis: int) -> int:
+    """``v[axis]`` (axis 0, 1 or 2), read with constant indices: the compiled step keeps a three-int tuple
+    in machine words, but indexing it by a variable boxes the whole tuple first (an allocation each time)."""
+    return v[0] if axis == 0 else v[1] if axis == 1 else v[2]
 
 
 def dot(a: Vec3, b: Vec3) -> int:

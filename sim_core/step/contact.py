@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import FATIGUE_BREAK_PPM
-from sim_core.intmath import div_round
+from sim_core.intmath import component, div_round, mul
 from sim_core.state.layout import ARC, BROKEN_MASK, H, LAT, P_FATIGUE, VELOCITY_FIELDS, VLAT, VS, part_field
 
 SHEAR_SLIP_MIN_UM_S: Final = 100_000  # shear fatigue needs a sliding speed of at least 0.1 m/s (§7.2)
@@ -25,6 +25,17 @@ NO_ATTACKER: Final = -1  # an impact no other car caused (a track entity): it cr
 Credits = dict[tuple[int, int], dict[int, int]]
 """The frame's contribution ledger (spec §6.5, §8.2: frame-local, never saved): (car, part) → {the other
 car that caused the damage: the fatigue (ppm) its impacts on that part added this frame}."""
+
+
+class ContactBox:
+    """What contact reads of a car's body (``Mechanics.contact_box``, ``CarModel.ghost_box``): its length,
+    width and height (µm), its mass (µg; 0 for a car that takes no part: a ghost) and its restitution (‰).
+    A native object, not a tuple: the frame's list of them holds references (a tuple would be boxed anew
+    every frame, with its ints), and each stage reads the fields it needs as machine words."""
+
+    def __init__(self, length: int, width: int, height: int, mass: int, restitution: int) -> None:
+        self.length, self.width, self.height = length, width, height
+        self.mass, self.restitution = mass, restitution
 
 
 class Collider:
@@ -62,9 +73,9 @@ def impact_fatigue(energy_21: int, area_um2: int, strength_kpa: tuple[int, int])
     return energy_21 // (area_um2 * ultimate_kpa * 1000), 2 * energy_21 > 3 * ultimate_kpa * load
 
 
-def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], loop_length: int,
+def resolve(cars: list[list[int]], boxes: list[ContactBox], loop_length: int,
             colliders: list[Collider], credits: Credits) -> dict[int, int]:
-    """``boxes[k]`` = (length, width, height, mass µg, restitution ‰) of car k, or mass 0 if it takes no part;
+    """``boxes[k]``: car k's ``ContactBox`` (mass 0 if it takes no part);
     ``colliders[k]`` its body (``Collider``). Returns the parts broken by impacts this frame, as a bit mask
     per car (the frame's end-of-frame transaction commits them); each car's impacts on the other's part
     go to ``credits``."""
@@ -73,11 +84,15 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
     # on a loop, positions within the lap: the gap of two of them is then brought into the wrapped range
     # [−L/2, L − L/2) by at most one ±L, with two comparisons instead of a modulo per pair
     arcs = [c[ARC] % loop_length for c in cars] if loop_length else [c[ARC] for c in cars]
-    lengths = [box[0] for box in boxes]
+    lengths = [box.length for box in boxes]
     half_loop = loop_length // 2
     upper = loop_length - half_loop
-    for i, j in _near_pairs(arcs, max(lengths), loop_length):
-        li, wi, hi, mi, ei = boxes[i]
+    longest = lengths[0]
+    for length in lengths:  # max(lengths), which the compiled step would call as the generic builtin
+        longest = length if length > longest else longest
+    for i, j in _near_pairs(arcs, longest, loop_length):
+        box = boxes[i]
+        li, wi, hi, mi, ei = box.length, box.width, box.height, box.mass, box.restitution
         if not mi:
             continue
         ci = cars[i]
@@ -90,7 +105,8 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
         pen_s = (li + lengths[j]) // 2 - (ds if ds >= 0 else -ds)
         if pen_s <= 0:
             continue
-        lj, wj, hj, mj, ej = boxes[j]
+        box = boxes[j]
+        lj, wj, hj, mj, ej = box.length, box.width, box.height, box.mass, box.restitution
         if not mj:
             continue
         cj = cars[j]
@@ -100,7 +116,7 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
             continue
         axis, gap, pen = (VS, ds, pen_s) if pen_s <= pen_l else (VLAT, dl, pen_l)
         sign = 1 if gap >= 0 else -1  # direction from i to j along the axis
-        closing = (ci[axis] - cj[axis]) * sign
+        closing = mul(ci[axis] - cj[axis], sign)
         total = mi + mj
         impulse = friction = 0
         move_i = moves.setdefault(i, [0, 0, 0, 0])
@@ -114,8 +130,8 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
             mu = (colliders[i].friction_milli + colliders[j].friction_milli) // 2
             friction = min(slide * mi * mj // total, mu * impulse // 1000)  # stop the slide, or Coulomb's cap
             rub = friction if sliding >= 0 else -friction
-            move_i[3 - slot] -= rub
-            move_j[3 - slot] += rub
+            move_i[3 - slot] = move_i[3 - slot] - rub
+            move_j[3 - slot] = move_j[3 - slot] + rub
             # impact energy ½·m_eff·v², shear 0.10·|friction impulse|·slide (spec §7.2), on each car's face
             energy = closing * closing * mi * mj // (2 * total)
             shear = friction * slide // 10 if slide >= SHEAR_SLIP_MIN_UM_S else 0
@@ -126,17 +142,17 @@ def resolve(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], 
                     for e in (energy, shear):
                         add_impact(loads, k, part, e, area, strength, by, credits)
         push_i = pen * mj // total
-        move_i[slot] -= sign * push_i
-        move_j[slot] += sign * (pen - push_i)
-        move_i[2 + slot] -= sign * impulse  # impulses become velocity changes below
-        move_j[2 + slot] += sign * impulse
+        move_i[slot] = move_i[slot] - mul(sign, push_i)
+        move_j[slot] = move_j[slot] + mul(sign, pen - push_i)
+        move_i[2 + slot] = move_i[2 + slot] - mul(sign, impulse)  # impulses become velocity changes below
+        move_j[2 + slot] = move_j[2 + slot] + mul(sign, impulse)
     for k in sorted(moves):
         c, (d_arc, d_lat, j_s, j_l) = cars[k], moves[k]
-        mass = boxes[k][3]
-        c[ARC] += d_arc
-        c[LAT] += d_lat
-        c[VS] += div_round(j_s, mass)
-        c[VLAT] += div_round(j_l, mass)
+        mass = boxes[k].mass
+        c[ARC] = c[ARC] + d_arc
+        c[LAT] = c[LAT] + d_lat
+        c[VS] = c[VS] + div_round(j_s, mass)
+        c[VLAT] = c[VLAT] + div_round(j_l, mass)
     return commit_loads(cars, loads)
 
 
@@ -146,21 +162,22 @@ def add_impact(loads: dict[tuple[int, int], list[int]], car: int, part: int, ene
     it adds to ``attacker``'s contribution in ``credits`` (none for ``NO_ATTACKER`` or the car itself)."""
     load = loads.setdefault((car, part), [0, 0])
     added, breaks = impact_fatigue(energy_21, area_um2, strength_kpa)
-    load[0] += added
-    load[1] |= breaks
+    load[0] = load[0] + added
+    load[1] = load[1] | breaks
     if added and attacker >= 0 and attacker != car:
         ledger = credits.setdefault((car, part), {})
         ledger[attacker] = ledger.get(attacker, 0) + added
 
 
-def apply_kicks(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], kicks: dict[int, list[int]]) -> None:
+def apply_kicks(cars: list[list[int]], boxes: list[ContactBox], kicks: dict[int, list[int]]) -> None:
     """Add each car's summed impulses of a stage (µg·µm/s along s, l and h) to its velocity, over its
     contact mass, in slot order: the stages that gather them from one snapshot (bullets, rotors) apply
     them here, so the cars' order does not matter."""
     for car in sorted(kicks):
-        c, mass = cars[car], boxes[car][3]
+        c, mass = cars[car], boxes[car].mass
         for axis, impulse in enumerate(kicks[car]):
-            c[VELOCITY_FIELDS[axis]] += div_round(impulse, mass)
+            field = component(VELOCITY_FIELDS, axis)
+            c[field] = c[field] + div_round(impulse, mass)
 
 
 def commit_loads(cars: list[list[int]], loads: dict[tuple[int, int], list[int]]) -> dict[int, int]:

@@ -13,7 +13,7 @@ from sim_core.state.layout import (
     STATUS_RETIRED, W_FRAME, part_field,
 )
 from sim_core.specs.materials import material
-from sim_core.step.contact import Collider, Credits, resolve
+from sim_core.step.contact import Collider, ContactBox, Credits, resolve
 from sim_core.step.conveyors import Conveyors
 from sim_core.step.fluids import Fluids, corrode, fluid_heat
 from sim_core.step.launch import Launchers
@@ -61,11 +61,12 @@ class Frame:
             patches = weather.active(world)
         pulls = self.magnets.pulls(cars, skills)  # from where every car starts the frame
         # the bullets' hits and the cars' passes through thin entities sweep from there
-        starts = [(c[ARC], c[LAT], c[H]) for c in cars] if launchers.slots or obstacles.obstacles else []
+        # (slices of the cars' lists: their int objects, where a tuple would box each int anew)
+        starts = [c[ARC : H + 1] for c in cars] if launchers.slots or obstacles.obstacles else []
         discs = launchers.discs(world) if launchers.spreading else []  # spread fluid bullets: zones like the track's
         frame = world[W_FRAME] + 1
         # contact shapes: retired cars and cars under a penalty take no part (ghosts: mass 0)
-        boxes: list[tuple[int, int, int, int, int]] = []
+        boxes: list[ContactBox] = []
         breaking: dict[int, int] = {}  # car -> parts broken this frame (bits), committed at its end
         credits: Credits = {}  # who damaged which part this frame (spec §6.5: the destruction counts)
         pushes: dict[int, int] = {}  # car -> its push weapon's effect this frame (µJ)

@@ -45,7 +45,7 @@ from sim_core.state.layout import (
     PROJECTILE_DEPLOYED, PROJECTILE_FLYING, PROJECTILE_GONE, PROJECTILE_HELD, PROJECTILE_RESTING, PROJECTILE_STRIDE, VH,
     VELOCITY_FIELDS, VLAT, VS, W_FRAME, WORLD_HEADER,
 )
-from sim_core.step.contact import Collider, Credits, add_impact, apply_kicks, commit_loads
+from sim_core.step.contact import Collider, ContactBox, Credits, add_impact, apply_kicks, commit_loads
 from sim_core.step.fluids import Disc, FluidTouch, disc_reach_sq, fluid_effect
 from sim_core.step.model import CarModel
 from sim_core.step.physics import TrackContext, curving
@@ -144,8 +144,8 @@ class Launchers:
         world[at + PR_VH] = c[VH] + div_trunc(div_trunc(impulse * axis[2], UNIT), mass)
         world[at + PR_CLEARED] = 0
 
-    def fly(self, world: list[int], cars: list[list[int]], starts: list[tuple[int, int, int]],
-            boxes: list[tuple[int, int, int, int, int]], colliders: list[Collider], ctx: TrackContext,
+    def fly(self, world: list[int], cars: list[list[int]], starts: list[list[int]],
+            boxes: list[ContactBox], colliders: list[Collider], ctx: TrackContext,
             loop_length: int, credits: Credits) -> dict[int, int]:
         """Move every released bullet one frame and strike the cars its path meets (``starts``: each car's
         arc, lateral offset and height when the frame began; module docstring); the parts the hits break,
@@ -169,11 +169,11 @@ class Launchers:
                 world[at + PR_CLEARED] = 1
             for car, c in enumerate(cars):
                 box = boxes[car]
-                if not box[3] or (car == bullet.car and not world[at + PR_CLEARED]):
+                if not box.mass or (car == bullet.car and not world[at + PR_CLEARED]):
                     continue
                 # the slab test along the route first, as ``_entry`` makes it: a path that stays on one side
                 # of the box (most pairs, most frames) cannot enter it
-                half = box[0] // 2
+                half = box.length // 2
                 was = around_loop(start[0] - starts[car][0], loop_length)
                 gap = around_loop(world[at + PR_ARC] - c[ARC], loop_length)
                 if (was >= half and gap >= half) or (was <= -half and gap <= -half):
@@ -224,13 +224,14 @@ def _move(world: list[int], at: int, friction_milli: int, spreads: bool, ctx: Tr
     i = s * ctx.count // length
     if i == ctx.count:
         i -= 1
-    half, k_vertical, g_up, g_right, k_lateral, acc_s = ctx.samples[i]
+    sample = ctx.samples[i]
+    half, g_up, g_right, acc_s = sample.half_width, sample.g_up, sample.g_right, sample.g_tangent
     edge = half + ctx.apron_um
     over_surface = not ctx.fixed or -edge <= lat <= edge
     if over_surface:
         speed_sq = mul(vs, vs)
-        load = curving(speed_sq, k_vertical) - g_up
-        acc_l = g_right - curving(speed_sq, k_lateral)
+        load = curving(speed_sq, sample.k_vertical) - g_up
+        acc_l = g_right - curving(speed_sq, sample.k_lateral)
     else:
         load = -g_up
         acc_l = g_right
@@ -270,24 +271,24 @@ def _move(world: list[int], at: int, friction_milli: int, spreads: bool, ctx: Tr
     return state
 
 
-def _outside(world: list[int], at: int, c: list[int], box: tuple[int, int, int, int, int], margin: int,
+def _outside(world: list[int], at: int, c: list[int], box: ContactBox, margin: int,
              loop_length: int) -> bool:
     """Whether the bullet at ``at`` is more than ``margin`` outside car ``c``'s box on some axis."""
-    length, width, height = box[0], box[1], box[2]
+    length, width, height = box.length, box.width, box.height
     return (abs(around_loop(world[at + PR_ARC] - c[ARC], loop_length)) > length // 2 + margin
             or abs(world[at + PR_LAT] - c[LAT]) > width // 2 + margin
             or abs(world[at + PR_H] - c[H] - height // 2) > height // 2 + margin)
 
 
 def _strike(world: list[int], bullet: Bullet, start: tuple[int, int, int], car: int, c: list[int],
-            car_start: tuple[int, int, int], box: tuple[int, int, int, int, int], collider: Collider, loop_length: int,
+            car_start: list[int], box: ContactBox, collider: Collider, loop_length: int,
             kicks: dict[int, list[int]], loads: dict[tuple[int, int], list[int]], credits: Credits) -> None:
     """The bullet against one car's box over the frame: nothing unless its path relative to the car
     (from ``start`` against ``car_start`` to where both are now) enters the box; then it is put on the face
     it entered through (if it was inside from the start and still is: the face of least penetration) and, if the two
     close along that face's normal, both take the impulse and the car the impact."""
     at = bullet.at
-    length, width, height, mass, restitution = box
+    length, width, height, mass, restitution = box.length, box.width, box.height, box.mass, box.restitution
     halves = (length // 2, width // 2, height // 2)
     now = (around_loop(world[at + PR_ARC] - c[ARC], loop_length), world[at + PR_LAT] - c[LAT],
            world[at + PR_H] - c[H] - height // 2)  # from the box's centre to the bullet

@@ -65,8 +65,9 @@ def passive_pull(source: Point, strength_mn: int, target: Point, susceptibility_
     r2 = mul(dx, dx) + mul(dy, dy) + mul(dz, dz)
     if r2 < MIN_RANGE_SQ_UM2:
         return NOTHING
-    # GRAIN units, floored: ⌊a / (3·r²)⌋ = ⌊⌊a / 3⌋ / r²⌋, without the product 3·r² (beyond a machine word's fast path)
-    magnitude = strength_mn * susceptibility_milli * PASSIVE_NUM // FORCE_DEN // r2
+    # GRAIN units, floored: ⌊a / (3·r²)⌋ = ⌊⌊a / 3⌋ / r²⌋, without the product 3·r² (beyond a machine word's
+    # fast path); s·χ·4e10 with mul, 4e10 being beyond that fast path too
+    magnitude = mul(strength_mn * susceptibility_milli, PASSIVE_NUM) // FORCE_DEN // r2
     return _along(magnitude, dx, dy, dz, isqrt(r2))
 
 
@@ -89,11 +90,21 @@ def _along(magnitude: int, dx: int, dy: int, dz: int, r: int) -> Point:
             mul(div_trunc(mul(magnitude, dz), r), GRAIN))
 
 
+class _Steel:
+    """One passive sub-mesh of the frame's snapshot: where it is (world, µm) and its susceptibility (‰). A
+    native object, not a tuple: the pair loops read it as machine words, where a tuple kept in a list is
+    boxed (an allocation for each of its ints) and unboxed whole at each read."""
+
+    def __init__(self, at: Point, chi: int) -> None:
+        self.at = at
+        self.chi = chi
+
+
 class _Actor:
     """One car of the frame's snapshot: its frame, its steel and its held weapon pole in world coordinates,
     and the impulse summed on it."""
 
-    def __init__(self, slot: int, frame: CarFrame, steel: list[tuple[Point, int]], pole: Pole | None) -> None:
+    def __init__(self, slot: int, frame: CarFrame, steel: list[_Steel], pole: Pole | None) -> None:
         self.slot = slot
         self.frame = frame
         self.steel = steel
@@ -126,8 +137,8 @@ class Magnets:
         for source in self.sources:
             at = (source[0], source[1], source[2])
             for actor in actors:
-                for point, chi in actor.steel:
-                    j = passive_pull(at, source[3], point, chi)
+                for steel in actor.steel:
+                    j = passive_pull(at, source[3], steel.at, steel.chi)
                     actor.jx, actor.jy, actor.jz = actor.jx + j[0], actor.jy + j[1], actor.jz + j[2]
                 if actor.pole is not None:
                     j = pole_push(source, actor.pole)
@@ -140,8 +151,8 @@ class Magnets:
             for b in actors:
                 if b is a:
                     continue
-                for point, chi in b.steel:
-                    _exchange(a, b, passive_pull(at, pole[3], point, chi))
+                for steel in b.steel:
+                    _exchange(a, b, passive_pull(at, pole[3], steel.at, steel.chi))
                 if b.pole is not None and a.slot < b.slot:
                     _exchange(a, b, pole_push(pole, b.pole))
         out = [(0, 0, 0)] * len(cars)
@@ -172,7 +183,7 @@ class Magnets:
         ribbon = self.ribbon
         assert ribbon is not None  # there are sources or poles, or pulls returned before any actor
         frame = CarFrame(ribbon, c[ARC], c[LAT], c[H] + model.height_um // 2)
-        points = [(frame.at(x, y, z), chi) for x, y, z, chi in steel]
+        points = [_Steel(frame.at(x, y, z), chi) for x, y, z, chi in steel]
         pole: Pole | None = None
         magnet = model.magnet_pole
         if strength and magnet is not None:

@@ -24,6 +24,7 @@ from sim_core.specs.track import TrackSpec
 from sim_core.specs.vehicle import LEFT_ROLLER_SLOTS, RIGHT_ROLLER_SLOTS, VehicleSpec
 from sim_core.state.layout import P_FATIGUE, P_FATIGUE_REM, P_TEMP, part_field
 from sim_core.step.aero import AeroModel, aero_model, weight_cap
+from sim_core.step.contact import ContactBox
 
 
 def _average(a: int, b: int) -> int:
@@ -112,7 +113,7 @@ class Mechanics:
     # (and that is in their still bands)
     tire_plan: tuple[TireHeatWear, ...]  # the thermal side of tire_groups[k]: heated and the only parts that wear
     idle_loads: tuple[tuple[int, int], ...]  # (heat, wear) of each tire group in a frame without tire work: zeros
-    contact_box: tuple[int, int, int, int, int]  # what contact reads: (length, width, height, mass, restitution)
+    contact_box: ContactBox  # what contact reads: length, width, height, mass, restitution
     aero: AeroModel | None  # the live body's aero (None: no body aero, or the body is broken)
     aero_cap: int  # the aero impulse cap of a frame at this mass (sim_core.step.aero.weight_cap)
     steel: tuple[tuple[int, int, int, int], ...]  # the live parts' passive sub-meshes: (x, y, z µm, χ ‰), car frame
@@ -169,7 +170,7 @@ class CarModel:
         self._cache: dict[int, Mechanics] = {}
         self._wet_cache: dict[int, Mechanics] = {}
         # a car out of contact (retired or under a penalty): mass 0 (sim_core.step.contact)
-        self.ghost_box = (self.length_um, self.width_um, self.height_um, 0, self.body_restitution)
+        self.ghost_box = ContactBox(self.length_um, self.width_um, self.height_um, 0, self.body_restitution)
         self.air_mc = track.air_temperature_mc
         body_aero = parts[self.body].aero
         self.aero = None if body_aero is None else aero_model(body_aero)
@@ -287,7 +288,7 @@ class CarModel:
                 plan.still_low <= self.air_mc <= plan.still_high for plan in cold_plan) else (),
             tire_plan=tire_plan,
             idle_loads=((0, 0),) * len(tire_groups),
-            contact_box=(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
+            contact_box=ContactBox(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
             aero=self.aero if alive(self.body) else None,
             aero_cap=weight_cap(mass, self.gravity_um_s2),
             steel=tuple(point for i, points in enumerate(self.steel) if alive(i) for point in points),

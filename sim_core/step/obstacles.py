@@ -30,14 +30,16 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import FATIGUE_BREAK_PPM
-from sim_core.intmath import FULL_TURN_MDEG, UNIT, around_loop, cross, div_round, div_trunc, dot, mul, sin_cos_ppm
+from sim_core.intmath import (
+    FULL_TURN_MDEG, UNIT, around_loop, component, cross, div_round, div_trunc, dot, mul, sin_cos_ppm,
+)
 from sim_core.specs.materials import material
 from sim_core.specs.obstacles import ObstacleSpec
 from sim_core.specs.route import Route
 from sim_core.state.layout import (
     ARC, H, LAT, OB_BREAK, OB_FATIGUE, OBSTACLE_STRIDE, POSITION_FIELDS, VELOCITY_FIELDS, W_FRAME,
 )
-from sim_core.step.contact import NO_ATTACKER, Collider, add_impact, commit_loads, impact_fatigue
+from sim_core.step.contact import NO_ATTACKER, Collider, ContactBox, add_impact, commit_loads, impact_fatigue
 from sim_core.step.curves import swing_ppm
 from sim_core.step.footprint import project_box
 
@@ -46,11 +48,27 @@ CURVE_LINEAR: Final = 1
 CURVE_SIN: Final = 2
 CURVES: Final = {"step": CURVE_STEP, "linear": CURVE_LINEAR, "sin": CURVE_SIN}
 
-Pose = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int]
-"""Where an entity's box is at a frame, in the route frame: its lows and highs along s, l and h (s from
-its rest centre's arc), its s span a frame before, each face's velocity (µm/s: the lows', then the
-highs', the change over the frame), and its travel along s now and a frame before (a car's arc is
-brought around a loop's seam from there, the entity's own centre)."""
+Box = tuple[int, int, int, int, int, int, int]
+"""An entity's box at a frame (``Obstacle.box_at``): its lows and highs along s, l and h, and its travel
+along s."""
+
+
+class Pose:
+    """Where an entity's box is at a frame, in the route frame: its lows and highs along s, l and h (s from
+    its rest centre's arc), its s span a frame before, each face's velocity (µm/s: the lows', then the
+    highs', the change over the frame), and its travel along s now and a frame before (a car's arc is
+    brought around a loop's seam from there, the entity's own centre). A native object, not a tuple: the
+    pair test and the keep-out read its fields as machine words, where a tuple kept in a list is boxed
+    and unboxed whole at each read (and boxed again when an axis indexes it)."""
+
+    def __init__(self, now: Box, before: Box) -> None:
+        self.lows = (now[0], now[1], now[2])
+        self.highs = (now[3], now[4], now[5])
+        self.low_before, self.high_before = before[0], before[3]
+        self.low_velocities = (mul(now[0] - before[0], 60), mul(now[1] - before[1], 60), mul(now[2] - before[2], 60))
+        self.high_velocities = (mul(now[3] - before[3], 60), mul(now[4] - before[4], 60),
+                                mul(now[5] - before[5], 60))
+        self.travel, self.travel_before = now[6], before[6]
 
 
 class Obstacle:
@@ -96,7 +114,8 @@ class Obstacle:
                 loop = route.length_um if route.loop else 0
                 self.pivot = (around_loop(pivot_arc - box.arc, loop), pivot_lat, pivot_h)
         self.moves = self.travel != (0, 0, 0) or self.turn_mdeg != 0
-        self.still: Pose = (*self.lows, *self.highs, self.lows[0], self.highs[0], 0, 0, 0, 0, 0, 0, 0, 0)
+        still = (*self.lows, *self.highs, 0)
+        self.still = Pose(still, still)
         # the last two boxes computed (``_box_cached``), each with its frame: two native slots, not a dict
         self._frame_a = self._frame_b = 0
         self._box_a = self._box_b = self.box_at(0)
@@ -108,7 +127,7 @@ class Obstacle:
             return UNIT if t < self.open else 0
         return swing_ppm(t, self.period, self.curve == CURVE_LINEAR)
 
-    def box_at(self, frame: int) -> tuple[int, int, int, int, int, int, int]:
+    def box_at(self, frame: int) -> Box:
         """Its lows and highs along s, l and h at ``frame`` and its travel along s: the rest box turned
         about the pivot (a box that turns is the box around its turned corners), then moved by its travel."""
         out = self.swing(frame)
@@ -131,13 +150,9 @@ class Obstacle:
         frame's "before" is the previous frame's "now" (a turn's sine is a 30-term series)."""
         if not self.moves:
             return self.still
-        now = self._box_cached(frame)
-        before = self._box_cached(frame - 1)
-        return (now[0], now[1], now[2], now[3], now[4], now[5], before[0], before[3],
-                mul(now[0] - before[0], 60), mul(now[1] - before[1], 60), mul(now[2] - before[2], 60),
-                mul(now[3] - before[3], 60), mul(now[4] - before[4], 60), mul(now[5] - before[5], 60), now[6], before[6])
+        return Pose(self._box_cached(frame), self._box_cached(frame - 1))
 
-    def _box_cached(self, frame: int) -> tuple[int, int, int, int, int, int, int]:
+    def _box_cached(self, frame: int) -> Box:
         """``box_at(frame)``, from the last two boxes computed when it is one of them; a new one replaces
         the older (lower frame) of the two."""
         if frame == self._frame_a:
@@ -187,6 +202,13 @@ def _turned_box(lows: tuple[int, int, int], highs: tuple[int, int, int], pivot: 
     return (lo[0], lo[1], lo[2]), (hi[0], hi[1], hi[2])
 
 
+def _way_out(out_high: int, out_low: int) -> tuple[int, bool]:
+    """The shorter way out of a box along one axis, from how far a car must move to leave it through its
+    high face and through its low face: (that distance, whether through the high face); the high face on
+    a tie."""
+    return (out_high, True) if out_high <= out_low else (out_low, False)
+
+
 class Obstacles:
     """The round's solid entities (module docstring); ``slots``: the destructible ones, each with a slot
     in the world's list from ``base`` on (0: nothing saved)."""
@@ -200,37 +222,34 @@ class Obstacles:
             slots += spec.destructible
         self.slots = slots
 
-    def collide(self, world: list[int], cars: list[list[int]], starts: list[tuple[int, int, int]],
-                boxes: list[tuple[int, int, int, int, int]], colliders: list[Collider]) -> dict[int, int]:
+    def collide(self, world: list[int], cars: list[list[int]], starts: list[list[int]],
+                boxes: list[ContactBox], colliders: list[Collider]) -> dict[int, int]:
         """Keep every live car out of every intact entity (module docstring), ``starts`` each car's arc,
         lateral offset and height when the frame began; the parts the impacts break, as a bit mask per car.
         The entities they break are broken here, at the frame this step makes."""
         frame = world[W_FRAME] + 1
         loop = self.loop_length
         poses = [obstacle.pose(frame) for obstacle in self.obstacles]
-        # what the test along the route reads of each pose (its s span now and a frame before, its travel now
-        # and a frame before): a pair read as six ints, the whole pose only for a pair that may meet
-        spans = [(pose[0], pose[3], pose[6], pose[7], pose[14], pose[15]) for pose in poses]
         loads: dict[tuple[int, int], list[int]] = {}
         struck: dict[int, list[int]] = {}  # entity → [fatigue added, broken at once]
         for slot, c in enumerate(cars):
             box = boxes[slot]
-            if not box[3]:
+            if not box.mass:
                 continue
-            half = box[0] // 2
+            half = box.length // 2
             arc, start_arc = c[ARC], starts[slot][0]
             for k, obstacle in enumerate(self.obstacles):
                 if obstacle.at >= 0 and world[obstacle.at + OB_BREAK]:
                     continue
-                low, high, low_before, high_before, travel, travel_before = spans[k]
+                pose = poses[k]
                 # the car's centre from the entity's rest centre, now and when the frame began (around a loop's
                 # seam from where the entity's centre is then)
-                rel = around_loop(arc - obstacle.arc - travel, loop) + travel
-                was = around_loop(start_arc - obstacle.arc - travel_before, loop) + travel_before
-                if ((rel - half >= high and was - half >= high_before)
-                        or (rel + half <= low and was + half <= low_before)):
+                rel = around_loop(arc - obstacle.arc - pose.travel, loop) + pose.travel
+                was = around_loop(start_arc - obstacle.arc - pose.travel_before, loop) + pose.travel_before
+                if ((rel - half >= pose.highs[0] and was - half >= pose.high_before)
+                        or (rel + half <= pose.lows[0] and was + half <= pose.low_before)):
                     continue  # on one side of it along the route all the frame (most pairs, most frames)
-                self._keep_out(c, rel, was, box, obstacle, poses[k], colliders[slot], slot, k, loads, struck)
+                self._keep_out(c, rel, was, box, obstacle, pose, colliders[slot], slot, k, loads, struck)
         for k in sorted(struck):
             at = self.obstacles[k].at
             added, at_once = struck[k]
@@ -240,50 +259,56 @@ class Obstacles:
         return commit_loads(cars, loads) if loads else {}
 
     @staticmethod
-    def _keep_out(c: list[int], rel_s: int, was: int, box: tuple[int, int, int, int, int], obstacle: Obstacle,
+    def _keep_out(c: list[int], rel_s: int, was: int, box: ContactBox, obstacle: Obstacle,
                   pose: Pose, collider: Collider, slot: int, k: int,
                   loads: dict[tuple[int, int], list[int]], struck: dict[int, list[int]]) -> None:
         """One car against one entity (module docstring): ``rel_s`` and ``was``, the car's centre from the
         entity's rest centre along the route now and when the frame began; ``pose``, the entity's box now
         (``Obstacle.pose``)."""
-        length, width, height, mass, restitution = box
-        car_lo = (rel_s - length // 2, c[LAT] - width // 2, c[H])
-        car_hi = (rel_s + length // 2, c[LAT] + width // 2, c[H] + height)
-        lows, highs = (pose[0], pose[1], pose[2]), (pose[3], pose[4], pose[5])
+        length, width, height, mass, restitution = box.length, box.width, box.height, box.mass, box.restitution
+        lat, h = c[LAT], c[H]
+        car_lo = (rel_s - length // 2, lat - width // 2, h)
+        car_hi = (rel_s + length // 2, lat + width // 2, h + height)
+        lows, highs = pose.lows, pose.highs
         if car_hi[1] <= lows[1] or car_lo[1] >= highs[1] or car_hi[2] <= lows[2] or car_lo[2] >= highs[2]:
             return
-        axis, sign, depth = -1, 0, 0
-        if was + length // 2 <= pose[6] and lows[0] < car_hi[0]:  # came in (or through) from behind during the frame
-            axis, sign, depth = 0, -1, car_hi[0] - lows[0]
-        elif was - length // 2 >= pose[7] and highs[0] > car_lo[0]:  # from ahead, going backwards
-            axis, sign, depth = 0, 1, highs[0] - car_lo[0]
+        if was + length // 2 <= pose.low_before and lows[0] < car_hi[0]:  # came in (or through) from behind during the frame
+            axis, outward, depth = 0, False, car_hi[0] - lows[0]
+        elif was - length // 2 >= pose.high_before and highs[0] > car_lo[0]:  # from ahead, going backwards
+            axis, outward, depth = 0, True, highs[0] - car_lo[0]
         elif car_hi[0] <= lows[0] or car_lo[0] >= highs[0]:
             return
-        else:
-            for a in range(3):
-                out_plus, out_minus = highs[a] - car_lo[a], car_hi[a] - lows[a]
-                if a == 2 and c[H] < out_minus:
-                    out_minus = out_plus + 1  # never down through the ribbon
-                best, way = (out_plus, 1) if out_plus <= out_minus else (out_minus, -1)
-                if axis < 0 or best < depth:
-                    axis, sign, depth = a, way, best
-        c[POSITION_FIELDS[axis]] += sign * depth
-        face_velocity = pose[11 + axis] if sign > 0 else pose[8 + axis]  # the face the car is put out through
-        closing = (face_velocity - c[VELOCITY_FIELDS[axis]]) * sign
+        else:  # the face of least penetration, the first axis (s, l, h) on a tie
+            depth, outward = _way_out(highs[0] - car_lo[0], car_hi[0] - lows[0])
+            axis = 0
+            best, way = _way_out(highs[1] - car_lo[1], car_hi[1] - lows[1])
+            if best < depth:
+                axis, outward, depth = 1, way, best
+            out_plus, out_minus = highs[2] - car_lo[2], car_hi[2] - lows[2]
+            best, way = _way_out(out_plus, out_minus if h >= out_minus else out_plus + 1)  # never down through the ribbon
+            if best < depth:
+                axis, outward, depth = 2, way, best
+        # the car is put out through the face on the high side (outward) or the low side, at that face's velocity
+        position = component(POSITION_FIELDS, axis)
+        c[position] = c[position] + (depth if outward else -depth)
+        velocity = component(VELOCITY_FIELDS, axis)
+        face_velocity = component(pose.high_velocities if outward else pose.low_velocities, axis)
+        closing = face_velocity - c[velocity] if outward else c[velocity] - face_velocity
         if closing <= 0:
             return
         e = (obstacle.restitution_milli + restitution) // 2
-        c[VELOCITY_FIELDS[axis]] += sign * div_round((1000 + e) * closing, 1000)
+        rebound = div_round((1000 + e) * closing, 1000)
+        c[velocity] = c[velocity] + (rebound if outward else -rebound)
         energy = mass * closing * closing // 2
         part, strength = collider.struck_part(c)
         if strength is not None:
-            add_impact(loads, slot, part, energy, (width * height, length * height, length * width)[axis], strength,
-                       NO_ATTACKER, {})
+            add_impact(loads, slot, part, energy, component((width * height, length * height, length * width), axis),
+                       strength, NO_ATTACKER, {})
         if obstacle.strength_kpa is not None:
-            added, at_once = impact_fatigue(energy, obstacle.faces[axis], obstacle.strength_kpa)
+            added, at_once = impact_fatigue(energy, component(obstacle.faces, axis), obstacle.strength_kpa)
             hit = struck.setdefault(k, [0, 0])
-            hit[0] += added
-            hit[1] |= at_once
+            hit[0] = hit[0] + added
+            hit[1] = hit[1] | at_once
 
     def valid_pool(self, world: list[int]) -> bool:
         """Whether a decoded state's destructible entities are ones this round can reach (``StateLimits``):

@@ -38,18 +38,24 @@ AIR_FRAMES_CAP: Final = 255
 (BOOST, BRAKE, SWERVE_LEFT, SWERVE_RIGHT, JUMP, SLAM, STABILIZE, WEAPON) = range(len(SKILLS))
 
 
-MotionSample = tuple[int, int, int, int, int, int]
-"""What the motion reads of one route sample (``TrackContext.samples``). Declared, not inferred: a ``zip``
-of more than five lists has tuples of unknown items, which the compiled step would treat as objects and
-compute with generic arithmetic everywhere they flow."""
+class MotionSample:
+    """What the motion reads of one route sample (``TrackContext.samples``). A native object with declared
+    ints, not a tuple: a ``zip`` of more than five lists has tuples of unknown items, which the compiled step
+    would compute with as generic objects, and even a declared tuple kept in a list is boxed, and unboxed
+    whole at each read."""
+
+    def __init__(self, width: int, k_vertical: int, g_up: int, g_right: int, k_lateral: int, g_tangent: int) -> None:
+        self.half_width = width // 2
+        self.k_vertical, self.k_lateral = k_vertical, k_lateral
+        self.g_up, self.g_right, self.g_tangent = g_up, g_right, g_tangent
 
 
 class TrackContext:
     """Track constants the per-car passes share.
 
-    ``samples[i]`` gathers what the motion reads of route sample i: (half width, vertical curvature,
-    gravity along up, gravity along right, lateral curvature, gravity along the tangent), so that a car
-    reads its sample once instead of six lists (built per world: about a millisecond).
+    ``samples[i]`` gathers what the motion reads of route sample i (``MotionSample``: half width, vertical
+    and lateral curvature, gravity along up, right and the tangent), so that a car reads its sample once
+    instead of six lists (built per world: about a millisecond).
 
     ``wind[i]`` is the world wind velocity (µm/s, ``sim_core.step.aero.wind_vector_um_s``) along sample
     i's (tangent, right, up), projected once per world; None without wind (the air is still)."""
@@ -61,8 +67,9 @@ class TrackContext:
         self.wall_height_um = wall_height_um
         self.apron_um = apron_um
         self.loop, self.length_um, self.count = route.loop, route.length_um, route.count
-        self.samples: list[MotionSample] = list(zip([w // 2 for w in route.width], route.k_vertical, route.g_up,
-                                                    route.g_right, route.k_lateral, route.g_tangent, strict=True))
+        self.samples = [MotionSample(*values) for values in zip(route.width, route.k_vertical, route.g_up,
+                                                                route.g_right, route.k_lateral, route.g_tangent,
+                                                                strict=True)]
         wx, wy, wz = wind_um_s
         self.wind: list[tuple[int, int, int]] | None = None if wind_um_s == (0, 0, 0) else [
             (div_round(wx * tx + wy * ty + wz * tz, UNIT), div_round(wx * rx + wy * ry + wz * rz, UNIT),
@@ -105,8 +112,8 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         available = mul(model.configured_output_mw, remaining) // model.initial_q
         drive_mw = model.auto_input_mw if model.auto_input_mw < available else available
         c[REMAINING_Q] = remaining - (drive_mw if drive_mw < remaining else remaining)
-        heat[model.motor] += MOTOR_HEAT_TU_PER_MW * drive_mw
-        heat[model.battery] += BATTERY_PASSIVE_TU_PER_MW * drive_mw
+        heat[model.motor] = MOTOR_HEAT_TU_PER_MW * drive_mw  # the first heat of the frame: heat is all zeros
+        heat[model.battery] = BATTERY_PASSIVE_TU_PER_MW * drive_mw
     penalty = c[PENALTY_TIMER]
     if 0 < penalty <= PENALTY_FADE_FRAMES:
         return heat, loads, 0  # fading out before the teleport: the car is frozen
@@ -116,14 +123,15 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
     i = s * ctx.count // length  # 0 ≤ s ≤ length: only i = count (s = length) needs the clamp
     if i == ctx.count:
         i -= 1
-    half, k_vertical, g_up, g_right, k_lateral, acc_s = ctx.samples[i]
+    sample = ctx.samples[i]
+    half, g_up, g_right, acc_s = sample.half_width, sample.g_up, sample.g_right, sample.g_tangent
     edge = half + ctx.apron_um
     over_surface = not ctx.fixed or -edge <= lat <= edge
     grounded = h == 0 and vh <= 0 and over_surface
     if over_surface:  # the curving ribbon adds centrifugal terms in the route frame
         speed_sq = mul(vs, vs)
-        load = curving(speed_sq, k_vertical) - g_up
-        acc_l = g_right - curving(speed_sq, k_lateral)
+        load = curving(speed_sq, sample.k_vertical) - g_up
+        acc_l = g_right - curving(speed_sq, sample.k_lateral)
     else:
         load = -g_up
         acc_l = g_right
@@ -296,9 +304,9 @@ def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int
         remaining = c[REMAINING_Q]
         granted = cost if cost <= remaining else remaining
         c[REMAINING_Q] = remaining - granted
-        heat[model.battery] += BATTERY_SKILL_TU_PER_Q * granted
+        heat[model.battery] = heat[model.battery] + BATTERY_SKILL_TU_PER_Q * granted
         if model.chip >= 0:
-            heat[model.chip] += CHIP_SKILL_TU_PER_Q * granted
+            heat[model.chip] = heat[model.chip] + CHIP_SKILL_TU_PER_Q * granted
         effect_uj = budget * model.effect_frames[k] * EFFECT_UJ_NUM * granted // (EFFECT_UJ_DEN * cost)
         if k == BOOST:
             js += effect_uj * K_EVENT_IMPULSE_PER_UJ

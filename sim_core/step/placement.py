@@ -3,7 +3,7 @@
 A car at (arc, lateral offset, height over the ribbon) has its frame on route sample i (the one
 ``Route.point`` reads); a point at (x right, y up, z back) in the car's frame is the route point
 ``(arc − z, lateral + x, height + y)`` of that same sample, so the car stays rigid on a curve. The
-arithmetic is ``Route.point_at``'s, written out in the compiled step over ``Ribbon``'s per-sample tuples
+arithmetic is ``Route.point_at``'s, written out in the compiled step over ``Ribbon``'s per-sample objects
 (``Route`` is interpreted: reading its arrays costs an attribute lookup each), its products of signed
 factors with ``intmath.mul``: the same integers.
 """
@@ -14,18 +14,31 @@ from sim_core.intmath import UNIT, div_trunc, mul
 from sim_core.specs.route import Route
 
 Point = tuple[int, int, int]
-Sample = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int]
-"""A route sample: arc, position (x, y, z), tangent, right and up (ppm)."""
+
+
+class Sample:
+    """A route sample as the passes of every frame read it: its arc, position (x, y, z), tangent, right and
+    up (ppm), and half width. A native object, not a tuple: its fields are read as machine words, where a
+    tuple kept in a list is boxed, and unboxed whole (fourteen ints) at each read."""
+
+    def __init__(self, arc: int, px: int, py: int, pz: int, tx: int, ty: int, tz: int, rx: int, ry: int, rz: int,
+                 ux: int, uy: int, uz: int, width: int) -> None:
+        self.arc, self.half_width = arc, width // 2
+        self.px, self.py, self.pz = px, py, pz
+        self.tx, self.ty, self.tz = tx, ty, tz
+        self.rx, self.ry, self.rz = rx, ry, rz
+        self.ux, self.uy, self.uz = ux, uy, uz
 
 
 class Ribbon:
-    """The route's samples as one tuple each, for the passes that place points on it every frame (built once
-    per world, only where magnets or fluids need it)."""
+    """The route's samples as one object each, for the passes that place points on it every frame (built once
+    per world: by the rules, and where magnets or fluids need it)."""
 
     def __init__(self, route: Route) -> None:
         self.loop, self.length_um, self.count = route.loop, route.length_um, route.count
-        self.samples: list[Sample] = list(zip(route.arc, route.px, route.py, route.pz, route.tx, route.ty, route.tz,
-                                              route.rx, route.ry, route.rz, route.ux, route.uy, route.uz, strict=False))
+        self.samples = [Sample(*values) for values in zip(route.arc, route.px, route.py, route.pz, route.tx, route.ty,
+                                                          route.tz, route.rx, route.ry, route.rz, route.ux, route.uy,
+                                                          route.uz, route.width, strict=True)]
 
     def sample(self, arc: int) -> tuple[Sample, int]:
         """The sample a car at ``arc`` reads (``Route.index`` of its wrapped arc) and how far along it it is."""
@@ -34,15 +47,16 @@ class Ribbon:
         i = s * count // length
         i = count - 1 if i >= count else 0 if i < 0 else i
         found = self.samples[i]
-        return found, s - found[0]
+        return found, s - found.arc
 
 
 class CarFrame:
     """A car's frame at ``arc`` (µm along the route), ``lateral`` and ``height`` (its reference point)."""
 
     def __init__(self, ribbon: Ribbon, arc: int, lateral: int, height: int) -> None:
-        sample, self.along = ribbon.sample(arc)
-        _, self.px, self.py, self.pz, self.tx, self.ty, self.tz, self.rx, self.ry, self.rz, self.ux, self.uy, self.uz = sample
+        s, self.along = ribbon.sample(arc)
+        self.px, self.py, self.pz, self.tx, self.ty, self.tz = s.px, s.py, s.pz, s.tx, s.ty, s.tz
+        self.rx, self.ry, self.rz, self.ux, self.uy, self.uz = s.rx, s.ry, s.rz, s.ux, s.uy, s.uz
         self.lateral, self.height = lateral, height
 
     def at(self, x: int, y: int, z: int) -> Point:
@@ -68,7 +82,7 @@ class CarFrame:
 def ribbon_point(ribbon: Ribbon, arc: int, lateral: int, height: int) -> Point:
     """``CarFrame(ribbon, arc, lateral, height).at(0, 0, 0)`` without the frame: the point itself, which is
     all a per-car test of every frame (the fluids') needs."""
-    (_, px, py, pz, tx, ty, tz, rx, ry, rz, ux, uy, uz), ds = ribbon.sample(arc)
-    return (px + (mul(tx, ds) + mul(rx, lateral) + mul(ux, height)) // UNIT,
-            py + (mul(ty, ds) + mul(ry, lateral) + mul(uy, height)) // UNIT,
-            pz + (mul(tz, ds) + mul(rz, lateral) + mul(uz, height)) // UNIT)
+    s, ds = ribbon.sample(arc)
+    return (s.px + (mul(s.tx, ds) + mul(s.rx, lateral) + mul(s.ux, height)) // UNIT,
+            s.py + (mul(s.ty, ds) + mul(s.ry, lateral) + mul(s.uy, height)) // UNIT,
+            s.pz + (mul(s.tz, ds) + mul(s.rz, lateral) + mul(s.uz, height)) // UNIT)

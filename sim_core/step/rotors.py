@@ -36,13 +36,13 @@ from __future__ import annotations
 from typing import Final
 
 from sim_core.constants import ROTOR_SPEED_PER_UJ
-from sim_core.intmath import UNIT, around_loop, cross, div_trunc, dot, isqrt
+from sim_core.intmath import UNIT, around_loop, component, cross, div_trunc, dot, isqrt
 from sim_core.specs.materials import material
 from sim_core.specs.vehicle import FULL_TURN_MDEG
 from sim_core.state.layout import (
     ARC, BROKEN_MASK, H, LAT, RO_OMEGA, RO_PHASE, ROTOR_STRIDE, ROTOR_TURN_URAD, VH, VLAT, VS,
 )
-from sim_core.step.contact import Collider, Credits, add_impact, apply_kicks, commit_loads
+from sim_core.step.contact import Collider, ContactBox, Credits, add_impact, apply_kicks, commit_loads
 from sim_core.step.curves import swing_ppm
 from sim_core.step.model import CarModel
 
@@ -124,7 +124,7 @@ class Rotors:
             world[at + RO_PHASE] = advanced
             world[at + RO_OMEGA] = (rotor.angle(advanced) - rotor.angle(phase)) * 60
 
-    def strike(self, world: list[int], cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]],
+    def strike(self, world: list[int], cars: list[list[int]], boxes: list[ContactBox],
                models: list[CarModel], colliders: list[Collider], loop_length: int, credits: Credits) -> dict[int, int]:
         """Every turning body against every other car (module docstring); the parts the strikes break, as
         a bit mask per car (the frame's end-of-frame transaction commits them); the struck car's damage is
@@ -137,13 +137,13 @@ class Rotors:
             a = rotor.car
             ca, box_a = cars[a], boxes[a]
             weapon = models[a].weapon
-            if not omega or not box_a[3] or ca[BROKEN_MASK] >> weapon & 1:
+            if not omega or not box_a.mass or ca[BROKEN_MASK] >> weapon & 1:
                 continue
             ps, pl, ph = rotor.pivot
-            pivot = (ca[ARC] + ps, ca[LAT] + pl, ca[H] + box_a[2] // 2 + ph)
+            pivot = (ca[ARC] + ps, ca[LAT] + pl, ca[H] + box_a.height // 2 + ph)
             for b, cb in enumerate(cars):
                 box_b = boxes[b]
-                if b == a or not box_b[3]:
+                if b == a or not box_b.mass:
                     continue
                 hit = self._strike(rotor, omega, pivot, ca, cb, box_a, box_b, loop_length)
                 if hit is None:
@@ -151,8 +151,9 @@ class Rotors:
                 impulse, rho, t, energy, area = hit
                 for axis in range(3):
                     share = div_trunc(impulse * t[axis], UNIT)
-                    kicks.setdefault(b, [0, 0, 0])[axis] += share
-                    kicks.setdefault(a, [0, 0, 0])[axis] -= share
+                    kick_b, kick_a = kicks.setdefault(b, [0, 0, 0]), kicks.setdefault(a, [0, 0, 0])
+                    kick_b[axis] = kick_b[axis] + share
+                    kick_a[axis] = kick_a[axis] - share
                 spins[k] = spins.get(k, 0) + impulse * rho
                 part, strength = colliders[b].struck_part(cb)
                 if strength is not None:
@@ -171,11 +172,12 @@ class Rotors:
 
     @staticmethod
     def _strike(rotor: Rotor, omega: int, pivot: tuple[int, int, int], ca: list[int], cb: list[int],
-                box_a: tuple[int, int, int, int, int], box_b: tuple[int, int, int, int, int],
+                box_a: ContactBox, box_b: ContactBox,
                 loop_length: int) -> tuple[int, int, tuple[int, int, int], int, int] | None:
         """One body against one car's box: None, or the strike's impulse (µg·µm/s), its lever arm ρ (µm),
         its direction t (ppm), its energy (1e-21 J) and the struck face's area (µm²)."""
-        length, width, height, mass_b, restitution_b = box_b
+        length, width, height = box_b.length, box_b.width, box_b.height
+        mass_b, restitution_b = box_b.mass, box_b.restitution
         reach = rotor.reach_um
         rel_s = around_loop(cb[ARC] - pivot[0], loop_length)
         if abs(rel_s) > length // 2 + reach:
@@ -199,13 +201,15 @@ class Rotors:
         closing = abs(omega) * rho // UNIT + relative
         if closing <= 0:
             return None
-        mass_a, inertia = box_a[3], rotor.inertia
+        mass_a, inertia = box_a.mass, rotor.inertia
         num = mass_a * mass_b * inertia
         den = (mass_a + mass_b) * inertia + rho * rho * mass_a * mass_b
         restitution = (rotor.restitution_milli + restitution_b) // 2
         impulse = (1000 + restitution) * closing * num // (1000 * den)
-        face = max(range(3), key=lambda i: abs(t[i]))  # the face whose normal is nearest t
-        area = (width * height, length * height, length * width)[face]
+        # the face whose normal is nearest t: the first largest |t[i]| (a comparison, not a key function)
+        along, across, up = abs(t[0]), abs(t[1]), abs(t[2])
+        face = 0 if along >= across and along >= up else 1 if across >= up else 2
+        area = component((width * height, length * height, length * width), face)
         return impulse, rho, t, closing * closing * num // (2 * den), area
 
     def valid_pool(self, world: list[int]) -> bool:

@@ -23,17 +23,12 @@ from sim_core.state.layout import (
     STATUS_FINISHED, VH, VLAT, VS,
 )
 from sim_core.step.model import CarModel
+from sim_core.step.placement import Ribbon
 from sim_core.specs.route import Route
 from sim_core.step.sweeps import FinishPlane, box_bounds, earliest_entry, hull, segment_box_entry, segment_misses
 from sim_core.specs.track import TrackSpec
 
 PENALTY_FRAMES: Final = PENALTY_DECEL_FRAMES + PENALTY_FADE_FRAMES
-
-
-RuleSample = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int]
-"""What the rules read of one route sample (``RuleContext.frames``): arc, position, tangent, right, up and
-the half width. Declared, not inferred: a ``zip`` of more than five lists has tuples of unknown items,
-which the compiled step would compute with as generic objects."""
 
 
 class RuleContext:
@@ -44,7 +39,6 @@ class RuleContext:
         self.fixed = track.track_type == "fixed"
         self.apron_um = track.apron_um
         self.loop = route.loop
-        self.length_um, self.count = route.length_um, route.count  # read every frame: native attributes, not Route's
         self.laps_to_finish = track.laps_to_finish
         self.checkpoints = box_bounds(track.checkpoints)
         self.kill_zones = box_bounds(track.kill_zones)
@@ -61,13 +55,9 @@ class RuleContext:
         lo, hi = _track_aabb(track, route)
         corners = [(x, y, z) for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
         self.fall_limit = max(dot(corner, self.gravity) for corner in corners) + FALL_OUT_MARGIN_UM * UNIT
-        # One tuple per route sample of what the COM and the corridor tests read (``Route.point_at`` and
-        # the half width): one list index and an unpack instead of fourteen attribute loads and indexings
-        # per car and frame (built once per world: a few hundred µs).
-        self.frames: list[RuleSample] = list(zip(route.arc, route.px, route.py, route.pz, route.tx, route.ty,
-                                                 route.tz, route.rx, route.ry, route.rz, route.ux, route.uy, route.uz,
-                                                 [w // 2 for w in route.width],
-                                                 strict=False))  # arc, p, t, r, u have count + 1 entries like width
+        # what the COM and the corridor tests read of each route sample (``Route.point_at`` and the half
+        # width), as native objects (built once per world)
+        self.ribbon = Ribbon(route)
 
     def com(self, c: list[int], model: CarModel) -> Vec3:
         """The chassis COM: the ribbon point under the car lifted by its height above the surface + half its height."""
@@ -91,15 +81,11 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
     (nothing entered, nothing crossed) costs a few comparisons: each trigger is first tested against its
     bounding box, and only a possible hit runs the exact test."""
     arc, lat = c[ARC], c[LAT]
-    length, count = ctx.length_um, ctx.count
-    s = arc % length if ctx.loop else arc
-    i = s * count // length  # Route.index, written out
-    i = count - 1 if i >= count else 0 if i < 0 else i
-    at, px, py, pz, tx, ty, tz, rx, ry, rz, ux, uy, uz, half = ctx.frames[i]
-    ds, up = s - at, c[H] + model.height_um // 2  # Route.point_at, written out
-    x = px + (mul(tx, ds) + mul(rx, lat) + mul(ux, up)) // UNIT  # signed factors: intmath.mul
-    y = py + (mul(ty, ds) + mul(ry, lat) + mul(uy, up)) // UNIT
-    z = pz + (mul(tz, ds) + mul(rz, lat) + mul(uz, up)) // UNIT
+    sample, ds = ctx.ribbon.sample(arc)
+    half, up = sample.half_width, c[H] + model.height_um // 2  # Route.point_at, written out
+    x = sample.px + (mul(sample.tx, ds) + mul(sample.rx, lat) + mul(sample.ux, up)) // UNIT  # signed: intmath.mul
+    y = sample.py + (mul(sample.ty, ds) + mul(sample.ry, lat) + mul(sample.uy, up)) // UNIT
+    z = sample.pz + (mul(sample.tz, ds) + mul(sample.rz, lat) + mul(sample.uz, up)) // UNIT
     com = (x, y, z)
     prev = (c[PREV_X], c[PREV_Y], c[PREV_Z])
     if c[PENALTY_TIMER]:

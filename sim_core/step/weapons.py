@@ -17,18 +17,20 @@ from typing import Final
 from sim_core.constants import K_WEAPON_IMPULSE_PER_UJ
 from sim_core.intmath import UNIT, around_loop, div_trunc
 from sim_core.state.layout import ARC, H, LAT, VH, VLAT, VS
+from sim_core.step.contact import ContactBox
 from sim_core.step.model import CarModel
 
 PUSH_REACH_UM: Final = 5_000
 """How far apart two contact boxes may be and still touch (5 mm)."""
 
 
-def push(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], models: list[CarModel],
+def push(cars: list[list[int]], boxes: list[ContactBox], models: list[CarModel],
          pushes: dict[int, int], loop_length: int) -> None:
     """Apply ``pushes`` (car → its push weapon's effect this frame, µJ) to the cars each one touches."""
     kicks: dict[int, list[int]] = {}
     for a, energy in pushes.items():
-        la, wa, ha, ma, _ = boxes[a]
+        box_a = boxes[a]
+        la, wa, ha, ma = box_a.length, box_a.width, box_a.height, box_a.mass
         axis = models[a].recoil_axis
         if not ma or axis is None:
             continue
@@ -36,7 +38,8 @@ def push(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], mod
         per = energy * K_WEAPON_IMPULSE_PER_UJ  # along the whole unit axis
         ca = cars[a]
         for b, cb in enumerate(cars):
-            lb, wb, hb, mb, _ = boxes[b]
+            box_b = boxes[b]
+            lb, wb, hb, mb = box_b.length, box_b.width, box_b.height, box_b.mass
             if b == a or not mb:
                 continue
             ds = around_loop(cb[ARC] - ca[ARC], loop_length)
@@ -45,11 +48,11 @@ def push(cars: list[list[int]], boxes: list[tuple[int, int, int, int, int]], mod
                     or abs(dh) > (ha + hb) // 2 + PUSH_REACH_UM or ds * ax + dl * ay + dh * az <= 0):
                 continue
             kick = kicks.setdefault(b, [0, 0, 0])
-            kick[0] += div_trunc(per * ax, UNIT)
-            kick[1] += div_trunc(per * ay, UNIT)
-            kick[2] += div_trunc(per * az, UNIT)
+            kick[0] = kick[0] + div_trunc(per * ax, UNIT)
+            kick[1] = kick[1] + div_trunc(per * ay, UNIT)
+            kick[2] = kick[2] + div_trunc(per * az, UNIT)
     for b, (js, jl, jh) in kicks.items():
-        mass, c = boxes[b][3], cars[b]
-        c[VS] += div_trunc(js, mass)
-        c[VLAT] += div_trunc(jl, mass)
-        c[VH] += div_trunc(jh, mass)
+        mass, c = boxes[b].mass, cars[b]
+        c[VS] = c[VS] + div_trunc(js, mass)
+        c[VLAT] = c[VLAT] + div_trunc(jl, mass)
+        c[VH] = c[VH] + div_trunc(jh, mass)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from sim_core import World
 from sim_core.state.layout import ARC, BROKEN_MASK, LAT, P_BREAK_FRAME, P_FATIGUE, VLAT, VS, car_length, part_field
-from sim_core.step.contact import Collider, impact_fatigue, resolve
+from sim_core.step.contact import Collider, ContactBox, impact_fatigue, resolve
 
 from tests.sim_core.helpers import M, place, straight_track, world
 
 BODY, CHASSIS = 0, 1
 MASS = 100_000_000  # 100 g in µg
-BOX = (150_000, 100_000, 40_000, MASS, 500)  # length, width, height µm, mass, restitution ‰
+BOX = ContactBox(150_000, 100_000, 40_000, MASS, 500)  # length, width, height µm, mass, restitution ‰
 ABS = (40_000, 50_000)  # yield, ultimate kPa
 
 

@@ -5,7 +5,7 @@ for every sign and size, or the engine would compute something else than its rul
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim_core.intmath import isqrt, mul
+from sim_core.intmath import component, isqrt, mul
 from sim_core.step.aero import AERO_IMPULSE_DEN, LIFT_DEN, AeroModel, aero_impulse
 from sim_core.step.physics import CURVE, curving
 
@@ -17,6 +17,11 @@ EDGES = st.sampled_from([0, 1, -1, 2**29, 2**30 - 1, 2**30, 2**30 + 1, 2**60 - 1
 @given(st.one_of(WIDE, EDGES), st.one_of(WIDE, EDGES))
 def test_mul_is_the_product(a, b):
     assert mul(a, b) == a * b
+
+
+@given(st.tuples(WIDE, WIDE, WIDE), st.integers(min_value=0, max_value=2))
+def test_component_is_the_index(v, axis):
+    assert component(v, axis) == v[axis]
 
 
 @given(st.integers(min_value=0, max_value=2**62), st.integers(min_value=-(2**40), max_value=2**40))

@@ -43,7 +43,7 @@ def collide(w: World, starts=None) -> dict[int, int]:
     """One pass of the entities on the world's state (what ``Frame.run`` calls after contact)."""
     boxes = [m.mechanics(c[BROKEN_MASK]).contact_box if not c[PENALTY_TIMER] else m.ghost_box
              for m, c in zip(w.models, w._cars, strict=True)]
-    starts = starts or [(c[ARC], c[LAT], c[H]) for c in w._cars]
+    starts = starts or [c[ARC : H + 1] for c in w._cars]
     return w.obstacles.collide(w._world, w._cars, starts, boxes, w._frame.colliders)
 
 
@@ -94,7 +94,7 @@ def test_a_fast_car_does_not_pass_through_a_thin_wall():
     put back before it, bouncing."""
     w = world_with(WALL)
     place(w, 0, arc=3_300_000, lat=0, h=0, vs=30 * M, vlat=0, vh=0)
-    collide(w, starts=[(2_800_000, 0, 0)])
+    collide(w, starts=[[2_800_000, 0, 0]])
     assert w._cars[0][ARC] == 2_920_000 and w._cars[0][VS] < 0
 
 

@@ -17,6 +17,7 @@ from sim_core.harness.synctest import run_synctest
 from sim_core.specs.inputs import SkillEvent
 from sim_core.specs.vehicle import WeaponSpec
 from sim_core.state.layout import VLAT, VS
+from sim_core.step.contact import ContactBox
 from sim_core.step.weapons import PUSH_REACH_UM, push
 
 from tests.sim_core.circuit import circuit_track
@@ -52,7 +53,7 @@ def test_a_magnet_weapon_does_not_recoil():
 
 
 def box(length=160_000, mass=171_000_000):
-    return (length, 100_000, 60_000, mass, 400)
+    return ContactBox(length, 100_000, 60_000, mass, 400)
 
 
 def row(*cars):

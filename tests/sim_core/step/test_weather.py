@@ -204,7 +204,7 @@ def expected_slide(world: World, mu: int, rr_milli: int, vlat: int) -> tuple[int
     model, mech = world.models[0], world.models[0].mechanics(0)
     c = world._cars[0]
     sample = world.motion.samples[c[1] * world.motion.count // world.motion.length_um]
-    _, _, g_up, g_right, _, acc_s = sample
+    g_up, g_right, acc_s = sample.g_up, sample.g_right, sample.g_tangent
     m, m60 = mech.mass_ug, 60 * mech.mass_ug
     n_tire = m * -g_up // 60 // 4
     traction = n_tire * mu // 1000
