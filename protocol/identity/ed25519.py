@@ -57,4 +57,4 @@ class PrivateKey:
 
     def sign(self, message: bytes) -> bytes:
         """The 64-byte signature of ``message``."""
-        return self._key.sign(message).signature
+        return bytes(self._key.sign(message).signature)  # bytes(): typed where nacl is not (the wheel's build)

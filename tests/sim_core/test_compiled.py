@@ -12,17 +12,10 @@ compiler)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-
+from tests.installed_build import installed_report
 from tests.sim_core.compiled_runs import magnet_figures, synctest_figures, weapons_and_entities_figures
 from tests.sim_core.step.test_step_golden import GOLDEN
 
-CHECKOUT = Path(__file__).resolve().parents[2]
 CHILD = """
 import json, sys
 sys.path.append(sys.argv[1])  # after site-packages: the installed sim_core, the checkout's tests helpers
@@ -37,12 +30,7 @@ print(json.dumps({"compiled": True, "chains": golden_chains(), "synctest": synct
 
 
 def test_the_installed_compiled_step_reproduces_the_sources(tmp_path):
-    done = subprocess.run([sys.executable, "-P", "-c", CHILD, str(CHECKOUT)], cwd=tmp_path, capture_output=True,
-                          text=True, check=False, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
-    if not report["compiled"]:
-        pytest.skip(f"the installed step is not compiled ({report['where']}): an editable or pure-Python install")
+    report = installed_report(CHILD, "step", tmp_path)
     assert report["chains"] == {f"{scenario}/{seed}": list(pin) for (scenario, seed), pin in GOLDEN.items()}
     assert report["synctest"] == synctest_figures()  # as the sources compute it here
     assert report["synctest"][0] is True

@@ -11,15 +11,10 @@ compares every figure with the same runs here. It is skipped where the install i
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-import pytest
-
+from tests.installed_build import installed_report
 from tests.protocol.race.compiled_runs import all_runs
 
-CHECKOUT = Path(__file__).resolve().parents[3]
 CHILD = """
 import json, sys
 sys.path.append(sys.argv[1])  # after site-packages: the installed protocol, the checkout's tests helpers
@@ -34,12 +29,7 @@ print(json.dumps({"compiled": True, "runs": all_runs()}))
 
 
 def test_the_installed_compiled_race_core_reproduces_the_sources(tmp_path):
-    done = subprocess.run([sys.executable, "-P", "-c", CHILD, str(CHECKOUT)], cwd=tmp_path, capture_output=True,
-                          text=True, check=False, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
-    if not report["compiled"]:
-        pytest.skip(f"the installed race core is not compiled ({report['where']}): an editable or pure-Python install")
+    report = installed_report(CHILD, "race core", tmp_path)
     here = json.loads(json.dumps(all_runs()))  # the sources' figures, as plain JSON data
     assert report["runs"] == here
     assert here["forged"]["flipped"] and any(node["refused"] for node in here["forged"]["nodes"].values())
