@@ -133,6 +133,7 @@ def _part(placed: PlacedPart, centre: Vec3) -> PartSpec:
         aero=_aero(manifest["body"]["aero"]) if kind == "body" else None,
         steel=tuple(SteelPoint(_offset(placed, p["centroid_um"], centre), material(p["material"]).susceptibility_milli or 0)
                     for p in manifest["proxies"] if material(p["material"]).magnetism_role == "passive"),
+        contact_area_um2=g["contact_area_um2"]["bottom"] if kind == "tire" else 0,
     )
 
 

@@ -9,14 +9,15 @@ spec: friction and body restitution ``Average``; tire and roller restitution ``M
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
 from sim_core.constants import (
-    COST_FRAMES, EFFECT_FRAMES, LAUNCH_FIRE_INTERVAL_FRAMES, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ,
-    R_SCALE, THERMAL_C_TU, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
+    CONTACT_DEN_NW, COST_FRAMES, EFFECT_FRAMES, LAUNCH_FIRE_INTERVAL_FRAMES, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC,
+    QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
 )
 from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import Material, material
@@ -71,6 +72,36 @@ class TireGroup(NamedTuple):
     size: int  # how many tires
 
 
+class TireContact(NamedTuple):
+    """A tire's contact conductance with the track surface (spec §7.1), H = 2e-5·harmonicMean(√kρc)·area·N_imp,
+    in nW/°C of a frame's normal impulse N (1e-15 N·s, per tire): H = ⌊N·num / den⌋, with the exchange
+    factors e (``Material.exchange_factor_milli``) of the tire's material and the surface's, the tire's
+    contact area A (µm²) and num / den = 4·e_tire·e_surface·A / ((e_tire + e_surface)·10²⁶) reduced.
+
+    H is 0 for N < ``from_normal`` (= ⌈den / num⌉; no normal impulse reaches it when num = 0), so the usual
+    tire (rubber on asphalt: H below 1 nW/°C) never computes it. ``capacity``, ``conductance`` are 1000·(C + H_air)
+    and 1000·H_air of the ``PartHeat`` solve: its terms in nW/°C, to which H adds."""
+
+    num: int
+    den: int
+    from_normal: int
+    capacity: int
+    conductance: int
+
+
+def contact_conductance(tire: int, surface: int, area_um2: int) -> tuple[int, int, int]:
+    """``TireContact``'s (num, den, from_normal) of a tire of exchange factor ``tire`` and contact area
+    ``area_um2`` on a surface of exchange factor ``surface`` (thousandths of √kρc, SI): num / den reduced,
+    from_normal = ⌈den / num⌉ (−1 when num = 0: no contact)."""
+    num = 4 * tire * surface * area_um2
+    if not num:
+        return 0, 1, -1
+    den = (tire + surface) * CONTACT_DEN_NW
+    common = math.gcd(num, den)
+    num, den = num // common, den // common
+    return num, den, -(-den // num)
+
+
 class TireHeatWear(NamedTuple):
     """The thermal pass's constants of the tires of one ``TireGroup`` (``Mechanics.tire_plan[k]`` belongs
     to ``Mechanics.tire_groups[k]``): each tire's ``PartHeat`` solve and its wear, in one iteration, so
@@ -89,6 +120,7 @@ class TireHeatWear(NamedTuple):
     still_low: int
     still_high: int
     wear_den: int  # wear capacity (mJ) · R_SCALE²: the fatigue denominator
+    contact: TireContact  # the contact conductance with the track (sim_core.step.thermal)
     tires: tuple[tuple[int, int, int, int], ...]  # per tire: (part, indices of temp_mc, fatigue_ppm, fatigue_rem)
 
 
@@ -112,7 +144,7 @@ class Mechanics:
     cold_at_air: tuple[int, ...]  # what cold_temps reads when every cold part sits at the air temperature
     # (and that is in their still bands)
     tire_plan: tuple[TireHeatWear, ...]  # the thermal side of tire_groups[k]: heated and the only parts that wear
-    idle_loads: tuple[tuple[int, int], ...]  # (heat, wear) of each tire group in a frame without tire work: zeros
+    idle_loads: tuple[tuple[int, int, int], ...]  # (heat, wear, normal) of each tire group in a frame without tire work: zeros
     contact_box: ContactBox  # what contact reads: length, width, height, mass, restitution
     aero: AeroModel | None  # the live body's aero (None: no body aero, or the body is broken)
     aero_cap: int  # the aero impulse cap of a frame at this mass (sim_core.step.aero.weight_cap)
@@ -164,6 +196,9 @@ class CarModel:
         self.heat_capacity = tuple(p.heat_capacity_mj_per_c for p in parts)
         self.conductance = tuple(p.ambient_conductance_uw_per_c for p in parts)
         self.thermal_limit = tuple(p.thermal_limit_mc for p in parts)
+        self.exchange_factor = tuple(material(p.material).exchange_factor_milli for p in parts)
+        self.contact_area = tuple(p.contact_area_um2 for p in parts)
+        self.surface_exchange_factor = surface.exchange_factor_milli
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
         self.ultimate_kpa = tuple(material(p.material).ultimate_strength_kpa for p in parts)  # acid (step/fluids)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
@@ -231,17 +266,24 @@ class CarModel:
         """The live tires grouped by their constants (their grip on the dry or the ``wet`` surface), in
         order of first appearance: the groups of the motion and, at the same index, their thermal side."""
         mu, rr = (self.wet_tire_mu, self.wet_tire_rr) if wet else (self.tire_mu, self.tire_rr)
-        groups: dict[tuple[tuple[int, int], tuple[int, int, int, int, int | None, int, int, int]],
+        groups: dict[tuple[tuple[int, int], tuple[int, int, int, int, int | None, int, int, int, TireContact]],
                      list[tuple[int, int, int, int]]] = {}
         for part in tires:
             heat = self._part_heat(part)
             constants = ((mu[part], rr[part]),
                          (heat.double_capacity, heat.double_conductance, heat.constant, heat.divisor, heat.limit,
-                          heat.still_low, heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE))
+                          heat.still_low, heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE,
+                          self._tire_contact(part, heat)))
             groups.setdefault(constants, []).append(
                 (part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM)))
         return (tuple(TireGroup(*grip, len(group)) for (grip, _), group in groups.items()),
                 tuple(TireHeatWear(*thermal, tuple(group)) for (_, thermal), group in groups.items()))
+
+    def _tire_contact(self, part: int, heat: PartHeat) -> TireContact:
+        """``TireContact`` of this tire on the track's surface."""
+        num, den, from_normal = contact_conductance(self.exchange_factor[part], self.surface_exchange_factor,
+                                                    self.contact_area[part])
+        return TireContact(num, den, from_normal, 500 * heat.divisor, 500 * heat.double_conductance)
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
@@ -287,7 +329,7 @@ class CarModel:
             cold_at_air=(self.air_mc,) * len(cold_at) if all(
                 plan.still_low <= self.air_mc <= plan.still_high for plan in cold_plan) else (),
             tire_plan=tire_plan,
-            idle_loads=((0, 0),) * len(tire_groups),
+            idle_loads=((0, 0, 0),) * len(tire_groups),
             contact_box=ContactBox(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
             aero=self.aero if alive(self.body) else None,
             aero_cap=weight_cap(mass, self.gravity_um_s2),

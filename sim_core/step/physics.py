@@ -85,8 +85,9 @@ def curving(speed_sq: int, curvature: int) -> int:
     return mul(speed_sq // CURVE, curvature) + mul(speed_sq % CURVE, curvature) // CURVE
 
 
-TireLoads = Sequence[tuple[int, int]]
-"""(heat in tu, raw wear energy) of each tire of ``Mechanics.tire_groups[k]``, at index k."""
+TireLoads = Sequence[tuple[int, int, int]]
+"""(heat in tu, raw wear energy, normal impulse on the track) of each tire of ``Mechanics.tire_groups[k]``,
+at index k (the normal impulse in µg·µm/s = 1e-15 N·s, the contact conductance's N_imp; 0 off the ground)."""
 
 
 def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
@@ -268,18 +269,18 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
             tire_heat = mul(mul(traction, spin), SLIP_HEAT_NUM) // SLIP_HEAT_DEN
             if spin >= MIN_TIRE_WEAR_SPEED_UM_S:
                 tire_wear += mul(mul(SLIP_WEAR_MULT, traction), spin)
-        loads.append((tire_heat, tire_wear))
+        loads.append((tire_heat, tire_wear, n_tire))
     need = -(mul(m, vlat) + mul(m, acc_l) // 60 + ext_l)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
         for k, (mu, _, _) in enumerate(mech.tire_groups):
             traction = mul(n_tire, mu) // 1000
             left = traction - share if traction > share else 0  # what the drive left of its traction
-            tire_heat, tire_wear = loads[k]
+            tire_heat, tire_wear, _ = loads[k]
             tire_heat += mul(mul(left, slip), SLIP_HEAT_NUM) // SLIP_HEAT_DEN
             if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
                 tire_wear += mul(mul(SLIP_WEAR_MULT, left), slip)
-            loads[k] = (tire_heat, tire_wear)
+            loads[k] = (tire_heat, tire_wear, n_tire)
         need = lateral_cap if need > 0 else -lateral_cap
     return js, need, rolling, loads
 

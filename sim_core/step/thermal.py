@@ -7,6 +7,11 @@ Thermal, with C [mJ/°C], H_air [µW/°C], T [milli-°C] and the frame's heat E 
 rounded with ``div_round`` and clamped to [−273.15, 5000] °C. A part with a limit breaks when T' > limit.
 A part with no heat this frame already at T_air stays exactly at T_air, so its solve is skipped.
 
+A tire pressed on the track also exchanges heat with it (spec §7.1's ΣH_j, the reservoir at T_air): its
+contact conductance H_c = 2e-5·harmonicMean(√kρc)·area·N_imp of the frame's normal impulse, floored to
+nW/°C (``TireContact``), joins H in the same solve, computed in nW/°C (C, H and E ×1000): a tire with
+H_c = 0 takes the µW/°C solve above, which is the same integer.
+
 Tire wear (spec §7.3): Ew = |R·v_roll| + 4·|T·v_slip| (collected by the physics pass in 1e-21 J);
 fatigue_ppm += Ew_nJ·(1 + 2r²)/capacity_mJ with r = clamp((T−T_air)/(limit−T_air), 0, 1); the exact
 remainder is carried in ``fatigue_rem`` so sub-ppm wear is never lost. A tire breaks at 1e6 ppm.
@@ -18,7 +23,7 @@ from typing import Final
 
 from sim_core.constants import FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN
 from sim_core.intmath import mul
-from sim_core.step.model import CarModel, Mechanics, PartHeat, TireHeatWear
+from sim_core.step.model import CarModel, Mechanics, PartHeat, TireContact, TireHeatWear
 from sim_core.step.physics import TireLoads
 
 R2_SCALE: Final = R_SCALE * R_SCALE
@@ -80,9 +85,10 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
     results are copied (the same integers, a third of the work for the usual four like tires). The states
     are compared field by field, not as tuples: the compiled step then builds no tuple object per tire."""
     newly_broken = 0
-    for group, (energy, worn) in zip(plan, loads):  # noqa: B905 (equal lengths: Mechanics.idle_loads, physics._tires)
-        _, double_conductance, constant, divisor, limit, still_low, still_high, wear_den, tires = group
+    for group, (energy, worn, normal) in zip(plan, loads):  # noqa: B905 (equal lengths: Mechanics.idle_loads, physics._tires)
+        _, double_conductance, constant, divisor, limit, still_low, still_high, wear_den, contact, tires = group
         energy_nj = worn // WEAR_NJ_DEN
+        touch = contact.num * normal // contact.den if contact.num and normal >= contact.from_normal else 0
         first = True
         was_temp = was_fatigue = was_remainder = temp = fatigue = remainder = 0
         broke = False
@@ -92,10 +98,12 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
                 first = False
                 was_temp, was_fatigue, was_remainder = now_temp, now_fatigue, now_remainder
                 temp, fatigue, remainder = now_temp, now_fatigue, now_remainder
-                if energy or not still_low <= temp <= still_high:  # as for the other parts
+                if touch:
+                    temp = _touching(temp, energy, air, touch, contact)
+                elif energy or not still_low <= temp <= still_high:  # as for the other parts
                     temp += (energy + energy + constant - mul(double_conductance, temp)) // divisor
-                    temp = (MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC
-                            else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp)
+                temp = (MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC
+                        else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp)
                 broke = limit is not None and temp > limit
                 if energy_nj:
                     if limit is None:
@@ -115,3 +123,13 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
             if broke:
                 newly_broken |= 1 << part
     return newly_broken
+
+
+def _touching(temp: int, energy: int, air: int, touch: int, contact: TireContact) -> int:
+    """The ``PartHeat`` solve of a tire with a contact conductance ``touch`` (nW/°C) to the track at the air
+    temperature: T' = div_round(C·T + E + (H_air + H)·T_air, C + H_air + H) in nW/°C (C, H_air ×1000, E ×1000),
+    written as T + div_round(1000·E + (H_air + H)·(T_air − T), C + H_air + H), the same integer. H = 0 would
+    give the ``PartHeat`` solve's integer (both terms scale by 1000); the temperature is not clamped here."""
+    numerator = 1000 * energy + (contact.conductance + touch) * (air - temp)
+    denominator = contact.capacity + touch
+    return temp + (numerator + numerator + denominator) // (denominator + denominator)

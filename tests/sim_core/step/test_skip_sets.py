@@ -49,7 +49,8 @@ def test_the_cold_skip_changes_nothing_the_full_solve_computes(kind, data):
     for part in model.heated_parts:
         if part not in model.tire_parts:
             heat[part] = data.draw(st.integers(0, 10**12))
-    loads = [(data.draw(st.integers(0, 10**12)), data.draw(st.integers(0, 10**18))) for _ in mech.tire_groups]
+    loads = [(data.draw(st.integers(0, 10**12)), data.draw(st.integers(0, 10**18)), data.draw(st.integers(0, 10**15)))
+             for _ in mech.tire_groups]
     full = list(c)
     still = cold_parts_still(c, mech)
     assert settle(c, model, mech, heat, loads, still) == settle(full, model, mech, heat, loads, False)
