@@ -52,7 +52,7 @@ CHIP_SKILL_TU_PER_Q: Final = 1_000  # K_CHIP_SKILL_WASTE_HEAT 0.001
 SLIP_HEAT_NUM: Final = 6
 SLIP_HEAT_DEN: Final = 100_000_000_000
 THERMAL_C_TU: Final = 60_000  # C [mJ/°C] · T [m°C] → tu
-# tire contact conductance (step/model.TireContact): 2e-5 · (2·e1·e2/(e1 + e2))/1000 [√kρc, e in thousandths]
+# tire and roller contact conductance (step/model.Contact): 2e-5 · (2·e1·e2/(e1 + e2))/1000 [√kρc, e in thousandths]
 # · A·1e-12 [µm²] · N·1e-15 [N·s] in nW/°C (·1e9) = 4·e1·e2·A·N / ((e1 + e2)·10²⁶)
 CONTACT_DEN_NW: Final = 10**26
 MIN_TEMPERATURE_MC: Final = -273_150

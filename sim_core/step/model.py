@@ -72,15 +72,16 @@ class TireGroup(NamedTuple):
     size: int  # how many tires
 
 
-class TireContact(NamedTuple):
-    """A tire's contact conductance with the track surface (spec §7.1), H = 2e-5·harmonicMean(√kρc)·area·N_imp,
-    in nW/°C of a frame's normal impulse N (1e-15 N·s, per tire): H = ⌊N·num / den⌋, with the exchange
-    factors e (``Material.exchange_factor_milli``) of the tire's material and the surface's, the tire's
-    contact area A (µm²) and num / den = 4·e_tire·e_surface·A / ((e_tire + e_surface)·10²⁶) reduced.
+class Contact(NamedTuple):
+    """A tire's contact conductance with the track surface, or a roller's with the wall (spec §7.1),
+    H = 2e-5·harmonicMean(√kρc)·area·N_imp, in nW/°C of a frame's normal impulse N (1e-15 N·s, per tire or
+    roller): H = ⌊N·num / den⌋, with the exchange factors e (``Material.exchange_factor_milli``) of the
+    part's material and the surface's (wall's), the part's contact area A (µm²) and
+    num / den = 4·e_part·e_surface·A / ((e_part + e_surface)·10²⁶) reduced.
 
-    H is 0 for N < ``from_normal`` (= ⌈den / num⌉; no normal impulse reaches it when num = 0), so the usual
-    tire (rubber on asphalt: H below 1 nW/°C) never computes it. ``capacity``, ``conductance`` are 1000·(C + H_air)
-    and 1000·H_air of the ``PartHeat`` solve: its terms in nW/°C, to which H adds."""
+    H is 0 for N < ``from_normal`` (= ⌈den / num⌉; −1 with num = 0: no contact), and nothing is computed
+    then. ``capacity``, ``conductance`` are 1000·(C + H_air) and 1000·H_air of the part's ``PartHeat``
+    solve: its terms in nW/°C, to which H adds."""
 
     num: int
     den: int
@@ -90,7 +91,7 @@ class TireContact(NamedTuple):
 
 
 def contact_conductance(tire: int, surface: int, area_um2: int) -> tuple[int, int, int]:
-    """``TireContact``'s (num, den, from_normal) of a tire of exchange factor ``tire`` and contact area
+    """``Contact``'s (num, den, from_normal) of a tire of exchange factor ``tire`` and contact area
     ``area_um2`` on a surface of exchange factor ``surface`` (thousandths of √kρc, SI): num / den reduced,
     from_normal = ⌈den / num⌉ (−1 when num = 0: no contact)."""
     num = 4 * tire * surface * area_um2
@@ -100,6 +101,17 @@ def contact_conductance(tire: int, surface: int, area_um2: int) -> tuple[int, in
     common = math.gcd(num, den)
     num, den = num // common, den // common
     return num, den, -(-den // num)
+
+
+class WallRollers(NamedTuple):
+    """The live rollers of one side of a car and their contact with the wall (``Mechanics.wall_rollers``):
+    a wall's normal impulse on that side is split evenly over its ``live`` rollers; ``touching`` holds
+    those with a contact conductance (``PartHeat`` and ``Contact``), solved with it in a frame that hits
+    the wall (``sim_core.step.thermal``), and ``cold_plan`` the car's cold plan without them."""
+
+    live: int
+    touching: tuple[tuple[PartHeat, Contact], ...]
+    cold_plan: tuple[PartHeat, ...]
 
 
 class TireHeatWear(NamedTuple):
@@ -120,7 +132,7 @@ class TireHeatWear(NamedTuple):
     still_low: int
     still_high: int
     wear_den: int  # wear capacity (mJ) · R_SCALE²: the fatigue denominator
-    contact: TireContact  # the contact conductance with the track (sim_core.step.thermal)
+    contact: Contact  # the contact conductance with the track (sim_core.step.thermal)
     tires: tuple[tuple[int, int, int, int], ...]  # per tire: (part, indices of temp_mc, fatigue_ppm, fatigue_rem)
 
 
@@ -144,6 +156,7 @@ class Mechanics:
     cold_at_air: tuple[int, ...]  # what cold_temps reads when every cold part sits at the air temperature
     # (and that is in their still bands)
     tire_plan: tuple[TireHeatWear, ...]  # the thermal side of tire_groups[k]: heated and the only parts that wear
+    wall_rollers: tuple[WallRollers, WallRollers]  # (left, right): the rollers a wall hit on that side touches
     idle_loads: tuple[tuple[int, int, int], ...]  # (heat, wear, normal) of each tire group in a frame without tire work: zeros
     contact_box: ContactBox  # what contact reads: length, width, height, mass, restitution
     aero: AeroModel | None  # the live body's aero (None: no body aero, or the body is broken)
@@ -199,6 +212,7 @@ class CarModel:
         self.exchange_factor = tuple(material(p.material).exchange_factor_milli for p in parts)
         self.contact_area = tuple(p.contact_area_um2 for p in parts)
         self.surface_exchange_factor = surface.exchange_factor_milli
+        self.wall_exchange_factor = wall.exchange_factor_milli
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
         self.ultimate_kpa = tuple(material(p.material).ultimate_strength_kpa for p in parts)  # acid (step/fluids)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
@@ -266,24 +280,33 @@ class CarModel:
         """The live tires grouped by their constants (their grip on the dry or the ``wet`` surface), in
         order of first appearance: the groups of the motion and, at the same index, their thermal side."""
         mu, rr = (self.wet_tire_mu, self.wet_tire_rr) if wet else (self.tire_mu, self.tire_rr)
-        groups: dict[tuple[tuple[int, int], tuple[int, int, int, int, int | None, int, int, int, TireContact]],
+        groups: dict[tuple[tuple[int, int], tuple[int, int, int, int, int | None, int, int, int, Contact]],
                      list[tuple[int, int, int, int]]] = {}
         for part in tires:
             heat = self._part_heat(part)
             constants = ((mu[part], rr[part]),
                          (heat.double_capacity, heat.double_conductance, heat.constant, heat.divisor, heat.limit,
                           heat.still_low, heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE,
-                          self._tire_contact(part, heat)))
+                          self._contact(part, heat, self.surface_exchange_factor)))
             groups.setdefault(constants, []).append(
                 (part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM)))
         return (tuple(TireGroup(*grip, len(group)) for (grip, _), group in groups.items()),
                 tuple(TireHeatWear(*thermal, tuple(group)) for (_, thermal), group in groups.items()))
 
-    def _tire_contact(self, part: int, heat: PartHeat) -> TireContact:
-        """``TireContact`` of this tire on the track's surface."""
-        num, den, from_normal = contact_conductance(self.exchange_factor[part], self.surface_exchange_factor,
-                                                    self.contact_area[part])
-        return TireContact(num, den, from_normal, 500 * heat.divisor, 500 * heat.double_conductance)
+    def _contact(self, part: int, heat: PartHeat, surface_factor: int) -> Contact:
+        """``Contact`` of this tire or roller on a surface (the track's, the wall's) of this exchange factor."""
+        num, den, from_normal = contact_conductance(self.exchange_factor[part], surface_factor, self.contact_area[part])
+        return Contact(num, den, from_normal, 500 * heat.divisor, 500 * heat.double_conductance)
+
+    def _wall_rollers(self, slots: tuple[str, ...], alive: Callable[[int], bool],
+                      cold_plan: tuple[PartHeat, ...]) -> WallRollers:
+        """``WallRollers`` of the live rollers in these slots, against the wall's material."""
+        rollers = [self._rollers[s] for s in slots if s in self._rollers and alive(self._rollers[s])]
+        touching = tuple((heat, contact) for heat, contact in (
+            (heat, self._contact(heat.part, heat, self.wall_exchange_factor))
+            for heat in cold_plan if heat.part in rollers) if contact.num)
+        touched = {heat.part for heat, _ in touching}
+        return WallRollers(len(rollers), touching, tuple(heat for heat in cold_plan if heat.part not in touched))
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
@@ -329,6 +352,8 @@ class CarModel:
             cold_at_air=(self.air_mc,) * len(cold_at) if all(
                 plan.still_low <= self.air_mc <= plan.still_high for plan in cold_plan) else (),
             tire_plan=tire_plan,
+            wall_rollers=(self._wall_rollers(LEFT_ROLLER_SLOTS, alive, cold_plan),
+                          self._wall_rollers(RIGHT_ROLLER_SLOTS, alive, cold_plan)),
             idle_loads=((0, 0, 0),) * len(tire_groups),
             contact_box=ContactBox(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
             aero=self.aero if alive(self.body) else None,

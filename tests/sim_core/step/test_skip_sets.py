@@ -148,10 +148,10 @@ def test_the_physics_heats_only_the_parts_the_thermal_pass_calls_heated(monkeypa
 
     heated_frames = []
 
-    def checked_settle(c, model, mech, heat, loads, cold_still):
+    def checked_settle(c, model, mech, heat, loads, cold_still, wall):
         assert not [part for part, energy in enumerate(heat) if energy and part not in model.heated_parts]
         heated_frames.append(any(heat))
-        return settle(c, model, mech, heat, loads, cold_still)
+        return settle(c, model, mech, heat, loads, cold_still, wall)
 
     monkeypatch.setattr(frame_module, "settle", checked_settle)
     world = code_round(6, seed=3)  # two active weapons held often (HardInputs), boosts, slams, stabilises

@@ -162,7 +162,7 @@ GOLDEN: dict[tuple[str, int], tuple[str, int]] = {
     # (compared in one process, both trees imported in turn); no scenario credits a destruction.
     # Re-pinned for sim_core/7 (turning entities): the same cars and world frame by frame as sim_core/6's;
     # the engine id in the header's digest changed every hash.
-    # Re-pinned for sim_core/8 (tire contact conductance, PartSpec.contact_area_um2): these code-built cars
+    # Re-pinned for sim_core/8 (tire and roller contact conductance, PartSpec.contact_area_um2): these code-built cars
     # have no contact area; every scenario's saved bodies (chained without the header) are the same frame
     # by frame as sim_core/7's (both trees run); the header's digest (engine id, PartSpec repr) changed every hash.
     ('circuit', 1): ('f4cd7e05ac3f6f1e8ff846053eb392b078f5361f77701800b66d4126208baf3b', 2400),

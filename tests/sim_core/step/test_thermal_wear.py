@@ -142,7 +142,7 @@ def test_the_physics_heats_and_wears_only_the_heated_parts():
         skills = w._validated(inputs.next_frame())
         for slot, (c, model) in enumerate(zip(w._cars, w.models, strict=True)):
             mech = model.mechanics(c[BROKEN_MASK])
-            heat, loads, _ = advance(list(c), model, mech, w.motion, skills[slot])
+            heat, loads, _, _ = advance(list(c), model, mech, w.motion, skills[slot])
             assert not any(heat[t] for t in model.tire_parts)  # tire heat and wear go by tire group
             parts = {p for p, h in enumerate(heat) if h} | {
                 part for (h, e, _), plan in zip(loads, mech.tire_plan, strict=True) if h or e for part, *_ in plan.tires}

@@ -1,5 +1,5 @@
-"""The tires' contact conductance with the track in the heat solve (spec §7.1):
-H = 2e-5·harmonicMean(√kρc)·area·N_imp, with the reservoir at the air temperature."""
+"""The tires' contact conductance with the track and the rollers' with the walls in the heat solve
+(spec §7.1): H = 2e-5·harmonicMean(√kρc)·area·N_imp, with the reservoir at the air temperature."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from sim_core.intmath import div_round
 from sim_core.specs.materials import material
 from sim_core.specs.vehicle import CONTACT_AREA_MAX_UM2, VehicleSpec, baked_part
 from sim_core.state.layout import P_TEMP, part_field
-from sim_core.step.model import CarModel, TireContact, contact_conductance
+from sim_core.step.physics import advance
+from sim_core.step.model import CarModel, Contact, contact_conductance
 from sim_core.step.thermal import _touching, settle
 
-from tests.sim_core.helpers import car, straight_track, world
+from tests.sim_core.helpers import M, car, edited, place, straight_track, world
 
 AIR_MC = 20_000
 BIG_AREA_UM2 = 40_000_000_000  # 0.04 m² (20 cm × 20 cm) on each tire
@@ -114,11 +115,63 @@ def test_a_bad_contact_area_is_refused_with_its_code(bad):
     assert exc.value.code == "vehicle-invalid-part"
 
 
-def test_only_a_tire_has_a_contact_area():
+def test_only_a_tire_or_a_roller_has_a_contact_area():
+    roller = next(p for p in car().parts if p.part_type == "roller")
+    dataclasses.replace(roller, contact_area_um2=1000).validate("roller")
     body = dataclasses.replace(car().parts[1], contact_area_um2=1000)
     with pytest.raises(SimError) as exc:
         body.validate("body")
     assert exc.value.code == "vehicle-invalid-part"
+
+
+def copper_roller_car() -> VehicleSpec:
+    """The test car with copper rollers (1 g, 300 mm² exposed) of 0.01 m² contact area each."""
+    spec = car()
+    parts = tuple(dataclasses.replace(baked_part("roller", 1_000_000, "copper", 300, slot=p.slot, radius_um=5_000),
+                                      contact_area_um2=10_000_000_000)
+                  if p.part_type == "roller" else p for p in spec.parts)
+    return dataclasses.replace(spec, parts=parts)
+
+
+STEEL_WALLS = straight_track(wall_material="magnet_floor")
+
+
+def test_a_roller_pressed_on_the_wall_cools_by_hand():
+    """A car at 1 m/s sideways into the right wall: its two right rollers (FR, RR) share the wall's
+    normal impulse and exchange heat with the steel wall; the left ones only with the air. By hand:
+    H = 2e-5·harmonicMean(35 143.705, 13 436.890)·0.01 m²·N/2 and the solve as for a tire."""
+    w = world(STEEL_WALLS, cars=(copper_roller_car(),))
+    model = w.models[0]
+    place(w, 0, arc=M, lat=440_000, h=0, vh=0, vs=2_000_000, vlat=1_000_000)
+    c = w._cars[0]
+    rollers = {model.spec.parts[i].slot: i for i in range(model.part_count) if model.spec.parts[i].part_type == "roller"}
+    for part in rollers.values():
+        c[part_field(part, P_TEMP)] = 80_000
+    edited(w)
+    mech = model.mechanics(0)
+    _, _, _, wall = advance(list(c), model, mech, w.motion, ())
+    right = mech.wall_rollers[1]
+    assert wall > 0 and right.live == 2 and [h.part for h, _ in right.touching] == [rollers["FR"], rollers["RR"]]
+    a, b = math.sqrt(401 * 8000 * 385), math.sqrt(50 * 7850 * 460)
+    spec_h_nw = 2e-5 * (2 * a * b / (a + b)) * 0.01 * (wall // 2) * 1e-15 * 1e9
+    h = right.touching[0][1].num * (wall // 2) // right.touching[0][1].den
+    assert abs(h - spec_h_nw) <= 1 and h > 0
+    w.step({})
+    capacity_nw, ambient_nw = 1000 * THERMAL_C_TU * model.heat_capacity[rollers["FR"]], 1000 * model.conductance[rollers["FR"]]
+    touched = Fraction(capacity_nw * 80_000 + (ambient_nw + h) * AIR_MC, capacity_nw + ambient_nw + h)
+    air_only = Fraction(capacity_nw * 80_000 + ambient_nw * AIR_MC, capacity_nw + ambient_nw)
+    assert [c[part_field(rollers[s], P_TEMP)] for s in ("FR", "RR")] == [math.floor(touched + Fraction(1, 2))] * 2
+    assert [c[part_field(rollers[s], P_TEMP)] for s in ("FL", "RL")] == [math.floor(air_only + Fraction(1, 2))] * 2
+    assert math.floor(touched + Fraction(1, 2)) < math.floor(air_only + Fraction(1, 2))
+
+
+def test_a_hit_on_the_left_wall_touches_the_left_rollers():
+    w = world(STEEL_WALLS, cars=(copper_roller_car(),))
+    place(w, 0, arc=M, lat=-440_000, h=0, vh=0, vs=2_000_000, vlat=-1_000_000)
+    model = w.models[0]
+    _, _, _, wall = advance(list(w._cars[0]), model, model.mechanics(0), w.motion, ())
+    assert wall < 0
+    assert {model.spec.parts[h.part].slot for h, _ in model.mechanics(0).wall_rollers[0].touching} == {"FL", "RL"}
 
 
 FACTOR = st.integers(0, 40_000_000)
@@ -142,7 +195,7 @@ def test_the_conductance_is_the_exact_floor_of_the_formula(tire, surface, area, 
 def test_the_touching_solve_is_the_rounded_backward_euler_step(capacity, ambient, temp, air, energy, touch):
     """``_touching`` = div_round(C·T + E + (H_air + H)·T_air, C + H_air + H) in nW/°C (C, H_air, E ×1000), and
     with H = 0 the µW/°C solve's integer."""
-    contact = TireContact(1, 1, 1, 1000 * (capacity + ambient), 1000 * ambient)
+    contact = Contact(1, 1, 1, 1000 * (capacity + ambient), 1000 * ambient)
     full = div_round(1000 * capacity * temp + 1000 * energy + (1000 * ambient + touch) * air,
                      1000 * (capacity + ambient) + touch)
     assert _touching(temp, energy, air, touch, contact) == full
