@@ -9,15 +9,15 @@ spec: friction and body restitution ``Average``; tire and roller restitution ``M
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
 from sim_core.constants import (
-    CONTACT_DEN_NW, COST_FRAMES, EFFECT_FRAMES, LAUNCH_FIRE_INTERVAL_FRAMES, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC,
-    QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
+    CONTACT_FACTOR_DEN, CONTACT_NORMAL_UNIT, COST_FRAMES, EFFECT_FRAMES, LAUNCH_FIRE_INTERVAL_FRAMES, MAX_TEMPERATURE_MC,
+    MIN_TEMPERATURE_MC, QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN,
+    TORQUE_IMPULSE_NUM,
 )
 from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import Material, material
@@ -74,33 +74,29 @@ class TireGroup(NamedTuple):
 
 class Contact(NamedTuple):
     """A tire's contact conductance with the track surface, or a roller's with the wall (spec §7.1),
-    H = 2e-5·harmonicMean(√kρc)·area·N_imp, in nW/°C of a frame's normal impulse N (1e-15 N·s, per tire or
-    roller): H = ⌊N·num / den⌋, with the exchange factors e (``Material.exchange_factor_milli``) of the
-    part's material and the surface's (wall's), the part's contact area A (µm²) and
-    num / den = 4·e_part·e_surface·A / ((e_part + e_surface)·10²⁶) reduced.
+    H = 2e-5·harmonicMean(√kρc)·area·N_imp, in nW/°C, of a frame's normal impulse N (1e-15 N·s, per tire or
+    roller), in machine words: H = ⌊⌊N / 10⁹⌋·factor / 10⁹⌋ (N in µN·s, floored), with
+    factor = ⌊4·e_part·e_surface·A / ((e_part + e_surface)·10⁸)⌋ (``contact_factor``), the exchange factors e
+    (``Material.exchange_factor_milli``) of the part's material and the surface's (wall's) and the part's
+    contact area A (µm²): the spec's 2e-5·(2·e_p·e_s/(e_p + e_s))/1000·A·1e-12·N·1e-15·1e9 regrouped.
 
-    H is 0 for N < ``from_normal`` (= ⌈den / num⌉; −1 with num = 0: no contact), and nothing is computed
-    then. ``capacity``, ``conductance`` are 1000·(C + H_air) and 1000·H_air of the part's ``PartHeat``
-    solve: its terms in nW/°C, to which H adds."""
+    H is 0 exactly for N < ``from_normal`` (the least N with ⌊N / 10⁹⌋·factor ≥ 10⁹; −1 with factor = 0:
+    no contact), and nothing is computed then. ``capacity``, ``conductance`` are 1000·(C + H_air) and
+    1000·H_air of the part's ``PartHeat`` solve: its terms in nW/°C, to which H adds."""
 
-    num: int
-    den: int
+    factor: int
     from_normal: int
     capacity: int
     conductance: int
 
 
-def contact_conductance(tire: int, surface: int, area_um2: int) -> tuple[int, int, int]:
-    """``Contact``'s (num, den, from_normal) of a tire of exchange factor ``tire`` and contact area
-    ``area_um2`` on a surface of exchange factor ``surface`` (thousandths of √kρc, SI): num / den reduced,
-    from_normal = ⌈den / num⌉ (−1 when num = 0: no contact)."""
-    num = 4 * tire * surface * area_um2
-    if not num:
-        return 0, 1, -1
-    den = (tire + surface) * CONTACT_DEN_NW
-    common = math.gcd(num, den)
-    num, den = num // common, den // common
-    return num, den, -(-den // num)
+def contact_factor(part: int, surface: int, area_um2: int) -> tuple[int, int]:
+    """``Contact``'s (factor, from_normal) of a part of exchange factor ``part`` and contact area ``area_um2``
+    on a surface of exchange factor ``surface`` (thousandths of √kρc, SI)."""
+    factor = 4 * part * surface * area_um2 // ((part + surface) * CONTACT_FACTOR_DEN) if part + surface else 0
+    if not factor:
+        return 0, -1
+    return factor, -(-CONTACT_NORMAL_UNIT // factor) * CONTACT_NORMAL_UNIT
 
 
 class WallRollers(NamedTuple):
@@ -295,8 +291,8 @@ class CarModel:
 
     def _contact(self, part: int, heat: PartHeat, surface_factor: int) -> Contact:
         """``Contact`` of this tire or roller on a surface (the track's, the wall's) of this exchange factor."""
-        num, den, from_normal = contact_conductance(self.exchange_factor[part], surface_factor, self.contact_area[part])
-        return Contact(num, den, from_normal, 500 * heat.divisor, 500 * heat.double_conductance)
+        factor, from_normal = contact_factor(self.exchange_factor[part], surface_factor, self.contact_area[part])
+        return Contact(factor, from_normal, 500 * heat.divisor, 500 * heat.double_conductance)
 
     def _wall_rollers(self, slots: tuple[str, ...], alive: Callable[[int], bool],
                       cold_plan: tuple[PartHeat, ...]) -> WallRollers:
@@ -304,7 +300,7 @@ class CarModel:
         rollers = [self._rollers[s] for s in slots if s in self._rollers and alive(self._rollers[s])]
         touching = tuple((heat, contact) for heat, contact in (
             (heat, self._contact(heat.part, heat, self.wall_exchange_factor))
-            for heat in cold_plan if heat.part in rollers) if contact.num)
+            for heat in cold_plan if heat.part in rollers) if contact.factor)
         touched = {heat.part for heat, _ in touching}
         return WallRollers(len(rollers), touching, tuple(heat for heat in cold_plan if heat.part not in touched))
 

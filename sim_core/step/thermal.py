@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from sim_core.constants import FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN
+from sim_core.constants import (
+    CONTACT_NORMAL_UNIT, FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN,
+)
 from sim_core.intmath import mul
 from sim_core.step.model import CarModel, Mechanics, PartHeat, Contact, TireHeatWear
 from sim_core.step.physics import TireLoads
@@ -94,7 +96,7 @@ def _rollers(c: list[int], model: CarModel, touching: tuple[tuple[PartHeat, Cont
     breaking mask. Only a frame that hits a wall with such rollers on that side calls it."""
     newly_broken = 0
     for part_heat, contact in touching:
-        touch = contact.num * normal // contact.den if normal >= contact.from_normal else 0
+        touch = conductance_nw(contact, normal)
         at = part_heat.temp_at
         temp = _touching(c[at], heat[part_heat.part], model.air_mc, touch, contact)
         temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
@@ -116,7 +118,7 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
     for group, (energy, worn, normal) in zip(plan, loads):  # noqa: B905 (equal lengths: Mechanics.idle_loads, physics._tires)
         _, double_conductance, constant, divisor, limit, still_low, still_high, wear_den, contact, tires = group
         energy_nj = worn // WEAR_NJ_DEN
-        touch = contact.num * normal // contact.den if contact.num and normal >= contact.from_normal else 0
+        touch = conductance_nw(contact, normal)
         first = True
         was_temp = was_fatigue = was_remainder = temp = fatigue = remainder = 0
         broke = False
@@ -153,12 +155,20 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
     return newly_broken
 
 
+def conductance_nw(contact: Contact, normal: int) -> int:
+    """The contact conductance (nW/°C) of a part pressed with ``normal`` (1e-15 N·s): 0 below
+    ``from_normal`` without computing it (the usual frame of a tire too light to reach 1 nW/°C)."""
+    if contact.factor and normal >= contact.from_normal:
+        return mul(normal // CONTACT_NORMAL_UNIT, contact.factor) // CONTACT_NORMAL_UNIT
+    return 0
+
+
 def _touching(temp: int, energy: int, air: int, touch: int, contact: Contact) -> int:
     """The ``PartHeat`` solve of a tire or roller with a contact conductance ``touch`` (nW/°C) to the track
     or wall at the air temperature: T' = div_round(C·T + E + (H_air + H)·T_air, C + H_air + H) in nW/°C
     (C, H_air and E ×1000), written as T + div_round(1000·E + (H_air + H)·(T_air − T), C + H_air + H), the
     same integer. H = 0 gives the ``PartHeat`` solve's integer (every term scales by 1000); the temperature
     is not clamped here."""
-    numerator = 1000 * energy + (contact.conductance + touch) * (air - temp)
+    numerator = mul(energy, 1000) + mul(contact.conductance + touch, air - temp)
     denominator = contact.capacity + touch
     return temp + (numerator + numerator + denominator) // (denominator + denominator)

@@ -18,8 +18,8 @@ from sim_core.specs.materials import material
 from sim_core.specs.vehicle import CONTACT_AREA_MAX_UM2, VehicleSpec, baked_part
 from sim_core.state.layout import P_TEMP, part_field
 from sim_core.step.physics import advance
-from sim_core.step.model import CarModel, Contact, contact_conductance
-from sim_core.step.thermal import _touching, settle
+from sim_core.step.model import CarModel, Contact, contact_factor
+from sim_core.step.thermal import _touching, conductance_nw, settle
 
 from tests.sim_core.helpers import M, car, edited, place, straight_track, world
 
@@ -52,7 +52,7 @@ def test_the_spec_formula_by_hand_on_copper_tires():
     35 143.705 (copper: 401·8000·385) and 13 436.890; their harmonic mean 2ab/(a + b) = 19 440.770;
     H = 2e-5 · 19 440.770 · 0.04 · 0.5 = 7.776308e-3 W/°C = 7 776 307 nW/°C (floored)."""
     contact = CarModel(copper_car(), STEEL_FLOOR).mechanics(0).tire_plan[0].contact
-    touch = contact.num * HEAVY_NORMAL // contact.den
+    touch = conductance_nw(contact, HEAVY_NORMAL)
     a, b = math.sqrt(401 * 8000 * 385), math.sqrt(50 * 7850 * 460)
     assert abs(touch - 2e-5 * (2 * a * b / (a + b)) * 0.04 * 0.5 * 1e9) <= 1  # factors floored to thousandths
     assert touch == 7_776_307
@@ -87,7 +87,7 @@ def test_a_conductance_that_floors_to_zero_changes_nothing():
     model, bare = CarModel(spec, straight_track()), CarModel(car(), straight_track())
     contact = model.mechanics(0).tire_plan[0].contact
     below = contact.from_normal - 1
-    assert contact.num * below // contact.den == 0 and contact.num * contact.from_normal // contact.den == 1
+    assert conductance_nw(contact, below) == 0 and conductance_nw(contact, contact.from_normal) == 1
     tire = model.tire_parts[0]
     at = part_field(tire, P_TEMP)
     for temp in (AIR_MC, AIR_MC + 3, 75_000):
@@ -103,7 +103,7 @@ def test_no_contact_without_an_exchange_factor_or_an_area():
     assert material("water").exchange_factor_milli == 0
     model = CarModel(car(), straight_track())  # code-built tires: no contact area
     contact = model.mechanics(0).tire_plan[0].contact
-    assert contact.num == 0
+    assert contact.factor == 0
 
 
 @pytest.mark.parametrize("bad", [-1, CONTACT_AREA_MAX_UM2 + 1, 1.5, True, None])
@@ -153,8 +153,8 @@ def test_a_roller_pressed_on_the_wall_cools_by_hand():
     right = mech.wall_rollers[1]
     assert wall > 0 and right.live == 2 and [h.part for h, _ in right.touching] == [rollers["FR"], rollers["RR"]]
     a, b = math.sqrt(401 * 8000 * 385), math.sqrt(50 * 7850 * 460)
-    spec_h_nw = 2e-5 * (2 * a * b / (a + b)) * 0.01 * (wall // 2) * 1e-15 * 1e9
-    h = right.touching[0][1].num * (wall // 2) // right.touching[0][1].den
+    spec_h_nw = 2e-5 * (2 * a * b / (a + b)) * 0.01 * (wall // 2 // 10**9) * 1e-6 * 1e9  # N in µN·s, floored
+    h = conductance_nw(right.touching[0][1], wall // 2)
     assert abs(h - spec_h_nw) <= 1 and h > 0
     w.step({})
     capacity_nw, ambient_nw = 1000 * THERMAL_C_TU * model.heat_capacity[rollers["FR"]], 1000 * model.conductance[rollers["FR"]]
@@ -180,14 +180,21 @@ NORMAL = st.integers(0, 10**16)
 
 
 @given(FACTOR, FACTOR, AREA, NORMAL)
-def test_the_conductance_is_the_exact_floor_of_the_formula(tire, surface, area, normal):
-    """H = ⌊N·4·e_t·e_s·A / ((e_t + e_s)·10²⁶)⌋ nW/°C, and ``from_normal`` is where it first reaches 1."""
-    num, den, from_normal = contact_conductance(tire, surface, area)
-    exact = Fraction(normal * 4 * tire * surface * area, (tire + surface) * 10**26) if tire + surface else Fraction(0)
-    touch = num * normal // den if num and normal >= from_normal else 0
-    assert touch == math.floor(exact)
-    if num:
-        assert num * (from_normal - 1) // den == 0 and num * from_normal // den >= 1
+def test_the_conductance_is_the_formula_floored_in_machine_words(part, surface, area, normal):
+    """H = ⌊⌊N/10⁹⌋·⌊4·e_p·e_s·A / ((e_p + e_s)·10⁸)⌋ / 10⁹⌋ nW/°C: at most the exact 4·e_p·e_s·A·N /
+    ((e_p + e_s)·10²⁶), and below it by less than 1 + (its two floors' shares); ``from_normal`` is exactly
+    where it first reaches 1."""
+    factor, from_normal = contact_factor(part, surface, area)
+    contact = Contact(factor, from_normal, 1, 0)
+    touch = conductance_nw(contact, normal)
+    per_unit = Fraction(4 * part * surface * area, (part + surface) * 10**8) if part + surface else Fraction(0)
+    assert factor == math.floor(per_unit)
+    assert touch == (normal // 10**9) * factor // 10**9
+    exact = per_unit * normal / 10**18
+    assert touch <= exact < touch + 1 + per_unit / 10**9 + Fraction(normal, 10**18)
+    if factor:
+        assert (from_normal // 10**9 - 1) * factor < 10**9 <= (from_normal // 10**9) * factor
+        assert conductance_nw(contact, from_normal - 1) == 0 < conductance_nw(contact, from_normal)
 
 
 @given(st.integers(1, 10**12), st.integers(0, 10**9), st.integers(-273_150, 5_000_000),
@@ -195,7 +202,7 @@ def test_the_conductance_is_the_exact_floor_of_the_formula(tire, surface, area, 
 def test_the_touching_solve_is_the_rounded_backward_euler_step(capacity, ambient, temp, air, energy, touch):
     """``_touching`` = div_round(C·T + E + (H_air + H)·T_air, C + H_air + H) in nW/°C (C, H_air, E ×1000), and
     with H = 0 the µW/°C solve's integer."""
-    contact = Contact(1, 1, 1, 1000 * (capacity + ambient), 1000 * ambient)
+    contact = Contact(1, 1, 1000 * (capacity + ambient), 1000 * ambient)
     full = div_round(1000 * capacity * temp + 1000 * energy + (1000 * ambient + touch) * air,
                      1000 * (capacity + ambient) + touch)
     assert _touching(temp, energy, air, touch, contact) == full
