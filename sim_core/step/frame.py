@@ -85,7 +85,7 @@ class Frame:
                 if model.launches and WEAPON in held and not launchers.can_release(world, slot, frame):
                     held = tuple(k for k in held if k != WEAPON)  # nothing to release: the Hold pays nothing
                 heat, loads, weapon_uj, wall = advance(c, model, mech, motion, held,
-                                                 None if pulls is None else pulls[slot], fluid, belt)
+                                                       None if pulls is None else pulls[slot], fluid, belt)
                 if weapon_uj and model.pushes:
                     pushes[slot] = weapon_uj
                 elif weapon_uj and model.launches:  # its own bullet slots only: the cars' order does not matter

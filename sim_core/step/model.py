@@ -298,11 +298,14 @@ class CarModel:
                       cold_plan: tuple[PartHeat, ...]) -> WallRollers:
         """``WallRollers`` of the live rollers in these slots, against the wall's material."""
         rollers = [self._rollers[s] for s in slots if s in self._rollers and alive(self._rollers[s])]
-        touching = tuple((heat, contact) for heat, contact in (
-            (heat, self._contact(heat.part, heat, self.wall_exchange_factor))
-            for heat in cold_plan if heat.part in rollers) if contact.factor)
+        touching = []
+        for heat in cold_plan:  # rollers are cold parts: no physics heats them
+            if heat.part in rollers:
+                contact = self._contact(heat.part, heat, self.wall_exchange_factor)
+                if contact.factor:
+                    touching.append((heat, contact))
         touched = {heat.part for heat, _ in touching}
-        return WallRollers(len(rollers), touching, tuple(heat for heat in cold_plan if heat.part not in touched))
+        return WallRollers(len(rollers), tuple(touching), tuple(heat for heat in cold_plan if heat.part not in touched))
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
