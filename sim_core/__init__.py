@@ -12,7 +12,7 @@ needs the engine id (``open4wd-node version``) must not pay for the whole simula
 
 from open4wd_base.exports import lazy_exports
 
-ENGINE_ID = "sim_core/7"
+ENGINE_ID = "sim_core/8"
 
 __all__, __getattr__ = lazy_exports(__name__, {
     "World": "world",

@@ -20,8 +20,8 @@ from sim_core.specs.materials import material
 from sim_core.specs.obstacles import MotionSpec, ObstacleSpec
 from sim_core.specs.track import Box, RespawnPoint, RoutePoint, TrackSpec
 from sim_core.specs.vehicle import (
-    AERO_AXES, AeroSpec, BatterySpec, ChipSlot, LaunchAmmo, MotorSpec, PartSpec, RotorSpec, VehicleSpec, WeaponMechanism,
-    WeaponSpec,
+    AERO_AXES, LEFT_ROLLER_SLOTS, AeroSpec, BatterySpec, ChipSlot, LaunchAmmo, MotorSpec, PartSpec, RotorSpec, VehicleSpec,
+    WeaponMechanism, WeaponSpec,
 )
 from sim_core.specs.weather import PatchSpec, WeatherSpec
 
@@ -133,7 +133,18 @@ def _part(placed: PlacedPart, centre: Vec3) -> PartSpec:
         aero=_aero(manifest["body"]["aero"]) if kind == "body" else None,
         steel=tuple(SteelPoint(_offset(placed, p["centroid_um"], centre), material(p["material"]).susceptibility_milli or 0)
                     for p in manifest["proxies"] if material(p["material"]).magnetism_role == "passive"),
+        contact_area_um2=_contact_area(kind, slot.partition("_")[2], g["contact_area_um2"]),
     )
+
+
+def _contact_area(kind: str, slot: str, areas: dict[str, int]) -> int:
+    """The six-way area a tire or roller meets its surface with (``PartSpec.contact_area_um2``): a tire's
+    bottom (the track), a roller's side toward its wall (left or right by its slot); 0 for other parts."""
+    if kind == "tire":
+        return areas["bottom"]
+    if kind == "roller":
+        return areas["left" if slot in LEFT_ROLLER_SLOTS else "right"]
+    return 0
 
 
 def _offset(placed: PlacedPart, point: list[int], centre: Vec3) -> Vec3:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from importlib import resources
@@ -48,6 +49,15 @@ class Material:
     is_fluid: bool
     deploy_behavior: str | None
     deploy_params_milli: tuple[tuple[str, int], ...]
+
+    @property
+    def exchange_factor_milli(self) -> int:
+        """The spec's ``thermalExchangeFactor`` √(k·ρ·c) (SI) in thousandths, floored: ⌊√(k_mW·ρ·c·1000)⌋ with
+        k in mW/(m·K) (k·ρ·c·10⁶ = (1000·√(kρc))²). 0 for a material without conductivity or specific heat
+        (it exchanges no heat by contact)."""
+        if self.conductivity_mw_mk is None or self.specific_heat_j_kgk is None:
+            return 0
+        return math.isqrt(self.conductivity_mw_mk * self.density_kg_m3 * self.specific_heat_j_kgk * 1000)
 
     def usable_on_vehicle(self, part_type: str) -> bool:
         """Scope rule: allowed iff vehicle is not forbidden or the part type is whitelisted."""

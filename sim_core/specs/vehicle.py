@@ -51,6 +51,9 @@ AERO_AXES = ("positiveX", "negativeX", "positiveY", "negativeY", "positiveZ", "n
 """The six signed local axes of a body's aero, in the manifest's and ``AeroSpec``'s order."""
 AERO_AREA_MAX_UM2 = 1_000_000_000_000
 """1 m²: no face of a part inside the 1 m part box projects more."""
+CONTACT_AREA_MAX_UM2 = 100_000_000_000_000
+"""100 m²: a bound on a tire's or roller's contact area (a six-way area summed over up to 32 proxies, layered faces
+counted each), which keeps the contact conductance's integers bounded."""
 LIFT_FACTOR_MAX_MILLI = 1000
 STEEL_POINTS_MAX = 32
 """A part has at most 32 collider proxies (``MAX_PROXIES_PER_PART``), so at most 32 passive sub-meshes."""
@@ -94,6 +97,9 @@ class PartSpec:
     - ``radius_um``: tire/roller radius; ``wear_capacity_mj``: tire wear capacity (tires only).
     - ``aero``: a body's baked aero (bodies only; None = no aero, as for code-built test cars).
     - ``steel``: the part's passive magnetic sub-meshes (``SteelPoint``, at most one per collider proxy).
+    - ``contact_area_um2``: a tire's baked contact area with the track, its six-way ``bottom`` area (the
+      faces the track's normal meets), or a roller's with its wall, its ``left`` or ``right`` area by its
+      slot's side; for the contact conductance of the heat solve (0 for other parts).
     """
 
     part_type: PartType
@@ -107,6 +113,7 @@ class PartSpec:
     wear_capacity_mj: int = 0
     aero: AeroSpec | None = None
     steel: tuple[SteelPoint, ...] = ()
+    contact_area_um2: int = 0
 
     def validate(self, what: str) -> None:
         """``SimError`` (``vehicle-invalid-part``, ``vehicle-invalid-material``, ``vehicle-invalid-slot``,
@@ -131,6 +138,9 @@ class PartSpec:
             _fail("vehicle-invalid-part", f"{what}: radius_um > 0 exactly for tires and rollers")
         if (self.part_type == "tire") != _is_int(self.wear_capacity_mj, 1, WEAR_CAPACITY_MAX_MJ):
             _fail("vehicle-invalid-part", f"{what}: wear_capacity_mj in 1..{WEAR_CAPACITY_MAX_MJ} exactly for tires")
+        if not _is_int(self.contact_area_um2, 0, CONTACT_AREA_MAX_UM2) or (self.contact_area_um2 and not wheel):
+            _fail("vehicle-invalid-part",
+                  f"{what}: contact_area_um2 must be an int in 0..{CONTACT_AREA_MAX_UM2} µm², and 0 but on a tire or roller")
         if self.aero is not None:
             if self.part_type != "body" or not isinstance(self.aero, AeroSpec):
                 _fail("vehicle-invalid-aero", f"{what}: only a body carries aero (an AeroSpec)")

@@ -151,16 +151,16 @@ class Fluids:
         return FluidTouch(grip, keep, rate, acid)
 
 
-def fluid_heat(model: CarModel, mech: Mechanics, heat: list[int], loads: Sequence[tuple[int, int]],
-               rate_mc_s: int) -> list[tuple[int, int]]:
+def fluid_heat(model: CarModel, mech: Mechanics, heat: list[int], loads: Sequence[tuple[int, int, int]],
+               rate_mc_s: int) -> list[tuple[int, int, int]]:
     """Add a frame of ``rate_mc_s`` (m°C/s) to every live part's heat: ``heat`` in place for the parts
     other than tires, and the tire groups' loads returned (each tire of a group has the group's capacity)."""
     for plan in (mech.heated_plan, mech.cold_plan):
         for part_heat in plan:
             part = part_heat.part
             heat[part] += HEAT_TU_PER_MJ_C_MC_S * model.heat_capacity[part] * rate_mc_s
-    return [(energy + _tire_heat(group, rate_mc_s), worn)
-            for group, (energy, worn) in zip(mech.tire_plan, loads, strict=True)]
+    return [(energy + _tire_heat(group, rate_mc_s), worn, normal)
+            for group, (energy, worn, normal) in zip(mech.tire_plan, loads, strict=True)]
 
 
 def _tire_heat(group: TireHeatWear, rate_mc_s: int) -> int:

@@ -84,8 +84,8 @@ class Frame:
                 held = skills[slot]
                 if model.launches and WEAPON in held and not launchers.can_release(world, slot, frame):
                     held = tuple(k for k in held if k != WEAPON)  # nothing to release: the Hold pays nothing
-                heat, loads, weapon_uj = advance(c, model, mech, motion, held,
-                                                 None if pulls is None else pulls[slot], fluid, belt)
+                heat, loads, weapon_uj, wall = advance(c, model, mech, motion, held,
+                                                       None if pulls is None else pulls[slot], fluid, belt)
                 if weapon_uj and model.pushes:
                     pushes[slot] = weapon_uj
                 elif weapon_uj and model.launches:  # its own bullet slots only: the cars' order does not matter
@@ -97,7 +97,7 @@ class Frame:
                     cold_still[slot] = False
                 # heat and wear touch only part fields, which contact neither reads nor writes: solving
                 # them here, before contact, is the same as after it, without keeping the ledgers
-                newly = settle(c, model, mech, heat, loads, cold_still[slot])
+                newly = settle(c, model, mech, heat, loads, cold_still[slot], wall)
                 if fluid is not None and fluid.acid:
                     newly |= corrode(c, model, fluid.acid)
                 if not cold_still[slot]:  # solved this frame: are they still now?

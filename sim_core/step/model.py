@@ -15,8 +15,9 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from sim_core.constants import (
-    COST_FRAMES, EFFECT_FRAMES, LAUNCH_FIRE_INTERVAL_FRAMES, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, QUANTA_PER_MJ,
-    R_SCALE, THERMAL_C_TU, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN, TORQUE_IMPULSE_NUM,
+    CONTACT_FACTOR_DEN, CONTACT_NORMAL_UNIT, COST_FRAMES, EFFECT_FRAMES, LAUNCH_FIRE_INTERVAL_FRAMES, MAX_TEMPERATURE_MC,
+    MIN_TEMPERATURE_MC, QUANTA_PER_MJ, R_SCALE, THERMAL_C_TU, TOP_SPEED_DEN, TOP_SPEED_NUM, TORQUE_IMPULSE_DEN,
+    TORQUE_IMPULSE_NUM,
 )
 from sim_core.specs.inputs import SKILLS
 from sim_core.specs.materials import Material, material
@@ -71,6 +72,44 @@ class TireGroup(NamedTuple):
     size: int  # how many tires
 
 
+class Contact(NamedTuple):
+    """A tire's contact conductance with the track surface, or a roller's with the wall (spec §7.1),
+    H = 2e-5·harmonicMean(√kρc)·area·N_imp, in nW/°C, of a frame's normal impulse N (1e-15 N·s, per tire or
+    roller), in machine words: H = ⌊⌊N / 10⁹⌋·factor / 10⁹⌋ (N in µN·s, floored), with
+    factor = ⌊4·e_part·e_surface·A / ((e_part + e_surface)·10⁸)⌋ (``contact_factor``), the exchange factors e
+    (``Material.exchange_factor_milli``) of the part's material and the surface's (wall's) and the part's
+    contact area A (µm²): the spec's 2e-5·(2·e_p·e_s/(e_p + e_s))/1000·A·1e-12·N·1e-15·1e9 regrouped.
+
+    H is 0 exactly for N < ``from_normal`` (the least N with ⌊N / 10⁹⌋·factor ≥ 10⁹; −1 with factor = 0:
+    no contact), and nothing is computed then. ``capacity``, ``conductance`` are 1000·(C + H_air) and
+    1000·H_air of the part's ``PartHeat`` solve: its terms in nW/°C, to which H adds."""
+
+    factor: int
+    from_normal: int
+    capacity: int
+    conductance: int
+
+
+def contact_factor(part: int, surface: int, area_um2: int) -> tuple[int, int]:
+    """``Contact``'s (factor, from_normal) of a part of exchange factor ``part`` and contact area ``area_um2``
+    on a surface of exchange factor ``surface`` (thousandths of √kρc, SI)."""
+    factor = 4 * part * surface * area_um2 // ((part + surface) * CONTACT_FACTOR_DEN) if part + surface else 0
+    if not factor:
+        return 0, -1
+    return factor, -(-CONTACT_NORMAL_UNIT // factor) * CONTACT_NORMAL_UNIT
+
+
+class WallRollers(NamedTuple):
+    """The live rollers of one side of a car and their contact with the wall (``Mechanics.wall_rollers``):
+    a wall's normal impulse on that side is split evenly over its ``live`` rollers; ``touching`` holds
+    those with a contact conductance (``PartHeat`` and ``Contact``), solved with it in a frame that hits
+    the wall (``sim_core.step.thermal``), and ``cold_plan`` the car's cold plan without them."""
+
+    live: int
+    touching: tuple[tuple[PartHeat, Contact], ...]
+    cold_plan: tuple[PartHeat, ...]
+
+
 class TireHeatWear(NamedTuple):
     """The thermal pass's constants of the tires of one ``TireGroup`` (``Mechanics.tire_plan[k]`` belongs
     to ``Mechanics.tire_groups[k]``): each tire's ``PartHeat`` solve and its wear, in one iteration, so
@@ -89,6 +128,7 @@ class TireHeatWear(NamedTuple):
     still_low: int
     still_high: int
     wear_den: int  # wear capacity (mJ) · R_SCALE²: the fatigue denominator
+    contact: Contact  # the contact conductance with the track (sim_core.step.thermal)
     tires: tuple[tuple[int, int, int, int], ...]  # per tire: (part, indices of temp_mc, fatigue_ppm, fatigue_rem)
 
 
@@ -112,7 +152,8 @@ class Mechanics:
     cold_at_air: tuple[int, ...]  # what cold_temps reads when every cold part sits at the air temperature
     # (and that is in their still bands)
     tire_plan: tuple[TireHeatWear, ...]  # the thermal side of tire_groups[k]: heated and the only parts that wear
-    idle_loads: tuple[tuple[int, int], ...]  # (heat, wear) of each tire group in a frame without tire work: zeros
+    wall_rollers: tuple[WallRollers, WallRollers]  # (left, right): the rollers a wall hit on that side touches
+    idle_loads: tuple[tuple[int, int, int], ...]  # (heat, wear, normal) of each tire group in a frame without tire work: zeros
     contact_box: ContactBox  # what contact reads: length, width, height, mass, restitution
     aero: AeroModel | None  # the live body's aero (None: no body aero, or the body is broken)
     aero_cap: int  # the aero impulse cap of a frame at this mass (sim_core.step.aero.weight_cap)
@@ -164,6 +205,10 @@ class CarModel:
         self.heat_capacity = tuple(p.heat_capacity_mj_per_c for p in parts)
         self.conductance = tuple(p.ambient_conductance_uw_per_c for p in parts)
         self.thermal_limit = tuple(p.thermal_limit_mc for p in parts)
+        self.exchange_factor = tuple(material(p.material).exchange_factor_milli for p in parts)
+        self.contact_area = tuple(p.contact_area_um2 for p in parts)
+        self.surface_exchange_factor = surface.exchange_factor_milli
+        self.wall_exchange_factor = wall.exchange_factor_milli
         self.wear_capacity = tuple(p.wear_capacity_mj for p in parts)
         self.ultimate_kpa = tuple(material(p.material).ultimate_strength_kpa for p in parts)  # acid (step/fluids)
         self._rollers = {p.slot: i for i, p in enumerate(parts) if p.part_type == "roller"}
@@ -231,17 +276,36 @@ class CarModel:
         """The live tires grouped by their constants (their grip on the dry or the ``wet`` surface), in
         order of first appearance: the groups of the motion and, at the same index, their thermal side."""
         mu, rr = (self.wet_tire_mu, self.wet_tire_rr) if wet else (self.tire_mu, self.tire_rr)
-        groups: dict[tuple[tuple[int, int], tuple[int, int, int, int, int | None, int, int, int]],
+        groups: dict[tuple[tuple[int, int], tuple[int, int, int, int, int | None, int, int, int, Contact]],
                      list[tuple[int, int, int, int]]] = {}
         for part in tires:
             heat = self._part_heat(part)
             constants = ((mu[part], rr[part]),
                          (heat.double_capacity, heat.double_conductance, heat.constant, heat.divisor, heat.limit,
-                          heat.still_low, heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE))
+                          heat.still_low, heat.still_high, self.wear_capacity[part] * R_SCALE * R_SCALE,
+                          self._contact(part, heat, self.surface_exchange_factor)))
             groups.setdefault(constants, []).append(
                 (part, heat.temp_at, part_field(part, P_FATIGUE), part_field(part, P_FATIGUE_REM)))
         return (tuple(TireGroup(*grip, len(group)) for (grip, _), group in groups.items()),
                 tuple(TireHeatWear(*thermal, tuple(group)) for (_, thermal), group in groups.items()))
+
+    def _contact(self, part: int, heat: PartHeat, surface_factor: int) -> Contact:
+        """``Contact`` of this tire or roller on a surface (the track's, the wall's) of this exchange factor."""
+        factor, from_normal = contact_factor(self.exchange_factor[part], surface_factor, self.contact_area[part])
+        return Contact(factor, from_normal, 500 * heat.divisor, 500 * heat.double_conductance)
+
+    def _wall_rollers(self, slots: tuple[str, ...], alive: Callable[[int], bool],
+                      cold_plan: tuple[PartHeat, ...]) -> WallRollers:
+        """``WallRollers`` of the live rollers in these slots, against the wall's material."""
+        rollers = [self._rollers[s] for s in slots if s in self._rollers and alive(self._rollers[s])]
+        touching = []
+        for heat in cold_plan:  # rollers are cold parts: no physics heats them
+            if heat.part in rollers:
+                contact = self._contact(heat.part, heat, self.wall_exchange_factor)
+                if contact.factor:
+                    touching.append((heat, contact))
+        touched = {heat.part for heat, _ in touching}
+        return WallRollers(len(rollers), tuple(touching), tuple(heat for heat in cold_plan if heat.part not in touched))
 
     def mechanics(self, broken_mask: int) -> Mechanics:
         """Mechanics for this set of broken parts (the mask only ever gains bits, so the cache stays small)."""
@@ -287,7 +351,9 @@ class CarModel:
             cold_at_air=(self.air_mc,) * len(cold_at) if all(
                 plan.still_low <= self.air_mc <= plan.still_high for plan in cold_plan) else (),
             tire_plan=tire_plan,
-            idle_loads=((0, 0),) * len(tire_groups),
+            wall_rollers=(self._wall_rollers(LEFT_ROLLER_SLOTS, alive, cold_plan),
+                          self._wall_rollers(RIGHT_ROLLER_SLOTS, alive, cold_plan)),
+            idle_loads=((0, 0, 0),) * len(tire_groups),
             contact_box=ContactBox(self.length_um, self.width_um, self.height_um, mass, self.body_restitution),
             aero=self.aero if alive(self.body) else None,
             aero_cap=weight_cap(mass, self.gravity_um_s2),

@@ -85,19 +85,21 @@ def curving(speed_sq: int, curvature: int) -> int:
     return mul(speed_sq // CURVE, curvature) + mul(speed_sq % CURVE, curvature) // CURVE
 
 
-TireLoads = Sequence[tuple[int, int]]
-"""(heat in tu, raw wear energy) of each tire of ``Mechanics.tire_groups[k]``, at index k."""
+TireLoads = Sequence[tuple[int, int, int]]
+"""(heat in tu, raw wear energy, normal impulse on the track) of each tire of ``Mechanics.tire_groups[k]``,
+at index k (the normal impulse in µg·µm/s = 1e-15 N·s, the contact conductance's N_imp; 0 off the ground)."""
 
 
 def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
             skills: tuple[int, ...], pull: tuple[int, int, int] | None = None,
-            fluid: FluidTouch | None = None, belt: Belt | None = None) -> tuple[list[int], TireLoads, int]:
+            fluid: FluidTouch | None = None, belt: Belt | None = None) -> tuple[list[int], TireLoads, int, int]:
     """Advance one live car by one frame (``mech`` = its mechanics for the frame's broken parts; ``pull``
     = its magnet impulse (s, l, h) of the frame, ``sim_core.step.magnets``, None without one; ``fluid`` =
     the grip and stickiness of the fluid it is in, ``sim_core.step.fluids``, None outside every fluid;
     ``belt`` = the conveyor it stands on, ``sim_core.step.conveyors``, None off every belt);
     returns (heat per part in tu, of the parts other than tires; the tire groups' ``TireLoads``; the
-    weapon's granted effect this frame in µJ, which a push hands to the cars it touches).
+    weapon's granted effect this frame in µJ, which a push hands to the cars it touches; the normal
+    impulse of a wall the car hits this frame, in µg·µm/s, + on the right wall, − on the left, 0 without).
 
     ``div_round(a, b)`` = (2a + b) // 2b is written out for the velocity and position updates: they are
     the hottest lines of the step, and the call costs more than the arithmetic. 2a is written a + a there:
@@ -116,7 +118,7 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         heat[model.battery] = BATTERY_PASSIVE_TU_PER_MW * drive_mw
     penalty = c[PENALTY_TIMER]
     if 0 < penalty <= PENALTY_FADE_FRAMES:
-        return heat, loads, 0  # fading out before the teleport: the car is frozen
+        return heat, loads, 0, 0  # fading out before the teleport: the car is frozen
     arc, lat, h, vs, vlat, vh = c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH]
     length = ctx.length_um  # the sample under the car: Route.index(Route.wrap(arc)), written out
     s = arc % length if ctx.loop else 0 if arc < 0 else length if arc > length else arc
@@ -221,12 +223,13 @@ def advance(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext,
         new_h = 0
         rebound = div_trunc(-vh * model.landing_restitution, 1000)
         vh = rebound if rebound > LANDING_SETTLE_UM_S else 0  # small rebounds settle on the surface
+    wall = 0
     if ctx.fixed and (c[OUTSIDE] or not model.half_width_um - half <= new_lat <= half - model.half_width_um):
-        new_lat, vlat, vs = _walls(c, model, mech, ctx, half, lat, new_lat, new_h, vlat, vs, m)
+        new_lat, vlat, vs, wall = _walls(c, model, mech, ctx, half, lat, new_lat, new_h, vlat, vs, m)
     c[ARC], c[LAT], c[H], c[VS], c[VLAT], c[VH] = arc, new_lat, new_h, vs, vlat, vh
     airborne = 0 if new_h == 0 and vh <= 0 and lands_on_surface else c[AIR_FRAMES] + 1
     c[AIR_FRAMES] = airborne if airborne < AIR_FRAMES_CAP else AIR_FRAMES_CAP
-    return heat, loads, weapon_uj
+    return heat, loads, weapon_uj, wall
 
 
 def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat: int, acc_l: int, ext_l: int,
@@ -268,18 +271,18 @@ def _tires(model: CarModel, mech: Mechanics, normal: int, m: int, vs: int, vlat:
             tire_heat = mul(mul(traction, spin), SLIP_HEAT_NUM) // SLIP_HEAT_DEN
             if spin >= MIN_TIRE_WEAR_SPEED_UM_S:
                 tire_wear += mul(mul(SLIP_WEAR_MULT, traction), spin)
-        loads.append((tire_heat, tire_wear))
+        loads.append((tire_heat, tire_wear, n_tire))
     need = -(mul(m, vlat) + mul(m, acc_l) // 60 + ext_l)
     if need > lateral_cap or need < -lateral_cap:  # sliding sideways: every tire at its grip limit
         slip = vlat if vlat >= 0 else -vlat
         for k, (mu, _, _) in enumerate(mech.tire_groups):
             traction = mul(n_tire, mu) // 1000
             left = traction - share if traction > share else 0  # what the drive left of its traction
-            tire_heat, tire_wear = loads[k]
+            tire_heat, tire_wear, _ = loads[k]
             tire_heat += mul(mul(left, slip), SLIP_HEAT_NUM) // SLIP_HEAT_DEN
             if slip >= MIN_TIRE_WEAR_SPEED_UM_S:
                 tire_wear += mul(mul(SLIP_WEAR_MULT, left), slip)
-            loads[k] = (tire_heat, tire_wear)
+            loads[k] = (tire_heat, tire_wear, n_tire)
         need = lateral_cap if need > 0 else -lateral_cap
     return js, need, rolling, loads
 
@@ -336,8 +339,9 @@ def _skills(c: list[int], model: CarModel, weapon_alive: bool, skills: tuple[int
 
 
 def _walls(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext, half: int, lat: int, new_lat: int, new_h: int,
-           vlat: int, vs: int, m: int) -> tuple[int, int, int]:
-    """Corridor edges of a fixed track are walls ``wall_height_um`` high at |lat| = width/2.
+           vlat: int, vs: int, m: int) -> tuple[int, int, int, int]:
+    """Corridor edges of a fixed track are walls ``wall_height_um`` high at |lat| = width/2; returns the
+    new lateral position and velocities and the wall's normal impulse (+ right wall, − left, 0 no hit).
 
     A car below the wall top is stopped by it (rollers on that side: Min restitution and rolling loss;
     none: Average restitution and sliding friction of the body). A car above the wall top passes; once
@@ -349,28 +353,28 @@ def _walls(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext, ha
     below_top = 0 <= new_h < ctx.wall_height_um
     if not c[OUTSIDE]:
         if -inner <= new_lat <= inner:
-            return new_lat, vlat, vs
+            return new_lat, vlat, vs, 0
         if not below_top:
             if new_lat > half or new_lat < -half:
                 c[OUTSIDE] = 1
-            return new_lat, vlat, vs
+            return new_lat, vlat, vs, 0
         limit = inner if new_lat > 0 else -inner
         direction = 1 if new_lat > 0 else -1  # moving outward hits the wall
-        response = mech.right_wall if new_lat > 0 else mech.left_wall
+        right = new_lat > 0
     else:
         if new_lat > outer or new_lat < -outer or new_h < 0:
-            return new_lat, vlat, vs
+            return new_lat, vlat, vs, 0
         if not below_top:
             if -half <= new_lat <= half:
                 c[OUTSIDE] = 0
-            return new_lat, vlat, vs
+            return new_lat, vlat, vs, 0
         limit = outer if lat > 0 else -outer
         direction = -1 if lat > 0 else 1  # moving back inward hits the wall from outside
-        response = mech.right_wall if lat > 0 else mech.left_wall
+        right = lat > 0
     into = vlat * direction
     if into <= 0:
-        return limit, vlat, vs
-    restitution, friction, rolling = response
+        return limit, vlat, vs, 0
+    restitution, friction, rolling = mech.right_wall if right else mech.left_wall  # that side's response
     bounce = div_trunc(into * restitution, 1000)
     if bounce <= LANDING_SETTLE_UM_S:
         bounce = 0  # pressed against the wall (e.g. in a curve): ride along it
@@ -378,4 +382,4 @@ def _walls(c: list[int], model: CarModel, mech: Mechanics, ctx: TrackContext, ha
     loss = (normal * friction // 1000 + normal * rolling // ROLLING_DEN) // m
     vs = (vs - loss if vs > loss else 0) if vs > 0 else (vs + loss if vs < -loss else 0)
     vlat = -bounce * direction
-    return limit, vlat, vs
+    return limit, vlat, vs, normal if right else -normal

@@ -7,6 +7,11 @@ Thermal, with C [mJ/°C], H_air [µW/°C], T [milli-°C] and the frame's heat E 
 rounded with ``div_round`` and clamped to [−273.15, 5000] °C. A part with a limit breaks when T' > limit.
 A part with no heat this frame already at T_air stays exactly at T_air, so its solve is skipped.
 
+A tire pressed on the track, and a roller pressed on a wall, also exchange heat with it (spec §7.1's
+ΣH_j, the reservoir at T_air): the contact conductance H_c = 2e-5·harmonicMean(√kρc)·area·N_imp of the
+frame's normal impulse, floored to nW/°C (``Contact``), joins H in the same solve, computed in nW/°C
+(C, H and E ×1000): with H_c = 0 that is the µW/°C solve above's integer, which a tire then takes.
+
 Tire wear (spec §7.3): Ew = |R·v_roll| + 4·|T·v_slip| (collected by the physics pass in 1e-21 J);
 fatigue_ppm += Ew_nJ·(1 + 2r²)/capacity_mJ with r = clamp((T−T_air)/(limit−T_air), 0, 1); the exact
 remainder is carried in ``fatigue_rem`` so sub-ppm wear is never lost. A tire breaks at 1e6 ppm.
@@ -16,18 +21,22 @@ from __future__ import annotations
 
 from typing import Final
 
-from sim_core.constants import FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN
+from sim_core.constants import (
+    CONTACT_NORMAL_UNIT, FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN,
+)
 from sim_core.intmath import mul
-from sim_core.step.model import CarModel, Mechanics, PartHeat, TireHeatWear
+from sim_core.step.model import CarModel, Mechanics, PartHeat, Contact, TireHeatWear
 from sim_core.step.physics import TireLoads
 
 R2_SCALE: Final = R_SCALE * R_SCALE
 
 
-def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], loads: TireLoads, cold_still: bool) -> int:
+def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], loads: TireLoads, cold_still: bool,
+           wall: int = 0) -> int:
     """Solve temperatures and wear of every live part (``mech``: the car's mechanics of this frame) at the
-    track's air temperature, from the physics' heat per part and ``loads`` per tire group; return the
-    mask of parts that break this frame.
+    track's air temperature, from the physics' heat per part, ``loads`` per tire group and the normal
+    impulse ``wall`` of a wall hit (+ right, − left; ``physics.advance``); return the mask of parts that
+    break this frame.
 
     Only a part with heat this frame or outside its still band (``PartHeat``: where the rounding holds
     its temperature, the air temperature included) has anything to solve, and only
@@ -35,11 +44,19 @@ def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], load
     live part (``mech.cold_plan``) sits in its still band (``cold_parts_still``: true in every race that
     started from the grid, where they sit at the air temperature), so only the live heated parts are
     visited; otherwise (a loaded or edited state with a warm part the physics never heats) the cold
-    parts are solved too, as the rules read. The tires come last, each in one iteration (``_tires``).
+    parts are solved too, as the rules read. A wall hit's rollers with a contact conductance
+    (``WallRollers.touching``) are solved with it, whatever ``cold_still`` says (``_rollers``), and the
+    other cold parts as above. The tires come last, each in one iteration (``_tires``).
     """
     newly_broken = _solve(c, model, mech.heated_plan, heat)
-    if not cold_still:
-        newly_broken |= _solve(c, model, mech.cold_plan, heat)
+    side = mech.wall_rollers[wall > 0] if wall else None
+    if side is None or not side.touching:
+        if not cold_still:
+            newly_broken |= _solve(c, model, mech.cold_plan, heat)
+    else:
+        if not cold_still:
+            newly_broken |= _solve(c, model, side.cold_plan, heat)
+        newly_broken |= _rollers(c, model, side.touching, heat, (wall if wall > 0 else -wall) // side.live)
     return newly_broken | _tires(c, model.air_mc, mech.tire_plan, loads)
 
 
@@ -71,6 +88,24 @@ def _solve(c: list[int], model: CarModel, plan: tuple[PartHeat, ...], heat: list
     return newly_broken
 
 
+def _rollers(c: list[int], model: CarModel, touching: tuple[tuple[PartHeat, Contact], ...], heat: list[int],
+             normal: int) -> int:
+    """The solve of each roller of ``touching`` pressed on the wall with ``normal`` (its share of the
+    wall's normal impulse) with its contact conductance (``_touching``; below ``from_normal`` that is 0 and
+    the solve is the ``PartHeat`` solve's integer: a roller in its still band without heat stays); the
+    breaking mask. Only a frame that hits a wall with such rollers on that side calls it."""
+    newly_broken = 0
+    for part_heat, contact in touching:
+        touch = conductance_nw(contact, normal)
+        at = part_heat.temp_at
+        temp = _touching(c[at], heat[part_heat.part], model.air_mc, touch, contact)
+        temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
+        c[at] = temp
+        if part_heat.limit is not None and temp > part_heat.limit:
+            newly_broken |= 1 << part_heat.part
+    return newly_broken
+
+
 def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLoads) -> int:
     """Temperature, then fatigue with the temperature factor (1 + 2r²) of the new temperature, of each
     live tire; returns the mask of the tires that break.
@@ -80,9 +115,10 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
     results are copied (the same integers, a third of the work for the usual four like tires). The states
     are compared field by field, not as tuples: the compiled step then builds no tuple object per tire."""
     newly_broken = 0
-    for group, (energy, worn) in zip(plan, loads):  # noqa: B905 (equal lengths: Mechanics.idle_loads, physics._tires)
-        _, double_conductance, constant, divisor, limit, still_low, still_high, wear_den, tires = group
+    for group, (energy, worn, normal) in zip(plan, loads):  # noqa: B905 (equal lengths: Mechanics.idle_loads, physics._tires)
+        _, double_conductance, constant, divisor, limit, still_low, still_high, wear_den, contact, tires = group
         energy_nj = worn // WEAR_NJ_DEN
+        touch = conductance_nw(contact, normal)
         first = True
         was_temp = was_fatigue = was_remainder = temp = fatigue = remainder = 0
         broke = False
@@ -92,10 +128,12 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
                 first = False
                 was_temp, was_fatigue, was_remainder = now_temp, now_fatigue, now_remainder
                 temp, fatigue, remainder = now_temp, now_fatigue, now_remainder
-                if energy or not still_low <= temp <= still_high:  # as for the other parts
+                if touch:
+                    temp = _touching(temp, energy, air, touch, contact)
+                elif energy or not still_low <= temp <= still_high:  # as for the other parts
                     temp += (energy + energy + constant - mul(double_conductance, temp)) // divisor
-                    temp = (MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC
-                            else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp)
+                temp = (MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC
+                        else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp)
                 broke = limit is not None and temp > limit
                 if energy_nj:
                     if limit is None:
@@ -115,3 +153,22 @@ def _tires(c: list[int], air: int, plan: tuple[TireHeatWear, ...], loads: TireLo
             if broke:
                 newly_broken |= 1 << part
     return newly_broken
+
+
+def conductance_nw(contact: Contact, normal: int) -> int:
+    """The contact conductance (nW/°C) of a part pressed with ``normal`` (1e-15 N·s): 0 below
+    ``from_normal`` without computing it (the usual frame of a tire too light to reach 1 nW/°C)."""
+    if contact.factor and normal >= contact.from_normal:
+        return mul(normal // CONTACT_NORMAL_UNIT, contact.factor) // CONTACT_NORMAL_UNIT
+    return 0
+
+
+def _touching(temp: int, energy: int, air: int, touch: int, contact: Contact) -> int:
+    """The ``PartHeat`` solve of a tire or roller with a contact conductance ``touch`` (nW/°C) to the track
+    or wall at the air temperature: T' = div_round(C·T + E + (H_air + H)·T_air, C + H_air + H) in nW/°C
+    (C, H_air and E ×1000), written as T + div_round(1000·E + (H_air + H)·(T_air − T), C + H_air + H), the
+    same integer. H = 0 gives the ``PartHeat`` solve's integer (every term scales by 1000); the temperature
+    is not clamped here."""
+    numerator = mul(energy, 1000) + mul(contact.conductance + touch, air - temp)
+    denominator = contact.capacity + touch
+    return temp + (numerator + numerator + denominator) // (denominator + denominator)

@@ -49,7 +49,8 @@ def test_the_cold_skip_changes_nothing_the_full_solve_computes(kind, data):
     for part in model.heated_parts:
         if part not in model.tire_parts:
             heat[part] = data.draw(st.integers(0, 10**12))
-    loads = [(data.draw(st.integers(0, 10**12)), data.draw(st.integers(0, 10**18))) for _ in mech.tire_groups]
+    loads = [(data.draw(st.integers(0, 10**12)), data.draw(st.integers(0, 10**18)), data.draw(st.integers(0, 10**15)))
+             for _ in mech.tire_groups]
     full = list(c)
     still = cold_parts_still(c, mech)
     assert settle(c, model, mech, heat, loads, still) == settle(full, model, mech, heat, loads, False)
@@ -147,10 +148,10 @@ def test_the_physics_heats_only_the_parts_the_thermal_pass_calls_heated(monkeypa
 
     heated_frames = []
 
-    def checked_settle(c, model, mech, heat, loads, cold_still):
+    def checked_settle(c, model, mech, heat, loads, cold_still, wall):
         assert not [part for part, energy in enumerate(heat) if energy and part not in model.heated_parts]
         heated_frames.append(any(heat))
-        return settle(c, model, mech, heat, loads, cold_still)
+        return settle(c, model, mech, heat, loads, cold_still, wall)
 
     monkeypatch.setattr(frame_module, "settle", checked_settle)
     world = code_round(6, seed=3)  # two active weapons held often (HardInputs), boosts, slams, stabilises

@@ -7,7 +7,7 @@ that parts overheat and wear out, cars course out, fall, hit walls and each othe
 respawn, finish and end the round. A scenario also restores a mid-race state into a fresh world and
 continues from it (a loaded state has no derived caches to lean on). The pins change only with the
 engine id (docs/sim.md "Engine ids"): they were taken before the speed work (d52e2a7) for `sim_core/1` and
-again for `sim_core/2`, `sim_core/3`, `sim_core/4`, `sim_core/5`, `sim_core/6` and `sim_core/7`.
+again for `sim_core/2`, `sim_core/3`, `sim_core/4`, `sim_core/5`, `sim_core/6`, `sim_core/7` and `sim_core/8`.
 """
 
 from __future__ import annotations
@@ -162,15 +162,18 @@ GOLDEN: dict[tuple[str, int], tuple[str, int]] = {
     # (compared in one process, both trees imported in turn); no scenario credits a destruction.
     # Re-pinned for sim_core/7 (turning entities): the same cars and world frame by frame as sim_core/6's;
     # the engine id in the header's digest changed every hash.
-    ('circuit', 1): ('34479a007f7dc8aa09ba28ea92d22725c6fba86fcc6505fa30720c5933285217', 2400),
-    ('circuit', 2): ('16220730a34b7e58d34f50b6136167952cc05a809389560cd91d91aebe8ac676', 2400),
-    ('loop', 3): ('7ec43c630063834ee92c6c4abeaab8878c5fb1331e46750e8069020c2a58d07e', 1239),
-    ('loop', 6): ('fb8269a6507d645cfc1eb17e11a28dc31c48ec949ae0853ccbda754872c84712', 1357),
-    ('straight', 4): ('9348bd80639657508df30e299f76d43fdfe10a242501fd7f5bec1984ab6400b8', 1546),
-    ('open', 5): ('7bd66cc4fe910cc511053f9ecc1c4366ba6cef3076499a2f39a55a515db0d11a', 124),
+    # Re-pinned for sim_core/8 (tire and roller contact conductance, PartSpec.contact_area_um2): these code-built cars
+    # have no contact area; every scenario's saved bodies (chained without the header) are the same frame
+    # by frame as sim_core/7's (both trees run); the header's digest (engine id, PartSpec repr) changed every hash.
+    ('circuit', 1): ('f4cd7e05ac3f6f1e8ff846053eb392b078f5361f77701800b66d4126208baf3b', 2400),
+    ('circuit', 2): ('93a5e2d6bf884d8e849c4ef1424d7e859835a9b2a2908b03074077bff8319a4a', 2400),
+    ('loop', 3): ('ac12a8887a82aac2360f8d1740956b0c86e6d3cc43e99209f1d9ac2487f2c44b', 1239),
+    ('loop', 6): ('e9da9aeb517b7c7a0f1a2bf9fae81cb7a855d31dc49673de3b0c69b28bb834a4', 1357),
+    ('straight', 4): ('4ac3b0859f1a6efc778801825f61adeb21437b5567de712cf33bc80cde2d8a2b', 1546),
+    ('open', 5): ('a432738255865ff7faaefd801fb28812e06f1956dc12b600bbb32374f3f6e2b8', 124),
     # sim_core/2's rain, pinned from its first version (cars' tires are on wet patches in 8 433 of the
     # 19 200 car-frames; compiled and interpreted steps agreed on track-03's rain before it was pinned)
-    ('rain', 7): ('83341fea9709ed70f619c16f5a59f086f1631273d9de1aefa769eb3050ec87d9', 2400),
+    ('rain', 7): ('e2b9d42af771ff5824f085843749fa6e995d8aadd625421065b84a1e80e2cc8c', 2400),
 }
 
 

@@ -103,7 +103,7 @@ def test_tire_wear_is_exact_and_grows_with_temperature():
     assert capacity == 5000 * 25_000 // 1000  # 5000 mm³ of rubber, 25 MPa
     c = w._cars[0]
     heat = [0] * model.part_count
-    wear = [(0, 5_000_000 * 10**12)]  # 5 000 000 nJ on each tire of the car's one tire group
+    wear = [(0, 5_000_000 * 10**12, 0)]  # 5 000 000 nJ on each tire of the car's one tire group
     settle(c, model, model.mechanics(0), heat, wear, True)
     assert (c[part_field(tire, P_FATIGUE)], c[part_field(tire, P_FATIGUE_REM)]) == (40, 0)
     limit = material("rubber").thermal_limit_mc
@@ -117,7 +117,7 @@ def test_sub_ppm_wear_accumulates_in_the_remainder():
     model = w.models[0]
     tire = model.tire_parts[0]
     c = w._cars[0]
-    wear = [(0, 1_000 * 10**12)]  # 1000 nJ = 0.008 ppm on each tire
+    wear = [(0, 1_000 * 10**12, 0)]  # 1000 nJ = 0.008 ppm on each tire
     for _ in range(125):
         settle(c, model, model.mechanics(0), [0] * model.part_count, wear, True)
     assert c[part_field(tire, P_FATIGUE)] == 1 and c[part_field(tire, P_FATIGUE_REM)] == 0
@@ -142,10 +142,10 @@ def test_the_physics_heats_and_wears_only_the_heated_parts():
         skills = w._validated(inputs.next_frame())
         for slot, (c, model) in enumerate(zip(w._cars, w.models, strict=True)):
             mech = model.mechanics(c[BROKEN_MASK])
-            heat, loads, _ = advance(list(c), model, mech, w.motion, skills[slot])
+            heat, loads, _, _ = advance(list(c), model, mech, w.motion, skills[slot])
             assert not any(heat[t] for t in model.tire_parts)  # tire heat and wear go by tire group
             parts = {p for p, h in enumerate(heat) if h} | {
-                part for (h, e), plan in zip(loads, mech.tire_plan, strict=True) if h or e for part, *_ in plan.tires}
+                part for (h, e, _), plan in zip(loads, mech.tire_plan, strict=True) if h or e for part, *_ in plan.tires}
             assert parts <= set(model.heated_parts), (slot, parts)
             touched |= {(slot, p) for p in parts}
         w.step({slot: [SkillEvent(SKILLS[k], SKILLS[k] in HOLD_SKILLS) for k in ks] for slot, ks in enumerate(skills) if ks})
