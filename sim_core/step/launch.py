@@ -3,7 +3,10 @@
 Every bullet of every launcher (``WeaponSpec.ammo``) has a fixed slot in the world's projectile pool
 (``state.layout``: after the weather's patch slots; car by car in slot order, each launcher's bullets in
 firing order), so a round's state never changes its shape. A slot is held (all zeros) until its release,
-then flying, resting once it lies still on the ribbon, or gone once it fell 5 m below it.
+then flying, resting once it lies still on the ribbon, or gone once it fell 5 m below it or, on a track
+that is not a loop, flew past one of its ends (beyond them there is no ribbon to fly over: held to the last
+sample's curvature, a fast bullet would climb away from it for the rest of the round, past the ±1 km a
+saved state's values are held to).
 
 - **Release.** A launcher's Hold fires only on a frame it can release (``Launchers.can_release``): a bullet
   is still held and the car's last release is at least 15 frames old (``LAUNCH_FIRE_INTERVAL_FRAMES``); on
@@ -263,7 +266,7 @@ def _move(world: list[int], at: int, friction_milli: int, spreads: bool, ctx: Tr
     if ctx.fixed and 0 <= new_h < ctx.wall_height_um and -half <= lat <= half and not -half <= new_lat <= half:
         new_lat = half if new_lat > 0 else -half  # stopped by the wall
         vlat = 0
-    if new_h < -FALL_UM:
+    if new_h < -FALL_UM or not (ctx.loop or 0 <= arc <= length):  # fell off, or flew past an end of the track
         state = PROJECTILE_GONE
     world[at + PR_ARC] = arc % length if ctx.loop else arc
     world[at + PR_LAT], world[at + PR_H] = new_lat, new_h

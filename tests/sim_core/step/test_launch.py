@@ -21,7 +21,7 @@ from sim_core.specs.materials import material
 from sim_core.specs.vehicle import LaunchAmmo, WeaponSpec
 from sim_core.state.layout import (
     ARC, H, LAT, PR_ARC, PR_CLEARED, PR_H, PR_LAT, PR_RELEASED, PR_STATE, PR_VH, PR_VLAT, PR_VS, PROJECTILE_FLYING,
-    PROJECTILE_DEPLOYED, PROJECTILE_HELD, PROJECTILE_RESTING, REMAINING_Q, VS, W_FRAME, P_FATIGUE, part_field,
+    PROJECTILE_DEPLOYED, PROJECTILE_GONE, PROJECTILE_HELD, PROJECTILE_RESTING, REMAINING_Q, VS, W_FRAME, P_FATIGUE, part_field,
 )
 from sim_core.step.contact import impact_fatigue
 from sim_core.step.fluids import ACID_PPM_NUM, REACH_UM, disc_reach_sq, fluid_effect
@@ -50,8 +50,8 @@ def dart(w: World, k: int) -> dict[str, int]:
     return dict(zip(names, w._world[at : at + 9], strict=True))
 
 
-def standing(*arcs, cars=None, vs=0):
-    w = World.new(straight_track(), cars or [launcher()] + [car()] * (len(arcs) - 1))
+def standing(*arcs, cars=None, vs=0, length_m=10):
+    w = World.new(straight_track(length_m), cars or [launcher()] + [car()] * (len(arcs) - 1))
     for slot, arc in enumerate(arcs):
         place(w, slot, arc=arc, lat=0, h=0, vs=vs, vlat=0, vh=0)
     return w
@@ -171,8 +171,8 @@ def test_a_fast_heavy_dart_fatigues_the_struck_body_by_the_impact_rule():
 
 def test_a_dart_lands_slides_against_friction_and_rests():
     """Fired into the open: it lands without bounce, slows by μ·g/60 a frame (μ = Average of steel and
-    asphalt) and rests; a resting dart lies still on the ribbon."""
-    w = standing(2 * M)
+    asphalt) and rests; a resting dart lies still on the ribbon (a track long enough for the slide)."""
+    w = standing(2 * M, length_m=40)
     w.step(HOLD)
     speeds = []
     for _ in range(200):
@@ -199,6 +199,28 @@ def test_a_dart_below_the_wall_top_stops_at_the_wall():
     edited(w)
     w.step({})
     assert (dart(w, 0)["lat"], dart(w, 0)["vlat"]) == (500_000, 0)
+
+
+@pytest.mark.parametrize("past_start", [False, True])
+def test_a_dart_flying_past_an_end_of_a_linear_track_is_gone_and_the_state_still_loads(past_start):
+    """Beyond either end of a track that is not a loop there is no ribbon: a dart that flies past one is
+    gone, as one that fell 5 m below the ribbon (it used to fly on, held to the last sample's curvature,
+    until its values left the ±1 km a saved state is held to and the world's own state no longer loaded)."""
+    w = standing(2 * M, cars=[launcher()])
+    w.step(HOLD)
+    at = w.launchers.bullets[0].at
+    end = w.route.length_um
+    arc, vs = (30_000, -3 * M) if past_start else (end - 30_000, 3 * M)  # 50 mm a frame: past the end in one
+    w._world[at + PR_ARC], w._world[at + PR_LAT], w._world[at + PR_H] = arc, 0, 200_000
+    w._world[at + PR_VS], w._world[at + PR_VLAT], w._world[at + PR_VH] = vs, 0, 0
+    edited(w)
+    w.step({})
+    assert dart(w, 0)["state"] == PROJECTILE_GONE and (dart(w, 0)["arc"] < 0 if past_start else dart(w, 0)["arc"] > end)
+    data = w.save_state()
+    w.step({})
+    assert dart(w, 0)["arc"] == w._world[at + PR_ARC]  # a gone dart moves no more
+    w.load_state(data)  # the world's own state loads
+    assert w.save_state() == data
 
 
 def test_the_pool_is_saved_and_loaded_and_its_impossible_states_are_refused():
