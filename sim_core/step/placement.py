@@ -29,6 +29,13 @@ class Sample:
         self.rx, self.ry, self.rz = rx, ry, rz
         self.ux, self.uy, self.uz = ux, uy, uz
 
+    def point(self, ds: int, lateral: int, height: int) -> Point:
+        """The route point ``ds`` along this sample, ``lateral`` to its right and ``height`` above it
+        (``Route.point_at``'s arithmetic, its signed products with ``intmath.mul``)."""
+        return (self.px + (mul(self.tx, ds) + mul(self.rx, lateral) + mul(self.ux, height)) // UNIT,
+                self.py + (mul(self.ty, ds) + mul(self.ry, lateral) + mul(self.uy, height)) // UNIT,
+                self.pz + (mul(self.tz, ds) + mul(self.rz, lateral) + mul(self.uz, height)) // UNIT)
+
 
 class Ribbon:
     """The route's samples as one object each, for the passes that place points on it every frame (built once
@@ -82,7 +89,5 @@ class CarFrame:
 def ribbon_point(ribbon: Ribbon, arc: int, lateral: int, height: int) -> Point:
     """``CarFrame(ribbon, arc, lateral, height).at(0, 0, 0)`` without the frame: the point itself, which is
     all a per-car test of every frame (the fluids') needs."""
-    s, ds = ribbon.sample(arc)
-    return (s.px + (mul(s.tx, ds) + mul(s.rx, lateral) + mul(s.ux, height)) // UNIT,
-            s.py + (mul(s.ty, ds) + mul(s.ry, lateral) + mul(s.uy, height)) // UNIT,
-            s.pz + (mul(s.tz, ds) + mul(s.rz, lateral) + mul(s.uz, height)) // UNIT)
+    sample, ds = ribbon.sample(arc)
+    return sample.point(ds, lateral, height)

@@ -82,11 +82,9 @@ def apply_rules(c: list[int], model: CarModel, ctx: RuleContext, frame: int) -> 
     bounding box, and only a possible hit runs the exact test."""
     arc, lat = c[ARC], c[LAT]
     sample, ds = ctx.ribbon.sample(arc)
-    half, up = sample.half_width, c[H] + model.height_um // 2  # Route.point_at, written out
-    x = sample.px + (mul(sample.tx, ds) + mul(sample.rx, lat) + mul(sample.ux, up)) // UNIT  # signed: intmath.mul
-    y = sample.py + (mul(sample.ty, ds) + mul(sample.ry, lat) + mul(sample.uy, up)) // UNIT
-    z = sample.pz + (mul(sample.tz, ds) + mul(sample.rz, lat) + mul(sample.uz, up)) // UNIT
-    com = (x, y, z)
+    half = sample.half_width
+    com = sample.point(ds, lat, c[H] + model.height_um // 2)
+    x, y, z = com
     prev = (c[PREV_X], c[PREV_Y], c[PREV_Z])
     if c[PENALTY_TIMER]:
         _run_penalty(c, model, ctx, com, half)

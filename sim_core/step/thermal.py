@@ -24,7 +24,7 @@ from typing import Final
 from sim_core.constants import (
     CONTACT_NORMAL_UNIT, FATIGUE_BREAK_PPM, MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC, R_SCALE, WEAR_NJ_DEN,
 )
-from sim_core.intmath import mul
+from sim_core.intmath import clamp, mul
 from sim_core.step.model import CarModel, Mechanics, PartHeat, Contact, TireHeatWear
 from sim_core.step.physics import TireLoads
 
@@ -50,12 +50,11 @@ def settle(c: list[int], model: CarModel, mech: Mechanics, heat: list[int], load
     """
     newly_broken = _solve(c, model, mech.heated_plan, heat)
     side = mech.wall_rollers[wall > 0] if wall else None
-    if side is None or not side.touching:
-        if not cold_still:
-            newly_broken |= _solve(c, model, mech.cold_plan, heat)
-    else:
-        if not cold_still:
-            newly_broken |= _solve(c, model, side.cold_plan, heat)
+    if side is not None and not side.touching:
+        side = None  # no roller on that side exchanges heat with the wall
+    if not cold_still:
+        newly_broken |= _solve(c, model, mech.cold_plan if side is None else side.cold_plan, heat)
+    if side is not None:
         newly_broken |= _rollers(c, model, side.touching, heat, (wall if wall > 0 else -wall) // side.live)
     return newly_broken | _tires(c, model.air_mc, mech.tire_plan, loads)
 
@@ -98,8 +97,8 @@ def _rollers(c: list[int], model: CarModel, touching: tuple[tuple[PartHeat, Cont
     for part_heat, contact in touching:
         touch = conductance_nw(contact, normal)
         at = part_heat.temp_at
-        temp = _touching(c[at], heat[part_heat.part], model.air_mc, touch, contact)
-        temp = MIN_TEMPERATURE_MC if temp < MIN_TEMPERATURE_MC else MAX_TEMPERATURE_MC if temp > MAX_TEMPERATURE_MC else temp
+        temp = clamp(_touching(c[at], heat[part_heat.part], model.air_mc, touch, contact), MIN_TEMPERATURE_MC,
+                     MAX_TEMPERATURE_MC)
         c[at] = temp
         if part_heat.limit is not None and temp > part_heat.limit:
             newly_broken |= 1 << part_heat.part
