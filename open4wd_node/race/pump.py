@@ -23,6 +23,7 @@ class FramePump:
         self, step: Callable[[], bool], current_frame: Callable[[], int], on_lag: Callable[[int], None] | None = None,
         pause: Callable[[], Awaitable[None]] | None = None, on_tick: Callable[[], None] | None = None,
         before_tick: Callable[[], None] | None = None,
+        sleep_until: Callable[[float], Awaitable[None]] = trio.sleep_until,
     ) -> None:
         """``step()`` steps one frame (True) or says it must wait (False); ``current_frame()`` counts frames;
         ``on_lag(frames)`` hears about a lag above 8 frames, at most once a second; ``pause()``, awaited
@@ -33,13 +34,15 @@ class FramePump:
         there for its steps). Not before the first, which follows the round's start at once: the links
         were read by their own tasks until then, so every node's first tick sees what it saw before the
         pump read the links, whichever node started first (a peer's race key announced at its start
-        is read at the second tick)."""
+        is read at the second tick). ``sleep_until(deadline)`` waits for the next tick (a node's pump
+        gives ``QuietSleep.until``: ``open4wd_node.runtime.quiet_sleep``)."""
         self.step = step
         self.current_frame = current_frame
         self.on_lag = on_lag
         self.pause = pause
         self.on_tick = on_tick
         self.before_tick = before_tick
+        self.sleep_until = sleep_until
         self.max_lag = 0
         self.lag = 0
         self.ticks = 0
@@ -77,4 +80,4 @@ class FramePump:
             if self.pause is not None:
                 await self.pause()
                 tick = max(tick, int((trio.current_time() - start) * FRAME_HZ))  # no burst of missed ticks
-            await trio.sleep_until(start + tick / FRAME_HZ)
+            await self.sleep_until(start + tick / FRAME_HZ)

@@ -37,6 +37,7 @@ from open4wd_node.view.events import EventSink
 from open4wd_node.race.budget import NO_SPLIT, CostSplit, CpuBudget
 from open4wd_node.race.coalesce import TickSends
 from open4wd_node.race.pump import FramePump
+from open4wd_node.runtime.quiet_sleep import QuietSleep
 from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
@@ -260,7 +261,8 @@ class MatchRunner:
         self._route(session.start(self.clock.now_ms()))
         pump = FramePump(self._step, lambda: session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag),
-                         self.mesh.pause_pump, self._tick_sends.flush, self.mesh.read_now)
+                         self.mesh.pause_pump, self._tick_sends.flush, self.mesh.read_now,
+                         QuietSleep(self.budget).until)
         self._lag = lambda: pump.lag
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
                                            self.report.rollbacks, self._cpu_so_far))
