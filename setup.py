@@ -60,12 +60,17 @@ RACE_CORE = [
     "protocol/race/recovery.py",
     "protocol/race/session.py",
     "protocol/race/sync.py",
+    "open4wd_node/race/part_clock.py",
+    "protocol/encoding/hygiene.py",
 ]
 """The race session and the parts it is composed of that run for every input and frame (docs/node.md, "The
 compiled race core"). What a peer sends reaches them only as messages the wire decoder has already checked
 field by field, type by type (``protocol.encoding``, interpreted), so a compiled function's own type checks
 never meet a peer's bytes; the messages and actions stay interpreted classes that every layer builds. The
-digests (``signing.py``) stay interpreted too: joins of cached bytes, they ran slower compiled."""
+digests (``signing.py``) stay interpreted too: joins of cached bytes, they ran slower compiled. The CPU
+budget's accounting core (``part_clock.py``, no trio in it) is compiled with them: the session calls it at
+every part boundary; so are the ingress buckets (``hygiene.py``), which every message sent and received is
+charged to."""
 
 CHOICE = os.environ.get("OPEN4WD_COMPILE", "auto")
 BUILDS = {"bdist_wheel", "build", "build_ext", "install"}  # the commands that build modules (not metadata)
@@ -106,6 +111,7 @@ def _forget_compiled_leftovers() -> None:
     its wheel, where a stale compiled module would shadow the source it was compiled from."""
     for leftover in (*Path("build").glob("lib*/sim_core/**/*.so"), *Path("build").glob("lib*/sim_core/**/*.pyd"),
                      *Path("build").glob("lib*/protocol/**/*.so"), *Path("build").glob("lib*/protocol/**/*.pyd"),
+                     *Path("build").glob("lib*/open4wd_node/**/*.so"), *Path("build").glob("lib*/open4wd_node/**/*.pyd"),
                      *Path("build").glob("lib*/*__mypyc*")):
         leftover.unlink()
 

@@ -28,6 +28,7 @@ import trio
 from open4wd_node.race.mesh import RACE_CONTROL_TYPES, RACE_LIMITS
 from open4wd_node.race.world import WorldAdapter, chip_skills
 from open4wd_node.net.transport import dial, serve
+from open4wd_node.runtime.quiet_sleep import QuietSleep
 from protocol.identity.keys import Identity
 from protocol.race.session import VERIFY_LAG_FRAMES, RaceSession
 from protocol.race.keys import RaceKeyBook, announce, verify_race_signature
@@ -224,12 +225,14 @@ def floor_us(f: dict[str, float], peers: int = 7) -> float:
     return peers * per_peer + f["sign"] + f["input digest"] + f["simulation step (8 cars) + save"]
 
 
-async def idle_ticks(seconds: float | None) -> float:
+async def idle_ticks(seconds: float | None, quiet: bool = True) -> float:
     """CPU µs per tick of a trio loop that only sleeps to the next 1/60 s: what a node's frame costs before
     any work, on this machine under its current load (the wake-up of a process that slept ~15 ms, and
     its caches, which the other processes replaced meanwhile: docs/node.md, "What a tick costs before any
-    work"). Runs for ``seconds``, or (None) until its standard input closes; the median of its
-    one-second windows, so that the demo's set-up, when the racers are not racing yet, weighs little."""
+    work"). ``quiet``: the wait a node's pump makes (``QuietSleep``), else ``trio.sleep_until``. Runs for
+    ``seconds``, or (None) until its standard input closes; the median of its one-second windows, so
+    that the demo's set-up, when the racers are not racing yet, weighs little."""
+    sleep_until = QuietSleep().until if quiet else trio.sleep_until
     windows: list[float] = []
     start = trio.current_time()
     tick = 0
@@ -246,7 +249,7 @@ async def idle_ticks(seconds: float | None) -> float:
             cpu = time.thread_time_ns()
             for _ in range(60):
                 tick += 1
-                await trio.sleep_until(start + tick / 60)
+                await sleep_until(start + tick / 60)
             windows.append((time.thread_time_ns() - cpu) / 60 / 1000)
         nursery.cancel_scope.cancel()
     return statistics.median(windows)
@@ -303,7 +306,8 @@ def main() -> None:
     counts = [int(n) for n in args.processes.split(",") if n.strip()]
     print(f"load average at start {_load()} on {os.cpu_count()} cores")
     print(f"an idle 60 Hz tick, alone                      {trio.run(idle_ticks, 3.0):.0f} µs of CPU (a trio loop "
-          "that only sleeps to its next tick: what every frame costs a node before any work)")
+          "that only waits for its next tick as a node's pump does: what every frame costs a node before any "
+          f"work); {trio.run(idle_ticks, 3.0, False):.0f} µs through trio.sleep_until")
     woken, warm = after_wake()
     print(f"the same work right after a 1/60 s sleep       {woken:.0f} µs, at once again {warm:.0f} µs "
           f"({woken / warm:.2f}×: a frame's work runs slower because its process slept before it)")

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 
 from protocol.errors import ProtocolError
 from protocol.link.handshake import HANDSHAKE_TYPES, LinkClose
+from protocol.encoding.hygiene import TokenBucket, ViolationCounter
 from protocol.encoding.wire import (
     REGISTRY,
     ROOM,
     Message,
-    TokenBucket,
-    ViolationCounter,
     decode_message,
     message,
     peek_message_type,
@@ -86,20 +85,28 @@ class LinkBuckets:
         self.general_bytes = TokenBucket(limits.general_bytes_burst, limits.general_bytes_per_second, now_ms)
         self.expensive = TokenBucket(limits.expensive_burst, limits.expensive_per_second, now_ms)
 
-    def charges(self, size: int, expensive: bool) -> list[tuple[TokenBucket, int]]:
-        """What one frame of ``size`` bytes costs: a message and its bytes, and an expensive token if it is one."""
-        general = [(self.general, 1), (self.general_bytes, size)]
-        return general + [(self.expensive, 1)] if expensive else general
-
-    @staticmethod
-    def charge(charges: list[tuple[TokenBucket, int]], now_ms: int) -> int:
-        """0 after spending every charge; otherwise the wait until all fit, with nothing spent."""
-        wait = 0
-        for bucket, cost in charges:
-            wait = max(wait, bucket.wait_ms(now_ms, cost))
+    def charge(self, size: int, expensive: bool, now_ms: int) -> int:
+        """Charge one frame of ``size`` bytes: a message and its bytes, and an expensive token if it is one.
+        0 after spending all of it; otherwise the wait until all of it fits, with nothing spent. Written
+        out for the two or three buckets rather than looped over a list of charges: every message a race
+        node sends or receives passes here (docs/node.md, "Sixth pass")."""
+        general, general_bytes = self.general, self.general_bytes
+        wait = max(general.wait_ms(now_ms, 1), general_bytes.wait_ms(now_ms, size))
+        if expensive:
+            wait = max(wait, self.expensive.wait_ms(now_ms, 1))
         if wait == 0:
-            for bucket, cost in charges:
-                bucket.spend(cost)
+            general.spend(1)
+            general_bytes.spend(size)
+            if expensive:
+                self.expensive.spend(1)
+        return wait
+
+    def charge_expensive(self, now_ms: int) -> int:
+        """Charge one expensive token alone (a frame the general buckets already took): 0 after spending
+        it, otherwise the wait until it fits."""
+        wait = self.expensive.wait_ms(now_ms, 1)
+        if wait == 0:
+            self.expensive.spend(1)
         return wait
 
 
@@ -112,7 +119,7 @@ class SendPacer:
 
     def delay_ms(self, kind: str, size: int, now_ms: int) -> int:
         """0 after charging the frame; otherwise how long to wait before asking again."""
-        return self.buckets.charge(self.buckets.charges(size, kind in self.expensive), now_ms)
+        return self.buckets.charge(size, kind in self.expensive, now_ms)
 
 
 class IngressGuard:
@@ -137,16 +144,15 @@ class IngressGuard:
 
     def admit(self, body: bytes, now_ms: int) -> Message | None:
         """The decoded message, or None when a bucket dropped it or it was a (tolerated) violation."""
-        general = self.buckets.charges(len(body), False)
-        if self.buckets.charge(general, now_ms):
-            self._drop("bytes" if general[0][0].wait_ms(now_ms) == 0 else "messages", body)
+        if self.buckets.charge(len(body), False, now_ms):
+            self._drop("bytes" if self.buckets.general.wait_ms(now_ms) == 0 else "messages", body)
             return None
         try:
             expensive = peek_message_type(body) in self.expensive
         except ProtocolError as exc:
             self._violation(exc)
             return None
-        if expensive and self.buckets.charge([(self.buckets.expensive, 1)], now_ms):
+        if expensive and self.buckets.charge_expensive(now_ms):
             self._drop("expensive", body)
             return None
         self.consecutive_drops = 0

@@ -9,9 +9,9 @@ time: the figure holds on a loaded machine, where wall-clock lag does not. Work 
 (``run_blocking``: building a world, fsync) runs in other threads and is not charged.
 
 How it is read: the thread's CPU clock is a system call (about 0.25 µs warm, more in a busy race), and a
-frame with 7 peers crosses some 60 boundaries, so the budget reads it only where the loop goes to wait
-for I/O (the instrument's ``before_io_wait`` and ``after_io_wait``, once or twice a frame) and at
-``split``. Between two such readings each boundary reads the wall clock (``perf_counter_ns``, no system
+frame with 7 peers crosses some 60 boundaries, so the budget reads it only where the thread goes to wait
+for I/O (the instrument's ``before_io_wait`` and ``after_io_wait``, which trio calls around its own waits
+and the pump's ``QuietSleep`` around its quiet ones: once a frame) and at ``split``. Between two such readings each boundary reads the wall clock (``perf_counter_ns``, no system
 call), and the interval's CPU time is shared among the parts in proportion to their wall time in it;
 the wait itself is charged to the shell. The total stays the thread's exact CPU time; a part's share is
 exact up to preemption inside the interval (a busy machine that stops the thread mid-verification
@@ -20,16 +20,14 @@ lends that stop's proportion to verification), which the proportions of many fra
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import trio
 
+from open4wd_node.race.part_clock import PartClock, PartSpan
 from protocol.race.costs import CostPart
-
-_cpu_clock = time.thread_time_ns
-_wall_clock = time.perf_counter_ns
 
 
 @dataclass(frozen=True)
@@ -69,80 +67,19 @@ class CostSplit:
 NO_SPLIT = CostSplit(0, dict.fromkeys(CostPart, 0))
 
 
-class _Span:
-    """The ``with`` block of one part; one per part and budget, reused (the outer part goes on a stack)."""
-
-    __slots__ = ("budget", "part")
-
-    def __init__(self, budget: CpuBudget, part: CostPart) -> None:
-        self.budget, self.part = budget, part
-
-    def __enter__(self) -> _Span:
-        budget = self.budget
-        budget._outer.append(budget.switch(self.part))
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        budget = self.budget
-        budget.switch(budget._outer.pop())
-
-
 class CpuBudget(trio.abc.Instrument):
     """Charges the loop thread's CPU time to parts (module docstring); a ``CostMeter`` for the session
-    and the links, and a trio instrument while ``running``."""
+    and the links, and a trio instrument while ``running``. The accounting is its ``clock``'s (compiled
+    with the race core: ``part`` and ``switch`` are the clock's own methods, so a boundary costs no
+    interpreted call); this class adds the tasks' roles and trio's hooks."""
 
     def __init__(self) -> None:
-        self._nanos = dict.fromkeys(CostPart, 0)
-        self._wall = dict.fromkeys(CostPart, 0)  # wall time by part since the last CPU reading
-        self._current: CostPart | None = CostPart.SHELL  # None: the loop waits for I/O
-        self._last = _wall_clock()
-        self._cpu_last = _cpu_clock()
-        self._outer: list[CostPart] = []
-        self._spans = {part: _Span(self, part) for part in CostPart}
-        self._roles: dict[trio.lowlevel.Task, CostPart] = {}
-
-    # ---- charging ------------------------------------------------------------------------------------
-
-    def switch(self, part: CostPart) -> CostPart:
-        """Close the current part's stretch of time, make ``part`` current; returns the part that was
-        current. A switch to the current part reads no clock: its time goes on accruing to that part,
-        so the charge is the same, and most boundaries of a frame are such (a task step of the shell
-        between two of the scheduler's)."""
-        previous = self._current
-        if part is previous:
-            return previous
-        now = _wall_clock()
-        if previous is not None:
-            self._wall[previous] += now - self._last
-        self._last = now
-        self._current = part
-        return previous if previous is not None else CostPart.SHELL
-
-    def _settle(self) -> None:
-        """Charge the CPU time since the last reading to the parts, in proportion to their wall time
-        since then (the current part's stretch closed first); the rounding's few ns go to the shell."""
-        current = self._current
-        now = _wall_clock()
-        if current is not None:
-            self._wall[current] += now - self._last
-        self._last = now
-        cpu_now = _cpu_clock()
-        cpu, self._cpu_last = cpu_now - self._cpu_last, cpu_now
-        walls = self._wall
-        total = sum(walls.values())
-        given = 0
-        if total > 0:
-            for part, wall in walls.items():
-                if wall:
-                    share = cpu * wall // total
-                    self._nanos[part] += share
-                    given += share
-                    walls[part] = 0
-        self._nanos[CostPart.SHELL] += cpu - given
-
-    def part(self, part: CostPart) -> _Span:
+        self.clock = PartClock()
+        self.part: Callable[[CostPart], PartSpan] = self.clock.part
         """Charge the synchronous work inside the ``with`` block to ``part`` (never across an await)."""
-        return self._spans[part]
+        self.switch: Callable[[CostPart], CostPart] = self.clock.switch
+        """Make ``part`` current (``PartClock.switch``); returns the part that was."""
+        self._roles: dict[trio.lowlevel.Task, CostPart] = {}
 
     def role(self, part: CostPart) -> None:
         """The calling task's steps are charged to ``part`` from now on (a link's reader or writer)."""
@@ -152,8 +89,7 @@ class CpuBudget(trio.abc.Instrument):
     def split(self, frames: int) -> CostSplit:
         """What was charged so far (up to now), as the split of ``frames`` frames; subtract two of them
         with ``since`` to get the split of a span of frames."""
-        self._settle()
-        return CostSplit(frames, dict(self._nanos))
+        return CostSplit(frames, self.clock.charged())
 
     @staticmethod
     def since(now: CostSplit, then: CostSplit) -> CostSplit:
@@ -173,16 +109,11 @@ class CpuBudget(trio.abc.Instrument):
     def before_io_wait(self, timeout: float) -> None:
         """The loop is about to wait: charge what ran since the last reading, then charge nothing but
         the wait's own CPU (the shell's, in ``after_io_wait``)."""
-        self._settle()
-        self._current = None
+        self.clock.wait_begins()
 
     def after_io_wait(self, timeout: float) -> None:
         """The wait is over: its CPU (the system call, the wake-up) is the shell's; the scheduler runs on."""
-        cpu_now = _cpu_clock()
-        self._nanos[CostPart.SHELL] += cpu_now - self._cpu_last
-        self._cpu_last = cpu_now
-        self._last = _wall_clock()
-        self._current = CostPart.SHELL
+        self.clock.wait_ends()
 
     def task_exited(self, task: trio.lowlevel.Task) -> None:
         """Forget an ended task's role."""

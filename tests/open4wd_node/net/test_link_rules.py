@@ -7,7 +7,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from open4wd_node.net.link_rules import IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer, link_registry
+from open4wd_node.net.link_rules import (
+    IngressGuard,
+    Keepalive,
+    LinkBuckets,
+    LinkLimits,
+    LinkPing,
+    LinkPong,
+    SendPacer,
+    link_registry,
+)
 from protocol.errors import ProtocolError
 from protocol.link.handshake import LinkClose, LinkIdentity, LinkNoise, LinkVersion
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
@@ -162,6 +171,29 @@ def test_what_the_pacer_lets_through_the_guard_admits():
             now += wait
         assert g.admit(body, now) is not None
     assert g.dropped == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 400_000), st.booleans(), st.integers(0, 300)), max_size=60))
+def test_a_frames_charge_is_all_or_nothing_over_its_buckets(frames):
+    """``LinkBuckets.charge`` against the rule written plainly: the wait is the longest of the buckets'
+    waits, and only a frame that fits all of them spends from each."""
+    buckets = LinkBuckets(LIMITS, 0)
+    reference = LinkBuckets(LIMITS, 0)
+    now = 0
+    for size, expensive, elapsed in frames:
+        now += elapsed
+        charges = [(reference.general, 1), (reference.general_bytes, size)]
+        if expensive:
+            charges.append((reference.expensive, 1))
+        wait = max(bucket.wait_ms(now, cost) for bucket, cost in charges)
+        if wait == 0:
+            for bucket, cost in charges:
+                bucket.take(now, cost)
+        assert buckets.charge(size, expensive, now) == wait
+        for name in ("general", "general_bytes", "expensive"):
+            ours, theirs = getattr(buckets, name), getattr(reference, name)
+            assert ours.wait_ms(now) == theirs.wait_ms(now) and ours._tokens == theirs._tokens
 
 
 def test_limits_must_let_the_largest_frame_through():

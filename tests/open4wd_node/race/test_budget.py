@@ -91,13 +91,13 @@ class FakeClocks:
     """A wall clock 10 ns further at each read, and a CPU clock the test sets."""
 
     def __init__(self, monkeypatch) -> None:
-        import open4wd_node.race.budget as budget_module
+        import open4wd_node.race.part_clock as clock_module
 
         self.wall_reads = 0
         self.cpu = 0
         self.cpu_reads = 0
-        monkeypatch.setattr(budget_module, "_wall_clock", self._wall)
-        monkeypatch.setattr(budget_module, "_cpu_clock", self._cpu)
+        monkeypatch.setattr(clock_module, "_wall_clock", self._wall)
+        monkeypatch.setattr(clock_module, "_cpu_clock", self._cpu)
 
     def _wall(self) -> int:
         self.wall_reads += 1

@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import LocalError, PeerError, ProtocolError
+from protocol.encoding.hygiene import TokenBucket, ViolationCounter
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.encoding.wire import (
     HANDSHAKE,
@@ -11,8 +12,6 @@ from protocol.encoding.wire import (
     Channel,
     FrameDecoder,
     Message,
-    TokenBucket,
-    ViolationCounter,
     decode_message,
     encode_frame,
     encode_message,
