@@ -11,9 +11,10 @@ time: the figure holds on a loaded machine, where wall-clock lag does not. Work 
 How it is read: the thread's CPU clock is a system call (about 0.25 µs warm, more in a busy race), and a
 frame with 7 peers crosses some 60 boundaries, so the budget reads it only where the thread goes to wait
 for I/O (the instrument's ``before_io_wait`` and ``after_io_wait``, which trio calls around its own waits
-and the pump's ``QuietSleep`` around its quiet ones: once a frame) and at ``split``. Between two such readings each boundary reads the wall clock (``perf_counter_ns``, no system
-call), and the interval's CPU time is shared among the parts in proportion to their wall time in it;
-the wait itself is charged to the shell. The total stays the thread's exact CPU time; a part's share is
+and the pump's ``QuietSleep`` around its quiet ones: once a frame) and at ``split``. Between two such
+readings each boundary reads the wall clock (``perf_counter_ns``, no system call), and the interval's CPU
+time is shared among the parts in proportion to their wall time in it; the wait itself is charged to
+the shell. The total stays the thread's exact CPU time; a part's share is
 exact up to preemption inside the interval (a busy machine that stops the thread mid-verification
 lends that stop's proportion to verification), which the proportions of many frames average out.
 """

@@ -10,7 +10,8 @@ bare system call that waits. In a race most ticks find nothing else to run: the 
 itself and writes its sends at once, so the rest of the node sleeps.
 
 What it does: when the calling task could not be interrupted by anything but I/O or a deadline — no
-other task is runnable, the caller has no cancellation pending, the run uses the real clock — it waits
+other task is runnable (in the run queue, or left in the batch the scheduler resumed the caller in), the
+caller has no cancellation pending, the run uses the real clock — it waits
 in ``poll(2)`` on trio's own epoll descriptor, until the tick or the earliest deadline of any task,
 whichever is first. trio's descriptor becomes readable exactly when trio would have woken (a socket a
 task waits on, a thread's ``run_sync_soon``, a signal's wake-up byte). If the wait reaches the tick
@@ -22,8 +23,8 @@ promptly: nothing in the process can cancel the caller while it sits in ``poll``
 
 The cost of that: a view into trio's run loop through private names (the runner, its run queue, its
 deadline heap, its epoll object, its tasks' pending resumptions and schedule points), on the versions
-``pyproject.toml`` allows. ``_LoopView.of_current_run`` checks
-every name once per run and, if any is missing (another trio, another I/O backend, a ``MockClock``),
+``pyproject.toml`` allows. ``_LoopView.of_current_run`` checks every name once per run and, if any is
+missing (another trio, another I/O backend: said in the log) or the clock is a ``MockClock``,
 ``QuietSleep`` is ``trio.sleep_until`` and nothing else (``quiet`` stays 0). Whoever charges the loop's
 waits (``trio.abc.Instrument``'s ``before_io_wait`` / ``after_io_wait``: the CPU budget) is told of a
 quiet wait exactly as trio would tell it of its own.
@@ -36,8 +37,11 @@ import select
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import structlog
 import trio
 
+log = structlog.get_logger("open4wd_node.quiet_sleep")
+UNAVAILABLE = "quiet-wait-unavailable"
 
 class WaitWatcher(Protocol):
     """Told of every wait for I/O, as a trio instrument is (``trio.abc.Instrument``'s hooks)."""
@@ -53,7 +57,7 @@ class WaitWatcher(Protocol):
 class _LoopView:
     """The parts of trio's run loop a quiet wait reads (private names, checked once per run)."""
 
-    runner: Any
+    tasks: Any
     run_queue: Any
     deadlines: Any
     clock: Any
@@ -61,25 +65,28 @@ class _LoopView:
 
     @staticmethod
     def of_current_run() -> _LoopView | None:
-        """The current run's view, or None when a quiet wait would not be exact: a name this trio does
-        not have, an I/O backend that is not epoll, a clock that is not the system's (a ``MockClock``
-        jumps, ``poll`` would not)."""
+        """The current run's view, or None when a quiet wait would not be exact: a clock that is not the
+        system's (a ``MockClock`` jumps, ``poll`` would not: expected, said nothing of), or a trio whose
+        run loop does not have the names read here or whose I/O backend is not epoll (another platform
+        or version: logged once per run as ``quiet-wait-unavailable``, since every tick then costs a
+        pass of trio's loop; docs/node.md, "Sixth pass")."""
+        runner = trio._core._run.GLOBAL_RUN_CONTEXT.runner
+        if type(runner.clock) is not trio._core._run.SystemClock:
+            return None
         try:
-            runner = trio._core._run.GLOBAL_RUN_CONTEXT.runner
-            clock = runner.clock
-            if type(clock) is not trio._core._run.SystemClock:
-                return None
             epoll = runner.io_manager._epoll
-            run_queue, deadlines = runner.runq, runner.deadlines
+            run_queue, deadlines, tasks = runner.runq, runner.deadlines, runner.tasks
             task = trio.lowlevel.current_task()
-            task._schedule_points, task._next_send_fn, runner.tasks  # noqa: B018 - names a quiet wait reads
-        except AttributeError:
+            task._schedule_points, task._next_send_fn  # noqa: B018 - names a quiet wait reads
+        except AttributeError as exc:
+            log.warning(UNAVAILABLE, reason=f"trio's run loop has no {exc.name!r}")
             return None
         if not isinstance(epoll, select.epoll) or not callable(getattr(deadlines, "next_deadline", None)):
+            log.warning(UNAVAILABLE, reason="trio's I/O backend is not epoll")
             return None
         poller = select.poll()
         poller.register(epoll.fileno(), select.POLLIN)
-        return _LoopView(runner, run_queue, deadlines, clock, poller)
+        return _LoopView(tasks, run_queue, deadlines, runner.clock, poller)
 
 
 class QuietSleep:
@@ -96,7 +103,7 @@ class QuietSleep:
         self._alone: tuple[object, int] | None = None  # (task, its schedule points) when it was last alone
 
     def _current_view(self) -> _LoopView | None:
-        runner = getattr(trio._core._run.GLOBAL_RUN_CONTEXT, "runner", None)
+        runner = trio._core._run.GLOBAL_RUN_CONTEXT.runner
         if runner is not self._view_of:
             self._view, self._view_of, self._alone = _LoopView.of_current_run(), runner, None
         return self._view
@@ -126,7 +133,7 @@ class QuietSleep:
         task = trio.lowlevel.current_task()
         points = task._schedule_points
         if self._alone != (task, points):
-            if any(other._next_send_fn is not None for other in view.runner.tasks if other is not task):
+            if any(other._next_send_fn is not None for other in view.tasks if other is not task):
                 return False
             self._alone = (task, points)
         return True

@@ -14,6 +14,8 @@ import socket
 import threading
 
 import pytest
+import structlog
+import structlog.testing
 import trio
 import trio.testing
 
@@ -196,3 +198,21 @@ def test_each_run_gets_its_own_view_of_the_loop():
 
     assert trio.run(ticks) >= 2  # the first may go through trio once: the run's own tasks start with it
     assert trio.run(ticks) >= 2
+
+
+async def test_a_run_loop_it_cannot_read_is_said_once_and_every_wait_goes_through_trio(monkeypatch):
+    """Another I/O backend (kqueue, IOCP) or another trio: the node still works, each tick costs a pass of
+    trio's loop, and the log says why once per run."""
+    import select
+
+    class NotEpoll:
+        pass
+
+    monkeypatch.setattr(select, "epoll", NotEpoll)  # trio's own epoll object was made before: unchanged
+    sleep = QuietSleep()
+    with structlog.testing.capture_logs() as logs:
+        for _ in range(3):
+            await sleep.until(trio.current_time() + 0.001)
+    assert (sleep.quiet, sleep.through_trio) == (0, 3)
+    assert [entry["event"] for entry in logs] == ["quiet-wait-unavailable"]
+    assert logs[0]["reason"] == "trio's I/O backend is not epoll"
