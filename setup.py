@@ -3,7 +3,8 @@ compile them.
 
 Everything else about the package is declared in ``pyproject.toml``. This file exists for one decision
 (docs/sim.md "The compiled step", docs/node.md "The compiled race core"): the modules a frame runs
-(``COMPILED``: the step; ``RACE_CORE``: the sans-IO race session) are compiled unchanged by mypyc, which
+(``COMPILED``: the step; ``RACE_CORE``: the sans-IO race session, with the CPU budget's accounting and
+the ingress buckets that every message passes) are compiled unchanged by mypyc, which
 makes an 8-car step about 1.5× faster and a race node's bookkeeping cheaper. The sources stay the truth
 and ship beside the compiled modules, so the package is the same program either way:
 
