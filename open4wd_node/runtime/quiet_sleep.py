@@ -43,6 +43,7 @@ import trio
 log = structlog.get_logger("open4wd_node.quiet_sleep")
 UNAVAILABLE = "quiet-wait-unavailable"
 
+
 class WaitWatcher(Protocol):
     """Told of every wait for I/O, as a trio instrument is (``trio.abc.Instrument``'s hooks)."""
 
