@@ -101,14 +101,6 @@ class LinkBuckets:
                 self.expensive.spend(1)
         return wait
 
-    def charge_expensive(self, now_ms: int) -> int:
-        """Charge one expensive token alone (a frame the general buckets already took): 0 after spending
-        it, otherwise the wait until it fits."""
-        wait = self.expensive.wait_ms(now_ms, 1)
-        if wait == 0:
-            self.expensive.spend(1)
-        return wait
-
 
 class SendPacer:
     """Spends the peer's budget before sending, so our own messages are never dropped by its buckets."""
@@ -152,7 +144,7 @@ class IngressGuard:
         except ProtocolError as exc:
             self._violation(exc)
             return None
-        if expensive and self.buckets.charge_expensive(now_ms):
+        if expensive and not self.buckets.expensive.take(now_ms):
             self._drop("expensive", body)
             return None
         self.consecutive_drops = 0

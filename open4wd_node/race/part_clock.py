@@ -82,9 +82,7 @@ class PartClock:
         cpu = cpu_now - self.cpu_last
         self.cpu_last = cpu_now
         walls = self.wall
-        total = 0
-        for wall in walls.values():
-            total += wall
+        total = sum(walls.values())
         given = 0
         if total > 0:
             for part in CostPart:

@@ -60,7 +60,7 @@ class _LoopView:
 
     tasks: Any
     run_queue: Any
-    deadlines: Any
+    next_deadline: Any  # the deadline heap's earliest live deadline (stale entries dropped), or inf
     clock: Any
     poller: Any
 
@@ -76,18 +76,18 @@ class _LoopView:
             return None
         try:
             epoll = runner.io_manager._epoll
-            run_queue, deadlines, tasks = runner.runq, runner.deadlines, runner.tasks
+            run_queue, next_deadline, tasks = runner.runq, runner.deadlines.next_deadline, runner.tasks
             task = trio.lowlevel.current_task()
             task._schedule_points, task._next_send_fn  # noqa: B018 - names a quiet wait reads
         except AttributeError as exc:
             log.warning(UNAVAILABLE, reason=f"trio's run loop has no {exc.name!r}")
             return None
-        if not isinstance(epoll, select.epoll) or not callable(getattr(deadlines, "next_deadline", None)):
+        if not isinstance(epoll, select.epoll):
             log.warning(UNAVAILABLE, reason="trio's I/O backend is not epoll")
             return None
         poller = select.poll()
         poller.register(epoll.fileno(), select.POLLIN)
-        return _LoopView(tasks, run_queue, deadlines, runner.clock, poller)
+        return _LoopView(tasks, run_queue, next_deadline, runner.clock, poller)
 
 
 class QuietSleep:
@@ -114,7 +114,7 @@ class QuietSleep:
         before it, else through ``trio.sleep_until``."""
         view = self._current_view()
         if view is not None and self._alone_in_the_loop(view):
-            wake_at = min(deadline, view.deadlines.next_deadline())
+            wake_at = min(deadline, view.next_deadline())
             timeout = wake_at - view.clock.current_time()
             ready = timeout > 0 and self._wait(view, timeout)
             if not ready and wake_at >= deadline:
