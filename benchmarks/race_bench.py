@@ -4,7 +4,7 @@ measured alone, and their sum per node-frame), and, with --processes, N real nod
 60 Hz: their worst lag in frames (wall clock) and their CPU per node-frame split by part (CPU time),
 beside the CPU a tick costs a process that does nothing else (``idle_ticks``, measured beside them).
 
-    python benchmarks/race_bench.py [--samples 2000] [--processes 2,4,8]
+    python benchmarks/race_bench.py [--samples 2000] [--processes 2,4,8] [--frames-per-tick 1,2,3]
 
 Every figure is printed with the machine's load average at the start. CPU per node-frame is CPU time,
 so a loaded machine does not add its waiting to it, but it does inflate it (cold caches: docs/node.md,
@@ -281,13 +281,15 @@ def after_wake(samples: int = 120) -> tuple[float, float]:
     return statistics.median(first) / 1000, statistics.median(again) / 1000
 
 
-def processes(count: int) -> dict:
-    """Race ``count`` node processes (the demo); ``idle_tick_us``: ``idle_ticks`` measured beside them."""
+def processes(count: int, frames_per_tick: int = 1) -> dict:
+    """Race ``count`` node processes (the demo), their pumps stepping ``frames_per_tick`` frames per
+    wake-up; ``idle_tick_us``: ``idle_ticks`` measured beside them."""
     probe = subprocess.Popen([sys.executable, __file__, "--idle-probe"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     try:
         out = subprocess.run([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", "/tmp/open4wd-race-bench",
-                              "demo", "--nodes", str(count), "--json"], capture_output=True, text=True, timeout=900)
+                              "demo", "--nodes", str(count),
+                              "--frames-per-tick", str(frames_per_tick), "--json"], capture_output=True, text=True, timeout=900)
     finally:
         idle, _ = probe.communicate("", timeout=60)
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "idle_tick_us": float(idle)}
@@ -298,12 +300,15 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--processes", default="", help="also run N node processes (the demo) for each N of a "
                         "comma-separated list, e.g. 2,4,8")
+    parser.add_argument("--frames-per-tick", default="1", help="race each N of --processes once for each of these "
+                        "frames per pump tick, a comma-separated list of 1..4 (docs/node.md \"Frames per tick\")")
     parser.add_argument("--idle-probe", action="store_true", help=argparse.SUPPRESS)  # processes() runs this
     args = parser.parse_args()
     if args.idle_probe:
         print(f"{trio.run(idle_ticks, None):.1f}")
         return
     counts = [int(n) for n in args.processes.split(",") if n.strip()]
+    ticks = [int(n) for n in args.frames_per_tick.split(",") if n.strip()]
     print(f"load average at start {_load()} on {os.cpu_count()} cores")
     print(f"an idle 60 Hz tick, alone                      {trio.run(idle_ticks, 3.0):.0f} µs of CPU (a trio loop "
           "that only waits for its next tick as a node's pump does: what every frame costs a node before any "
@@ -324,16 +329,17 @@ def main() -> None:
     print(f"floor per node-frame with 7 peers             {floor_us(floor):.0f} µs (7 × every per-peer piece, "
           "+ sign, + one step: nothing else, no scheduling, no session bookkeeping, no redundant copies)")
     rows = []
-    for count in counts:
+    for count, per_tick in ((c, t) for c in counts for t in ticks):
         load = _load()
-        summary = processes(count)
+        summary = processes(count, per_tick)
         cpu = summary.get("cpu") or {}
-        print(f"{count} node processes at 60 Hz (load average at start {load}): worst lag {summary['max_lag']} frames, "
+        print(f"{count} node processes at 60 Hz, {per_tick} frame(s) per tick (load average at start {load}): "
+              f"worst lag {summary['max_lag']} frames, "
               f"{summary['finished']} finished, {summary['agreed_hashes']} agreed hashes, "
               f"{summary['disagreements']} disagreements, {summary['elapsed_s']} s; CPU per node-frame "
               f"{cpu.get('per_frame_us', 0) / 1000:.3f} ms (worst node {cpu.get('worst_per_frame_us', 0) / 1000:.3f} ms); "
               f"an idle 60 Hz tick beside them {summary['idle_tick_us']:.0f} µs")
-        rows.append((count, load, summary["max_lag"], cpu, summary["idle_tick_us"]))
+        rows.append((count, per_tick, load, summary["max_lag"], cpu, summary["idle_tick_us"]))
     if rows:
         print(_table(rows))
 
@@ -342,15 +348,15 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _table(rows: list[tuple[int, str, int, dict, float]]) -> str:
+def _table(rows: list[tuple[int, int, str, int, dict, float]]) -> str:
     """The CPU split per node-frame as a markdown table (µs per frame, mean of the nodes), with an idle
     tick's CPU measured beside the race: docs/node.md's."""
     parts = list(next((cpu["parts_us"] for *_, cpu, _ in rows if cpu), {}))
-    lines = ["| nodes | load at start | worst lag (frames) | CPU per node-frame (µs) | " + " | ".join(parts)
-             + " | idle tick beside (µs) |", "|---" * (5 + len(parts)) + "|"]
-    for count, load, lag, cpu, idle in rows:
+    lines = ["| nodes | frames per tick | load at start | worst lag (frames) | CPU per node-frame (µs) | "
+             + " | ".join(parts) + " | idle tick beside (µs) |", "|---" * (6 + len(parts)) + "|"]
+    for count, per_tick, load, lag, cpu, idle in rows:
         split = " | ".join(f"{cpu['parts_us'][p]:.0f}" for p in parts) if cpu else " | ".join("-" for _ in parts)
-        lines.append(f"| {count} | {load} | {lag} | {cpu.get('per_frame_us', 0):.0f} | {split} | {idle:.0f} |")
+        lines.append(f"| {count} | {per_tick} | {load} | {lag} | {cpu.get('per_frame_us', 0):.0f} | {split} | {idle:.0f} |")
     return "\n".join(lines)
 
 

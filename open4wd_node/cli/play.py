@@ -24,8 +24,8 @@ FAULT = re.compile(r"(corrupt-state|disconnect)@([0-9]{1,7})(?::([0-9]{1,3}))?")
 
 def play_options(args: argparse.Namespace, config: NodeConfig) -> PlayOptions:
     """How this node plays its match: driver, seed and control port from the configuration, the race
-    mode and input delay, and ``--fault``; ``UserError`` ``fault-invalid`` for a malformed ``--fault``."""
-    race = RaceOptions(mode=config.mode, input_delay=config.input_delay)
+    mode, input delay and frames per tick, and ``--fault``; ``UserError`` ``fault-invalid`` for a malformed ``--fault``."""
+    race = RaceOptions(mode=config.mode, input_delay=config.input_delay, frames_per_tick=config.frames_per_tick)
     if args.fault is not None:
         match = FAULT.fullmatch(args.fault)
         if match is None or (match[1] == "corrupt-state" and match[3]):
@@ -67,7 +67,8 @@ async def room_then_race(
         report = await play_match(ctx, identity, events, outcome, listener, play)
         events.emit("result", peer=identity.peer_id, outcome=report.outcome, detail=report.detail,
                     agreed_hashes=report.agreed, disagreements=report.disagreements, leaves=report.leaves,
-                    standings=report.standings, log=report.log, max_lag=report.max_lag, rollbacks=report.rollbacks,
+                    standings=report.standings, log=report.log, max_lag=report.max_lag, ticks=report.ticks,
+                    rollbacks=report.rollbacks,
                     max_rollback=report.max_rollback, drops=report.drops, liveness=report.liveness,
                     cpu=report.cpu.to_json())
         return 0 if report.outcome == "finished" else 1

@@ -65,7 +65,7 @@ def _node_args(options: DemoOptions, index: int, data_dir: Path, extra: ExtraArg
     cars = list(ARCHETYPES)
     args = cli_command(data_dir / f"node{index}")
     common = ["--auto-ready", "--json", "--driver", "bot", "--seed", str(options.seed + index), "--mode", options.mode,
-              "--car", cars[index % len(cars)], "--nickname", f"node{index}"]
+              "--frames-per-tick", str(options.frames_per_tick), "--car", cars[index % len(cars)], "--nickname", f"node{index}"]
     if options.corrupt is not None and options.corrupt[0] == index:
         common += ["--fault", f"corrupt-state@{options.corrupt[1]}"]
     if index == 0:

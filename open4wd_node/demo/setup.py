@@ -22,13 +22,15 @@ from sim_core.assets.builtins import is_builtin_ref
 
 @dataclass(frozen=True)
 class DemoOptions:
-    """A demo: how many nodes race how many rounds and laps, in which mode, with which seeds, on which
-    track, and optionally which node corrupts its state at which frame of round 1."""
+    """A demo: how many nodes race how many rounds and laps, in which mode and with how many frames per
+    pump tick, with which seeds, on which track, and optionally which node corrupts its state at which
+    frame of round 1."""
 
     nodes: int = 4
     rounds: int = 1
     laps: int = 1
     mode: str = "rollback"
+    frames_per_tick: int = 1  # every node's (docs/node.md "Frames per tick")
     seed: int = 0
     corrupt: tuple[int, int] | None = None  # (node, frame)
     track: str = "builtin:track-02"

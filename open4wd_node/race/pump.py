@@ -1,8 +1,11 @@
-"""The 60 Hz frame pump: ticks at exact multiples of 1/60 s from its start on trio's clock.
+"""The 60 Hz frame pump: steps frames at 60 Hz from its start on trio's clock.
 
-Tick k is scheduled at ``start + k/60`` (computed from the integer k, so no error accumulates: no
-drift). At each tick the pump asks for the frames that are due, at most 4 per tick when it is behind,
-and reports the lag (frames due but not stepped) so the shell can show and count it.
+Frame k is due at ``start + k/60``. The pump wakes once per tick and steps the frames that are due,
+catching up at most 4 frames per frame of the tick when it is behind, and reports the lag (frames due
+but not stepped) so the shell can show and count it. A tick is one frame long by default; a headless
+node may tick every 2, 3 or 4 frames (``frames_per_tick``, docs/node.md "Frames per tick"), which steps
+the same frames at the same 60 Hz rate, in groups. Tick k is scheduled at ``start + k·n/60`` (computed
+from the integer k, so no error accumulates: no drift).
 """
 
 from __future__ import annotations
@@ -12,18 +15,20 @@ from collections.abc import Awaitable, Callable
 import trio
 
 FRAME_HZ = 60
-MAX_STEPS_PER_TICK = 4
+MAX_STEPS_PER_TICK = 4  # per frame of the tick: catching up runs at most 4× real time
 LAG_REPORT_FRAMES = 8
+MAX_FRAMES_PER_TICK = 4  # a tick of 4 frames (67 ms) is already longer than most races' input delay
 
 
 class FramePump:
-    """Steps frames on trio's clock at 60 Hz, catching up at most 4 frames per tick (module docstring)."""
+    """Steps frames on trio's clock at 60 Hz, ``frames_per_tick`` frames per wake-up, catching up at most 4
+    frames per frame of the tick (module docstring)."""
 
     def __init__(
         self, step: Callable[[], bool], current_frame: Callable[[], int], on_lag: Callable[[int], None] | None = None,
         pause: Callable[[], Awaitable[None]] | None = None, on_tick: Callable[[], None] | None = None,
         before_tick: Callable[[], None] | None = None,
-        sleep_until: Callable[[float], Awaitable[None]] = trio.sleep_until,
+        sleep_until: Callable[[float], Awaitable[None]] = trio.sleep_until, frames_per_tick: int = 1,
     ) -> None:
         """``step()`` steps one frame (True) or says it must wait (False); ``current_frame()`` counts frames;
         ``on_lag(frames)`` hears about a lag above 8 frames, at most once a second; ``pause()``, awaited
@@ -35,7 +40,10 @@ class FramePump:
         were read by their own tasks until then, so every node's first tick sees what it saw before the
         pump read the links, whichever node started first (a peer's race key announced at its start
         is read at the second tick). ``sleep_until(deadline)`` waits for the next tick (a node's pump
-        gives ``QuietSleep.until``: ``open4wd_node.runtime.quiet_sleep``)."""
+        gives ``QuietSleep.until``: ``open4wd_node.runtime.quiet_sleep``). ``frames_per_tick``: how many
+        frames one tick steps, 1..4 (a ``ValueError`` otherwise: the configuration checks it first)."""
+        if not 1 <= frames_per_tick <= MAX_FRAMES_PER_TICK:
+            raise ValueError(f"frames_per_tick is 1..{MAX_FRAMES_PER_TICK}, not {frames_per_tick}")
         self.step = step
         self.current_frame = current_frame
         self.on_lag = on_lag
@@ -43,6 +51,7 @@ class FramePump:
         self.on_tick = on_tick
         self.before_tick = before_tick
         self.sleep_until = sleep_until
+        self.frames_per_tick = frames_per_tick
         self.max_lag = 0
         self.lag = 0
         self.ticks = 0
@@ -58,6 +67,8 @@ class FramePump:
         own clock: a timer by nature, not a poll."""
         start = trio.current_time()
         base = self.current_frame()
+        per_tick = self.frames_per_tick
+        period = per_tick / FRAME_HZ
         tick = next_report = 0
         while not until():
             if self.before_tick is not None and tick > 0:
@@ -65,7 +76,7 @@ class FramePump:
                 if until():
                     break
             due = base + self.due(start, trio.current_time())
-            for _ in range(MAX_STEPS_PER_TICK):
+            for _ in range(MAX_STEPS_PER_TICK * per_tick):
                 if self.current_frame() >= due or until() or not self.step():
                     break
             if self.on_tick is not None:
@@ -74,10 +85,10 @@ class FramePump:
             self.max_lag = max(self.max_lag, self.lag)
             if self.on_lag is not None and self.lag > LAG_REPORT_FRAMES and tick >= next_report:
                 self.on_lag(self.lag)
-                next_report = tick + FRAME_HZ
+                next_report = tick + FRAME_HZ // per_tick
             self.ticks += 1
             tick += 1
             if self.pause is not None:
                 await self.pause()
-                tick = max(tick, int((trio.current_time() - start) * FRAME_HZ))  # no burst of missed ticks
-            await self.sleep_until(start + tick / FRAME_HZ)
+                tick = max(tick, int((trio.current_time() - start) / period))  # no burst of missed ticks
+            await self.sleep_until(start + tick * per_tick / FRAME_HZ)

@@ -79,16 +79,27 @@ PROGRESS_FRAMES = 60  # a ``progress`` event every second of race: the soak's la
 
 @dataclass(frozen=True)
 class RaceOptions:
-    """How this node races a match: the netcode mode and input delay, and the soak tests' faults."""
+    """How this node races a match: the netcode mode, input delay and frames per tick, and the soak tests' faults."""
 
     mode: str = "rollback"  # or "lockstep"
     input_delay: int = 0
+    frames_per_tick: int = 1  # frames the pump steps per wake-up (docs/node.md "Frames per tick")
     fault_frame: int | None = None  # corrupt this node's own state after this frame of round 0
     cut_frame: int | None = None  # drop every mesh link after this frame of round 0 …
     cut_seconds: float = 5.0  # … and stay unreachable this long
     stall_frame: int | None = None  # stand still (pump, links) after this frame of round 0, as if stopped …
     stall_seconds: float = 3.0  # … for this long
     stall_links: bool = True  # False: only the pump stands still, the links are read and answered
+
+    @property
+    def session_input_delay(self) -> int:
+        """The input delay the race session uses: ``input_delay``, and in lockstep at least
+        ``frames_per_tick`` − 1. A lockstep peer steps a frame only with every input of it, and this node
+        decides and sends its inputs N frames at a time: without that lead the whole room would wait for
+        its ticks and fall further behind all race long (docs/node.md "Frames per tick")."""
+        if self.mode == "lockstep":
+            return max(self.input_delay, self.frames_per_tick - 1)
+        return self.input_delay
 
 
 @dataclass
@@ -104,6 +115,7 @@ class MatchReport:
     leaves: list[dict[str, str]] = field(default_factory=list)
     log: str = ""
     max_lag: int = 0
+    ticks: int = 0  # the frame pump's wake-ups over the rounds: about the frames / ``frames_per_tick``
     rollbacks: int = 0
     max_rollback: int = 0
     drops: dict[str, int] = field(default_factory=dict)
@@ -229,7 +241,8 @@ class MatchRunner:
     def _header(self) -> dict[str, Any]:
         return {
             "kind": "header", "version": 1, "node": self.me, "matchId": self.locked.match_id,
-            "package": self.locked.package, "mode": self.options.mode, "inputDelay": self.options.input_delay,
+            "package": self.locked.package, "mode": self.options.mode,
+            "inputDelay": self.options.session_input_delay,
         }
 
     async def _round(self, round_index: int) -> None:
@@ -240,7 +253,7 @@ class MatchRunner:
                                    locked.config.rounds[round_index].to_wire(), slots, cars)
         skills = {peer: chip_skills(world, slots[peer]) for peer in locked.roster}
         setup = RaceSetup.from_locked_start(
-            locked, round_index, skills, input_delay=self.options.input_delay,
+            locked, round_index, skills, input_delay=self.options.session_input_delay,
             max_prediction=0 if self.options.mode == "lockstep" else 8,
         )
         self._world, self.round_index, self.round_over = world, round_index, False
@@ -262,7 +275,7 @@ class MatchRunner:
         pump = FramePump(self._step, lambda: session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag),
                          self.mesh.pause_pump, self._tick_sends.flush, self.mesh.read_now,
-                         QuietSleep(self.budget).until)
+                         QuietSleep(self.budget).until, self.options.frames_per_tick)
         self._lag = lambda: pump.lag
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
                                            self.report.rollbacks, self._cpu_so_far))
@@ -280,6 +293,7 @@ class MatchRunner:
         self.log.flush()
         await run_blocking(self.log.fsync)  # the round-end record is durable before the anchor wait
         self.report.max_lag = max(self.report.max_lag, pump.max_lag)
+        self.report.ticks += pump.ticks
         stats = session.stats
         self.report.rollbacks += stats.rollbacks
         self.report.max_rollback = max(self.report.max_rollback, stats.max_rollback)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, LISTEN, RELAY, Address, Advertise
-from open4wd_node.runtime.choices import DRIVERS, INPUT_DELAY, LOG_FORMATS, RACE_MODES, REACHABILITY
+from open4wd_node.runtime.choices import DRIVERS, FRAMES_PER_TICK, INPUT_DELAY, LOG_FORMATS, RACE_MODES, REACHABILITY
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import MAX_SAFE_INTEGER, PORT, IntRange, ListOf, OneOf, Rule, TableOf, Text, ValueRejected
 
@@ -107,6 +107,11 @@ class NodeConfig:
         "rollback", "--mode", OneOf(RACE_MODES),
         "rollback (predict missing inputs) or strict lockstep (wait for every input)", Scope.ROOM)
     input_delay: int = setting(0, "--input-delay", INPUT_DELAY, "local input delay in frames", Scope.ROOM, "FRAMES")
+    frames_per_tick: int = setting(
+        1, "--frames-per-tick", FRAMES_PER_TICK,
+        "frames the race pump steps per wake-up, 1..4: more spends less CPU per frame but sends inputs in groups, "
+        "up to N-1 frames later; in lockstep the input delay is at least N-1 (for headless nodes: soaks, bots; "
+        "docs/node.md \"Frames per tick\")", Scope.ROOM, "N")
     control_port: int = setting(
         0, "--control-port", PORT,
         "control API port on 127.0.0.1 with --driver external (0 picks one; docs/drivers.md)", Scope.ROOM, "PORT")

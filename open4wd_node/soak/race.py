@@ -381,11 +381,16 @@ class _Harness:
         return sum(p.stats.flipped[Direction.UP] for p in self.proxies)
 
 
+def demo_options(plan: RacePlan) -> DemoOptions:
+    """The demo's options for the race ``plan`` says (each node's own mode is its extra ``--mode``)."""
+    return DemoOptions(nodes=plan.nodes, rounds=1, laps=plan.laps, mode=plan.modes[0], seed=plan.seed,
+                       track=plan.track, time_limit_s=plan.race_seconds, frames_per_tick=plan.frames_per_tick)
+
+
 async def _race(plan: RacePlan, work_dir: Path, block: str) -> tuple[_Harness, str | None]:
     harness = _Harness(plan, block)
     harness.work_dir = work_dir
-    options = DemoOptions(nodes=plan.nodes, rounds=1, laps=plan.laps, mode=plan.modes[0], seed=plan.seed,
-                          track=plan.track, time_limit_s=plan.race_seconds)
+    options = demo_options(plan)
     failure: str | None = None
     async with trio.open_nursery() as nursery:
         harness.nursery = nursery

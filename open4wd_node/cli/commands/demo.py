@@ -7,7 +7,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from open4wd_node.runtime.choices import LAPS, RACE_MODES, ROUNDS
+from open4wd_node.runtime.choices import FRAMES_PER_TICK, LAPS, RACE_MODES, ROUNDS
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import SEED, IntRange
 
@@ -50,8 +50,8 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
 
     from open4wd_node.demo.setup import DemoOptions, prepare
 
-    options = DemoOptions(nodes=args.nodes, rounds=args.rounds, laps=args.laps, mode=args.mode, seed=args.seed,
-                          corrupt=corrupt, track=args.track)
+    options = DemoOptions(nodes=args.nodes, rounds=args.rounds, laps=args.laps, mode=args.mode,
+                          frames_per_tick=args.frames_per_tick, seed=args.seed, corrupt=corrupt, track=args.track)
     base = prepare(options, ctx)  # every refusal comes before the first node starts
 
     from open4wd_node.demo.runner import summarize
@@ -93,6 +93,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--laps", type=LAPS, default=1, metavar="L", help="laps per round, 1..10 (default 1)")
     parser.add_argument("--track", default="builtin:track-02", metavar="REF", help="track of every round")
     parser.add_argument("--mode", choices=RACE_MODES, default="rollback")
+    parser.add_argument("--frames-per-tick", type=FRAMES_PER_TICK, default=1, metavar="N",
+                        help="frames each node's pump steps per wake-up, 1..4 (default 1; docs/node.md \"Frames per tick\")")
     parser.add_argument("--seed", type=SEED, default=0, help="bot seeds are SEED + node number")
     parser.add_argument("--corrupt", default=None, metavar="NODE@FRAME",
                         help="alter one value of node NODE's own state at FRAME (it should be outvoted and leave)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from open4wd_node.runtime.choices import SOAK_MODES, TIME_LIMIT_S
+from open4wd_node.runtime.choices import FRAMES_PER_TICK, SOAK_MODES, TIME_LIMIT_S
 from open4wd_node.runtime.errors import UsageError, UserError
 from open4wd_node.runtime.values import SEED, IntRange
 
@@ -45,7 +45,8 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     if args.scheduler is not None and not SCHEDULER.fullmatch(args.scheduler):
         raise UsageError(f"--scheduler takes tcp://HOST:PORT, got {args.scheduler[:60]!r} (see: open4wd-node soak --help)")
     options = SoakOptions(races=args.races, nodes=node_range(args.nodes), profiles=parse_profiles(args.profiles),
-                          seed=args.seed, race_seconds=args.race_seconds, mode=args.mode)
+                          seed=args.seed, race_seconds=args.race_seconds, mode=args.mode,
+                          frames_per_tick=args.frames_per_tick)
     report = Path(args.report) if args.report else ctx.data_dir / "soak" / f"seed-{options.seed}"
     return _soak(options, report, args)
 
@@ -168,6 +169,9 @@ def register(subparsers: Subparsers) -> None:
                              "races are 1 lap of builtin:track-01, 14-30 s when every car finishes")
     parser.add_argument("--mode", choices=SOAK_MODES, default="rollback",
                         help="the nodes' netcode; mixed draws each node's mode from its race's seed")
+    parser.add_argument("--frames-per-tick", type=FRAMES_PER_TICK, default=1, metavar="N",
+                        help="frames each node's pump steps per wake-up, 1..4 (default 1): 2 or 3 fit more nodes on "
+                             "a machine (docs/node.md \"Frames per tick\")")
     parser.add_argument("--report", default=None, metavar="DIR",
                         help="report directory (default <data-dir>/soak/seed-SEED); a stopped soak resumes from it")
     parser.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",

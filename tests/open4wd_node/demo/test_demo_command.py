@@ -106,6 +106,8 @@ REFUSED = [
     (["--nodes", "9"], "usage", 2),
     (["--seed", "-1"], "usage", 2),
     (["--mode", "fast"], "usage", 2),
+    (["--frames-per-tick", "0"], "usage", 2),
+    (["--frames-per-tick", "5"], "usage", 2),
     (["--track", "builtin:track-99"], "demo-track-invalid", 1),
     (["--track", "builtin:chassis-01"], "demo-track-invalid", 1),
     (["--track", "0" * 64], "demo-track-invalid", 1),
@@ -185,3 +187,13 @@ def test_a_node_that_ends_before_its_race_fails_the_demo_at_once(tmp_path):
         trio.run(demo)
     assert info.group_contains(UserError, match=r"node 1 ended \(exit [12]\) before its race started")
     assert not children_of(os.getpid()), "a node was left running or unreaped"
+
+
+def test_every_demo_node_is_started_with_the_demos_frames_per_tick(tmp_path):
+    """``demo --frames-per-tick N`` is each node's ``--frames-per-tick N`` (docs/node.md "Frames per tick")."""
+    from open4wd_node.demo.runner import _node_args
+    from open4wd_node.demo.setup import DemoOptions
+
+    for index in range(3):
+        argv = _node_args(DemoOptions(nodes=3, frames_per_tick=3), index, tmp_path)
+        assert argv[argv.index("--frames-per-tick") + 1] == "3"

@@ -51,14 +51,16 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
                cars: dict[int, str] | None = None, advertise: dict[int, Advertise] | None = None,
                on_listening: Callable[[int, NodeListener], None] | None = None,
                views: Callable[[Identity], EventSink] | None = None,
-               reach: dict[int, tuple[str, tuple[str, ...]]] | None = None) -> tuple[list[Recorder], dict[int, int]]:
+               reach: dict[int, tuple[str, tuple[str, ...]]] | None = None,
+               frames_per_tick: dict[int, int] | None = None) -> tuple[list[Recorder], dict[int, int]]:
     """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end). ``cars``
     (a ``--car`` value per node), ``advertise`` and ``on_listening`` (told each node's bound listener)
     default to the usual: archetype cars, nodes on 127.0.0.1 that advertise where they listen. ``views``
     makes each node's readable sink (a ``LiveConsole``), fed alongside its recorder. ``cuts`` and ``stalls``
     map a node to (frame of round 1, seconds): it drops its mesh links, or stands still (pump and links, as
     if stopped by SIGSTOP; only the pump without ``stall_links``), after that frame. ``reach`` gives a node
-    its ``(reachability, relays)`` (docs/relay.md); default: direct only."""
+    its ``(reachability, relays)`` (docs/relay.md); default: direct only. ``frames_per_tick`` gives a node
+    the frames its pump steps per wake-up (default 1)."""
     codes: dict[int, int] = {}
     identities = [Identity(bytes([i + 1]) * 32) for i in range(n)]
     recorders = [Recorder(views(identity) if views else None) for identity in identities]
@@ -72,7 +74,8 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
         fault = (faults or {}).get(i)
         cut_frame, cut_seconds = (cuts or {}).get(i, (None, 5.0))
         stall_frame, stall_seconds = (stalls or {}).get(i, (None, 3.0))
-        race = RaceOptions(mode=mode, fault_frame=fault, cut_frame=cut_frame, cut_seconds=cut_seconds,
+        race = RaceOptions(mode=mode, frames_per_tick=(frames_per_tick or {}).get(i, 1), fault_frame=fault,
+                           cut_frame=cut_frame, cut_seconds=cut_seconds,
                            stall_frame=stall_frame, stall_seconds=stall_seconds, stall_links=stall_links)
         return PlayOptions(driver=(drivers or {}).get(i, "bot"), seed=i, race=race)
 

@@ -1,3 +1,4 @@
+import pytest
 import trio
 
 from open4wd_node.race.pump import FramePump
@@ -68,3 +69,46 @@ async def test_before_tick_runs_before_every_tick_but_the_first(autojump_clock):
                      before_tick=lambda: log.append(("read", pump.ticks)))
     await pump.run(lambda: pump.ticks >= 5)
     assert log == [("step", 0)] + [entry for tick in range(1, 5) for entry in (("read", tick), ("step", tick))]
+
+
+async def test_two_frames_per_tick_step_the_same_frames_in_pairs_at_60_hz(autojump_clock):
+    """A headless node's pump (``frames_per_tick=2``) wakes every 2/60 s and steps the frames due by
+    then: the same 60 frames a second, each stepped at its own time or one frame after it, never
+    before, and never drifting."""
+    frames = []
+    ticks = []
+    pump = FramePump(lambda: frames.append(trio.current_time()) or ticks.append(pump.ticks) or True,
+                     lambda: len(frames), frames_per_tick=2)
+    start = trio.current_time()
+    await pump.run(lambda: len(frames) >= 601)
+    assert len(frames) == 601 and pump.max_lag == 0
+    assert all(start + k / 60 - 1e-9 <= t <= start + (k + 1) / 60 + 1e-9 for k, t in enumerate(frames))
+    assert abs(frames[600] - (start + 10)) < 1e-9  # 10 s of frames take exactly 10 s
+    assert pump.ticks == 301  # tick 0 steps frame 0; every later tick steps the two frames due since
+    assert ticks[:5] == [0, 1, 1, 2, 2]
+
+
+async def test_frames_per_tick_scales_the_catch_up_and_the_tick_length(autojump_clock):
+    frames = []
+    ticks = []
+
+    def step():
+        if len(frames) == 30:
+            autojump_clock.jump(0.5)  # 30 frames fall due inside this step
+        frames.append(trio.current_time())
+        ticks.append(pump.ticks)
+        return True
+
+    pump = FramePump(step, lambda: len(frames), frames_per_tick=3)
+    await pump.run(lambda: len(frames) >= 151)  # frame 0, then 50 ticks of 3 frames
+    per_tick: dict[int, int] = {}
+    for tick in ticks:
+        per_tick[tick] = per_tick.get(tick, 0) + 1
+    assert max(per_tick.values()) == 12  # catching up at most 4 frames per frame of the tick
+    assert pump.lag == 0 and pump.max_lag > 8
+
+
+def test_frames_per_tick_is_1_to_4():
+    for wrong in (0, 5, -1):
+        with pytest.raises(ValueError, match="frames_per_tick is 1..4"):
+            FramePump(lambda: True, lambda: 0, frames_per_tick=wrong)

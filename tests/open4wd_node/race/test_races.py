@@ -51,6 +51,23 @@ async def test_nodes_race_and_agree(tmp_path, fast_clock, n):
     replays(tmp_path, recorders)
 
 
+@pytest.mark.parametrize("mode", ["rollback", "lockstep"])
+async def test_nodes_that_tick_every_1_2_3_or_4_frames_race_together_and_agree(tmp_path, fast_clock, mode):
+    """``frames_per_tick`` changes when a node steps and sends its frames, never what they compute: a
+    room whose nodes tick at four different rates finishes with the same standings and hashes, and
+    every log replays."""
+    recorders, codes = await race(tmp_path, 4, track_bytes=SHORT, mode=mode, frames_per_tick={1: 2, 2: 3, 3: 4})
+    assert codes == {i: 0 for i in range(4)}
+    res = results(recorders)
+    for per_tick, r in enumerate(res, start=1):  # each pump woke once per its own number of frames: none
+        frames = r["cpu"]["frames"]  # fell behind (in lockstep thanks to the input delay of N - 1 frames)
+        assert frames > 300 and frames / per_tick <= r["ticks"] <= frames / per_tick * 1.1 + 2
+        assert r["max_lag"] <= 2 * per_tick
+    assert {r["outcome"] for r in res} == {"finished"} and len({str(r["standings"]) for r in res}) == 1
+    assert all(r["agreed_hashes"] >= 1 and r["disagreements"] == 0 for r in res)
+    replays(tmp_path, recorders)
+
+
 async def test_lockstep_mode_agrees_too(tmp_path, fast_clock):
     recorders, codes = await race(tmp_path, 3, track_bytes=SHORT, mode="lockstep")
     assert codes == {0: 0, 1: 0, 2: 0}

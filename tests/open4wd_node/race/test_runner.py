@@ -175,3 +175,13 @@ async def test_a_local_error_while_handling_a_message_is_raised_not_blamed_on_th
         runner._on_message(A.peer_id, object())  # type: ignore[arg-type]
     assert info.value.code == "race-bug"
     assert runner.report.leaves == [] and not runner.anchor_done.is_set()
+
+
+def test_a_lockstep_node_sends_its_inputs_as_many_frames_ahead_as_its_tick_groups_them():
+    """docs/node.md "Frames per tick": in lockstep the input delay is at least frames_per_tick - 1."""
+    from open4wd_node.race.runner import RaceOptions
+
+    assert RaceOptions(mode="lockstep", frames_per_tick=3).session_input_delay == 2
+    assert RaceOptions(mode="lockstep", frames_per_tick=3, input_delay=5).session_input_delay == 5
+    assert RaceOptions(mode="lockstep").session_input_delay == 0
+    assert RaceOptions(mode="rollback", frames_per_tick=4, input_delay=1).session_input_delay == 1

@@ -32,9 +32,10 @@ NOT_SETTINGS = {
     ("watch",): {"-h", "--help", "--json"},
 }
 # Another command's option that shares a setting's flag name but is not that setting.
-# the mode of the nodes a demo or a soak starts, passed to each as --mode (the soak's also takes mixed);
-# where the relay daemon listens: its [relay] table's key, not a node's
-NAMESAKES = {(("demo",), "--mode"), (("soak",), "--mode"), (("relay",), "--listen")}
+# the mode and frames per tick of the nodes a demo or a soak starts, passed to each as --mode (the soak's
+# also takes mixed) and --frames-per-tick; where the relay daemon listens: its [relay] table's key, not a node's
+NAMESAKES = {(("demo",), "--mode"), (("demo",), "--frames-per-tick"), (("soak",), "--mode"), (("soak",), "--frames-per-tick"),
+             (("relay",), "--listen")}
 # A value every setting refuses, as typed on the command line and as written in TOML.
 REFUSED = {
     "economy_config_version": ("0", "0"),
@@ -52,6 +53,7 @@ REFUSED = {
     "driver": ("human", '"human"'),
     "mode": ("fast", '"fast"'),
     "input_delay": ("9", "9"),
+    "frames_per_tick": ("5", "5"),
     "control_port": ("65536", "65536"),
 }
 

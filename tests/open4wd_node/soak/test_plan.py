@@ -25,10 +25,13 @@ def test_a_plan_is_a_function_of_the_soak_options_and_the_index():
     assert plans[3].race_id == "0003-stall"
 
 
-@given(seed=st.integers(0, 2**64 - 1), index=st.integers(0, 100_000), low=st.integers(2, 8), span=st.integers(0, 6))
-def test_plans_survive_json_and_their_faults_stay_in_their_windows(seed, index, low, span):
-    options = SoakOptions(races=index + 1, nodes=(low, min(8, low + span)), seed=seed)
+@given(seed=st.integers(0, 2**64 - 1), index=st.integers(0, 100_000), low=st.integers(2, 8), span=st.integers(0, 6),
+       per_tick=st.integers(1, 4))
+def test_plans_survive_json_and_their_faults_stay_in_their_windows(seed, index, low, span, per_tick):
+    options = SoakOptions(races=index + 1, nodes=(low, min(8, low + span)), seed=seed, frames_per_tick=per_tick)
+    assert SoakOptions.from_json(json.loads(json.dumps(options.to_json()))) == options
     plan = plan_race(options, index)
+    assert plan.frames_per_tick == per_tick
     assert RacePlan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
     faults, victim = plan.faults, plan.faults.victim
     assert victim is None or 0 <= victim < plan.nodes
@@ -77,6 +80,24 @@ def test_a_plan_written_before_the_relay_and_spectator_profiles_still_reads():
     old = draw_faults(Profile.KILL, random.Random(3), 3, 60).to_json()
     del old["relay"], old["spectators"]
     assert Faults.from_json(old) == draw_faults(Profile.KILL, random.Random(3), 3, 60)
+
+
+def test_a_soak_or_plan_written_before_frames_per_tick_ticks_every_frame():
+    options = SoakOptions(races=3, seed=5, frames_per_tick=2)
+    old_options, old_plan = options.to_json(), plan_race(options, 1).to_json()
+    del old_options["frames_per_tick"], old_plan["frames_per_tick"]
+    assert SoakOptions.from_json(old_options).frames_per_tick == RacePlan.from_json(old_plan).frames_per_tick == 1
+
+
+def test_a_soak_races_its_nodes_with_its_frames_per_tick(tmp_path):
+    from open4wd_node.demo.runner import _node_args
+    from open4wd_node.soak.race import demo_options
+
+    plan = plan_race(SoakOptions(races=3, nodes=(3, 3), seed=5, frames_per_tick=3), 2)
+    options = demo_options(plan)
+    assert (options.nodes, options.seed, options.frames_per_tick) == (3, plan.seed, 3)
+    argv = _node_args(options, 1, tmp_path)
+    assert argv[argv.index("--frames-per-tick") + 1] == "3"
 
 
 def test_a_relay_outage_may_cut_relay_only_nodes_and_a_direct_node_only_when_they_are_half_the_race():
