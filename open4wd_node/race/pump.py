@@ -81,11 +81,12 @@ class FramePump:
                     break
             if self.on_tick is not None:
                 self.on_tick()
-            self.lag = max(0, due - self.current_frame())
-            self.max_lag = max(self.max_lag, self.lag)
-            if self.on_lag is not None and self.lag > LAG_REPORT_FRAMES and tick >= next_report:
-                self.on_lag(self.lag)
-                next_report = tick + FRAME_HZ // per_tick
+            if not until():  # once the round is over, no frame after its end is due: the clock's count is not lag
+                self.lag = max(0, due - self.current_frame())
+                self.max_lag = max(self.max_lag, self.lag)
+                if self.on_lag is not None and self.lag > LAG_REPORT_FRAMES and tick >= next_report:
+                    self.on_lag(self.lag)
+                    next_report = tick + FRAME_HZ // per_tick
             self.ticks += 1
             tick += 1
             if self.pause is not None:

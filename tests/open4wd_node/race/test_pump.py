@@ -112,3 +112,12 @@ def test_frames_per_tick_is_1_to_4():
     for wrong in (0, 5, -1):
         with pytest.raises(ValueError, match="frames_per_tick is 1..4"):
             FramePump(lambda: True, lambda: 0, frames_per_tick=wrong)
+
+
+async def test_frames_due_after_the_end_are_not_lag(autojump_clock):
+    """The round ends at frame 5, in the middle of a 4-frame tick: the 3 frames the clock says are due
+    after it do not exist, and are not reported as lag."""
+    frames = []
+    pump = FramePump(lambda: frames.append(trio.current_time()) or True, lambda: len(frames), frames_per_tick=4)
+    await pump.run(lambda: len(frames) >= 6)
+    assert len(frames) == 6 and pump.ticks == 3 and pump.max_lag == 0
