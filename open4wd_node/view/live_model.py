@@ -87,12 +87,13 @@ class BudgetLine:
 
     per_frame_us: float
     shares: tuple[tuple[str, float], ...]  # (part, percent), largest first, parts under 1 % left out
+    frames_per_tick: int = 1  # the pump's: a node that wakes every N frames spends less per frame
 
 
-def budget_line(reading: CpuReading) -> BudgetLine:
+def budget_line(reading: CpuReading, frames_per_tick: int = 1) -> BudgetLine:
     """The budget line of a CPU reading: its parts by share, largest first, those under 1 % left out."""
     shares = sorted(((part, pct) for part, pct in reading.shares().items() if pct >= 1), key=lambda item: -item[1])
-    return BudgetLine(reading.per_frame_us(), tuple(shares))
+    return BudgetLine(reading.per_frame_us(), tuple(shares), frames_per_tick)
 
 
 def progress_pct(laps_done: int, progress_um: int, laps: int, lap_um: int) -> int:
@@ -179,7 +180,7 @@ class LiveBoard:
         )
         return RaceLine(watch.round_index, watch.rounds, session.current_frame, watch.pump.lag,
                         watch.earlier_rollbacks + session.stats.rollbacks, self.vote, self.final_rows is not None, cars,
-                        None if watch.cpu is None else budget_line(watch.cpu()))
+                        None if watch.cpu is None else budget_line(watch.cpu(), watch.frames_per_tick))
 
     def _status(self, row: Mapping[str, Any], session: RaceProgress) -> CarStatus:
         status = RaceStatus(row["status"])

@@ -64,3 +64,4 @@ class RoundWatch:
     pump: PumpLag
     earlier_rollbacks: int  # rollbacks of this match's earlier rounds
     cpu: Callable[[], CpuReading] | None = None  # a racer's CPU per frame by part so far (a spectator: None)
+    frames_per_tick: int = 1  # the racer's pump's (docs/node.md "Frames per tick"): shown beside its CPU
