@@ -14,10 +14,11 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from open4wd_node.runtime.choices import FRAMES_PER_TICK
+
 FRAME_HZ = 60
 MAX_STEPS_PER_TICK = 4  # per frame of the tick: catching up runs at most 4× real time
 LAG_REPORT_FRAMES = 8
-MAX_FRAMES_PER_TICK = 4  # a tick of 4 frames (67 ms) is already longer than most races' input delay
 
 
 class FramePump:
@@ -42,8 +43,8 @@ class FramePump:
         is read at the second tick). ``sleep_until(deadline)`` waits for the next tick (a node's pump
         gives ``QuietSleep.until``: ``open4wd_node.runtime.quiet_sleep``). ``frames_per_tick``: how many
         frames one tick steps, 1..4 (a ``ValueError`` otherwise: the configuration checks it first)."""
-        if not 1 <= frames_per_tick <= MAX_FRAMES_PER_TICK:
-            raise ValueError(f"frames_per_tick is 1..{MAX_FRAMES_PER_TICK}, not {frames_per_tick}")
+        if not FRAMES_PER_TICK.lo <= frames_per_tick <= FRAMES_PER_TICK.hi:
+            raise ValueError(f"frames_per_tick is {FRAMES_PER_TICK.lo}..{FRAMES_PER_TICK.hi}, not {frames_per_tick}")
         self.step = step
         self.current_frame = current_frame
         self.on_lag = on_lag
