@@ -278,7 +278,7 @@ class MatchRunner:
                          QuietSleep(self.budget).until, self.options.frames_per_tick)
         self._lag = lambda: pump.lag
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
-                                           self.report.rollbacks, self._cpu_so_far, pump.frames_per_tick))
+                                           self.report.rollbacks, self._cpu_so_far))
         first_frame = session.current_frame
         self._pump_start = self.budget.split(0)
         self._pump_frames = lambda: session.current_frame - first_frame

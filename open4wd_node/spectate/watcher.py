@@ -103,7 +103,10 @@ class _Progress:
 
 
 class _NoLag:
+    """A spectator has no pump: it shows frames as they come."""
+
     lag = 0
+    frames_per_tick = 1
 
 
 class MatchViewer:

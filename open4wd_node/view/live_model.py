@@ -180,7 +180,7 @@ class LiveBoard:
         )
         return RaceLine(watch.round_index, watch.rounds, session.current_frame, watch.pump.lag,
                         watch.earlier_rollbacks + session.stats.rollbacks, self.vote, self.final_rows is not None, cars,
-                        None if watch.cpu is None else budget_line(watch.cpu(), watch.frames_per_tick))
+                        None if watch.cpu is None else budget_line(watch.cpu(), watch.pump.frames_per_tick))
 
     def _status(self, row: Mapping[str, Any], session: RaceProgress) -> CarStatus:
         status = RaceStatus(row["status"])

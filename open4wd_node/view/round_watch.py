@@ -47,9 +47,11 @@ class CpuReading(Protocol):
 
 
 class PumpLag(Protocol):
-    """What the view reads of the frame pump: frames due but not stepped."""
+    """What the view reads of the frame pump: frames due but not stepped, and the frames it steps per
+    wake-up (docs/node.md "Frames per tick": shown beside a racer's CPU per frame)."""
 
     lag: int
+    frames_per_tick: int
 
 
 @dataclass(frozen=True)
@@ -64,4 +66,3 @@ class RoundWatch:
     pump: PumpLag
     earlier_rollbacks: int  # rollbacks of this match's earlier rounds
     cpu: Callable[[], CpuReading] | None = None  # a racer's CPU per frame by part so far (a spectator: None)
-    frames_per_tick: int = 1  # the racer's pump's (docs/node.md "Frames per tick"): shown beside its CPU

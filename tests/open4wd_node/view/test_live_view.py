@@ -228,7 +228,8 @@ def test_a_racer_sees_its_cpu_per_frame_and_the_parts_that_take_it():
     text = drawn(console.renderable())
     assert "CPU 0.80 ms/frame · verify 50% · link 25% · shell 25%" in text
     assert "resimulation" not in text  # under 1 %: left out
-    console.watch_round(RoundWatch(0, 1, setup.slots, world, session, pump, 0, lambda: CostSplit(1000, nanos), 3))
+    pump = FramePump(lambda: False, lambda: session.current_frame, frames_per_tick=3)
+    console.watch_round(RoundWatch(0, 1, setup.slots, world, session, pump, 0, lambda: CostSplit(1000, nanos)))
     assert "CPU 0.80 ms/frame (3 frames/tick) · verify 50%" in drawn(console.renderable())
 
 
