@@ -104,12 +104,14 @@ class LinkClosed(Exception):
         return LinkClosed(self.code, self.message, by_peer=self.by_peer)
 
 
-def now_ms() -> int:
+def now_ms(clock: trio.abc.Clock | None = None) -> int:
     """trio's clock in whole milliseconds (MockClock in tests), the ``now_ms`` of the sans-IO rules.
+    ``clock``: the run's clock, when the caller holds it (``trio.lowlevel.current_clock()``), read directly
+    instead of through ``trio.current_time()``'s lookup of the run (a link asks for every message).
 
     Rounded, not floored: when a ``move_on_at(deadline_ms / 1000)`` fires, this must read at least
     ``deadline_ms`` (4.011 * 1000 is 4010.999…), or the timer would fire again and again."""
-    return round(trio.current_time() * 1000)
+    return round((trio.current_time() if clock is None else clock.current_time()) * 1000)
 
 
 def _handshake_frame(msg: Message) -> bytes:
@@ -289,7 +291,8 @@ class Link:
         registry: dict[str, type[Message]] | None = None,
         counters: LinkCounters | None = None,
     ) -> None:
-        now = now_ms()
+        self._clock = trio.lowlevel.current_clock()  # for ``now_ms``
+        now = now_ms(self._clock)
         self.peer_id = result.peer_id
         self.transcript = result.transcript
         self.role = result.role
@@ -331,7 +334,7 @@ class Link:
         carries 60 inputs a second and 4 MiB snapshots; a room link does not). Both ends must agree.
         ``limits`` pace what this side sends; ``ingress`` (default: the same) limits what it accepts, and
         may leave headroom above the peer's pace (a race link must take a catch-up burst whole)."""
-        now = now_ms()
+        now = now_ms(self._clock)
         self.limits = limits
         self._channel = channel
         self._decoder.channel = _sealed(channel, self._receive_cipher.overhead)
@@ -362,7 +365,7 @@ class Link:
             )
         if self._closed is not None:
             raise self._closed.copy()
-        while (wait_ms := self._pacer.delay_ms(msg.TYPE, len(body), now_ms())) > 0:
+        while (wait_ms := self._pacer.delay_ms(msg.TYPE, len(body), now_ms(self._clock))) > 0:
             await trio.sleep(wait_ms / 1000)  # until the buckets hold the frame's tokens: a timer, not a poll
         await self._send_frame(body)
 
@@ -378,7 +381,7 @@ class Link:
             return False
         with self.meter.part(CostPart.CODEC):
             body = encode_message(msg)
-        if len(body) > self._channel.max_frame_bytes or self._pacer.delay_ms(msg.TYPE, len(body), now_ms()) > 0:
+        if len(body) > self._channel.max_frame_bytes or self._pacer.delay_ms(msg.TYPE, len(body), now_ms(self._clock)) > 0:
             return False
         with self.meter.part(CostPart.LINK):
             frame = self._seal(body)
@@ -459,7 +462,7 @@ class Link:
             return peeked
         self._receiving = True
         try:
-            self._keepalive.heard(now_ms())
+            self._keepalive.heard(now_ms(self._clock))
             while True:
                 if self._closed is not None:
                     raise self._closed.copy()
@@ -489,7 +492,7 @@ class Link:
             owed, self._owed = self._owed, None
             await self.send(owed)
         try:
-            ping = self._keepalive.poll(now_ms())
+            ping = self._keepalive.poll(now_ms(self._clock))
         except ProtocolError as exc:
             await self._fail(exc)
         if ping is not None:
@@ -513,7 +516,7 @@ class Link:
         except ProtocolError as exc:  # an oversize announcement closes at once
             await self._fail(exc)
         if bodies:
-            self._keepalive.heard(now_ms())
+            self._keepalive.heard(now_ms(self._clock))
             self._bodies.extend(bodies)
 
     async def _read_socket(self) -> bytes | None:
@@ -578,7 +581,7 @@ class Link:
         return True, None
 
     async def _admit(self, sealed: bytes) -> Message | None:
-        now = now_ms()
+        now = now_ms(self._clock)
         try:
             msg = self._open(sealed, now)
         except PeerError as exc:
@@ -626,7 +629,7 @@ class Link:
             return []
         assert self._fd is not None
         messages: list[Message] = []
-        now = now_ms()
+        now = now_ms(self._clock)
         try:
             self._send_owed()
             for _ in range(READS_PER_CALL):

@@ -91,6 +91,11 @@ class StallGate:
         if trio.current_time() < self.until:
             await trio.sleep_until(self.until)
 
+    def links_open(self) -> bool:
+        """Whether the links run now (not stalled). No clock read unless a stall was ever asked for: the
+        mesh asks before every message it writes."""
+        return self.links_until == -math.inf or trio.current_time() >= self.links_until
+
     async def wait_links(self) -> None:
         """The links' gate: return at once unless the links are stalled; then at the end of the stall."""
         if trio.current_time() < self.links_until:
@@ -172,8 +177,7 @@ class Mesh:
         if outbox is None:
             return  # not linked (lost): the session predicts the peer and relays what it missed later
         link = self.links.get(peer)
-        if (link is not None and not outbox.pending and trio.current_time() >= self.gate.links_until
-                and link.send_now(message)):
+        if link is not None and not outbox.pending and self.gate.links_open() and link.send_now(message):
             if link.unsent:  # the socket took part of the frame: the writer sends the rest
                 outbox.put(None)
             return  # written at once, in order (nothing was queued before it)

@@ -41,6 +41,18 @@ def _text(value: str) -> bytes:
     return _head(3, len(raw)) + raw
 
 
+def encode_int(value: int) -> bytes:
+    """Canonical DAG-CBOR of one integer: what ``encode`` gives for it, without the general dispatch (an
+    input digest encodes its frame number this way, once per input: ``protocol.race.signing``)."""
+    if value >= 0:
+        if value > _UINT64_MAX:
+            raise ProtocolError("cbor-int-out-of-range", "integers above 2^64-1 cannot be encoded")
+        return _head(0, value)
+    if -1 - value > _UINT64_MAX:
+        raise ProtocolError("cbor-int-out-of-range", "integers below -2^64 cannot be encoded")
+    return _head(1, -1 - value)
+
+
 def _encode(value: Any, out: list[bytes], depth: int) -> None:
     if depth > MAX_DEPTH:
         raise ProtocolError("cbor-too-deep", f"value nests deeper than {MAX_DEPTH} levels")
@@ -52,14 +64,7 @@ def _encode(value: Any, out: list[bytes], depth: int) -> None:
     elif value is False:
         out.append(b"\xf4")
     elif type(value) is int:
-        if value >= 0:
-            if value > _UINT64_MAX:
-                raise ProtocolError("cbor-int-out-of-range", "integers above 2^64-1 cannot be encoded")
-            out.append(_head(0, value))
-        else:
-            if -1 - value > _UINT64_MAX:
-                raise ProtocolError("cbor-int-out-of-range", "integers below -2^64 cannot be encoded")
-            out.append(_head(1, -1 - value))
+        out.append(encode_int(value))
     elif isinstance(value, (bytes, bytearray, memoryview)):
         raw = bytes(value)
         out.append(_head(2, len(raw)))

@@ -57,7 +57,7 @@ def input_digest(race_id: str, frame: int, events: tuple[Event, ...], prev: byte
     few thousand canonical tuples). A hypothesis test holds it to the whole map's DAG-CBOR. ``prev`` must
 be 32 bytes: a peer's is checked first (``protocol.race.inputs.input_prev``)."""
     return hashlib.sha256(b"".join((
-        _INPUT_PREV, prev, _INPUT_TYPE_FRAME, dagcbor.encode(frame), _INPUT_MIDDLE, _events_cbor(events),
+        _INPUT_PREV, prev, _INPUT_TYPE_FRAME, dagcbor.encode_int(frame), _INPUT_MIDDLE, _events_cbor(events),
         _input_tail(race_id),
     ))).digest()
 

@@ -58,3 +58,25 @@ async def test_notify_wakes_every_waiter(fast_clock):
         await trio.sleep(1)
         wakeup.notify()
     assert sorted(woken) == ["a", "b"]
+
+
+async def test_a_cancelled_wait_does_not_hide_the_other_waiters_from_notify(fast_clock):
+    wakeup = Wakeup()
+    woken = []
+
+    async def waiter() -> None:
+        await wakeup.wait()
+        woken.append(trio.current_time())
+
+    start = trio.current_time()
+    with trio.move_on_after(10):  # a lost wake-up shows as an empty list, not a test that hangs
+        async with trio.open_nursery() as nursery:
+            with trio.move_on_after(1):  # a wait that gives up, while another goes on waiting
+                nursery.start_soon(waiter)
+                await wakeup.wait()
+            await trio.sleep(1)
+            wakeup.notify()
+    assert woken == [start + 2]
+    with trio.move_on_after(3) as scope:  # with nobody waiting, that notify left nothing behind
+        await wakeup.wait()
+    assert scope.cancelled_caught

@@ -66,6 +66,18 @@ def test_rejections_are_coded(value, code):
     assert info.value.code == code
 
 
+@given(st.integers(min_value=-(2**64) - 3, max_value=2**64 + 2))
+def test_encode_int_is_encode_of_an_integer(value):
+    try:
+        expected = encode(value)
+    except ProtocolError as exc:
+        with pytest.raises(ProtocolError) as refused:
+            dagcbor.encode_int(value)
+        assert refused.value.code == exc.code == "cbor-int-out-of-range"
+    else:
+        assert dagcbor.encode_int(value) == expected
+
+
 def test_depth_is_bounded():
     deep: list = []
     for _ in range(dagcbor.MAX_DEPTH + 2):

@@ -5,7 +5,7 @@ import importlib
 import pkgutil
 import types
 import typing
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, get_args, get_origin, get_type_hints
 
 import msgpack
@@ -66,7 +66,31 @@ def test_compiled_coder_matches_the_reference(type_name, data):
     decoded = decode_message(body)
     fields_ = msgpack.unpackb(body, raw=False)
     del fields_["type"]
-    assert decoded == _build(REGISTRY[type_name], fields_, type_name)
+    expected = _build(REGISTRY[type_name], fields_, type_name)
+    assert decoded == expected
+    assert vars(decoded) == vars(expected)  # built with its attribute dict at once: exactly the fields
+
+
+def test_a_plan_builds_a_class_that_checks_itself_through_its_init():
+    """A dataclass with a ``__post_init__`` is built by calling it, so its own checks still run (a plan
+    gives the others their attribute dict at once)."""
+    checked = []
+
+    @dataclass(frozen=True)
+    class Checked:
+        frame: int
+
+        def __post_init__(self) -> None:
+            checked.append(self.frame)
+
+    @dataclass(frozen=True)
+    class Plain:
+        frame: int
+
+    assert plans.decoder(Checked, MAX_OPAQUE_DEPTH)({"frame": 7}) == Checked(7)
+    assert checked == [7, 7]
+    built = plans.decoder(Plain, MAX_OPAQUE_DEPTH)({"frame": 9})
+    assert built == Plain(9) and vars(built) == {"frame": 9}
 
 
 def mutations(valid: dict) -> st.SearchStrategy[dict]:
