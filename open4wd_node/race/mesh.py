@@ -98,7 +98,7 @@ class StallGate:
 
     async def wait_links(self) -> None:
         """The links' gate: return at once unless the links are stalled; then at the end of the stall."""
-        if trio.current_time() < self.links_until:
+        if not self.links_open():
             await trio.sleep_until(self.links_until)
 
 
