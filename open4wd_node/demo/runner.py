@@ -192,20 +192,24 @@ def summarize(runs: list[NodeRun], elapsed_s: float) -> dict[str, Any]:
         "logs": [res["log"] for res in results.values() if res and res.get("log")],
         "max_lag": max((res["max_lag"] for res in results.values() if res), default=0),
         "rollbacks": sum(res["rollbacks"] for res in results.values() if res),
-        "cpu": cpu_summary([res["cpu"] for res in results.values() if res and res.get("cpu")]),
+        "cpu": cpu_summary({i: res["cpu"] for i, res in results.items() if res and res.get("cpu")}),
         "elapsed_s": round(elapsed_s, 1),
     }
 
 
-def cpu_summary(cpus: list[dict[str, Any]]) -> dict[str, Any]:
-    """The nodes' CPU per frame (each node's ``result`` ``cpu``): the mean and the worst node, and the
-    mean µs per frame of each part, over the nodes that reported one."""
-    if not cpus:
+def cpu_summary(by_node: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """The nodes' CPU per frame (each node's ``result`` ``cpu``, by node number): the mean, the worst node
+    and each node's figure, and the mean µs per frame of each part, over the nodes that reported one.
+    Each node's own figure is there because the nodes of one race share the machine's mood, which
+    races minutes apart do not (``benchmarks/race_pairs.py --mixed`` compares nodes within a race)."""
+    if not by_node:
         return {}
+    cpus = list(by_node.values())
     parts = cpus[0]["parts_us"]
     return {
         "per_frame_us": round(sum(c["per_frame_us"] for c in cpus) / len(cpus), 1),
         "worst_per_frame_us": max(c["per_frame_us"] for c in cpus),
+        "by_node_us": {str(i): c["per_frame_us"] for i, c in sorted(by_node.items())},
         "parts_us": {part: round(sum(c["parts_us"][part] for c in cpus) / len(cpus), 1) for part in parts},
         "frames": min(c["frames"] for c in cpus),
     }

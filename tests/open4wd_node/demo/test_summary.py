@@ -36,3 +36,17 @@ def test_a_node_that_died_without_a_result_is_named_by_its_exit():
     runs = [NodeRun(0, [result(PEERS[0], "finished", 5)], 0), NodeRun(1, [], -9)]
     summary = summarize(runs, 1.0)
     assert summary["outcomes"] == {"0": "finished", "1": "exit -9"} and summary["finished"] == 1
+
+
+def test_the_cpu_figures_name_each_node_by_number_beside_the_mean_and_the_worst():
+    def cpu(per_frame_us: float, verify: float) -> dict:
+        return {"frames": 100, "per_frame_us": per_frame_us, "parts_us": {"verify": verify, "shell": per_frame_us - verify},
+                "shares": {}}
+
+    runs = [NodeRun(0, [{**result(PEERS[0], "finished", 5), "cpu": cpu(900.0, 100.0)}], 0),
+            NodeRun(1, [], -9),
+            NodeRun(2, [{**result(PEERS[2], "finished", 5), "cpu": cpu(1100.0, 300.0)}], 0)]
+    figures = json.loads(json.dumps(summarize(runs, 1.0)))["cpu"]
+    assert figures["by_node_us"] == {"0": 900.0, "2": 1100.0}  # node 1 died before its result
+    assert figures["per_frame_us"] == 1000.0 and figures["worst_per_frame_us"] == 1100.0
+    assert figures["parts_us"] == {"verify": 200.0, "shell": 800.0} and figures["frames"] == 100
