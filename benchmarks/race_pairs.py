@@ -10,17 +10,18 @@ taken minutes apart compare the host's moods, not the code. Pairs cancel the dri
 (about a minute with 8 nodes); the order alternates (A B, B A, ...) because a drift within a pair would
 otherwise favour one side every time: an A/A run of four pairs, all in the order A B, measured B 6–19 %
 slower than A in each. The nodes of one race share the machine's mood, and their figures lie within a
-few per cent of each other, so a mixed race resolves far smaller differences. It needs both sides on
-one interpreter and the same protocol, and the halves swap every race (the host, node 0, is on A's side
-in even races and on B's in odd ones). A difference is resolved only when the 95 % interval of the mean
-ratio (Student's t over the pairs or races) leaves out 1.
+few per cent of each other, so a mixed race resolves far smaller differences (an A/A run of four: a
+95 % interval of ±2 %, against ±10 % for four pairs). It needs both sides to speak the same protocol,
+and the halves swap every race (the host, node 0, is on A's side in even races and on B's in odd
+ones). A difference is resolved only when the 95 % interval of the mean ratio (Student's t over the
+pairs or races) leaves out 1.
 
 A side is a Python interpreter with open4wd-node installed (``--a /path/to/venv/bin/python``), optionally
 followed by a directory that goes first on its import path (``--a PY:DIR``): a full copy of the
 installed packages with some interpreted modules edited, a way to try a change on a compiled install
-without building it again. A mixed race puts each node's directory first with a ``sitecustomize`` that
-it writes for the run (reading the node's ``--nickname``), so it replaces any other ``sitecustomize``.
-Give the same side twice to see the drift alone (an A/A run). Each race runs in a new empty working
+without building it again. A mixed race gives each node its side's interpreter and directory through a
+``sitecustomize`` that it writes for the run (reading the node's ``--nickname``), so it replaces any
+other ``sitecustomize``. Give the same side twice to see the drift alone (an A/A run). Each race runs in a new empty working
 directory, so that no source tree shadows the install.
 
     python benchmarks/race_pairs.py --a PY[:DIR] --b PY[:DIR] [--mixed] [--nodes 8] [--pairs 4] [--frames-per-tick 1]
@@ -45,14 +46,20 @@ T_95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
         2.045, 2.042)
 """Student's t, two-sided 95 %, for 1..30 degrees of freedom (beyond that 2.0 is used)."""
 
-SITECUSTOMIZE = '''"""Written by benchmarks/race_pairs.py --mixed: a node's side's overlay first on its import path."""
+SITECUSTOMIZE = '''"""Written by benchmarks/race_pairs.py --mixed: a node runs on its side's interpreter, with its side's
+overlay first on its import path."""
+import os
 import sys
 
+PYTHONS = {pythons!r}
 OVERLAYS = {overlays!r}
 if "--nickname" in sys.argv[:-1]:
-    overlay = OVERLAYS.get(sys.argv[sys.argv.index("--nickname") + 1])
-    if overlay:
-        sys.path.insert(0, overlay)
+    nickname = sys.argv[sys.argv.index("--nickname") + 1]
+    if nickname in PYTHONS and not os.environ.get("OPEN4WD_RACE_PAIRS_EXECUTED"):
+        os.environ["OPEN4WD_RACE_PAIRS_EXECUTED"] = "1"
+        os.execv(PYTHONS[nickname], [PYTHONS[nickname], *sys.orig_argv[1:]])
+    if OVERLAYS.get(nickname):
+        sys.path.insert(0, OVERLAYS[nickname])
 '''
 
 
@@ -118,11 +125,15 @@ def whole_race(side: Side, nodes: int, frames_per_tick: int) -> Figure:
 
 
 def mixed_race(sides: tuple[Side, Side], b_nodes: set[int], nodes: int, frames_per_tick: int) -> tuple[Figure, Figure]:
-    """A demo race whose nodes in ``b_nodes`` run side B and the others side A (one interpreter)."""
+    """A demo race whose nodes in ``b_nodes`` run side B and the others side A; the demo itself runs on
+    A's interpreter, and a node of B's starts there and replaces itself with B's (``os.execv``, the same
+    process) when B's is another."""
     a, b = sides
-    overlays = {f"node{i}": str((b if i in b_nodes else a).overlay or "") for i in range(nodes)}
+    side_of = {f"node{i}": b if i in b_nodes else a for i in range(nodes)}
+    pythons = {name: str(side.python) for name, side in side_of.items() if side.python != a.python}
+    overlays = {name: str(side.overlay or "") for name, side in side_of.items()}
     with tempfile.TemporaryDirectory(prefix="open4wd-race-pairs-site-") as site:
-        (Path(site) / "sitecustomize.py").write_text(SITECUSTOMIZE.format(overlays=overlays))
+        (Path(site) / "sitecustomize.py").write_text(SITECUSTOMIZE.format(pythons=pythons, overlays=overlays))
         summary = demo(a.python, nodes, frames_per_tick, [Path(site)])
     by_node = {int(i): us for i, us in summary["cpu"]["by_node_us"].items()}
     if len(by_node) != nodes:
@@ -159,8 +170,6 @@ def main() -> None:
     parser.add_argument("--frames-per-tick", type=int, default=1, choices=range(1, 5), metavar="1..4")
     args = parser.parse_args()
     sides = Side.parse("A", args.a), Side.parse("B", args.b)
-    if args.mixed and sides[0].python.resolve() != sides[1].python.resolve():
-        parser.error("--mixed races both sides on one interpreter: give --a and --b the same PY")
     design = "mixed races" if args.mixed else "pairs of races"
     print(f"{args.pairs} {design} of {args.nodes} nodes, {args.frames_per_tick} frame(s) per tick, on "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; A = {args.a}, B = {args.b}", flush=True)
