@@ -4,25 +4,25 @@
 - **mixed** (``--mixed``): one demo race at a time in which half the nodes run A and half run B, each
   race's ratio of B's nodes' mean to A's nodes' mean.
 
-Why: on a shared virtual machine the same demo race's CPU per node-frame moves by 10–30 % from one
-minute to the next, and every part of the split moves with it (docs/node.md, "Tenth pass"). Two figures
-taken minutes apart compare the host's moods, not the code. Pairs cancel the drift slower than one race
-(about a minute with 8 nodes); the order alternates (A B, B A, ...) because a drift within a pair would
+Why: on a shared virtual machine the same demo race's CPU per node-frame moves by 10–30 % from one minute
+to the next, and every part of the split moves with it (docs/node.md, "Tenth pass"). Two figures taken
+minutes apart compare the host's moods, not the code. Pairs cancel the drift slower than one race (about
+a minute with 8 nodes); the order alternates (A B, B A, ...) because a drift within a pair would
 otherwise favour one side every time: an A/A run of four pairs, all in the order A B, measured B 6–19 %
-slower than A in each. The nodes of one race share the machine's mood, and their figures lie within a
-few per cent of each other, so a mixed race resolves far smaller differences (an A/A run of four: a
-95 % interval of ±2 %, against ±10 % for four pairs). It needs both sides to speak the same protocol,
-and the halves swap every race (the host, node 0, is on A's side in even races and on B's in odd
-ones). A difference is resolved only when the 95 % interval of the mean ratio (Student's t over the
-pairs or races) leaves out 1.
+slower than A in each (so give an even number of pairs). The nodes of one race share the machine's mood,
+and their figures lie within a few per cent of each other, so a mixed race resolves far smaller
+differences (an A/A run of four: a 95 % interval of ±2 %, against ±10 % for four pairs). It needs both
+sides to speak the same protocol, and the halves swap every race (the host, node 0, is on A's side in
+even races and on B's in odd ones). A difference is resolved only when the 95 % interval of the mean
+ratio (Student's t over the pairs or races) leaves out 1.
 
 A side is a Python interpreter with open4wd-node installed (``--a /path/to/venv/bin/python``), optionally
-followed by a directory that goes first on its import path (``--a PY:DIR``): a full copy of the
-installed packages with some interpreted modules edited, a way to try a change on a compiled install
-without building it again. A mixed race gives each node its side's interpreter and directory through a
+followed by a directory that goes first on its import path (``--a PY:DIR``): a full copy of the installed
+packages with some interpreted modules edited, a way to try a change on a compiled install without
+building it again. A mixed race gives each node its side's interpreter and directory through a
 ``sitecustomize`` that it writes for the run (reading the node's ``--nickname``), so it replaces any
-other ``sitecustomize``. Give the same side twice to see the drift alone (an A/A run). Each race runs in a new empty working
-directory, so that no source tree shadows the install.
+other ``sitecustomize``. Give the same side twice to see the drift alone (an A/A run). Each race runs in
+a new empty working directory, so that no source tree shadows the install.
 
     python benchmarks/race_pairs.py --a PY[:DIR] --b PY[:DIR] [--mixed] [--nodes 8] [--pairs 4] [--frames-per-tick 1]
 """
