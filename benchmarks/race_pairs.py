@@ -21,10 +21,14 @@ followed by a directory that goes first on its import path (``--a PY:DIR``): a f
 packages with some interpreted modules edited, a way to try a change on a compiled install without
 building it again. A mixed race gives each node its side's interpreter and directory through a
 ``sitecustomize`` that it writes for the run (reading the node's ``--nickname``), so it replaces any
-other ``sitecustomize``. Give the same side twice to see the drift alone (an A/A run). Each race runs in
-a new empty working directory, so that no source tree shadows the install.
+other ``sitecustomize``. ``--a-env KEY=VALUE`` and ``--b-env KEY=VALUE`` give a side environment
+variables of its own; in a mixed race a node of that side starts again on its interpreter with them
+(``os.execv``, the same process), since an interpreter reads settings such as ``PYTHONMALLOC`` only when
+it starts. Give the same side twice to see the drift alone (an A/A run). Each race runs in a new empty
+working directory, so that no source tree shadows the install.
 
-    python benchmarks/race_pairs.py --a PY[:DIR] --b PY[:DIR] [--mixed] [--nodes 8] [--pairs 4] [--frames-per-tick 1]
+    python benchmarks/race_pairs.py --a PY[:DIR] --b PY[:DIR] [--a-env K=V] [--b-env K=V] [--mixed]
+        [--nodes 8] [--pairs 4] [--frames-per-tick 1]
 """
 
 from __future__ import annotations
@@ -47,17 +51,19 @@ T_95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
 """Student's t, two-sided 95 %, for 1..30 degrees of freedom (beyond that 2.0 is used)."""
 
 SITECUSTOMIZE = '''"""Written by benchmarks/race_pairs.py --mixed: a node runs on its side's interpreter, with its side's
-overlay first on its import path."""
+environment variables and its side's overlay first on its import path."""
 import os
 import sys
 
 PYTHONS = {pythons!r}
+ENVIRONMENTS = {environments!r}
 OVERLAYS = {overlays!r}
 if "--nickname" in sys.argv[:-1]:
     nickname = sys.argv[sys.argv.index("--nickname") + 1]
-    if nickname in PYTHONS and not os.environ.get("OPEN4WD_RACE_PAIRS_EXECUTED"):
-        os.environ["OPEN4WD_RACE_PAIRS_EXECUTED"] = "1"
-        os.execv(PYTHONS[nickname], [PYTHONS[nickname], *sys.orig_argv[1:]])
+    if (nickname in PYTHONS or ENVIRONMENTS.get(nickname)) and not os.environ.get("OPEN4WD_RACE_PAIRS_EXECUTED"):
+        os.environ.update(ENVIRONMENTS.get(nickname, {{}}), OPEN4WD_RACE_PAIRS_EXECUTED="1")
+        python = PYTHONS.get(nickname, sys.executable)
+        os.execv(python, [python, *sys.orig_argv[1:]])
     if OVERLAYS.get(nickname):
         sys.path.insert(0, OVERLAYS[nickname])
 '''
@@ -65,15 +71,18 @@ if "--nickname" in sys.argv[:-1]:
 
 @dataclass(frozen=True)
 class Side:
-    """One install to race: its interpreter and an optional overlay directory put first on the path."""
+    """One install to race: its interpreter, an optional overlay directory put first on the path, and
+    environment variables of its own (an interpreter's settings: ``PYTHONMALLOC``, ``GLIBC_TUNABLES``)."""
 
     name: str
     python: Path
     overlay: Path | None
+    environment: dict[str, str]
 
     @classmethod
-    def parse(cls, name: str, text: str) -> Side:
-        """``PY`` or ``PY:DIR``; a missing interpreter or overlay is the caller's mistake, said at once."""
+    def parse(cls, name: str, text: str, environment: list[str]) -> Side:
+        """``PY`` or ``PY:DIR``, and ``KEY=VALUE`` settings; a missing interpreter or overlay, or a setting
+        without ``=``, is the caller's mistake, said at once."""
         python_text, _, overlay_text = text.partition(":")
         python = Path(python_text)
         overlay = Path(overlay_text).resolve() if overlay_text else None
@@ -81,7 +90,10 @@ class Side:
             raise SystemExit(f"race_pairs: --{name.lower()}: {python} is not an executable interpreter")
         if overlay is not None and not overlay.is_dir():
             raise SystemExit(f"race_pairs: --{name.lower()}: the overlay {overlay} is not a directory")
-        return cls(name, python, overlay)
+        bad = [item for item in environment if "=" not in item or item.startswith("=")]
+        if bad:
+            raise SystemExit(f"race_pairs: --{name.lower()}-env takes KEY=VALUE, not {bad[0]!r}")
+        return cls(name, python, overlay, dict(item.split("=", 1) for item in environment))
 
 
 @dataclass(frozen=True)
@@ -93,10 +105,11 @@ class Figure:
     detail: str
 
 
-def demo(python: Path, nodes: int, frames_per_tick: int, path: list[Path]) -> dict[str, Any]:
-    """Run one demo race of ``nodes`` processes on ``python`` with ``path`` first on the import path, in
-    a new empty working directory; its JSON summary, with the load average at its start."""
-    env = dict(os.environ)
+def demo(python: Path, nodes: int, frames_per_tick: int, path: list[Path], environment: dict[str, str]) -> dict[str, Any]:
+    """Run one demo race of ``nodes`` processes on ``python`` with ``path`` first on the import path and
+    ``environment`` set, in a new empty working directory; its JSON summary, with the load average at its
+    start."""
+    env = {**os.environ, **environment}
     env["PYTHONPATH"] = os.pathsep.join([str(p) for p in path] + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="open4wd-race-pairs-") as work:
@@ -118,7 +131,7 @@ def _race_line(summary: dict[str, Any]) -> str:
 
 def whole_race(side: Side, nodes: int, frames_per_tick: int) -> Figure:
     """A demo race with every node on ``side``."""
-    summary = demo(side.python, nodes, frames_per_tick, [side.overlay] if side.overlay else [])
+    summary = demo(side.python, nodes, frames_per_tick, [side.overlay] if side.overlay else [], side.environment)
     cpu = summary["cpu"]
     split = ", ".join(f"{part} {us:.0f}" for part, us in cpu["parts_us"].items())
     return Figure(side.name, cpu["per_frame_us"], f"{_race_line(summary)}, parts {split}")
@@ -127,14 +140,16 @@ def whole_race(side: Side, nodes: int, frames_per_tick: int) -> Figure:
 def mixed_race(sides: tuple[Side, Side], b_nodes: set[int], nodes: int, frames_per_tick: int) -> tuple[Figure, Figure]:
     """A demo race whose nodes in ``b_nodes`` run side B and the others side A; the demo itself runs on
     A's interpreter, and a node of B's starts there and replaces itself with B's (``os.execv``, the same
-    process) when B's is another."""
+    process) when B's is another or B has environment variables of its own."""
     a, b = sides
     side_of = {f"node{i}": b if i in b_nodes else a for i in range(nodes)}
     pythons = {name: str(side.python) for name, side in side_of.items() if side.python != a.python}
+    environments = {name: side.environment for name, side in side_of.items()}
     overlays = {name: str(side.overlay or "") for name, side in side_of.items()}
     with tempfile.TemporaryDirectory(prefix="open4wd-race-pairs-site-") as site:
-        (Path(site) / "sitecustomize.py").write_text(SITECUSTOMIZE.format(pythons=pythons, overlays=overlays))
-        summary = demo(a.python, nodes, frames_per_tick, [Path(site)])
+        (Path(site) / "sitecustomize.py").write_text(
+            SITECUSTOMIZE.format(pythons=pythons, environments=environments, overlays=overlays))
+        summary = demo(a.python, nodes, frames_per_tick, [Path(site)], {})
     by_node = {int(i): us for i, us in summary["cpu"]["by_node_us"].items()}
     if len(by_node) != nodes:
         raise SystemExit(f"race_pairs: only nodes {sorted(by_node)} of {nodes} reported their CPU")
@@ -163,16 +178,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--a", required=True, metavar="PY[:DIR]", help="side A: an interpreter, optionally an overlay")
     parser.add_argument("--b", required=True, metavar="PY[:DIR]", help="side B: an interpreter, optionally an overlay")
+    parser.add_argument("--a-env", action="append", default=[], metavar="KEY=VALUE", help="a setting of side A's")
+    parser.add_argument("--b-env", action="append", default=[], metavar="KEY=VALUE", help="a setting of side B's")
     parser.add_argument("--mixed", action="store_true", help="half the nodes of each race on each side")
     parser.add_argument("--nodes", type=int, default=8, choices=range(2, 9), metavar="2..8")
     parser.add_argument("--pairs", type=int, default=4, choices=range(1, 101), metavar="1..100",
                         help="pairs of races, or mixed races")
     parser.add_argument("--frames-per-tick", type=int, default=1, choices=range(1, 5), metavar="1..4")
     args = parser.parse_args()
-    sides = Side.parse("A", args.a), Side.parse("B", args.b)
+    sides = Side.parse("A", args.a, args.a_env), Side.parse("B", args.b, args.b_env)
     design = "mixed races" if args.mixed else "pairs of races"
     print(f"{args.pairs} {design} of {args.nodes} nodes, {args.frames_per_tick} frame(s) per tick, on "
-          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; A = {args.a}, B = {args.b}", flush=True)
+          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; A = {args.a} {' '.join(args.a_env)}, "
+          f"B = {args.b} {' '.join(args.b_env)}", flush=True)
     pairs: list[tuple[Figure, Figure]] = []
     for index in range(args.pairs):
         if args.mixed:
