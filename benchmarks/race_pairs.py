@@ -154,7 +154,7 @@ def mixed_race(sides: tuple[Side, Side], b_nodes: set[int], nodes: int, frames_p
     if len(by_node) != nodes:
         raise SystemExit(f"race_pairs: only nodes {sorted(by_node)} of {nodes} reported their CPU")
     figures = []
-    for side, members in ((a, [i for i in by_node if i not in b_nodes]), (b, sorted(b_nodes))):
+    for side, members in ((a, [i for i in range(nodes) if i not in b_nodes]), (b, sorted(b_nodes))):
         listed = ", ".join(f"node {i} {by_node[i]:.0f}" for i in members)
         figures.append(Figure(side.name, statistics.fmean(by_node[i] for i in members),
                               f"{_race_line(summary)}; {listed}"))
