@@ -88,9 +88,10 @@ class NodeCodec:
 
     def __init__(self) -> None:
         from protocol.encoding.wire import Message, decode_message, encode_message
+        from protocol.errors import ProtocolError
         from protocol.race.messages import RaceInput, RaceInputs
 
-        self._decode, self._encode = decode_message, encode_message
+        self._decode, self._encode, self._refused = decode_message, encode_message, ProtocolError
         self._input, self._inputs = RaceInput, RaceInputs
         self._registry: dict[str, type[Message]] = {"race-inputs": RaceInputs}
 
@@ -100,7 +101,11 @@ class NodeCodec:
             self._input(frame=r.frame, events=events, prev=r.prev, signature=r.signature) for r in records]))
 
     def decode(self, body: bytes) -> tuple[int, list[Record]]:
-        message = self._decode(body, self._registry)
+        """``ValueError`` for a body the strict decoder refuses, as ``PackedCodec``'s."""
+        try:
+            message = self._decode(body, self._registry)
+        except self._refused as exc:
+            raise ValueError(str(exc)) from exc
         assert isinstance(message, self._inputs)  # the registry holds only RaceInputs
         return message.ack, [Record(i.frame, i.prev, i.signature) for i in message.inputs]
 
@@ -172,7 +177,7 @@ def handle(peer: Peer, body: bytes, counts: Counts, codec: Codec, digests: Diges
     """One body: hash each new input into the peer's chain; verify one signature per run of RUN."""
     try:
         ack, records = codec.decode(body)
-    except ValueError:  # the node's ProtocolError is a ValueError too
+    except ValueError:  # either codec's refusal
         counts.refused += 1
         return
     peer.acked = max(peer.acked, ack)

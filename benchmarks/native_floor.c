@@ -166,7 +166,10 @@ static void read_peer(Peer *peer) {
     uint8_t body[BODY_MAX], nonce[12];
     while (peer->in_len - at >= 4) {
         uint32_t sealed_len = (uint32_t)get32(peer->in + at);
-        if (sealed_len > BODY_MAX + TAG_BYTES) { refused_frames++; exit(4); }
+        if (sealed_len > BODY_MAX + TAG_BYTES) {
+            fprintf(stderr, "native_floor node %d: a frame of %u bytes announced, more than any body\n", me, sealed_len);
+            exit(4);
+        }
         if (peer->in_len - at < 4 + sealed_len) break;
         unsigned long long body_len;
         nonce_of(peer->receive_n++, nonce);

@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from race_pairs import Figure, demo, ratio_summary
+from race_pairs import Figure, Side, ratio_summary, whole_race
 
 SOURCE = Path(__file__).with_name("native_floor.c")
 LEAN = Path(__file__).with_name("lean_floor.py")
@@ -155,14 +155,6 @@ def floor_figure(program: FloorProgram, nodes: int, frames: int) -> Figure:
     return Figure(program.kind, statistics.fmean(line.per_frame_us for line in lines), describe(lines, load))
 
 
-def node_figure(python: Path, nodes: int) -> Figure:
-    summary = demo(python, nodes, 1, [], {})
-    cpu = summary["cpu"]
-    split = ", ".join(f"{part} {us:.0f}" for part, us in cpu["parts_us"].items())
-    return Figure("node", cpu["per_frame_us"],
-                  f"load at start {summary['load_at_start']:.2f}, worst lag {summary['max_lag']}, parts {split}")
-
-
 def interpreter(path: Path | None) -> Path | None:
     if path is not None and not path.is_file():
         raise SystemExit(f"native_floor: no interpreter at {path}")
@@ -192,23 +184,20 @@ def main() -> None:
         raise SystemExit("native_floor: the demo races at most 8 nodes; give --nodes 2..8 with --beside")
     print(f"{args.runs} run(s) of {args.nodes} processes, {args.frames} frames, on {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.2f}", flush=True)
+    leans = [("lean", ()), *(("lean+" + "+".join(layers), layers) for layers in args.lean_with)] if lean else []
+    kinds = ["native", *(kind for kind, _ in leans), *(["node"] if beside is not None else [])]
+    reference = args.reference or ("node" if beside is not None else "native")
+    if reference not in kinds:
+        raise SystemExit(f"native_floor: --reference {reference} is not one of the kinds run: {', '.join(kinds)}")
     with tempfile.TemporaryDirectory(prefix="open4wd-native-floor-") as work:
-        programs = {"native": FloorProgram("native", (str(build(Path(work))),))}
-        if lean is not None:
-            programs["lean"] = FloorProgram("lean", (str(lean), str(LEAN)))
-            for layers in args.lean_with:
-                kind = "lean+" + "+".join(layers)
-                programs[kind] = FloorProgram(kind, (str(lean), str(LEAN)), layers)
-        kinds = [*programs, *(["node"] if beside is not None else [])]
-        reference = args.reference or ("node" if beside is not None else "native")
-        if reference not in kinds:
-            raise SystemExit(f"native_floor: --reference {reference} is not one of the kinds run: {', '.join(kinds)}")
+        programs = {"native": FloorProgram("native", (str(build(Path(work))),)),
+                    **{kind: FloorProgram(kind, (str(lean), str(LEAN)), layers) for kind, layers in leans}}
         figures: dict[str, list[Figure]] = {kind: [] for kind in kinds}
         for index in range(args.runs):
             for kind in kinds[index % len(kinds):] + kinds[:index % len(kinds)]:  # each kind first in turn
                 if kind == "node":
                     assert beside is not None
-                    figure = node_figure(beside, args.nodes)
+                    figure = whole_race(Side("node", beside, None, {}), args.nodes, 1)
                 else:
                     figure = floor_figure(programs[kind], args.nodes, args.frames)
                 print(f"{figure.side}: CPU per node-frame {figure.per_frame_us:.0f} µs ({figure.detail})", flush=True)
