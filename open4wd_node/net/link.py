@@ -131,8 +131,10 @@ async def _tell_and_close(stream: trio.abc.Stream, frame: Callable[[], bytes], s
                 await stream.send_all(frame())
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         pass
-    finally:
+    except BaseException:  # not ``finally``: no ``await`` in a ``finally`` of a compiled module (setup.py)
         await trio.aclose_forcefully(stream)
+        raise
+    await trio.aclose_forcefully(stream)
 
 
 async def refuse_unopened(stream: trio.abc.Stream, code: str, text: str, counters: LinkCounters | None = None) -> None:
@@ -251,18 +253,18 @@ async def open_link(
     try:
         handshake = Handshake(identity, role, now_ms(), expected_peer=expected_peer, timeout_ms=limits.handshake_timeout_ms)
         result = await _run_handshake(stream, handshake)
-    except ProtocolError as exc:
-        notice = _refusal_frame(_close_message(exc.code, exc.message), handshake)
+    except ProtocolError as refused:  # one name per exception type in a function: setup.py RACE_SHELL
+        notice = _refusal_frame(_close_message(refused.code, refused.message), handshake)
         await _tell_and_close(stream, lambda: notice)
-        counters.record(closed := LinkClosed(exc.code, exc.message))
+        counters.record(closed := LinkClosed(refused.code, refused.message))
         raise closed from None
-    except LinkClosed as exc:
-        counters.record(exc)
+    except LinkClosed as ended:
+        counters.record(ended)
         await trio.aclose_forcefully(stream)
         raise
-    except BaseException as exc:  # a broken stream, cancellation: never leave the stream open
+    except BaseException as other:  # a broken stream, cancellation: never leave the stream open
         await trio.aclose_forcefully(stream)
-        if isinstance(exc, (trio.BrokenResourceError, trio.ClosedResourceError)):
+        if isinstance(other, (trio.BrokenResourceError, trio.ClosedResourceError)):
             counters.record(broken := LinkClosed("link-broken", "the connection broke during the handshake", by_peer=True))
             raise broken from None
         raise
@@ -351,6 +353,15 @@ class Link:
         """Why the link ended, or None while it is open."""
         return self._closed
 
+    def _raise_if_closed(self) -> None:
+        """Raise (a copy of) why the link ended, if it did. A method, not an inline test, because another
+        task may end the link while the caller awaits: an inline ``self._closed is not None`` narrows the
+        attribute for the rest of the caller, and compiled code trusts that narrowing after an ``await``
+        (setup.py, ``SHELL_CORE``)."""
+        closed = self._closed
+        if closed is not None:
+            raise closed.copy() from None
+
     # ---- sending ---------------------------------------------------------------------------------
 
     async def send(self, msg: Message) -> None:
@@ -363,8 +374,7 @@ class Link:
             raise LocalError(
                 "frame-too-large", f"{len(body)} bytes exceed the {self._channel.name} limit of {self._channel.max_frame_bytes}"
             )
-        if self._closed is not None:
-            raise self._closed.copy()
+        self._raise_if_closed()
         while (wait_ms := self._pacer.delay_ms(msg.TYPE, len(body), now_ms(self._clock))) > 0:
             await trio.sleep(wait_ms / 1000)  # until the buckets hold the frame's tokens: a timer, not a poll
         await self._send_frame(body)
@@ -413,13 +423,11 @@ class Link:
 
     async def _send_frame(self, body: bytes | None) -> None:
         """Write ``body`` sealed (None: only the tail ``send_now`` left), after any such tail."""
-        if self._closed is not None:
-            raise self._closed.copy()
+        self._raise_if_closed()
         try:
             with trio.move_on_after(self.limits.send_timeout_ms / 1000) as scope:
                 async with self._send_lock:
-                    if self._closed is not None:  # ended while this send waited for the lock: seal nothing
-                        raise self._closed.copy()
+                    self._raise_if_closed()  # ended while this send waited for the lock: seal nothing
                     # sealed in the order frames go out, as the peer opens them
                     frame = self._take_unsent() + (b"" if body is None else self._seal(body))
                     try:
@@ -464,8 +472,7 @@ class Link:
         try:
             self._keepalive.heard(now_ms(self._clock))
             while True:
-                if self._closed is not None:
-                    raise self._closed.copy()
+                self._raise_if_closed()
                 if not self._bodies:
                     await self._read()
                     continue
@@ -527,25 +534,24 @@ class Link:
         and yields to the scheduler once more after a read that succeeded, which doubles the task
         steps per message (docs/node.md, "CPU per frame"). The wait is the task's checkpoint, so a
         peer that floods the link still lets every other task run between two reads."""
-        assert self._fd is not None
+        fd = self._fd
+        assert fd is not None
         try:
             with trio.move_on_at(self._keepalive.deadline_ms / 1000):
                 if self._reads_back is None:
-                    await trio.lowlevel.wait_readable(self._fd)
+                    await trio.lowlevel.wait_readable(fd)
                 if self._reads_back is not None:  # the caller reads the link (``take_reads``): stand aside
                     await self._reads_back.wait()
                     if self._read_failure is not None:
                         reason, notify = self._read_failure
                         await self._end(reason, notify=notify)
                     return None
-                if self._closed is not None:  # closed by another task while this one waited
-                    raise self._closed.copy()
-                return os.read(self._fd, RECEIVE_CHUNK)
+                self._raise_if_closed()  # closed by another task while this one waited
+                return os.read(fd, RECEIVE_CHUNK)
         except BlockingIOError:
             return None
         except (OSError, trio.ClosedResourceError):
-            if self._closed is not None:
-                raise self._closed.copy() from None
+            self._raise_if_closed()
             await self._end(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
         return None
 
@@ -660,10 +666,10 @@ class Link:
             if ping is not None:
                 self._owed = ping
                 self._send_owed()
-        except LinkClosed as exc:
-            self._stop_reading(exc, notify=False)
-        except PeerError as exc:
-            self._stop_reading(LinkClosed(exc.code, exc.message), notify=True)
+        except LinkClosed as ended:  # one name per exception type in a function: setup.py RACE_SHELL
+            self._stop_reading(ended, notify=False)
+        except PeerError as refused:
+            self._stop_reading(LinkClosed(refused.code, refused.message), notify=True)
         except OSError:
             self._stop_reading(LinkClosed("link-broken", "the connection broke", by_peer=True), notify=False)
         return messages
@@ -687,8 +693,7 @@ class Link:
         longer sends a notice nor touches the stream, which is the caller's to close."""
         if self._bodies or self._decoder.buffered or self._peeked is not None or self._exact is not None:
             raise LocalError("link-detach-buffered", "a link can hand over its stream only between frames")
-        if self._closed is not None:
-            raise self._closed.copy()
+        self._raise_if_closed()
         self._detached = True
         self._closed_by_caller = True
         self._closed = LinkClosed("link-detached", why)

@@ -262,8 +262,8 @@ class Mesh:
     async def _dial_loop(self, peer: str) -> None:
         try:
             Contact.parse(self.addresses[peer])
-        except ProtocolError as exc:
-            log.info("mesh-address-invalid", peer=peer, reason=exc.message)
+        except ProtocolError as invalid:  # one name per exception type in a function: setup.py RACE_SHELL
+            log.info("mesh-address-invalid", peer=peer, reason=invalid.message)
             return  # the session predicts the peer, then removes it when its reconnect window ends
         while not self._closing:
             await trio.sleep_until(self._offline_until)
@@ -333,19 +333,26 @@ class Mesh:
                                     self.on_message(peer, message)
                         except LinkClosed:
                             raise
-                        except Exception as exc:
-                            await contain(peer, message.TYPE, link.aclose, exc)
-                except LinkClosed as exc:
-                    log.info("mesh-link-ended", peer=peer, code=exc.code, reason=exc.message)
+                        except Exception as fault:  # one name per exception type in a function: setup.py
+                            await contain(peer, message.TYPE, link.aclose, fault)
+                except LinkClosed as ended:
+                    log.info("mesh-link-ended", peer=peer, code=ended.code, reason=ended.message)
                 nursery.cancel_scope.cancel()
-        finally:
-            if self.outboxes.get(peer) is outbox:
-                del self.outboxes[peer]
-                del self.links[peer]
-                if not self._closing:
-                    self.on_lost(peer)
-            with trio.CancelScope(shield=True):
-                await link.aclose("mesh-closed", "the race mesh closed this link")
+        except BaseException:  # not ``finally``: no ``await`` in a ``finally`` of a compiled module (setup.py)
+            await self._unlink(peer, link, outbox)
+            raise
+        await self._unlink(peer, link, outbox)
+
+    async def _unlink(self, peer: str, link: Link, outbox: Outbox[Message | None]) -> None:
+        """``_run_link``'s end, however it ended: forget the link (unless a newer one for the peer took its
+        place), report the peer lost, and close the link."""
+        if self.outboxes.get(peer) is outbox:
+            del self.outboxes[peer]
+            del self.links[peer]
+            if not self._closing:
+                self.on_lost(peer)
+        with trio.CancelScope(shield=True):
+            await link.aclose("mesh-closed", "the race mesh closed this link")
 
     @staticmethod
     async def _writer(link: Link, outbox: Outbox[Message | None], gate: Callable[[], Awaitable[None]],

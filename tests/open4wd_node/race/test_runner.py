@@ -38,7 +38,7 @@ class _Locked:
     """The two fields of a ``LockedStart`` a runner reads before its first round."""
 
     match_id: str
-    roster: tuple[str, ...]
+    roster: list[str]
 
 
 class _AnchorSession:
@@ -65,7 +65,7 @@ class _AnchorSession:
 
 
 def _runner(tmp_path: Path) -> MatchRunner:
-    roster = (ME.peer_id, A.peer_id, B.peer_id)
+    roster = [ME.peer_id, A.peer_id, B.peer_id]
     addresses = {peer: "127.0.0.1:9" for peer in roster}
     return MatchRunner(ME, EventSink(as_json=True, stream=io.StringIO()), _Locked("ab" * 32, roster),  # type: ignore[arg-type]
                        addresses, NodeListener(ME), None, IdleDriver(), RaceOptions(), tmp_path)  # type: ignore[arg-type]

@@ -27,8 +27,10 @@ from sim_core.state.layout import (
     BROKEN_MASK, P_FATIGUE, PENALTY_KIND, PENALTY_TIMER, RO_OMEGA, RO_PHASE, ROTOR_TURN_URAD, VLAT, VS, part_field,
 )
 from sim_core.step.contact import impact_fatigue
+import sim_core.step.rotors as rotors_module
 from sim_core.step.rotors import Rotors
 
+from tests.compiled_marks import sources_only
 from tests.sim_core.assets.crafting import spinner_source
 from tests.sim_core.circuit import circuit_track
 from tests.sim_core.helpers import FRONT_POLE, car, place, straight_track
@@ -303,6 +305,7 @@ def test_the_bake_measures_a_rotor_and_the_car_carries_it():
     assert rotor.curve == "linear" and rotor.max_angle_mdeg == 360_000
 
 
+@sources_only(rotors_module, "the test counts strikes through a patched Rotors._strike")
 def test_synctest_passes_with_rotors_striking_in_a_pack(monkeypatch):
     """Four real baked spinners, each 10 mm behind a plain car in its lane on the circuit, random inputs:
     rollbacks of 7 frames every frame agree, and the rotors turn and strike."""

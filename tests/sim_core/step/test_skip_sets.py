@@ -17,9 +17,11 @@ from sim_core import World
 from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC
 from sim_core.state.layout import P_TEMP, part_field
 from sim_core.step.contact import _near_pairs
+import sim_core.step.frame as frame_module
 from sim_core.step.model import CarModel
 from sim_core.step.thermal import cold_parts_still, settle
 
+from tests.compiled_marks import sources_only
 from tests.sim_core.circuit import circuit_track
 from tests.sim_core.helpers import archetype, code_round
 from tests.sim_core.step.test_step_golden import HardInputs
@@ -140,12 +142,11 @@ def test_a_cold_part_whose_limit_is_below_the_air_breaks_on_its_first_solve():
     assert fast._cars == full._cars and fast._cars[0][BROKEN_MASK] == 1 << body
 
 
+@sources_only(frame_module, "the test checks the heat through a patched settle of the frame")
 def test_the_physics_heats_only_the_parts_the_thermal_pass_calls_heated(monkeypatch):
     """The cold-part skip rests on this: a part outside ``CarModel.heated_parts`` never gets heat. A
     mechanism that heats another part (an active weapon's Hold, a fluid, an impact: the physics issue)
     must add it to ``heated_parts``, or the skip would drop that heat; this test says so first."""
-    import sim_core.step.frame as frame_module
-
     heated_frames = []
 
     def checked_settle(c, model, mech, heat, loads, cold_still, wall):

@@ -13,8 +13,10 @@ import pytest
 from sim_core import World
 from sim_core.specs.vehicle import VehicleSpec, baked_part
 from sim_core.state.layout import BROKEN_MASK, P_FATIGUE, P_TEMP, part_field
+import sim_core.step.model as model_module
 from sim_core.step.model import CarModel, TireGroup, TireHeatWear
 
+from tests.compiled_marks import sources_only
 from tests.sim_core.helpers import archetype, car, code_round
 from tests.sim_core.step.test_step_golden import HardInputs
 from tests.sim_core.circuit import circuit_track
@@ -57,6 +59,7 @@ def test_mixed_tires_make_several_groups():
     assert [len(g.tires) for g in mech.tire_plan] == [1, 1, 2]
 
 
+@sources_only(model_module, "the reference is a Python subclass of CarModel")
 @pytest.mark.parametrize("mixed", [False, True])
 def test_grouped_tires_step_exactly_as_tire_by_tire(mixed):
     vehicles = [mixed_tires(archetype(slot)) if mixed else archetype(slot) for slot in range(4)]
