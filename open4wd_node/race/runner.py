@@ -410,7 +410,8 @@ class MatchRunner:
             self.ready.setdefault(message.round, set()).add(peer)
         elif self._session is not None:
             self._route(self._session.receive(peer, message, self.clock.now_ms()))
-            self._to_spectators(self.spectate.observe_message(peer, message))
+            if self.spectators is not None:  # a room without spectators skips this, as ``_route`` does
+                self._to_spectators(self.spectate.observe_message(peer, message))
         self._changed.notify()
 
     def _on_lost(self, peer: str) -> None:
