@@ -85,16 +85,22 @@ RACE_SHELL = [
     "open4wd_node/race/log.py",
     "open4wd_node/runtime/wakeup.py",
     "open4wd_node/drivers/bot.py",
+    "open4wd_node/net/outbox.py",
+    "open4wd_node/race/world.py",
+    "open4wd_node/runtime/clock.py",
+    "open4wd_node/runtime/quiet_sleep.py",
 ]
 """The race's shell around the session, which runs for every message and tick: the links, their rules and
-their Noise cipher, the mesh, the runner, the frame pump, ``TickSends``, the race log, ``Wakeup`` and the
-demo's bot (docs/node.md, "Thirteenth pass": 4.7 % less CPU per node-frame, measured by mixed races). These
-are async trio code, and mypyc compiles three constructs of async code wrongly, so none of them may appear
-in a compiled module (``tests/test_compiled_sources.py`` holds every group to that): an ``await`` in a
-``finally``; one name bound by ``except ... as`` clauses of different types in one function; and an
-attribute narrowed by a test (``is None``, ``isinstance``) and read again after an ``await``, where another
-task may have changed it (a compiled function trusts the narrowing; such a test goes through a method,
-``Link._raise_if_closed``). The whole suite also runs against the compiled build (``.ci/run``)."""
+their Noise cipher, the mesh, the runner, the frame pump, ``TickSends``, the race log, ``Wakeup``, the
+demo's bot, and the small pieces they call for every message or tick (the outboxes, the world's adapter,
+the node clock, the pump's quiet wait): 3–5 % less CPU per node-frame, measured by mixed races
+(docs/node.md, "Thirteenth pass"). These are async trio code, and mypyc compiles three constructs of async
+code wrongly, so none of them may appear in a compiled module (``tests/test_compiled_sources.py`` holds
+every group to that): an ``await`` in a ``finally``; one name bound by ``except ... as`` clauses of
+different types in one function; and an attribute narrowed by a test (``is None``, ``isinstance``) and
+read again after an ``await``, where another task may have changed it (a compiled function trusts the
+narrowing; such a test goes through a method, ``Link._raise_if_closed``). The whole suite also runs
+against the compiled build (``.ci/run``)."""
 
 CHOICE = os.environ.get("OPEN4WD_COMPILE", "auto")
 BUILDS = {"bdist_wheel", "build", "build_ext", "install"}  # the commands that build modules (not metadata)
