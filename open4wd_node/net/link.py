@@ -357,7 +357,7 @@ class Link:
         """Raise (a copy of) why the link ended, if it did. A method, not an inline test, because another
         task may end the link while the caller awaits: an inline ``self._closed is not None`` narrows the
         attribute for the rest of the caller, and compiled code trusts that narrowing after an ``await``
-        (setup.py, ``SHELL_CORE``)."""
+        (setup.py, ``RACE_SHELL``)."""
         closed = self._closed
         if closed is not None:
             raise closed.copy() from None
