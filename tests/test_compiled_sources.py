@@ -151,7 +151,10 @@ class _Reach:
             self.awaited(narrowed, statement.lineno)
         for field in ("body", "handlers", "orelse", "finalbody"):
             for child in getattr(statement, field, None) or []:
-                self.block(child.body, narrowed) if isinstance(child, ast.ExceptHandler) else self.statement(child, narrowed)
+                if isinstance(child, ast.ExceptHandler):
+                    self.block(child.body, narrowed)
+                else:
+                    self.statement(child, narrowed)
 
     def expressions(self, nodes: list[ast.AST], narrowed: dict[str, tuple[int, int | None]]) -> None:
         for node in nodes:
