@@ -1,5 +1,5 @@
-"""Build hook: the simulation's step and the race session compiled to C with mypyc where the machine can
-compile them.
+"""Build hook: the simulation's step, the race session and the race's shell compiled to C with mypyc where
+the machine can compile them.
 
 Everything else about the package is declared in ``pyproject.toml``. This file exists for one decision
 (docs/sim.md "The compiled step", docs/node.md "The compiled race core"): the modules a frame runs
@@ -157,14 +157,15 @@ def _extensions() -> list[Any]:
         _note(f"mypyc is not available ({exc}); installing pure Python (slower step)")
         return []
     # mypy reads pyproject.toml; its sections for modules not compiled here are not a reason to fail
+    groups = {"sim_core_compiled": COMPILED, "race_core_compiled": RACE_CORE, "race_shell_compiled": RACE_SHELL}
     try:
-        return [*mypycify(["--no-warn-unused-configs", *COMPILED], opt_level="3", group_name="sim_core_compiled"),
-                *mypycify(["--no-warn-unused-configs", *RACE_CORE], opt_level="3", group_name="race_core_compiled"),
-                *mypycify(["--no-warn-unused-configs", *RACE_SHELL], opt_level="3", group_name="race_shell_compiled")]
+        return [extension for name, modules in groups.items()
+                for extension in mypycify(["--no-warn-unused-configs", *modules], opt_level="3", group_name=name)]
     except (Exception, SystemExit) as exc:  # e.g. a newer mypy in the declared range that reports new errors
         if CHOICE == "1":
             raise
-        _note(f"mypyc could not compile the step and the race core ({exc!r}); installing pure Python (slower)")
+        _note(f"mypyc could not compile the step, the race core and its shell ({exc!r}); installing pure Python "
+              "(slower)")
         return []
 
 
