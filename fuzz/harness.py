@@ -17,6 +17,7 @@ import random
 import resource
 import signal
 import struct
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,6 +33,19 @@ INPUT_TIME_LIMIT_S = 10.0  # per input; only a hang reaches it (the slowest door
 WARM_UP_TIME_LIMIT_S = 300.0  # a door's first input, which also builds its fixtures (worlds, stores, handshakes)
 MEMORY_LIMIT_BYTES = 2 << 30  # address space of a campaign process
 MAX_INPUT_BYTES = 256 * 1024  # what the mutator grows an input to, at most
+
+
+def scratch_dir(door: str) -> Path:
+    """A door's working directory for the life of this process, made on first use and removed when the
+    process exits: a door that reads real files (a store, a config, a race log) writes them here, so a
+    campaign or a test run leaves nothing behind in the system's temporary directory. (A process ended
+    by ``os._exit``, as libFuzzer ends one on a crash, skips the removal.)"""
+    if door not in _SCRATCH:
+        _SCRATCH[door] = tempfile.TemporaryDirectory(prefix=f"open4wd-fuzz-{door}-")
+    return Path(_SCRATCH[door].name)
+
+
+_SCRATCH: dict[str, tempfile.TemporaryDirectory[str]] = {}  # held, so each is removed at exit and not before
 
 
 @dataclass(frozen=True)

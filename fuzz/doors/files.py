@@ -5,10 +5,9 @@ two saved-state files (``state-diff``)."""
 from __future__ import annotations
 
 import functools
-import tempfile
 from pathlib import Path
 
-from fuzz.harness import Target, frames
+from fuzz.harness import Target, frames, scratch_dir
 from open4wd_node.assets.cars import CarChoice, loadout_file
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.assets.store import AssetStore
@@ -23,21 +22,16 @@ PEER = "z6MkFuzzLoadoutPeer"
 
 
 @functools.cache
-def _workdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="open4wd-fuzz-files-"))
-
-
-@functools.cache
 def _assets() -> NodeRoomAssets:
     """The node's asset view over a store holding the race-log fixture's track (a real baked GLB)."""
-    store = AssetStore(_workdir() / "assets")
+    store = AssetStore(scratch_dir("files") / "assets")
     for glb in sorted(FIXTURES.glob("*.glb")):
         store.put(glb.read_bytes())
     return NodeRoomAssets(store, DEFAULTS)
 
 
 def _file(name: str, data: bytes) -> Path:
-    path = _workdir() / name
+    path = scratch_dir("files") / name
     path.write_bytes(data)
     return path
 

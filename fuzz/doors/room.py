@@ -9,12 +9,10 @@ exactly and the joiner's role proof in a seed stays valid while the fuzzer mutat
 from __future__ import annotations
 
 import functools
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from fuzz.harness import Target, coded, frames
+from fuzz.harness import Target, coded, frames, scratch_dir
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.runtime.build_info import own_version_info
@@ -42,7 +40,7 @@ STEP_MS = 250  # between two fuzzed messages: the room's timers (countdown, grid
 def room_assets() -> NodeRoomAssets:
     """The node's room checks over an empty store of its own (one per process; a fuzzed member may
     fetch nothing into it: fetching is the shell's, not the machine's)."""
-    store = AssetStore(Path(tempfile.mkdtemp(prefix="open4wd-fuzz-room-")) / "assets")
+    store = AssetStore(scratch_dir("room") / "assets")
     return NodeRoomAssets(store, DEFAULTS)
 
 

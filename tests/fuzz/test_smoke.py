@@ -4,11 +4,17 @@ is a real input its door reads deep, and neither the seeds nor their mutations l
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from fuzz.doors import MODULES, target
 from fuzz.harness import InputTimedOut, Target, check, frames, join_frames, run_mutator
 
+REPO = Path(__file__).resolve().parents[2]
 SMOKE_EXECUTIONS = 120  # per target: a few seconds for all of them together
 
 
@@ -165,3 +171,17 @@ def test_every_spectate_source_input_meets_the_same_source() -> None:
     first.receive(spectate.SPECTATOR, ModeSelect(SpectateMode.REPLAY.value, spectate.race.MATCH_ID, 1), 0)
     target("spectate-source").one_input(max(target("spectate-source").seeds(), key=len))
     assert pickle.dumps(spectate.source_at_vote()) == before != pickle.dumps(first)
+
+
+def test_a_door_process_leaves_no_scratch_directory_behind(tmp_path: Path) -> None:
+    """The files and room doors write real files; a process that ran them removes its scratch directories
+    when it exits (a test run or a campaign left two in the temporary directory per process before)."""
+    script = ("import sys\nfrom fuzz.doors import target\nfrom fuzz.harness import scratch_dir\n"
+              "target('config-toml').one_input(b'log_format = \"json\"\\n')\n"
+              "target('room-host').one_input(b'')\n"
+              "print(scratch_dir('files'), scratch_dir('room'), sep='\\n')\n")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    made = [Path(line) for line in done.stdout.splitlines()]
+    assert len(made) == 2 and all(path.parent == tmp_path for path in made), done.stdout
+    assert list(tmp_path.iterdir()) == []
