@@ -73,19 +73,22 @@ LINK_COUNTERS = LinkCounters()
 
 
 def peer_endpoint(stream: trio.abc.Stream) -> Address | None:
-    """The other end of a socket stream (None for an in-memory stream or a closed socket)."""
+    """The other end of a socket stream (None for an in-memory stream, a closed socket or one without an
+    IP address: a UNIX socket's peer name is a path or ``''``, not ``(host, port)``)."""
     sock = getattr(stream, "socket", None)
     if sock is None:
         return None
     try:
-        host, port = sock.getpeername()[:2]
+        name = sock.getpeername()
     except OSError:
         return None
-    return Address(host, port)
+    if not isinstance(name, tuple):
+        return None
+    return Address(name[0], name[1])
 
 
 def peer_address(stream: trio.abc.Stream) -> str | None:
-    """``HOST:PORT`` of the other end of a socket stream (None for an in-memory stream or a closed socket)."""
+    """``HOST:PORT`` of the other end of a socket stream (None when ``peer_endpoint`` has none)."""
     endpoint = peer_endpoint(stream)
     return None if endpoint is None else str(endpoint)
 

@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from open4wd_node.net.link import LinkClosed, now_ms, open_link
+from open4wd_node.net.link import LinkClosed, now_ms, open_link, peer_address, peer_endpoint
 from open4wd_node.net.link_rules import LinkLimits, LinkPing, LinkPong
 from protocol.errors import LocalError
 from protocol.link.handshake import DIALER, LISTENER, LinkClose, LinkIdentity, LinkNoise, LinkVersion
@@ -415,3 +415,24 @@ async def test_send_now_declines_what_it_cannot_send_at_once():
     assert not dialer.send_now(VersionRequest(sender="a"))
     await dialer.aclose()
     await listener.aclose()
+
+
+async def test_the_other_end_is_named_for_a_tcp_stream_and_none_for_others() -> None:
+    """Logs and the door name a link's other end; a stream with no IP peer (a UNIX socket, memory, a
+    closed socket) has none, and asking never raises (a UNIX socket's peer name ``''`` raised before)."""
+    with trio.socket.socket() as listener:
+        await listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        client = await trio.open_tcp_stream(*listener.getsockname())
+        async with client:
+            host, port = client.socket.getsockname()
+            assert str(peer_endpoint(client)) == peer_address(client) == f"127.0.0.1:{listener.getsockname()[1]}"
+            accepted, _ = await listener.accept()
+            with accepted:
+                assert peer_address(trio.SocketStream(accepted)) == f"{host}:{port}"
+        assert peer_endpoint(client) is None  # closed
+    left, right = trio.socket.socketpair()
+    with left, right:
+        assert peer_endpoint(trio.SocketStream(left)) is None and peer_address(trio.SocketStream(right)) is None
+    memory, _ = trio.testing.memory_stream_pair()
+    assert peer_endpoint(memory) is None
