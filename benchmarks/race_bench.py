@@ -286,13 +286,39 @@ def processes(count: int, frames_per_tick: int = 1) -> dict:
     wake-up; ``idle_tick_us``: ``idle_ticks`` measured beside them."""
     probe = subprocess.Popen([sys.executable, __file__, "--idle-probe"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
+    before = _host_ticks()
     try:
         out = subprocess.run([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", "/tmp/open4wd-race-bench",
                               "demo", "--nodes", str(count),
                               "--frames-per-tick", str(frames_per_tick), "--json"], capture_output=True, text=True, timeout=900)
     finally:
         idle, _ = probe.communicate("", timeout=60)
-    return {**json.loads(out.stdout.strip().splitlines()[-1]), "idle_tick_us": float(idle)}
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "idle_tick_us": float(idle),
+            "host": _host_shares(before, _host_ticks())}
+
+
+HOST_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def _host_ticks() -> list[int] | None:
+    """The whole machine's CPU time by kind so far (Linux's /proc/stat, in clock ticks), or None elsewhere."""
+    try:
+        with open("/proc/stat") as stat:
+            return [int(v) for v in stat.readline().split()[1:1 + len(HOST_FIELDS)]]
+    except (OSError, ValueError):
+        return None
+
+
+def _host_shares(before: list[int] | None, after: list[int] | None) -> str:
+    """How the machine's CPUs spent a race: busy, idle and stolen by the hypervisor (a virtual machine whose
+    host runs other guests on its cores may lose time there; the node's CPU time does not count it)."""
+    if before is None or after is None or len(before) != len(after) or sum(after) <= sum(before):
+        return "unknown"
+    spent = dict(zip(HOST_FIELDS, (b - a for a, b in zip(before, after, strict=True)), strict=False))
+    total = sum(spent.values())
+    busy = total - spent["idle"] - spent["iowait"] - spent["steal"]
+    return (f"busy {100 * busy / total:.1f} %, idle {100 * (spent['idle'] + spent['iowait']) / total:.1f} %, "
+            f"stolen {100 * spent['steal'] / total:.2f} %")
 
 
 def main() -> None:
@@ -338,7 +364,8 @@ def main() -> None:
               f"{summary['finished']} finished, {summary['agreed_hashes']} agreed hashes, "
               f"{summary['disagreements']} disagreements, {summary['elapsed_s']} s; CPU per node-frame "
               f"{cpu.get('per_frame_us', 0) / 1000:.3f} ms (worst node {cpu.get('worst_per_frame_us', 0) / 1000:.3f} ms); "
-              f"an idle 60 Hz tick beside them {summary['idle_tick_us']:.0f} µs")
+              f"an idle 60 Hz tick beside them {summary['idle_tick_us']:.0f} µs; the machine's CPUs meanwhile "
+              f"{summary['host']}")
         rows.append((count, per_tick, load, summary["max_lag"], cpu, summary["idle_tick_us"]))
     if rows:
         print(_table(rows))
