@@ -3,9 +3,11 @@ cProfile, then the calls that matter counted per frame that node stepped.
 
     python benchmarks/race_profile.py [--nodes 8] [--node 1] [--top 25]
 
-Counts, per frame: messages received and decoded, frames opened (AEAD), socket reads and writes,
-Ed25519 verifications and signatures, trio task steps (scheduler batches), cancel scopes opened; then
-the top functions by own time. cProfile slows the profiled node several-fold (its lag means nothing);
+Counts, per frame: messages received and decoded, frames opened and sealed (AEAD), socket reads and
+writes, Ed25519 verifications and signatures, trio task steps (scheduler batches), cancel scopes opened,
+the pump's waits for its tick (quiet, or through trio); then the top functions by own time. Run on an
+editable (interpreted) install: cProfile sees no compiled function. The race's data directories and the
+profile are removed afterwards. cProfile slows the profiled node several-fold (its lag means nothing);
 the counts per frame are what this is for. Printed with the load average at the start.
 """
 
@@ -26,11 +28,12 @@ from open4wd_node.demo.runner import run_demo
 from open4wd_node.demo.setup import DemoOptions
 
 COUNTED = {  # label -> (file suffix, function name)
+    "socket reads (os.read, read_now)": ("~", "<built-in method posix.read>"),
     "socket reads (receive_some)": ("trio/_highlevel_socket.py", "receive_some"),
     "socket writes (os.write, send_now)": ("~", "<built-in method posix.write>"),
     "socket writes (send_all)": ("trio/_highlevel_socket.py", "send_all"),
-    "frames opened (AEAD)": ("protocol/link/handshake.py", "open"),
-    "frames sealed (AEAD)": ("protocol/link/handshake.py", "seal"),
+    "frames opened (AEAD)": ("protocol/link/noise.py", "open"),
+    "frames sealed (AEAD)": ("protocol/link/noise.py", "seal"),
     "messages decoded": ("open4wd_node/net/link_rules.py", "admit"),
     "messages handled (session.receive)": ("protocol/race/session.py", "receive"),
     "Ed25519 verify": ("protocol/identity/ed25519.py", "verify"),
@@ -38,7 +41,8 @@ COUNTED = {  # label -> (file suffix, function name)
     "trio task steps": ("trio/_core/_run.py", "unrolled_run"),
     "cancel scopes entered": ("trio/_core/_run.py", "__enter__"),
     "checkpoints": ("trio/_core/_run.py", "checkpoint"),
-    "pump ticks (trio.sleep_until)": ("trio/_timeouts.py", "sleep_until"),
+    "pump ticks (QuietSleep.until)": ("open4wd_node/runtime/quiet_sleep.py", "until"),
+    "waits through trio.sleep_until": ("trio/_timeouts.py", "sleep_until"),
     "frames stepped": ("sim_core/world.py", "step"),
 }
 
@@ -60,7 +64,12 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
     print(f"load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-    work = Path(tempfile.mkdtemp(prefix="race-profile-"))
+    with tempfile.TemporaryDirectory(prefix="race-profile-") as scratch:
+        race_and_profile(args, Path(scratch))
+
+
+def race_and_profile(args: argparse.Namespace, work: Path) -> None:
+    """Race the demo in ``work`` with node ``args.node`` under cProfile, then print its figures."""
     profile = work / "node.prof"
     plain = demo_runner.cli_command
 

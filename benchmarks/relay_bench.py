@@ -25,6 +25,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -358,6 +359,7 @@ def main() -> None:
     finally:
         relay_process.terminate()
         relay_process.wait()
+        shutil.rmtree(workdir, ignore_errors=True)  # the relay's and the nodes' data directories
     print(f"load: {os.getloadavg()}")
 
 
