@@ -5,6 +5,7 @@ measured alone, and their sum per node-frame), and, with --processes, N real nod
 beside the CPU a tick costs a process that does nothing else (``idle_ticks``, measured beside them).
 
     python benchmarks/race_bench.py [--samples 2000] [--processes 2,4,8] [--frames-per-tick 1,2,3]
+        [--rounds N [--pause SECONDS]]
 
 Every figure is printed with the machine's load average at the start. CPU per node-frame is CPU time,
 so a loaded machine does not add its waiting to it, but it does inflate it (cold caches: docs/node.md,
@@ -328,8 +329,14 @@ def main() -> None:
                         "comma-separated list, e.g. 2,4,8")
     parser.add_argument("--frames-per-tick", default="1", help="race each N of --processes once for each of these "
                         "frames per pump tick, a comma-separated list of 1..4 (docs/node.md \"Frames per tick\")")
+    parser.add_argument("--rounds", type=int, default=1, help="race every configuration this many times, "
+                        "--pause seconds apart, then summarise each (a shared machine's figure moves by half again "
+                        "within minutes: docs/node.md \"Fourteenth pass\")")
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds between two rounds (default 0)")
     parser.add_argument("--idle-probe", action="store_true", help=argparse.SUPPRESS)  # processes() runs this
     args = parser.parse_args()
+    if args.rounds < 1 or not 0 <= args.pause <= 3600:
+        parser.error("--rounds is at least 1 and --pause 0..3600 seconds")
     if args.idle_probe:
         print(f"{trio.run(idle_ticks, None):.1f}")
         return
@@ -355,11 +362,14 @@ def main() -> None:
     print(f"floor per node-frame with 7 peers             {floor_us(floor):.0f} µs (7 × every per-peer piece, "
           "+ sign, + one step: nothing else, no scheduling, no session bookkeeping, no redundant copies)")
     rows = []
-    for count, per_tick in ((c, t) for c in counts for t in ticks):
+    for round_index, count, per_tick in ((r, c, t) for r in range(args.rounds) for c in counts for t in ticks):
+        if round_index and count == counts[0] and per_tick == ticks[0]:
+            time.sleep(args.pause)
         load = _load()
+        started = time.strftime("%H:%M:%S UTC", time.gmtime())
         summary = processes(count, per_tick)
         cpu = summary.get("cpu") or {}
-        print(f"{count} node processes at 60 Hz, {per_tick} frame(s) per tick (load average at start {load}): "
+        print(f"{count} node processes at 60 Hz, {per_tick} frame(s) per tick (load average at start {load}, {started}): "
               f"worst lag {summary['max_lag']} frames, "
               f"{summary['finished']} finished, {summary['agreed_hashes']} agreed hashes, "
               f"{summary['disagreements']} disagreements, {summary['elapsed_s']} s; CPU per node-frame "
@@ -369,6 +379,22 @@ def main() -> None:
         rows.append((count, per_tick, load, summary["max_lag"], cpu, summary["idle_tick_us"]))
     if rows:
         print(_table(rows))
+    if args.rounds > 1:
+        for count, per_tick in ((c, t) for c in counts for t in ticks):
+            print(_spread(count, per_tick, [cpu.get("per_frame_us", 0) for n, t, _, _, cpu, _ in rows
+                                            if (n, t) == (count, per_tick)]))
+
+
+TARGET_US, TARGET_NODES = 1000, 8  # issue 17: CPU per node-frame with 7 peers
+
+
+def _spread(count: int, per_tick: int, figures: list[float]) -> str:
+    """One configuration's CPU per node-frame over the rounds: its least, median and most, and, with 8
+    nodes, how many rounds met issue 17's target."""
+    met = sum(1 for f in figures if f <= TARGET_US)
+    target = f"; {met} of {len(figures)} at or under {TARGET_US} µs" if count == TARGET_NODES else ""
+    return (f"{count} nodes, {per_tick} frame(s) per tick, {len(figures)} rounds: CPU per node-frame least "
+            f"{min(figures):.0f}, median {statistics.median(figures):.0f}, most {max(figures):.0f} µs{target}")
 
 
 def _load() -> str:
