@@ -12,15 +12,17 @@
   after an ``await`` within the test's reach: mypy keeps the narrowing across the ``await``, the compiled
   code trusts it, and when another task changed the attribute meanwhile it raises ``TypeError`` (``None
   object expected; got LinkClosed``). Such a test goes through a method (``Link._raise_if_closed``), or the
-  value is read once into a local.
+  value is read once into a local. The same holds without an ``await`` when a call in between changes the
+  attribute: one of the class's methods that assigns it, or an object the instance holds calling back into
+  it (the fifth pass's ``self.ended`` in ``RaceSession.tick``: docs/node.md, "The compiled race core").
 
 All three were found by running the whole suite against a build that also compiled the race's shell, the
 links and the mesh among it (docs/node.md, "Twelfth pass"), the first two reproduced in isolation. This test
 reads the lists of compiled modules from setup.py itself and fails on any of them, so that a module added to
 a group, or a later edit, cannot bring one in unseen. The third is found from the syntax as mypy's rules of
 reach have it (a test narrows inside its branch, and after it when its branch always leaves; an assignment
-ends it), which is close but not exact: the whole suite run against the compiled build (``.ci/run``) is
-the check that settles it."""
+ends it, and ``self.x = None`` narrows anew), which is close but not exact: the whole suite run against the
+compiled build (``.ci/run``) is the check that settles it."""
 
 from __future__ import annotations
 
@@ -145,10 +147,15 @@ class _Reach:
             for target in targets:
                 for node in ast.walk(target):
                     narrowed.pop(_member(node) or "", None)  # a new value: mypy's narrowing restarts
+            value = getattr(statement, "value", None)
+            if isinstance(value, ast.Constant) and value.value is None:
+                for target in targets:  # ``self.x = None`` narrows ``self.x`` to None from here on
+                    if (name := _member(target)) is not None:
+                        narrowed[name] = (statement.lineno, None)
             return
         self.expressions(_own_expressions(statement), narrowed)
         if isinstance(statement, (ast.AsyncWith, ast.AsyncFor)):
-            self.awaited(narrowed, statement.lineno)
+            self.suspends(narrowed, statement.lineno)
         for field in ("body", "handlers", "orelse", "finalbody"):
             for child in getattr(statement, field, None) or []:
                 if isinstance(child, ast.ExceptHandler):
@@ -164,9 +171,17 @@ class _Reach:
                 if awaited is not None:
                     self.found.append((name, line, awaited, node.lineno))
                     del narrowed[name]
+        self.changes(narrowed, nodes)
+
+    def changes(self, narrowed: dict[str, tuple[int, int | None]], nodes: list[ast.AST]) -> None:
+        """What may change every narrowed attribute behind the narrowing: here the first ``await``."""
         awaits = [node.lineno for node in nodes if isinstance(node, ast.Await)]
         if awaits:
             self.awaited(narrowed, min(awaits))
+
+    def suspends(self, narrowed: dict[str, tuple[int, int | None]], line: int) -> None:
+        """An ``async with`` or ``async for`` awaits at ``line``."""
+        self.awaited(narrowed, line)
 
     @staticmethod
     def narrow(narrowed: dict[str, tuple[int, int | None]], test: ast.expr) -> dict[str, tuple[int, int | None]]:
@@ -175,10 +190,42 @@ class _Reach:
         return narrowed
 
     @staticmethod
-    def awaited(narrowed: dict[str, tuple[int, int | None]], line: int) -> None:
+    def awaited(narrowed: dict[str, tuple[int, int | None]], line: int, names: set[str] | None = None) -> None:
+        """The narrowings of ``names`` (all when None) may no longer hold after ``line``."""
         for name, (tested, awaited) in narrowed.items():
-            if awaited is None:
+            if awaited is None and (names is None or name in names):
                 narrowed[name] = (tested, line)
+
+
+class _CallReach(_Reach):
+    """``_Reach`` for the synchronous case. What may change a narrowed ``self.x`` behind the narrowing:
+    - a call of one of the class's own methods that assigns ``self.x``, itself or through the methods it
+      calls;
+    - a call through an object the instance holds (``self._recovery.tick(...)``) or one given ``self``: it
+      may call back (a port, a callback) into any method, so every attribute a method other than
+      ``__init__`` assigns (the fifth pass's ``self.ended``: ``tick`` returned early while it was set, then
+      a timer of the recovery ended the session through its port, and the compiled ``self.ended is None``
+      that followed raised)."""
+
+    def __init__(self, assigns: dict[str, set[str]]) -> None:
+        super().__init__()
+        self.assigns = assigns
+        self.mutable = {f"self.{attr}" for method, attrs in assigns.items() if method != "__init__" for attr in attrs}
+
+    def changes(self, narrowed: dict[str, tuple[int, int | None]], nodes: list[ast.AST]) -> None:
+        for node in nodes:
+            if not isinstance(node, ast.Call):
+                continue
+            called = _member(node.func)
+            holder = _member(node.func.value) if isinstance(node.func, ast.Attribute) else None
+            if called is not None and called.startswith("self.") and called[5:] in self.assigns:
+                self.awaited(narrowed, node.lineno, {f"self.{attr}" for attr in self.assigns[called[5:]]})
+            elif (holder is not None and holder.startswith("self.")) or any(
+                    isinstance(arg, ast.Name) and arg.id == "self" for arg in node.args):
+                self.awaited(narrowed, node.lineno, self.mutable)
+
+    def suspends(self, narrowed: dict[str, tuple[int, int | None]], line: int) -> None:
+        """Awaits are ``narrowings_across_awaits``'s."""
 
 
 def narrowings_across_awaits(source: str) -> list[tuple[str, str, int, int, int]]:
@@ -193,6 +240,46 @@ def narrowings_across_awaits(source: str) -> list[tuple[str, str, int, int, int]
     return found
 
 
+def _assigned_by_methods(cls: ast.ClassDef) -> dict[str, set[str]]:
+    """Each method's ``self`` attributes it assigns, itself or through the class's methods it calls."""
+    methods = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    direct: dict[str, set[str]] = {}
+    calls: dict[str, set[str]] = {}
+    for name, function in methods.items():
+        direct[name], calls[name] = set(), set()
+        for node in ast.walk(function):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AugAssign, ast.AnnAssign)) else []
+            direct[name] |= {m[5:] for t in targets for n in ast.walk(t) if (m := _member(n)) and m.startswith("self.")}
+            if isinstance(node, ast.Call) and (m := _member(node.func)) and m.startswith("self.") and m[5:] in methods:
+                calls[name].add(m[5:])
+    closure = {name: set(attrs) for name, attrs in direct.items()}
+    changed = True
+    while changed:
+        changed = False
+        for name in methods:
+            for callee in calls[name]:
+                if not closure[callee] <= closure[name]:
+                    closure[name] |= closure[callee]
+                    changed = True
+    return closure
+
+
+def narrowings_across_calls(source: str) -> list[tuple[str, str, int, int, int]]:
+    """(method, attribute, test line, call line, read line) for every ``self`` attribute a method narrows by a
+    test and reads again, within the test's reach, after calling a method of its class that assigns it."""
+    found = []
+    for cls in ast.walk(ast.parse(source)):
+        if isinstance(cls, ast.ClassDef):
+            assigns = _assigned_by_methods(cls)
+            for function in cls.body:
+                if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    reach = _CallReach(assigns)
+                    reach.block(function.body, {})
+                    found += [(function.name, *hit) for hit in reach.found]
+    return found
+
+
 def test_no_compiled_module_holds_a_construct_mypyc_compiles_wrongly():
     modules = compiled_modules()
     assert "protocol/race/session.py" in modules and "open4wd_node/net/link.py" in modules and len(modules) > 35
@@ -200,6 +287,7 @@ def test_no_compiled_module_holds_a_construct_mypyc_compiles_wrongly():
     assert {path: lines for path, source in sources.items() if (lines := awaits_in_finally(source))} == {}
     assert {path: names for path, source in sources.items() if (names := names_of_several_types(source))} == {}
     assert {path: hits for path, source in sources.items() if (hits := narrowings_across_awaits(source))} == {}
+    assert {path: hits for path, source in sources.items() if (hits := narrowings_across_calls(source))} == {}
 
 
 def test_the_check_finds_an_await_in_a_finally_and_nothing_else():
@@ -277,3 +365,51 @@ async def branch(self):
         return self.message.nonce
 """
     assert narrowings_across_awaits(source) == [("send", "self._closed", 3, 5, 6), ("branch", "self.message", 27, 28, 29)]
+
+
+def test_the_check_finds_an_attribute_narrowed_before_a_call_that_assigns_it_and_read_after_it():
+    """The fifth pass's ``RaceSession.tick``: it returned early while ``self.ended`` was set, then a timer
+    ended the session through ``_end``, and the compiled ``self.ended is None`` that followed raised."""
+    source = """
+class Session:
+    def tick(self, now):
+        if self.ended is not None:
+            return []
+        actions = self._watchdog(now)
+        if self.ended is None:
+            actions += self._resend(now)
+        return actions
+
+    def fresh(self):
+        if self.ended is not None:
+            return []
+        self._resend(0)
+        self.ended = None
+        self._watchdog(0)
+        return self.ended
+
+    def before(self):
+        if self.ended is None:
+            x = self.ended
+            other.end()
+            self._resend(0)
+            return self.ended
+
+    def leave(self):
+        if self.ended is None:
+            self._recovery.tick(self)
+            return self.ended.value
+
+    def _watchdog(self, now):
+        return self._end("timeout")
+
+    def _end(self, reason):
+        self.ended = reason
+        return []
+
+    def _resend(self, now):
+        self.sent = now
+        return []
+"""
+    assert narrowings_across_calls(source) == [("tick", "self.ended", 4, 6, 7), ("fresh", "self.ended", 15, 16, 17),
+                                               ("leave", "self.ended", 27, 28, 29)]
