@@ -74,6 +74,21 @@ def _member(node: ast.AST) -> str | None:
     return None
 
 
+def _own_attribute(node: ast.AST) -> str | None:
+    """``x`` for ``self.x``, else None."""
+    member = _member(node)
+    return member[len("self."):] if member is not None and member.startswith("self.") else None
+
+
+def _assigned_targets(node: ast.AST) -> list[ast.expr]:
+    """What an assignment (plain, augmented or annotated) assigns; nothing for any other node."""
+    if isinstance(node, ast.Assign):
+        return node.targets
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return [node.target]
+    return []
+
+
 def _narrowed_by(test: ast.expr) -> set[str]:
     """The attributes a condition narrows: compared ``is`` / ``is not`` with None, or checked by ``isinstance``."""
     found = set()
@@ -104,8 +119,8 @@ def _own_expressions(statement: ast.stmt) -> list[ast.AST]:
 
 class _Reach:
     """Walks one coroutine's statements in order, keeping each narrowed attribute's test line and the line of
-    the first ``await`` since (None before one), and notes (attribute, test line, await line, read line) for
-    every read of a narrowed attribute after an ``await``."""
+    the first ``await`` since (None before one: where the narrowing lapses, ``changes``), and notes
+    (attribute, test line, await line, read line) for every read of a narrowed attribute after an ``await``."""
 
     def __init__(self) -> None:
         self.found: list[tuple[str, int, int, int]] = []
@@ -124,9 +139,9 @@ class _Reach:
             otherwise = self.narrow(dict(narrowed), statement.test)
             self.block(statement.orelse, otherwise)
             for branch in (inside, otherwise):  # an await in a branch is an await after the statement
-                for name, (_, awaited) in branch.items():
-                    if name in narrowed and narrowed[name][1] is None and awaited is not None:
-                        narrowed[name] = (narrowed[name][0], awaited)
+                for name, (_, lapsed) in branch.items():
+                    if name in narrowed and narrowed[name][1] is None and lapsed is not None:
+                        narrowed[name] = (narrowed[name][0], lapsed)
             if isinstance(statement, ast.While):  # the loop ends on a test that narrows, after the body's awaits
                 self.narrow(narrowed, statement.test)
             elif statement.body and isinstance(statement.body[-1], LEAVES) and not statement.orelse:
@@ -141,7 +156,7 @@ class _Reach:
             self.narrow(narrowed, statement.test)
             return
         if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            targets = _assigned_targets(statement)
             assigned = {id(node) for target in targets for node in ast.walk(target)}
             self.expressions([node for node in _own_expressions(statement) if id(node) not in assigned], narrowed)
             for target in targets:
@@ -167,9 +182,9 @@ class _Reach:
         for node in nodes:
             name = _member(node)
             if name in narrowed and isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                line, awaited = narrowed[name]
-                if awaited is not None:
-                    self.found.append((name, line, awaited, node.lineno))
+                line, lapsed = narrowed[name]
+                if lapsed is not None:
+                    self.found.append((name, line, lapsed, node.lineno))
                     del narrowed[name]
         self.changes(narrowed, nodes)
 
@@ -177,11 +192,11 @@ class _Reach:
         """What may change every narrowed attribute behind the narrowing: here the first ``await``."""
         awaits = [node.lineno for node in nodes if isinstance(node, ast.Await)]
         if awaits:
-            self.awaited(narrowed, min(awaits))
+            self.lapse(narrowed, min(awaits))
 
     def suspends(self, narrowed: dict[str, tuple[int, int | None]], line: int) -> None:
         """An ``async with`` or ``async for`` awaits at ``line``."""
-        self.awaited(narrowed, line)
+        self.lapse(narrowed, line)
 
     @staticmethod
     def narrow(narrowed: dict[str, tuple[int, int | None]], test: ast.expr) -> dict[str, tuple[int, int | None]]:
@@ -190,10 +205,10 @@ class _Reach:
         return narrowed
 
     @staticmethod
-    def awaited(narrowed: dict[str, tuple[int, int | None]], line: int, names: set[str] | None = None) -> None:
+    def lapse(narrowed: dict[str, tuple[int, int | None]], line: int, names: set[str] | None = None) -> None:
         """The narrowings of ``names`` (all when None) may no longer hold after ``line``."""
-        for name, (tested, awaited) in narrowed.items():
-            if awaited is None and (names is None or name in names):
+        for name, (tested, lapsed) in narrowed.items():
+            if lapsed is None and (names is None or name in names):
                 narrowed[name] = (tested, line)
 
 
@@ -216,13 +231,12 @@ class _CallReach(_Reach):
         for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
-            called = _member(node.func)
-            holder = _member(node.func.value) if isinstance(node.func, ast.Attribute) else None
-            if called is not None and called.startswith("self.") and called[5:] in self.assigns:
-                self.awaited(narrowed, node.lineno, {f"self.{attr}" for attr in self.assigns[called[5:]]})
-            elif (holder is not None and holder.startswith("self.")) or any(
-                    isinstance(arg, ast.Name) and arg.id == "self" for arg in node.args):
-                self.awaited(narrowed, node.lineno, self.mutable)
+            method = _own_attribute(node.func)
+            held = isinstance(node.func, ast.Attribute) and _own_attribute(node.func.value) is not None
+            if method in self.assigns:
+                self.lapse(narrowed, node.lineno, {f"self.{attr}" for attr in self.assigns[method]})
+            elif held or any(isinstance(arg, ast.Name) and arg.id == "self" for arg in node.args):
+                self.lapse(narrowed, node.lineno, self.mutable)
 
     def suspends(self, narrowed: dict[str, tuple[int, int | None]], line: int) -> None:
         """Awaits are ``narrowings_across_awaits``'s."""
@@ -248,11 +262,10 @@ def _assigned_by_methods(cls: ast.ClassDef) -> dict[str, set[str]]:
     for name, function in methods.items():
         direct[name], calls[name] = set(), set()
         for node in ast.walk(function):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-                node, (ast.AugAssign, ast.AnnAssign)) else []
-            direct[name] |= {m[5:] for t in targets for n in ast.walk(t) if (m := _member(n)) and m.startswith("self.")}
-            if isinstance(node, ast.Call) and (m := _member(node.func)) and m.startswith("self.") and m[5:] in methods:
-                calls[name].add(m[5:])
+            direct[name] |= {attr for target in _assigned_targets(node) for part in ast.walk(target)
+                             if (attr := _own_attribute(part)) is not None}
+            if isinstance(node, ast.Call) and (callee := _own_attribute(node.func)) in methods:
+                calls[name].add(callee)
     closure = {name: set(attrs) for name, attrs in direct.items()}
     changed = True
     while changed:
