@@ -361,28 +361,30 @@ def main() -> None:
     print("the floor's pieces, CPU per call              " + ", ".join(f"{k} {v:.1f} µs" for k, v in floor.items()))
     print(f"floor per node-frame with 7 peers             {floor_us(floor):.0f} µs (7 × every per-peer piece, "
           "+ sign, + one step: nothing else, no scheduling, no session bookkeeping, no redundant copies)")
+    configurations = [(c, t) for c in counts for t in ticks]
     rows = []
-    for round_index, count, per_tick in ((r, c, t) for r in range(args.rounds) for c in counts for t in ticks):
-        if round_index and count == counts[0] and per_tick == ticks[0]:
+    for round_index in range(args.rounds):
+        if round_index:
             time.sleep(args.pause)
-        load = _load()
-        started = time.strftime("%H:%M:%S UTC", time.gmtime())
-        summary = processes(count, per_tick)
-        cpu = summary.get("cpu") or {}
-        print(f"{count} node processes at 60 Hz, {per_tick} frame(s) per tick (load average at start {load}, {started}): "
-              f"worst lag {summary['max_lag']} frames, "
-              f"{summary['finished']} finished, {summary['agreed_hashes']} agreed hashes, "
-              f"{summary['disagreements']} disagreements, {summary['elapsed_s']} s; CPU per node-frame "
-              f"{cpu.get('per_frame_us', 0) / 1000:.3f} ms (worst node {cpu.get('worst_per_frame_us', 0) / 1000:.3f} ms); "
-              f"an idle 60 Hz tick beside them {summary['idle_tick_us']:.0f} µs; the machine's CPUs meanwhile "
-              f"{summary['host']}")
-        rows.append((count, per_tick, load, summary["max_lag"], cpu, summary["idle_tick_us"]))
+        for count, per_tick in configurations:
+            load = _load()
+            started = time.strftime("%H:%M:%S UTC", time.gmtime())
+            summary = processes(count, per_tick)
+            cpu = summary.get("cpu") or {}
+            print(f"{count} node processes at 60 Hz, {per_tick} frame(s) per tick (load average at start {load}, "
+                  f"{started}): worst lag {summary['max_lag']} frames, "
+                  f"{summary['finished']} finished, {summary['agreed_hashes']} agreed hashes, "
+                  f"{summary['disagreements']} disagreements, {summary['elapsed_s']} s; CPU per node-frame "
+                  f"{cpu.get('per_frame_us', 0) / 1000:.3f} ms (worst node {cpu.get('worst_per_frame_us', 0) / 1000:.3f} ms); "
+                  f"an idle 60 Hz tick beside them {summary['idle_tick_us']:.0f} µs; the machine's CPUs meanwhile "
+                  f"{summary['host']}")
+            rows.append((count, per_tick, load, summary["max_lag"], cpu, summary["idle_tick_us"]))
     if rows:
         print(_table(rows))
     if args.rounds > 1:
-        for count, per_tick in ((c, t) for c in counts for t in ticks):
-            print(_spread(count, per_tick, [cpu.get("per_frame_us", 0) for n, t, _, _, cpu, _ in rows
-                                            if (n, t) == (count, per_tick)]))
+        for configuration in dict.fromkeys(configurations):
+            print(_spread(*configuration, [row_cpu.get("per_frame_us", 0) for nodes, frames, _, _, row_cpu, _ in rows
+                                           if (nodes, frames) == configuration]))
 
 
 TARGET_US, TARGET_NODES = 1000, 8  # issue 17: CPU per node-frame with 7 peers
