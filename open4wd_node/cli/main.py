@@ -120,14 +120,22 @@ def _attempt(argv: list[str], as_json: bool) -> int:
     except BaseExceptionGroup as group:  # raised inside a trio nursery
         if first_coded(group, (Interrupted, KeyboardInterrupt)) is not None:
             return 1  # replaced by the signal's status in main
-        coded = first_coded(group, (CodedError,))
-        if not isinstance(coded, CodedError):
-            raise
-        _report(coded, as_json)
-        return coded.exit_status
+        coded, rest = group.split(CodedError)
+        reported = _leaves(coded) if coded is not None else []
+        for error in reported:
+            _report(error, as_json)
+        if rest is not None:  # anything else is a bug: its traceback is shown, after the coded errors
+            raise rest from None
+        return reported[0].exit_status
     except BrokenPipeError:  # output piped into a reader that stopped early (| head): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # as the Python docs advise
         return 141
+
+
+def _leaves(group: BaseExceptionGroup[CodedError]) -> list[CodedError]:
+    """Every coded error of a group (nurseries nest groups), in order."""
+    return [leaf for item in group.exceptions
+            for leaf in (_leaves(item) if isinstance(item, BaseExceptionGroup) else [item])]
 
 
 def main(argv: list[str] | None = None) -> int:

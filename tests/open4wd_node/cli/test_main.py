@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from open4wd_node.cli.main import main
 from sim_core import ENGINE_ID
 from tests.layout import REPO_ROOT
@@ -88,3 +90,32 @@ def test_ci_runs_the_readme_test_command():
     quick = readme.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].strip().splitlines()
     assert len(quick) == 2
     assert quick[1] in (ROOT / ".ci" / "run").read_text()
+
+
+def test_a_bug_beside_a_coded_error_is_not_swallowed(tmp_path, capsys, monkeypatch):
+    """A nursery's group of a coded error and a bug: the coded error is reported, and the bug still
+    propagates with its traceback (never an exit 1 that hides it)."""
+    from open4wd_node.cli import main as cli_main
+    from open4wd_node.runtime.errors import UserError
+
+    def failing(argv):
+        raise ExceptionGroup("nursery", [UserError("config-invalid", "a bad value"), ZeroDivisionError("a bug")])
+
+    monkeypatch.setattr(cli_main, "_run", failing)
+    with pytest.raises(ExceptionGroup) as raised:
+        main(["--data-dir", str(tmp_path), "version"])
+    assert [type(e) for e in raised.value.exceptions] == [ZeroDivisionError]
+    assert "error[config-invalid]: a bad value" in capsys.readouterr().err
+
+
+def test_a_group_of_coded_errors_reports_each(tmp_path, capsys, monkeypatch):
+    from open4wd_node.cli import main as cli_main
+    from open4wd_node.runtime.errors import UsageError, UserError
+
+    def failing(argv):
+        raise ExceptionGroup("outer", [ExceptionGroup("inner", [UsageError("bad flag")]), UserError("x-y", "second")])
+
+    monkeypatch.setattr(cli_main, "_run", failing)
+    assert main(["--data-dir", str(tmp_path), "version"]) == 2
+    err = capsys.readouterr().err
+    assert "error[usage]: bad flag" in err and "error[x-y]: second" in err
