@@ -84,6 +84,9 @@ def _replay(name: str, path: Path) -> int:
     return 1
 
 
+ATHERIS_INSTALL = "pip install '.[fuzz]'"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run the campaign."""
     args_in = sys.argv[1:] if argv is None else argv
@@ -93,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         args_in, extra = args_in[:cut], args_in[cut + 1 :]
     parser = argparse.ArgumentParser(prog="python -m fuzz.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("target")
-    have_atheris = importlib.util.find_spec("atheris") is not None
-    parser.add_argument("--engine", choices=("atheris", "mutate"), default="atheris" if have_atheris else "mutate")
+    parser.add_argument("--engine", choices=("atheris", "mutate"), default=None,
+                        help="atheris (coverage-guided; the default when installed) or mutate (no coverage)")
     parser.add_argument("--runs", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="where atheris keeps new inputs and findings")
@@ -104,6 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(args_in)
     if args.replay is not None:
         return _replay(args.target, args.replay)
+    have_atheris = importlib.util.find_spec("atheris") is not None
+    if args.engine == "atheris" and not have_atheris:
+        parser.error(f"--engine atheris needs atheris, which is not installed here: {ATHERIS_INSTALL}")
+    if args.engine is None:
+        args.engine = "atheris" if have_atheris else "mutate"
+        if not have_atheris:  # say so: a campaign without coverage finds far less
+            print(f"fuzz.run: atheris is not installed, so this runs the mutate engine, which has no coverage "
+                  f"feedback ({ATHERIS_INSTALL} for coverage-guided fuzzing)", file=sys.stderr)
     if args.engine == "atheris":
         return _atheris(args.target, args.runs, args.out or Path("fuzz-out") / args.target, extra, args.instrument_all)
     return _mutate(args.target, args.runs, args.seed)

@@ -105,15 +105,17 @@ def _response(request: bytes, metrics: RelayMetrics, healthy: Callable[[], bool]
     path = line[1].split("?", 1)[0] if len(line) >= 2 else ""
     if len(line) < 2 or line[0] not in ("GET", "HEAD"):
         return _http(405, "text/plain", b"only GET /metrics and GET /healthz\n")
+    with_body = line[0] == "GET"  # HEAD: the same headers, no body (RFC 9110 §9.3.2)
     if path == "/metrics":
-        return _http(200, CONTENT_TYPE_LATEST, metrics.exposition())
+        return _http(200, CONTENT_TYPE_LATEST, metrics.exposition(), with_body)
     if path == "/healthz":
-        return _http(200, "text/plain", b"ok\n") if healthy() else _http(503, "text/plain", b"draining\n")
-    return _http(404, "text/plain", b"not found: GET /metrics or /healthz\n")
+        return (_http(200, "text/plain", b"ok\n", with_body) if healthy()
+                else _http(503, "text/plain", b"draining\n", with_body))
+    return _http(404, "text/plain", b"not found: GET /metrics or /healthz\n", with_body)
 
 
-def _http(status: int, content_type: str, body: bytes) -> bytes:
+def _http(status: int, content_type: str, body: bytes, with_body: bool = True) -> bytes:
     reason = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}[status]
     head = (f"HTTP/1.0 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
             "Connection: close\r\n\r\n")
-    return head.encode("latin-1") + body
+    return head.encode("latin-1") + (body if with_body else b"")

@@ -25,14 +25,21 @@ SERIES = ("open4wd_relay_reservations", "open4wd_relay_circuits_active", "open4w
           "open4wd_relay_draining")
 
 
-async def http_get(address, path: str) -> tuple[int, str]:
+async def http_get(address, path: str, method: str = "GET") -> tuple[int, str]:
+    status, _, body = await http_exchange(address, path, method)
+    return status, body
+
+
+async def http_exchange(address, path: str, method: str) -> tuple[int, dict[str, str], str]:
     stream = await trio.open_tcp_stream(address.host, address.port)
-    await stream.send_all(f"GET {path} HTTP/1.0\r\nHost: relay\r\n\r\n".encode())
+    await stream.send_all(f"{method} {path} HTTP/1.0\r\nHost: relay\r\n\r\n".encode())
     data = b""
     while chunk := await stream.receive_some(65536):
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split()[1]), body.decode()
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, value in (line.split(":", 1) for line in header_lines)}
+    return int(status_line.split()[1]), headers, body.decode()
 
 
 async def test_the_metrics_endpoint_serves_the_documented_series_and_health(fast_clock):
@@ -53,6 +60,9 @@ async def test_the_metrics_endpoint_serves_the_documented_series_and_health(fast
         assert forwarded > 500  # the three handshake messages and two sealed ones, bytes the relay could not read
         assert await http_get(metrics, "/healthz") == (200, "ok\n")
         assert (await http_get(metrics, "/nothing"))[0] == 404
+        for path in ("/metrics", "/healthz", "/nothing"):  # HEAD: GET's status and headers, never a body
+            status, headers, head_body = await http_exchange(metrics, path, "HEAD")
+            assert head_body == "" and int(headers["content-length"]) > 0 and status in (200, 404)
         relay.book.draining = True
         assert await http_get(metrics, "/healthz") == (503, "draining\n")
         nursery.cancel_scope.cancel()
