@@ -21,6 +21,17 @@ from open4wd_node.soak.plan import RacePlan, SoakOptions, plan_race
 from open4wd_node.soak.report import ReportDir
 
 OnRow = Callable[[dict[str, Any]], None]
+SOAK_INSTALL = "pip install 'open4wd-node[soak]'"
+
+
+def require_dask() -> None:
+    """``UserError`` ``soak-needs-dask`` when Dask's ``distributed`` is not installed: it is the ``soak``
+    extra, which players and relay operators do not install."""
+    try:
+        import distributed  # noqa: F401 - only whether it imports
+    except ImportError:
+        raise UserError("soak-needs-dask", f"the soak runs its races on Dask, which this install does not have: "
+                                           f"{SOAK_INSTALL} (from a checkout: pip install '.[soak]')") from None
 
 
 def default_workers() -> int:

@@ -39,9 +39,11 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
         return _repro(args, ctx)
     from pathlib import Path
 
+    from open4wd_node.soak.cluster import require_dask
     from open4wd_node.soak.plan import SoakOptions
     from open4wd_node.soak.profiles import parse_profiles
 
+    require_dask()
     if args.scheduler is not None and not SCHEDULER.fullmatch(args.scheduler):
         raise UsageError(f"--scheduler takes tcp://HOST:PORT, got {args.scheduler[:60]!r} (see: open4wd-node soak --help)")
     options = SoakOptions(races=args.races, nodes=node_range(args.nodes), profiles=parse_profiles(args.profiles),

@@ -199,3 +199,28 @@ def test_refusals_come_before_any_race(tmp_path):
     assert not (tmp_path / "soak").exists()
     nobody = cli("--data-dir", str(tmp_path), "soak", "--scheduler", "tcp://127.0.0.1:1", "--races", "1")
     assert nobody.returncode == 1 and "error[soak-scheduler-unreachable]" in nobody.stderr
+
+
+def test_without_dask_the_soak_names_the_install_line(tmp_path, monkeypatch, capsys):
+    from open4wd_node.cli.main import main
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as an install without the soak extra
+    assert main(["--data-dir", str(tmp_path), "soak", "--races", "1", "--json"]) == 1
+    error = json.loads(capsys.readouterr().out)
+    assert error["code"] == "soak-needs-dask" and "pip install 'open4wd-node[soak]'" in error["message"]
+    assert not (tmp_path / "soak").exists()
+
+
+def test_one_short_real_soak_race_end_to_end(tmp_path):
+    """The default run's one real soak: one clean 2-node race on one local Dask worker, classified and
+    reported as the long soaks are (their many races and profiles run with ``-m slow``)."""
+    report = tmp_path / "report"
+    done = cli("--data-dir", str(tmp_path), "soak", "--races", "1", "--nodes", "2", "--profiles", "clean",
+               "--workers", "1", "--seed", "3", "--report", str(report), "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout.splitlines()[-1])
+    assert summary["classes"]["agreed"] == 1 and summary["races"] == 1
+    (row,) = json.loads((report / "report.json").read_text())["races"]
+    assert row["class"] == "agreed" and row["agreed_hashes"] >= 5
+    assert set(row["outcomes"].values()) == {"finished"} and "kept" not in row
+    assert "<svg" in (report / "report.html").read_text()
