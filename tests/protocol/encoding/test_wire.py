@@ -4,7 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import LocalError, PeerError, ProtocolError
-from protocol.encoding.hygiene import TokenBucket, ViolationCounter
+from protocol.link.token_bucket import TokenBucket
+from protocol.link.violations import ViolationCounter
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.encoding.wire import (
     HANDSHAKE,
