@@ -1,26 +1,30 @@
 """The wire decoder against the alternatives, on the messages a node meets most, and what each says to
 a faulty body.
 
-Speed: each case's frame bodies (real messages: signed race inputs chained by their digests, a room of
+Decoding: each case's frame bodies (real messages: signed race inputs chained by their digests, a room of
 8 members, a signed Ready declaration, a snapshot of an 8-car world) decoded by
 
 - ``msgpack.unpackb``: msgpack's C reader building plain maps and lists, nothing checked: the reference
-  every other figure is a ratio to, measured in the same round;
+  every other figure of the table is a ratio to, measured in the same round;
 - ``msgspec, bare``: msgspec's typed decoder of the registered message union alone, without the node's
-  checks of ``Any`` values and its codes (what msgspec itself costs);
+  check of ``Any`` values and its codes (what msgspec itself costs);
 - ``node``: ``protocol.encoding.wire.decode_message``, the node's decoder;
-- ``hand-written``: the fastest strict decoder in Python this project had (``HandWritten`` below: the
-  same rules, one closure per field type built once from the type hints, no generated source), after
-  ``msgpack.unpackb``.
+- ``hand-written``: a strict decoder in Python as fast as this project could write one (``HandWritten``
+  below: the same rules, one closure per field type built once from the type hints, no generated source,
+  the path of a refused value put together only when it is refused), after ``msgpack.unpackb``.
+
+Encoding: the node's ``encode_message`` against ``msgpack.packb`` of the same maps (a hand-written encoder
+turns the message into those maps first, then packs them).
 
 CPU is thread time (``time.thread_time_ns``), so another process on the machine slows a figure only
-through the caches; each ratio is the median over ``--rounds`` rounds of candidate / reference within
-the round. The machine's load average is printed with the figures.
+through the caches and the clock; each ratio is the median over ``--rounds`` rounds of candidate /
+reference within the round. The machine's load average is printed before and after.
 
 Faults: bodies with one fault each (a wrong type, a missing, extra or non-text field, an unknown type, a
-value that is not plain data, a body that nests too deep or announces more than it holds) and, for
-``msgspec, bare`` and ``node``, what each answers: a coded ``ProtocolError`` (its code) or any other
-exception or acceptance (a loss).
+value that is not plain data, a body that nests too deep or announces more than it holds) and what
+``msgspec, bare``, ``node`` and ``hand-written`` answer: a coded ``ProtocolError`` (its code), or any
+other exception or an acceptance (marked ``!``: a loss). The script exits 1 if the node's answer is not
+the code in the second column.
 
     .venv/bin/python benchmarks/decoder_bench.py [--rounds 7] [--budget-ms 40]
 """
@@ -79,8 +83,8 @@ def signed_inputs(peer: Identity, first: int, count: int) -> list[RaceInput]:
     return inputs
 
 
-def cases() -> dict[str, list[bytes]]:
-    """Name → frame bodies: the messages of one case, decoded one after another."""
+def cases() -> dict[str, list[Message]]:
+    """Name → the messages of one case, decoded (and encoded) one after another."""
     peers = [Identity(bytes([index + 1]) * 32) for index in range(PEERS + 1)]
     me, others = peers[0], peers[1:]
     version = node_version_info("sim_core/2", 1, 1_700_000_000, "0123abcd")
@@ -103,7 +107,7 @@ def cases() -> dict[str, list[bytes]]:
         "ready-declaration": [ReadyDeclarationMsg(declaration.to_wire())],
         f"race-snapshot (8 cars, {len(records)} inputs)": [RaceSnapshot(7, 472, world.save_state(), records, bytes(64))],
     }
-    return {name: [encode_message(m) for m in batch] for name, batch in messages.items()}
+    return messages
 
 
 # ---- the hand-written candidate -------------------------------------------------------------------
@@ -242,33 +246,52 @@ def candidates() -> dict[str, Callable[[bytes], object]]:
     }
 
 
-def thread_ns(decode: Callable[[bytes], object], bodies: list[bytes], count: int) -> float:
-    """Thread CPU ns per pass over ``bodies``, ``count`` passes."""
+Row = dict[str, tuple[Callable[[Any], object], list[Any]]]
+"""Candidate → (what it runs, the inputs of one pass); the first candidate is the reference."""
+
+
+def thread_ns(work: Callable[[Any], object], inputs: list[Any], count: int) -> float:
+    """Thread CPU ns per pass over ``inputs``, ``count`` passes."""
     start = time.thread_time_ns()
     for _ in range(count):
-        for body in bodies:
-            decode(body)
+        for item in inputs:
+            work(item)
     return (time.thread_time_ns() - start) / count
 
 
-def measure(rounds: int, budget_ms: float) -> None:
-    chosen = candidates()
-    names = list(chosen)
+def measure(rows: dict[str, Row], messages: dict[str, list[Message]], rounds: int, budget_ms: float) -> None:
+    """One line per case: its bytes, the reference's µs per pass, every other candidate's CPU as a ratio to it."""
+    names = list(next(iter(rows.values())))
     print(f"{'case':44} {'bytes':>7} {'reference µs':>13}  " + "  ".join(f"{n:>15}" for n in names[1:]))
-    for case, bodies in cases().items():
-        for decode in chosen.values():
-            assert decode(bodies[0]) is not None  # warm, and every candidate reads the case
-        once = thread_ns(msgpack.unpackb, bodies, 50)
-        count = max(5, int(budget_ms * 1e6 / max(once, 1)))
+    for case, row in rows.items():
+        for work, inputs in row.values():
+            assert work(inputs[0]) is not None  # warm, and every candidate takes the case
+        reference, inputs = row[names[0]]
+        count = max(5, int(budget_ms * 1e6 / max(thread_ns(reference, inputs, 50), 1)))
         ratios: dict[str, list[float]] = {n: [] for n in names[1:]}
         references = []
         for _ in range(rounds):
-            reference = thread_ns(msgpack.unpackb, bodies, count)
-            references.append(reference)
+            references.append(thread_ns(reference, inputs, count))
             for name in names[1:]:
-                ratios[name].append(thread_ns(chosen[name], bodies, count) / reference)
-        print(f"{case:44} {sum(map(len, bodies)):7} {statistics.median(references) / 1000:13.2f}  "
+                ratios[name].append(thread_ns(*row[name], count) / references[-1])
+        print(f"{case:44} {sum(len(encode_message(m)) for m in messages[case]):7} {statistics.median(references) / 1000:13.2f}  "
               + "  ".join(f"{statistics.median(ratios[n]):14.2f}×" for n in names[1:]))
+
+
+def decoding(messages: dict[str, list[Message]]) -> dict[str, Row]:
+    chosen = candidates()
+    return {case: {name: (decode, [encode_message(m) for m in batch]) for name, decode in chosen.items()}
+            for case, batch in messages.items()}
+
+
+def encoding(messages: dict[str, list[Message]]) -> dict[str, Row]:
+    """The node's encoder against ``msgpack.packb`` of the same maps (what the encoder before msgspec
+    ended with, after it had turned the message into maps)."""
+    def packb(data: Any) -> bytes:
+        return msgpack.packb(data, use_bin_type=True)
+
+    return {case: {"msgpack.packb": (packb, [msgpack.unpackb(encode_message(m)) for m in batch]),
+                   "node": (encode_message, batch)} for case, batch in messages.items()}
 
 
 def faults() -> dict[str, tuple[bytes, str]]:
@@ -342,8 +365,11 @@ def main() -> None:
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, msgspec {msgspec.__version__}, msgpack {msgpack.version}, "
           f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("CPU per pass over each case's bodies: msgpack.unpackb's in µs, every other as a ratio to it\n")
-    measure(args.rounds, args.budget_ms)
+    messages = cases()
+    print("\nDecoding: CPU per pass over each case's bodies, msgpack.unpackb's in µs, every other as a ratio to it")
+    measure(decoding(messages), messages, args.rounds, args.budget_ms)
+    print("\nEncoding: CPU per pass over each case's messages, msgpack.packb's of their maps in µs, the node's as a ratio")
+    measure(encoding(messages), messages, args.rounds, args.budget_ms)
     right = check_faults()
     print(f"\nload average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if not right:
