@@ -143,14 +143,15 @@ def mutations(valid: dict[str, Any]) -> st.SearchStrategy[Any]:
     """``valid`` (a body's map) with one change, at its top level or inside one of its values."""
     key = st.sampled_from(sorted(valid))
 
-    def inside(value: Any, draw_value: Any) -> Any:  # replace one item somewhere inside a list or map
-        if type(value) is list and value:
-            index = draw_value[0] % len(value)
-            return [inside(v, draw_value[1:]) if i == index else v for i, v in enumerate(value)]
-        if type(value) is dict and value:
-            name = sorted(value, key=repr)[draw_value[0] % len(value)]
-            return {k: inside(v, draw_value[1:]) if k == name else v for k, v in value.items()}
-        return draw_value[-1]
+    def inside(value: Any, path: tuple[Any, ...]) -> Any:  # (indexes…, replacement): one item replaced, deep down
+        *indexes, replacement = path
+        if indexes and type(value) is list and value:
+            index = indexes[0] % len(value)
+            return [inside(v, path[1:]) if i == index else v for i, v in enumerate(value)]
+        if indexes and type(value) is dict and value:
+            name = sorted(value, key=repr)[indexes[0] % len(value)]
+            return {k: inside(v, path[1:]) if k == name else v for k, v in value.items()}
+        return replacement
 
     path = st.tuples(st.integers(0, 9), st.integers(0, 9), st.integers(0, 9), st.integers(0, 9), wild_data)
     return st.one_of(
