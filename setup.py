@@ -63,7 +63,8 @@ RACE_CORE = [
     "protocol/race/session.py",
     "protocol/race/sync.py",
     "open4wd_node/race/part_clock.py",
-    "protocol/encoding/hygiene.py",
+    "protocol/link/token_bucket.py",
+    "protocol/link/violations.py",
 ]
 """The race session and the parts it is composed of that run for every input and frame (docs/node.md, "The
 compiled race core"). What a peer sends reaches them only as messages the wire decoder has already checked
@@ -71,7 +72,7 @@ field by field, type by type (``protocol.encoding``, interpreted), so a compiled
 never meet a peer's bytes; the messages and actions stay interpreted classes that every layer builds. The
 digests (``signing.py``) stay interpreted too: joins of cached bytes, they ran slower compiled. The CPU
 budget's accounting core (``part_clock.py``, no trio in it) is compiled with them: the session calls it at
-every part boundary; so are the ingress buckets (``hygiene.py``), which every message sent and received is
+every part boundary; so are the link's token buckets and violation count, which every message sent and received is
 charged to."""
 
 RACE_SHELL = [

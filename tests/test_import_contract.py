@@ -15,7 +15,7 @@ import pytest
 from tests.layout import REPO_ROOT
 
 THIRD_PARTY = {
-    "protocol": {"cryptography", "msgpack", "nacl"},  # nacl: Ed25519 through libsodium (protocol/identity/ed25519.py)
+    "protocol": {"cryptography", "msgpack", "msgspec", "nacl"},  # nacl: Ed25519 through libsodium (protocol/identity/ed25519.py)
     "sim_core": {"numpy", "pygltflib", "DracoPy"},
     "open4wd_base": set(),
 }

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from protocol.errors import ProtocolError
 from protocol.link.handshake import HANDSHAKE_TYPES, LinkClose
-from protocol.encoding.hygiene import TokenBucket, ViolationCounter
+from protocol.link.token_bucket import TokenBucket
+from protocol.link.violations import ViolationCounter
 from protocol.encoding.wire import (
     REGISTRY,
     ROOM,

@@ -1,24 +1,33 @@
 """Framing and strict message decoding for every link: ``u32 big-endian length ‖ msgpack body``.
 
-The length is checked against the channel's limit before any body byte is buffered or decoded.
-Bodies decode into typed message objects; an unknown type, a missing, mistyped or extra field is a
-protocol violation with its own code (``ProtocolError``: what a peer sent). Framing a body of this
-node's own that is too large, or building a message type wrongly, is a ``LocalError``. The rate limits
-and the violation count that decide whether a frame is decoded at all are ``protocol.encoding.hygiene``'s.
+The length is checked against the channel's limit before any body byte is buffered or decoded. Bodies
+decode into typed messages: an unknown type, a missing, mistyped or extra field is a protocol violation
+with its own code (``ProtocolError``: what a peer sent). Framing a body of this node's own that is too
+large, or declaring a message type twice, is a ``LocalError``.
+
+Messages and the records nested in them are msgspec structs, and msgspec's typed msgpack decoder (in C)
+is the one decoder of the wire: it checks every field of every record against its annotation while it
+reads the bytes, and builds the objects as it goes, in less CPU than msgpack's own reader takes to build
+plain maps from the same bytes (``benchmarks/decoder_bench.py``). What it does not check itself, that
+the values of ``Any`` fields are plain data, is checked after it (``plain_data``); its refusals are
+translated into this module's codes.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import struct
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass
-from typing import Any, ClassVar, TypeVar, dataclass_transform, get_args, get_origin, get_type_hints
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar, Union, dataclass_transform
 
 import msgpack
+import msgspec
 
-from protocol.encoding import plans
+from protocol.encoding.plain_data import NotPlain, plain_data_check
 from protocol.errors import LocalError, ProtocolError
 
 HEADER = struct.Struct(">I")
@@ -37,7 +46,6 @@ HANDSHAKE = Channel("handshake", 4 * KIB)
 ROOM = Channel("room", 256 * KIB)
 CONTROL = Channel("control", 256 * KIB)
 RACE = Channel("race", 16 * KIB)
-MAX_OPAQUE_DEPTH = 16
 
 
 def encode_frame(body: bytes, channel: Channel) -> bytes:
@@ -88,199 +96,176 @@ class FrameDecoder:
 
 # ---- typed messages -------------------------------------------------------------------------------
 
-class Message:
-    """Base of every wire message; subclasses are frozen dataclasses registered with ``@message``."""
+
+class _DataclassFields:
+    """The ``__dataclass_fields__`` of a wire struct class: the field table of a frozen dataclass with the
+    same fields and annotations, made by ``dataclasses`` itself the first time it is asked for."""
+
+    def __init__(self) -> None:
+        self._tables: dict[type, dict[str, dataclasses.Field[Any]]] = {}
+
+    def __get__(self, instance: object, owner: type) -> dict[str, dataclasses.Field[Any]]:
+        table = self._tables.get(owner)
+        if table is None:
+            annotations: dict[str, Any] = {}
+            for base in reversed(owner.__mro__):
+                annotations.update(vars(base).get("__annotations__", {}))
+            names = getattr(owner, "__struct_fields__", ())
+            twin = dataclasses.make_dataclass(owner.__name__, [(name, annotations[name]) for name in names], frozen=True)
+            table = self._tables[owner] = {field.name: field for field in dataclasses.fields(twin)}
+        return table
+
+
+@dataclass_transform(frozen_default=True)  # for type checkers: every subclass is frozen, as it is at run time
+class _WireStruct(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A frozen struct that the decoder holds to its fields exactly: each must be present with its
+    annotated type, and no other key may be.
+
+    It also answers to the dataclass protocol (``__dataclass_fields__``), so ``dataclasses.fields``,
+    ``replace`` and ``asdict`` work on messages and records as on the frozen dataclasses every other
+    typed value of the node is."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]] = _DataclassFields()  # type: ignore[assignment]
+
+
+class Message(_WireStruct, tag_field="type"):
+    """Base of every wire message: the body's keys are ``type`` and then its fields, in order. Subclasses
+    are declared with ``@message("type-name")`` and built by keyword or position."""
 
     TYPE: ClassVar[str] = ""
 
 
+class Record(_WireStruct):
+    """Base of a record nested in messages (a race input, a room member): held to its fields exactly as
+    a message is, without a ``type`` of its own."""
+
+
 M = TypeVar("M", bound=Message)
 REGISTRY: dict[str, type[Message]] = {}
-_HINTS: dict[type, dict[str, Any]] = {}
+"""Every message type by its wire ``type``, as ``@message`` registers them."""
 
 
-@dataclass_transform(frozen_default=True)
 def message(type_name: str) -> Callable[[type[M]], type[M]]:
-    """Register a class as the frozen dataclass message with wire type ``type_name``.
+    """Register a ``Message`` subclass as the message with wire type ``type_name``.
+
+    The class returned is the declared one with ``type_name`` as its wire tag (a struct's tag is fixed
+    when its class is made, so it is a subclass that only adds the tag): the ``type`` key it encodes
+    first and that ``decode_message`` picks it by.
 
     Raises ``LocalError`` (``message-type-duplicate``) when the name is already taken (a bug: two
     message classes would claim the same frames).
     """
 
     def wrap(cls: type[M]) -> type[M]:
-        cls = dataclass(frozen=True)(cls)
         if type_name in REGISTRY:
             raise LocalError("message-type-duplicate", f"message type {type_name!r} registered twice")
-        cls.TYPE = type_name
-        REGISTRY[type_name] = cls
-        return cls
+        namespace = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
+                     "TYPE": type_name}
+        tagged = typing.cast(type[M], types.new_class(cls.__name__, (cls,), {"tag": type_name}, lambda ns: ns.update(namespace)))
+        REGISTRY[type_name] = tagged
+        global _reader
+        _reader = None  # the decoder's union gains the type
+        return tagged
 
     return wrap
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = get_type_hints(cls)
-    return _HINTS[cls]
-
-
-_PLAIN_FIELDS: dict[type, tuple[str, ...] | None] = {}
-"""Per type met while encoding: its dataclass field names, or None (not a dataclass instance)."""
-
-
-def _to_plain(value: Any) -> Any:
-    kind = type(value)
-    if kind in _PLAIN_FIELDS:
-        names = _PLAIN_FIELDS[kind]
-    elif isinstance(value, type):  # a class, not a message value: never cached
-        names = None
-    else:
-        names = _PLAIN_FIELDS[kind] = tuple(f.name for f in fields(value)) if is_dataclass(value) else None
-    if names is not None:
-        return {name: _to_plain(getattr(value, name)) for name in names}
-    if isinstance(value, (list, tuple)):
-        return [_to_plain(v) for v in value]
-    return value
+_ENCODER = msgspec.msgpack.Encoder()
 
 
 def encode_message(msg: Message) -> bytes:
-    """The msgpack body of ``msg``: a map of its ``type`` and every field (nested dataclasses as maps)."""
-    body = plans.encoder(type(msg), msg.TYPE, _to_plain)(msg)
-    packed: bytes = msgpack.packb(body, use_bin_type=True)
-    return packed
+    """The msgpack body of ``msg``: a map of its ``type`` and then every field in declaration order
+    (nested records as maps)."""
+    return _ENCODER.encode(msg)
 
 
-def _reject_ext(code: int, data: bytes) -> Any:
+# ---- decoding -------------------------------------------------------------------------------------
+
+
+class _Unregistered(Message, tag=""):
+    """Never registered: it keeps the decoder's union at two types or more, where msgspec requires the
+    ``type`` key (a union of one type is that type, which would accept a body without it)."""
+
+
+def _reject_ext(code: int, data: bytes | memoryview) -> Any:
     raise ProtocolError("mistyped-field", f"msgpack extension type {code} is not allowed")
 
 
-def _unpack(body: bytes) -> Any:
+class _Reader:
+    """msgspec's decoder of every registered type (one tagged union) and each type's check of its
+    ``Any`` values (None: it has none), made together the first time a body is decoded after a
+    registration."""
+
+    def __init__(self) -> None:
+        kinds = (_Unregistered, *REGISTRY.values())
+        self.decode = msgspec.msgpack.Decoder(Union[kinds], ext_hook=_reject_ext).decode  # noqa: UP007 - of a tuple
+        self.checks = {kind: plain_data_check(kind) for kind in kinds}
+
+
+_reader: _Reader | None = None
+
+
+def decode_message(body: bytes, registry: dict[str, type[Message]] | None = None) -> Message:
+    """Strictly decode one frame body (from a peer) into its registered message type (from ``registry``,
+    else every registered type).
+
+    Raises ``ProtocolError``: ``malformed-frame``, ``unknown-message-type``, ``missing-field``,
+    ``extra-field`` or ``mistyped-field``.
+    """
+    global _reader
+    reader = _reader or (_reader := _Reader())
+    table = REGISTRY if registry is None else registry
     try:
-        return msgpack.unpackb(
-            body, raw=False, strict_map_key=True, use_list=True, ext_hook=_reject_ext, timestamp=0
-        )
-    except ProtocolError:
-        raise
-    except (ValueError, TypeError, msgpack.exceptions.UnpackException) as exc:
-        raise ProtocolError("malformed-frame", f"the frame body is not valid msgpack ({type(exc).__name__})") from None
+        decoded: Message = reader.decode(body)
+    except msgspec.ValidationError as exc:
+        raise _refusal(body, table, str(exc)) from None
+    except msgspec.DecodeError as exc:
+        raise ProtocolError("malformed-frame", f"the frame body is not valid msgpack ({exc})") from None
+    except RecursionError:  # msgspec's C reader counts its depth against the interpreter's limit
+        raise ProtocolError("malformed-frame", "the frame body nests deeper than the decoder reads") from None
+    kind = type(decoded)
+    if table.get(kind.TYPE) is not kind:
+        raise ProtocolError("unknown-message-type", f"unknown message type {kind.TYPE!r}"[:200])
+    check = reader.checks[kind]
+    if check is not None:
+        try:
+            check(decoded)
+        except NotPlain as exc:
+            raise ProtocolError("mistyped-field", f"{kind.TYPE}{''.join(reversed(exc.path))} {exc.reason}") from None
+    return decoded
 
 
-def _check_opaque(value: Any, path: str, depth: int = 0) -> Any:
-    """Values of ``Any`` fields: plain data only, bounded depth (no extension types)."""
-    if depth > MAX_OPAQUE_DEPTH:
-        raise ProtocolError("mistyped-field", f"{path} nests deeper than {MAX_OPAQUE_DEPTH} levels")
-    if value is None or isinstance(value, (bool, int, float, str, bytes)):
-        return value
-    if isinstance(value, list):
-        return [_check_opaque(v, f"{path}[]", depth + 1) for v in value]
-    if isinstance(value, dict):
-        for key in value:
-            if not isinstance(key, str):
-                raise ProtocolError("mistyped-field", f"{path} has a non-text map key")
-        return {k: _check_opaque(v, f"{path}.{k}", depth + 1) for k, v in value.items()}
-    raise ProtocolError("mistyped-field", f"{path} holds an unsupported {type(value).__name__}")
+_WHERE = re.compile(r"^(?P<what>.*?)(?: - at `(?P<where>.*)`)?$", re.DOTALL)
+_FIELD = re.compile(r"^Object (?P<how>missing required|contains unknown) field `(?P<name>.*)`$", re.DOTALL)
+_EXPECTED = re.compile(r"^Expected `(?P<expected>[^`]*)`, got `(?P<got>[^`]*)`$", re.DOTALL)
+_WORDS = {"object": "a map", "array": "a list", "null": "nil", "None": "nil"}
 
 
-Converter = Callable[[Any, str], Any]
-"""Checks one decoded value against a type hint and returns it typed; ``path`` names it in errors."""
-_CONVERTERS: dict[Any, Converter] = {}
-_PLANS: dict[type, tuple[tuple[str, ...], frozenset[str], tuple[Converter, ...]]] = {}
-
-
-def _converter(hint: Any) -> Converter:
-    """The converter of ``hint``, built once per hint: a message's shape is read from its type hints
-    the first time one arrives, not for every value of every message (docs/node.md, "CPU per frame")."""
-    converter = _CONVERTERS.get(hint)
-    if converter is None:
-        converter = _CONVERTERS[hint] = _make_converter(hint)
-    return converter
-
-
-def _make_converter(hint: Any) -> Converter:
-    if hint is Any:
-        return _check_opaque
-    origin = get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        nullable = any(option is type(None) for option in get_args(hint))
-        options = tuple(_converter(o) for o in get_args(hint) if o is not type(None))
-
-        def union(value: Any, path: str) -> Any:
-            if nullable and value is None:
-                return None
-            errors = []
-            for option in options:
-                try:
-                    return option(value, path)
-                except ProtocolError as exc:
-                    errors.append(exc)
-            raise errors[0] if errors else ProtocolError("mistyped-field", f"{path} must not be null")
-
-        return union
-    if origin in (list, tuple):
-        (item_hint, *_) = get_args(hint)
-        item = _converter(item_hint)
-        as_tuple = origin is tuple
-
-        def sequence(value: Any, path: str) -> Any:
-            if not isinstance(value, list):
-                raise ProtocolError("mistyped-field", f"{path} must be a list")
-            items = [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
-            return tuple(items) if as_tuple else items
-
-        return sequence
-    if origin is dict:
-        key_hint, item_hint = get_args(hint)
-        key_of, item_of = _converter(key_hint), _converter(item_hint)
-
-        def mapping(value: Any, path: str) -> Any:
-            if not isinstance(value, dict):
-                raise ProtocolError("mistyped-field", f"{path} must be a map")
-            return {key_of(k, f"{path} key"): item_of(v, f"{path}.{k}") for k, v in value.items()}
-
-        return mapping
-    if isinstance(hint, type) and is_dataclass(hint):
-        return lambda value, path: _build(hint, value, path)
-    ok: Callable[[Any], bool]
-    if hint is bool:
-        ok = lambda value: isinstance(value, bool)  # noqa: E731
-    elif hint is int:
-        ok = lambda value: type(value) is int  # noqa: E731
-    elif hint is float:
-        ok = lambda value: type(value) in (int, float)  # noqa: E731
-    else:
-        ok = lambda value: type(value) is hint  # noqa: E731
-    name = getattr(hint, "__name__", hint)
-
-    def scalar(value: Any, path: str) -> Any:
-        if not ok(value):
-            raise ProtocolError("mistyped-field", f"{path} must be {name}, got {type(value).__name__}")
-        return value
-
-    return scalar
-
-
-def _plan(cls: type) -> tuple[tuple[str, ...], frozenset[str], tuple[Converter, ...]]:
-    plan = _PLANS.get(cls)
-    if plan is None:
-        hints = _hints(cls)
-        names = tuple(f.name for f in fields(cls))
-        plan = _PLANS[cls] = (names, frozenset(names), tuple(_converter(hints[n]) for n in names))
-    return plan
-
-
-def _build(cls: type, data: Any, path: str) -> Any:
-    if not isinstance(data, dict):
-        raise ProtocolError("mistyped-field", f"{path} must be a map")
-    if not all(isinstance(key, str) for key in data):  # msgpack allows bytes keys; mixed with text they do not sort
-        raise ProtocolError("mistyped-field", f"{path} has a field name that is not text")
-    names, name_set, converters = _plan(cls)
-    if data.keys() != name_set:
-        extra = sorted(set(data) - name_set)
-        if extra:
-            raise ProtocolError("extra-field", f"{path} has unexpected field(s) {', '.join(map(str, extra))}")
-        missing = [n for n in names if n not in data]
-        raise ProtocolError("missing-field", f"{path} lacks field(s) {', '.join(missing)}")
-    return cls(**{n: convert(data[n], f"{path}.{n}") for n, convert in zip(names, converters, strict=True)})
+def _refusal(body: bytes, table: dict[str, type[Message]], text: str) -> ProtocolError:
+    """The coded error of msgspec's refusal ``text`` (``<what> - at `$.path```) of ``body``: a type this
+    ``table`` does not hold comes first, as the type is what a reader looks at first."""
+    try:
+        kind = peek_message_type(body)
+    except ProtocolError as exc:  # not a map, or no text type in it
+        return exc
+    if kind not in table:
+        return ProtocolError("unknown-message-type", f"unknown message type {kind!r}"[:200])
+    parts = _WHERE.match(text)
+    assert parts is not None  # the pattern matches every text
+    what, where = parts["what"], parts["where"] or "$"
+    if where.startswith("key` in `"):
+        return ProtocolError("mistyped-field", f"{kind}{where[len('key` in `$'):]} has a field name that is not text")
+    path = f"{kind}{where[1:]}"
+    field = _FIELD.match(what)
+    if field is not None and field["how"] == "missing required":
+        return ProtocolError("missing-field", f"{path} lacks field {field['name']}")
+    if field is not None:
+        return ProtocolError("extra-field", f"{path} has unexpected field {field['name']}")
+    expected = _EXPECTED.match(what)
+    if expected is not None:
+        wanted, got = (" | ".join(_WORDS.get(w, w) for w in expected[key].split(" | ")) for key in ("expected", "got"))
+        return ProtocolError("mistyped-field", f"{path} must be {wanted}, got {got}")
+    return ProtocolError("mistyped-field", f"{path}: {what}")
 
 
 _TYPE_KEY = msgpack.packb("type")
@@ -321,25 +306,3 @@ def _peek_with_msgpack(body: bytes) -> str:
     except (ValueError, TypeError, msgpack.exceptions.UnpackException) as exc:
         raise ProtocolError("malformed-frame", f"the frame body is not a msgpack map ({type(exc).__name__})") from None
     raise ProtocolError("unknown-message-type", "the frame body has no text 'type' field")
-
-
-def decode_message(body: bytes, registry: dict[str, type[Message]] | None = None) -> Message:
-    """Strictly decode one frame body (from a peer) into its registered message type (from ``registry``,
-    else every registered type).
-
-    Raises ``ProtocolError``: ``malformed-frame``, ``unknown-message-type``, ``missing-field``,
-    ``extra-field`` or ``mistyped-field``.
-    """
-    data = _unpack(body)
-    if not isinstance(data, dict):
-        raise ProtocolError("malformed-frame", "a frame body must be a msgpack map")
-    kind = data.pop("type", None)
-    table = REGISTRY if registry is None else registry
-    if not isinstance(kind, str) or kind not in table:
-        raise ProtocolError("unknown-message-type", f"unknown message type {kind!r}"[:200])
-    cls = table[kind]
-    try:  # the compiled plan of the well-formed case; on any doubt the reference below names the error
-        built: Message = plans.decoder(cls, MAX_OPAQUE_DEPTH)(data)
-    except plans.Unplanned:
-        built = _build(cls, data, kind)
-    return built

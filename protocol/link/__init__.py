@@ -1,4 +1,5 @@
-"""A link's own protocol: the Noise XX handshake that authenticates both ends and keys the link's ciphers."""
+"""A link's own protocol: the Noise XX handshake that authenticates both ends and keys the link's ciphers, the
+token buckets that rate-limit its frames and the count of its protocol violations."""
 
 from open4wd_base.exports import lazy_exports
 
@@ -22,4 +23,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "Role": "noise",
     "SymmetricState": "noise",
     "TransportCipher": "noise",
+    "TokenBucket": "token_bucket",
+    "ViolationCounter": "violations",
 })

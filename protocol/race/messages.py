@@ -1,4 +1,4 @@
-"""Race wire messages (spec/netcode.md §3), as strict msgpack dataclasses.
+"""Race wire messages (spec/netcode.md §3), as strict typed msgpack messages.
 
 The sender of every message is the authenticated peer of the link it arrived on, never a field.
 Signed messages carry an Ed25519 signature by the round's race sign key over a ``race_signing``
@@ -7,11 +7,10 @@ digest; ``race-key`` is signed by the master key. Events travel as ``[skill, hol
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from protocol.encoding.wire import Channel, Message, message
+from protocol.encoding.wire import Channel, Message, Record, message
 
 MAX_INPUT_EVENTS_PER_FRAME = 4
 SYNC_SNAPSHOT_MAX_BYTES = 4_194_304
@@ -43,8 +42,7 @@ class LeaveReason(StrEnum):
             return None
 
 
-@dataclass(frozen=True)
-class RaceInput:
+class RaceInput(Record):
     """One signed input of its sender for ``frame``: its events as ``[skill, hold]`` pairs and ``prev``,
     the digest of the sender's input of the frame before (32 bytes; zeros for none), signed by the
     sender's race key over ``input_digest`` (each input verifies on its own: the race log, replay and
@@ -122,8 +120,7 @@ class RaceProbe(Message):
     signature: bytes
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(Record):
     """A pinned pre-step snapshot offered for catch-up: its frame and the SHA-256 of its bytes."""
 
     frame: int
@@ -149,8 +146,7 @@ class RaceSyncRequest(Message):
     signature: bytes
 
 
-@dataclass(frozen=True)
-class InputRecord:
+class InputRecord(Record):
     """A peer's own signed input, forwarded unchanged (its signature is by that peer's race key)."""
 
     peer: str

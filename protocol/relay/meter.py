@@ -6,7 +6,7 @@ total), ``carry`` once it has (bytes, activity), and ``deadline_ms`` / ``check``
 
 from __future__ import annotations
 
-from protocol.encoding.hygiene import TokenBucket
+from protocol.link.token_bucket import TokenBucket
 from protocol.relay.limits import CircuitEnd, RelayLimits
 
 

@@ -1,4 +1,4 @@
-"""Room wire messages (spec/rooms.md §4.6 ``RoomWire.kind``), as strict msgpack dataclasses.
+"""Room wire messages (spec/rooms.md §4.6 ``RoomWire.kind``), as strict typed msgpack messages.
 
 Signed content travels as SignedPayload wire maps (``dict``) and is verified by the receiver; the
 sender of every message is the authenticated peer of its link, or, for ``relay``, the origin the
@@ -7,10 +7,9 @@ host attests from the link the relayed message arrived on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from protocol.encoding.wire import Message, message
+from protocol.encoding.wire import Message, Record, message
 
 # Messages that cost signature checks or large state: the transport's "expensive" bucket (8 / 4 per s).
 EXPENSIVE_TYPES = frozenset(
@@ -41,8 +40,7 @@ class JoinVerdict(Message):
     detail: str
 
 
-@dataclass(frozen=True)
-class MemberWire:
+class MemberWire(Record):
     """One member as every member sees it in ``room-state``."""
 
     peerId: str

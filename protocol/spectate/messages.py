@@ -1,4 +1,4 @@
-"""Spectator stream messages (spec/netcode.md §6.4), as strict msgpack dataclasses.
+"""Spectator stream messages (spec/netcode.md §6.4), as strict typed msgpack messages.
 
 A spectator opens one link to its source participant and sends exactly one message, ``mode-select``
 (at most 128 bytes); everything after that flows from the source: the round descriptor, a checkpoint,
@@ -9,11 +9,10 @@ answers, so a message of an earlier source (or an earlier subscription) is refus
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from protocol.encoding.wire import Channel, Message, message
+from protocol.encoding.wire import Channel, Message, Record, message
 
 MODE_SELECT_MAX_BYTES = 128
 """The spectator's only message is this small (spec §6.4); the source's door refuses a larger one."""
@@ -56,8 +55,7 @@ class ModeSelect(Message):
     sourceEpoch: int
 
 
-@dataclass(frozen=True)
-class RosterEntry:
+class RosterEntry(Record):
     """One racer of the round: its start slot and the digest of its car (``loadout_digest``)."""
 
     peer: str
@@ -65,8 +63,7 @@ class RosterEntry:
     loadout: str
 
 
-@dataclass(frozen=True)
-class KeyAnnounce:
+class KeyAnnounce(Record):
     """A racer's race key announce, forwarded as the racer signed it (master key, ``key_digest``)."""
 
     peer: str
@@ -110,8 +107,7 @@ class SpectateCheckpoint(Message):
     state: bytes
 
 
-@dataclass(frozen=True)
-class FrameInput:
+class FrameInput(Record):
     """One racer's input of a confirmed frame as the racer signed it (``prev`` as in ``RaceInput``);
     ``prev`` and ``signature`` None for a final prediction of a lost racer (nothing was signed; the next
     vote's hash vouches for it)."""
@@ -132,8 +128,7 @@ class SpectateInputs(Message):
     inputs: list[FrameInput]
 
 
-@dataclass(frozen=True)
-class SignedVote:
+class SignedVote(Record):
     """A racer's checksum vote as it signed it (race key, ``checksum_digest``)."""
 
     peer: str

@@ -4,7 +4,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import LocalError, PeerError, ProtocolError
-from protocol.encoding.hygiene import TokenBucket, ViolationCounter
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.encoding.wire import (
     HANDSHAKE,
@@ -114,40 +113,85 @@ def test_oversize_frame_refused_from_its_header_alone():
     assert FrameDecoder(Channel("tiny", 4)).feed(encode_frame(b"1234", Channel("tiny", 4))) == [b"1234"]
 
 
-def test_violation_counter_closes_at_three():
-    counter = ViolationCounter()
-    assert not counter.record("extra-field") and not counter.record("malformed-frame")
-    assert counter.record("mistyped-field") and counter.exhausted and counter.last_code == "mistyped-field"
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=40) | st.tuples(
+    st.none() | st.integers(-(2**63), 2**64 - 1) | st.text(max_size=8) | st.binary(max_size=8),
+    st.dictionaries(st.text(max_size=6), st.integers(-(2**63), 2**64 - 1) | st.text(max_size=8), max_size=3),
+).map(lambda kd: msgpack.packb({"type": kd[0], **kd[1]}, use_bin_type=True)[:40]))
+def test_peeking_at_the_type_from_the_bytes_agrees_with_msgpack(body):
+    from protocol.encoding.wire import _peek_with_msgpack, peek_message_type
+
+    try:
+        expected: object = _peek_with_msgpack(body)
+    except ProtocolError as exc:
+        expected = exc.code
+    try:
+        assert peek_message_type(body) == expected
+    except ProtocolError as exc:
+        assert exc.code == expected
 
 
-def test_token_bucket_with_explicit_time():
-    bucket = TokenBucket(burst=64, per_second=32, now_ms=0)
-    assert sum(bucket.take(0) for _ in range(100)) == 64
-    assert not bucket.take(30)
-    assert bucket.take(32)  # 32 ms at 32/s refills 1.024 tokens
-    assert sum(bucket.take(1032) for _ in range(100)) == 32
-    assert sum(bucket.take(100_000) for _ in range(100)) == 64  # never above the burst
-    assert not bucket.take(50_000)  # a clock going backwards refills nothing
+def test_a_registry_narrows_what_decodes_and_its_type_check_comes_first():
+    """A type outside the caller's registry is unknown there, even with faults of its own in the body."""
+    body = encode_message(SAMPLE)
+    assert decode_message(body, {"test-sample": Sample}) == SAMPLE
+    for table in ({"version-request": VersionRequest}, {}):
+        with pytest.raises(ProtocolError) as info:
+            decode_message(body, table)
+        assert info.value.code == "unknown-message-type" and "test-sample" in info.value.message
+    wrong = msgpack.packb({**msgpack.unpackb(encode_message(SAMPLE)), "count": "3"}, use_bin_type=True)
+    with pytest.raises(ProtocolError) as info:
+        decode_message(wrong, {"version-request": VersionRequest})
+    assert info.value.code == "unknown-message-type"
+    with pytest.raises(ProtocolError) as info:  # a registry of one type still requires the type key
+        decode_message(msgpack.packb({"sender": "zX"}), {"version-request": VersionRequest})
+    assert info.value.code == "unknown-message-type"
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "message"),
+    [
+        ({**msgpack.unpackb(encode_message(SAMPLE)), "count": "3"}, "mistyped-field", "test-sample.count must be int, got str"),
+        ({**msgpack.unpackb(encode_message(SAMPLE)), "flags": [True, 0]}, "mistyped-field",
+         "test-sample.flags[1] must be bool, got int"),
+        ({**msgpack.unpackb(encode_message(SAMPLE)), "note": b"x"}, "mistyped-field",
+         "test-sample.note must be str | nil, got bytes"),
+        ({k: v for k, v in msgpack.unpackb(encode_message(SAMPLE)).items() if k != "blob"}, "missing-field",
+         "test-sample lacks field blob"),
+        ({**msgpack.unpackb(encode_message(SAMPLE)), "more": 1}, "extra-field", "test-sample has unexpected field more"),
+        ({"type": "version-info", "sender": "z", "payload": {"k": [{"deep": msgpack.ExtType(5, b"")}]}}, "mistyped-field",
+         "msgpack extension type 5 is not allowed"),
+        ({"type": "version-info", "sender": "z", "payload": {"k": [{"when": msgpack.Timestamp(0)}]}}, "mistyped-field",
+         "version-info.payload.k[0].when holds an unsupported datetime"),
+        ({"type": "version-info", "sender": "z", "payload": {"k": [{1: 2}]}}, "mistyped-field",
+         "version-info.payload.k[0] has a map key that is not text"),
+        ({"type": "test-sample"}, "missing-field", "test-sample lacks field"),
+    ],
+)
+def test_a_refusal_names_the_place_and_the_fault(body, code, message):
+    with pytest.raises(ProtocolError) as info:
+        decode_message(msgpack.packb(body, use_bin_type=True))
+    assert info.value.code == code and message in info.value.message
+
+
+def test_deep_nesting_and_lengths_past_the_body_are_malformed_frames():
+    payload = b"\x83" + b"".join(map(msgpack.packb, ["type", "version-info", "sender", "z", "payload"])) + b"\x81\xa1k"
+    for raw in (payload + b"\x91" * 100_000 + b"\x01",  # deeper than any decoder reads
+                payload + b"\xdd\xff\xff\xff\xff",  # a list announcing 2^32 - 1 items in 4 bytes
+                payload + b"\xdb\xff\xff\xff\xff"):  # text announcing 4 GiB
+        with pytest.raises(ProtocolError) as info:
+            decode_message(raw)
+        assert info.value.code == "malformed-frame", info.value
+    nested_16 = [[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]
+    assert decode_message(msgpack.packb({"type": "version-info", "sender": "z", "payload": {"k": nested_16}}))
+    with pytest.raises(ProtocolError) as info:
+        decode_message(msgpack.packb({"type": "version-info", "sender": "z", "payload": {"k": [nested_16]}}))
+    assert info.value.code == "mistyped-field" and "nests deeper than 16 levels" in info.value.message
+
+
+def test_a_type_declared_twice_is_this_node_s_bug():
     with pytest.raises(LocalError) as info:
-        TokenBucket(0, 1, 0)
-    assert info.value.code == "token-bucket-invalid"
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.integers(1, 64), st.integers(1, 1000),
-       st.lists(st.tuples(st.integers(-50, 500), st.integers(0, 70), st.booleans()), max_size=40))
-def test_token_bucket_matches_its_formula_with_time_going_back_too(burst, rate, steps):
-    """The refill's formula: tokens + elapsed · rate, capped at the burst, elapsed never negative
-    (a reading earlier than the last changes nothing)."""
-    bucket = TokenBucket(burst, rate, 0)
-    tokens, last, now = burst * 1000, 0, 0
-    for delta, cost, take in steps:
-        now += delta
-        tokens = min(burst * 1000, tokens + max(0, now - last) * rate)
-        last = max(last, now)
-        expected = 0 if cost * 1000 <= tokens else -(-(cost * 1000 - tokens) // rate)
-        if take:
-            assert bucket.take(now, cost) == (expected == 0)
-            tokens -= cost * 1000 if expected == 0 else 0
-        else:
-            assert bucket.wait_ms(now, cost) == expected
+        @message("test-sample")
+        class Again(Message):
+            count: int
+    assert info.value.code == "message-type-duplicate" and not isinstance(info.value, PeerError)

@@ -1,35 +1,9 @@
-"""Ingress hygiene: the integer token buckets every link charges its frames to, and the count of a link's
-protocol violations (spec/rooms.md §4.3). Both take explicit time (``now_ms``) and read no clock.
-
-Its own module, apart from the wire decoder, because a race node charges every message it sends and
-receives to two or three buckets (some 40 charges a frame with 7 peers): it is compiled with the race core
-(setup.py ``RACE_CORE``), where the interpreted buckets cost a few per cent of a frame's CPU.
-"""
+"""The integer token bucket that rate-limits a link's frames in both directions (spec/rooms.md §4.3) and a
+relay circuit's bytes. It takes explicit time (``now_ms``) and reads no clock."""
 
 from __future__ import annotations
 
 from protocol.errors import LocalError
-
-
-class ViolationCounter:
-    """Counts protocol violations on one link; at ``limit`` the link must be closed."""
-
-    def __init__(self, limit: int = 3) -> None:
-        """A counter that asks for the close at the ``limit``-th violation."""
-        self.limit = limit
-        self.count = 0
-        self.last_code: str | None = None
-
-    def record(self, code: str) -> bool:
-        """Record a violation; True when the link must now be closed."""
-        self.count += 1
-        self.last_code = code
-        return self.count >= self.limit
-
-    @property
-    def exhausted(self) -> bool:
-        """Whether the limit was reached (the link must be closed)."""
-        return self.count >= self.limit
 
 
 class TokenBucket:
