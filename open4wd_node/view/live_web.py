@@ -149,12 +149,13 @@ class LiveWeb:
             await self._watched.wait()
             state = self.source()
             if state is not None:
-                self._snapshot = self._encode(state)
+                self._snapshot = self.encode(state)
             self._tick.set()
             self._tick = trio.Event()
             await trio.sleep(self.period_s)  # the rate bound: a tick, not a poll (the pump tells nobody)
 
-    def _encode(self, state: LiveState) -> _Snapshot:
+    def encode(self, state: LiveState) -> _Snapshot:
+        """One tick's work for every client: the frame event, and the round event when the round changed."""
         picture = state.picture
         key = (picture.round_index, id(picture.track), tuple((c.slot, c.label) for c in picture.cars))
         if self._round is None or self._round[0] != key:

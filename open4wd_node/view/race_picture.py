@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from open4wd_node.view.track_map import TrackMap, track_map
+from sim_core.specs.route import route_for
 from sim_core.state.layout import ARC, H, LAPS, LAT
 
 if TYPE_CHECKING:
+    from sim_core.specs.track import TrackSpec
     from sim_core.world import World
 
 CAR_COLOURS = ("#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#9a6324")
@@ -76,6 +78,11 @@ class RacePicture:
 def world_map(world: World) -> TrackMap:
     """The plan of the world's track (made once per track)."""
     return track_map(world.route, world.track.gravity_dir_e6)
+
+
+def spec_map(track: TrackSpec) -> TrackMap:
+    """The plan of a track without a world (the demo draws its nodes' race on it)."""
+    return track_map(route_for(track), track.gravity_dir_e6)
 
 
 def world_picture(world: World, round_index: int, labels: Mapping[int, str], ranks: Mapping[int, int],

@@ -1,12 +1,13 @@
 """The replay page: one self-contained HTML file of a race log's film (``replay_film``).
 
-A pure function of the film (``replay_page``). Per round a player: the track from above with one marker
-per car, play / pause, a speed choice and a scrubber over every filmed frame; under it a timeline with
-every checksum vote (coloured by its outcome, ``data-vote="<frame>"``; a click jumps there), the input
-changes the peers had to predict per second (what rollbacks are made of) and the log's notes; then each
-car's rank and laps over time. A match whose votes split carries ``data-split-frame`` (and
-``data-split-round``) on its body, and a section that names the split frame, every hash counted there
-and, given the saved states of that frame, the first fields each minority state differs in.
+A pure function of the film (``replay_page``); ``write_replay_page`` films a log and writes its page.
+Per round a player: the track from above with one marker per car, play / pause, a speed choice and a
+scrubber over every filmed frame; under it a timeline with every checksum vote (coloured by its outcome,
+``data-vote="<frame>"``; a click jumps there), the input changes the peers had to predict per second
+(what rollbacks are made of) and the log's notes; then each car's rank and laps over time. A match
+whose votes split carries ``data-split-frame`` (and ``data-split-round``) on its body, and a section
+that names the split frame, every hash counted there and, given the saved states of that frame, the
+first fields each minority state differs in.
 
 Nothing is fetched when the page is viewed: SVG, style sheet, script and data are inline, and the page's
 Content-Security-Policy refuses any other source.
@@ -14,14 +15,19 @@ Content-Security-Policy refuses any other source.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from html import escape
+from pathlib import Path
 from typing import Any
 
+from open4wd_node.assets.room_assets import NodeRoomAssets
+from open4wd_node.runtime.atomic_file import write_atomic
+from open4wd_node.runtime.errors import UserError
 from open4wd_node.view.events import round_text, short
 from open4wd_node.view.page_parts import MARKERS_SCRIPT, json_script, map_svg, page_head, swatch
 from open4wd_node.view.race_picture import car_colour
 from open4wd_node.view.replay_film import (
-    CENTIMETRES, ROLLBACK_BUCKET, TIMELINE_EVERY, FilmRound, ReplayFilm, Split,
+    CENTIMETRES, ROLLBACK_BUCKET, TIMELINE_EVERY, FilmRound, ReplayFilm, Split, Verdict, film_log, state_paths,
 )
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -237,3 +243,14 @@ def replay_page(film: ReplayFilm) -> str:
         + json_script("film", film_data(film))
         + f"<script>{MARKERS_SCRIPT}{PLAYER_SCRIPT}</script></body></html>\n"
     )
+
+
+def write_replay_page(log: Path, page: Path, assets: NodeRoomAssets, verdict: Verdict, states: Iterable[Path] = ()) -> None:
+    """Film ``log`` and write its page to ``page`` (whole or not at all); ``states``: saved-state files or
+    directories of them, the other nodes' (the log's own are always read). ``UserError``
+    ``replay-page-unwritable`` when the file cannot be written, and ``film_log``'s."""
+    html = replay_page(film_log(log, assets, verdict, state_paths(states)))
+    try:
+        write_atomic(page, html.encode(), durable=False)
+    except OSError as exc:
+        raise UserError("replay-page-unwritable", f"cannot write {page}: {exc.strerror or exc}") from None

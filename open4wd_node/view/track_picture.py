@@ -2,7 +2,7 @@
 
 Each character cell holds 2×4 braille dots, which are about square on a terminal, so the plan keeps its
 shape. The ribbon's two edges are drawn when the track is wide enough on screen to tell them apart,
-else its centreline; the dots of a track at one size are worked out once (``_track_cells`` caches them),
+else its centreline; the dots of a track at one size are worked out once (``_track_rows`` caches them),
 so a draw only places the cars: each as its marker (its start slot counted from 1, in the slot's colour;
 this node's own car in reverse video), leaders drawn last so that they stay on top, with a legend under
 the map that names each marker.
@@ -75,33 +75,30 @@ def _line_dots(grid: Grid, line: Iterable[Plan]) -> Iterator[tuple[int, int]]:
 
 
 @lru_cache(maxsize=32)
-def _track_cells(track: TrackMap, cols: int, max_rows: int) -> tuple[Grid, tuple[tuple[int, ...], ...]]:
-    """The grid and, per cell, the braille bits of the track (once per track and size)."""
+def _track_rows(track: TrackMap, cols: int, max_rows: int) -> tuple[Grid, tuple[str, ...]]:
+    """The grid and the track's rows of braille characters (once per track and size)."""
     grid = grid_for(track, cols, max_rows)
     bits = [[0] * grid.cols for _ in range(grid.rows)]
     lines = (track.left, track.right) if track.width_m * grid.scale >= EDGES_FROM_DOTS else (track.centre,)
     for line in lines:
         for x, y in _line_dots(grid, line):
             bits[y // 4][x // 2] |= DOT_BITS[y % 4][x % 2]
-    return grid, tuple(tuple(row) for row in bits)
+    return grid, tuple("".join(chr(BRAILLE_BASE + b) if b else " " for b in row) for row in bits)
 
 
 def picture_lines(picture: RacePicture, cols: int, max_rows: int = MAX_ROWS) -> list[Text]:
-    """The map as lines of text ``cols`` cells wide (at most ``max_rows`` high), then the legend."""
-    grid, cells = _track_cells(picture.track, cols, max_rows)
-    rows = [[chr(BRAILLE_BASE + b) if b else " " for b in row] for row in cells]
-    styles: dict[tuple[int, int], str] = {}
+    """The map as lines of text ``cols`` cells wide (at most ``max_rows`` high), then the legend. A draw
+    copies the track's rows and puts the markers in: a few spans per line, not a style per character."""
+    grid, track_rows = _track_rows(picture.track, cols, max_rows)
+    rows = [list(row) for row in track_rows]
+    marks: dict[tuple[int, int], str] = {}
     for car in sorted(picture.cars, key=lambda c: -c.rank):  # the leader last: on top
         x, y = grid.dot((car.x, car.y))
-        cell = (y // 4, x // 2)
-        rows[cell[0]][cell[1]] = marker_text(car.slot)
-        styles[cell] = f"bold {car_colour(car.slot)}" + (" reverse" if car.me else "")
-    lines = []
-    for r, row in enumerate(rows):
-        line = Text(no_wrap=True, overflow="crop")
-        for c, char in enumerate(row):
-            line.append(char, styles.get((r, c), TRACK_STYLE))
-        lines.append(line)
+        rows[y // 4][x // 2] = marker_text(car.slot)
+        marks[(y // 4, x // 2)] = f"bold {car_colour(car.slot)}" + (" reverse" if car.me else "")
+    lines = [Text("".join(row), style=TRACK_STYLE, no_wrap=True, overflow="crop") for row in rows]
+    for (r, c), style in marks.items():
+        lines[r].stylize(style, c, c + 1)
     return lines + _legend(picture, cols)
 
 
