@@ -179,7 +179,7 @@ class LiveWeb:
                 await self._answer(conn, stream, request)
         except h11.RemoteProtocolError as exc:
             log.debug("live-web-bad-request", error=str(exc))
-            await _send_simple(conn, stream, 400, b"bad request\n")
+            await _send_simple(conn, stream, exc.error_status_hint, f"{exc}\n".encode())
         except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
             log.debug("live-web-client-gone")  # a browser that closed or stalled: nothing to answer
         finally:
@@ -235,7 +235,9 @@ class LiveWeb:
 
 
 async def _read_request(conn: h11.Connection, stream: trio.SocketStream) -> h11.Request | None:
-    """The request's head, or None when the client closed first (``h11.RemoteProtocolError`` if malformed)."""
+    """The request's head, or None when the client closed first; ``h11.RemoteProtocolError`` if it is
+    malformed or longer than ``MAX_REQUEST_BYTES`` (h11 bounds only a head still incomplete)."""
+    received = 0
     while True:
         event = conn.next_event()
         if isinstance(event, h11.Request):
@@ -243,6 +245,9 @@ async def _read_request(conn: h11.Connection, stream: trio.SocketStream) -> h11.
         if event is not h11.NEED_DATA:
             return None
         data = await stream.receive_some(MAX_REQUEST_BYTES)
+        received += len(data)
+        if received > MAX_REQUEST_BYTES:
+            raise h11.RemoteProtocolError("the request head is too large", error_status_hint=431)
         conn.receive_data(data)
         if not data:
             return None
@@ -263,5 +268,5 @@ async def _send(conn: h11.Connection, stream: trio.SocketStream, status: int, co
 
 async def _send_simple(conn: h11.Connection, stream: trio.SocketStream, status: int, text: bytes) -> None:
     """A short plain answer, when the connection can still take one (after a malformed request it may not)."""
-    if conn.our_state is h11.SEND_RESPONSE:
+    if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
         await _send(conn, stream, status, "text/plain; charset=utf-8", text)

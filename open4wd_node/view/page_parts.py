@@ -24,8 +24,9 @@ body { margin: 0; padding: 1rem 1.5rem; background: var(--bg); color: var(--fg);
 h1 { font-size: 1.3rem; margin: 0 0 .3rem; } h2 { font-size: 1.1rem; margin: 1.2rem 0 .4rem; }
 .dim { color: var(--dim); } .ok { color: #6fcf72; } .bad { color: #ff6b6b; }
 section { background: var(--panel); border-radius: 8px; padding: .8rem 1rem; margin: 1rem 0; }
-svg.map { width: 100%; max-width: 900px; height: auto; display: block; background: #101216; border-radius: 6px; }
-svg.map .ribbon { fill: none; stroke: var(--track); stroke-linejoin: round; stroke-linecap: round; }
+svg.map { width: 100%; max-width: 900px; height: auto; max-height: 65vh; display: block; background: #101216;
+  border-radius: 6px; }
+svg.map .ribbon { fill: none; stroke: var(--track); stroke-linejoin: round; stroke-linecap: butt; }
 svg.map .edge { fill: none; stroke: #6b7280; }
 svg.map .start { stroke: #fafafa; }
 svg.map [data-car] text { font-weight: 700; fill: #fff; text-anchor: middle; dominant-baseline: central; }

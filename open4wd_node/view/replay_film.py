@@ -78,8 +78,8 @@ class FilmNote:
 @dataclass
 class FilmRound:
     """One round of the film. ``positions[k]`` is every car's plan position (x, y per slot, centimetres)
-    after ``first_frame + k × stride`` frames; ``ranks`` and ``laps`` (per slot) every ``TIMELINE_EVERY``
-    frames from frame 0; ``predicted`` counts the input changes peers had to predict per
+    after ``first_frame + k × stride`` frames; ``ranks`` and ``laps`` (per slot) at each of ``timeline_frames``
+    (every ``TIMELINE_EVERY`` frames, and the last); ``predicted`` counts the input changes peers had to predict per
     ``ROLLBACK_BUCKET`` frames."""
 
     round_index: int
@@ -90,6 +90,7 @@ class FilmRound:
     first_frame: int = -1  # -1 until the first frame is filmed
     last_frame: int = 0
     positions: list[tuple[int, ...]] = field(default_factory=list)
+    timeline_frames: list[int] = field(default_factory=list)
     ranks: list[tuple[int, ...]] = field(default_factory=list)
     laps: list[tuple[int, ...]] = field(default_factory=list)
     votes: list[FilmVote] = field(default_factory=list)
@@ -164,7 +165,7 @@ class _Filming:
         if frame % film.stride == 0:
             self._position((frame - film.first_frame) // film.stride)
         if frame % TIMELINE_EVERY == 0:
-            self._timeline(frame // TIMELINE_EVERY)
+            self.timeline()
 
     def _position(self, index: int) -> None:
         track, positions = self.film.track, self.film.positions
@@ -176,14 +177,16 @@ class _Filming:
             positions.append(positions[-1] if positions else tuple(row))
         positions[index:] = [tuple(row)]
 
-    def _timeline(self, index: int) -> None:
+    def timeline(self) -> None:
+        """Sample every car's rank and laps at the world's frame (again, if it was sampled there)."""
+        film, frame = self.film, self.world.frame
         ranks = standing_ranks(self.world)
         laps = {p.slot: p.laps for p in car_places(self.world)}
-        slots = range(len(ranks))
-        for series, row in ((self.film.ranks, tuple(ranks[s] for s in slots)), (self.film.laps, tuple(laps[s] for s in slots))):
-            while len(series) < index:
-                series.append(series[-1] if series else row)
-            series[index:] = [row]
+        if film.timeline_frames and film.timeline_frames[-1] == frame:
+            del film.timeline_frames[-1], film.ranks[-1], film.laps[-1]
+        film.timeline_frames.append(frame)
+        film.ranks.append(tuple(ranks[s] for s in range(len(ranks))))
+        film.laps.append(tuple(laps[s] for s in range(len(laps))))
 
     def inputs(self, frame: int, inputs: Sequence[Sequence[Any]], node: str) -> None:
         """Count the peers' input changes that a predicting peer got wrong (the prediction repeats the
@@ -274,6 +277,7 @@ def _take(film: ReplayFilm, filming: _Filming, record: Mapping[str, Any]) -> Non
     elif kind == "session-end":
         round_film.notes.append(FilmNote(world.frame, "session-end", f"the session ended: {record['reason']}"))
     elif kind == "round-end":
+        filming.timeline()
         round_film.standings = record["standings"]
         round_film.notes.append(FilmNote(record["frame"], "round-end", "the round is over"))
 

@@ -27,7 +27,7 @@ from open4wd_node.view.events import round_text, short
 from open4wd_node.view.page_parts import MARKERS_SCRIPT, json_script, map_svg, page_head, swatch
 from open4wd_node.view.race_picture import car_colour
 from open4wd_node.view.replay_film import (
-    CENTIMETRES, ROLLBACK_BUCKET, TIMELINE_EVERY, FilmRound, ReplayFilm, Split, Verdict, film_log, state_paths,
+    CENTIMETRES, ROLLBACK_BUCKET, FilmRound, ReplayFilm, Split, Verdict, film_log, state_paths,
 )
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -129,7 +129,7 @@ def _timeline(film: ReplayFilm, r: FilmRound, split: Split | None) -> str:
 
 
 def _chart(r: FilmRound, series: list[tuple[int, ...]], title: str, lowest: int, highest: int, invert: bool) -> str:
-    """One line per car of a per-slot series sampled every ``TIMELINE_EVERY`` frames."""
+    """One line per car of a per-slot series sampled at the round's ``timeline_frames``."""
     last, span = r.last_frame, max(highest - lowest, 1)
     pad = 10
 
@@ -141,7 +141,7 @@ def _chart(r: FilmRound, series: list[tuple[int, ...]], title: str, lowest: int,
              f'<text x="2" y="10">{escape(title)}</text>',
              f'<line class="axis" x1="0" y1="{CHART_HEIGHT - pad}" x2="{WIDTH}" y2="{CHART_HEIGHT - pad}"/>']
     for slot in range(len(series[0]) if series else 0):
-        points = " ".join(f"{_x(k * TIMELINE_EVERY, last)},{y(row[slot])}" for k, row in enumerate(series))
+        points = " ".join(f"{_x(frame, last)},{y(row[slot])}" for frame, row in zip(r.timeline_frames, series, strict=True))
         parts.append(f'<polyline data-series="{slot}" fill="none" stroke-width="2" vector-effect="non-scaling-stroke" '
                      f'stroke="var(--car{slot})" points="{points}"/>')
     parts.append(f'<line class="cursor" data-cursor x1="0" y1="0" x2="0" y2="{CHART_HEIGHT}"/></svg>')
@@ -171,7 +171,7 @@ def _round_section(film: ReplayFilm, index: int, r: FilmRound) -> str:
     laps_top = max((max(row) for row in r.laps), default=1)
     return (
         f'<section class="round" data-index="{index}" data-round="{r.round_index}" style="{colours}">'
-        f"<h2>{round_text(r.round_index)} · {escape(r.track_ref)} · {r.last_frame} frames · "
+        f"<h2>{round_text(r.round_index)} · {escape(_track_name(r.track_ref))} · {r.last_frame} frames · "
         f"{votes} checksum votes ({agreed} agreed)</h2>"
         f"{map_svg(r.track, cars)}"
         f'<div class="controls"><button data-play type="button">Play</button>'
@@ -186,6 +186,11 @@ def _round_section(film: ReplayFilm, index: int, r: FilmRound) -> str:
         f"<p class=\"dim\">{''.join(escape(f'frame {n.frame}: {n.text}. ') for n in r.notes)}</p>"
         "</section>"
     )
+
+
+def _track_name(ref: str) -> str:
+    """A track as the page names it: a built-in by its name, an asset by the start of its content id."""
+    return ref if ref.startswith("builtin:") or len(ref) <= 20 else f"track {ref[:12]}…"
 
 
 def _colours(count: int) -> list[tuple[int, str]]:
@@ -212,7 +217,7 @@ def _split_section(film: ReplayFilm, split: Split) -> str:
         more = f"<p class=\"dim\">… and {hidden} more differing fields</p>" if hidden else ""
         parts.append(f"<h3>{escape(film.label(diff.node))} against {escape(film.label(diff.reference))}: "
                      f"{diff.total} differing field(s), the first:</h3><table data-differences=\"{escape(diff.node)}\">"
-                     f"<tr><th>field</th><th>majority</th><th>this node</th><th>difference</th></tr>{fields}</table>{more}")
+                     f"<tr><th>field</th><th>majority</th><th>{escape(short(diff.node))}</th><th>difference</th></tr>{fields}</table>{more}")
     parts.append("</section>")
     return "".join(parts)
 

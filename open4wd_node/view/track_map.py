@@ -3,7 +3,8 @@
 Every picture of a race (the terminal's braille map, the replay page, the live page) draws the same
 ``TrackMap``: the centreline and both edges of the ribbon as plan polylines, and each car at its place
 on the route (arc position, lateral offset, height) projected the same way. "Above" is against the
-track's own gravity direction, so a track authored with another up axis is still seen from above.
+track's own gravity direction, so a track authored with another up axis is still seen from above; a
+track longer north to south than east to west is turned a quarter, so that it fills a wide screen.
 
 Floats live here and only here: the simulation's route frames are integers (µm, directions ×1e6); the
 view turns them into metres once per track (``track_map`` caches by route) and never feeds anything back.
@@ -66,21 +67,28 @@ class TrackMap:
 
     def __init__(self, route: Route, gravity_e6: tuple[int, int, int]) -> None:
         self.route = route
-        self._right, self._down = _ground_axes(gravity_e6)
-        stride = max(1, -(-route.count // OUTLINE_POINTS))
-        samples = list(range(0, route.count + 1, stride))
-        if samples[-1] != route.count:
-            samples.append(route.count)
         self.loop = route.loop
         self.length_m = route.length_um / UM_PER_M
+        widths = sorted(route.width)
+        self.width_m = widths[len(widths) // 2] / UM_PER_M
+        stride = max(1, -(-route.count // OUTLINE_POINTS))
+        self._samples = list(range(0, route.count + 1, stride))
+        if self._samples[-1] != route.count:
+            self._samples.append(route.count)
+        right, down = _ground_axes(gravity_e6)
+        self._project(right, down)
+        if self.bounds.height > self.bounds.width:  # turned a quarter (still from above): screens are wide
+            self._project(down, (-right[0], -right[1], -right[2]))
+
+    def _project(self, right: tuple[float, float, float], down: tuple[float, float, float]) -> None:
+        route, samples = self.route, self._samples
+        self._right, self._down = right, down
         self.centre = tuple(self._plan(route.px[i], route.py[i], route.pz[i]) for i in samples)
         self.left = tuple(self._edge(i, -1) for i in samples)
         self.right = tuple(self._edge(i, 1) for i in samples)
         xs = [p[0] for line in (self.left, self.right) for p in line]
         ys = [p[1] for line in (self.left, self.right) for p in line]
         self.bounds = Bounds(min(xs), min(ys), max(xs), max(ys))
-        widths = sorted(route.width)
-        self.width_m = widths[len(widths) // 2] / UM_PER_M
 
     def _plan(self, x: float, y: float, z: float) -> Plan:
         r, d = self._right, self._down

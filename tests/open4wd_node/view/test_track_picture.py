@@ -58,6 +58,20 @@ def test_the_plan_is_the_route_seen_from_above_and_a_car_sits_where_its_route_fr
     assert track_map(route, world.track.gravity_dir_e6) is plan  # once per route
 
 
+def test_a_track_longer_north_to_south_is_turned_a_quarter_to_fill_a_wide_screen():
+    from sim_core.specs.route import route_for
+    from sim_core.specs.track import RoutePoint, TrackSpec
+
+    ahead, up = (0, 0, 1_000_000), (0, 1_000_000, 0)
+    straight = TrackSpec("straight", "open", route=(RoutePoint((0, 0, 0), ahead, up, 2_000_000),
+                                                    RoutePoint((0, 0, 20_000_000), ahead, up, 2_000_000)),
+                         surface_material="asphalt", lap_mode="linear")
+    plan = track_map(route_for(straight), straight.gravity_dir_e6)
+    assert not plan.loop and plan.bounds.width > plan.bounds.height
+    assert plan.centre[0] == (0.0, 0.0) and plan.centre[-1] == (20.0, 0.0)  # along z, now across the screen
+    assert math.isclose(math.dist(plan.place(5_000_000, 0, 0), plan.place(5_000_000, 1_000_000, 0)), 1.0)
+
+
 def test_looking_down_another_gravity_keeps_screen_right_and_down_across_it():
     from open4wd_node.view.track_map import _ground_axes
 
