@@ -52,7 +52,8 @@ async def test_the_page_the_stream_and_the_refusals(autojump_clock):
         assert b"<h1>a title</h1>" in body and b"new EventSource('/events')" in body
         assert b"src=" not in body and b"href=" not in body  # nothing to fetch but the stream
         assert (await request(port, get("/nowhere"))).startswith(b"HTTP/1.1 404 ")
-        assert (await request(port, b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n")).startswith(b"HTTP/1.1 405 ")
+        post = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n"
+        assert (await request(port, post)).startswith(b"HTTP/1.1 405 ")
         assert (await request(port, get("/", "evil.example:80"))).startswith(b"HTTP/1.1 421 ")  # a rebound name
         oversize = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * MAX_REQUEST_BYTES + b"\r\n\r\n"
         assert (await request(port, oversize)).startswith(b"HTTP/1.1 431 ")

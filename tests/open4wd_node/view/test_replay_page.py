@@ -205,7 +205,7 @@ def test_replay_html_of_a_log_the_verifier_accepts(agreed, tmp_path, capsys):
     assert capsys.readouterr().out.startswith("replay complete")
     report = replay(log, assets(data_dir))
     page = out.read_text()
-    assert f'class="ok">replay: replay complete' in page and f"{report.votes_verified} checksum votes verified" in page
+    assert 'class="ok">replay: replay complete' in page and f"{report.votes_verified} checksum votes verified" in page
 
 
 def test_a_kept_soak_race_gets_the_page_of_a_node_whose_log_replayed(split, tmp_path):
