@@ -16,7 +16,7 @@ from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.runtime.config import NodeConfig
 from open4wd_node.soak.classify import NodeObservation
-from open4wd_node.view.replay_film import Verdict
+from open4wd_node.view.replay_film import ReplayVerdict
 from open4wd_node.view.replay_page import write_replay_page
 
 PAGE = "replay.html"
@@ -32,8 +32,8 @@ def race_page(work_dir: Path, nodes: Sequence[NodeObservation]) -> dict[str, str
             break
     else:
         return {"replay_page_error": "no node left a race log"}
-    verdict = (Verdict(True, f"{node.replay_status}, every recorded hash reproduced") if node.replay_ok
-               else Verdict(False, node.replay_error or "the log was not verified"))
+    verdict = (ReplayVerdict(True, f"{node.replay_status}, every recorded hash reproduced") if node.replay_ok
+               else ReplayVerdict(False, node.replay_error or "the log was not verified"))
     try:
         write_replay_page(logs[0], work_dir / PAGE, NodeRoomAssets(AssetStore.in_data_dir(node_dir), NodeConfig()),
                           verdict, [work_dir])

@@ -8,7 +8,7 @@ that frame the first fields in which each minority state differs from a majority
 comparison).
 
 The film re-simulates the logged inputs without judging them: whether the log verifies is
-``open4wd-node replay``'s verdict, which the caller passes in (``Verdict``). So the outvoted node's own
+``open4wd-node replay``'s verdict, which the caller passes in (``ReplayVerdict``). So the outvoted node's own
 log, whose recorded hashes the re-simulation cannot reproduce, still plays to its last frame.
 """
 
@@ -43,7 +43,7 @@ CENTIMETRES = 100
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ReplayVerdict:
     """What ``replay`` said of the log: verified (``ok``), or the coded error it refused it with."""
 
     ok: bool
@@ -138,7 +138,7 @@ class ReplayFilm:
     match_id: str
     node: str
     role: str
-    verdict: Verdict
+    verdict: ReplayVerdict
     rounds: list[FilmRound] = field(default_factory=list)
     split: Split | None = None
     differences: list[StateDifference] = field(default_factory=list)
@@ -203,7 +203,7 @@ class _Filming:
         counts[bucket] += changed
 
 
-def film_log(path: Path, assets: NodeRoomAssets, verdict: Verdict, state_files: Iterable[Path] = ()) -> ReplayFilm:
+def film_log(path: Path, assets: NodeRoomAssets, verdict: ReplayVerdict, state_files: Iterable[Path] = ()) -> ReplayFilm:
     """The film of the log at ``path`` (``replay``'s ``verdict`` on it passed in); ``state_files`` are saved
     states of any node (the log's own ``<log>.states/`` are always read). ``UserError`` when the log's
     header cannot be read or its start package does not verify (then there is nothing to film); a
@@ -227,7 +227,7 @@ def film_log(path: Path, assets: NodeRoomAssets, verdict: Verdict, state_files: 
     except UserError as exc:
         if film is None:
             raise
-        film.verdict = Verdict(False, f"{verdict.text}; the film ends at {exc.code}: {exc.message}")
+        film.verdict = ReplayVerdict(False, f"{verdict.text}; the film ends at {exc.code}: {exc.message}")
     if film is None:
         raise UserError("race-log-damaged", f"{path} holds no header record")
     film.split = next((Split(r.round_index, v.frame, v.hashes) for r in film.rounds for v in r.votes if v.split), None)

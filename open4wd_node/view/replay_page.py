@@ -27,7 +27,7 @@ from open4wd_node.view.events import round_text, short
 from open4wd_node.view.page_parts import MARKERS_SCRIPT, json_script, map_svg, page_head, swatch
 from open4wd_node.view.race_picture import car_colour
 from open4wd_node.view.replay_film import (
-    CENTIMETRES, ROLLBACK_BUCKET, FilmRound, ReplayFilm, Split, Verdict, film_log, state_paths,
+    CENTIMETRES, ROLLBACK_BUCKET, FilmRound, ReplayFilm, Split, ReplayVerdict, film_log, state_paths,
 )
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -250,7 +250,7 @@ def replay_page(film: ReplayFilm) -> str:
     )
 
 
-def write_replay_page(log: Path, page: Path, assets: NodeRoomAssets, verdict: Verdict, states: Iterable[Path] = ()) -> None:
+def write_replay_page(log: Path, page: Path, assets: NodeRoomAssets, verdict: ReplayVerdict, states: Iterable[Path] = ()) -> None:
     """Film ``log`` and write its page to ``page`` (whole or not at all); ``states``: saved-state files or
     directories of them, the other nodes' (the log's own are always read). ``UserError``
     ``replay-page-unwritable`` when the file cannot be written, and ``film_log``'s."""

@@ -17,9 +17,11 @@ from functools import lru_cache
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 
-from open4wd_node.view.race_picture import RacePicture, car_colour, marker_text
+from open4wd_node.view.race_picture import CarMark, RacePicture, car_colour, marker_text
 from open4wd_node.view.track_map import Plan, TrackMap
 
 BRAILLE_BASE = 0x2800
@@ -86,20 +88,31 @@ def _track_rows(track: TrackMap, cols: int, max_rows: int) -> tuple[Grid, tuple[
     return grid, tuple("".join(chr(BRAILLE_BASE + b) if b else " " for b in row) for row in bits)
 
 
-def picture_lines(picture: RacePicture, cols: int, max_rows: int = MAX_ROWS) -> list[Text]:
-    """The map as lines of text ``cols`` cells wide (at most ``max_rows`` high), then the legend. A draw
-    copies the track's rows and puts the markers in: a few spans per line, not a style per character."""
-    grid, track_rows = _track_rows(picture.track, cols, max_rows)
-    rows = [list(row) for row in track_rows]
-    marks: dict[tuple[int, int], str] = {}
+_TRACK_STYLE = Style.parse(TRACK_STYLE)
+_MARKER_STYLES: dict[tuple[int, bool], Style] = {}
+
+
+def _marker_style(slot: int, me: bool) -> Style:
+    """A marker's style, parsed once: bold in the slot's colour, reversed for this node's own car."""
+    return _MARKER_STYLES.setdefault((slot, me), Style.parse(f"bold {car_colour(slot)}" + (" reverse" if me else "")))
+
+
+def picture_segments(picture: RacePicture, cols: int, max_rows: int = MAX_ROWS) -> Iterator[Segment]:
+    """The map ``cols`` cells wide (at most ``max_rows`` high) as rich segments, line by line. A draw cuts
+    the track's cached rows at the markers: a few segments per line, no style parsed, no text laid out."""
+    grid, rows = _track_rows(picture.track, cols, max_rows)
+    marks: dict[int, dict[int, CarMark]] = {}
     for car in sorted(picture.cars, key=lambda c: -c.rank):  # the leader last: on top
         x, y = grid.dot((car.x, car.y))
-        rows[y // 4][x // 2] = marker_text(car.slot)
-        marks[(y // 4, x // 2)] = f"bold {car_colour(car.slot)}" + (" reverse" if car.me else "")
-    lines = [Text("".join(row), style=TRACK_STYLE, no_wrap=True, overflow="crop") for row in rows]
-    for (r, c), style in marks.items():
-        lines[r].stylize(style, c, c + 1)
-    return lines + _legend(picture, cols)
+        marks.setdefault(y // 4, {})[x // 2] = car
+    for r, row in enumerate(rows):
+        at = 0
+        for c, car in sorted(marks.get(r, {}).items()):
+            yield Segment(row[at:c], _TRACK_STYLE)
+            yield Segment(marker_text(car.slot), _marker_style(car.slot, car.me))
+            at = c + 1
+        yield Segment(row[at:], _TRACK_STYLE)
+        yield Segment.line()
 
 
 def _legend(picture: RacePicture, cols: int) -> list[Text]:
@@ -126,4 +139,6 @@ class TrackPicture:
         return Measurement(min(MIN_COLS, options.max_width), min(self.max_cols, options.max_width))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield from picture_lines(self.picture, max(min(self.max_cols, options.max_width), MIN_COLS), self.max_rows)
+        cols = max(min(self.max_cols, options.max_width), MIN_COLS)
+        yield from picture_segments(self.picture, cols, self.max_rows)
+        yield from _legend(self.picture, cols)

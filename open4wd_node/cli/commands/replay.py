@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from open4wd_node.assets.room_assets import NodeRoomAssets
     from open4wd_node.race.replay import ReplayReport
     from open4wd_node.runtime.context import NodeContext
-    from open4wd_node.view.replay_film import Verdict
+    from open4wd_node.view.replay_film import ReplayVerdict
 
 
 def run(args: argparse.Namespace, ctx: NodeContext) -> int:
@@ -29,18 +29,18 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     from open4wd_node.race.replay import replay, unfinished
     from open4wd_node.assets.room_assets import NodeRoomAssets
     from open4wd_node.runtime.errors import UserError
-    from open4wd_node.view.replay_film import Verdict
+    from open4wd_node.view.replay_film import ReplayVerdict
 
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     try:
         report = replay(Path(args.log), assets)
     except UserError as refused:
         if args.html is not None:  # the page shows a log that does not verify too, with the refusal
-            _write_page(args, assets, Verdict(False, f"{refused.code}: {refused.message}"))
+            _write_page(args, assets, ReplayVerdict(False, f"{refused.code}: {refused.message}"))
         raise
     error = None if args.allow_incomplete else unfinished(report)
     if args.html is not None:
-        _write_page(args, assets, Verdict(error is None, _describe(report) + (f" ({error.code})" if error else "")))
+        _write_page(args, assets, ReplayVerdict(error is None, _describe(report) + (f" ({error.code})" if error else "")))
     if args.json:  # one object: the verified part of a partial log is reported with its error
         refusal = {"error": {"code": error.code, "message": error.message}} if error else {}
         print(json.dumps({"ok": error is None, **asdict(report), "status": report.status.value, **refusal}))
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     return 0
 
 
-def _write_page(args: argparse.Namespace, assets: NodeRoomAssets, verdict: Verdict) -> None:
+def _write_page(args: argparse.Namespace, assets: NodeRoomAssets, verdict: ReplayVerdict) -> None:
     import sys
     from pathlib import Path
 

@@ -22,6 +22,7 @@ import trio
 from open4wd_node.cli.main import main
 from open4wd_node.race.log import LogReader
 from tests.node_process import Process
+from tests.open4wd_node.view.test_replay_page import opened_replay_page
 from tests.services import Page, artefact, headless_chromium
 
 HANG_LIMIT_S = 300
@@ -120,15 +121,9 @@ async def test_a_demo_shows_its_race_on_the_terminal_and_the_live_page_and_its_l
     votes = checksums(log)
     split = next(v["frame"] for v in votes if len(set(v["hashes"].values())) > 1)
     async with headless_chromium("--window-size=1100,1700") as browser:
-        page = await browser.open(page_file.as_uri())
-        await page.wait_for("document.body.dataset.ready === 'yes'")
-        dom = await page.evaluate("""({
-            cars: document.querySelectorAll('svg.map [data-car]').length,
-            track: document.querySelectorAll('svg.map path[data-track]').length,
-            votes: document.querySelectorAll('[data-vote]').length,
-            split: document.body.dataset.splitFrame,
-            differences: document.querySelectorAll('[data-differences]').length })""")
-        assert dom == {"cars": 3, "track": 1, "votes": len(votes), "split": str(split), "differences": 1}
+        page, dom = await opened_replay_page(browser, page_file)
+        assert dom == {"cars": 3, "track": 1, "votes": [v["frame"] for v in votes], "split": str(split), "differences": 1,
+                       "fetched": 0, "frame": "0"}
         assert page.exceptions == []
         await page.screenshot(artefact("demo-replay-page.png"))
 

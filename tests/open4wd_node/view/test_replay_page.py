@@ -20,10 +20,10 @@ from open4wd_node.race.replay import replay
 from open4wd_node.runtime.blocking import blocking_work_inline
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.view.race_picture import car_places
-from open4wd_node.view.replay_film import CENTIMETRES, Verdict, film_log, state_paths
+from open4wd_node.view.replay_film import CENTIMETRES, ReplayVerdict, film_log, state_paths
 from open4wd_node.view.replay_page import replay_page
 from tests.open4wd_node.race.nodes import race, short_track
-from tests.services import Page, artefact, headless_chromium
+from tests.services import Browser, Page, artefact, headless_chromium
 
 CORRUPT_FRAME = 30
 
@@ -74,7 +74,7 @@ class Marks(HTMLParser):
 
 def test_the_film_of_an_agreed_race_holds_every_frame_every_vote_and_no_split(agreed):
     data_dir, log = agreed
-    film = film_log(log, assets(data_dir), Verdict(True, "complete"))
+    film = film_log(log, assets(data_dir), ReplayVerdict(True, "complete"))
     (r,) = film.rounds
     frames = records(log, "frame")
     assert r.first_frame == 0 and r.stride == 1 and r.last_frame == len(frames)
@@ -95,7 +95,7 @@ def test_the_film_of_an_agreed_race_holds_every_frame_every_vote_and_no_split(ag
 def test_the_films_positions_are_the_simulations_own(agreed):
     """The last filmed positions are where the re-simulated world has its cars after the last frame."""
     data_dir, log = agreed
-    film = film_log(log, assets(data_dir), Verdict(True, "complete"))
+    film = film_log(log, assets(data_dir), ReplayVerdict(True, "complete"))
     (r,) = film.rounds
     from open4wd_node.race.replay import _locked_start  # the world the log's round was raced in, rebuilt
 
@@ -121,7 +121,7 @@ def test_a_split_race_names_the_split_frame_and_the_fields_the_outvoted_state_di
     majority, outvoted = logs[0], logs[1]
     first_split = next(c for c in records(majority, "checksum") if len(set(c["hashes"].values())) > 1)
     assert first_split["frame"] > CORRUPT_FRAME
-    film = film_log(majority, assets(tmp / "n0"), Verdict(True, "complete"), state_paths([tmp]))
+    film = film_log(majority, assets(tmp / "n0"), ReplayVerdict(True, "complete"), state_paths([tmp]))
     assert film.split is not None and (film.split.round_index, film.split.frame) == (0, first_split["frame"])
     assert film.states_seen == 3  # every node saved its state of that frame
     (difference,) = film.differences
@@ -135,7 +135,7 @@ def test_a_split_race_names_the_split_frame_and_the_fields_the_outvoted_state_di
     assert len(marks["data-car"]) == 3
     assert len(marks["data-vote"]) == len(records(majority, "checksum"))
     assert {m["data-result"] for m in marks["data-vote"]} >= {"agreed", "majority"}
-    alone = film_log(majority, assets(tmp / "n0"), Verdict(True, "complete"))  # only its own state: nothing to compare
+    alone = film_log(majority, assets(tmp / "n0"), ReplayVerdict(True, "complete"))  # only its own state: nothing to compare
     assert alone.split == film.split and alone.differences == [] and alone.states_seen == 1
     assert "give the others' with <code>--states</code>" in replay_page(alone)
 
@@ -154,6 +154,23 @@ def test_replay_html_writes_the_page_of_a_log_that_does_not_verify_and_still_ref
 
 # ---- as a person sees it ---------------------------------------------------------------------------------
 
+REPLAY_DOM = """({
+    cars: document.querySelectorAll('svg.map [data-car]').length,
+    track: document.querySelectorAll('svg.map path[data-track]').length,
+    votes: [...document.querySelectorAll('[data-vote]')].map(v => +v.dataset.vote),
+    split: document.body.dataset.splitFrame,
+    differences: document.querySelectorAll('[data-differences]').length,
+    fetched: performance.getEntriesByType('resource').length,
+    frame: document.querySelector('section.round').dataset.frame })"""
+
+
+async def opened_replay_page(browser: Browser, page_file: Path) -> tuple[Page, dict]:
+    """A replay page once its scripts ran, and what its DOM then holds (``REPLAY_DOM``)."""
+    page = await browser.open(page_file.as_uri())
+    await page.wait_for("document.body.dataset.ready === 'yes'")
+    return page, await page.evaluate(REPLAY_DOM)
+
+
 async def markers(page: Page) -> dict[str, str]:
     return await page.evaluate("Object.fromEntries([...document.querySelectorAll('[data-car]')]"
                                ".map(g => [g.dataset.car, g.getAttribute('transform')]))")
@@ -165,20 +182,12 @@ async def test_the_replay_page_in_a_browser_plays_scrubs_and_fetches_nothing(spl
     assert main(["--data-dir", str(tmp / "n0"), "replay", str(logs[0]), "--html", str(page_file), "--states", str(tmp),
                  "--json"]) == 0
     capsys.readouterr()
-    film = film_log(logs[0], assets(tmp / "n0"), Verdict(True, ""), state_paths([tmp]))
+    film = film_log(logs[0], assets(tmp / "n0"), ReplayVerdict(True, ""), state_paths([tmp]))
     (r,) = film.rounds
     async with headless_chromium("--window-size=1100,1700") as browser:
-        page = await browser.open(page_file.as_uri())
-        await page.wait_for("document.body.dataset.ready === 'yes'")
-        dom = await page.evaluate("""({
-            cars: document.querySelectorAll('svg.map [data-car]').length,
-            track: document.querySelectorAll('svg.map path[data-track]').length,
-            votes: [...document.querySelectorAll('[data-vote]')].map(v => +v.dataset.vote),
-            split: document.body.dataset.splitFrame,
-            fetched: performance.getEntriesByType('resource').length,
-            frame: document.querySelector('section.round').dataset.frame })""")
+        page, dom = await opened_replay_page(browser, page_file)
         assert dom == {"cars": 3, "track": 1, "votes": [c["frame"] for c in records(logs[0], "checksum")],
-                       "split": str(film.split.frame), "fetched": 0, "frame": "0"}
+                       "split": str(film.split.frame), "differences": 1, "fetched": 0, "frame": "0"}
         start = await markers(page)
         await page.evaluate("document.querySelector('[data-play]').click()")
         await page.wait_for("+document.querySelector('section.round').dataset.frame >= 120")  # it plays
