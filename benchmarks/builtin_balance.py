@@ -34,9 +34,6 @@ from sim_core.assets.builtins import admitted_builtin
 from sim_core.assets.convert import track_spec, vehicle_from_loadout
 from sim_core.assets.demo_round import archetype_loadout
 from sim_core.specs.inputs import HOLD_SKILLS
-from sim_core.state.layout import (
-    BROKEN_MASK, FINISHED_FRAME, LAPS, P_BREAK_FRAME, P_TEMP, PROGRESS, STATUS, STATUS_RACING, VS, part_field,
-)
 
 ARCHETYPES = {1: "speed", 2: "heavy", 3: "control"}
 TIME_LIMIT_S = 1800
@@ -65,7 +62,7 @@ class SpamDriver:
     """Abuse, not driving: every frame, every skill of the chip except brake (boost or slam each frame)."""
 
     def decide(self, world: World, slot: int, frame: int) -> list[tuple[str, bool]]:
-        if world.disable_reason(slot) is not None or world._cars[slot][STATUS] != STATUS_RACING:
+        if world.disable_reason(slot) is not None or not world.car(slot).racing:
             return []
         skills = [s.skill for s in world.vehicles[slot].chip_slots if s.skill != "brake"]
         return [(s, s in HOLD_SKILLS) for s in skills][:4]
@@ -102,23 +99,23 @@ def race(track_ref: str, laps: int, archetypes: list[int], driver: str, resolve)
                 if decision:
                     inputs[slot] = [SkillEvent(skill, hold) for skill, hold in decision]
         world.step(inputs)
-        for slot, c in enumerate(world._cars):  # read-only look at the state (faster than car_state per frame)
-            if c[FINISHED_FRAME] < 0 and c[VS] > top[slot]:
-                top[slot] = c[VS]
-            h = hottest[slot]
+        for c in world.cars():
+            if c.finished_frame is None and c.vs_um_s > top[c.slot]:
+                top[c.slot] = c.vs_um_s
+            h = hottest[c.slot]
             for part in range(len(h)):
-                t = c[part_field(part, P_TEMP)]
+                t = c.part_temp_mc(part)
                 if t > h[part]:
                     h[part] = t
     cars = []
     for slot, (n, vehicle) in enumerate(zip(archetypes, vehicles, strict=True)):
-        c = world._cars[slot]
+        c = world.car(slot)
         names = _part_names(vehicle)
-        finished = c[FINISHED_FRAME] if c[FINISHED_FRAME] >= 0 else None
+        finished = c.finished_frame
         if finished is not None:
             distance = world.route.length_um * track.laps_to_finish
         else:
-            distance = (c[LAPS] * world.route.length_um + c[PROGRESS]) if world.route.loop else c[PROGRESS]
+            distance = (c.laps * world.route.length_um + c.progress_um) if world.route.loop else c.progress_um
         frames = finished or world.frame
         heat = {}
         for part, vp in enumerate(vehicle.parts):
@@ -126,12 +123,12 @@ def race(track_ref: str, laps: int, archetypes: list[int], driver: str, resolve)
                 name = names[part]
                 if name not in heat or hottest[slot][part] > heat[name][0]:
                     heat[name] = (hottest[slot][part], vp.thermal_limit_mc)
-        broken = [(names[p], c[part_field(p, P_BREAK_FRAME)]) for p in range(len(vehicle.parts)) if c[BROKEN_MASK] >> p & 1]
+        broken = [(names[p], c.part_break_frame(p)) for p in range(len(vehicle.parts)) if c.broken_mask >> p & 1]
         cars.append({
             "archetype": ARCHETYPES[n],
             "mass_g": vehicle.total_mass_ug / 1e6,
             "finished_frame": finished,
-            "laps": c[LAPS],
+            "laps": c.laps,
             "top_speed_mps": top[slot] / 1e6,
             "mean_speed_mps": distance / 1e6 / (frames / FPS) if frames else 0.0,
             "hottest_c": {k: [t / 1000, lim / 1000] for k, (t, lim) in heat.items()},

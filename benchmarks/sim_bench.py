@@ -1,5 +1,6 @@
 """Benchmark of the simulation core: median µs of an 8-car step beside a flat reference loop of comparable
-work, save, load, hash, and 8-frame rollbacks (standalone and inside a live 8-car race session).
+work, save, load, hash, 8-frame rollbacks (standalone and inside a live 8-car race session), and what a
+driver reads and decides each frame (``World.cars``, the typed car views; one ``BotDriver`` decision).
 
 Run: ``nice -n 0 .venv/bin/python benchmarks/sim_bench.py [--frames N] [--seed S] [--clock wall|cpu] [--track REF]
 [--every-feature]`` (``--track builtin:track-03``: its rain; default the demo round, built-in track-02;
@@ -25,6 +26,7 @@ import time
 
 from dataclasses import replace
 
+from open4wd_node.drivers.bot import BotDriver
 from race_bench import rollback_in_session  # benchmarks/ is on the path of a script run from it
 from sim_core import OwnState, World, step_is_compiled
 from sim_core.assets.demo_round import builtin_demo_track, builtin_demo_vehicles
@@ -217,6 +219,8 @@ def main() -> None:
     inputs = RandomInputs([m.chip_skills for m in world.models], args.seed)
     recorded = [inputs.next_frame() for _ in range(args.frames)]
     step, flat, save, restore, save_own, restore_own, load, digest, rollback = [], [], [], [], [], [], [], [], []
+    views, decide = [], []
+    bot = BotDriver(0)
     history: list[OwnState] = []
     for frame_inputs in recorded:
         if world.done:
@@ -239,7 +243,14 @@ def main() -> None:
         world.load_state(data)  # the same bytes as a peer's snapshot: validated
         t8 = clock()
         world.restore_own(own)
+        t9 = clock()
+        world.cars()
+        t10 = clock()
+        bot.decide(world, 0, world.frame)
+        t11 = clock()
         world.step(frame_inputs)
+        views.append(t10 - t9)
+        decide.append(t11 - t10)
         save_own.append(t1 - t0)
         restore_own.append(t2 - t1)
         save.append(t3 - t2)
@@ -251,11 +262,11 @@ def main() -> None:
         history.append(own)
         if len(history) > 8 and world.frame % 10 == 0:  # restore the state 8 frames back, re-simulate 8 frames
             start = world.frame - 8
-            t9 = clock()
+            t12 = clock()
             world.restore_own(history[start])
             for f in range(start, start + 8):
                 world.step(recorded[f])
-            rollback.append(clock() - t9)
+            rollback.append(clock() - t12)
     session_clock = time.perf_counter if args.clock == "wall" else time.thread_time
     session = rollback_in_session(args.session_rollbacks, session_clock, round_world()) if args.session_rollbacks else []
     load_after = os.getloadavg()
@@ -275,6 +286,10 @@ def main() -> None:
     print(f"load peer median      {median_us(load):8.1f} µs  (load_state: validated)")
     print(f"hash median           {median_us(digest):8.1f} µs  (state_hash after the restore)")
     print(f"8-frame rollback      {median_us(rollback):8.1f} µs  (restore + 8 steps, {len(rollback)} samples)")
+    print(f"car views median      {median_us(views):8.1f} µs  (World.cars: the 8 typed views a driver reads each frame;"
+          f" {median_us(views) / median_us(step):.2f}× the step)")
+    print(f"bot decision median   {median_us(decide):8.1f} µs  (BotDriver.decide for one car, views included;"
+          f" {median_us(decide) / median_us(step):.2f}× the step)")
     if session:
         print(f"rollback in session   {statistics.median(session):8.1f} µs  (8 frames inside a live 8-car "
               f"RaceSession of the same round, race_bench, {len(session)} samples)")

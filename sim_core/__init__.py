@@ -2,7 +2,7 @@
 
 Public API: ``World`` (``World.new``, ``World.demo``, ``step``, ``frame``, ``save_state``, ``load_state``,
 ``restore_own_state``, ``save_own``/``restore_own``/``pack_own`` (``OwnState``), ``state_hash``,
-``standings``, ``done``, ``end_reason``, ``disable_reason``) and
+``standings``, ``done``, ``end_reason``, ``disable_reason``, ``cars``/``car`` (``CarView``)) and
 ``SkillEvent``; the typed vocabulary of what a world reports (``Skill``, ``CarStatus``,
 ``RoundEndReason``, ``DisableReason``, ``Standing``); ``ENGINE_ID`` names what a step computes.
 
@@ -19,6 +19,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "OwnState": "world",
     "DisableReason": "world",
     "Standing": "world",
+    "CarView": "state.car_view",
     "SkillEvent": "specs.inputs",
     "SKILLS": "specs.inputs",
     "Skill": "specs.inputs",

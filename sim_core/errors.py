@@ -1,9 +1,7 @@
-"""Coded errors of the simulation core and the asset pipeline (stable kebab-case codes)."""
+"""The simulation's coded error, ``SimError`` (stable kebab-case codes). It is defined with the other error
+families in ``open4wd_base.errors``, so that the protocol core can tell a world's refusal of a peer's bytes
+from a bug without importing ``sim_core``."""
 
-from open4wd_base.errors import CodedError
+from open4wd_base.errors import SimError
 
-
-class SimError(CodedError):
-    """Content or a world description the simulation refuses (an asset, a loadout, a track, a state),
-    with a stable ``code`` and a sentence saying what went wrong and what to do. Whose content it was
-    (the user's file, a peer's asset) is for the caller to say."""
+__all__ = ["SimError"]

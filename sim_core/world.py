@@ -37,6 +37,7 @@ from sim_core.step.physics import TrackContext
 from sim_core.step.ranking import CarStatus, car_status, ranking
 from sim_core.specs.route import route_for
 from sim_core.step.rules import PENALTY_FRAMES, RuleContext
+from sim_core.state.car_view import CarView
 from sim_core.state.codec import StateCodec, StateLimits, digest_of
 from sim_core.step.thermal import cold_parts_still
 from sim_core.step.weather import Weather
@@ -280,12 +281,16 @@ class World:
             return DisableReason.PHYSICS_RETIRED
         return None
 
-    def car_rows(self) -> list[tuple[int, ...]]:
-        """Every car's values in slot order, each as ``save_state`` lays them out: its car fields, then its
-        part fields by partIndex (index a row with ``sim_core.state.layout``'s ``ARC``, ``VS``, …, and
-        ``part_field(part, P_TEMP)``). What a driver observes every frame: tuples of the lists, without
-        packing the state's bytes (``car_state`` names every field, about 18 µs a car)."""
-        return [tuple(c) for c in self._cars]
+    def cars(self) -> tuple[CarView, ...]:
+        """Every car in slot order, typed and read-only (``CarView``): what drivers and views observe every
+        frame, without packing the state's bytes."""
+        return tuple([CarView(slot, tuple(c)) for slot, c in enumerate(self._cars)])
+
+    def car(self, slot: int) -> CarView:
+        """The car in ``slot`` (``CarView``); ``LocalError`` ``world-unknown-slot`` for a slot of no car."""
+        if type(slot) is not int or not 0 <= slot < len(self._cars):
+            raise LocalError("world-unknown-slot", f"slot {slot!r} is not a slot of this race (0..{len(self._cars) - 1})")
+        return CarView(slot, tuple(self._cars[slot]))
 
     def car_state(self, slot: int) -> dict[str, int]:
         """One car's state fields by name (diagnostics and tests; the step never reads this)."""

@@ -38,10 +38,7 @@ from sim_core.constants import (
     BATTERY_SKILL_TU_PER_Q, CHIP_SKILL_TU_PER_Q, EFFECT_FRAMES, EFFECT_UJ_DEN, EFFECT_UJ_NUM,
     K_EVENT_IMPULSE_PER_UJ, QUANTA_PER_MJ, THERMAL_C_TU,
 )
-from sim_core.state.layout import (
-    ARC, H, LAT, P_TEMP, PENALTY_TIMER, REMAINING_Q, RETIRED_FRAME, STATUS, STATUS_RACING, VH, VLAT, VS,
-    part_field,
-)
+from sim_core.state.car_view import CarView
 from sim_core.harness.scripted import SplitMix64
 from sim_core.specs.route import Route
 from sim_core.specs.track import TrackSpec
@@ -72,7 +69,7 @@ class _Car:
     initial_q: int
     auto_input_mw: int
     pct: dict[str, int]
-    heated: tuple[tuple[int, int, int, int], ...]  # (temp field, tu per quantum, heat capacity, highest temp)
+    heated: tuple[tuple[int, int, int, int], ...]  # (partIndex, tu per quantum, heat capacity, highest temp)
     cost_frames: dict[str, int]  # what a press pays, in frames of its budget (a launcher's release: 15)
     weapon_reach: int | None  # how far ahead its active weapon acts (µm), None if it is never held
     magnet: bool  # whether that weapon is a magnet (it acts only on cars that carry steel)
@@ -89,7 +86,7 @@ def _car(world: World, slot: int) -> _Car:
         if limit is not None:
             air = world.track.air_temperature_mc
             highest = limit - max(0, limit - air) * HEAT_RESERVE_PCT // 100
-            heated.append((part_field(index, P_TEMP), tu_per_q, v.parts[index].heat_capacity_mj_per_c, highest))
+            heated.append((index, tu_per_q, v.parts[index].heat_capacity_mj_per_c, highest))
     model = world.models[slot]
     mechanism = v.weapon.mechanism if v.weapon is not None and v.weapon.mode == "active" else None
     reach = {"launch": LAUNCH_REACH_UM, "magnet": MAGNET_REACH_UM, "push": PUSH_REACH_UM}.get(mechanism or "")
@@ -117,17 +114,17 @@ class BotDriver:
         skills are disabled, under a penalty, or once it no longer races)."""
         if world.done or world.disable_reason(slot) is not None:
             return []
-        rows = world.car_rows()
-        me = rows[slot]
-        if me[STATUS] != STATUS_RACING or me[PENALTY_TIMER] > 0:
+        cars = world.cars()
+        me = cars[slot]
+        if not me.racing or me.penalty_frames > 0:
             return []  # finished, or a penalty: skills would take no effect
         car = self._car_of(world, slot)
         route = world.route
         if route is not self._route:
             self._route, self._profile = route, speed_profile(route)
-        allowed = self._profile[route.index(route.wrap(me[ARC]))]
-        v = me[VS]
-        blocker = self._blocker(world, rows, slot, car)
+        allowed = self._profile[route.index(route.wrap(me.arc_um))]
+        v = me.vs_um_s
+        blocker = self._blocker(world, cars, slot, car)
         decision: Decision = []
         if "brake" in car.skills and v > allowed:
             decision.append(("brake", False))
@@ -135,18 +132,18 @@ class BotDriver:
               and (v + self._impulse_dv(car, me, "boost")) * 100 <= allowed * self.boost_margin_pct
               and self._affordable(car, me, "boost")):
             decision.append(("boost", False))
-        airborne = me[H] > 0 or me[VH] != 0
-        if ("slam" in car.skills and me[H] > SLAM_HEIGHT_UM and me[VH] > -self._impulse_dv(car, me, "slam")
+        airborne = me.h_um > 0 or me.vh_um_s != 0
+        if ("slam" in car.skills and me.h_um > SLAM_HEIGHT_UM and me.vh_um_s > -self._impulse_dv(car, me, "slam")
                 and self._affordable(car, me, "slam")):
             decision.append(("slam", False))
-        if "stabilize" in car.skills and ((airborne and me[VH] > 0) or abs(me[VLAT]) > DRIFT_UM_S):
+        if "stabilize" in car.skills and ((airborne and me.vh_um_s > 0) or abs(me.vlat_um_s) > DRIFT_UM_S):
             decision.append(("stabilize", True))
         if blocker is not None:
             side = self._swerve_side(world, me, blocker, car, frame, slot)
             if side in car.skills:
                 decision.append((side, True))
-        if ("weapon" in car.skills and car.weapon_reach is not None and me[H] == 0
-                and self._target(world, rows, slot, car, car.weapon_reach) and self._affordable(car, me, "weapon")):
+        if ("weapon" in car.skills and car.weapon_reach is not None and me.h_um == 0
+                and self._target(world, cars, slot, car, car.weapon_reach) and self._affordable(car, me, "weapon")):
             decision.append(("weapon", True))
         return decision  # at most 4 by construction: boost or brake, stabilize, one swerve, slam or weapon
 
@@ -159,49 +156,48 @@ class BotDriver:
         return car
 
     @staticmethod
-    def _budget(car: _Car, me: tuple[int, ...], skill: str) -> int:
+    def _budget(car: _Car, me: CarView, skill: str) -> int:
         """The skill's power budget now: battery output at this charge times its chip share (spec §5.2)."""
-        return car.configured_mw * me[REMAINING_Q] // car.initial_q * car.pct[skill] // 100
+        return car.configured_mw * me.energy_q // car.initial_q * car.pct[skill] // 100
 
-    def _impulse_dv(self, car: _Car, me: tuple[int, ...], skill: str) -> int:
+    def _impulse_dv(self, car: _Car, me: CarView, skill: str) -> int:
         """Speed change (µm/s) one press of an Event skill gives this car at this charge."""
         effect_uj = self._budget(car, me, skill) * EFFECT_FRAMES[skill] * EFFECT_UJ_NUM // EFFECT_UJ_DEN
         return effect_uj * K_EVENT_IMPULSE_PER_UJ // car.mass_ug
 
-    def _affordable(self, car: _Car, me: tuple[int, ...], skill: str) -> bool:
+    def _affordable(self, car: _Car, me: CarView, skill: str) -> bool:
         """After paying, the battery still delivers at least what the motor draws, and the waste heat
         leaves battery and chip a reserve below their thermal limits (a broken battery stops the drive)."""
         cost = self._budget(car, me, skill) * car.cost_frames[skill]
-        left = me[REMAINING_Q] - cost
+        left = me.energy_q - cost
         if left <= 0 or car.configured_mw * left // car.initial_q < car.auto_input_mw:
             return False
-        return all(me[field] + tu_per_q * cost // (THERMAL_C_TU * capacity) <= highest
-                   for field, tu_per_q, capacity, highest in car.heated)
+        return all(me.part_temp_mc(part) + tu_per_q * cost // (THERMAL_C_TU * capacity) <= highest
+                   for part, tu_per_q, capacity, highest in car.heated)
 
-    def _blocker(self, world: World, rows: list[tuple[int, ...]], slot: int, car: _Car) -> tuple[int, ...] | None:
+    def _blocker(self, world: World, cars: tuple[CarView, ...], slot: int, car: _Car) -> CarView | None:
         """The nearest racing car ahead in this car's lane that it is catching up with, if any."""
-        me = rows[slot]
+        me = cars[slot]
         best = best_gap = None
-        for _, row, gap in _ahead_in_lane(world, rows, slot, car):
-            closing = me[VS] - row[VS]
+        for other, gap in _ahead_in_lane(world, cars, slot, car):
+            closing = me.vs_um_s - other.vs_um_s
             if closing > 0 and gap <= closing * self.watch_frames // 60 + car.length_um and (best_gap is None or gap < best_gap):
-                best, best_gap = row, gap
+                best, best_gap = other, gap
         return best
 
     @staticmethod
-    def _target(world: World, rows: list[tuple[int, ...]], slot: int, car: _Car, reach: int) -> bool:
+    def _target(world: World, cars: tuple[CarView, ...], slot: int, car: _Car, reach: int) -> bool:
         """Whether a racing car ahead in this car's lane is within ``reach`` of its weapon (for a magnet:
         one that carries steel)."""
-        return any(gap <= reach and (not car.magnet or any(world.models[other].steel))
-                   for other, _, gap in _ahead_in_lane(world, rows, slot, car))
+        return any(gap <= reach and (not car.magnet or any(world.models[other.slot].steel))
+                   for other, gap in _ahead_in_lane(world, cars, slot, car))
 
-    def _swerve_side(self, world: World, me: tuple[int, ...], blocker: tuple[int, ...], car: _Car, frame: int,
-                     slot: int) -> str:
+    def _swerve_side(self, world: World, me: CarView, blocker: CarView, car: _Car, frame: int, slot: int) -> str:
         """Away from the car ahead, unless the wall on that side is too near; dead even → the seed decides."""
         route = world.route
-        half = route.width[route.index(route.wrap(me[ARC]))] // 2 - car.width_um // 2 - WALL_MARGIN_UM
-        room_left, room_right = me[LAT] + half, half - me[LAT]
-        offset = blocker[LAT] - me[LAT]
+        half = route.width[route.index(route.wrap(me.arc_um))] // 2 - car.width_um // 2 - WALL_MARGIN_UM
+        room_left, room_right = me.lat_um + half, half - me.lat_um
+        offset = blocker.lat_um - me.lat_um
         if offset == 0:
             coin = SplitMix64(self.seed ^ (frame // 60) << 8 ^ slot).next() & 1
             offset = room_left - room_right or (1 if coin else -1)
@@ -210,22 +206,22 @@ class BotDriver:
         return "swerve_right" if room_right > 0 else "swerve_left"
 
 
-def _ahead_in_lane(world: World, rows: list[tuple[int, ...]], slot: int,
-                   car: _Car) -> Iterator[tuple[int, tuple[int, ...], int]]:
-    """Each racing car ahead of ``slot`` in its lane (overlapping it across the route, with a margin), as
-    (its slot, its row, the gap between the two boxes along the route). Finished, retired and penalised
-    cars are out of the way (or ghosts); on a loop a car just past the line is still ahead, whatever the laps."""
-    me = rows[slot]
+def _ahead_in_lane(world: World, cars: tuple[CarView, ...], slot: int, car: _Car) -> Iterator[tuple[CarView, int]]:
+    """Each racing car ahead of ``slot`` in its lane (overlapping it across the route, with a margin), with
+    the gap between the two boxes along the route. Finished, retired and penalised cars are out of the way
+    (or ghosts); on a loop a car just past the line is still ahead, whatever the laps."""
+    me = cars[slot]
+    lat, arc = me.lat_um, me.arc_um
     route = world.route
-    for other, row in enumerate(rows):
-        if other == slot or row[STATUS] != STATUS_RACING or row[PENALTY_TIMER] or row[RETIRED_FRAME] >= 0:
+    for other in cars:
+        if other.slot == slot or not other.racing or other.penalty_frames or other.retired_frame is not None:
             continue
-        spec = world.vehicles[other]
-        if abs(row[LAT] - me[LAT]) >= (car.width_um + spec.width_um) // 2 + LANE_MARGIN_UM:
+        spec = world.vehicles[other.slot]
+        if abs(other.lat_um - lat) >= (car.width_um + spec.width_um) // 2 + LANE_MARGIN_UM:
             continue
-        ahead = row[ARC] - me[ARC]
+        ahead = other.arc_um - arc
         if route.loop:
             ahead %= route.length_um
         gap = ahead - (car.length_um + spec.length_um) // 2
         if gap >= 0:
-            yield other, row, gap
+            yield other, gap

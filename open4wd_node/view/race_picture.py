@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from open4wd_node.view.track_map import TrackMap, track_map
 from sim_core.specs.route import route_for
-from sim_core.state.layout import ARC, H, LAPS, LAT
 
 if TYPE_CHECKING:
     from sim_core.specs.track import TrackSpec
+    from sim_core.state.car_view import CarView
     from sim_core.world import World
 
 CAR_COLOURS = ("#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#9a6324")
@@ -33,22 +33,11 @@ def marker_text(slot: int) -> str:
     return str(slot + 1)
 
 
-@dataclass(frozen=True, slots=True)
-class CarPlace:
-    """One car where the simulation has it: route position, lateral offset and height (µm), and laps done."""
-
-    slot: int
-    arc_um: int
-    lat_um: int
-    h_um: int
-    laps: int
-
-
-def car_places(world: World) -> Sequence[CarPlace]:
-    """Every car's place in slot order, from the world's state after its last step. The one reader of the
-    state for every picture: the names are those of ``sim_core``'s typed car view, so reading that
-    instead (``world.cars()``) changes only this line."""
-    return [CarPlace(slot, row[ARC], row[LAT], row[H], row[LAPS]) for slot, row in enumerate(world.car_rows())]
+def car_places(world: World) -> Sequence[CarView]:
+    """Every car in slot order as the world's state has it after its last step (``sim_core``'s typed car
+    view: ``slot``, ``arc_um``, ``lat_um``, ``h_um``, ``laps``, …): the one reader of the state for every
+    picture."""
+    return world.cars()
 
 
 @dataclass(frozen=True)

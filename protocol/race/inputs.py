@@ -22,6 +22,13 @@ NO_EVENTS: tuple[Event, ...] = ()
 _HOLDS: dict[tuple[Event, ...], tuple[Event, ...]] = {}
 
 
+def input_window_end(current_frame: int, resume_frame: int) -> int:
+    """The newest frame whose input is accepted at ``current_frame``: current + 24, or, for a node that
+    caught up and is still short of its own ``resume_frame``, resume + 24 (the others, waiting for its
+    input of that frame, are up to there)."""
+    return max(current_frame, resume_frame) + INPUT_WINDOW_AHEAD
+
+
 def holds(events: tuple[Event, ...]) -> tuple[Event, ...]:
     """The Hold ticks of ``events`` (memoised: there are few distinct inputs in a race)."""
     found = _HOLDS.get(events)

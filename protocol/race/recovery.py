@@ -1,15 +1,19 @@
 """``Recovery``: the disconnect and catch-up rules of a race session (spec/netcode.md §4.5, §6.1): lost
 peers, the partition guard, rejoin, relayed inputs, and both sides of the snapshot exchange.
 
-An object composed into ``RaceSession`` (no mixin): it owns its own state (reconnect windows, whether
-this node is off-line, the offers it made and pinned, its catch-up request, the resume frames it was
-told) and works on what the session hands it explicitly:
+A layer below ``RaceSession``, called one way, as GGRS's ``P2PSession`` polls its sub-layers: the
+session calls ``Recovery``; ``Recovery`` never calls the session and holds no reference to it. It owns
+its own state (reconnect windows, whether this node is off-line, the offers it made and pinned, its
+catch-up request, the resume frames it was told) and works on what the session hands it explicitly:
 
-- the ``PeerTable`` (statuses, ``active_from``), the per-peer ``PeerInputs`` and the ``SyncLayer``,
-  which both sides share;
-- a ``SessionPort``, the seven things it asks of the session: is it over, its newest final frame, the
-  input window's end, recompute the frontier, admit a signed input, end the session, restart frames at
-  a snapshot.
+- the ``PeerTable`` (statuses, ``active_from``), the per-peer ``PeerInputs``, the ``SyncLayer`` and the
+  ``InputForwarding`` rules, which both layers share;
+- what a call needs of the session's own facts, as arguments (the newest final frame for a rejoin).
+
+What it wants of the session comes back as typed decisions (``protocol.race.decisions``) in the list
+each call returns, between its actions, in order: admit a relayed input, recompute the frontier, relay a
+peer's held inputs, send a snapshot, restart at a snapshot's frame, end the session. The session applies
+them and passes the actions through; it calls nothing of ``Recovery`` once it has ended.
 
 docs/race.md explains every rule and decision.
 """
@@ -18,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
 
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.consensus import quorum
@@ -29,9 +32,11 @@ from protocol.race.actions import (
 from protocol.race.catchup import (
     MAX_ADVANCE_FRAMES, RESUME_LEAD_FRAMES, CatchUpRequest, CatchUpVerdict, Offer, OfferPins,
 )
-from protocol.race.inputs import (
-    INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, STATE_BUFFER_FRAMES, PeerInputs, input_prev, parse_events,
+from protocol.race.decisions import (
+    AdmitRelayed, CheckedInputs, EndSession, RecomputeFrontier, RecoveryStep, RelayHeldInputs, RestartAt, SendSnapshot,
 )
+from protocol.race.forwarding import InputForwarding, signed_records
+from protocol.race.inputs import INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, PeerInputs, input_window_end
 from protocol.race.keys import RaceKeyBook, signed_leave, verify_race_signature
 from protocol.race.messages import (
     OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, LeaveReason, RaceInput, RaceOffer,
@@ -39,7 +44,7 @@ from protocol.race.messages import (
 )
 from protocol.race.peers import ACTIVE, LOST, REJOINING, REMOVED, PeerTable
 from protocol.race.setup import RaceSetup
-from protocol.race.signing import Event, catch_up_digest, input_digest
+from protocol.race.signing import catch_up_digest
 from protocol.race.sync import SyncLayer
 
 RECONNECT_WINDOW_MS = 15_000
@@ -52,42 +57,6 @@ FORWARD_LEASE_MS = RECONNECT_WINDOW_MS
 docs/race.md, "A partial partition is bridged"); nothing on the wire says that the link healed."""
 OFFER_ALIGNMENT = 8
 
-CheckedInputs = dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...], bytes]]
-"""Verified forwarded inputs of a snapshot by (peer, frame): the signed message, its parsed events and
-its digest."""
-
-
-class SessionPort(Protocol):
-    """What ``Recovery`` needs from the session it serves, and nothing else."""
-
-    @property
-    def ended(self) -> SessionEndReason | None:
-        """The session's end reason, None while it runs."""
-
-    @property
-    def confirmed_frame(self) -> int:
-        """The newest final frame."""
-
-    def window_end(self) -> int:
-        """The newest frame whose input is accepted now."""
-
-    def recompute_frontier(self) -> None:
-        """Recompute the newest frame all required real inputs are in for (statuses changed)."""
-
-    def admit(self, peer: str, msg: RaceInput) -> list[RaceAction]:
-        """Verify and store ``peer``'s signed input (inside the window); raises ``PeerError`` on a bad one."""
-
-    def settle(self, peer: str) -> list[RaceAction]:
-        """Verify ``peer``'s pending inputs now, so that everything in its ``signed`` can be forwarded
-        (a forged one is discarded: the ``Misbehaviour`` actions)."""
-
-    def end(self, reason: SessionEndReason, detail: str, evidence: dict[str, Any] | None = None) -> list[RaceAction]:
-        """End the session (once): the ``SessionEnded`` action, or nothing if it already ended."""
-
-    def restart_at(self, frame: int) -> None:
-        """Forget the session's frame-keyed state (confirmations, rollback, votes, strikes, input buffers):
-        a snapshot of ``frame`` replaced the world."""
-
 
 class Recovery:
     """Disconnects, partitions, rejoins and catch-up for one node's round (see the module docstring).
@@ -95,22 +64,23 @@ class Recovery:
     The session forwards a broken link (``link_lost``: waited for during ``LINK_GRACE_MS``, then lost),
     the watchdog's verdict (``peer_lost``: lost at once), ``peer_reconnected``, ``tick`` and the recovery messages
     (``on_rejoin``, ``on_relay``, ``on_resume``, ``on_probe``, ``on_offer``, ``on_sync_request``,
-    ``on_snapshot``; each ``(peer, msg, now_ms)`` like ``receive``), tells it about each final frame
-    (``on_confirmed``) and asks ``catching_up`` / ``off_line``. Message handlers raise ``PeerError`` for
-    what a peer sent (the session turns it into ``Misbehaviour``)."""
+    ``on_snapshot``; each ``(peer, msg, now_ms)`` like ``receive``, a rejoin with the newest final
+    frame), tells it about each final frame (``on_confirmed``) and each relayed input it admitted
+    (``relayed_admitted``), and asks ``catching_up`` / ``off_line``. Each call returns ``RecoveryStep``s
+    for the session to apply in order. Message handlers raise ``PeerError`` for what a peer sent (the
+    session turns it into ``Misbehaviour``)."""
 
     def __init__(self, *, setup: RaceSetup, race_id: str, race_key: Identity, keys: RaceKeyBook, peers: PeerTable,
-                 inputs: Mapping[str, PeerInputs], sync: SyncLayer, session: SessionPort) -> None:
+                 inputs: Mapping[str, PeerInputs], sync: SyncLayer, forwarding: InputForwarding) -> None:
         self._setup = setup
         self._race_id = race_id
         self._me = peers.me
         self._key = race_key
         self._keys = keys
-        self._skills = {p: frozenset(s) for p, s in setup.skills.items()}
         self._peers = peers
         self._inputs = inputs
         self._sync = sync
-        self._session = session
+        self._forwarding = forwarding
         self._lost_at: dict[str, int] = {}
         self._unlinked: dict[str, int] = {}  # peer -> when its link broke, or it was last heard of: waited for (the grace)
         self._heard_up_to: dict[str, int] = {}  # unlinked peer -> the newest frame it may have made before the break
@@ -155,7 +125,7 @@ class Recovery:
 
     # ---- peers come and go -----------------------------------------------------------------------
 
-    def remove(self, peer: str, reason: LeaveReason) -> list[RaceAction]:
+    def remove(self, peer: str, reason: LeaveReason) -> list[RecoveryStep]:
         """``peer`` is out of the round for good (it left, or its window closed): stop waiting for it."""
         if self._peers.statuses[peer] is REMOVED:
             return []
@@ -164,20 +134,20 @@ class Recovery:
         self._unlinked.pop(peer, None)
         self._stop_forwarding(peer)
         self._pins.drop(peer)
-        self._session.recompute_frontier()
-        return [PeerLeft(peer, reason)]
+        return [RecomputeFrontier(), PeerLeft(peer, reason)]
 
-    def on_relay(self, peer: str, msg: RaceRelay, now_ms: int) -> list[RaceAction]:
+    def on_relay(self, peer: str, msg: RaceRelay, now_ms: int) -> list[RecoveryStep]:
         """Signed inputs forwarded by ``peer``: those of a peer whose link to it broke (or that it lost),
-        or its own re-sent after a reconnect. Each is checked against its owner's race key; those outside
-        the window are skipped. A new input of a peer whose link to this node is down counts as hearing
-        from it: the grace starts again (``_unlinked``), so a peer that only this node cannot reach is
-        waited for, never predicted, while another peer forwards its inputs. And inputs of another peer
-        that this node still reaches tell it that ``peer``'s link to that one is down: from now on this
-        node forwards that one's inputs to ``peer`` (``forwarded``) for ``FORWARD_LEASE_MS``, starting
-        with those it holds."""
-        actions: list[RaceAction] = self._forward_for(peer, {r.peer for r in msg.inputs}, now_ms)
+        or its own re-sent after a reconnect. Each is checked against its owner's race key as the session
+        admits it (``AdmitRelayed``); those outside the window are skipped. A new input of a peer whose
+        link to this node is down counts as hearing from it (``relayed_admitted``): the grace starts again
+        (``_unlinked``), so a peer that only this node cannot reach is waited for, never predicted, while
+        another peer forwards its inputs. And inputs of another peer that this node still reaches tell it
+        that ``peer``'s link to that one is down: from now on this node forwards that one's inputs to
+        ``peer`` (``forwarded``) for ``FORWARD_LEASE_MS``, starting with those it holds."""
+        steps = self._forward_for(peer, {r.peer for r in msg.inputs}, now_ms)
         statuses, active_from = self._peers.statuses, self._peers.active_from
+        window_end = input_window_end(self._sync.current_frame, active_from[self._me])
         for record in msg.inputs:
             owner = record.peer
             if owner not in self._peers.others or statuses[owner] is REMOVED or self._catch_up is not None:
@@ -187,28 +157,27 @@ class Recovery:
             if owner == peer and statuses[peer] is not ACTIVE:
                 continue  # a peer's own re-sent inputs count only once it is active again
             low = max(self._sync.current_frame - INPUT_WINDOW_BEHIND, active_from[owner])
-            if not low <= record.frame <= self._session.window_end():
-                continue
-            actions += self._session.admit(owner, record.signed())
-            if self._session.ended is not None:
-                break
-            if owner in self._unlinked and record.frame > self._heard_up_to[owner]:
-                # an input it made after its link to this node broke (beyond this node's window then: the
-                # relays sent at the break carry none): it is alive, and another peer hears it
-                self._heard_up_to[owner] = record.frame
-                self._unlinked[owner] = max(self._unlinked[owner], now_ms)
-        return actions
+            if low <= record.frame <= window_end:
+                steps.append(AdmitRelayed(owner, record.signed()))
+        return steps
 
-    def _forward_for(self, peer: str, owners: Iterable[str], now_ms: int) -> list[RaceAction]:
+    def relayed_admitted(self, owner: str, frame: int, now_ms: int) -> None:
+        """The session admitted ``owner``'s input of ``frame`` from a relay (an ``AdmitRelayed``)."""
+        if owner in self._unlinked and frame > self._heard_up_to[owner]:
+            # an input it made after its link to this node broke (beyond this node's window then: the
+            # relays sent at the break carry none): it is alive, and another peer hears it
+            self._heard_up_to[owner] = frame
+            self._unlinked[owner] = max(self._unlinked[owner], now_ms)
+
+    def _forward_for(self, peer: str, owners: Iterable[str], now_ms: int) -> list[RecoveryStep]:
         """``peer`` relayed inputs of ``owners``: its link to each is down. Each active one this node is
         still linked with has its inputs forwarded to ``peer`` for ``FORWARD_LEASE_MS``, those held first
-        (the newest ``STATE_BUFFER_FRAMES`` confirmed and every later one, as ``_relay_inputs_of``). Not
-        for an owner whose link to this node broke within the lease: relays of it from others are then
-        their bridge to this node, not a sign that their own link is down (two nodes would otherwise
-        forward each other every input of it)."""
+        (``RelayHeldInputs``). Not for an owner whose link to this node broke within the lease: relays of
+        it from others are then their bridge to this node, not a sign that their own link is down (two
+        nodes would otherwise forward each other every input of it)."""
         if self._peers.statuses.get(peer) is not ACTIVE:
             return []
-        actions: list[RaceAction] = []
+        steps: list[RecoveryStep] = []
         for owner in sorted(set(owners)):
             bridged_recently = now_ms - self._bridged_at.get(owner, now_ms - FORWARD_LEASE_MS) < FORWARD_LEASE_MS
             if (owner == peer or owner not in self._peers.others or self._peers.statuses[owner] is not ACTIVE
@@ -217,11 +186,8 @@ class Recovery:
             targets = self._forward_to.setdefault(owner, {})
             if peer not in targets:
                 targets[peer] = now_ms
-                settled, records = self._held_records_of(owner)
-                actions += settled
-                if records:
-                    actions.append(Send(peer, RaceRelay(records)))
-        return actions
+                steps.append(RelayHeldInputs(owner, (peer,)))
+        return steps
 
     def forwards(self, owner: str) -> bool:
         """Whether ``owner``'s inputs are forwarded to anyone (then each is verified as it arrives)."""
@@ -245,7 +211,7 @@ class Recovery:
         for targets in self._forward_to.values():
             targets.pop(peer, None)
 
-    def link_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
+    def link_lost(self, peer: str, now_ms: int) -> list[RecoveryStep]:
         """The link to ``peer`` broke. The peer stays active, and waited for, for ``LINK_GRACE_MS``: the
         mesh dials again at once, and a peer alive behind a broken link still sends its real inputs to
         the others, who confirm them. Making its predictions final here meanwhile would fork this node's
@@ -253,70 +219,35 @@ class Recovery:
         that this node holds go to the other active peers at once, so that, should the peer be lost to all,
         every survivor predicts it from the same real inputs. ``tick`` makes the peer lost (``peer_lost``,
         its reconnect window counted from now) if no new link came by then."""
-        if self._session.ended is not None or self._peers.statuses.get(peer) is not ACTIVE or peer == self._me:
-            return []
-        if peer in self._unlinked:
+        if self._peers.statuses.get(peer) is not ACTIVE or peer == self._me or peer in self._unlinked:
             return []
         self._unlinked[peer] = now_ms
-        self._heard_up_to[peer] = self._session.window_end()
+        self._heard_up_to[peer] = input_window_end(self._sync.current_frame, self._peers.active_from[self._me])
         self._bridged_at[peer] = now_ms
         self._forward_to.pop(peer, None)  # this node no longer hears it first-hand; its own relay below tells the others
-        return self._relay_inputs_of(peer)  # during the grace, every survivor comes to hold the same inputs of it
+        return [self._relay_inputs_of(peer)]  # during the grace, every survivor comes to hold the same inputs of it
 
-    def peer_lost(self, peer: str, now_ms: int, since_ms: int | None = None) -> list[RaceAction]:
+    def peer_lost(self, peer: str, now_ms: int, since_ms: int | None = None) -> list[RecoveryStep]:
         """``peer`` is lost (its link stayed down for the grace, or the watchdog gave up on it): predict it
         for the reconnect window, counted from ``since_ms`` (default ``now_ms``; ``tick`` closes the window),
         and forward its signed inputs that the other survivors may lack."""
         self._unlinked.pop(peer, None)
-        if self._session.ended is not None or self._peers.statuses.get(peer) is not ACTIVE or peer == self._me:
+        if self._peers.statuses.get(peer) is not ACTIVE or peer == self._me:
             return []
         self._peers.statuses[peer] = LOST
         self._lost_at[peer] = now_ms if since_ms is None else since_ms
         self._stop_forwarding(peer)
-        self._session.recompute_frontier()
-        return [PeerLost(peer), *self._relay_inputs_of(peer)]
+        return [RecomputeFrontier(), PeerLost(peer), self._relay_inputs_of(peer)]
 
-    def _relay_inputs_of(self, peer: str) -> list[RaceAction]:
+    def _relay_inputs_of(self, peer: str) -> RelayHeldInputs:
         """Forward ``peer``'s signed inputs of this node's last 12 confirmed and all later frames to the
         other active peers: those whose copy was lost with a link then hold the same real inputs."""
-        actions, relay = self._held_records_of(peer)
-        if not relay:
-            return actions
-        return actions + [Send(p, RaceRelay(relay)) for p in self._peers.active_others() if p != peer]
+        return RelayHeldInputs(peer, tuple(p for p in self._peers.active_others() if p != peer))
 
-    def _held_records_of(self, peer: str) -> tuple[list[RaceAction], list[InputRecord]]:
-        """``peer``'s signed inputs of this node's last 12 confirmed and all later frames, its pending ones
-        settled first, each with a signature that verifies on its own (``_forwardable``; with the actions
-        of any that failed)."""
-        actions = self._session.settle(peer)
-        signed = self._inputs[peer].signed
-        first = self._session.confirmed_frame + 1 - STATE_BUFFER_FRAMES  # survivors a little behind need these too
-        refused, records = self._forwardable([InputRecord.of(peer, signed[f]) for f in sorted(signed) if f >= first])
-        return actions + refused, records
-
-    def _forwardable(self, records: list[InputRecord]) -> tuple[list[RaceAction], list[InputRecord]]:
-        """The records whose own signature verifies. A racer proves most inputs by the signature of a later
-        one of their chain (docs/race.md, "Chained inputs"), which says nothing of the signature each came
-        with, while whoever receives a forwarded input checks it alone: one that fails there is its
-        owner's misbehaviour (the ``Misbehaviour`` actions) and is not forwarded. Forwarding is rare (a
-        broken link, a bridge, a catch-up), so checking every record then costs little."""
-        actions: list[RaceAction] = []
-        kept: list[InputRecord] = []
-        for record in records:
-            key = self._keys.key(self._race_id, record.peer)
-            if record.peer == self._me or (key is not None and verify_race_signature(
-                    key, self._record_digest(record)[1], record.signature)):
-                kept.append(record)
-            else:
-                actions.append(Misbehaviour(record.peer, "race-input-bad-signature"))
-        return actions, kept
-
-    def tick(self, now_ms: int) -> list[RaceAction]:
+    def tick(self, now_ms: int) -> list[RecoveryStep]:
         """Timers: lose the peers whose link stayed broken for the grace, close expired reconnect windows
         (the partition guard) and run catch-up retries."""
-        if self._session.ended is not None:
-            return []
-        actions: list[RaceAction] = []
+        actions: list[RecoveryStep] = []
         for peer, at in sorted(self._unlinked.items()):
             if now_ms - at >= LINK_GRACE_MS:  # no new link within the grace: the peer is lost
                 actions += self.peer_lost(peer, now_ms, at)
@@ -327,10 +258,10 @@ class Recovery:
         if expired:
             roster = self._peers.roster
             if self._off_line or self._peers.present_count() < quorum(len(roster)):
-                return self._session.end(
+                return [EndSession(
                     SessionEndReason.PARTITION_VOID, "this side of the partition is not a strict majority of the roster",
                     {"present": sorted(p for p in roster if p == self._me or self._peers.statuses[p] is ACTIVE)},
-                )
+                )]
             for peer in expired:
                 actions += self.remove(peer, LeaveReason.DISCONNECT)
         if self._catch_up is not None:
@@ -350,15 +281,16 @@ class Recovery:
 
     def peer_reconnected(self, peer: str, now_ms: int) -> list[RaceAction]:
         """A new link to ``peer`` is up: tell it who we race as, where we are, and whether we must catch up."""
-        if self._session.ended is not None or peer not in self._peers.others:
+        if peer not in self._peers.others:
             return []
         self._unlinked.pop(peer, None)  # back within the grace: it never was lost, nothing was made final
         msg = RaceRejoin(self._race_id, self._setup.loadouts[self._me], self._sync.current_frame, self._off_line)
         return [Send(peer, msg)]
 
-    def on_rejoin(self, peer: str, msg: RaceRejoin, now_ms: int) -> list[RaceAction]:
+    def on_rejoin(self, peer: str, msg: RaceRejoin, now_ms: int, confirmed_frame: int) -> list[RecoveryStep]:
         """``peer`` is back on a new link: refuse another loadout or a removed peer; make it active again
-        (and re-send this node's inputs), or ``rejoining`` while it catches up. The frames decide too: a
+        from the frame after ``confirmed_frame`` (the session's newest final frame) at the earliest (and
+        re-send this node's inputs), or ``rejoining`` while it catches up. The frames decide too: a
         peer whose ``nextFrame`` is behind this node's input window cannot be waited for (the inputs it
         lacks are gone) and is ``rejoining`` as if it had asked to catch up; a peer more than the window
         ahead means this node is the one that fell behind (it was stopped, say), so this node catches up
@@ -370,7 +302,7 @@ class Recovery:
         statuses = self._peers.statuses
         if statuses[peer] is REMOVED:
             return [CloseLink(peer, "race-peer-removed")]
-        actions: list[RaceAction] = []
+        actions: list[RecoveryStep] = []
         current = self._sync.current_frame
         if msg.nextFrame > current + INPUT_WINDOW_AHEAD and self._catch_up is None:
             self._off_line = True  # the race went on without this node: only a snapshot brings it back
@@ -382,15 +314,15 @@ class Recovery:
             if statuses[peer] is ACTIVE:
                 self._lost_at[peer] = now_ms
             statuses[peer] = REJOINING
-            self._session.recompute_frontier()
+            actions.append(RecomputeFrontier())
         else:
             if not self._off_line:  # an off-line node's inputs are not the race's: it catches up instead
-                actions = self._resend(peer, msg.nextFrame - INPUT_WINDOW_BEHIND)
+                actions += self._resend(peer, msg.nextFrame - INPUT_WINDOW_BEHIND)
             if statuses[peer] is not ACTIVE:
                 statuses[peer] = ACTIVE
-                self._peers.active_from[peer] = max(self._peers.active_from[peer], self._session.confirmed_frame + 1)
+                self._peers.active_from[peer] = max(self._peers.active_from[peer], confirmed_frame + 1)
                 self._lost_at.pop(peer, None)
-                self._session.recompute_frontier()
+                actions.append(RecomputeFrontier())
                 if not self._off_line:  # back within the window with nothing to catch up: say so
                     actions.append(PeerRejoined(peer, self._peers.active_from[peer]))
         if self._off_line:
@@ -403,13 +335,12 @@ class Recovery:
     def _resend(self, peer: str, first: int) -> list[RaceAction]:
         """This node's own inputs from ``first`` on, as a relay: the peer may have moved on meanwhile,
         and a relayed input outside its window is skipped rather than counted as misbehaviour."""
-        signed = self._inputs[self._me].signed
-        records = [InputRecord.of(self._me, signed[f]) for f in sorted(signed) if f >= first]
+        records = signed_records(self._me, self._inputs[self._me], first)
         return [Send(peer, RaceRelay(records))] if records else []
 
     # ---- catch-up: requester -----------------------------------------------------------------------
 
-    def _maybe_start_catch_up(self, now_ms: int) -> list[RaceAction]:
+    def _maybe_start_catch_up(self, now_ms: int) -> list[RecoveryStep]:
         if self._catch_up is not None:
             return []
         roster = self._peers.roster
@@ -424,12 +355,12 @@ class Recovery:
         self._catch_up = CatchUpRequest(self._request_ids, voters, need, now_ms, self._sync.current_frame)
         return self._probe(self._catch_up, voters)
 
-    def _probe(self, request: CatchUpRequest, voters: Iterable[str]) -> list[RaceAction]:
+    def _probe(self, request: CatchUpRequest, voters: Iterable[str]) -> list[RecoveryStep]:
         rid = request.request_id
         return [Send(p, RaceProbe(rid, self._key.sign(catch_up_digest(self._race_id, "probe", rid, p, []))))
                 for p in voters]
 
-    def _catch_up_timers(self, request: CatchUpRequest, now_ms: int) -> list[RaceAction]:
+    def _catch_up_timers(self, request: CatchUpRequest, now_ms: int) -> list[RecoveryStep]:
         verdict = request.on_timer(now_ms)
         if verdict is CatchUpVerdict.REPROBE:
             self._request_ids += 1
@@ -448,7 +379,7 @@ class Recovery:
         if key is None or not verify_race_signature(key, digest, signature):
             raise ProtocolError(code, "the message is not signed by the peer's race key")
 
-    def on_offer(self, peer: str, msg: RaceOffer, now_ms: int) -> list[RaceAction]:
+    def on_offer(self, peer: str, msg: RaceOffer, now_ms: int) -> list[RecoveryStep]:
         """A responder's signed candidates for this node's catch-up; once a quorum agrees on one, ask for
         it; once a quorum is out of reach (more than 900 frames ahead), give up. Raises ``ProtocolError``
         ``race-offer-invalid``, ``race-offer-bad-signature``."""
@@ -468,7 +399,7 @@ class Recovery:
                                  f"a strict majority is more than {MAX_ADVANCE_FRAMES} frames ahead of this node")
         return []
 
-    def _request_snapshot(self, request: CatchUpRequest, now_ms: int) -> list[RaceAction]:
+    def _request_snapshot(self, request: CatchUpRequest, now_ms: int) -> list[RecoveryStep]:
         if request.target is None:
             raise LocalError("race-catch-up-no-target", "a snapshot was asked for before a quorum agreed on one")
         target = request.next_voter(now_ms)
@@ -480,7 +411,7 @@ class Recovery:
         signature = self._key.sign(catch_up_digest(self._race_id, "sync-request", rid, target, [(frame, digest)]))
         return [Send(target, RaceSyncRequest(rid, frame, digest, signature))]
 
-    def on_snapshot(self, peer: str, msg: RaceSnapshot, now_ms: int) -> list[RaceAction]:
+    def on_snapshot(self, peer: str, msg: RaceSnapshot, now_ms: int) -> list[RecoveryStep]:
         """The snapshot asked for: apply it if it is the one the quorum vouched for, signed, with verified
         inputs, and the world accepts it; else count it against ``peer`` and ask the next voter. Raises
         ``ProtocolError`` ``race-snapshot-unexpected`` when no request to ``peer`` matches."""
@@ -506,41 +437,30 @@ class Recovery:
         for record in records:
             if record.peer not in self._inputs:
                 raise ProtocolError("race-snapshot-mismatch", "a forwarded input is not of the roster")
-            events, digest = self._record_digest(record)
+            events, digest = self._forwarding.digest(record)
             self._signed_by(record.peer, digest, record.signature, "race-snapshot-bad-signature")
             known = checked.setdefault((record.peer, record.frame), (record.signed(), events, digest))
             if known[1] != events:
                 raise ProtocolError("race-snapshot-mismatch", "two different inputs for one peer and frame")
         return checked
 
-    def _record_digest(self, record: InputRecord) -> tuple[tuple[Event, ...], bytes]:
-        """A forwarded input's events, checked against its owner's chip, and the digest its owner signed.
-        Raises ``ProtocolError`` for events or a ``prev`` that break the input rules."""
-        events = parse_events(record.events, self._skills[record.peer])
-        return events, input_digest(self._race_id, record.frame, events, input_prev(record.prev))
-
-    def _apply_snapshot(self, frame: int, state: bytes, digest: bytes, inputs: CheckedInputs) -> list[RaceAction]:
+    def _apply_snapshot(self, frame: int, state: bytes, digest: bytes, inputs: CheckedInputs) -> list[RecoveryStep]:
+        """The world is the snapshot's now: the session restarts at ``frame`` with the snapshot's inputs;
+        real inputs resume ``RESUME_LEAD_FRAMES`` later for this node, and for each peer where it said."""
         self._catch_up = None
         self._off_line = False
         self._offered = []
-        self._session.restart_at(frame)
-        for (peer, at), (signed, events, input_hash) in sorted(inputs.items()):
-            if at < frame:
-                self._inputs[peer].set_base(at, events, signed)
-            else:
-                self._inputs[peer].add(at, events, signed, input_hash)
         resume = frame + RESUME_LEAD_FRAMES
         for peer in self._peers.roster:
             self._peers.active_from[peer] = resume if peer == self._me else max(frame, self._resumes.get(peer, 0))
-        self._session.recompute_frontier()
-        resumes: list[RaceAction] = [Send(p, RaceResume(frame, resume)) for p in self._peers.active_others()]
-        return resumes + [CaughtUp(frame, state, digest, resume)]
+        resumes = [Send(p, RaceResume(frame, resume)) for p in self._peers.active_others()]
+        return [RestartAt(frame, inputs), RecomputeFrontier(), *resumes, CaughtUp(frame, state, digest, resume)]
 
-    def _give_up(self, reason: SessionEndReason, detail: str) -> list[RaceAction]:
+    def _give_up(self, reason: SessionEndReason, detail: str) -> list[RecoveryStep]:
         """End after a failed catch-up, telling the others so that none of them waits for this node."""
         leave = signed_leave(self._key, self._race_id, LeaveReason.DISCONNECT)
-        sends: list[RaceAction] = [Send(p, leave) for p in self._peers.remaining_others()]
-        return sends + self._session.end(reason, detail)
+        sends: list[RecoveryStep] = [Send(p, leave) for p in self._peers.remaining_others()]
+        return sends + [EndSession(reason, detail)]
 
     # ---- catch-up: responder -------------------------------------------------------------------------
 
@@ -556,27 +476,20 @@ class Recovery:
         signature = self._key.sign(catch_up_digest(self._race_id, "offer", msg.requestId, peer, candidates))
         return [Send(peer, RaceOffer(msg.requestId, [Candidate(f, h) for f, h in candidates], signature))]
 
-    def on_sync_request(self, peer: str, msg: RaceSyncRequest, now_ms: int) -> list[RaceAction]:
+    def on_sync_request(self, peer: str, msg: RaceSyncRequest, now_ms: int) -> list[RecoveryStep]:
         """Send the pinned snapshot ``peer`` asks for, with the inputs it needs to predict as this node
-        did. Raises ``ProtocolError`` ``race-sync-request-bad-signature``, ``-unknown``, ``-expired``,
+        did: those of every peer not active here, whose own re-sends will not come (``SendSnapshot``).
+        Raises ``ProtocolError`` ``race-sync-request-bad-signature``, ``-unknown``, ``-expired``,
         ``race-sync-cooldown``."""
         candidate = (msg.frame, msg.hash)
         self._signed_by(peer, catch_up_digest(self._race_id, "sync-request", msg.requestId, self._me, [candidate]),
                         msg.signature, "race-sync-request-bad-signature")
         offer = self._pins.take(peer, msg.requestId, candidate, self._sync.current_frame)
-        inputs = list(offer.bases)
-        actions: list[RaceAction] = []
-        for other in self._peers.others:
-            if self._peers.statuses[other] is not ACTIVE:  # nobody re-sends these: forward what this node used
-                actions += self._session.settle(other)
-                signed = self._inputs[other].signed
-                inputs += [InputRecord.of(other, signed[f]) for f in sorted(signed) if f >= msg.frame]
-        refused, inputs = self._forwardable(inputs)
-        actions += refused
+        inactive = tuple(p for p in self._peers.others if self._peers.statuses[p] is not ACTIVE)
         signature = self._key.sign(catch_up_digest(self._race_id, "snapshot", msg.requestId, peer, [candidate]))
-        return actions + [Send(peer, RaceSnapshot(msg.requestId, msg.frame, offer.state, inputs, signature))]
+        return [SendSnapshot(peer, msg.requestId, msg.frame, offer.state, tuple(offer.bases), inactive, signature)]
 
-    def on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[RaceAction]:
+    def on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[RecoveryStep]:
         """A peer caught up. It was ``rejoining`` here, or it is a fellow of this node's minority that
         never lost its link to us: either way its real inputs restart at ``resumeFrame``. Raises
         ``ProtocolError`` ``race-resume-unexpected``, ``race-resume-invalid``."""
@@ -593,5 +506,4 @@ class Recovery:
         statuses[peer] = ACTIVE
         self._peers.active_from[peer] = max(self._peers.active_from[peer], msg.resumeFrame)
         self._lost_at.pop(peer, None)
-        self._session.recompute_frontier()
-        return self._resend(peer, msg.frame) + [PeerRejoined(peer, msg.resumeFrame)]
+        return [RecomputeFrontier(), *self._resend(peer, msg.frame), PeerRejoined(peer, msg.resumeFrame)]

@@ -8,8 +8,11 @@ about to be stepped, the world's ``frame``.
 
 The session is composed like GGRS's ``P2PSession``: a ``SyncLayer`` owns the world and its saved states,
 a ``PeerTable`` the peers' statuses, ``PeerInputs`` each peer's inputs, ``VoteBook`` the checksum votes,
-``Recovery`` the disconnect and catch-up rules (it reaches the session only through ``SessionPort``),
-``AnchorRound`` the end-of-round anchor.
+``Recovery`` the disconnect and catch-up rules, ``AnchorRound`` the end-of-round anchor. The layers are
+called one way: the session calls them and none of them calls the session. ``Recovery`` returns what it
+wants of the session as typed decisions (``protocol.race.decisions``: admit a relayed input, recompute
+the frontier, relay a peer's held inputs, send a snapshot, restart at a snapshot, end), which ``_apply``
+carries out in order between the actions it passes through.
 
 Finality: a frame is *confirmed* once no message can change it: every active peer's real input is in,
 and predictions of lost or removed peers are outside the input window. A connected peer is predicted
@@ -35,7 +38,7 @@ the call, and is never blamed on a peer.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from protocol.encoding.dagcbor import signing_digest
@@ -50,8 +53,12 @@ from protocol.race.actions import (
 )
 from protocol.race.anchor import AnchorFacts, AnchorRound
 from protocol.race.costs import NO_COST_METER, CostMeter, CostPart
+from protocol.race.decisions import (
+    AdmitRelayed, CheckedInputs, EndSession, RecomputeFrontier, RecoveryStep, RelayHeldInputs, RestartAt, SendSnapshot,
+)
+from protocol.race.forwarding import InputForwarding, signed_records
 from protocol.race.inputs import (
-    INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, NO_EVENTS, STATE_BUFFER_FRAMES, PeerInputs, input_prev, parse_events,
+    INPUT_WINDOW_BEHIND, NO_EVENTS, STATE_BUFFER_FRAMES, PeerInputs, input_prev, input_window_end, parse_events,
     wire_events,
 )
 from protocol.race.keys import RaceKeyBook, announce, signed_leave, verify_race_signature
@@ -87,6 +94,8 @@ watchdog's clocks restart rather than blame the peers for the time this node was
 
 Handler = Callable[[str, Any, int], list[RaceAction]]
 """A message handler: ``(peer, message, now_ms) -> actions``, raising ``PeerError`` for a bad message."""
+RecoveryHandler = Callable[[str, Any, int], Sequence[RecoveryStep]]
+"""A ``Recovery`` message handler: like ``Handler``, returning the steps for ``RaceSession._apply``."""
 
 
 class RaceStats:
@@ -175,16 +184,17 @@ class RaceSession:
         self._round_ended = False
         self._anchor: AnchorRound | None = None
         self._early_anchor: list[tuple[str, RaceAnchorProposal | RaceAnchorSignature]] = []
+        self._forwarding = InputForwarding(self.race_id, self.me, keys, self._skills)
         self._recovery = Recovery(setup=setup, race_id=self.race_id, race_key=self._key, keys=keys, peers=self._peers,
-                                  inputs=self._inputs, sync=self._sync, session=_RecoveryPort(self))
-        recovery = self._recovery
+                                  inputs=self._inputs, sync=self._sync, forwarding=self._forwarding)
+        recovery, applied = self._recovery, self._applied
         self._handlers: dict[type, Handler] = {
             RaceInputs: self._on_inputs, RaceInputProbe: self._on_input_probe, RaceChecksum: self._on_checksum,
             RaceKey: self._on_key, RaceLeave: self._on_leave,
             RaceAnchorProposal: self._on_anchor_message, RaceAnchorSignature: self._on_anchor_message,
-            RaceRejoin: recovery.on_rejoin, RaceRelay: recovery.on_relay, RaceResume: recovery.on_resume,
-            RaceProbe: recovery.on_probe, RaceOffer: recovery.on_offer, RaceSyncRequest: recovery.on_sync_request,
-            RaceSnapshot: recovery.on_snapshot,
+            RaceRejoin: self._on_rejoin, RaceRelay: applied(recovery.on_relay), RaceResume: applied(recovery.on_resume),
+            RaceProbe: recovery.on_probe, RaceOffer: applied(recovery.on_offer),
+            RaceSyncRequest: applied(recovery.on_sync_request), RaceSnapshot: applied(recovery.on_snapshot),
         }
 
     # ---- the shell's view ------------------------------------------------------------------------
@@ -276,7 +286,9 @@ class RaceSession:
     def peer_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
         """The link to ``peer`` broke: it is still waited for during ``LINK_GRACE_MS`` (a new link in time
         changes nothing), then predicted for the reconnect window (``tick`` runs both timers)."""
-        return self._counted(self._recovery.link_lost(peer, now_ms))
+        if self.ended is not None:
+            return []
+        return self._counted(self._apply(self._recovery.link_lost(peer, now_ms), now_ms))
 
     def peer_reconnected(self, peer: str, now_ms: int) -> list[RaceAction]:
         """A new link to ``peer`` is up: announce this round's race key again (the first announce may
@@ -295,7 +307,7 @@ class RaceSession:
         # self.ended is not None: return`` would let the compiled session take it for None all the way down
         actions: list[RaceAction] = []
         if self.ended is None:
-            actions += self._counted(self._recovery.tick(now_ms))
+            actions += self._counted(self._apply(self._recovery.tick(now_ms), now_ms))
         if self.ended is None and self._anchor is not None:
             actions += self._anchor.tick(now_ms)
         if self.ended is None:
@@ -376,7 +388,7 @@ class RaceSession:
                 self._progress.pop(peer, None)
                 self._probed.pop(peer, None)
                 actions.append(CloseLink(peer, "race-no-progress"))
-                actions += self._recovery.peer_lost(peer, now_ms)
+                actions += self._apply(self._recovery.peer_lost(peer, now_ms), now_ms)
             elif waited >= PROBE_AFTER_MS and now_ms - self._probed.get(peer, progress[1]) >= PROBE_AFTER_MS:
                 self._probed[peer] = now_ms
                 self.stats.probes_sent += 1
@@ -634,7 +646,74 @@ class RaceSession:
         key = self.keys.key(self.race_id, peer)
         if key is None or not verify_race_signature(key, leave_digest(self.race_id, reason.value), msg.signature):
             raise ProtocolError("race-leave-bad-signature", "the leave is not signed by the peer's race key of this round")
-        return self._recovery.remove(peer, reason)
+        return self._apply(self._recovery.remove(peer, reason), now_ms)
+
+    # ---- the recovery's decisions -----------------------------------------------------------------
+
+    def _applied(self, handler: RecoveryHandler) -> Handler:
+        """``handler`` (a ``Recovery`` message handler) with its steps applied: a session handler."""
+        return lambda peer, msg, now_ms: self._apply(handler(peer, msg, now_ms), now_ms)
+
+    def _on_rejoin(self, peer: str, msg: RaceRejoin, now_ms: int) -> list[RaceAction]:
+        """``peer`` is back on a new link: ``Recovery.on_rejoin`` decides, from this session's newest final frame."""
+        return self._apply(self._recovery.on_rejoin(peer, msg, now_ms, self._confirmed), now_ms)
+
+    def _apply(self, steps: Sequence[RecoveryStep], now_ms: int) -> list[RaceAction]:
+        """Carry out what a ``Recovery`` call returned, in order: its actions pass through, its decisions
+        (``protocol.race.decisions``) change what the session owns. Once the session has ended, nothing
+        more is applied. A relayed input that breaks a rule raises its ``PeerError`` (the relay's sender
+        misbehaved, as in any message handler)."""
+        actions: list[RaceAction] = []
+        for step in steps:
+            if self.ended is not None:
+                break
+            if isinstance(step, AdmitRelayed):
+                actions += self._admit_relayed(step.owner, step.entry, now_ms)
+            elif isinstance(step, RecomputeFrontier):
+                self._recompute_frontier()
+            elif isinstance(step, RelayHeldInputs):
+                actions += self._relay_held(step.owner, step.targets)
+            elif isinstance(step, SendSnapshot):
+                actions += self._send_snapshot(step)
+            elif isinstance(step, RestartAt):
+                self._restart_at(step.frame, step.inputs)
+            elif isinstance(step, EndSession):
+                actions += self._end(step.reason, step.detail, step.evidence)
+            else:
+                actions.append(step)
+        return actions
+
+    def _admit_relayed(self, owner: str, entry: RaceInput, now_ms: int) -> list[RaceAction]:
+        """``AdmitRelayed``: admit the input (``PeerError`` for a bad one) and, unless that ended the
+        session, tell the recovery that it heard from ``owner``."""
+        actions = self._admit(owner, entry)
+        if self.ended is None:
+            self._recovery.relayed_admitted(owner, entry.frame, now_ms)
+        return actions
+
+    def _relay_held(self, owner: str, targets: tuple[str, ...]) -> list[RaceAction]:
+        """``RelayHeldInputs``: settle ``owner``'s pending inputs, then send its signed inputs of the newest
+        ``STATE_BUFFER_FRAMES`` final frames (survivors a little behind need these too) and every later one
+        that verify on their own to ``targets``; the actions of any that failed come first."""
+        actions = self._settle(owner)
+        first = self._confirmed + 1 - STATE_BUFFER_FRAMES
+        refused, records = self._forwarding.forwardable(signed_records(owner, self._inputs[owner], first))
+        actions += refused
+        if records:
+            actions += [Send(p, RaceRelay(records)) for p in targets]
+        return actions
+
+    def _send_snapshot(self, step: SendSnapshot) -> list[RaceAction]:
+        """``SendSnapshot``: the pinned state with its bases and, each peer's pending inputs settled first,
+        the signed inputs from its frame on of the inactive peers, those that verify on their own."""
+        actions: list[RaceAction] = []
+        records = list(step.bases)
+        for owner in step.inactive:
+            actions += self._settle(owner)
+            records += signed_records(owner, self._inputs[owner], step.frame)
+        refused, records = self._forwarding.forwardable(records)
+        snapshot = RaceSnapshot(step.request_id, step.frame, step.state, records, step.signature)
+        return actions + refused + [Send(step.peer, snapshot)]
 
     # ---- stepping --------------------------------------------------------------------------------
 
@@ -713,7 +792,7 @@ class RaceSession:
     def _window_end(self) -> int:
         """The newest frame accepted: current + 24, or, for a node that caught up and is still short of
         its resume frame, resume + 24 (the others, waiting for its input of that frame, are up to there)."""
-        return max(self._sync.current_frame, self._peers.active_from[self.me]) + INPUT_WINDOW_AHEAD
+        return input_window_end(self._sync.current_frame, self._peers.active_from[self.me])
 
     def _advance_frontier(self) -> None:
         frame = self._frontier + 1
@@ -775,9 +854,10 @@ class RaceSession:
             if statuses[peer] is not LOST and statuses[peer] is not REJOINING:
                 self._inputs[peer].prune(low - OWN_INPUT_HISTORY if peer == self.me else low)
 
-    def _restart_at(self, frame: int) -> None:
+    def _restart_at(self, frame: int, inputs: CheckedInputs) -> None:
         """A snapshot of ``frame`` replaced the world (the sync layer already restarted there): forget
-        every frame-keyed fact of the old history."""
+        every frame-keyed fact of the old history, then hold the snapshot's verified ``inputs`` (those
+        before ``frame`` as prediction bases)."""
         self._confirmed = frame - 1
         self._rollback_to = None
         for peer in self.others:  # this node's old inputs are gone: the peers need its new ones from scratch
@@ -788,6 +868,11 @@ class RaceSession:
         self.strikes = 0
         for buffer in self._inputs.values():
             buffer.reset(frame)
+        for (peer, at), (signed, events, digest) in sorted(inputs.items()):
+            if at < frame:
+                self._inputs[peer].set_base(at, events, signed)
+            else:
+                self._inputs[peer].add(at, events, signed, digest)
 
     # ---- votes -----------------------------------------------------------------------------------
 
@@ -894,37 +979,3 @@ class RaceSession:
         self.ended = reason
         return [SessionEnded(reason, detail, evidence or {})]
 
-
-class _RecoveryPort:
-    """The session as ``Recovery`` sees it (``SessionPort``): exactly the seven operations it may use."""
-
-    __slots__ = ("_session",)
-
-    def __init__(self, session: RaceSession) -> None:
-        self._session = session
-
-    @property
-    def ended(self) -> SessionEndReason | None:
-        return self._session.ended
-
-    @property
-    def confirmed_frame(self) -> int:
-        return self._session._confirmed
-
-    def window_end(self) -> int:
-        return self._session._window_end()
-
-    def recompute_frontier(self) -> None:
-        self._session._recompute_frontier()
-
-    def admit(self, peer: str, msg: RaceInput) -> list[RaceAction]:
-        return self._session._admit(peer, msg)
-
-    def settle(self, peer: str) -> list[RaceAction]:
-        return self._session._settle(peer)
-
-    def end(self, reason: SessionEndReason, detail: str, evidence: dict[str, Any] | None = None) -> list[RaceAction]:
-        return self._session._end(reason, detail, evidence)
-
-    def restart_at(self, frame: int) -> None:
-        self._session._restart_at(frame)

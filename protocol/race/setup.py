@@ -20,8 +20,9 @@ LOCAL_LEDGER_ADDRESS = "/orbitdb/open4wd-node-local"
 class RaceWorld(Protocol):
     """The simulation as the session sees it; the shell adapts ``sim_core.World`` to this.
 
-    ``load_state`` is atomic and raises (any exception) on bytes it refuses: it takes bytes of any
-    origin, above all a peer's snapshot. ``save_own`` returns the state in whatever form this world
+    ``load_state`` is atomic and raises ``SimError`` (``open4wd_base.errors``) on bytes it refuses: it
+    takes bytes of any origin, above all a peer's snapshot, and that error is the peer's fault; any other
+    exception is a bug of this node and is never blamed on a peer. ``save_own`` returns the state in whatever form this world
     restores fastest, for its own ``restore_own`` only (a rollback to a ring state: no checks a
     stranger's bytes need); ``pack_own`` gives such a state's canonical bytes (what ``save_state`` gave
     or would have given then), for a hash or a peer.
@@ -43,7 +44,7 @@ class RaceWorld(Protocol):
         """The whole state as canonical bytes (equal states give equal bytes)."""
 
     def load_state(self, data: bytes) -> None:
-        """Replace the state by ``data`` atomically; raises (any exception) on bytes it refuses."""
+        """Replace the state by ``data`` atomically; raises ``SimError`` on bytes it refuses."""
 
     def save_own(self) -> object:
         """The state, for this world's own ``restore_own``."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from open4wd_base.errors import SimError
 from protocol.errors import LocalError, ProtocolError
 from protocol.race.inputs import STATE_BUFFER_FRAMES
 from protocol.race.setup import RaceWorld
@@ -108,16 +109,15 @@ class SyncLayer:
         """Replace the world by a peer's ``state``, which must be the pre-step state of ``frame``; every
         saved and kept state is dropped and frames restart at ``frame``.
 
-        Raises ``ProtocolError`` ``race-snapshot-invalid`` when the world refuses the bytes or they hold
-        another frame (the world then may hold the refused frame's state: the session steps nothing while
-        it waits for a snapshot, and the next one replaces it). A ``LocalError`` of the world propagates.
+        Raises ``ProtocolError`` ``race-snapshot-invalid`` when the world refuses the bytes (its declared
+        ``SimError``) or they hold another frame (the world then may hold the refused frame's state: the
+        session steps nothing while it waits for a snapshot, and the next one replaces it). Any other
+        exception of the world is a bug of this node, never the peer's fault, and propagates.
         """
         try:
             self.world.load_state(state)  # a peer's bytes: validated by the world
-        except LocalError:
-            raise
-        except Exception:  # the world's own validation error; the snapshot came from a peer
-            raise ProtocolError("race-snapshot-invalid", "the world refused the snapshot") from None
+        except SimError as exc:  # the world's refusal of the bytes; the snapshot came from a peer
+            raise ProtocolError("race-snapshot-invalid", f"the world refused the snapshot ({exc.code})") from exc
         if self.world.frame != frame:
             raise ProtocolError("race-snapshot-invalid", "the snapshot's frame differs from its label")
         self._current = frame

@@ -63,6 +63,7 @@ from protocol.room.messages import (
     RoomState,
 )
 from protocol.relay.contact import MAX_CONTACT_CHARS
+from protocol.room.phases import INITIAL_PHASE, PhaseChange, next_phase
 from protocol.room.ready import check_ack, parse_declaration, ready_set_context
 from protocol.room.start_grid import PHASE_TIMEOUT_MS, check_commit, check_reveal, grid_context
 from protocol.room.states import (
@@ -142,7 +143,7 @@ class HostRoom:
         self.limits = limits
         self.secrets = secrets
         self.track_digests = track_digests
-        self.phase = RoomPhase.COLLECTING
+        self.phase = INITIAL_PHASE
         self.members: dict[str, Member] = {}
         self.membership_epoch = 0
         self.state_epoch = 0
@@ -248,9 +249,14 @@ class HostRoom:
             digest = signing_digest(self.ceremony.grid_ctx).hex()
             actions += self._broadcast(GridCeremonyCancel(digest, why, []), role=Role.PARTICIPANT)
         self.ceremony = None
-        if self.phase in (RoomPhase.VERIFYING, RoomPhase.GRID_COMMIT, RoomPhase.GRID_REVEAL):
-            self.phase = RoomPhase.COLLECTING
+        if self.phase is not RoomPhase.COLLECTING:
+            self._move(PhaseChange.CEREMONY_DROPPED)
         return actions
+
+    def _move(self, change: PhaseChange) -> None:
+        """Change the phase as ``change`` says (``protocol.room.phases``: the one table of legal moves).
+        Raises ``LocalError`` ``room-phase-illegal`` for a move the current phase does not allow: a bug."""
+        self.phase = next_phase(self.phase, change)
 
     def _declaration(self, peer: str) -> SignedPayload:
         """A participant's declaration where the phase guarantees one (a bug otherwise)."""
@@ -423,7 +429,7 @@ class HostRoom:
         declarations = {p: parse_declaration(envelopes[p]) for p in participants}
         context = ready_set_context(self.room_id, self.config.digest, declarations)
         self.ceremony = Ceremony(context, signing_digest(context).hex())
-        self.phase = RoomPhase.VERIFYING
+        self._move(PhaseChange.READY_SET_FORMED)
         request = ReadySetRequest(context, [envelopes[p].to_wire() for p in sorted(participants)])
         actions: list[RoomAction] = [ReadySetFormed(self.ceremony.ready_digest, sorted(participants))]
         return actions + self._broadcast(request, role=Role.PARTICIPANT) + self._broadcast_state()
@@ -442,7 +448,7 @@ class HostRoom:
             return []
         ceremony.grid_ctx = grid_context(self.room_id, self.participants, self.track_digests, len(self.config.rounds))
         ceremony.deadline_ms = now_ms + PHASE_TIMEOUT_MS
-        self.phase = RoomPhase.GRID_COMMIT
+        self._move(PhaseChange.ALL_ACKED)
         return self._broadcast(GridCommitRequest(ceremony.grid_ctx), role=Role.PARTICIPANT) + self._broadcast_state()
 
     def _on_refuse(self, peer: str, msg: ReadySetRefuse, now_ms: int) -> list[RoomAction]:
@@ -468,7 +474,7 @@ class HostRoom:
         ceremony.commits.setdefault(peer, envelope)
         if set(ceremony.commits) != set(self.participants):
             return []
-        self.phase = RoomPhase.GRID_REVEAL
+        self._move(PhaseChange.ALL_COMMITTED)
         ceremony.deadline_ms = now_ms + PHASE_TIMEOUT_MS
         locked = GridCommitmentsLocked(grid_digest.hex(), [ceremony.commits[p].to_wire() for p in sorted(ceremony.commits)])
         return self._broadcast(locked, role=Role.PARTICIPANT) + self._broadcast_state()
@@ -501,7 +507,7 @@ class HostRoom:
             started_at=now_ms,
             countdown_deadline=now_ms + COUNTDOWN_MS,
         )
-        self.phase = RoomPhase.COUNTDOWN
+        self._move(PhaseChange.ALL_REVEALED)
         self.countdown_deadline = now_ms + COUNTDOWN_MS
         ceremony.deadline_ms = None
         actions: list[RoomAction] = [CountdownStarted(self.package["matchId"], self.countdown_deadline)]
@@ -558,7 +564,8 @@ class HostRoom:
                 self.seats[member.role].deactivate(gone)
         for member in self.members.values():
             member.declaration = None
-        self.phase, self.package, self.ceremony, self.countdown_deadline = RoomPhase.COLLECTING, None, None, None
+        self._move(PhaseChange.COUNTDOWN_CANCELLED)
+        self.package, self.ceremony, self.countdown_deadline = None, None, None
         self.pre_start_disconnects = []
         self.membership_epoch += 1
         cancel = CountdownCancel(CountdownCancelReason.NO_MAJORITY, leavers)
@@ -590,14 +597,15 @@ class HostRoom:
         digest = signing_digest(grid_ctx).hex()
         for peer in missing:
             self.members[peer].declaration = None
-        self.ceremony, self.phase = None, RoomPhase.COLLECTING
+        self.ceremony = None
+        self._move(PhaseChange.GRID_TIMED_OUT)
         cancel = GridCeremonyCancel(digest, CeremonyCancel.TIMEOUT, missing)
         actions: list[RoomAction] = [GridCancelled(missing)]
         return actions + self._broadcast(cancel, role=Role.PARTICIPANT) + self._broadcast_state()
 
     def _start(self, now_ms: int) -> list[RoomAction]:
         package = self._locked_package()
-        self.phase = RoomPhase.STARTED
+        self._move(PhaseChange.COUNTDOWN_ENDED)
         racers = [p for p in sorted(package["readySetContext"]["roster"]) if p not in self.pre_start_disconnects]
         spectators = [p for p, m in self.members.items() if m.role == Role.SPECTATOR]
         start = MatchStart(package["matchId"], package["startedAt"], package_digest(package), list(self.pre_start_disconnects),

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from open4wd_base.errors import SimError
 from protocol.actions import Misbehaviour
 from protocol.errors import ProtocolError
 from protocol.identity.keys import race_id
@@ -216,8 +217,8 @@ class SpectateViewer:
             raise ProtocolError("spectate-checkpoint-invalid", "the checkpoint's bytes do not have its hash")
         try:
             world.load_state(msg.state)
-        except Exception:  # the world's own validation error: the bytes came from the source
-            raise ProtocolError("spectate-checkpoint-invalid", "the world refused the checkpoint") from None
+        except SimError as exc:  # the world refused the source's bytes (any other exception is a bug: it propagates)
+            raise ProtocolError("spectate-checkpoint-invalid", f"the world refused the checkpoint ({exc.code})") from exc
         if world.frame != msg.frame:
             raise ProtocolError("spectate-checkpoint-invalid", "the checkpoint's frame differs from its label")
         self._last_checkpoint = msg.frame

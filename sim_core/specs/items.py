@@ -31,6 +31,8 @@ def check_all(items: object, kind: type[V], limit: int, code: str, what: str) ->
 
 UNIT_TOLERANCE_E6 = 2_000
 """A direction is a unit vector in ppm within ±0.2 % of length 1 (the rounding of a normalised vector)."""
+_UNIT_SQ_LOW = (UNIT - UNIT_TOLERANCE_E6) * (UNIT - UNIT_TOLERANCE_E6)
+_UNIT_SQ_HIGH = (UNIT + UNIT_TOLERANCE_E6) * (UNIT + UNIT_TOLERANCE_E6)
 
 
 def is_unit_e6(value: object) -> bool:
@@ -38,7 +40,7 @@ def is_unit_e6(value: object) -> bool:
     if not is_vector(value, 2 * UNIT):
         return False
     length_sq = value[0] * value[0] + value[1] * value[1] + value[2] * value[2]
-    return (UNIT - UNIT_TOLERANCE_E6) ** 2 <= length_sq <= (UNIT + UNIT_TOLERANCE_E6) ** 2
+    return _UNIT_SQ_LOW <= length_sq <= _UNIT_SQ_HIGH
 
 
 TRACK_REACH_UM = 1_000_000_000

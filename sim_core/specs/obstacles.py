@@ -67,7 +67,8 @@ class MotionSpec:
             _fail(f"{what}: period_frames must be an int in {PERIOD_MIN_FRAMES}..{PERIOD_MAX_FRAMES}")
         if type(self.phase_frames) is not int or not 0 <= self.phase_frames <= PERIOD_MAX_FRAMES:
             _fail(f"{what}: phase_frames must be an int in 0..{PERIOD_MAX_FRAMES}")
-        if not is_vector(self.amplitude_um, AMPLITUDE_MAX_UM) or sum(a * a for a in self.amplitude_um) > AMPLITUDE_MAX_UM ** 2:
+        if (not is_vector(self.amplitude_um, AMPLITUDE_MAX_UM)
+                or sum(a * a for a in self.amplitude_um) > AMPLITUDE_MAX_UM * AMPLITUDE_MAX_UM):
             _fail(f"{what}: amplitude_um must be three ints, at most {AMPLITUDE_MAX_UM} µm long")
         if type(self.rotation_mdeg) is not int or not (self.rotation_mdeg == 0
                                                        or ROTATION_MIN_MDEG <= self.rotation_mdeg <= FULL_TURN_MDEG):

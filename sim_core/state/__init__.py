@@ -1,8 +1,9 @@
-"""The simulated state's field layout and its canonical saved bytes."""
+"""The simulated state's field layout, its canonical saved bytes and the typed view of one car."""
 
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
+    "CarView": "car_view",
     "StateCodec": "codec",
     "StateLimits": "codec",
     "digest_of": "codec",

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from open4wd_base.errors import SimError
 from protocol.identity.keys import Identity
 from protocol.race.session import RaceSession
 from protocol.race.actions import (
@@ -67,7 +68,7 @@ class CounterWorld:
 
     def load_state(self, data: bytes) -> None:
         if len(data) != 8 + 8 * len(self.values) or not data.startswith(self.MAGIC):
-            raise ValueError("not a CounterWorld state")
+            raise SimError("state-invalid", "not a CounterWorld state")
         frame, *values = struct.unpack(f"<I{len(self.values)}Q", data[4:])
         self._frame, self.values = frame, list(values)
 

@@ -2,6 +2,8 @@
 
 import hashlib
 
+import pytest
+
 from protocol.race.messages import RaceOffer, RaceRejoin, RaceSnapshot
 from protocol.race.actions import SessionEndReason
 from protocol.race.messages import LeaveReason
@@ -10,12 +12,19 @@ from protocol.race.recovery import LINK_GRACE_MS
 from tests.protocol.race.harness import CaughtUp, CloseLink, Mesh, Misbehaviour, PeerLeft, PeerRejoined, VoteDecided
 
 
-def test_reconnect_within_the_window_catches_up_from_a_majority_snapshot():
+def cut_off_for_3_s() -> tuple[Mesh, str, list[str]]:
+    """Four peers racing; the last is cut off from the others for 3 s (longer than the link grace), and
+    the cut is not healed yet."""
     mesh = Mesh(4, seed=21, length=900)
     lost, others = mesh.peers[3], mesh.peers[:3]
     mesh.run(2000)
     mesh.cut([lost], others)
     mesh.run(3000)
+    return mesh, lost, others
+
+
+def test_reconnect_within_the_window_catches_up_from_a_majority_snapshot():
+    mesh, lost, others = cut_off_for_3_s()
     assert [mesh.sessions[p].status(lost) for p in others] == [PeerStatus.LOST] * 3
     mesh.heal([lost], others)
     mesh.run_to_end()
@@ -165,3 +174,16 @@ def test_a_voluntary_leave_removes_the_peer_and_the_race_goes_on():
         assert mesh.ended(peer) is None and mesh.sessions[peer].status(leaver) == "removed"
         assert mesh.of(peer, PeerLeft) == [PeerLeft(leaver, LeaveReason.VOLUNTARY)]
     assert mesh.state(stayers[0]) == mesh.state(stayers[1])
+
+
+def test_a_bug_in_the_world_s_loader_is_never_the_snapshot_sender_s_misbehaviour():
+    mesh, lost, others = cut_off_for_3_s()
+
+    def broken_load(data):
+        raise ZeroDivisionError("a bug in this node's world")
+
+    mesh.sessions[lost].world.load_state = broken_load
+    mesh.heal([lost], others)
+    with pytest.raises(ZeroDivisionError):
+        mesh.run_to_end()
+    assert not mesh.of(lost, Misbehaviour)

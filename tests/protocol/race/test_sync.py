@@ -109,3 +109,11 @@ def test_a_refused_snapshot_is_the_peer_s_fault_but_a_local_error_of_the_world_i
     world.load_error = LocalError("world-bug", "the world's own bug")
     with pytest.raises(LocalError):
         sync.load_snapshot(states[8], 8)
+
+
+def test_any_other_exception_of_the_world_is_this_node_s_bug_and_propagates():
+    world, sync, states = stepped(30)
+    world.load_error = ZeroDivisionError("a bug in the world's loader")
+    with pytest.raises(ZeroDivisionError):
+        sync.load_snapshot(states[8], 8)
+    assert sync.current_frame == 30 and sync.saved(29) is not None  # frames did not restart

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from protocol.spectate.actions import CheckpointLoaded, DialSource, DropSource, HashChecked, RoundOver
 from protocol.spectate.messages import SpectateCheckpoint, SpectateEndReason, SpectateInputs
 from tests.protocol.race.harness import CounterWorld
@@ -143,3 +145,18 @@ def test_a_checkpoint_whose_bytes_do_not_match_its_hash_is_refused() -> None:
     assert watcher.of(DropSource)[0].peer == bad
     assert watcher.ended is not None and watcher.ended.reason is SpectateEndReason.MATCH_END
     assert watcher.world.save_state() == mesh.state(mesh.peers[0])
+
+
+class BuggyLoaderWorld(CounterWorld):
+    """A world whose loader has a bug of its own: not the source's fault."""
+
+    def load_state(self, data: bytes) -> None:
+        raise ZeroDivisionError("a bug in this viewer's world")
+
+
+def test_a_bug_in_the_world_s_loader_is_never_the_source_s_misbehaviour() -> None:
+    mesh = SourcedMesh(3, length=600)
+    watcher = Watcher(mesh, mesh.peers[0], world=BuggyLoaderWorld(3, 600))
+    with pytest.raises(ZeroDivisionError):
+        finish(mesh, [watcher])
+    assert watcher.misbehaviour == [] and not watcher.of(DropSource)
