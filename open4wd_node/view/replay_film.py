@@ -35,7 +35,7 @@ from sim_core.errors import SimError
 from sim_core.specs.inputs import SkillEvent
 from sim_core.world import World
 
-MAX_SAMPLES = 36_000  # positions kept per round: every frame of a 10-minute round, every n-th of a longer one
+MAX_SAMPLES = 36_000  # positions kept per round: every frame under a 10-minute limit, every n-th under a longer one
 TIMELINE_EVERY = 30  # frames between two samples of ranks and laps (half a second)
 ROLLBACK_BUCKET = 60  # predicted input changes are counted per second of race
 FIELDS_SHOWN = 12  # first differing fields shown per minority state
