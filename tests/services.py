@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator
@@ -20,7 +21,19 @@ import pytest
 import trio
 from trio_websocket import open_websocket_url
 
+from tests.layout import REPO_ROOT
+
 REQUIRE = "OPEN4WD_REQUIRE_SERVICES"
+ARTEFACTS = "OPEN4WD_ARTEFACTS"
+
+
+def artefact(name: str) -> Path:
+    """Where a test keeps a file for people to look at after the run (a browser test's screenshot): the
+    directory ``$OPEN4WD_ARTEFACTS`` names (CI keeps it), else ``artefacts/`` in the checkout (ignored by git;
+    CONTRIBUTING.md, "Tests")."""
+    directory = Path(os.environ.get(ARTEFACTS) or REPO_ROOT / "artefacts")
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory / name
 
 
 def require_binary(name: str, package: str) -> str:
@@ -145,13 +158,14 @@ async def _hold_websocket(url: str, *, task_status: trio.TaskStatus[Any]) -> Non
 @asynccontextmanager
 async def headless_chromium(*extra_flags: str) -> AsyncIterator[Browser]:
     """A headless Chromium with an empty profile of its own, driven over the DevTools protocol on
-    loopback; killed and its profile removed when the block ends. Skips the test when Chromium is
+    loopback, in a session of its own; killed with every process it started and its profile removed when
+    the block ends. Skips the test when Chromium is
     missing (``require_binary``)."""
     binary = require_binary("chromium", "chromium")
     with tempfile.TemporaryDirectory(prefix="open4wd-chromium-") as profile:
         process = await trio.lowlevel.open_process(
             [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *extra_flags, "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             active = Path(profile) / "DevToolsActivePort"
             with trio.fail_after(BROWSER_START_S):
@@ -165,5 +179,8 @@ async def headless_chromium(*extra_flags: str) -> AsyncIterator[Browser]:
                 nursery.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):
-                process.kill()
+                try:  # the browser and every process it started (renderers, the zygote), which write to the profile
+                    os.killpg(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass  # already gone, the whole group
                 await process.wait()

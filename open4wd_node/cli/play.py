@@ -39,8 +39,13 @@ def play_options(args: argparse.Namespace, config: NodeConfig) -> PlayOptions:
 
 
 def room_identity(ctx: NodeContext, args: argparse.Namespace) -> tuple[Identity, EventSink]:
-    """The node's identity, and where its events go: JSON lines with ``--json``, else the live view."""
+    """The node's identity, and where its events go: JSON lines with ``--json`` (and the cars' places with
+    ``--cars-events``), else the live view."""
     identity, _ = load_or_create_identity(ctx.identity_path)
+    if args.json and args.cars_events:
+        from open4wd_node.view.cars_feed import CarsFeed
+
+        return identity, CarsFeed()
     if args.json:
         return identity, EventSink(as_json=True)
     from open4wd_node.view.live_console import LiveConsole  # rich is imported only for the readable view

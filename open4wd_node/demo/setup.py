@@ -18,6 +18,8 @@ from open4wd_node.assets.room_assets import NodeRoomAssets
 from protocol.errors import ProtocolError
 from protocol.room.config import DURATION_DEFAULT_S, MatchConfig
 from sim_core.assets.builtins import is_builtin_ref
+from sim_core.assets.convert import track_spec
+from sim_core.specs.track import TrackSpec
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,23 @@ def _match_config(options: DemoOptions, ctx: NodeContext) -> MatchConfig:
     if not is_builtin_ref(options.track):
         raise UserError("demo-track-invalid", f"--track {options.track}: every demo node starts with an empty "
                                               "asset store, so the demo races on built-in tracks only (builtin:track-NN)")
-    assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     try:
         config = MatchConfig.uniform(options.track, options.rounds, options.laps, options.time_limit_s)
-        assets.track_digests(config)
+        _assets(ctx).track_digests(config)
     except ProtocolError as exc:
         raise UserError("demo-track-invalid", f"--track: {exc.message}") from None
     return config
+
+
+def _assets(ctx: NodeContext) -> NodeRoomAssets:
+    """The assets a fresh node has: the built-ins only."""
+    return NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
+
+
+def track_spec_of(options: DemoOptions, ctx: NodeContext) -> TrackSpec:
+    """The demo's track as the nodes race it (after ``prepare`` accepted it): what its picture is drawn on."""
+    return track_spec(_assets(ctx).resolve(options.track), track_id=options.track, lap_count=options.laps,
+                      time_limit_s=options.time_limit_s)
 
 
 def _check_corrupt(options: DemoOptions, config: MatchConfig) -> None:

@@ -9,7 +9,8 @@ crosses a proxy. The harness watches every node's JSON events: it stops (SIGSTOP
 (SIGKILL) a node at its time in the race, makes the proxies hiccup, arms the tamper, and calls a node
 that has neither ended nor progressed for ``NO_PROGRESS_S`` hung. Afterwards every race log goes
 through ``open4wd-node replay``, and ``classify`` judges the race. A race that is not ``agreed`` keeps
-its logs, saved states, events and stderr (returned packed, so a remote worker's files come home).
+its logs, saved states, events and stderr, and its replay page (``soak.pages``), returned packed, so a
+remote worker's files come home.
 
 Profile ``relay`` starts an ``open4wd-node relay`` process on the race's /24 before the nodes (every node
 gets ``--relay``, the relay-only ones ``--reachability relay``) and kills or restarts it on schedule;
@@ -44,6 +45,7 @@ from open4wd_node.race.log import LogReader
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.soak.classify import NodeObservation, RaceClass, Verdict, classify
+from open4wd_node.soak.pages import race_page
 from open4wd_node.soak.plan import RacePlan
 from open4wd_node.soak.profiles import Hiccup, LinkTrouble, RelayOutageKind, SpectatorFaultKind
 
@@ -80,6 +82,7 @@ class RaceResult:
     curves: dict[str, list[list[int]]]  # node -> [frame, lag, deepest rollback] once a second of race
     spectators: list[NodeObservation] = field(default_factory=list)
     kept: bytes | None = field(default=None, repr=False)  # tar.gz of the race directory, unless agreed
+    page: dict[str, str] = field(default_factory=dict)  # where a kept race's replay page is (``soak.pages``)
 
     def row(self) -> dict[str, Any]:
         """The report row (everything but the packed files)."""
@@ -96,7 +99,7 @@ class RaceResult:
                                                                              else "hung"),
                                                    "checked_hashes": s.agreed, "mismatches": s.disagreements,
                                                    "replay": s.replay_status} for s in self.spectators},
-            "curves": self.curves, "plan": self.plan.to_json(),
+            "curves": self.curves, "plan": self.plan.to_json(), **self.page,
         }
 
 
@@ -531,6 +534,8 @@ def run_race(plan: RacePlan, work_dir: Path) -> RaceResult:
             elapsed_s=round(time.monotonic() - started, 1), faults_applied=harness.applied, curves=_curves(runs),
             spectators=spectators,
         )
+        if verdict.race_class is not RaceClass.AGREED:
+            result.page = race_page(work_dir, nodes)
         (work_dir / "verdict.json").write_text(json.dumps(result.row(), indent=1))
         if verdict.race_class is not RaceClass.AGREED:
             result.kept = _pack(work_dir)

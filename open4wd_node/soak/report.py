@@ -1,7 +1,7 @@
 """A soak's report directory: what it is (``soak.json``), each race's row as it finishes
 (``results.jsonl``: a stopped soak resumes from it), the kept races (``races/RACE-ID/``), and at the end
-``report.json`` (summary and rows) and a self-contained ``report.html`` (inline SVG, no script, no
-file beside it).
+``report.json`` (summary and rows) and a self-contained ``report.html`` (inline SVG, no script), which
+links each kept race to its replay page (``races/RACE-ID/replay.html``, ``soak.pages``).
 """
 
 from __future__ import annotations
@@ -235,7 +235,15 @@ def _kept_table(rows: list[dict[str, Any]]) -> str:
         return "<p>(every race agreed)</p>"
     body = "".join(
         f"<tr><td class='l'>{html.escape(r['race_id'])}</td><td class='l' style='color:{CLASS_COLOURS.get(r['class'], '#000')}'>"
-        f"{html.escape(r['class'])}</td><td class='l'>{html.escape(r['reason'])}</td>"
+        f"{html.escape(r['class'])}</td><td class='l'>{html.escape(r['reason'])}</td><td class='l'>{_page_link(r)}</td>"
         f"<td class='l'><code>{html.escape(r.get('repro', ''))}</code></td></tr>" for r in kept)
-    head = "".join(f"<th class='l'>{h}</th>" for h in ("race", "class", "why", "rerun"))
+    head = "".join(f"<th class='l'>{h}</th>" for h in ("race", "class", "why", "replay", "rerun"))
     return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _page_link(row: dict[str, Any]) -> str:
+    """A kept race's replay page, linked relative to the report (so the directory can move), or why none."""
+    if row.get("replay_page"):
+        href = html.escape(f"races/{row['race_id']}/{row['replay_page']}", quote=True)
+        return f"<a href='{href}' data-replay='{html.escape(row['race_id'], quote=True)}'>page</a>"
+    return html.escape(row.get("replay_page_error", "no page"))

@@ -23,7 +23,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "progress_pct": "live_model",
     "board_lines": "live_render",
     "board_renderable": "live_render",
-    "car_name": "live_render",
+    "car_label": "live_model",
     "race_header": "live_render",
     "budget_text": "live_render",
     "race_lines": "live_render",

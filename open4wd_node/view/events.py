@@ -146,6 +146,8 @@ def event_text(event: str, d: Mapping[str, Any], name: Callable[[str], str] = sh
         return None  # the live view shows the frame; the plain text does not repeat it every second
     if event == "log":
         return f"race log: {d['path']}"
+    if event == "live-page":
+        return f"live page: {d['url']} (open it in a browser on this machine)"
     rest = ", ".join(f"{k}={v + 1 if k == 'round' else v}" for k, v in d.items())  # rounds are 1-based in text
     return f"{event}: {rest}" if rest else event
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from open4wd_node.view.events import short
+from open4wd_node.view.race_picture import RacePicture, world_picture
 from open4wd_node.view.room_view import RoomSummary, summarize
 from open4wd_node.view.round_watch import CpuReading, RaceProgress, RoundWatch
 from protocol.race.peers import PeerStatus
@@ -49,6 +51,7 @@ class CarLine:
 
     position: int
     peer: str
+    slot: int
     name: str
     lap: int  # the lap being driven (the last one once finished)
     laps: int
@@ -79,6 +82,7 @@ class RaceLine:
     over: bool  # the round ended: statuses are the final ones
     cars: tuple[CarLine, ...]
     cpu: BudgetLine | None = None  # a racer's CPU budget (a spectator shows none)
+    picture: RacePicture | None = None  # the track from above with every car, for a terminal and the live page
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,11 @@ class BudgetLine:
     per_frame_us: float
     shares: tuple[tuple[str, float], ...]  # (part, percent), largest first, parts under 1 % left out
     frames_per_tick: int = 1  # the pump's: a node that wakes every N frames spends less per frame
+
+
+def car_label(car: CarLine) -> str:
+    """A car as the views name it: short PeerId, nickname, and ``(you)`` for this node's."""
+    return " ".join(part for part in (short(car.peer), car.name, "(you)" if car.me else "") if part)
 
 
 def budget_line(reading: CpuReading, frames_per_tick: int = 1) -> BudgetLine:
@@ -173,14 +182,16 @@ class LiveBoard:
             rows = [dict(row, peer=peer_of[row["slot"]]) for row in rank_with_quits(world.standings(), watch.slots, quits)]
         laps, lap_um = world.track.laps_to_finish, world.route.length_um
         cars = tuple(
-            CarLine(row["rank"], row["peer"], self._names.get(row["peer"], ""),
+            CarLine(row["rank"], row["peer"], row["slot"], self._names.get(row["peer"], ""),
                     min(row["laps"] + 1, laps), laps, progress_pct(row["laps"], row["progress_um"], laps, lap_um),
                     self._status(row, session), row["peer"] == self.me)
             for row in rows
         )
+        picture = world_picture(world, watch.round_index, {car.slot: car_label(car) for car in cars},
+                                {car.slot: car.position for car in cars}, watch.slots.get(self.me))
         return RaceLine(watch.round_index, watch.rounds, session.current_frame, watch.pump.lag,
                         watch.earlier_rollbacks + session.stats.rollbacks, self.vote, self.final_rows is not None, cars,
-                        None if watch.cpu is None else budget_line(watch.cpu(), watch.pump.frames_per_tick))
+                        None if watch.cpu is None else budget_line(watch.cpu(), watch.pump.frames_per_tick), picture)
 
     def _status(self, row: Mapping[str, Any], session: RaceProgress) -> CarStatus:
         status = RaceStatus(row["status"])

@@ -1,18 +1,23 @@
 """Draws a node's ``LiveBoard``: a rich table on a terminal, plain lines elsewhere.
 
 The room phase shows the members, their version checks, who is ready, the notices and the countdown;
-the race shows one row per car (position, lap, progress, status) under a line with this node's frame,
-lag, rollbacks and last checksum vote. Rounds are 1-based here, as in every readable text.
+the race shows one row per car (marker, position, lap, progress, status) under a line with this node's
+frame, lag, rollbacks and last checksum vote, and on a terminal beside the table the track from above with
+every car as its marker (``track_picture``; under the table when the terminal is too narrow). Rounds are
+1-based here, as in every readable text.
 """
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from open4wd_node.view.events import round_text, short, vote_verdict
-from open4wd_node.view.live_model import BudgetLine, CarLine, CarStatus, LiveBoard, RaceLine, VoteLine
+from open4wd_node.view.live_model import BudgetLine, CarStatus, LiveBoard, RaceLine, VoteLine, car_label
+from open4wd_node.view.race_picture import car_colour, marker_text
+from open4wd_node.view.track_picture import MIN_COLS, TrackPicture
 from open4wd_node.view.room_view import RoomSummary, render
 
 STATUS_STYLE = {
@@ -39,11 +44,6 @@ def race_header(race: RaceLine) -> str:
             f"rollbacks {race.rollbacks} · last vote: {vote_text(race.vote)}")
 
 
-def car_name(car: CarLine) -> str:
-    """A car as the table names it: short PeerId, nickname, and ``(you)`` for this node's."""
-    return " ".join(part for part in (short(car.peer), car.name, "(you)" if car.me else "") if part)
-
-
 def budget_text(budget: BudgetLine) -> str:
     """The budget line: CPU per frame and the parts that take it, e.g.
     ``CPU 0.62 ms/frame · verify 38% · link 22% · shell 20% · simulation 12% · codec 6%``; a pump that
@@ -59,13 +59,45 @@ def race_lines(race: RaceLine) -> list[str]:
     if race.cpu is not None:
         lines.append(f"   {budget_text(race.cpu)}")
     for car in race.cars:
-        lines.append(f"   {car.position}. {car_name(car):<22} lap {car.lap}/{car.laps}  {car.progress_pct:>3}%  "
+        lines.append(f"   {car.position}. {car_label(car):<22} lap {car.lap}/{car.laps}  {car.progress_pct:>3}%  "
                      f"{car.status.value}")
     return lines
 
 
+class Beside:
+    """Two renderables side by side when the width allows both (``right`` at least ``right_min`` cells),
+    else one under the other. Each side is rendered once, to lines, and the lines joined: the left one at
+    its own width (a table that does not expand), which says how much is left for the right one (a grid
+    would measure and lay out the table again at every draw)."""
+
+    def __init__(self, left: RenderableType, right: RenderableType, right_min: int, gap: int = 2) -> None:
+        self.left, self.right, self.right_min, self.gap = left, right, right_min, gap
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        left = console.render_lines(self.left, options, pad=False)  # a table not expanded keeps its own width
+        left_width = max((Segment.get_line_length(line) for line in left), default=0)
+        right_width = options.max_width - left_width - self.gap
+        if right_width < self.right_min:
+            for line in left:
+                yield from line
+                yield Segment.line()
+            yield self.right
+            return
+        right = console.render_lines(self.right, options.update_width(right_width), pad=False)
+        gap = Segment(" " * self.gap)
+        for i in range(max(len(left), len(right))):
+            line = left[i] if i < len(left) else []
+            yield from line
+            if i < len(right):
+                yield Segment(" " * (left_width - Segment.get_line_length(line)))
+                yield gap
+                yield from right[i]
+            yield Segment.line()
+
+
 def race_table(race: RaceLine) -> RenderableType:
-    """The race as a rich table with progress bars and coloured statuses."""
+    """The race as a rich table with progress bars and coloured statuses, each car's row led by its marker
+    on the track picture beside the table (``track_picture``)."""
     table = Table(expand=False)
     for column, justify in (("pos", "right"), ("car", "left"), ("lap", "right"), ("progress", "left"),
                             ("status", "left")):
@@ -73,12 +105,15 @@ def race_table(race: RaceLine) -> RenderableType:
     for car in race.cars:
         filled = car.progress_pct * BAR_CELLS // 100
         bar = Text("█" * filled + "░" * (BAR_CELLS - filled) + f" {car.progress_pct:>3}%")
-        table.add_row(str(car.position), Text(car_name(car), style="bold" if car.me else ""), f"{car.lap}/{car.laps}",
-                      bar, Text(car.status.value, style=STATUS_STYLE[car.status]))
+        name = Text.assemble((marker_text(car.slot), f"bold {car_colour(car.slot)}"), " ",
+                             (car_label(car), "bold" if car.me else ""))
+        status = Text(car.status.value, style=STATUS_STYLE[car.status])
+        table.add_row(str(car.position), name, f"{car.lap}/{car.laps}", bar, status)
     header = [Text(race_header(race), style="bold")]
     if race.cpu is not None:
         header.append(Text(budget_text(race.cpu), style="dim"))
-    return Group(*header, table)
+    body: RenderableType = table if race.picture is None else Beside(table, TrackPicture(race.picture), MIN_COLS)
+    return Group(*header, body)
 
 
 def room_table(room: RoomSummary, notices: list[str], countdown_s: int | None) -> RenderableType:

@@ -22,8 +22,15 @@ def add_room_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--auto-ready", action="store_true",
                         help="declare Ready as soon as the car is valid and enough players are in")
     parser.add_argument("--json", action="store_true", help="one JSON event per line instead of the room view")
+    add_cars_events_option(parser)
     parser.add_argument("--seed", type=SEED, default=0, help="the bot's seed (its decisions are deterministic per seed)")
     parser.add_argument("--fault", default=None, metavar="KIND@FRAME",
                         help="soak testing, in round 1: corrupt-state@FRAME alters one value of this node's own "
                              "state; disconnect@FRAME[:SECONDS] drops its mesh links for SECONDS (default 5)")
     parser.set_defaults(logs=True)
+
+
+def add_cars_events_option(parser: argparse.ArgumentParser) -> None:
+    """``--cars-events``: with ``--json``, the cars' places on the route 4 times a second (the demo's picture)."""
+    parser.add_argument("--cars-events", action="store_true",
+                        help="with --json: also a cars event (every car's place on the route) up to 4 times a second")

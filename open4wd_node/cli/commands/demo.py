@@ -7,6 +7,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from open4wd_node.runtime.addresses import LISTEN
 from open4wd_node.runtime.choices import FRAMES_PER_TICK, LAPS, RACE_MODES, ROUNDS
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import SEED, IntRange
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     import argparse
 
     from open4wd_node.cli.commands._types import Subparsers
+    from open4wd_node.demo.setup import DemoOptions
     from open4wd_node.demo.view import DemoBoard
     from open4wd_node.runtime.context import NodeContext
 
@@ -24,15 +26,16 @@ NODES = IntRange(2, 8)
 CORRUPT = re.compile(r"([0-9]{1,7})@([0-9]{1,7})")
 
 
-def _progress(as_json: bool, nodes: int) -> DemoBoard | None:
-    """Where the nodes' events go while they race: the live table of the nodes (stdout), or nowhere with
-    ``--json`` (its one summary object at the end stays the whole output)."""
-    if as_json:
-        return None
-    from open4wd_node.demo.view import DemoBoard
+def _board(options: DemoOptions, ctx: NodeContext) -> DemoBoard:
+    """What the nodes' events feed while they race: the live table of the nodes and the track picture (on
+    stdout unless ``--json``, whose one summary object at the end stays the whole output; on the live page
+    with ``--web``)."""
+    from open4wd_node.demo.setup import track_spec_of
+    from open4wd_node.demo.view import DemoBoard, picture_node
     from open4wd_node.view.live_console import Screen
+    from open4wd_node.view.race_picture import spec_map
 
-    return DemoBoard(nodes, Screen(sys.stdout))
+    return DemoBoard(options.nodes, Screen(sys.stdout), spec_map(track_spec_of(options, ctx)), picture_node(options))
 
 
 def run(args: argparse.Namespace, ctx: NodeContext) -> int:
@@ -50,6 +53,11 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
 
     from open4wd_node.demo.setup import DemoOptions, prepare
 
+    web = None
+    if args.web is not None:
+        from open4wd_node.view.web_view import web_address
+
+        web = web_address(args.web, args.web_public)
     options = DemoOptions(nodes=args.nodes, rounds=args.rounds, laps=args.laps, mode=args.mode,
                           frames_per_tick=args.frames_per_tick, seed=args.seed, corrupt=corrupt, track=args.track)
     base = prepare(options, ctx)  # every refusal comes before the first node starts
@@ -59,7 +67,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     from open4wd_node.runtime.trio_main import run_trio
 
     started = time.monotonic()
-    runs = run_trio(race_demo, _progress(args.json, args.nodes), options, base)
+    runs = run_trio(race_demo, _board(options, ctx), options, base, not args.json, web)
     summary = summarize(runs, time.monotonic() - started)
     if args.json:
         print(json.dumps(summary))
@@ -98,5 +106,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--seed", type=SEED, default=0, help="bot seeds are SEED + node number")
     parser.add_argument("--corrupt", default=None, metavar="NODE@FRAME",
                         help="alter one value of node NODE's own state at FRAME (it should be outvoted and leave)")
+    parser.add_argument("--web", type=LISTEN, default=None, metavar="HOST:PORT",
+                        help="also show the race on a live page served at HOST:PORT (loopback; port 0 picks one)")
+    parser.add_argument("--web-public", action="store_true",
+                        help="allow --web on an address other machines reach (the page has no authentication)")
     parser.add_argument("--json", action="store_true", help="print one final JSON object")
     parser.set_defaults(run=run)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from open4wd_node.cli.commands._room_options import add_cars_events_option
 from open4wd_node.cli.commands._settings import add_settings
+from open4wd_node.runtime.addresses import LISTEN
 from open4wd_node.runtime.config import Scope
 
 SETTINGS = frozenset({"listen", "advertise", "nickname", "reachability"})
@@ -37,6 +39,10 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
         raise UserError("invitation-role", f"this invitation is for a {invite.role}: watch needs the room's spectator "
                                            "invitation (join races with a participant's)")
     identity, events = room_identity(ctx, args)
+    if args.web is not None:
+        from open4wd_node.view.web_view import WebTee, web_address
+
+        events = WebTee(events, web_address(args.web, args.web_public), identity.peer_id)
     options = JoinOptions(spectate=True, nickname=ctx.config.nickname, interactive=sys.stdin.isatty())
     car = CarChoice.parse("speed")  # a spectator brings no car; join_room never looks at it
     room = lambda listener: join_room(ctx, identity, invite, options, car, events, listener)  # noqa: E731
@@ -51,4 +57,9 @@ def register(subparsers: Subparsers) -> None:
                         help="a spectator invitation: open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#spectator=SECRET")
     add_settings(parser, Scope.ROOM, only=SETTINGS)
     parser.add_argument("--json", action="store_true", help="one JSON event per line instead of the live view")
+    add_cars_events_option(parser)
+    parser.add_argument("--web", type=LISTEN, default=None, metavar="HOST:PORT",
+                        help="also show the race on a live page served at HOST:PORT (loopback; port 0 picks one)")
+    parser.add_argument("--web-public", action="store_true",
+                        help="allow --web on an address other machines reach (the page has no authentication)")
     parser.set_defaults(run=run, logs=True)

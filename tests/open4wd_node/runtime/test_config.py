@@ -27,9 +27,9 @@ SCOPE_COMMANDS = {Scope.GLOBAL: {()}, Scope.ROOM: {("host",), ("join",)}}  # and
 NOT_SETTINGS = {
     (): {"-h", "--help", "--data-dir", "--config"},
     ("host",): {"-h", "--help", "--track", "--rounds", "--laps", "--time-limit", "--car", "--min-players", "--max-players",
-                "--spectators", "--auto-ready", "--json", "--seed", "--fault"},
-    ("join",): {"-h", "--help", "--car", "--spectate", "--auto-ready", "--json", "--seed", "--fault"},
-    ("watch",): {"-h", "--help", "--json"},
+                "--spectators", "--auto-ready", "--json", "--cars-events", "--seed", "--fault"},
+    ("join",): {"-h", "--help", "--car", "--spectate", "--auto-ready", "--json", "--cars-events", "--seed", "--fault"},
+    ("watch",): {"-h", "--help", "--json", "--cars-events", "--web", "--web-public"},
 }
 # Another command's option that shares a setting's flag name but is not that setting.
 # the mode and frames per tick of the nodes a demo or a soak starts, passed to each as --mode (the soak's

@@ -62,8 +62,10 @@ def test_another_soak_in_the_same_directory_is_refused(tmp_path):
 
 def test_the_report_pages_summarise_every_race(tmp_path):
     report = ReportDir(tmp_path, OPTIONS)
+    pages = {1: {"replay_page": "replay.html", "replay_page_node": "node0"}, 3: {"replay_page_error": "no node left a race log"}}
     for index, (race_class, detection) in enumerate([("agreed", None), ("detected", 343), ("agreed", None), ("detected", 223)]):
-        report.record(row(index, race_class, detection), packed({"a": b"b"}) if race_class != "agreed" else None)
+        report.record({**row(index, race_class, detection), **pages.get(index, {})},
+                      packed({"a": b"b"}) if race_class != "agreed" else None)
     summary = report.finish({"races_run": 4, "races_per_hour": 80.0, "workers": 2, "load_average": 1.5})
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["summary"] == summary and len(data["races"]) == 4 and data["soak"]["seed"] == 5
@@ -74,4 +76,7 @@ def test_the_report_pages_summarise_every_race(tmp_path):
     page = (tmp_path / "report.html").read_text()
     assert page.count("<svg") == 1 + 4  # the histogram, and the curves of the sampled races
     assert "0001-corrupt" in page and "open4wd-node soak repro 0003-corrupt" in page
-    assert not re.search(r"""(src|href)=['"]""", page)  # self-contained: nothing to fetch beside it
+    assert not re.search(r"""src=['"]""", page)  # self-contained: nothing to fetch beside it
+    # the only links: each kept race's replay page, relative to the report (the directory moves whole)
+    assert re.findall(r"""href=['"]([^'"]*)['"]""", page) == ["races/0001-corrupt/replay.html"]
+    assert "no node left a race log" in page
