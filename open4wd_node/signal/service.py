@@ -74,6 +74,7 @@ class SignalingService:
         self.now_ms = clock or NodeClock().now_ms
         self._requests = OpeningPlaces(settings.max_requests, settings.max_requests_per_source)
         self._live: dict[int, _Live] = {}
+        self._no_sockets = trio.Event()  # set when the last socket is gone (what a drain waits for)
         self._accepting = trio.CancelScope()
 
     # ---- listeners --------------------------------------------------------------------------------
@@ -243,6 +244,8 @@ class SignalingService:
             pass
         finally:
             self._live.pop(live.conn, None)
+            if not self._live:
+                self._no_sockets.set()
             if live.closing is not None:
                 with trio.move_on_after(CLOSE_TIMEOUT_S):
                     await live.ws.aclose(*live.closing)
@@ -325,11 +328,14 @@ class SignalingService:
         self._accepting.cancel()
         self._apply(self.hub.drain())
         with trio.move_on_after(grace_s):
-            while self._live:
-                await trio.sleep(0.05)
+            await self._until_no_sockets()
         remaining = len(self._live)
         self._apply(self.hub.close_all())
         with trio.move_on_after(CLOSE_TIMEOUT_S + 1):
-            while self._live:
-                await trio.sleep(0.05)
+            await self._until_no_sockets()
         return remaining
+
+    async def _until_no_sockets(self) -> None:
+        if self._live:
+            self._no_sockets = trio.Event()
+            await self._no_sockets.wait()
