@@ -35,3 +35,33 @@ async def test_a_minted_credential_opens_a_relay_allocation_on_coturn():
         expired = mint(secret, ALICE.peer_id, run.service.now_ms() - 600_000, credentials.urls)
         kind, _ = await allocate(coturn.settings.host, coturn.settings.port, expired.username, expired.credential)
         assert kind == ALLOCATE_ERROR  # coturn reads the expiry in the username
+
+
+async def test_coturn_takes_two_secrets_during_a_rotation(tmp_path):
+    """docs/operators.md rotates the shared secret with two static-auth-secret lines: coturn accepts a
+    credential minted with either, and no other."""
+    import subprocess
+    import time
+
+    import trio
+
+    from open4wd_node.signal.coturn import free_port, wait_until_answering
+
+    binary = require_binary("turnserver", "coturn")
+    settings = CoturnSettings(port=free_port("127.0.0.1"), secret="old-secret")
+    config = tmp_path / "turnserver.conf"
+    config.write_text(settings.config_text(tmp_path) + "static-auth-secret=new-secret\n")
+    process = await trio.lowlevel.open_process([binary, "-c", str(config)], stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL)
+    try:
+        await wait_until_answering(settings.host, settings.port, process)
+        for secret, accepted in (("old-secret", True), ("new-secret", True), ("other-secret", False)):
+            minted = mint(secret, ALICE.peer_id, int(time.time() * 1000), ("turn:127.0.0.1",))
+            kind, _ = await allocate(settings.host, settings.port, minted.username, minted.credential)
+            assert (kind == ALLOCATE_SUCCESS) == accepted, secret
+    finally:
+        process.terminate()
+        with trio.move_on_after(5):
+            await process.wait()
+        process.kill()
+        await process.wait()
