@@ -25,41 +25,29 @@ TURN_URL = re.compile(r"turns?:[^\s,]{1,250}")
 ORIGIN = re.compile(r"\*|https?://[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?|https?://\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
 
 
-class TurnUrlRule(Rule):
-    """A TURN server URL handed out with the credentials: ``turn:HOST:PORT`` or ``turns:HOST:PORT`` (with
-    an optional ``?transport=udp|tcp``)."""
+@dataclass(frozen=True)
+class Matching(Rule):
+    """A string that matches ``pattern`` as a whole (``words`` say what that is, in a refusal)."""
 
-    metavar = "URL"
-
-    @property
-    def rule(self) -> str:
-        """What a TURN URL is, in the words of a refusal."""
-        return "a turn: or turns: URL (turn:HOST:PORT[?transport=udp|tcp])"
-
-    def check(self, value: Any) -> str:
-        """The URL, or ``ValueRejected``."""
-        url = self.text_of(value).strip()
-        if not TURN_URL.fullmatch(url):
-            raise self.refused(value)
-        return url
-
-
-class OriginRule(Rule):
-    """A page origin that may read the service's replies (``https://game.example``), or ``*`` for any."""
-
-    metavar = "ORIGIN"
+    pattern: re.Pattern[str]
+    words: str
+    metavar: str | None = None
 
     @property
     def rule(self) -> str:
-        """What an origin is, in the words of a refusal."""
-        return "* or an origin such as https://game.example[:PORT] (scheme and host, no path)"
+        """What the value is, in the words of a refusal."""
+        return self.words
 
     def check(self, value: Any) -> str:
-        """The origin, or ``ValueRejected``."""
-        origin = self.text_of(value).strip()
-        if not ORIGIN.fullmatch(origin):
+        """The value, stripped, or ``ValueRejected``."""
+        text = self.text_of(value).strip()
+        if not self.pattern.fullmatch(text):
             raise self.refused(value)
-        return origin
+        return text
+
+
+TURN_URL_RULE = Matching(TURN_URL, "a turn: or turns: URL (turn:HOST:PORT[?transport=udp|tcp])", "URL")
+ORIGIN_RULE = Matching(ORIGIN, "* or an origin such as https://game.example[:PORT] (scheme and host, no path)", "ORIGIN")
 
 
 class BoolRule(Rule):
@@ -106,10 +94,10 @@ KEYS: dict[str, Key] = {
                    "(keep it on a private address)", "HOST:PORT"),
     "turn_secret_file": Key(Text(), "", "--turn-secret-file", "file holding coturn's static-auth-secret (mode 0600 "
                             "or stricter); with turn_urls it enables POST /turn-token", "PATH"),
-    "turn_urls": Key(ListOf(TurnUrlRule()), [], "--turn-url", "TURN URLs handed out with the credentials, in order "
+    "turn_urls": Key(ListOf(TURN_URL_RULE), [], "--turn-url", "TURN URLs handed out with the credentials, in order "
                      "(repeatable, adds to the file's)", "URL"),
     "turn_ttl_s": Key(IntRange(60, 86_400), 300, "--turn-ttl", "life of a TURN credential, seconds", "S"),
-    "cors_origins": Key(ListOf(OriginRule()), ["*"], "--cors-origin", "page origins that may read /turn-token (and "
+    "cors_origins": Key(ListOf(ORIGIN_RULE), ["*"], "--cors-origin", "page origins that may read /turn-token (and "
                         "open /ws from a browser); * = any (repeatable; replaces the file's list)", "ORIGIN"),
     "trust_proxy": Key(BoolRule(), False, "--trust-proxy", "take the client address from the first X-Forwarded-For "
                        "entry (only behind a proxy that sets it)"),
