@@ -25,7 +25,8 @@ from open4wd_node.net.admission import OpeningPlaces, source_of
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.signal.config import SignalSettings
-from open4wd_node.signal.http import BadRequest, CorsPolicy, ReplayStream, Request, read_request, response
+from open4wd_node.signal.http import REQUEST_TIMEOUT_S, BadRequest, CorsPolicy, ReplayStream, Request, read_request, \
+    response
 from open4wd_node.signal.metrics import SignalMetrics
 from protocol.errors import ProtocolError
 from protocol.signaling.actions import CloseSocket, Departed, HubAction, PeerRegistered, Refused, Relayed, SendText
@@ -206,9 +207,14 @@ class SignalingService:
         scope_values = request.query.get("room")
         scope = scope_values[0] if scope_values and len(scope_values) == 1 else None
         async with trio.open_nursery() as nursery:
-            ws_request = await wrap_server_stream(nursery, ReplayStream(stream, request.raw),
-                                                  max_message_size=MAX_FRAME_BYTES)
-            ws = await ws_request.accept()
+            with trio.move_on_after(REQUEST_TIMEOUT_S) as handshake:
+                ws_request = await wrap_server_stream(nursery, ReplayStream(stream, request.raw),
+                                                      max_message_size=MAX_FRAME_BYTES)
+                ws = await ws_request.accept()
+            if handshake.cancelled_caught:  # the WebSocket library refused the handshake (and answered 400)
+                self._refused(Refusal.REQUEST_INVALID, f"a WebSocket handshake from {source} that did not complete")
+                nursery.cancel_scope.cancel()
+                return
             conn, actions = self.hub.connect(source, scope, self.now_ms())
             outbox, inbox = trio.open_memory_channel[str](math.inf)
             live = _Live(conn, ws, source, nursery.cancel_scope, outbox, inbox)
@@ -274,6 +280,8 @@ class SignalingService:
                 if live is not None and live.closing is None:
                     live.closing = (action.code, str(action.reason))
                     live.outbox.close()  # the writer sends what is queued, then the close
+                    # ... within a bound: a socket that does not read would hold its writer forever
+                    live.scope.deadline = min(live.scope.deadline, trio.current_time() + 2 * CLOSE_TIMEOUT_S)
             elif isinstance(action, Refused):
                 self._note_refusal(action)
             elif isinstance(action, PeerRegistered):

@@ -146,3 +146,31 @@ async def test_the_client_reconnects_and_registers_again(fast_clock):
                 assert second.address.port == port
                 assert (await next_event(events, Registered)).peers == (ALICE.peer_id,)
                 assert second.service.hub.registered == 1
+
+
+async def test_a_broken_websocket_handshake_costs_only_its_connection(fast_clock):
+    async with running_service() as run:
+        status, _, _ = await http(run.address, get(f"/ws?room={new_room_scope()}", Upgrade="websocket",
+                                                   Connection="Upgrade"))  # no Sec-WebSocket-Key
+        assert status in (0, 400)
+        await trio.sleep(11)  # the handshake's bound (virtual time)
+        assert 'open4wd_signal_refusals_total{code="request-invalid"} 1.0' in run.service.metrics.exposition().decode()
+        assert (await http(run.address, get("/healthz")))[0] == 200
+
+
+async def test_a_socket_that_does_not_read_is_closed_and_costs_bounded_memory(fast_clock):
+    scope = new_room_scope()
+    async with running_service() as run:
+        now = run.service.now_ms
+        url = f"{run.url}/ws?room={scope}"
+        async with open_websocket_url(url, message_queue_size=1) as sink, open_websocket_url(url) as source:
+            await sink.send_message(register_frame(ALICE, scope, now()))
+            await source.send_message(register_frame(BOB, scope, now()))
+            big = Sdp(SdpKind.OFFER, "a=" + "x" * 120_000)
+            for _ in range(200):  # 24 MB: more than the sink's TCP buffers and its outbox together
+                await source.send_message(sign_envelope(BOB, scope, ALICE.peer_id, big, now()).wire_text())
+            with trio.fail_after(60):
+                while run.service.hub.registered != 1:
+                    await trio.sleep(0.1)
+        codes = run.service.metrics.exposition().decode()
+        assert 'open4wd_signal_refusals_total{code="slow-consumer"} 1.0' in codes
