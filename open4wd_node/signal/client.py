@@ -96,20 +96,29 @@ class SignalingClient:
                       ssl_context: ssl.SSLContext | None = None) -> AsyncIterator[SignalingClient]:
         """A client registered in ``scope`` at the service ``url`` (``ws://`` or ``wss://``), kept connected
         until the block ends (then it sends ``leave`` and closes)."""
-        async with trio.open_nursery() as nursery:
-            client = cls(url, scope, identity, replay, ssl_context, nursery)
-            nursery.start_soon(client._keep_connected)
-            with trio.move_on_after(REGISTER_TIMEOUT_S + 1):
-                await client._first.wait()
-            if not client._first.is_set() or client._first_error is not None:
-                nursery.cancel_scope.cancel()
-                raise client._first_error or UserError(
-                    "signal-unreachable", f"no registration at {url} within {REGISTER_TIMEOUT_S:g} s")
-            try:
-                yield client
-            finally:
-                await client._leave()
-                nursery.cancel_scope.cancel()
+        failed: UserError | None = None
+        try:
+            async with trio.open_nursery() as nursery:
+                client = cls(url, scope, identity, replay, ssl_context, nursery)
+                nursery.start_soon(client._keep_connected)
+                with trio.move_on_after(REGISTER_TIMEOUT_S + 1):
+                    await client._first.wait()
+                if not client._first.is_set() or client._first_error is not None:
+                    failed = client._first_error or UserError(
+                        "signal-unreachable", f"no registration at {url} within {REGISTER_TIMEOUT_S:g} s")
+                    nursery.cancel_scope.cancel()
+                else:
+                    try:
+                        yield client
+                    finally:
+                        await client._leave()
+                        nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:  # what the block raised, alone: not wrapped by the client's nursery
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+        if failed is not None:
+            raise failed
 
     # ---- the API ----------------------------------------------------------------------------------
 

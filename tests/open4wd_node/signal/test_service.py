@@ -174,3 +174,24 @@ async def test_a_socket_that_does_not_read_is_closed_and_costs_bounded_memory(fa
                     await trio.sleep(0.1)
         codes = run.service.metrics.exposition().decode()
         assert 'open4wd_signal_refusals_total{code="slow-consumer"} 1.0' in codes
+
+
+async def test_connect_fails_with_a_code_when_unreachable_or_refused(fast_clock):
+    from open4wd_node.runtime.errors import UserError
+    from open4wd_node.signal.coturn import free_port
+
+    with pytest.raises(UserError) as unreachable:
+        async with SignalingClient.connect(f"ws://127.0.0.1:{free_port('127.0.0.1')}", new_room_scope(), ALICE):
+            pass
+    assert unreachable.value.code == "signal-unreachable"
+    scope = new_room_scope()
+    async with running_service(limits={"max_peers": 1}) as run:
+        async with SignalingClient.connect(run.url, scope, ALICE):
+            with pytest.raises(UserError) as refused:
+                async with SignalingClient.connect(run.url, scope, BOB):
+                    pass
+    assert refused.value.code == "signal-refused" and "room-full" in refused.value.message
+    with pytest.raises(UserError) as bad_url:
+        async with SignalingClient.connect("http://127.0.0.1:1", scope, ALICE):
+            pass
+    assert bad_url.value.code == "signal-url-invalid"
