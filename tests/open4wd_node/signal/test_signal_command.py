@@ -5,7 +5,6 @@ at its default, and every key has its flag."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import tomllib
@@ -16,6 +15,7 @@ import pytest
 
 from open4wd_node.cli.main import build_parser
 from open4wd_node.signal.config import KEYS, SignalSettings, signal_settings
+from tests.node_process import drain_service
 
 ROOT = Path(__file__).resolve().parents[3]
 COMMAND = [sys.executable, "-m", "open4wd_node.cli.main"]
@@ -43,14 +43,10 @@ def test_the_service_serves_drains_on_sigterm_and_exits_143(tmp_path):
             assert 'open4wd_signal_refusals_total{code="frame-invalid"} 0.0' in answer.read().decode()
         with urllib.request.urlopen(f"http://{started['address']}/healthz", timeout=60) as answer:
             assert answer.read() == b"ok\n"
-        process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=120)
-    finally:
+    except BaseException:
         process.kill()
-    events = [json.loads(line) for line in out.splitlines()]
-    assert [e["event"] for e in events] == ["signal-draining", "signal-drained", "error"]
-    assert events[0]["signal"] == "SIGTERM" and events[0]["grace_s"] == 2 and events[2]["code"] == "terminated"
-    assert process.returncode == 143 and "Traceback" not in err
+        raise
+    drain_service(process, "signal", 2)
 
 
 @pytest.mark.parametrize(("config", "args", "status", "start"), [
