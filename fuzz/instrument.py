@@ -55,6 +55,8 @@ SCOPES: dict[str, tuple[str, ...]] = {
     "relay-client": (*_NET, "open4wd_node.relay", "protocol.relay"),
     "spectate-source": (*_STRICT_WIRE, "protocol.spectate"),
     "spectate-viewer": (*_STRICT_WIRE, "protocol.spectate", "protocol.race.keys", "protocol.race.votes"),
+    "signal-server": (*_ERRORS, "protocol.signaling", "protocol.identity.signed"),
+    "signal-client": (*_ERRORS, "protocol.signaling", "protocol.identity.signed"),
 }
 """Per door: the modules its campaign instruments."""
 

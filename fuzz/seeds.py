@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from fuzz.doors import link, race, relay, room, spectate
+from fuzz.doors import link, race, relay, room, signaling, spectate
 from fuzz.harness import CORPUS_ROOT, join_frames
 from protocol.link.handshake import DIALER, LISTENER
 from protocol.encoding.wire import HANDSHAKE, ROOM, Channel, Message, encode_frame, encode_message
@@ -155,7 +155,8 @@ def spectate_viewer_seeds() -> list[bytes]:
 
 
 DOOR_SEEDS = {"relay-server": relay_server_seeds, "relay-client": relay_client_seeds,
-              "spectate-source": spectate_source_seeds, "spectate-viewer": spectate_viewer_seeds}
+              "spectate-source": spectate_source_seeds, "spectate-viewer": spectate_viewer_seeds,
+              "signal-server": signaling.server_seeds, "signal-client": signaling.client_seeds}
 """Corpora that ``python -m fuzz.seeds TARGET …`` can rewrite alone."""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -53,3 +54,19 @@ class Process:
 
     def of(self, event: str) -> list[dict]:
         return [e for e in self.events if e["event"] == event]
+
+
+def drain_service(process: subprocess.Popen, service: str, grace_s: int) -> list[dict]:
+    """SIGTERM a service process that serves (``relay``, ``signal``) and check its drain: after the signal
+    it reports ``<service>-draining`` (with the grace), ``<service>-drained`` and the ``terminated``
+    error, and exits 143 without a traceback. Its events."""
+    try:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e["event"] for e in events] == [f"{service}-draining", f"{service}-drained", "error"]
+    assert events[0]["signal"] == "SIGTERM" and events[0]["grace_s"] == grace_s and events[2]["code"] == "terminated"
+    assert process.returncode == 143 and "Traceback" not in err
+    return events

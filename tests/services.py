@@ -158,11 +158,15 @@ async def _hold_websocket(url: str, *, task_status: trio.TaskStatus[Any]) -> Non
 @asynccontextmanager
 async def headless_chromium(*extra_flags: str) -> AsyncIterator[Browser]:
     """A headless Chromium with an empty profile of its own, driven over the DevTools protocol on
-    loopback, in a session of its own; killed with every process it started and its profile removed when
-    the block ends. Skips the test when Chromium is
-    missing (``require_binary``)."""
+    loopback; killed and its profile removed when the block ends. Skips the test when Chromium is
+    missing (``require_binary``).
+
+    Chromium runs in a process group of its own, and the whole group is killed: its helper processes
+    (zygote, renderers, crash handler) outlive a kill of the main one and kept writing into the profile
+    while it was being removed ("Directory not empty")."""
     binary = require_binary("chromium", "chromium")
-    with tempfile.TemporaryDirectory(prefix="open4wd-chromium-") as profile:
+    profile = tempfile.mkdtemp(prefix="open4wd-chromium-")
+    try:
         process = await trio.lowlevel.open_process(
             [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *extra_flags, "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -179,8 +183,25 @@ async def headless_chromium(*extra_flags: str) -> AsyncIterator[Browser]:
                 nursery.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):
-                try:  # the browser and every process it started (renderers, the zygote), which write to the profile
+                try:
                     os.killpg(process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass  # already gone, the whole group
+                except ProcessLookupError:  # the group is gone already
+                    pass
                 await process.wait()
+    finally:
+        with trio.CancelScope(shield=True):
+            await _remove_profile(profile)
+
+
+async def _remove_profile(profile: str, attempts: int = 50) -> None:
+    """Remove a killed browser's profile; a helper killed with its group may still be exiting, so a
+    directory that is not yet empty is tried again (0.1 s apart, at most ``attempts`` times)."""
+    for _ in range(attempts - 1):
+        try:
+            shutil.rmtree(profile)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            await trio.sleep(0.1)
+    shutil.rmtree(profile)

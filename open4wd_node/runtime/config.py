@@ -30,6 +30,9 @@ from open4wd_node.runtime.values import MAX_SAFE_INTEGER, PORT, IntRange, ListOf
 
 VERSION = IntRange(1, MAX_SAFE_INTEGER)
 RELAY_TABLE = "relay"  # the relay daemon's settings (configs/relay.toml), not a node's key
+SIGNAL_TABLE = "signal"  # the signaling service's settings (configs/signal.toml), not a node's key
+SERVICE_TABLES = {RELAY_TABLE: ("the relay's", "configs/relay.toml"),
+                  SIGNAL_TABLE: ("the signaling service's", "configs/signal.toml")}
 
 
 class Scope(enum.Enum):
@@ -141,11 +144,13 @@ def shown_default(value: Any) -> str:
 
 def config_from_mapping(data: dict[str, Any], base: NodeConfig = DEFAULTS) -> NodeConfig:
     """A configuration from a TOML document: every value checked by its key's rule. A ``[relay]`` table
-    is the relay daemon's and is read by ``open4wd-node relay`` only (``open4wd_node.relay.config``)."""
-    if RELAY_TABLE in data and not isinstance(data[RELAY_TABLE], dict):
-        raise UserError("config-invalid", f"{RELAY_TABLE} is the relay's table: write [{RELAY_TABLE}] and its keys under it "
-                                          "(configs/relay.toml)")
-    data = {key: value for key, value in data.items() if key != RELAY_TABLE}
+    is the relay daemon's and is read by ``open4wd-node relay`` only (``open4wd_node.relay.config``), a
+    ``[signal]`` table the signaling service's (``open4wd_node.signal.config``)."""
+    for table, (whose, example) in SERVICE_TABLES.items():
+        if table in data and not isinstance(data[table], dict):
+            raise UserError("config-invalid", f"{table} is {whose} table: write [{table}] and its keys under it "
+                                              f"({example})")
+    data = {key: value for key, value in data.items() if key not in SERVICE_TABLES}
     known = [f.name for f in fields(NodeConfig)]
     unknown = sorted(set(data) - set(known))
     if unknown:

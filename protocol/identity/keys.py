@@ -10,6 +10,7 @@ is a ``LocalError``, never blamed on a peer.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import secrets
@@ -39,9 +40,17 @@ def peer_id_from_public_key(public_key: bytes) -> str:
 
 def parse_peer_id(peer_id: object) -> bytes:
     """The public key inside a PeerId; anything that is not exactly that form raises ``ProtocolError``
-    ``peer-id-invalid`` (PeerIds arrive from peers)."""
+    ``peer-id-invalid`` (PeerIds arrive from peers). The keys of valid PeerIds are remembered
+    (``_key_of``): a signaling server checks two PeerIds and a signature per relayed signal, and the
+    base58 round trip cost three times the signature check."""
     if not isinstance(peer_id, str) or not peer_id.startswith("z") or len(peer_id) > PEER_ID_MAX_CHARS:
         raise ProtocolError("peer-id-invalid", "a PeerId is 'z' followed by base58btc text")
+    return _key_of(peer_id)
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_of(peer_id: str) -> bytes:
+    """``parse_peer_id`` of a string of the right size (an invalid one raises, and is not remembered)."""
     try:
         raw = b58decode(peer_id[1:], PEER_ID_MAX_CHARS)
     except ProtocolError:

@@ -26,6 +26,8 @@ TIMESTAMP_TOLERANCE_MS = 30_000
 NONCE_SET_MAX_ENTRIES = 8192
 MAX_SAFE_INTEGER = 2**53 - 1
 ENVELOPE_KEYS = frozenset({"payload", "timestamp", "nonce", "signer", "signature"})
+NonceKey = tuple[str, bytes | str]
+"""``(signer, nonce)``: the nonce as bytes (a SignedPayload's) or as text (a signaling register proof's)."""
 
 
 @dataclass(frozen=True)
@@ -105,27 +107,29 @@ class NonceSet:
         """At most ``capacity`` live nonces, each kept ``window_ms`` past its message's timestamp."""
         self.capacity = capacity
         self.window_ms = window_ms
-        self._expiry: dict[tuple[str, bytes], int] = {}
-        self._heap: list[tuple[int, tuple[str, bytes]]] = []
+        self._expiry: dict[NonceKey, int] = {}
+        self._heap: list[tuple[int, NonceKey]] = []
 
     def __len__(self) -> int:
         return len(self._expiry)
 
-    def _prune(self, now_ms: int) -> None:
+    def prune(self, now_ms: int) -> None:
+        """Forget every entry whose message has left the tolerance window by ``now_ms`` (each call that
+        reads the set does this first; a holder sweeps with it too, so an idle set empties)."""
         while self._heap and self._heap[0][0] < now_ms:
             expires, key = heapq.heappop(self._heap)
             if self._expiry.get(key) == expires:
                 del self._expiry[key]
 
-    def seen(self, key: tuple[str, bytes], now_ms: int) -> bool:
+    def seen(self, key: NonceKey, now_ms: int) -> bool:
         """Whether ``(signer, nonce)`` is still remembered at ``now_ms``."""
-        self._prune(now_ms)
+        self.prune(now_ms)
         return key in self._expiry
 
-    def add(self, key: tuple[str, bytes], timestamp_ms: int, now_ms: int) -> None:
+    def add(self, key: NonceKey, timestamp_ms: int, now_ms: int) -> None:
         """Remember ``(signer, nonce)``. Raises ``ProtocolError``: ``nonce-replay`` (already there) or
         ``nonce-capacity`` (full: refused rather than evicting a live entry)."""
-        self._prune(now_ms)
+        self.prune(now_ms)
         if key in self._expiry:
             raise ProtocolError("nonce-replay", "this nonce was already used by this signer")
         if len(self._expiry) >= self.capacity:

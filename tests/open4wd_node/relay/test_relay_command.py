@@ -4,7 +4,6 @@ settings are refused with a code before anything starts; the shipped configs/rel
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import tomllib
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from open4wd_node.relay.config import LIMIT_KEYS, RelaySettings, default_of, relay_settings
+from tests.node_process import drain_service
 
 ROOT = Path(__file__).resolve().parents[3]
 COMMAND = [sys.executable, "-m", "open4wd_node.cli.main"]
@@ -38,14 +38,10 @@ def test_the_relay_serves_metrics_drains_on_sigterm_and_exits_143(tmp_path):
         assert "open4wd_relay_reservations 0.0" in body and 'open4wd_relay_refusals_total{code="relay-full"} 0.0' in body
         with urllib.request.urlopen(f"http://{started['metrics']}/healthz", timeout=60) as answer:
             assert answer.read() == b"ok\n"
-        process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=120)
-    finally:
+    except BaseException:
         process.kill()
-    events = [json.loads(line) for line in out.splitlines()]
-    assert [e["event"] for e in events] == ["relay-draining", "relay-drained", "error"]
-    assert events[0]["signal"] == "SIGTERM" and events[0]["grace_s"] == 5 and events[2]["code"] == "terminated"
-    assert process.returncode == 143 and "Traceback" not in err
+        raise
+    drain_service(process, "relay", 5)
 
 
 @pytest.mark.parametrize(("config", "args", "status", "start"), [

@@ -35,7 +35,7 @@ NOT_SETTINGS = {
 # the mode and frames per tick of the nodes a demo or a soak starts, passed to each as --mode (the soak's
 # also takes mixed) and --frames-per-tick; where the relay daemon listens: its [relay] table's key, not a node's
 NAMESAKES = {(("demo",), "--mode"), (("demo",), "--frames-per-tick"), (("soak",), "--mode"), (("soak",), "--frames-per-tick"),
-             (("relay",), "--listen")}
+             (("relay",), "--listen"), (("signal",), "--listen")}
 # A value every setting refuses, as typed on the command line and as written in TOML.
 REFUSED = {
     "economy_config_version": ("0", "0"),

@@ -1,0 +1,48 @@
+"""The Open4WD signaling wire (spec/signaling.md), sans-IO: scopes, register proofs, ``signal-v1``
+envelopes, every frame both ways, the server's rooms (``SignalingHub``), one client's session
+(``SignalingSession``) and the ``/turn-token`` credentials (``TurnDesk``)."""
+
+from open4wd_base.exports import lazy_exports
+
+__all__, __getattr__ = lazy_exports(__name__, {
+    "CloseSocket": "actions",
+    "Departed": "actions",
+    "HubAction": "actions",
+    "PeerRegistered": "actions",
+    "Refused": "actions",
+    "Relayed": "actions",
+    "SendText": "actions",
+    "Dropped": "client",
+    "Error": "client",
+    "PeerJoined": "client",
+    "PeerLeft": "client",
+    "Registered": "client",
+    "Signal": "client",
+    "SignalingSession": "client",
+    "Refusal": "codes",
+    "WireCode": "codes",
+    "IceCandidate": "envelope",
+    "Sdp": "envelope",
+    "SdpKind": "envelope",
+    "SignalEnvelope": "envelope",
+    "SignalMessage": "envelope",
+    "normalise_message": "envelope",
+    "sign_envelope": "envelope",
+    "decode_client_frame": "frames",
+    "decode_server_frame": "frames",
+    "HubLimits": "limits",
+    "RegisterProof": "proof",
+    "build_proof": "proof",
+    "check_proof": "proof",
+    "register_digest": "proof",
+    "check_scope": "scope",
+    "is_scope": "scope",
+    "match_scope": "scope",
+    "new_room_scope": "scope",
+    "SignalingHub": "server",
+    "TurnCredentials": "turn",
+    "TurnDesk": "turn",
+    "decode_turn_reply": "turn",
+    "mint": "turn",
+    "turn_request_body": "turn",
+})
