@@ -1,0 +1,185 @@
+"""Sans-IO framing of one DataChannel: whole messages, the parts of a large message, and a closing reason.
+
+aiortc and the browsers refuse a DataChannel message over 262,144 bytes (``MAX_DATACHANNEL_MESSAGE``),
+while a link may carry larger bodies (a race's catch-up snapshot). Every DataChannel message therefore
+opens with a kind byte:
+
+    0x00 WHOLE  ‖ body                                               a body of at most 262,143 bytes
+    0x01 PART   ‖ u32be message id ‖ u32be total size ‖ u16be index ‖ u16be count ‖ bytes
+    0x02 CLOSE  ‖ UTF-8 "code" ‖ 0x0a ‖ UTF-8 message                   why the sender closes (the last message)
+    0x03 PROBE  ‖ u32be nonce                                           answered at once with
+    0x04 ECHO   ‖ u32be nonce                                           (the carrier's round-trip time)
+
+A body larger than a WHOLE message is split into ``count`` PARTs of ``PART_BYTES`` (the last shorter),
+sent in order on a reliable lane only; the receiver's ``Reassembler`` accepts parts in any order and
+keeps every bound before it buffers a byte: the largest body its channel may carry, the messages it
+holds unfinished at once, and a deadline (time passed in) for a message whose parts stop coming. Any
+breach is a ``PeerError`` whose code says which (``chunk-*``): the carrier closes that link, and only
+that link.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from protocol.errors import LocalError, PeerError
+
+MAX_DATACHANNEL_MESSAGE = 262_144
+"""The largest DataChannel message aiortc and the browsers accept (their ``max-message-size``)."""
+PART_HEADER = struct.Struct(">BIIHH")
+PROBE = struct.Struct(">BI")
+MAX_WHOLE_BODY = MAX_DATACHANNEL_MESSAGE - 1
+PART_BYTES = MAX_DATACHANNEL_MESSAGE - PART_HEADER.size
+MAX_CLOSE_TEXT = 200
+
+
+class Kind(IntEnum):
+    """The kind byte that opens every DataChannel message of a link."""
+
+    WHOLE = 0
+    PART = 1
+    CLOSE = 2
+    PROBE = 3
+    ECHO = 4
+
+
+@dataclass(frozen=True)
+class ChunkLimits:
+    """What a receiver holds for one channel: the largest reassembled body, how many unfinished messages
+    at once, and how long a started message may stay unfinished."""
+
+    max_message_bytes: int
+    max_in_flight: int = 2
+    deadline_ms: int = 10_000
+
+    def __post_init__(self) -> None:
+        if self.max_message_bytes < 1 or self.max_in_flight < 1 or self.deadline_ms < 1:
+            raise LocalError("chunk-limits-invalid", "chunk limits must be positive")
+
+    @property
+    def max_parts(self) -> int:
+        """The most parts a message within ``max_message_bytes`` is split into."""
+        return max(1, -(-self.max_message_bytes // PART_BYTES))
+
+
+def frame_whole(body: bytes) -> bytes:
+    """One DataChannel message carrying ``body`` whole (``LocalError`` when it needs parts)."""
+    if len(body) > MAX_WHOLE_BODY:
+        raise LocalError("chunk-needs-parts", f"a body of {len(body)} bytes does not fit one DataChannel message")
+    return b"\x00" + body
+
+
+def frame_parts(body: bytes, message_id: int) -> Iterator[bytes]:
+    """The DataChannel messages that carry ``body`` as parts of message ``message_id`` (u32)."""
+    count = max(1, -(-len(body) // PART_BYTES))
+    if count > 0xFFFF:
+        raise LocalError("chunk-too-large", f"a body of {len(body)} bytes needs more than 65535 parts")
+    for index in range(count):
+        piece = body[index * PART_BYTES : (index + 1) * PART_BYTES]
+        yield PART_HEADER.pack(Kind.PART, message_id & 0xFFFFFFFF, len(body), index, count) + piece
+
+
+def frame_body(body: bytes, message_id: int) -> list[bytes]:
+    """What carries ``body``: one WHOLE message when it fits, else its PARTs (for reliable lanes only)."""
+    return [frame_whole(body)] if len(body) <= MAX_WHOLE_BODY else list(frame_parts(body, message_id))
+
+
+def frame_close(code: str, message: str) -> bytes:
+    """The CLOSE message that tells the peer why this side closes (text cut to ``MAX_CLOSE_TEXT``)."""
+    return b"\x02" + code.encode()[:64] + b"\n" + message[:MAX_CLOSE_TEXT].encode()
+
+
+def frame_probe(kind: Kind, nonce: int) -> bytes:
+    """A PROBE or its ECHO carrying ``nonce``."""
+    return PROBE.pack(kind, nonce & 0xFFFFFFFF)
+
+
+def read_close(data: bytes) -> tuple[str, str]:
+    """(code, message) of a CLOSE message, undecodable bytes replaced (the link shows them safely)."""
+    code, _, text = data[1:].partition(b"\n")
+    return code.decode("utf-8", "replace"), text.decode("utf-8", "replace")
+
+
+def read_probe(data: bytes) -> int:
+    """The nonce of a PROBE or ECHO; ``PeerError`` ``chunk-malformed`` for any other length."""
+    if len(data) != PROBE.size:
+        raise PeerError("chunk-malformed", f"a probe has {PROBE.size} bytes, not {len(data)}")
+    return int(PROBE.unpack(data)[1])
+
+
+@dataclass
+class _Unfinished:
+    total: int
+    count: int
+    deadline_ms: int
+    parts: dict[int, bytes] = field(default_factory=dict)
+    size: int = 0
+
+
+class Reassembler:
+    """Joins the PARTs of one channel's large messages, within ``ChunkLimits``; nothing but what those
+    limits allow is ever buffered: at most ``max_in_flight`` messages, each at most
+    ``max_message_bytes``."""
+
+    def __init__(self, limits: ChunkLimits) -> None:
+        self.limits = limits
+        self._unfinished: dict[int, _Unfinished] = {}
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held in unfinished messages."""
+        return sum(message.size for message in self._unfinished.values())
+
+    @property
+    def in_flight(self) -> int:
+        """Messages started and not finished."""
+        return len(self._unfinished)
+
+    @property
+    def deadline_ms(self) -> int | None:
+        """When the oldest unfinished message expires (``expire`` then refuses it), or None."""
+        return min((m.deadline_ms for m in self._unfinished.values()), default=None)
+
+    def expire(self, now_ms: int) -> None:
+        """Timer event: ``PeerError`` ``chunk-unfinished`` when a message is still unfinished at its deadline."""
+        for message_id, message in self._unfinished.items():
+            if now_ms >= message.deadline_ms:
+                raise PeerError("chunk-unfinished", f"message {message_id} got {len(message.parts)} of its "
+                                                    f"{message.count} parts within {self.limits.deadline_ms} ms")
+
+    def feed(self, data: bytes, now_ms: int) -> bytes | None:
+        """One PART message: the whole body once its last part arrived, else None. Raises ``PeerError``
+        (``chunk-malformed``, ``chunk-too-large``, ``chunk-too-many-in-flight``, ``chunk-inconsistent``,
+        ``chunk-duplicate``, ``chunk-unfinished``) for a part that breaks a bound; nothing of it is kept."""
+        self.expire(now_ms)
+        if len(data) <= PART_HEADER.size or data[0] != Kind.PART:
+            raise PeerError("chunk-malformed", "a part has a header and at least one byte")
+        _, message_id, total, index, count = PART_HEADER.unpack_from(data)
+        piece = data[PART_HEADER.size :]
+        if total > self.limits.max_message_bytes:
+            raise PeerError("chunk-too-large", f"a message of {total} bytes exceeds this channel's "
+                                               f"{self.limits.max_message_bytes}")
+        if count != max(1, -(-total // PART_BYTES)) or index >= count:
+            raise PeerError("chunk-malformed", f"part {index} of {count} cannot belong to a message of {total} bytes")
+        expected = PART_BYTES if index < count - 1 else total - PART_BYTES * (count - 1)
+        if len(piece) != expected:
+            raise PeerError("chunk-malformed", f"part {index} of {count} carries {len(piece)} bytes, not {expected}")
+        message = self._unfinished.get(message_id)
+        if message is None:
+            if len(self._unfinished) >= self.limits.max_in_flight:
+                raise PeerError("chunk-too-many-in-flight", f"more than {self.limits.max_in_flight} large messages "
+                                                            "are unfinished at once")
+            message = self._unfinished[message_id] = _Unfinished(total, count, now_ms + self.limits.deadline_ms)
+        elif (message.total, message.count) != (total, count):
+            raise PeerError("chunk-inconsistent", f"the parts of message {message_id} disagree on its size")
+        if index in message.parts:
+            raise PeerError("chunk-duplicate", f"part {index} of message {message_id} came twice")
+        message.parts[index] = piece
+        message.size += len(piece)
+        if len(message.parts) < count:
+            return None
+        del self._unfinished[message_id]
+        return b"".join(message.parts[i] for i in range(count))
