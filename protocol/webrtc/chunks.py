@@ -75,6 +75,8 @@ def frame_whole(body: bytes) -> bytes:
 def frame_parts(body: bytes, message_id: int) -> Iterator[bytes]:
     """The DataChannel messages that carry ``body`` as parts of message ``message_id`` (u32)."""
     count = max(1, -(-len(body) // PART_BYTES))
+    if not body:
+        raise LocalError("chunk-empty", "an empty body goes whole, never in parts")
     if count > 0xFFFF:
         raise LocalError("chunk-too-large", f"a body of {len(body)} bytes needs more than 65535 parts")
     for index in range(count):

@@ -72,7 +72,7 @@ def dtls_fingerprint(sdp: str) -> str:
                                                       "a link binds only a sha-256 one")
     if len(values) > 1:
         raise PeerError("sdp-fingerprint-ambiguous", "the SDP names two different sha-256 DTLS fingerprints")
-    (value,) = values
+    value: str = next(iter(values))
     if not SHA256_FINGERPRINT.fullmatch(value):
         raise PeerError("sdp-fingerprint-malformed", "a sha-256 fingerprint is 32 hex pairs joined by ':'")
     return value

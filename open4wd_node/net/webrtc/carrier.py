@@ -111,7 +111,7 @@ class WebRTCCarrier:
         self._inbox_limit = max(plan.max_message_bytes for plan in plans) + INBOX_SPARE_BYTES
         self._arrived = trio.Event()
         self._opened = trio.Event()
-        self._ended = trio.Event()  # the connection or a channel closed, or a failure was recorded
+        self._peer_gone = trio.Event()  # the connection or a channel closed
         self._failure: tuple[LinkClosed, bool] | None = None  # (reason, tell the peer) found in a callback
         self._drained = trio.Event()
         self._message_id = 0
@@ -139,10 +139,13 @@ class WebRTCCarrier:
             self._opened.set()
 
     def _on_channel_close(self) -> None:
+        self._peer_gone.set()
         self._fail_soon(LinkClosed("link-broken", "the peer's DataChannel closed", by_peer=True), notify=False)
 
     def _on_state(self) -> None:
         state = self.pc.connectionState
+        if state in ("failed", "closed"):
+            self._peer_gone.set()
         if state == "failed":
             sctp = self.pc.sctp
             if sctp is not None and sctp.transport.state == "failed":
@@ -172,6 +175,8 @@ class WebRTCCarrier:
                 body = reassembler.feed(data, now_ms())
                 if body is not None:
                     self._deliver(body)
+                else:
+                    self._arrived.set()  # ``receive`` waits until the new part's deadline at the latest
             elif kind == Kind.CLOSE:
                 code, text = _safe_close_reason(*read_close(data))
                 self._fail_soon(LinkClosed(code, f"the peer closed the link: {text}", by_peer=True), notify=False)
@@ -200,7 +205,6 @@ class WebRTCCarrier:
         """Record why the link ends; the next ``receive`` or ``send`` closes it (a callback cannot wait)."""
         if self._failure is None and self.closed is None and not self._closing:
             self._failure = (reason, notify)
-        self._ended.set()
         self._arrived.set()
         self._opened.set()
         self._drained.set()
@@ -319,13 +323,12 @@ class WebRTCCarrier:
                          peer=self.remote_label)
         with trio.CancelScope(shield=True):
             channel = self._channels.get(Lane.RELIABLE)
-            if notify and channel is not None and channel.readyState == "open" and not self._ended.is_set():
+            if notify and channel is not None and channel.readyState == "open" and not self._peer_gone.is_set():
                 try:
                     channel.send(frame_close(reason.code, reason.message))
                 except Exception:  # closed meanwhile: nobody to tell
                     pass
                 else:
                     with trio.move_on_after(CLOSE_NOTICE_SECONDS):
-                        await self._ended.wait()  # the peer read the reason and hung up
+                        await self._peer_gone.wait()  # the peer read the reason and hung up
             await run_asyncio(self.pc.close)
-        self._ended.set()

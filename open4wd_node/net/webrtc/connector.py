@@ -57,7 +57,15 @@ from protocol.webrtc.ice import (
     IceTransportPolicy,
     offered_outside,
 )
-from protocol.webrtc.sdp import Candidate, SdpRole, bound_sdp, dtls_fingerprint, parse_candidate, sdp_candidates, webrtc_transcript
+from protocol.webrtc.sdp import (
+    Candidate,
+    SdpRole,
+    bound_sdp,
+    dtls_fingerprint,
+    parse_candidate,
+    sdp_candidates,
+    webrtc_transcript,
+)
 
 log = structlog.get_logger("open4wd_node.webrtc")
 
@@ -221,10 +229,16 @@ class WebRTCEndpoint:
                     answer = await self._next_answer(negotiation)
                     answered = True
                     remote_fingerprint = await self._take_remote(carrier, answer, budget)
-                async with trio.open_nursery() as nursery:
+                failed: LinkClosed | None = None
+                async with trio.open_nursery() as nursery:  # the trickled candidates go in while the link opens
                     nursery.start_soon(self._add_trickled, carrier, negotiation)
-                    await carrier.wait_open()
+                    try:
+                        await carrier.wait_open()
+                    except LinkClosed as exc:  # raised outside the nursery, not inside a group
+                        failed = exc
                     nursery.cancel_scope.cancel()
+                if failed is not None:
+                    raise failed
                 if negotiation.refused is not None:
                     raise negotiation.refused
                 me = self.signaling.peer_id
@@ -325,7 +339,11 @@ class WebRTCEndpoint:
             candidate.sdpMLineIndex = signal.sdp_mline_index if signal.sdp_mid is None else None
             if candidate.sdpMid is None and candidate.sdpMLineIndex is None:
                 candidate.sdpMLineIndex = 0
-            await run_asyncio(carrier.pc.addIceCandidate, candidate)
+            try:
+                await run_asyncio(carrier.pc.addIceCandidate, candidate)
+            except ValueError as exc:  # no media line of that mid or index
+                negotiation.refuse(PeerError("ice-candidate-malformed", f"a trickled candidate was refused: {exc}"))
+                return
 
     async def aclose(self) -> None:
         """Close every link this endpoint opened that is still open."""
