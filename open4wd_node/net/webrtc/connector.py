@@ -285,7 +285,13 @@ class WebRTCEndpoint:
             return str(pc.localDescription.sdp)
 
         sdp = await run_asyncio(describe)
-        wrong = offered_outside(sdp_candidates(sdp), self.settings.hosts, self.settings.ice_servers)
+        candidates = sdp_candidates(sdp)
+        if not candidates:
+            relay = self.settings.policy == IceTransportPolicy.RELAY
+            raise LinkClosed("ice-no-candidates", "no local ICE candidate was gathered: " + (
+                "the TURN server refused this node's credentials or did not answer" if relay
+                else "none of the allowed host addresses could be bound"))
+        wrong = offered_outside(candidates, self.settings.hosts, self.settings.ice_servers)
         if wrong:
             raise LocalError("ice-candidate-not-allowed", "this node's description would offer "
                              f"{', '.join(f'{c.type} {c.address}' for c in wrong)}, outside the allowed host addresses "
