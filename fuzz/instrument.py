@@ -55,6 +55,8 @@ SCOPES: dict[str, tuple[str, ...]] = {
     "relay-client": (*_NET, "open4wd_node.relay", "protocol.relay"),
     "spectate-source": (*_STRICT_WIRE, "protocol.spectate"),
     "spectate-viewer": (*_STRICT_WIRE, "protocol.spectate", "protocol.race.keys", "protocol.race.votes"),
+    "webrtc-chunks": (*_ERRORS, "protocol.webrtc.chunks"),
+    "webrtc-sdp": (*_ERRORS, "protocol.webrtc.sdp", "protocol.encoding"),
 }
 """Per door: the modules its campaign instruments."""
 

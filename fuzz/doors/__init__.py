@@ -17,6 +17,7 @@ MODULES = {  # target name -> the module under fuzz.doors that defines it
     "control-api": "control",
     "relay-server": "relay", "relay-client": "relay",
     "spectate-source": "spectate", "spectate-viewer": "spectate",
+    "webrtc-chunks": "webrtc", "webrtc-sdp": "webrtc",
 }
 
 

@@ -20,6 +20,7 @@ that link.
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ PROBE = struct.Struct(">BI")
 MAX_WHOLE_BODY = MAX_DATACHANNEL_MESSAGE - 1
 PART_BYTES = MAX_DATACHANNEL_MESSAGE - PART_HEADER.size
 MAX_CLOSE_TEXT = 200
+CLOSE_CODE = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
 class Kind(IntEnum):
@@ -54,15 +56,11 @@ class ChunkLimits:
     max_message_bytes: int
     max_in_flight: int = 2
     deadline_ms: int = 10_000
+    part_bytes: int = PART_BYTES  # the link's constant; the fuzz door uses small parts to reach every state
 
     def __post_init__(self) -> None:
-        if self.max_message_bytes < 1 or self.max_in_flight < 1 or self.deadline_ms < 1:
-            raise LocalError("chunk-limits-invalid", "chunk limits must be positive")
-
-    @property
-    def max_parts(self) -> int:
-        """The most parts a message within ``max_message_bytes`` is split into."""
-        return max(1, -(-self.max_message_bytes // PART_BYTES))
+        if min(self.max_message_bytes, self.max_in_flight, self.deadline_ms) < 1 or not 0 < self.part_bytes <= PART_BYTES:
+            raise LocalError("chunk-limits-invalid", "chunk limits must be positive and parts fit a DataChannel message")
 
 
 def frame_whole(body: bytes) -> bytes:
@@ -72,15 +70,16 @@ def frame_whole(body: bytes) -> bytes:
     return b"\x00" + body
 
 
-def frame_parts(body: bytes, message_id: int) -> Iterator[bytes]:
-    """The DataChannel messages that carry ``body`` as parts of message ``message_id`` (u32)."""
-    count = max(1, -(-len(body) // PART_BYTES))
+def frame_parts(body: bytes, message_id: int, part_bytes: int = PART_BYTES) -> Iterator[bytes]:
+    """The DataChannel messages that carry ``body`` as parts of message ``message_id`` (u32), each part
+    ``part_bytes`` long but the last."""
+    count = max(1, -(-len(body) // part_bytes))
     if not body:
         raise LocalError("chunk-empty", "an empty body goes whole, never in parts")
     if count > 0xFFFF:
         raise LocalError("chunk-too-large", f"a body of {len(body)} bytes needs more than 65535 parts")
     for index in range(count):
-        piece = body[index * PART_BYTES : (index + 1) * PART_BYTES]
+        piece = body[index * part_bytes : (index + 1) * part_bytes]
         yield PART_HEADER.pack(Kind.PART, message_id & 0xFFFFFFFF, len(body), index, count) + piece
 
 
@@ -100,9 +99,13 @@ def frame_probe(kind: Kind, nonce: int) -> bytes:
 
 
 def read_close(data: bytes) -> tuple[str, str]:
-    """(code, message) of a CLOSE message, undecodable bytes replaced (the link shows them safely)."""
-    code, _, text = data[1:].partition(b"\n")
-    return code.decode("utf-8", "replace"), text.decode("utf-8", "replace")
+    """(code, message) of a CLOSE message, made safe to show: a kebab-case code of at most 64 characters
+    (else ``link-closed``) and printable text of at most ``MAX_CLOSE_TEXT`` characters."""
+    raw_code, _, raw_text = data[1:].partition(b"\n")
+    code = raw_code.decode("utf-8", "replace")
+    code = code if len(code) <= 64 and CLOSE_CODE.fullmatch(code) else "link-closed"
+    text = raw_text.decode("utf-8", "replace")[:MAX_CLOSE_TEXT]
+    return code, "".join(c if c.isprintable() else "?" for c in text)
 
 
 def read_probe(data: bytes) -> int:
@@ -164,9 +167,10 @@ class Reassembler:
         if total > self.limits.max_message_bytes:
             raise PeerError("chunk-too-large", f"a message of {total} bytes exceeds this channel's "
                                                f"{self.limits.max_message_bytes}")
-        if count != max(1, -(-total // PART_BYTES)) or index >= count:
+        size = self.limits.part_bytes
+        if count != max(1, -(-total // size)) or index >= count:
             raise PeerError("chunk-malformed", f"part {index} of {count} cannot belong to a message of {total} bytes")
-        expected = PART_BYTES if index < count - 1 else total - PART_BYTES * (count - 1)
+        expected = size if index < count - 1 else total - size * (count - 1)
         if len(piece) != expected:
             raise PeerError("chunk-malformed", f"part {index} of {count} carries {len(piece)} bytes, not {expected}")
         message = self._unfinished.get(message_id)
@@ -185,3 +189,75 @@ class Reassembler:
             return None
         del self._unfinished[message_id]
         return b"".join(message.parts[i] for i in range(count))
+
+
+@dataclass(frozen=True)
+class Body:
+    """A whole body for the link above."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Closing:
+    """The peer closes the link, and why."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Probed:
+    """The peer asks for an ECHO of ``nonce``."""
+
+    nonce: int
+
+
+@dataclass(frozen=True)
+class Echoed:
+    """The peer's ECHO of this side's PROBE ``nonce``."""
+
+    nonce: int
+
+
+ChannelEvent = Body | Closing | Probed | Echoed
+
+
+class ChannelReader:
+    """Reads one channel's DataChannel messages into events: every kind byte, the parts of large bodies
+    through a ``Reassembler`` on a reliable channel (``limits``), whole messages only on a lossy one
+    (``limits`` None: a PART there is refused with ``chunk-on-lossy-lane``)."""
+
+    def __init__(self, limits: ChunkLimits | None) -> None:
+        self.reassembler = None if limits is None else Reassembler(limits)
+
+    def read(self, data: bytes, now_ms: int) -> ChannelEvent | None:
+        """The event ``data`` makes (None: a part of a body not yet whole). ``PeerError`` (``chunk-*``) for a
+        message that breaks a rule."""
+        if not data:
+            raise PeerError("chunk-malformed", "a link's DataChannel messages are never empty")
+        kind = data[0]
+        if kind == Kind.WHOLE:
+            return Body(data[1:])
+        if kind == Kind.PART:
+            if self.reassembler is None:
+                raise PeerError("chunk-on-lossy-lane", "a lossy channel carries whole messages only")
+            body = self.reassembler.feed(data, now_ms)
+            return None if body is None else Body(body)
+        if kind == Kind.CLOSE:
+            return Closing(*read_close(data))
+        if kind == Kind.PROBE:
+            return Probed(read_probe(data))
+        if kind == Kind.ECHO:
+            return Echoed(read_probe(data))
+        raise PeerError("chunk-malformed", f"unknown DataChannel message kind {kind}")
+
+    @property
+    def deadline_ms(self) -> int | None:
+        """When an unfinished body expires (``expire`` refuses it), or None."""
+        return None if self.reassembler is None else self.reassembler.deadline_ms
+
+    def expire(self, now_ms: int) -> None:
+        """Timer event: ``PeerError`` ``chunk-unfinished`` for a body still unfinished at its deadline."""
+        if self.reassembler is not None:
+            self.reassembler.expire(now_ms)

@@ -20,7 +20,6 @@ ends this link, and only this link, with a coded ``LinkClosed`` that the peer le
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections import deque
 from dataclasses import dataclass
@@ -35,15 +34,17 @@ from open4wd_node.net.webrtc.bridge import run_asyncio
 from protocol.errors import LocalError, PeerError
 from protocol.webrtc.channels import ChannelPlan, Lane, LinkKind
 from protocol.webrtc.chunks import (
+    Body,
+    ChannelReader,
     ChunkLimits,
+    Closing,
+    Echoed,
     Kind,
-    Reassembler,
+    Probed,
     frame_body,
     frame_close,
     frame_probe,
     frame_whole,
-    read_close,
-    read_probe,
 )
 from protocol.webrtc.ice import LinkPath, link_path
 from protocol.webrtc.sdp import SdpRole
@@ -54,7 +55,6 @@ CLOSE_NOTICE_SECONDS = 1.0  # how long a closing side waits for the peer to hang
 SEND_BUFFER_HIGH = 1 << 20  # bytes aiortc may hold unsent per channel before ``send`` waits
 INBOX_MESSAGES = 4_096
 INBOX_SPARE_BYTES = 8 << 20  # what an inbox holds beyond one largest body before the link is refused
-CLOSE_CODE = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -84,11 +84,6 @@ def nominated_path(pc: RTCPeerConnection) -> LinkPath | None:
     return link_path(pair.local_candidate.type, pair.remote_candidate.type)
 
 
-def _safe_close_reason(code: str, text: str) -> tuple[str, str]:
-    code = code if len(code) <= 64 and CLOSE_CODE.fullmatch(code) else "link-closed"
-    return code, "".join(c if c.isprintable() else "?" for c in text[:200])
-
-
 class WebRTCCarrier:
     """One peer connection's DataChannels as a carrier of whole bodies. ``send`` may be called from any
     task, ``receive`` from one at a time. Made by the ``connector`` before the offer (so no early
@@ -105,7 +100,7 @@ class WebRTCCarrier:
         self.pc = pc
         self._plans = {plan.lane: plan for plan in plans}
         self._channels: dict[Lane, RTCDataChannel] = {}
-        self._reassemblers: dict[Lane, Reassembler] = {}
+        self._readers: dict[Lane, ChannelReader] = {}
         self._bodies: deque[bytes] = deque()
         self._inbox_bytes = 0
         self._inbox_limit = max(plan.max_message_bytes for plan in plans) + INBOX_SPARE_BYTES
@@ -123,9 +118,8 @@ class WebRTCCarrier:
                                            negotiated=True, id=plan.id)
             channel.bufferedAmountLowThreshold = SEND_BUFFER_HIGH // 2
             self._channels[plan.lane] = channel
-            if plan.reliable:
-                self._reassemblers[plan.lane] = Reassembler(
-                    ChunkLimits(plan.max_message_bytes, chunk.max_in_flight, chunk.deadline_ms))
+            self._readers[plan.lane] = ChannelReader(
+                ChunkLimits(plan.max_message_bytes, chunk.max_in_flight, chunk.deadline_ms) if plan.reliable else None)
             channel.on("message", lambda data, plan=plan: self._on_message(plan, data))
             channel.on("open", self._on_open)
             channel.on("close", self._on_channel_close)
@@ -163,33 +157,22 @@ class WebRTCCarrier:
         if self._failure is not None or self.closed is not None:
             return
         try:
-            if not isinstance(data, bytes) or not data:
-                raise PeerError("chunk-malformed", "a link's DataChannel messages are binary and never empty")
-            kind = data[0]
-            if kind == Kind.WHOLE:
-                self._deliver(data[1:])
-            elif kind == Kind.PART:
-                reassembler = self._reassemblers.get(plan.lane)
-                if reassembler is None:
-                    raise PeerError("chunk-on-lossy-lane", f"the {plan.label} channel carries whole messages only")
-                body = reassembler.feed(data, now_ms())
-                if body is not None:
-                    self._deliver(body)
-                else:
-                    self._arrived.set()  # ``receive`` waits until the new part's deadline at the latest
-            elif kind == Kind.CLOSE:
-                code, text = _safe_close_reason(*read_close(data))
-                self._fail_soon(LinkClosed(code, f"the peer closed the link: {text}", by_peer=True), notify=False)
-            elif kind == Kind.PROBE:
-                self._channels[plan.lane].send(frame_probe(Kind.ECHO, read_probe(data)))
-            elif kind == Kind.ECHO:
-                nonce = read_probe(data)
-                if self._probe is not None and self._probe[0] == nonce:
-                    self.rtt_ms = float(now_ms() - self._probe[1])
-                    self._probe = None
-                    self._echoed.set()
-            else:
-                raise PeerError("chunk-malformed", f"unknown DataChannel message kind {kind}")
+            if not isinstance(data, bytes):
+                raise PeerError("chunk-malformed", "a link's DataChannel messages are binary")
+            event = self._readers[plan.lane].read(data, now_ms())
+            if event is None:
+                self._arrived.set()  # a part: ``receive`` waits until its body's deadline at the latest
+            elif isinstance(event, Body):
+                self._deliver(event.data)
+            elif isinstance(event, Closing):
+                self._fail_soon(LinkClosed(event.code, f"the peer closed the link: {event.message}", by_peer=True),
+                                notify=False)
+            elif isinstance(event, Probed):
+                self._channels[plan.lane].send(frame_probe(Kind.ECHO, event.nonce))
+            elif isinstance(event, Echoed) and self._probe is not None and self._probe[0] == event.nonce:
+                self.rtt_ms = float(now_ms() - self._probe[1])
+                self._probe = None
+                self._echoed.set()
         except PeerError as exc:
             self._fail_soon(LinkClosed(exc.code, exc.message), notify=True)
 
@@ -282,13 +265,13 @@ class WebRTCCarrier:
                 return body
             await self._raise_if_ended()
             self._arrived = trio.Event()
-            deadline = min((d for r in self._reassemblers.values() if (d := r.deadline_ms) is not None), default=None)
+            deadline = min((d for r in self._readers.values() if (d := r.deadline_ms) is not None), default=None)
             with trio.move_on_at(float("inf") if deadline is None else deadline / 1000):
                 await self._arrived.wait()
             now = now_ms()
-            for reassembler in self._reassemblers.values():
+            for reader in self._readers.values():
                 try:
-                    reassembler.expire(now)
+                    reader.expire(now)
                 except PeerError as exc:
                     await self._end(LinkClosed(exc.code, exc.message), notify=True)
 
