@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator
@@ -149,9 +150,11 @@ async def headless_chromium(*extra_flags: str) -> AsyncIterator[Browser]:
     missing (``require_binary``)."""
     binary = require_binary("chromium", "chromium")
     with tempfile.TemporaryDirectory(prefix="open4wd-chromium-") as profile:
+        # its own process group: the end kills Chromium's helper processes too, which otherwise may still
+        # be writing into the profile while it is removed
         process = await trio.lowlevel.open_process(
             [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *extra_flags, "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             active = Path(profile) / "DevToolsActivePort"
             with trio.fail_after(BROWSER_START_S):
@@ -165,5 +168,20 @@ async def headless_chromium(*extra_flags: str) -> AsyncIterator[Browser]:
                 nursery.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):
-                process.kill()
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
                 await process.wait()
+                with trio.move_on_after(BROWSER_START_S):  # the helpers die at once; their exit is a moment
+                    while _group_alive(process.pid):
+                        await trio.sleep(0.02)
+
+
+def _group_alive(group: int) -> bool:
+    """Whether any process of process group ``group`` still exists."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
