@@ -17,10 +17,15 @@ path measured) against the 200 ms target; one-way delivery median and CPU per me
 carrier against the Noise link (targets ≤ 3× each); a relay-only link through a local coturn
 (REST credentials) against the direct WebRTC link in the same run (target ≤ 0.5 ms added to the median).
 
+``nat`` (root): the NAT lab of the tests (``tests/netns.py``): two peer processes, each behind its own NAT
+in network namespaces, open a link by STUN hole punching (ordinary NATs) and through coturn (symmetric
+NATs): each peer's time from ``connect``/``accept`` to the link open and bound (targets: punch ≤ 2 s,
+TURN ≤ 5 s), against the same processes' direct loopback open in ``links`` as the floor.
+
 ``install``: a fresh venv with the node's other dependencies, then ``pip install aiortc trio-asyncio``
 into it: the time and the site-packages bytes each step adds (pip from this machine's mirrors).
 
-    python benchmarks/webrtc_bench.py [--part bridge|links|install] [--rounds 3] [--samples 1000]
+    python benchmarks/webrtc_bench.py [--part bridge|links|nat|install] [--rounds 3] [--samples 1000]
 """
 
 from __future__ import annotations
@@ -327,7 +332,33 @@ def part_links(rounds: int, samples: int) -> None:
     print(f"through coturn, added to the direct median: {added:+.3f} ms (target <= 0.5)")
 
 
-# ---- part 3: install ----------------------------------------------------------------------------------
+# ---- part 3: NAT lab ----------------------------------------------------------------------------------
+
+def part_nat(rounds: int) -> None:
+    """The lab's two scenarios, ``rounds`` times each, alternating: each peer's open time and path."""
+    import tempfile as scratch
+
+    from tests.netns import nat_lab
+    from tests.open4wd_node.net.webrtc.nat_lab import run_scenario
+
+    times: dict[str, list[float]] = {"ordinary": [], "symmetric": []}
+    paths: dict[str, set[str]] = {"ordinary": set(), "symmetric": set()}
+    for _ in range(rounds):
+        for kind in times:
+            with nat_lab(symmetric=kind == "symmetric") as lab, scratch.TemporaryDirectory() as workdir:
+                reports = trio.run(run_scenario, lab, Path(workdir))
+            for report in reports:
+                if "error" in report:
+                    raise SystemExit(f"{kind} NATs: {report}")
+                times[kind].append(report["open_ms"])
+                paths[kind].add(report["path"])
+    print(f"== nat: {rounds} rounds, two peer processes behind NATs in network namespaces; load {load()}")
+    for kind, target in (("ordinary", 2000), ("symmetric", 5000)):
+        print(f"{kind:9} NATs: path {'/'.join(sorted(paths[kind]))}, open median {statistics.median(times[kind]):.0f} ms, "
+              f"max {max(times[kind]):.0f} ms (target <= {target} ms)")
+
+
+# ---- part 4: install ----------------------------------------------------------------------------------
 
 def site_bytes(venv: Path) -> int:
     """Bytes under the venv's site-packages."""
@@ -361,7 +392,7 @@ def part_install() -> None:
 def main() -> None:
     """Parse the options and run the parts asked for."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("bridge", "links", "install"), action="append")
+    parser.add_argument("--part", choices=("bridge", "links", "nat", "install"), action="append")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--samples", type=int, default=1_000)
     parser.add_argument("--one-bridge", choices=tuple(BRIDGES), help=argparse.SUPPRESS)
@@ -369,11 +400,13 @@ def main() -> None:
     if args.one_bridge:
         print(json.dumps(BRIDGES[args.one_bridge](args.samples)))
         return
-    parts = args.part or ["bridge", "links", "install"]
+    parts = args.part or ["bridge", "links", "nat", "install"]
     if "bridge" in parts:
         part_bridge(args.rounds, args.samples)
     if "links" in parts:
         part_links(args.rounds, args.samples)
+    if "nat" in parts:
+        part_nat(args.rounds)
     if "install" in parts:
         part_install()
 

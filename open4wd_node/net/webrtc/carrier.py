@@ -266,8 +266,11 @@ class WebRTCCarrier:
             await self._raise_if_ended()
             self._arrived = trio.Event()
             deadline = min((d for r in self._readers.values() if (d := r.deadline_ms) is not None), default=None)
-            with trio.move_on_at(float("inf") if deadline is None else deadline / 1000):
+            if deadline is None:
                 await self._arrived.wait()
+            else:
+                with trio.move_on_at(deadline / 1000):
+                    await self._arrived.wait()
             now = now_ms()
             for reader in self._readers.values():
                 try:

@@ -139,6 +139,11 @@ class WebRTCEndpoint:
         self._offers_changed = trio.Event()
         self._carriers: set[WebRTCCarrier] = set()
 
+    @property
+    def pending_offers(self) -> int:
+        """Offers received and not yet taken by ``accept`` (at most ``max_pending_offers``)."""
+        return len(self._offers)
+
     # ---- routing ---------------------------------------------------------------------------------
 
     async def route(self) -> None:
