@@ -99,3 +99,13 @@ async def test_offers_beyond_the_bound_are_ignored_not_stored():
         with pytest.raises(LinkClosed, match="sdp-no-fingerprint"):
             await bob.accept()  # the first pending offer, refused on its own
         assert bob.pending_offers == LOOPBACK.max_pending_offers - 1
+
+
+def test_the_webrtc_carrier_has_the_carriers_shape():
+    import inspect
+
+    from open4wd_node.net.webrtc.carrier import WebRTCCarrier
+    from open4wd_node.net.webrtc.seam import MessageCarrier
+
+    for name in ("send", "receive", "aclose"):
+        assert inspect.signature(getattr(WebRTCCarrier, name)) == inspect.signature(getattr(MessageCarrier, name))
