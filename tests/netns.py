@@ -35,10 +35,16 @@ class NatLab:
     """The lab's namespaces and addresses."""
 
     inet: str
+    nats: tuple[str, str]
     hosts: tuple[str, str]
     host_addresses: tuple[str, str]
     nat_addresses: tuple[str, str]
     public: str = PUBLIC
+
+    @property
+    def namespaces(self) -> frozenset[str]:
+        """Every namespace of this lab."""
+        return frozenset((self.inet, *self.nats, *self.hosts))
 
     def exec_prefix(self, namespace: str) -> list[str]:
         """The command prefix that runs a program inside ``namespace``."""
@@ -131,7 +137,7 @@ def nat_lab(symmetric: bool = False) -> Iterator[NatLab]:
             _in(host, "ip", "addr", "add", f"{host_addresses[i]}/28", "dev", "eth0")
             _in(host, "ip", "link", "set", "eth0", "up")
             _in(host, "ip", "route", "add", "default", "via", lan_gateway)
-        yield NatLab(inet, hosts, host_addresses, nat_addresses)
+        yield NatLab(inet, nats, hosts, host_addresses, nat_addresses)
     finally:
         for namespace in reversed(made):
             _remove(namespace)

@@ -221,6 +221,7 @@ class WebRTCEndpoint:
         try:
             with trio.move_on_at(deadline) as scope:
                 carrier = negotiation.carrier = await run_asyncio(self._new_carrier)
+                self._carriers = {c for c in self._carriers if c.closed is None}  # ended links are forgotten
                 self._carriers.add(carrier)
                 if pending is not None:
                     if pending.refused is not None:

@@ -22,8 +22,9 @@ COTURN = "tests.open4wd_node.net.webrtc.nat_coturn"
 START_TIMEOUT_S = 30.0  # a safety net only: coturn prints its port once it answers STUN
 
 
-async def run_scenario(lab: NatLab, workdir: Path) -> list[dict[str, Any]]:
-    """(offerer's report, answerer's report) of one link between the lab's two hosts."""
+async def run_scenario(lab: NatLab, workdir: Path, *, turn: bool = True, timeout_ms: int = 15_000) -> list[dict[str, Any]]:
+    """(offerer's report, answerer's report) of one link between the lab's two hosts, with the lab's STUN
+    server and, with ``turn``, its TURN server; each peer gives up after ``timeout_ms``."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     secret = secrets.token_urlsafe(24)
     socket_path = str(workdir / "signal.sock")
@@ -33,8 +34,8 @@ async def run_scenario(lab: NatLab, workdir: Path) -> list[dict[str, Any]]:
         assert coturn.stdout is not None and coturn.stdin is not None
         with trio.fail_after(START_TIMEOUT_S):
             port = int((await coturn.stdout.receive_some(64)).decode().strip())
-        common = ["--socket", socket_path, "--stun", f"stun:{lab.public}:{port}", "--turn", f"turn:{lab.public}:{port}",
-                  "--secret", secret]
+        common = ["--socket", socket_path, "--stun", f"stun:{lab.public}:{port}", "--secret", secret,
+                  "--timeout-ms", str(timeout_ms), *(["--turn", f"turn:{lab.public}:{port}"] if turn else [])]
         reports: dict[str, dict[str, Any]] = {}
 
         async def peer(name: str, namespace: str, args: list[str]) -> None:

@@ -1,8 +1,8 @@
 """One peer of the NAT lab, run inside its namespace: ``python -m tests.open4wd_node.net.webrtc.nat_peer``.
 
 It registers at the UNIX-socket signaling relay, offers (``--offer PEER``) or answers a WebRTC link with
-the lab's STUN and TURN (REST credentials minted from the shared secret), exchanges one message, and
-prints ``{"path", "rtt_ms", "open_ms"}`` as a JSON line (or ``{"error": code}``)."""
+the lab's STUN server and, when given, its TURN server (REST credentials minted from the shared secret),
+exchanges one message, and prints ``{"path", "rtt_ms", "open_ms"}`` as a JSON line (or ``{"error": code}``)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ SCOPE = "room:2f1c3b4a-5d6e-4f70-8a9b-0c1d2e3f4a5b"
 
 async def main(args: argparse.Namespace) -> dict[str, object]:
     me = Identity(bytes([args.seed]) * 32)
-    creds = turn_rest_credentials(args.secret, me.peer_id, int(time.time()))
-    servers = (IceServer.parse(args.stun), IceServer.parse(args.turn, creds.username, creds.credential))
+    servers: tuple[IceServer, ...] = (IceServer.parse(args.stun),)
+    if args.turn:
+        creds = turn_rest_credentials(args.secret, me.peer_id, int(time.time()))
+        servers += (IceServer.parse(args.turn, creds.username, creds.credential),)
     settings = WebRTCSettings(hosts=HostAddresses.only(args.host), ice_servers=servers,
                               negotiation_timeout_ms=args.timeout_ms)
     signaling = await UnixSignaling.connect(args.socket, me.peer_id, SCOPE)
@@ -62,7 +64,7 @@ if __name__ == "__main__":
     parser.add_argument("--host", required=True)
     parser.add_argument("--socket", required=True)
     parser.add_argument("--stun", required=True)
-    parser.add_argument("--turn", required=True)
+    parser.add_argument("--turn", default="", help="a TURN server (none: STUN only)")
     parser.add_argument("--secret", required=True)
     parser.add_argument("--timeout-ms", type=int, default=15_000)
     print(json.dumps(trio.run(main, parser.parse_args())), flush=True)
