@@ -34,7 +34,8 @@ async def run_scenario(lab: NatLab, workdir: Path, *, turn: bool = True, timeout
         assert coturn.stdout is not None and coturn.stdin is not None
         with trio.fail_after(START_TIMEOUT_S):
             port = int((await coturn.stdout.receive_some(64)).decode().strip())
-        common = ["--socket", socket_path, "--stun", f"stun:{lab.public}:{port}", "--secret", secret,
+        # ``--secret=…``: a URL-safe secret may begin with "-"
+        common = ["--socket", socket_path, "--stun", f"stun:{lab.public}:{port}", f"--secret={secret}",
                   "--timeout-ms", str(timeout_ms), *(["--turn", f"turn:{lab.public}:{port}"] if turn else [])]
         reports: dict[str, dict[str, Any]] = {}
 
