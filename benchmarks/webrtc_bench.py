@@ -4,8 +4,9 @@ Every figure is a ratio to work measured in the same run, with the load average 
 Three parts (all by default; ``--part`` picks one):
 
 ``bridge`` (the choice of trio-asyncio over guest mode). Each bridge runs in its own process (importing
-trio-asyncio replaces asyncio's default loop policy, which guest mode cannot run under), the two
-alternating ``--rounds`` times. In each process, on loopback, 100-byte messages, one in flight:
+trio-asyncio replaces asyncio's default loop policy, which guest mode cannot run under), alternating
+``--rounds`` times, with a third process for no bridge at all (aiortc in ``asyncio.run``, the floors in
+``trio.run`` beforehand) to show what a bridge costs. In each process, on loopback, 100-byte messages, one in flight:
 - floors: a raw TCP socket round trip in trio, and the Noise link's round trip (``open_link``);
 - aiortc: the first DataChannel open (offer to open, both peers in the process), the round trip of a
   small message on a reliable ordered channel echoed by a trio task, and the CPU per message
@@ -208,7 +209,48 @@ def run_guest(samples: int) -> dict[str, float]:
     return asyncio.run(host())
 
 
-BRIDGES = {"trio-asyncio": run_trio_asyncio, "guest": run_guest}
+def run_plain_asyncio(samples: int) -> dict[str, float]:
+    """No bridge, for what a bridge costs: the floors in ``trio.run``, then aiortc in ``asyncio.run`` with
+    messages delivered to an asyncio queue."""
+
+    async def floors() -> dict[str, float]:
+        tcp_rtt, tcp_cpu = await floor_round_trip(raw_pair, samples)
+        noise_rtt, noise_cpu = await floor_round_trip(noise_pair, samples)
+        return {"tcp_rtt_ms": tcp_rtt, "tcp_cpu_us": tcp_cpu, "noise_rtt_ms": noise_rtt, "noise_cpu_us": noise_cpu}
+
+    async def aiortc_only() -> tuple[float, float, float]:
+        from open4wd_node.net.webrtc.hosts import gathering_on
+        from protocol.webrtc.ice import HostAddresses
+
+        started = time.perf_counter()
+        with gathering_on(HostAddresses.only("127.0.0.1")):
+            a, b, ca, cb = await aiortc_pair()
+        opened = asyncio.get_running_loop().create_future()
+        ca.on("open", lambda: opened.done() or opened.set_result(None))
+        if ca.readyState != "open":
+            await opened
+        open_ms = (time.perf_counter() - started) * 1000
+        answers: asyncio.Queue[bytes] = asyncio.Queue()
+        ca.on("message", answers.put_nowait)
+        cb.on("message", cb.send)
+
+        async def round_trip(seq: int) -> bytes:
+            ca.send(BODY)
+            return await answers.get()
+
+        rtt, cpu = await timed(round_trip, samples)
+        await a.close()
+        await b.close()
+        return open_ms, rtt, cpu / 2
+
+    figures = trio.run(floors)
+    runs = [asyncio.run(aiortc_only()) for _ in range(3)]
+    figures.update(open_ms=statistics.median(r[0] for r in runs), rtt_ms=statistics.median(r[1] for r in runs),
+                   cpu_us=statistics.median(r[2] for r in runs))
+    return figures
+
+
+BRIDGES = {"trio-asyncio": run_trio_asyncio, "guest": run_guest, "none (asyncio)": run_plain_asyncio}
 
 
 def part_bridge(rounds: int, samples: int) -> None:
@@ -220,14 +262,14 @@ def part_bridge(rounds: int, samples: int) -> None:
                                   capture_output=True, text=True, check=True)
             results[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
     print(f"== bridge: {rounds} rounds x {samples} round trips, {BODY_BYTES}-byte messages, loopback; load {load()}")
-    print(f"{'bridge':13} {'open ms':>8} {'rtt ms':>8} {'/tcp':>6} {'/noise':>7} {'cpu us':>7} {'/noise':>7}"
+    print(f"{'bridge':15} {'open ms':>8} {'rtt ms':>8} {'/tcp':>6} {'/noise':>7} {'cpu us':>7} {'/noise':>7}"
           f" {'tcp rtt':>8} {'noise rtt':>9}")
     for name, runs in results.items():
         m = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
         ratio_tcp = statistics.median(r["rtt_ms"] / r["tcp_rtt_ms"] for r in runs)
         ratio_noise = statistics.median(r["rtt_ms"] / r["noise_rtt_ms"] for r in runs)
         cpu_noise = statistics.median(r["cpu_us"] / r["noise_cpu_us"] for r in runs)
-        print(f"{name:13} {m['open_ms']:>8.1f} {m['rtt_ms']:>8.3f} {ratio_tcp:>6.1f} {ratio_noise:>7.2f} "
+        print(f"{name:15} {m['open_ms']:>8.1f} {m['rtt_ms']:>8.3f} {ratio_tcp:>6.1f} {ratio_noise:>7.2f} "
               f"{m['cpu_us']:>7.0f} {cpu_noise:>7.2f} {m['tcp_rtt_ms']:>8.3f} {m['noise_rtt_ms']:>9.3f}")
 
 
