@@ -58,7 +58,6 @@ from protocol.webrtc.ice import (
     offered_outside,
 )
 from protocol.webrtc.sdp import (
-    Candidate,
     SdpRole,
     bound_sdp,
     dtls_fingerprint,
@@ -120,10 +119,6 @@ class _PendingOffer:
     budget: CandidateBudget
     candidates: list[CandidateSignal] = field(default_factory=list)
     refused: PeerError | None = None
-
-
-def _parse_remote(signal: CandidateSignal) -> Candidate:
-    return parse_candidate(signal.candidate)
 
 
 class WebRTCEndpoint:
@@ -340,7 +335,7 @@ class WebRTCEndpoint:
             if not isinstance(signal, CandidateSignal):
                 continue
             try:
-                parsed = _parse_remote(signal)
+                parsed = parse_candidate(signal.candidate)
             except PeerError as exc:
                 negotiation.refuse(exc)
                 return

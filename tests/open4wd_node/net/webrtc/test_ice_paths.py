@@ -15,7 +15,7 @@ from open4wd_node.net.webrtc.connector import webrtc_endpoint
 from open4wd_node.net.webrtc.signaling import SdpSignal, SignalingHub
 from open4wd_node.signal.coturn import local_coturn
 from protocol.webrtc.channels import LinkKind
-from protocol.webrtc.ice import IceServer, IceTransportPolicy, LinkPath, turn_rest_credentials
+from protocol.webrtc.ice import HostAddresses, IceServer, IceTransportPolicy, LinkPath, turn_rest_credentials
 from protocol.webrtc.sdp import CandidateType, sdp_candidates
 from tests.open4wd_node.net.webrtc.helpers import ALICE, BOB, LOOPBACK, SCOPE, Tampered, open_pair
 from tests.services import require_binary
@@ -109,3 +109,20 @@ async def test_wrong_turn_credentials_gather_nothing_and_fail_at_once_with_a_cod
             with pytest.raises(LinkClosed) as refused:
                 await alice.connect(BOB.peer_id)
             assert refused.value.code == "ice-no-candidates" and "credentials" in refused.value.message
+
+
+def test_aioice_still_gathers_through_the_lookup_the_node_routes():
+    """``hosts.install`` replaces the module attribute aioice's gathering calls: if aioice stopped calling it
+    so, a node would offer every interface again."""
+    import inspect
+
+    import aioice.ice
+
+    from open4wd_node.net.webrtc import hosts
+
+    hosts.install()
+    assert aioice.ice.get_host_addresses is hosts._host_addresses
+    assert "get_host_addresses(" in inspect.getsource(aioice.ice.Connection.gather_candidates)
+    with hosts.gathering_on(HostAddresses.only("127.0.0.1", "::1")):
+        assert aioice.ice.get_host_addresses(True, False) == ["127.0.0.1"]
+        assert aioice.ice.get_host_addresses(True, True) == ["127.0.0.1", "::1"]
