@@ -57,6 +57,8 @@ SCOPES: dict[str, tuple[str, ...]] = {
     "spectate-viewer": (*_STRICT_WIRE, "protocol.spectate", "protocol.race.keys", "protocol.race.votes"),
     "signal-server": (*_ERRORS, "protocol.signaling", "protocol.identity.signed"),
     "signal-client": (*_ERRORS, "protocol.signaling", "protocol.identity.signed"),
+    "webrtc-chunks": (*_ERRORS, "protocol.webrtc.chunks"),
+    "webrtc-sdp": (*_ERRORS, "protocol.webrtc.sdp", "protocol.encoding"),
 }
 """Per door: the modules its campaign instruments."""
 

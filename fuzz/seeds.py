@@ -154,9 +154,36 @@ def spectate_viewer_seeds() -> list[bytes]:
     return [join_frames(bodies[:260]), join_frames(bodies), join_frames([b"\x00" + encode_message(m) for m in backlog])]
 
 
+def webrtc_chunks_seeds() -> list[bytes]:
+    """A link's honest DataChannel messages with the door's small parts: whole bodies, a large body in
+    order and out of order, two large bodies interleaved, a probe and its echo, a close."""
+    from fuzz.doors import webrtc as door
+    from protocol.webrtc.chunks import Kind, frame_close, frame_parts, frame_probe, frame_whole
+
+    def parts(body: bytes, message_id: int) -> list[bytes]:
+        return list(frame_parts(body, message_id, door.PART_BYTES))
+
+    first, second = parts(bytes(range(200)), 1), parts(b"x" * 130, 2)
+    tick, lossy = b"\x01", b"\x81"
+    return [
+        join_frames([tick + frame_whole(b"hello"), lossy + frame_whole(b"input"), tick + frame_whole(b"")]),
+        join_frames([tick + p for p in first]),
+        join_frames([tick + p for p in reversed(first)]),
+        join_frames([tick + p for pair in zip(first[:-1], second, strict=True) for p in pair] + [tick + first[-1]]),
+        join_frames([tick + frame_probe(Kind.PROBE, 7), tick + frame_probe(Kind.ECHO, 7),
+                     tick + frame_close("room-left", "the player left")]),
+    ]
+
+
+def webrtc_sdp_seeds() -> list[bytes]:
+    """SDPs as aiortc and a browser write them (fixture files of real offers)."""
+    return [path.read_bytes() for path in sorted((FIXTURES / "sdp").glob("*.sdp"))]
+
+
 DOOR_SEEDS = {"relay-server": relay_server_seeds, "relay-client": relay_client_seeds,
               "spectate-source": spectate_source_seeds, "spectate-viewer": spectate_viewer_seeds,
-              "signal-server": signaling.server_seeds, "signal-client": signaling.client_seeds}
+              "signal-server": signaling.server_seeds, "signal-client": signaling.client_seeds,
+              "webrtc-chunks": webrtc_chunks_seeds, "webrtc-sdp": webrtc_sdp_seeds}
 """Corpora that ``python -m fuzz.seeds TARGET …`` can rewrite alone."""
 
 

@@ -18,6 +18,7 @@ MODULES = {  # target name -> the module under fuzz.doors that defines it
     "relay-server": "relay", "relay-client": "relay",
     "spectate-source": "spectate", "spectate-viewer": "spectate",
     "signal-server": "signaling", "signal-client": "signaling",
+    "webrtc-chunks": "webrtc", "webrtc-sdp": "webrtc",
 }
 
 

@@ -1,0 +1,24 @@
+"""WebRTC links: aiortc's DataChannels under trio (trio-asyncio), offered and answered through signaling,
+bound to the peer's PeerId by the DTLS fingerprint of its signed SDP, on the ICE servers and host
+addresses the node was given."""
+
+from open4wd_base.exports import lazy_exports
+
+__all__, __getattr__ = lazy_exports(__name__, {
+    "asyncio_bridge": "bridge",
+    "run_asyncio": "bridge",
+    "LinkPathReport": "carrier",
+    "WebRTCCarrier": "carrier",
+    "WebRTCEndpoint": "connector",
+    "WebRTCSettings": "connector",
+    "webrtc_endpoint": "connector",
+    "gathering_on": "hosts",
+    "MessageCarrier": "seam",
+    "CandidateSignal": "signaling",
+    "HubSignaling": "signaling",
+    "ReceivedSignal": "signaling",
+    "SdpKind": "signaling",
+    "SdpSignal": "signaling",
+    "Signaling": "signaling",
+    "SignalingHub": "signaling",
+})

@@ -1,0 +1,73 @@
+"""The DataChannels a WebRTC link opens, and why (the spec names the channels, not their options).
+
+Every channel is **negotiated** (``negotiated: true`` with a fixed id on both sides): it exists on both
+sides from the offer on, so no DCEP open message crosses the wire, the first message can go as soon as
+SCTP is up (one round trip sooner), and a peer cannot open channels of its own choosing: a label or id
+the plan does not name is never created.
+
+- A **room** link (the waiting room's star) has one channel, ``room`` (id 0): reliable and ordered, as
+  the spec's room runtime has it. Its bodies may be up to the room channel's 256 KiB.
+- A **race** link (one per pair of the race mesh) has two:
+  - ``control`` (id 1): reliable and ordered, for everything whose loss or reordering would cost a
+    retry protocol (votes, keys, catch-up probes and snapshots up to the race link's limit, link
+    housekeeping);
+  - ``race`` (id 2): unordered and unreliable (``maxRetransmits = 0``), for per-frame inputs. Every
+    input message carries every input the peer has not acknowledged, so a lost one is repaired by the
+    next (60 a second), while a retransmission would arrive after the input it repeats was re-sent
+    anyway, and ordering would hold fresh inputs behind a lost one (head-of-line blocking).
+
+A lane is what a sender chooses (``Lane.RELIABLE`` or ``Lane.INPUTS``); a body larger than one
+DataChannel message is split into parts, which only a reliable lane may carry (a lost part would leave
+its message unfinished): an oversize body on the inputs lane is the sender's own error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from protocol.errors import LocalError
+from protocol.webrtc.chunks import MAX_WHOLE_BODY
+
+
+class LinkKind(StrEnum):
+    """What a link is for: the waiting room's star or one pair of the race mesh."""
+
+    ROOM = "room"
+    RACE = "race"
+
+
+class Lane(StrEnum):
+    """Which channel a body goes on: the reliable ordered one, or the unordered lossy inputs one."""
+
+    RELIABLE = "reliable"
+    INPUTS = "inputs"
+
+
+@dataclass(frozen=True)
+class ChannelPlan:
+    """One negotiated DataChannel: its label, id, delivery options, lane, and the largest body it carries."""
+
+    label: str
+    id: int
+    ordered: bool
+    max_retransmits: int | None  # None: fully reliable
+    lane: Lane
+    max_message_bytes: int
+
+    @property
+    def reliable(self) -> bool:
+        """Whether every message arrives (then it may carry parts of a large body)."""
+        return self.max_retransmits is None
+
+
+def channel_plan(kind: LinkKind, max_message_bytes: int) -> tuple[ChannelPlan, ...]:
+    """The channels of a ``kind`` link whose reliable lane carries bodies up to ``max_message_bytes``."""
+    if max_message_bytes < 1:
+        raise LocalError("channel-plan-invalid", "a channel carries at least one byte")
+    if kind == LinkKind.ROOM:
+        return (ChannelPlan("room", 0, True, None, Lane.RELIABLE, max_message_bytes),)
+    return (
+        ChannelPlan("control", 1, True, None, Lane.RELIABLE, max_message_bytes),
+        ChannelPlan("race", 2, False, 0, Lane.INPUTS, MAX_WHOLE_BODY),
+    )

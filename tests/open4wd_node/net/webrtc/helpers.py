@@ -1,0 +1,60 @@
+"""Shared pieces of the WebRTC link tests: identities, a hub of in-memory signaling, loopback settings."""
+
+from __future__ import annotations
+
+from protocol.identity.keys import Identity
+from protocol.webrtc.ice import HostAddresses
+from open4wd_node.net.webrtc.connector import WebRTCSettings
+
+ALICE, BOB, CAROL = (Identity(bytes([n]) * 32) for n in (1, 2, 3))
+SCOPE = "room:2f1c3b4a-5d6e-4f70-8a9b-0c1d2e3f4a5b"
+LOOPBACK = WebRTCSettings(hosts=HostAddresses.only("127.0.0.1"))
+
+
+from collections.abc import Callable  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+import trio  # noqa: E402
+
+from open4wd_node.net.webrtc.signaling import ReceivedSignal, Signal, Signaling  # noqa: E402
+
+
+class Tampered:
+    """A party in the middle of one endpoint's signaling: ``inbound`` rewrites (or drops, by returning
+    None) what it receives, ``outbound`` returns the signals to send in place of one (a test's tool)."""
+
+    def __init__(self, inner: Signaling, *, inbound: Callable[[Signal], Signal | None] = lambda s: s,
+                 outbound: Callable[[Signal], list[Signal]] = lambda s: [s]) -> None:
+        self.inner, self.inbound, self.outbound = inner, inbound, outbound
+
+    @property
+    def peer_id(self) -> str:
+        return self.inner.peer_id
+
+    @property
+    def scope(self) -> str:
+        return self.inner.scope
+
+    async def send(self, target: str, signal: Signal) -> None:
+        for each in self.outbound(signal):
+            await self.inner.send(target, each)
+
+    async def receive(self) -> ReceivedSignal:
+        while True:
+            received = await self.inner.receive()
+            changed = self.inbound(received.signal)
+            if changed is not None:
+                return replace(received, signal=changed)
+
+
+async def open_pair(offerer, answerer, answer_from: str | None = None):
+    """(offerer's link, answerer's link), opened concurrently."""
+    links = {}
+
+    async def answer():
+        links["answerer"] = await answerer.accept(answer_from)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(answer)
+        links["offerer"] = await offerer.connect(answerer.signaling.peer_id)
+    return links["offerer"], links["answerer"]
