@@ -42,7 +42,9 @@ from pathlib import Path
 
 import trio
 
-from open4wd_node.net.link import Link, open_link
+from open4wd_node.net.link import Link
+
+from open4wd_node.net.stream_carrier import open_link
 from open4wd_node.net.link_rules import LinkLimits
 from protocol.encoding.wire import HEADER, ROOM, FrameDecoder, Message, decode_message, encode_frame, encode_message, message
 from protocol.identity.keys import Identity
