@@ -43,7 +43,7 @@ link``; whatever ends a link, ``receive`` and ``send`` then raise ``LinkClosed``
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NoReturn, Protocol
@@ -282,24 +282,78 @@ class Link:
                 raise StopAsyncIteration from None
             raise
 
-    async def _receive(self, first_frame_bytes: int | None) -> Message:
-        """The next message for the caller (``first_frame_bytes``: it is the link's first, read as
-        ``peek_first`` says); meanwhile pings are sent and answered and silence is timed."""
+    async def serve(self, deliver: Callable[[Message], Awaitable[None]]) -> None:
+        """Hand every message to ``deliver``, in order, until the link ends: ``async for`` with ``deliver`` as
+        its body, for a task that does nothing else with the link (a race link's reader, 60 messages a
+        second). The keepalive's timer spans the messages between two of its deadlines (a few seconds),
+        where ``receive`` sets one per message. Returns after this side's own ``aclose``; any other end
+        raises ``LinkClosed``. A ``deliver`` that waits may be interrupted by that timer: the message is
+        then handed to it again, so ``deliver`` must do nothing before its first checkpoint that it cannot
+        do twice (putting the message into a memory channel is such a ``deliver``)."""
+        self._claim_reading()
+        try:
+            if self._peeked is not None:
+                peeked, self._peeked = self._peeked, None
+                await deliver(peeked)
+            self._keepalive.heard(now_ms(self._clock))
+            pending: Message | None = None
+            while True:
+                await self._keep_alive()
+                with trio.CancelScope(deadline=self._keepalive.deadline_ms / 1000):
+                    try:
+                        if pending is not None:
+                            await deliver(pending)
+                            pending = None
+                        while True:
+                            pending = await self._take(await self.carrier.receive(self._channel))
+                            if pending is not None:
+                                await deliver(pending)
+                                pending = None
+                    except (LinkClosed, PeerError) as exc:
+                        await self._ended_by(exc)
+        except LinkClosed:
+            if self._closed_by_caller:
+                return
+            raise
+        finally:
+            self._receiving = False
+
+    def _claim_reading(self) -> None:
         if self._receiving:
             raise trio.BusyResourceError("another task is already receiving on this link")
         self._receiving = True
+
+    async def _receive(self, first_frame_bytes: int | None) -> Message:
+        """The next message for the caller (``first_frame_bytes``: it is the link's first, read as
+        ``peek_first`` says); meanwhile pings are sent and answered and silence is timed."""
+        self._claim_reading()
         try:
             self._keepalive.heard(now_ms(self._clock))
             while True:
-                msg = await self._next(first_frame_bytes)
+                await self._keep_alive()
+                body: bytes | None = None
+                with trio.move_on_at(self._keepalive.deadline_ms / 1000):
+                    try:
+                        if first_frame_bytes is None:
+                            body = await self.carrier.receive(self._channel)
+                        else:
+                            body = await self.carrier.receive_first(first_frame_bytes)
+                    except (LinkClosed, PeerError) as exc:
+                        await self._ended_by(exc)
+                if body is None:
+                    continue  # the keepalive's deadline came first: the next turn pings or times out
+                try:
+                    msg = await self._take(body)
+                except (LinkClosed, PeerError) as exc:
+                    await self._ended_by(exc)
                 if msg is not None:
                     return msg
         finally:
             self._receiving = False
 
-    async def _next(self, first_frame_bytes: int | None) -> Message | None:
-        """One turn of the reading loop: the keepalive's ping or timeout when due, then the next body until
-        the keepalive's deadline; the message for the caller, or None (housekeeping, a drop, a timer)."""
+    async def _keep_alive(self) -> None:
+        """A turn of the reading loop begins: end it if the link has ended, send a ping when one is due,
+        close the link when the peer was silent too long (``link-timeout``)."""
         if self._closed is not None:
             raise self._closed.copy()
         try:
@@ -308,46 +362,37 @@ class Link:
             await self._fail(silent)
         if ping is not None:
             await self.send(ping)
-        body: bytes | None = None
-        ended: LinkClosed | None = None
-        refused: PeerError | None = None
-        with trio.move_on_at(self._keepalive.deadline_ms / 1000):
-            try:
-                if first_frame_bytes is None:
-                    body = await self.carrier.receive(self._channel)
-                else:
-                    body = await self.carrier.receive_first(first_frame_bytes)
-            except LinkClosed as exc:
-                ended = exc
-            except PeerError as exc:  # a body that does not open, an oversize announcement
-                refused = exc
-        if ended is not None:
-            await self._end(ended, notify=False)
-        if refused is not None:
-            await self._fail(refused)
-        if body is None:
-            return None  # the keepalive's deadline came first: the next turn pings or times out
+
+    async def _take(self, body: bytes) -> Message | None:
+        """What one body is: a message for the caller, or None (a drop, or the link's own: a ping is
+        answered, a pong times the round trip). Raises the ``PeerError`` of a body the rules refuse, and
+        ``LinkClosed`` for the peer's ``link-close``."""
         now = now_ms(self._clock)
         self._keepalive.heard(now)
         dropped = self._guard.dropped
-        try:
-            msg = self._guard.admit(body, now)
-        except PeerError as exc:
-            await self._fail(exc)
+        msg = self._guard.admit(body, now)
         if self._guard.dropped != dropped and self.on_drop is not None and self._guard.last_drop is not None:
             self.on_drop(*self._guard.last_drop)
         if msg is None:
             return None
         if isinstance(msg, LinkPing):
-            await self.send(LinkPong(nonce=msg.nonce))
+            with trio.CancelScope(shield=True):  # half a pong would break the stream: the send timeout bounds it
+                await self.send(LinkPong(nonce=msg.nonce))
             return None
         if isinstance(msg, LinkPong):
             self._keepalive.pong(msg, now)
             return None
         if isinstance(msg, LinkClose):
             code, text = close_reason(msg)
-            await self._end(LinkClosed(code, f"the peer closed the link: {text}", by_peer=True), notify=False)
+            raise LinkClosed(code, f"the peer closed the link: {text}", by_peer=True)
         return msg
+
+    async def _ended_by(self, exc: LinkClosed | PeerError) -> NoReturn:
+        """The carrier or a body ended the link: the peer's own end (no notice), or a rule the peer broke
+        (it is told the code)."""
+        if isinstance(exc, LinkClosed):
+            await self._end(exc, notify=False)
+        await self._fail(exc)
 
     # ---- handing over and closing ---------------------------------------------------------------
 

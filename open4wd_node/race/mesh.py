@@ -256,8 +256,7 @@ class Mesh:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._writer, link, outbox, self.budget)
                 try:
-                    async for message in link:
-                        await self._hand(Arrived(peer, link, message))
+                    await link.serve(lambda message: self._hand(Arrived(peer, link, message)))
                 except LinkClosed as ended:
                     log.info("mesh-link-ended", peer=peer, code=ended.code, reason=ended.message)
                 nursery.cancel_scope.cancel()
