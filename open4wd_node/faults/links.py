@@ -8,9 +8,11 @@ links arrive). ``LinkFaults.dial`` and ``LinkFaults.doorway`` wrap them, so that
   unreachable for a while: a dial waits for the end of it, an arriving link is refused with
   ``mesh-offline``;
 - a **freeze** (``freeze``) makes the node stand still, as a process stopped by SIGSTOP would: every such
-  link's carrier is wrapped (``FrozenCarrier``), so that nothing is read from it or written to it, and no
-  timer of the link's own (keepalive, send timeout) runs, until the freeze ends; dials and arriving links
-  wait for it too. Then everything carries on where it was.
+  link's carrier is wrapped (``FrozenCarrier``), so that nothing is read from it or written to it until the
+  freeze ends, and a read or write the freeze holds is not cancelled meanwhile (a stopped process's send
+  does not time out); dials and arriving links wait for it too. Then everything carries on where it was,
+  as after SIGCONT: a freeze longer than a link's idle timeout ends that link by its keepalive, on either
+  side.
 
 Closing links needs a task: ``run`` is that task, started beside the race by whoever installs the faults.
 """
@@ -54,7 +56,7 @@ class LinkFaults:
 
     async def thaw(self) -> None:
         """Return at once unless frozen; then at the end of the freeze, whatever cancels meanwhile (a stopped
-        process's timers do not fire either)."""
+        process's send does not time out either)."""
         if trio.current_time() < self.frozen_until:
             with trio.CancelScope(shield=True):
                 await trio.sleep_until(self.frozen_until)
@@ -116,8 +118,8 @@ class _FaultyDoorway:
 
 
 class FrozenCarrier:
-    """``inner``, standing still while ``faults`` is frozen: no body is read or written, and a call waiting
-    for that is not cancelled meanwhile (the link's timers stand still too)."""
+    """``inner``, standing still while ``faults`` is frozen: no body is read or written, and a call the freeze
+    holds is not cancelled meanwhile."""
 
     def __init__(self, inner: Carrier, faults: LinkFaults) -> None:
         self.inner = inner

@@ -288,8 +288,7 @@ class RaceSession:
     def tick(self, now_ms: int) -> list[RaceAction]:
         """Timers: reconnect windows (the partition guard), catch-up retries, the anchor's slots and
         timeout, re-sends of unacknowledged inputs and the progress watchdog."""
-        # every timer checks ``self.ended`` itself, as any of them may end the session: an early ``if
-        # self.ended is not None: return`` would let the compiled session take it for None all the way down
+        # every timer checks ``self.ended`` itself, as any of them may end the session
         actions: list[RaceAction] = []
         if self.ended is None:
             actions += self._counted(self._recovery.tick(now_ms))
