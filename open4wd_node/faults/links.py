@@ -137,6 +137,12 @@ class FrozenCarrier:
         await self.faults.thaw()
         return body
 
+    async def receive_arrived(self, channel: Channel) -> list[bytes]:
+        """What has arrived, and nothing while frozen (a stopped process reads nothing)."""
+        if trio.current_time() < self.faults.frozen_until:
+            return []
+        return await self.inner.receive_arrived(channel)
+
     async def receive_first(self, max_frame_bytes: int) -> bytes:
         """As ``receive``, for the first body."""
         await self.faults.thaw()

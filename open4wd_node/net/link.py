@@ -11,6 +11,12 @@ every transport. The seam between them is ``Carrier``:
   (``link-tampered``); the end of the connection raises ``LinkClosed`` with ``by_peer=True``
   (``link-eof``, ``link-broken``). It must be safe to cancel: a body is never lost to a cancelled call,
   since the link waits for the next body only until its keepalive's next deadline.
+- ``receive_arrived(channel)`` returns every whole body that has already arrived, without waiting for
+  more: an empty list when none has (a body partly arrived stays for later). The link's reader may read
+  this way at moments of its own choosing (a race link's reader: once per tick of the frame pump), so that
+  messages arriving in between do not wake the process one by one. A ``PeerError`` or ``LinkClosed`` ends
+  the link as with ``receive``; the bodies that arrived before the end are returned first, and the end is
+  raised at the next call.
 - ``receive_first(max_frame_bytes)`` is ``receive`` for the link's first message, which a listener
   reads before it knows what the link is for: nothing after that body may be buffered (a stream carrier
   may hand its stream to a relay circuit next), and no unit larger than ``max_frame_bytes`` on the wire,
@@ -43,7 +49,7 @@ link``; whatever ends a link, ``receive`` and ``send`` then raise ``LinkClosed``
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NoReturn, Protocol
@@ -141,6 +147,9 @@ class Carrier(Protocol):
 
     async def receive(self, channel: Channel) -> bytes:
         """The next whole body the peer sent, at most ``channel.max_frame_bytes``."""
+
+    async def receive_arrived(self, channel: Channel) -> list[bytes]:
+        """Every whole body that has arrived, without waiting for more (none: an empty list)."""
 
     async def receive_first(self, max_frame_bytes: int) -> bytes:
         """The first body, with nothing after it buffered, from a wire unit of at most ``max_frame_bytes``."""
@@ -282,39 +291,35 @@ class Link:
                 raise StopAsyncIteration from None
             raise
 
-    async def serve(self, deliver: Callable[[Message], Awaitable[None]]) -> None:
-        """Hand every message to ``deliver``, in order, until the link ends: ``async for`` with ``deliver`` as
-        its body, for a task that does nothing else with the link (a race link's reader, 60 messages a
-        second). The keepalive's timer spans the messages between two of its deadlines (a few seconds),
-        where ``receive`` sets one per message. Returns after this side's own ``aclose``; any other end
-        raises ``LinkClosed``. A ``deliver`` that waits may be interrupted by that timer: the message is
-        then handed to it again, so ``deliver`` must do nothing before its first checkpoint that it cannot
-        do twice (putting the message into a memory channel is such a ``deliver``)."""
+    async def receive_arrived(self) -> list[Message]:
+        """The messages that have arrived whole and wait to be taken, without waiting for more (none when
+        nothing has), with the link's housekeeping as ``receive`` does it (a due ping sent, pings answered,
+        silence timed): for a task that reads the link at moments of its own choosing (a race link's
+        reader, once per tick of the frame pump) rather than as messages arrive. Raises ``LinkClosed`` once
+        the link has ended, after returning the messages that came before its end."""
+        if self._peeked is not None:
+            raise LocalError("link-first-not-taken", "take the first message with receive before reading on")
         self._claim_reading()
         try:
-            if self._peeked is not None:
-                peeked, self._peeked = self._peeked, None
-                await deliver(peeked)
-            self._keepalive.heard(now_ms(self._clock))
-            pending: Message | None = None
-            while True:
-                await self._keep_alive()
-                with trio.CancelScope(deadline=self._keepalive.deadline_ms / 1000):
+            await self._keep_alive()
+            try:
+                bodies = await self.carrier.receive_arrived(self._channel)
+            except (LinkClosed, PeerError) as exc:
+                await self._ended_by(exc)
+            messages: list[Message] = []
+            for body in bodies:
+                try:
+                    msg = await self._take(body)
+                except (LinkClosed, PeerError) as exc:
                     try:
-                        if pending is not None:
-                            await deliver(pending)
-                            pending = None
-                        while True:
-                            pending = await self._take(await self.carrier.receive(self._channel))
-                            if pending is not None:
-                                await deliver(pending)
-                                pending = None
-                    except (LinkClosed, PeerError) as exc:
                         await self._ended_by(exc)
-        except LinkClosed:
-            if self._closed_by_caller:
-                return
-            raise
+                    except LinkClosed:
+                        if messages:
+                            return messages  # the messages before the end first; the end at the next call
+                        raise
+                if msg is not None:
+                    messages.append(msg)
+            return messages
         finally:
             self._receiving = False
 
@@ -376,8 +381,7 @@ class Link:
         if msg is None:
             return None
         if isinstance(msg, LinkPing):
-            with trio.CancelScope(shield=True):  # half a pong would break the stream: the send timeout bounds it
-                await self.send(LinkPong(nonce=msg.nonce))
+            await self.send(LinkPong(nonce=msg.nonce))
             return None
         if isinstance(msg, LinkPong):
             self._keepalive.pong(msg, now)

@@ -45,6 +45,7 @@ from open4wd_node.runtime.addresses import Address
 log = structlog.get_logger("open4wd_node.link")
 
 RECEIVE_CHUNK = 64 * 1024
+ARRIVED_READS = 16  # ``receive_arrived`` reads at most this many chunks (1 MiB): a flood cannot hold its caller
 
 
 def peer_endpoint(stream: trio.abc.Stream) -> Address | None:
@@ -79,6 +80,7 @@ class StreamCarrier:
         self._receive_cipher = receive
         self._decoder = FrameDecoder(self._sealed(ROOM))
         self._frames: deque[bytes] = deque()  # sealed frames read and not yet opened
+        self._exact: ExactFrame | None = None  # the first frame, while ``receive_first`` reads it exactly
         self._send_lock = trio.Lock()
         self._broken = False  # a send was cancelled part-way: the stream holds half a frame
 
@@ -95,31 +97,64 @@ class StreamCarrier:
     @property
     def buffered(self) -> bool:
         """Whether bytes past the last body were read (a frame read whole or in part)."""
-        return bool(self._frames) or bool(self._decoder.buffered)
+        return bool(self._frames) or bool(self._decoder.buffered) or self._exact is not None
+
+    def _limit(self, channel: Channel) -> None:
+        """Ordinary reads of frames of ``channel`` from now on (what the link is for decides the largest)."""
+        self._end_exact_reads()
+        if self._decoder.channel.max_frame_bytes != channel.max_frame_bytes + self._receive_cipher.overhead:
+            self._decoder.channel = self._sealed(channel)
 
     async def receive(self, channel: Channel) -> bytes:
         """The next body (``Carrier.receive``)."""
-        if self._decoder.channel.max_frame_bytes != channel.max_frame_bytes + self._receive_cipher.overhead:
-            self._decoder.channel = self._sealed(channel)
+        self._limit(channel)
         while not self._frames:
             data = await self._read(RECEIVE_CHUNK)
             self._frames.extend(self._decoder.feed(data))  # an oversize announcement raises frame-too-large
         return self._open(self._frames.popleft())
 
+    async def receive_arrived(self, channel: Channel) -> list[bytes]:
+        """Every whole body that has arrived (``Carrier.receive_arrived``): what the socket holds is read, as
+        long as it holds more (at most ``ARRIVED_READS`` chunks), and nothing is waited for. Only over a
+        socket, which says whether it holds anything (``LocalError`` ``carrier-cannot-poll`` otherwise)."""
+        socket = getattr(self.stream, "socket", None)
+        if socket is None:
+            raise LocalError("carrier-cannot-poll", "only a socket stream tells whether bytes have arrived")
+        self._limit(channel)
+        for _ in range(ARRIVED_READS):
+            if not socket.is_readable():
+                break
+            try:
+                data = await self._read(RECEIVE_CHUNK)
+            except LinkClosed:
+                if not self._frames:
+                    raise
+                break  # the bodies before the end first; the end again at the next call
+            self._frames.extend(self._decoder.feed(data))
+            if len(data) < RECEIVE_CHUNK:
+                break  # the socket had less than a chunk: it is empty now (what came since waits for next time)
+        frames, self._frames = self._frames, deque()
+        return [self._open(sealed) for sealed in frames]
+
     async def receive_first(self, max_frame_bytes: int) -> bytes:
         """The first body, read exactly (``Carrier.receive_first``): nothing past its frame is read, and
         a header announcing more than ``max_frame_bytes`` is refused before any body byte is read. A call
-        cancelled mid-frame leaves what it read to the ordinary reads."""
-        if self.buffered:
-            raise LocalError("link-first-read-late", "the first message must be read before any other")
-        exact = ExactFrame(max_frame_bytes)
-        try:
-            while not (frames := exact.feed(await self._read(exact.wanted))):
-                pass
-        finally:
-            if exact.buffered:
-                self._decoder.feed(exact.buffered)
+        cancelled mid-frame keeps what it read, for the next call, or for the ordinary reads."""
+        if self._exact is None:
+            if self.buffered:
+                raise LocalError("link-first-read-late", "the first message must be read before any other")
+            self._exact = ExactFrame(max_frame_bytes)
+        exact = self._exact
+        while not (frames := exact.feed(await self._read(exact.wanted))):
+            pass
+        self._exact = None
         return self._open(frames[0])
+
+    def _end_exact_reads(self) -> None:
+        """Ordinary reads from now on: the part of a frame an exact read left goes to the decoder."""
+        if self._exact is not None:
+            self._frames.extend(self._decoder.feed(self._exact.buffered))
+            self._exact = None
 
     async def _read(self, count: int) -> bytes:
         try:

@@ -11,14 +11,13 @@ the rest. CPU time (``time.thread_time_ns``), not wall time: the figure holds on
 wall-clock lag does not. Work off the loop (``run_blocking``: building a world, fsync) runs in other
 threads and is not charged.
 
-How it is read: the thread's CPU clock is a system call, so the budget reads it only where the thread
-goes to wait for I/O (the instrument's ``before_io_wait`` and ``after_io_wait``, which trio calls around
-its waits: about once a tick) and at ``split``. Between two such readings each boundary reads the wall
-clock (``perf_counter_ns``, no system call), and the interval's CPU time is shared among the parts in
-proportion to their wall time in it; the wait itself is charged to the shell. The total stays the thread's
-exact CPU time; a part's share is exact up to preemption inside the interval (a busy machine that stops
-the thread mid-step lends that stop's proportion to the step), which the proportions of many frames
-average out.
+How it is read: the thread's CPU clock is a system call, so the budget reads it only at ``split`` (a few
+times a second: the live view, the ``progress`` events, a round's end). Every boundary reads the wall clock
+instead (``perf_counter_ns``, no system call), and the CPU time between two splits is shared among the
+parts in proportion to their wall time in it; while the thread waits for I/O (trio's ``before_io_wait``
+and ``after_io_wait``, the instrument's hooks) no part's wall time runs. The total stays the thread's exact
+CPU time; a part's share is exact up to preemption (a busy machine that stops the thread mid-step lends
+that stop's proportion to the step), which the proportions of many frames average out.
 """
 
 from __future__ import annotations
@@ -194,16 +193,14 @@ class CpuBudget(trio.abc.Instrument):
         self.switch(CostPart.SHELL)
 
     def before_io_wait(self, timeout: float) -> None:
-        """The loop is about to wait: charge what ran since the last reading, then charge nothing but
-        the wait's own CPU (the shell's, in ``after_io_wait``)."""
-        self.settle()
+        """The loop is about to wait: the current part's stretch of wall time ends, and the wait's is no part's."""
+        current = self.current
+        if current is not None:
+            self.wall[current] += _wall_clock() - self.last
         self.current = None
 
     def after_io_wait(self, timeout: float) -> None:
-        """The wait is over: its CPU (the system call, the wake-up) is the shell's; the scheduler runs on."""
-        cpu_now = _cpu_clock()
-        self.nanos[CostPart.SHELL] += cpu_now - self.cpu_last
-        self.cpu_last = cpu_now
+        """The wait is over: the scheduler runs on, as the shell."""
         self.last = _wall_clock()
         self.current = CostPart.SHELL
 

@@ -13,6 +13,13 @@ is ready for them (the frame pump once per tick, ``receive_nowait``), never by r
 writer sends what ``send`` queued in the link's bounded outbox; a full outbox is a peer that does not keep
 up, and closes the link (``link-backlog``).
 
+While the frame pump runs, the readers read in step with it (``pace``): each waits for the pump's tick, not
+for its socket, takes what its link holds then (``Link.receive_arrived``), hands it over and tells the
+pump, which waits for them (``read_links``) before its steps. Messages that arrive between two ticks are
+thus read together at the next one, exactly when the pump would have used them, and do not wake the
+process one by one (seven wake-ups a frame with 7 peers: most of a node's CPU on a busy machine). Between
+rounds and while the pump stands still, each reader reads as messages arrive.
+
 Limits: each side paces what it sends to ``RACE_LIMITS``; what it accepts is ``RACE_INGRESS_LIMITS``,
 the same rates with bursts larger by the reconnect window's worth of the peer's pace, so a peer that
 resumes after a stall of up to that window (or a receiver that resumes and reads a window's backlog at
@@ -47,6 +54,7 @@ log = structlog.get_logger("open4wd_node.mesh")
 OUTBOX_CAPACITY = 1024
 EVENTS_CAPACITY = 4096  # the events the race may leave waiting (a round's world built off the loop meanwhile)
 REDIAL_S = 0.5
+READ_BOUND_S = 1 / 60  # how long the pump waits for its paced readers at most (one stuck in a send: a full socket)
 RACE_LIMITS = LinkLimits(
     general_burst=120, general_per_second=90,
     general_bytes_burst=RACE_LINK.max_frame_bytes + 64 * 1024, general_bytes_per_second=4 * 1024 * 1024,
@@ -125,6 +133,11 @@ class Mesh:
         self.ever_linked: set[str] = set()
         self.linked = trio.Event()
         self._send_events, self.events = trio.open_memory_channel[MeshEvent](EVENTS_CAPACITY)
+        self._pacing = False
+        self._tick = trio.Event()  # set when the paced readers may read (a new one for every tick)
+        self._parked = 0  # paced readers waiting for the tick
+        self._reading = 0  # readers the last tick released that have not handed over yet
+        self._read = trio.Event()  # set once they all have
         self._nursery: trio.Nursery | None = None
         self._closing = False
         self.budget = budget
@@ -179,6 +192,59 @@ class Mesh:
             return
         log.info("mesh-backlog", peer=peer)
         self._tasks.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
+
+    # ---- reading in step with the pump ------------------------------------------------------------
+
+    def pace(self, on: bool) -> None:
+        """The readers read at the pump's ticks only (``on``: the pump runs), or as messages arrive."""
+        self._pacing = on
+        if not on:
+            self._release()  # parked readers go back to reading as messages arrive
+
+    def _release(self) -> None:
+        tick, self._tick = self._tick, trio.Event()
+        self._reading, self._parked = self._parked, 0
+        self._read = trio.Event()
+        if not self._reading:
+            self._read.set()
+        tick.set()
+
+    async def read_links(self) -> None:
+        """The pump's tick begins: every paced reader takes what its link holds now and hands it over; this
+        returns once they all have (at most ``READ_BOUND_S``: what a reader hands over later is taken at the
+        next tick). A reader still waiting for a message it began to wait for before the pump ran hands it
+        over as it arrives."""
+        self._release()
+        with trio.move_on_after(READ_BOUND_S):
+            await self._read.wait()
+
+    async def _read_in_step(self, peer: str, link: Link) -> None:
+        """One tick of a paced reader: wait for it, take what has arrived, hand it over, say so."""
+        self._parked += 1
+        tick = self._tick
+        try:
+            await tick.wait()
+        except BaseException:
+            if tick is self._tick:
+                self._parked -= 1
+            raise
+        if not self._pacing:
+            return  # released to read as messages arrive
+        try:
+            for message in await link.receive_arrived():
+                await self._hand(Arrived(peer, link, message))
+        finally:
+            self._reading -= 1
+            if not self._reading:
+                self._read.set()
+
+    async def _reader(self, peer: str, link: Link) -> None:
+        """The link's reader, until the link ends (``LinkClosed``)."""
+        while True:
+            if self._pacing:
+                await self._read_in_step(peer, link)
+            else:
+                await self._hand(Arrived(peer, link, await link.receive()))
 
     async def flush(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) until every queued message has been written to its link."""
@@ -256,7 +322,7 @@ class Mesh:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._writer, link, outbox, self.budget)
                 try:
-                    await link.serve(lambda message: self._hand(Arrived(peer, link, message)))
+                    await self._reader(peer, link)
                 except LinkClosed as ended:
                     log.info("mesh-link-ended", peer=peer, code=ended.code, reason=ended.message)
                 nursery.cancel_scope.cancel()

@@ -295,16 +295,18 @@ class MatchRunner:
         pump = FramePump(self._step, lambda: session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag),
                          None if self.wiring.paused_until is None else self._stand_still, self._tick_sends.flush,
-                         self._take_events, self.options.frames_per_tick)
+                         self._before_tick, self.options.frames_per_tick)
         self._lag = lambda: pump.lag
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
                                            self.report.rollbacks, self._cpu_so_far))
         first_frame = session.current_frame
         self._pump_start = self.budget.split(0)
         self._pump_frames = lambda: session.current_frame - first_frame
+        self.mesh.pace(True)  # the links are read at the pump's ticks from now on
         try:
             await pump.run(lambda: self.round_over or session.ended is not None)
         finally:
+            self.mesh.pace(False)
             self._tick_sends.flush()
         self.report.cpu = self._cpu_so_far()
         self._pump_frames = None
@@ -377,12 +379,19 @@ class MatchRunner:
                 self._handle(await self.mesh.events.receive())
 
     async def _stand_still(self) -> None:
-        """The pump's pause (``RaceWiring.paused_until``): until then no frame is stepped, and the mesh's
-        events are handled as they come, as between frames, so the links are answered meanwhile."""
+        """The pump's pause (``RaceWiring.paused_until``): until then no frame is stepped, and the links are
+        read and their events handled as they come, as between frames, so that the links are answered."""
         assert self.wiring.paused_until is not None
-        with trio.move_on_at(self.wiring.paused_until()):
-            while True:
-                self._handle(await self.mesh.events.receive())
+        until = self.wiring.paused_until()
+        if trio.current_time() >= until:
+            return
+        self.mesh.pace(False)
+        try:
+            with trio.move_on_at(until):
+                while True:
+                    self._handle(await self.mesh.events.receive())
+        finally:
+            self.mesh.pace(True)
 
     def _step(self) -> bool:
         """The frame pump's step: this node's input when the session needs it, then at most one frame;
@@ -410,9 +419,14 @@ class MatchRunner:
 
     # ---- the mesh's events ----------------------------------------------------------------------------
 
+    async def _before_tick(self) -> None:
+        """The frame pump's ``before_tick``: the links are read, and what they delivered since the last
+        tick is handled, there for the tick's steps."""
+        await self.mesh.read_links()
+        self._take_events()
+
     def _take_events(self) -> None:
-        """Handle every event the mesh delivered and the runner has not taken yet, without waiting (the
-        frame pump's ``before_tick``: what arrived since the last tick is there for its steps)."""
+        """Handle every event the mesh delivered and the runner has not taken yet, without waiting."""
         events = self.mesh.events
         while True:
             try:

@@ -12,7 +12,6 @@ import math
 
 import pytest
 import trio
-import trio.testing
 
 from open4wd_node.net.link import Lane, Link, LinkAuth, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits, LinkPing
@@ -49,6 +48,19 @@ class MessageCarrier:
             raise ProtocolError("frame-too-large", f"a {len(body)}-byte message; the {channel.name} limit is "
                                                    f"{channel.max_frame_bytes}")
         return body
+
+    async def receive_arrived(self, channel: Channel) -> list[bytes]:
+        bodies = []
+        while True:
+            try:
+                _, body = self.inbox.receive_nowait()
+            except trio.WouldBlock:
+                return bodies
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                if bodies:
+                    return bodies  # what arrived before the end first; the end at the next call
+                raise LinkClosed("link-eof", "the peer hung up without a reason", by_peer=True) from None
+            bodies.append(body)
 
     async def receive_first(self, max_frame_bytes: int) -> bytes:
         return await self.receive(Channel("first", max_frame_bytes))
@@ -140,28 +152,26 @@ async def test_a_race_link_sends_its_inputs_on_the_inputs_lane_and_the_rest_on_t
     assert await b.receive() == inputs and await b.receive() == VersionRequest(sender="control")
 
 
-async def test_the_peer_s_close_code_and_this_side_s_own_end(autojump_clock):
+async def test_the_peer_s_close_code_ends_the_link(autojump_clock):
     a, b, _, cb = link_pair()
     await b.aclose("room-full", "no seat left")
     with pytest.raises(LinkClosed) as ended:
         await a.receive()
     assert (ended.value.code, ended.value.by_peer) == ("room-full", True) and cb.closed
-    messages = []
-    c, d, _, _ = link_pair()
-    await c.send(LinkPing(nonce=1))  # answered by d's link, never shown to d's caller
-    await c.send(VersionRequest(sender="last"))
-    await d.carrier.send(encode_message(VersionRequest(sender="to c")), Lane.CONTROL)
-
-    async def serve_d() -> None:
-        await d.serve(lambda message: _append(messages, message))
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(serve_d)
-        assert await c.receive() == VersionRequest(sender="to c")
-        await trio.testing.wait_all_tasks_blocked()
-        await d.aclose()  # this side's own end: serve returns
-    assert messages == [VersionRequest(sender="last")]
 
 
-async def _append(into: list, message: object) -> None:
-    into.append(message)
+async def test_what_has_arrived_is_taken_without_waiting_and_the_link_s_own_messages_are_kept_from_it(autojump_clock):
+    """A reader that reads at moments of its own (a race link's, at the pump's ticks): what arrived whole is
+    returned at once, pings answered and never shown; nothing arrived, nothing returned, no wait."""
+    c, d, _, dc = link_pair()
+    start = trio.current_time()
+    assert await d.receive_arrived() == []
+    await c.send(LinkPing(nonce=1))
+    await c.send(VersionRequest(sender="one"))
+    await c.send(VersionRequest(sender="two"))
+    assert await d.receive_arrived() == [VersionRequest(sender="one"), VersionRequest(sender="two")]
+    assert [lane for lane, _ in dc.sent] == [Lane.CONTROL] and trio.current_time() == start  # the pong
+    await c.aclose("bye", "done")
+    with pytest.raises(LinkClosed) as ended:
+        await d.receive_arrived()
+    assert ended.value.code == "bye"

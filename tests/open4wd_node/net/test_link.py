@@ -432,3 +432,29 @@ async def test_the_other_end_is_named_for_a_tcp_stream_and_none_for_others() -> 
         assert peer_endpoint(trio.SocketStream(left)) is None and peer_address(trio.SocketStream(right)) is None
     memory, _ = trio.testing.memory_stream_pair()
     assert peer_endpoint(memory) is None
+
+
+async def test_what_arrived_over_tcp_is_taken_without_waiting_and_the_end_after_the_last_message():
+    """``receive_arrived`` (a race link's reader at the pump's ticks): every whole message the socket holds,
+    none when it holds none (no wait), the messages before the peer's close first, then the close."""
+    left, right = await _tcp_pair(1 << 16)
+    dialer, listener = await open_pair(lambda: (left, right))
+    assert await listener.receive_arrived() == []
+    sent = [VersionRequest(sender=f"m{k}") for k in range(5)]
+    for message in sent:
+        await dialer.send(message)
+    await dialer.aclose("race-over", "done")
+    await trio.sleep(0.05)  # on the wire by now (real loopback)
+    assert await listener.receive_arrived() == sent
+    with pytest.raises(LinkClosed) as ended:
+        await listener.receive_arrived()
+    assert ended.value.code == "race-over" and ended.value.by_peer
+
+
+async def test_only_a_socket_tells_what_has_arrived():
+    dialer, listener = await open_pair()  # in memory
+    with pytest.raises(LocalError) as refused:
+        await listener.receive_arrived()
+    assert refused.value.code == "carrier-cannot-poll"
+    await dialer.aclose()
+    await listener.aclose()

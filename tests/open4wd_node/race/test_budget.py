@@ -119,17 +119,19 @@ def test_a_switch_to_the_current_part_reads_no_clock_and_charges_the_same(monkey
     assert split.nanos[CostPart.STEP] == 333 and split.total_ns == 1001
 
 
-def test_the_wait_for_io_charges_its_cpu_to_the_shell_and_its_wall_time_to_nobody(monkeypatch):
+def test_the_wait_for_io_is_no_part_s_time_and_the_cpu_clock_is_read_only_at_a_split(monkeypatch):
+    """trio tells the budget of every wait for I/O (several a tick): the wait's wall time is nobody's, and
+    no CPU clock is read for it (a system call); the CPU time read at the next split is shared by the parts'
+    wall time, the waits left out."""
     clocks = FakeClocks(monkeypatch)
     budget = CpuBudget()  # wall t = 0
     budget.switch(CostPart.MESSAGES)  # t = 10: 10 to the shell
-    clocks.cpu = 100
-    budget.before_io_wait(1.0)  # t = 20: 10 to messages; 100 ns of CPU shared half and half
+    budget.before_io_wait(1.0)  # t = 20: 10 to messages
     clocks.wall_reads += 1000  # the wait: 10 µs of wall time pass
-    clocks.cpu = 130
-    budget.after_io_wait(1.0)  # the wait's 30 ns of CPU: the shell's
-    budget.switch(CostPart.MESSAGES)  # 10 ns of shell since the wait
+    budget.after_io_wait(1.0)  # t = 10030
+    budget.switch(CostPart.MESSAGES)  # t = 10040: 10 ns of shell since the wait
+    assert clocks.cpu_reads == 1  # at the start only
     clocks.cpu = 150
-    split = budget.split(1)  # 10 ns of messages: 20 ns of CPU shared half and half
-    assert split.nanos[CostPart.SHELL] == 50 + 30 + 10 and split.nanos[CostPart.MESSAGES] == 50 + 10
-    assert split.total_ns == 150
+    split = budget.split(1)  # t = 10050: 10 to messages; 20 and 20 of wall time: 150 ns of CPU half and half
+    assert clocks.cpu_reads == 2
+    assert split.nanos[CostPart.SHELL] == 75 and split.nanos[CostPart.MESSAGES] == 75 and split.total_ns == 150
