@@ -55,7 +55,7 @@ class RaceFaults:
         first = round_index == 0
         corrupt = next((f.frame for f in self.faults if f.kind is FaultKind.CORRUPT_STATE), None) if first else None
         frames = {fault.frame for fault in self.faults} if first else set()
-        return FaultWorld(adapter, slot, corrupt_at=corrupt, float_at=self.float_at,
+        return FaultWorld(adapter.world, slot, corrupt_at=corrupt, float_at=self.float_at,
                           on_frame={frame: partial(self._fire, frame) for frame in frames})
 
     def _fire(self, frame: int) -> None:

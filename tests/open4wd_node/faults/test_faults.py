@@ -53,7 +53,7 @@ def test_anything_else_is_a_coded_error_naming_the_choices(text):
 
 def test_the_corruption_moves_the_own_car_every_time_its_frame_is_stepped_and_a_trigger_fires_once():
     fired: list[int] = []
-    faulty = FaultWorld(WorldAdapter(World.demo(4, seed=2)), 2, corrupt_at=30, on_frame={30: lambda: fired.append(30)})
+    faulty = FaultWorld(World.demo(4, seed=2), 2, corrupt_at=30, on_frame={30: lambda: fired.append(30)})
     clean = WorldAdapter(World.demo(4, seed=2))
     for _ in range(30):
         faulty.step(NO_EVENTS)
@@ -62,21 +62,21 @@ def test_the_corruption_moves_the_own_car_every_time_its_frame_is_stepped_and_a_
     before = faulty.save_own()
     faulty.step(NO_EVENTS)
     clean.step(NO_EVENTS)
-    lat = [c["lat_um"] for c in (faulty.adapter.world.car_state(2), clean.world.car_state(2))]
+    lat = [c["lat_um"] for c in (faulty.world.car_state(2), clean.world.car_state(2))]
     assert lat[0] == lat[1] + 1 and fired == [30]
     faulty.restore_own(before)  # a rollback re-simulates frame 30: corrupted again, the trigger does not fire again
     faulty.step(NO_EVENTS)
-    assert faulty.adapter.world.car_state(2)["lat_um"] == lat[0] and fired == [30]
+    assert faulty.world.car_state(2)["lat_um"] == lat[0] and fired == [30]
     assert faulty.frame == clean.frame == 31 and not faulty.done
 
 
 def test_a_float_build_moves_car_zero_by_a_random_amount_after_its_frame():
-    faulty = FaultWorld(WorldAdapter(World.demo(2, seed=2)), 1, float_at=0)
+    faulty = FaultWorld(World.demo(2, seed=2), 1, float_at=0)
     clean = WorldAdapter(World.demo(2, seed=2))
     faulty.step(NO_EVENTS)
     clean.step(NO_EVENTS)
-    assert faulty.adapter.world.car_state(0)["lat_um"] > clean.world.car_state(0)["lat_um"]
-    assert faulty.adapter.world.car_state(1) == clean.world.car_state(1)
+    assert faulty.world.car_state(0)["lat_um"] > clean.world.car_state(0)["lat_um"]
+    assert faulty.world.car_state(1) == clean.world.car_state(1)
 
 
 # ---- the links -----------------------------------------------------------------------------------------
