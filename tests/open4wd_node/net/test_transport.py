@@ -8,7 +8,8 @@ import trio
 
 from open4wd_base.errors import LocalError
 from open4wd_node.net.admission import ListenerLimits
-from open4wd_node.net.link import LinkClosed, now_ms, open_link
+from open4wd_node.net.link import LinkClosed, now_ms
+from open4wd_node.net.stream_carrier import open_link
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.net.transport import dial, serve
 from protocol.errors import ProtocolError
