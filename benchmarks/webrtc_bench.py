@@ -114,9 +114,10 @@ async def aiortc_pair() -> tuple[Any, Any, Any, Any]:
 
 
 async def aiortc_figures(call: Callable[..., Awaitable[Any]], to_trio: Callable[[Callable[..., None]], Callable[..., None]],
-                         samples: int) -> tuple[float, float, float]:
+                         post: Callable[..., None], samples: int) -> tuple[float, float, float]:
     """(first open ms, round trip ms, CPU µs per message) of aiortc driven from trio through a bridge:
-    ``call(fn)`` awaits an asyncio coroutine function, ``to_trio(f)`` wraps a callback so it runs ``f`` in trio."""
+    ``call(fn)`` awaits an asyncio coroutine function, ``to_trio(f)`` wraps a callback so it runs ``f`` in trio,
+    ``post(f, *args)`` runs a synchronous aiortc call on the asyncio side without waiting."""
     from open4wd_node.net.webrtc.hosts import gathering_on
     from protocol.webrtc.ice import HostAddresses
 
@@ -139,10 +140,10 @@ async def aiortc_figures(call: Callable[..., Awaitable[Any]], to_trio: Callable[
 
     async def echo() -> None:
         async for message in from_b:
-            cb.send(message)
+            post(cb.send, message)
 
     async def round_trip(seq: int) -> bytes:
-        ca.send(BODY)
+        post(ca.send, BODY)
         return await from_a.receive()
 
     async with trio.open_nursery() as nursery:
@@ -155,13 +156,13 @@ async def aiortc_figures(call: Callable[..., Awaitable[Any]], to_trio: Callable[
 
 
 async def bridge_figures(call: Callable[..., Awaitable[Any]], to_trio: Callable[[Callable[..., None]], Callable[..., None]],
-                         samples: int) -> dict[str, float]:
+                         post: Callable[..., None], samples: int) -> dict[str, float]:
     """Floors and aiortc figures in one run of one bridge."""
     tcp_rtt, tcp_cpu = await floor_round_trip(raw_pair, samples)
     noise_rtt, noise_cpu = await floor_round_trip(noise_pair, samples)
     opens, rtts, cpus = [], [], []
     for _ in range(3):
-        open_ms, rtt, cpu = await aiortc_figures(call, to_trio, samples)
+        open_ms, rtt, cpu = await aiortc_figures(call, to_trio, post, samples)
         opens.append(open_ms)
         rtts.append(rtt)
         cpus.append(cpu)
@@ -175,7 +176,7 @@ def run_trio_asyncio(samples: int) -> dict[str, float]:
 
     async def main() -> dict[str, float]:
         async with trio_asyncio.open_loop():
-            return await bridge_figures(lambda fn, *a: trio_asyncio.aio_as_trio(fn)(*a), lambda f: f, samples)
+            return await bridge_figures(lambda fn, *a: trio_asyncio.aio_as_trio(fn)(*a), lambda f: f, lambda f, *a: f(*a), samples)
 
     return trio.run(main)
 
@@ -196,7 +197,7 @@ def run_guest(samples: int) -> dict[str, float]:
 
     async def trio_main() -> dict[str, float]:
         token = trio.lowlevel.current_trio_token()
-        return await bridge_figures(call, lambda f: lambda *args: token.run_sync_soon(f, *args), samples)
+        return await bridge_figures(call, lambda f: lambda *args: token.run_sync_soon(f, *args), lambda f, *a: f(*a), samples)
 
     async def host() -> dict[str, float]:
         loop = asyncio.get_running_loop()
@@ -250,7 +251,35 @@ def run_plain_asyncio(samples: int) -> dict[str, float]:
     return figures
 
 
-BRIDGES = {"trio-asyncio": run_trio_asyncio, "guest": run_guest, "none (asyncio)": run_plain_asyncio}
+def run_thread(samples: int) -> dict[str, float]:
+    """aiortc on its own asyncio loop in a thread; trio posts calls with ``call_soon_threadsafe`` and is
+    handed callbacks with ``TrioToken.run_sync_soon``."""
+    import threading
+
+    async def main() -> dict[str, float]:
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="aiortc", daemon=True)
+        thread.start()
+        token = trio.lowlevel.current_trio_token()
+
+        async def call(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+            future = asyncio.run_coroutine_threadsafe(fn(*args), loop)
+            done = trio.Event()
+            future.add_done_callback(lambda _: token.run_sync_soon(done.set))
+            await done.wait()
+            return future.result()
+
+        try:
+            return await bridge_figures(call, lambda f: lambda *args: token.run_sync_soon(f, *args),
+                                        lambda f, *a: loop.call_soon_threadsafe(f, *a), samples)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            await trio.to_thread.run_sync(thread.join)
+
+    return trio.run(main)
+
+
+BRIDGES = {"trio-asyncio": run_trio_asyncio, "guest": run_guest, "thread": run_thread, "none (asyncio)": run_plain_asyncio}
 
 
 def part_bridge(rounds: int, samples: int) -> None:

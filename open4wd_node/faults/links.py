@@ -31,6 +31,7 @@ from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 from open4wd_node.net.listener import Doorway
 from open4wd_node.net.transport import Dialler
 from protocol.encoding.wire import Channel, Message
+from protocol.webrtc.ice import LinkPath
 
 log = structlog.get_logger("open4wd_node.faults")
 M = TypeVar("M", bound=Message)
@@ -129,6 +130,16 @@ class FrozenCarrier:
     def address(self) -> str | None:
         """The inner carrier's."""
         return self.inner.address
+
+    @property
+    def path(self) -> LinkPath:
+        """The inner carrier's."""
+        return self.inner.path
+
+    @property
+    def rtt_ms(self) -> float | None:
+        """The inner carrier's."""
+        return self.inner.rtt_ms
 
     async def receive(self, channel: Channel) -> bytes:
         """The next body, read only while not frozen, and handed over only then."""

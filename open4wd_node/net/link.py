@@ -29,6 +29,9 @@ every transport. The seam between them is ``Carrier``:
 - ``aclose()`` closes the carrier at once (the link sends its ``link-close`` notice as an ordinary body
   first, when it has one to send); afterwards ``receive`` and ``send`` raise.
 - ``address`` names the other end for the logs (``HOST:PORT``), or is None.
+- ``path`` says how the carrier is connected (``host``, ``srflx``, ``prflx``, ``relay``: the ICE terms;
+  a direct TCP connection is ``host``, one through a relay ``relay``), and ``rtt_ms`` the round trip it
+  measured while opening (None if it measured none): what a ``link-path`` report says of a new link.
 
 Who is at the other end comes with the carrier, as a ``LinkAuth``: the authenticated PeerId, the link's
 transcript (a digest both sides share, unique to this session, which role admission's HMAC covers) and
@@ -51,13 +54,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 
 import trio
 
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.link.handshake import MAX_CLOSE_TEXT, LinkClose, close_reason
+from protocol.link.lane import Lane
+from protocol.webrtc.ice import LinkPath
 from protocol.encoding.wire import ROOM, Channel, Message, encode_message
 from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
 
@@ -117,15 +121,6 @@ def close_message(code: str, text: str) -> LinkClose:
     return LinkClose(code=code, message=text[:MAX_CLOSE_TEXT])
 
 
-class Lane(Enum):
-    """Which of a carrier's lanes a body travels on (module docstring)."""
-
-    CONTROL = "control"
-    """Reliable and ordered: every message but the race's inputs."""
-    INPUTS = "inputs"
-    """The race's per-frame inputs: may be unordered and unreliable, as each repeats what is unacknowledged."""
-
-
 @dataclass(frozen=True)
 class LinkAuth:
     """Who is at the other end of a carrier, as its handshake proved it."""
@@ -138,12 +133,33 @@ class LinkAuth:
     """This side's role: ``dialer`` or ``listener``."""
 
 
+@dataclass(frozen=True)
+class LinkPathReport:
+    """How a new link is connected: the data of the node's ``link-path`` event."""
+
+    peer: str
+    path: LinkPath
+    rtt_ms: float | None
+
+    def as_event(self) -> dict[str, Any]:
+        """``{"event": "link-path", "peer": …, "path": …, "rtt_ms": …}``."""
+        return {"event": "link-path", "peer": self.peer, "path": self.path.value, "rtt_ms": self.rtt_ms}
+
+
 class Carrier(Protocol):
     """Moves one link's whole message bodies to and from its peer (module docstring: what a carrier must do)."""
 
     @property
     def address(self) -> str | None:
         """The other end for the logs (``HOST:PORT``), or None."""
+
+    @property
+    def path(self) -> LinkPath:
+        """How the carrier is connected."""
+
+    @property
+    def rtt_ms(self) -> float | None:
+        """The round trip measured while the carrier opened, in ms (None: none measured)."""
 
     async def receive(self, channel: Channel) -> bytes:
         """The next whole body the peer sent, at most ``channel.max_frame_bytes``."""
@@ -203,6 +219,12 @@ class Link:
     def address(self) -> str | None:
         """The other end for the logs (``HOST:PORT``), None when the carrier has none (in memory)."""
         return self.carrier.address
+
+    def path_report(self) -> LinkPathReport:
+        """How this link is connected: its carrier's path, and the round trip measured when it opened (else
+        the last ping's, if any)."""
+        rtt = self.carrier.rtt_ms
+        return LinkPathReport(self.peer_id, self.carrier.path, rtt if rtt is not None else self.rtt_ms)
 
     def repurpose(self, channel: Channel, limits: LinkLimits, expensive: frozenset[str] = frozenset(),
                   ingress: LinkLimits | None = None, inputs: frozenset[str] = frozenset()) -> None:

@@ -7,7 +7,7 @@ nothing within 5 s of its handshake (``join-timeout``), or opens with anything n
 bound, the listener knows the address it advertises (``open4wd_node.net.advertise``): what invitations
 and the room announcement carry, never a wildcard. A node that uses relays (docs/relay.md) also keeps
 its reservations here, and admits every circuit opened to it through the same door as a direct connection;
-what it announces is then its contact (``protocol.relay.contact``): the direct address (none with
+what it announces is then its contact (``protocol.link.contact``): the direct address (none with
 ``reachability = relay``) and its relays. How it keeps those reservations is given to it (``Reserver``,
 ``open4wd_node.relay``'s ``Reservations``, by ``open4wd_node.relay.reach.with_listener``): the network
 layer below the relay client knows only that something keeps this node reachable elsewhere.
@@ -32,9 +32,10 @@ from open4wd_node.runtime.errors import UserError
 from open4wd_node.net.admission import LISTENER_LIMITS, ListenerLimits
 from open4wd_node.net.transport import Door, serve
 from protocol.identity.keys import Identity
-from protocol.relay.contact import Contact
+from protocol.link.contact import Contact
 from protocol.room.messages import EXPENSIVE_TYPES
 from protocol.encoding.wire import Message
+from protocol.webrtc.ice import LinkPath
 
 __all__ = ["Doorway", "NodeListener", "Reachability", "Reserver", "parse_address"]
 
@@ -43,7 +44,7 @@ RESERVE_WAIT_S = 10.0  # how long a starting node waits for its relays' first an
 Handler = Callable[[Link, Message], Awaitable[None]]
 T = TypeVar("T")
 M = TypeVar("M", bound=Message)
-Admit = Callable[[trio.abc.Stream, str, str], Awaitable[None]]  # (stream, address, source): the door's ``admit``
+Admit = Callable[[trio.abc.Stream, str, str, LinkPath], Awaitable[None]]  # (stream, address, source, path): ``Door.admit``
 
 
 class Reachability(StrEnum):

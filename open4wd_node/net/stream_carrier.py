@@ -5,7 +5,9 @@
 sealed by this direction's cipher (ChaCha20-Poly1305 with Noise's counter as nonce), so a frame that was
 changed, injected, replayed, reordered or follows a dropped one does not open, and the link closes with
 ``link-tampered`` (logged with the peer and its address, and counted in ``LinkCounters``). A stream has one
-lane: every body travels on it in order, whatever its ``Lane``.
+lane: every body travels on it in order, whatever its ``Lane``. Its path is ``host`` (a direct TCP connection)
+or ``relay`` (a relay circuit), and its round trip the handshake's (from a handshake message sent to the
+peer's next one).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from protocol.link.handshake import (
 )
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
+from protocol.webrtc.ice import LinkPath
 from open4wd_node.net.admission import ExactFrame
 from open4wd_node.net.link import (
     CLOSE_NOTICE_SECONDS,
@@ -72,9 +75,14 @@ def peer_address(stream: trio.abc.Stream) -> str | None:
 class StreamCarrier:
     """Sealed frames over a stream (module docstring), after a handshake that gave ``result``'s ciphers."""
 
-    def __init__(self, stream: trio.abc.Stream, send: FrameCipher, receive: FrameCipher, peer_id: str) -> None:
+    def __init__(self, stream: trio.abc.Stream, send: FrameCipher, receive: FrameCipher, peer_id: str,
+                 rtt_ms: float | None = None, path: LinkPath = LinkPath.HOST) -> None:
         self.stream = stream
         self.peer_id = peer_id  # for the log of a frame that does not open
+        self.path = path
+        """How the stream is connected: ``host`` (direct TCP), or ``relay`` (a relay circuit: its dialler sets it)."""
+        self.rtt_ms = rtt_ms
+        """The handshake's round trip in ms (None when the link was made from a handshake run elsewhere)."""
         self._address = peer_address(stream)
         self._send_cipher = send
         self._receive_cipher = receive
@@ -303,18 +311,29 @@ def _refusal_frame(close: LinkClose, handshake: Handshake | None) -> bytes:
     return HEADER.pack(len(sealed)) + sealed
 
 
-async def _run_handshake(stream: trio.abc.Stream, handshake: Handshake) -> HandshakeResult:
+async def _run_handshake(stream: trio.abc.Stream, handshake: Handshake) -> tuple[HandshakeResult, float | None]:
+    """The handshake's result and its round trip in ms: from this side's first message to the peer's next."""
     heard = False
+    sent_at: float | None = None
+    rtt_ms: float | None = None
     with trio.move_on_at(handshake.deadline_ms / 1000):
-        await _send_handshake(stream, handshake.start())
+        first = handshake.start()
+        await _send_handshake(stream, first)
+        if first:
+            sent_at = trio.current_time()
         while handshake.result is None:
             msg = decode_handshake_message(await _receive_handshake_frame(stream))
             heard = True
+            if sent_at is not None and rtt_ms is None:
+                rtt_ms = (trio.current_time() - sent_at) * 1000
             if isinstance(msg, LinkClose):
                 code, text = close_reason(msg)
                 raise LinkClosed(code, f"the peer refused the link: {text}", by_peer=True)
-            await _send_handshake(stream, handshake.receive(msg, now_ms()))
-        return handshake.result
+            answer = handshake.receive(msg, now_ms())
+            await _send_handshake(stream, answer)
+            if answer and sent_at is None:
+                sent_at = trio.current_time()
+        return handshake.result, rtt_ms
     try:
         handshake.expire(handshake.deadline_ms)  # the deadline timer fired
     except ProtocolError as exc:
@@ -336,16 +355,18 @@ async def open_link(
     limits: LinkLimits = ROOM_LIMITS,
     registry: dict[str, type[Message]] | None = None,
     counters: LinkCounters | None = None,
+    path: LinkPath = LinkPath.HOST,
 ) -> Link:
     """Run the Noise handshake on ``stream`` as ``role`` ("dialer" or "listener") and return the link over
-    it; on failure the stream is closed (after telling the peer the code: in the clear, or sealed by a
-    listener refusing the identity of a valid message 3) and ``LinkClosed`` is raised. Refusals and ends
-    are counted in ``counters`` (default ``LINK_COUNTERS``)."""
+    it (``path``: how the stream is connected, direct or a relay circuit); on failure the stream is closed
+    (after telling the peer the code: in the clear, or sealed by a listener refusing the identity of a valid
+    message 3) and ``LinkClosed`` is raised. Refusals and ends are counted in ``counters`` (default
+    ``LINK_COUNTERS``)."""
     counters = LINK_COUNTERS if counters is None else counters
     handshake: Handshake | None = None
     try:
         handshake = Handshake(identity, role, now_ms(), expected_peer=expected_peer, timeout_ms=limits.handshake_timeout_ms)
-        result = await _run_handshake(stream, handshake)
+        result, rtt_ms = await _run_handshake(stream, handshake)
     except ProtocolError as exc:
         await _tell_and_close(stream, _refusal_frame(close_message(exc.code, exc.message), handshake))
         counters.record(refused := LinkClosed(exc.code, exc.message))
@@ -361,7 +382,8 @@ async def open_link(
     except BaseException:  # cancellation: never leave the stream open
         await trio.aclose_forcefully(stream)
         raise
-    return stream_link(stream, result, expensive=expensive, limits=limits, registry=registry, counters=counters)
+    return stream_link(stream, result, expensive=expensive, limits=limits, registry=registry, counters=counters,
+                       rtt_ms=rtt_ms, path=path)
 
 
 def stream_link(
@@ -372,9 +394,12 @@ def stream_link(
     limits: LinkLimits = ROOM_LIMITS,
     registry: dict[str, type[Message]] | None = None,
     counters: LinkCounters | None = None,
+    rtt_ms: float | None = None,
+    path: LinkPath = LinkPath.HOST,
 ) -> Link:
     """The link over ``stream`` once a handshake gave ``result``: its peer, transcript and the two frame
-    ciphers (the handshake's Noise transport ciphers in the product; a benchmark may pass others)."""
-    carrier = StreamCarrier(stream, result.send, result.receive, result.peer_id)
+    ciphers (the handshake's Noise transport ciphers in the product; a benchmark may pass others), and the
+    handshake's round trip when it was measured."""
+    carrier = StreamCarrier(stream, result.send, result.receive, result.peer_id, rtt_ms, path)
     return Link(carrier, LinkAuth(result.peer_id, result.transcript, result.role), expensive=expensive, limits=limits,
                 registry=registry, counters=counters)

@@ -12,6 +12,7 @@ and the peer's address. ``dial`` can keep trying a busy listener for a while (``
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Protocol
 
 import structlog
@@ -21,10 +22,11 @@ from protocol.errors import ProtocolError
 from protocol.link.handshake import DIALER, LISTENER
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import Message
+from protocol.webrtc.ice import LinkPath
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.admission import LISTENER_BUSY, LISTENER_LIMITS, BusyBackoff, ListenerLimits, OpeningPlaces, source_of
 from open4wd_node.net.containment import contained_link
-from open4wd_node.net.link import Link, LinkClosed
+from open4wd_node.net.link import Carrier, Link, LinkAuth, LinkClosed
 from open4wd_node.net.stream_carrier import open_link, peer_endpoint, refuse_unopened
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 
@@ -108,10 +110,11 @@ async def _dial_once(
 
 
 class Door:
-    """The listener's door (docs/transport.md): admits accepted streams, each in its own task, under
-    ``ListenerLimits``, and hands each link whose first message arrived to ``handler``. ``serve`` uses one
-    for its TCP connections; a node reachable through a relay admits its circuits through the same door
-    (docs/relay.md), so a relayed link costs what a direct one does before it says what it is for."""
+    """The listener's door (docs/transport.md): admits opening links, each in its own task, under
+    ``ListenerLimits``, and hands each link whose first message arrived to ``handler``. ``serve`` admits its
+    TCP connections through one (``admit``); every other way in goes through the same door (``enter``): a
+    relay's circuits (docs/relay.md), the links answered through signaling (docs/webrtc.md), so a link costs
+    what a direct one does before it says what it is for, whatever carried it here."""
 
     def __init__(
         self,
@@ -131,17 +134,35 @@ class Door:
         self.door = door
         self.places = OpeningPlaces(door.openings, door.openings_per_source)
 
-    async def admit(self, stream: trio.abc.Stream, address: str, source: str) -> None:
-        """Run one accepted stream from ``address`` (counted under ``source``) to its end: refused at once
-        when its source's share or every opening place is taken, else handshake, first message, handler."""
+    def link(self, carrier: Carrier, auth: LinkAuth) -> Link:
+        """A link over an authenticated ``carrier`` with the settings of the links this door admits."""
+        return Link(carrier, auth, expensive=self.expensive, limits=self.limits, registry=self.registry)
+
+    async def admit(self, stream: trio.abc.Stream, address: str, source: str, path: LinkPath = LinkPath.HOST) -> None:
+        """Run one accepted stream from ``address`` (counted under ``source``; ``path``: how it came, a relay
+        circuit or directly) to its end: refused at once (``listener-busy`` in the clear) when its source's
+        share or every opening place is taken, else handshake, first message, handler."""
+
+        async def refuse(code: str, text: str) -> None:
+            await refuse_unopened(stream, code, text)
+
+        await self.enter(address, source, partial(open_link, stream, self.identity, LISTENER, expensive=self.expensive,
+                                                  limits=self.limits, registry=self.registry, path=path), refuse)
+
+    async def enter(self, address: str, source: str, opening: Callable[[], Awaitable[Link]],
+                    refuse: Callable[[str, str], Awaitable[None]]) -> None:
+        """Run one opening link to its end: ``opening()`` authenticates it (the expensive part, done only once
+        ``source`` has a place: else ``refuse(code, text)`` is told ``listener-busy``), then its first message
+        is awaited within the door's limits and the link goes to the handler. ``address`` names it in the logs
+        until the link knows its own."""
         try:
             self.places.take(source)
         except ProtocolError as exc:
             log.info("link-refused", code=exc.code, reason=exc.message, address=address)
-            await refuse_unopened(stream, exc.code, exc.message)
+            await refuse(exc.code, exc.message)
             return
         try:
-            opened = await self._open(stream, address)
+            opened = await self._open(opening, address)
         finally:
             self.places.give_back(source)  # before any close notice: the link is no longer opening
         if opened is None:
@@ -160,14 +181,13 @@ class Door:
             ended = link.closed
             assert ended is not None
             log.info("link-closed", code=ended.code, reason=ended.message, by_peer=ended.by_peer, peer=link.peer_id,
-                     address=address)
+                     address=link.address or address)
 
-    async def _open(self, stream: trio.abc.Stream, address: str) -> tuple[Link, bool] | None:
-        """The handshake, then the wait for the first message, under the door's limits: None when the
-        handshake failed (logged here), else the link and whether its first message arrived."""
+    async def _open(self, opening: Callable[[], Awaitable[Link]], address: str) -> tuple[Link, bool] | None:
+        """The authentication, then the wait for the first message, under the door's limits: None when the
+        link did not open (logged here), else the link and whether its first message arrived."""
         try:
-            link = await open_link(stream, self.identity, LISTENER, expensive=self.expensive, limits=self.limits,
-                                   registry=self.registry)
+            link = await opening()
         except LinkClosed as exc:
             log.info("link-refused", code=exc.code, reason=exc.message, address=address)
             return None

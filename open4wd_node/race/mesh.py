@@ -42,7 +42,7 @@ from open4wd_node.net.outbox import Outbox, flush
 from open4wd_node.net.transport import Dialler
 from open4wd_node.race.budget import CostPart, CpuBudget
 from protocol.errors import ProtocolError
-from protocol.relay.contact import Contact
+from protocol.link.contact import Contact
 from protocol.identity.keys import Identity
 from protocol.race.mesh import MeshHello
 from protocol.race.messages import INPUT_TYPES, RACE_LINK

@@ -24,13 +24,14 @@ from protocol.link.handshake import DIALER
 from protocol.relay.messages import RelayAccept, RelayCircuit, RelayConnect, RelayIncoming, RelayRelease, RelayReserve, \
     RelayReserved
 from protocol.relay.proof import sign_reservation
+from protocol.webrtc.ice import LinkPath
 
 log = structlog.get_logger("open4wd_node.relay.client")
 
 ANSWER_TIMEOUT_S = 10.0  # a relay's own connect timeout (5 s) plus a handshake
 RETRY_FIRST_S = 0.5
 RETRY_CAP_S = 5.0
-Admit = Callable[[trio.abc.Stream, str, str], Awaitable[None]]
+Admit = Callable[[trio.abc.Stream, str, str, LinkPath], Awaitable[None]]
 """Where a circuit someone opened to this node goes: ``(stream, address for logs, source)`` (a ``Door``)."""
 
 
@@ -79,7 +80,7 @@ async def dial_relayed(
     ``circuit-limit``, …), ``dial-failed``, or a handshake code."""
     stream, _ = await open_circuit(relay, identity, RelayConnect(target=target), target)
     return await open_link(stream, identity, DIALER, expected_peer=target, expensive=expensive, limits=limits,
-                           registry=registry)
+                           registry=registry, path=LinkPath.RELAY)
 
 
 class Reservations:
@@ -184,4 +185,4 @@ class Reservations:
         except LinkClosed as exc:
             log.info("relay-answer-failed", relay=relay, source=incoming.source, code=exc.code, reason=exc.message)
             return
-        await self.admit(stream, relayed_address(relay), f"relay/{peer}")
+        await self.admit(stream, relayed_address(relay), f"relay/{peer}", LinkPath.RELAY)

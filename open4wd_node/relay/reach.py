@@ -26,7 +26,7 @@ from open4wd_node.runtime.errors import UserError
 from protocol.encoding.wire import Message
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
-from protocol.relay.contact import Contact
+from protocol.link.contact import Contact
 
 log = structlog.get_logger("open4wd_node.relay.reach")
 

@@ -67,7 +67,7 @@ class SuccessionPlan:
 
     identity: Identity
     participant_secret: bytes
-    listen: str  # this node's own contact: "host:port", and its relays (protocol.relay.contact)
+    listen: str  # this node's own contact: "host:port", and its relays (protocol.link.contact)
     new_member: Callable[[str], MemberRoom]  # host PeerId -> a fresh member machine for that host
     use_relays: bool = True  # dial the successor through its relays when a direct link fails
 

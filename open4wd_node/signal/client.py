@@ -43,6 +43,7 @@ from protocol.signaling.client import ClientEvent, Dropped, Error, Registered, S
 from protocol.signaling.envelope import SignalMessage
 from protocol.signaling.limits import MAX_FRAME_BYTES, TURN_REPLY_MAX_BYTES
 from protocol.signaling.turn import TurnCredentials, decode_turn_reply, turn_request_body
+from protocol.signaling.url import check_service_url
 
 log = structlog.get_logger("open4wd_node.signal.client")
 REGISTER_TIMEOUT_S = 30.0  # the spec's HANDSHAKE_TIMEOUT_MS: an upgrade and its room-state
@@ -56,10 +57,12 @@ FATAL_CODES = frozenset({"register-rejected", "sender-mismatch", "room-full"})
 
 def ws_url(url: str, scope: str) -> str:
     """The socket URL of a service URL: its ``/ws`` path (added unless given) with ``?room=<scope>``;
-    ``UserError`` ``signal-url-invalid`` unless the scheme is ws or wss."""
+    ``UserError`` ``signal-url-invalid`` unless it is a signaling URL (``protocol.signaling.url``)."""
+    try:
+        check_service_url(url)
+    except ProtocolError as exc:
+        raise UserError(exc.code, exc.message) from None
     parts = urlsplit(url)
-    if parts.scheme not in ("ws", "wss") or not parts.hostname:
-        raise UserError("signal-url-invalid", f"a signaling URL is ws://HOST[:PORT] or wss://HOST[:PORT], got {url[:80]!r}")
     path = parts.path.rstrip("/")
     path = path if path.endswith("/ws") else path + "/ws"
     return urlunsplit((parts.scheme, parts.netloc, path, f"room={scope}", ""))

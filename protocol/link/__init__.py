@@ -1,9 +1,12 @@
 """A link's own protocol: the Noise XX handshake that authenticates both ends and keys the link's ciphers, the
-token buckets that rate-limit its frames and the count of its protocol violations."""
+token buckets that rate-limit its frames, the count of its protocol violations, the lanes its bodies travel
+on, and the contact that says how to reach a node."""
 
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
+    "Contact": "contact",
+    "check_address": "contact",
     "FrameCipher": "handshake",
     "Handshake": "handshake",
     "HandshakeResult": "handshake",
@@ -23,6 +26,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "Role": "noise",
     "SymmetricState": "noise",
     "TransportCipher": "noise",
+    "Lane": "lane",
     "TokenBucket": "token_bucket",
     "ViolationCounter": "violations",
 })

@@ -1,5 +1,5 @@
 """The relay (docs/relay.md): its messages, the reservation proof, the book of reservations and circuits
-with its limits, a circuit's meter, and how a node's contact names its relays."""
+with its limits, and a circuit's meter (a node's contact, which names its relays: ``protocol.link.contact``)."""
 
 from open4wd_base.exports import lazy_exports
 
@@ -7,8 +7,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "Circuit": "book",
     "RelayBook": "book",
     "Reservation": "book",
-    "Contact": "contact",
-    "check_address": "contact",
     "CircuitEnd": "limits",
     "Refusal": "limits",
     "RelayLimits": "limits",

@@ -62,7 +62,7 @@ from protocol.room.messages import (
     Relay,
     RoomState,
 )
-from protocol.relay.contact import MAX_CONTACT_CHARS
+from protocol.link.contact import MAX_CONTACT_CHARS
 from protocol.room.phases import INITIAL_PHASE, PhaseChange, next_phase
 from protocol.room.ready import check_ack, parse_declaration, ready_set_context
 from protocol.room.start_grid import PHASE_TIMEOUT_MS, check_commit, check_reveal, grid_context
@@ -77,7 +77,7 @@ from protocol.room.states import (
 )
 
 MAX_NICKNAME = 32
-MAX_LISTEN = MAX_CONTACT_CHARS  # a contact: the direct address and up to 4 relays (protocol.relay.contact)
+MAX_LISTEN = MAX_CONTACT_CHARS  # a contact: the direct address, relays and signaling services (protocol.link.contact)
 MAX_CODE = 64  # the longest code or reason kept from a peer's text (shown, and passed on)
 MAX_DETAIL = 300
 

@@ -6,10 +6,12 @@ authenticated link transcript, which binds the proof to this link, room, role an
 
 Invitation text: ``open4wd://HOST:PORT/ROOM_ID?host=HOST_PEER_ID#ROLE=SECRET``; the host PeerId lets
 the joiner authenticate the host during the link handshake. A host that uses relays (docs/relay.md) adds
-``&relay=HOST:PORT`` for each (at most 4, in its order of preference), and a host reachable only through
-relays leaves the direct address out: ``open4wd:///ROOM_ID?host=…&relay=…#…``. Invitations without relays
-are exactly what they were before relays existed; a node that predates relays refuses one with relays as
-``invitation-invalid``.
+``&relay=HOST:PORT`` for each (at most 4, in its order of preference); a host that answers WebRTC offers
+at signaling services (docs/webrtc.md) adds ``&signal=URL`` for each (``ws://`` or ``wss://``, at most 4, in
+its order of preference), after the relays. The room's signaling scope is ``room:`` + the room id (a
+lowercase UUID v4), so the invitation carries it without a parameter of its own. A host without a direct
+address leaves it out: ``open4wd:///ROOM_ID?host=…&signal=…#…``; every invitation names at least one way in.
+Invitations without relays or services are exactly what they were before either existed.
 
 Invitations, secrets and room ids reach this code from the user or from this node itself, never from a
 peer, so refusing one is a ``LocalError`` (the command line reports its code).
@@ -27,7 +29,8 @@ from dataclasses import dataclass
 
 from protocol.errors import LocalError, ProtocolError
 from protocol.identity.keys import is_valid_peer_id
-from protocol.relay.contact import MAX_RELAYS, Contact, check_address
+from protocol.link.contact import MAX_RELAYS, Contact, check_address, check_signals
+from protocol.signaling.scope import ROOM_PREFIX
 
 SECRET_BYTES = 24
 SECRET_CHARS = 32
@@ -36,7 +39,8 @@ ROLE_PROOF_DOMAIN = b"open4wd-node-role-proof-v1"
 _SECRET_RE = re.compile(r"[A-Za-z0-9_-]{32}")
 _INVITE_RE = re.compile(
     r"open4wd://(?:(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(?P<port>[0-9]{1,5}))?/(?P<room>[0-9a-f-]{36})"
-    r"\?host=(?P<peer>z[1-9A-HJ-NP-Za-km-z]+)(?P<relays>(?:&relay=[^&#\s]+)*)#(?P<role>[a-z]+)=(?P<secret>[A-Za-z0-9_-]+)"
+    r"\?host=(?P<peer>z[1-9A-HJ-NP-Za-km-z]+)(?P<relays>(?:&relay=[^&#\s]+)*)(?P<signals>(?:&signal=[^&#\s]+)*)"
+    r"#(?P<role>[a-z]+)=(?P<secret>[A-Za-z0-9_-]+)"
 )
 
 
@@ -90,8 +94,9 @@ def check_role_proof(
 
 @dataclass(frozen=True)
 class Invitation:
-    """Everything a joiner needs: where the host listens (``host`` empty and ``port`` 0: only through its
-    relays), the room, the host's PeerId, a role's secret, and the host's relays (``HOST:PORT`` each)."""
+    """Everything a joiner needs: where the host listens (``host`` empty and ``port`` 0: nowhere directly),
+    the room, the host's PeerId, a role's secret, the host's relays (``HOST:PORT`` each) and the signaling
+    services where it answers in the room's scope."""
 
     host: str
     port: int
@@ -100,12 +105,18 @@ class Invitation:
     role: str
     secret: str
     relays: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         """The invitation text (IPv6 hosts in brackets)."""
-        relays = "".join(f"&relay={relay}" for relay in self.relays)
-        return (f"open4wd://{self._direct or ''}/{self.room_id}?host={self.host_peer_id}{relays}"
+        ways = "".join(f"&relay={relay}" for relay in self.relays) + "".join(f"&signal={url}" for url in self.signals)
+        return (f"open4wd://{self._direct or ''}/{self.room_id}?host={self.host_peer_id}{ways}"
                 f"#{self.role}={self.secret}")
+
+    @property
+    def scope(self) -> str:
+        """The room's signaling scope: ``room:<room id>``."""
+        return ROOM_PREFIX + self.room_id
 
     @property
     def _direct(self) -> str | None:
@@ -115,8 +126,9 @@ class Invitation:
 
     @property
     def contact(self) -> str:
-        """How to reach the host, as a contact's text (``protocol.relay.contact``)."""
-        return str(Contact(self._direct, self.relays))
+        """How to reach the host, as a contact's text (``protocol.link.contact``): in the room's scope at its
+        signaling services."""
+        return str(Contact(self._direct, self.relays, self.signals, self.scope if self.signals else None))
 
     @classmethod
     def parse(cls, text: object) -> Invitation:
@@ -124,7 +136,8 @@ class Invitation:
         match = _INVITE_RE.fullmatch(text.strip()) if isinstance(text, str) else None
         if match is None:
             raise LocalError(
-                "invitation-invalid", "an invitation looks like open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET"
+                "invitation-invalid", "an invitation looks like open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET "
+                "(with &relay=HOST:PORT and &signal=URL after the host's PeerId when it has relays or signaling services)"
             )
         port = int(match["port"] or 0)
         if match["host"] is not None and not 0 < port < 65536:
@@ -137,12 +150,18 @@ class Invitation:
             raise LocalError("invitation-invalid", f"a relay in the invitation {exc.message}") from None
         if len(relays) > MAX_RELAYS or len(set(relays)) != len(relays):
             raise LocalError("invitation-invalid", f"an invitation names at most {MAX_RELAYS} distinct relays")
-        if match["host"] is None and not relays:
-            raise LocalError("invitation-invalid", "an invitation needs the host's address or at least one relay")
+        signals = tuple(match["signals"].split("&signal=")[1:])
+        try:
+            check_signals(signals)
+        except ProtocolError as exc:
+            raise LocalError("invitation-invalid", f"the signaling services of the invitation: {exc.message}") from None
+        if match["host"] is None and not relays and not signals:
+            raise LocalError("invitation-invalid", "an invitation needs the host's address, a relay or a signaling service")
         if match["role"] not in ROLES:
             raise LocalError("invitation-invalid", f"role must be one of {', '.join(ROLES)}")
         if not is_valid_peer_id(match["peer"]):
             raise LocalError("invitation-invalid", "the host PeerId in the invitation is malformed")
         parse_secret(match["secret"])
         host = (match["host"] or "").strip("[]")
-        return cls(host, port, check_room_id(match["room"]), match["peer"], match["role"], match["secret"], relays)
+        return cls(host, port, check_room_id(match["room"]), match["peer"], match["role"], match["secret"], relays,
+                   signals)

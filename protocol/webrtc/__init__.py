@@ -28,7 +28,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "offered_outside": "ice",
     "turn_rest_credentials": "ice",
     "ChannelPlan": "channels",
-    "Lane": "channels",
     "LinkKind": "channels",
     "channel_plan": "channels",
 })

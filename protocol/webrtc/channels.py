@@ -16,9 +16,10 @@ the plan does not name is never created.
     next (60 a second), while a retransmission would arrive after the input it repeats was re-sent
     anyway, and ordering would hold fresh inputs behind a lost one (head-of-line blocking).
 
-A lane is what a sender chooses (``Lane.RELIABLE`` or ``Lane.INPUTS``); a body larger than one
-DataChannel message is split into parts, which only a reliable lane may carry (a lost part would leave
-its message unfinished): an oversize body on the inputs lane is the sender's own error.
+A lane is what the link chooses per message type (``protocol.link.lane.Lane``: ``CONTROL`` or ``INPUTS``);
+a room link, which has no inputs channel, sends every body on ``room``. A body larger than one
+DataChannel message is split into parts, which only a reliable channel may carry (a lost part would leave
+its message unfinished): a body too large for one message goes on the reliable channel whatever its lane.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from protocol.errors import LocalError
+from protocol.link.lane import Lane
 from protocol.webrtc.chunks import MAX_WHOLE_BODY
 
 
@@ -35,13 +37,6 @@ class LinkKind(StrEnum):
 
     ROOM = "room"
     RACE = "race"
-
-
-class Lane(StrEnum):
-    """Which channel a body goes on: the reliable ordered one, or the unordered lossy inputs one."""
-
-    RELIABLE = "reliable"
-    INPUTS = "inputs"
 
 
 @dataclass(frozen=True)
@@ -66,8 +61,8 @@ def channel_plan(kind: LinkKind, max_message_bytes: int) -> tuple[ChannelPlan, .
     if max_message_bytes < 1:
         raise LocalError("channel-plan-invalid", "a channel carries at least one byte")
     if kind == LinkKind.ROOM:
-        return (ChannelPlan("room", 0, True, None, Lane.RELIABLE, max_message_bytes),)
+        return (ChannelPlan("room", 0, True, None, Lane.CONTROL, max_message_bytes),)
     return (
-        ChannelPlan("control", 1, True, None, Lane.RELIABLE, max_message_bytes),
+        ChannelPlan("control", 1, True, None, Lane.CONTROL, max_message_bytes),
         ChannelPlan("race", 2, False, 0, Lane.INPUTS, MAX_WHOLE_BODY),
     )

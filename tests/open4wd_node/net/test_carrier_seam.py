@@ -21,6 +21,7 @@ from protocol.identity.keys import Identity
 from protocol.link.handshake import DIALER, LISTENER
 from protocol.race.messages import INPUT_TYPES, RACE_LINK, RaceInput, RaceInputs
 from protocol.versions.collection import VersionRequest
+from protocol.webrtc.ice import LinkPath
 
 A, B = Identity(bytes([1]) * 32), Identity(bytes([2]) * 32)
 TRANSCRIPT = bytes(range(32))
@@ -38,6 +39,9 @@ class MessageCarrier:
     @property
     def address(self) -> str | None:
         return None
+
+    path = LinkPath.HOST
+    rtt_ms = None
 
     async def receive(self, channel: Channel) -> bytes:
         try:
