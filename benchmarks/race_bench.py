@@ -235,7 +235,7 @@ async def idle_ticks(seconds: float | None) -> float:
     """CPU µs per tick of a trio loop that only sleeps to the next 1/60 s (``trio.sleep_until``, as a node's
     pump does): what a node's frame costs before any work, on this machine under its current load (the
     wake-up of a process that slept ~15 ms, and its caches, which the other processes replaced meanwhile:
-    docs/node.md, "What a tick costs before any work"). Runs for ``seconds``, or (None) until its standard
+    docs/node.md, "The floor"). Runs for ``seconds``, or (None) until its standard
     input closes; the median of its one-second windows, so that the demo's set-up, when the racers are not
     racing yet, weighs little."""
     windows: list[float] = []

@@ -1,5 +1,5 @@
-"""Spectators (issue 12 targets): what a source pays per spectator, how late a viewer shows a frame, and
-whether 20 spectators change the players' lag.
+"""Spectators: what a source pays per spectator, how late a viewer shows a frame, and whether 20 spectators
+change the players' lag (docs/spectate.md, "Performance").
 
     python benchmarks/spectate_bench.py cpu [--frames 600]          # source CPU per spectator, wall clock
     python benchmarks/spectate_bench.py watch [--spectators 20] [--real]

@@ -1,8 +1,8 @@
 """A GGRS-style sync-test: every frame, roll back D frames, re-simulate them, and compare hashes.
 
-The first pass records, per frame, the state bytes after the step. Once D frames exist, the world is
+The forward run records, per frame, the state bytes after the step. Once D frames exist, the world is
 loaded from the state saved D frames earlier and the last D frames are stepped again with the same
-inputs; each re-simulated state must hash to what the first pass recorded. The run continues from the
+inputs; each re-simulated state must hash to what the forward run recorded. The run continues from the
 re-simulated state, as a rollback session does. ``fault_frame`` corrupts the state once (fault
 injection: ``sim_core.harness.corrupt``) to prove that mismatches are caught.
 """

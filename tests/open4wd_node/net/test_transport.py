@@ -160,7 +160,7 @@ async def test_an_impersonator_is_refused_and_both_sides_learn_why():
     [
         (ProtocolError("join-rejected", "no"), "join-rejected", 0),  # the peer's fault: its own code
         # this node's bug: not the peer's fault (``internal-error``, never the error's own code), logged
-        # with its traceback; the listener goes on (issue 18: one peer's input costs at most its own link)
+        # with its traceback; the listener goes on (one peer's input costs at most its own link)
         (LocalError("room-not-running", "a bug of this node"), "internal-error", 2),
     ],
 )

@@ -1,4 +1,4 @@
-"""The step's skip sets and broad phases never skip work that changes a result (issue 14):
+"""The step's skip sets and broad phases never skip work that changes a result:
 
 - the thermal pass skips the cold parts (``Mechanics.cold_plan``) while ``cold_parts_still`` holds: for
   any temperatures and heat, the pass with the skip gives what the full solve of every part gives;
