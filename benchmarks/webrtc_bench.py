@@ -176,7 +176,8 @@ def run_trio_asyncio(samples: int) -> dict[str, float]:
 
     async def main() -> dict[str, float]:
         async with trio_asyncio.open_loop():
-            return await bridge_figures(lambda fn, *a: trio_asyncio.aio_as_trio(fn)(*a), lambda f: f, lambda f, *a: f(*a), samples)
+            return await bridge_figures(lambda fn, *a: trio_asyncio.aio_as_trio(fn)(*a), lambda f: f,
+                                        lambda f, *a: f(*a), samples)
 
     return trio.run(main)
 

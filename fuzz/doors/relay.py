@@ -35,9 +35,11 @@ import trio.testing
 
 from fuzz.harness import Target, frames
 from open4wd_base.errors import PeerError
-from open4wd_node.net.link import Lane, Link, LinkClosed
+from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.stream_carrier import open_link
 from open4wd_node.relay.client import Reservations, request_circuit
+from protocol.link.lane import Lane
+from protocol.webrtc.ice import LinkPath
 from open4wd_node.relay.links import RELAY_LINK_LIMITS, RELAY_REGISTRY
 from open4wd_node.relay.server import RelayServer
 from protocol.encoding.wire import Message, encode_message
@@ -189,7 +191,7 @@ def _honest_from_relay(which: int, part: bytes) -> Message:
     return GRANT
 
 
-async def _never_admitted(stream: trio.abc.Stream, address: str, source: str) -> None:
+async def _never_admitted(stream: trio.abc.Stream, address: str, source: str, path: LinkPath) -> None:
     await trio.aclose_forcefully(stream)
 
 

@@ -26,7 +26,8 @@ from typing import TypeVar
 import structlog
 import trio
 
-from open4wd_node.net.link import Carrier, Lane, Link
+from open4wd_node.net.link import Carrier, Link
+from protocol.link.lane import Lane
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 from open4wd_node.net.listener import Doorway
 from open4wd_node.net.transport import Dialler

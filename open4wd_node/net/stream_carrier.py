@@ -28,13 +28,13 @@ from protocol.link.handshake import (
 )
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
+from protocol.link.lane import Lane
 from protocol.webrtc.ice import LinkPath
 from open4wd_node.net.admission import ExactFrame
 from open4wd_node.net.link import (
     CLOSE_NOTICE_SECONDS,
     LINK_COUNTERS,
     TAMPERED,
-    Lane,
     Link,
     LinkAuth,
     LinkClosed,

@@ -32,7 +32,8 @@ from aiortc import RTCDataChannel, RTCPeerConnection
 from open4wd_node.net.link import LinkClosed, now_ms
 from open4wd_node.net.webrtc.bridge import run_asyncio
 from protocol.errors import LocalError, PeerError
-from protocol.webrtc.channels import ChannelPlan, Lane, LinkKind
+from protocol.link.lane import Lane
+from protocol.webrtc.channels import ChannelPlan, LinkKind
 from protocol.webrtc.chunks import (
     Body,
     ChannelReader,
@@ -219,13 +220,13 @@ class WebRTCCarrier:
         self._echoed = trio.Event()
         nonce = secrets.randbits(32)
         self._probe = (nonce, now_ms())
-        await self._send_frame(self._channels[Lane.RELIABLE], frame_probe(Kind.PROBE, nonce))
+        await self._send_frame(self._channels[Lane.CONTROL], frame_probe(Kind.PROBE, nonce))
         await self._echoed.wait()
         await self._raise_if_ended()
         assert self.path is not None and self.rtt_ms is not None
         return LinkPathReport(self.peer_id, self.path, self.rtt_ms)
 
-    async def send(self, body: bytes, lane: Lane = Lane.RELIABLE) -> None:
+    async def send(self, body: bytes, lane: Lane = Lane.CONTROL) -> None:
         """Send one body on ``lane``. ``LocalError``: a lane this link does not have
         (``carrier-lane-missing``), a body beyond the lane's bound (``carrier-body-too-large``);
         ``LinkClosed`` once the link has ended."""
@@ -308,7 +309,7 @@ class WebRTCCarrier:
                 log.info("webrtc-link-closed", code=reason.code, reason=reason.message, by_peer=reason.by_peer,
                          peer=self.remote_label)
         with trio.CancelScope(shield=True):
-            channel = self._channels.get(Lane.RELIABLE)
+            channel = self._channels.get(Lane.CONTROL)
             if notify and channel is not None and channel.readyState == "open" and not self._peer_gone.is_set():
                 try:
                     channel.send(frame_close(reason.code, reason.message))

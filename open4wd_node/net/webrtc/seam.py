@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from protocol.webrtc.channels import Lane
+from protocol.link.lane import Lane
 
 
 class MessageCarrier(Protocol):
@@ -23,7 +23,7 @@ class MessageCarrier(Protocol):
     peer_id: str
     transcript: bytes
 
-    async def send(self, body: bytes, lane: Lane = Lane.RELIABLE) -> None:
+    async def send(self, body: bytes, lane: Lane = Lane.CONTROL) -> None:
         """Send one body on ``lane`` (``LinkClosed`` once the carrier has ended)."""
         ...
 

@@ -9,7 +9,8 @@ import hmac
 import pytest
 
 from protocol.errors import LocalError, PeerError
-from protocol.webrtc.channels import Lane, LinkKind, channel_plan
+from protocol.link.lane import Lane
+from protocol.webrtc.channels import LinkKind, channel_plan
 from protocol.webrtc.chunks import MAX_WHOLE_BODY
 from protocol.webrtc.ice import (
     CandidateBudget,
@@ -77,7 +78,7 @@ def test_the_path_of_a_pair(local, remote, path):
 
 def test_the_channel_plans():
     (room,) = channel_plan(LinkKind.ROOM, 262_144)
-    assert (room.label, room.id, room.ordered, room.reliable, room.lane) == ("room", 0, True, True, Lane.RELIABLE)
+    assert (room.label, room.id, room.ordered, room.reliable, room.lane) == ("room", 0, True, True, Lane.CONTROL)
     control, inputs = channel_plan(LinkKind.RACE, 4_000_000)
     assert (control.label, control.id, control.reliable, control.max_message_bytes) == ("control", 1, True, 4_000_000)
     assert (inputs.label, inputs.id, inputs.ordered, inputs.max_retransmits, inputs.lane) == ("race", 2, False, 0, Lane.INPUTS)

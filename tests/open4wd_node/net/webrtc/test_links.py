@@ -12,7 +12,8 @@ from open4wd_node.net.webrtc.connector import webrtc_endpoint
 from open4wd_node.net.webrtc.signaling import SdpKind, SdpSignal, SignalingHub
 from protocol.errors import LocalError
 from protocol.identity.keys import Identity
-from protocol.webrtc.channels import Lane, LinkKind
+from protocol.link.lane import Lane
+from protocol.webrtc.channels import LinkKind
 from protocol.webrtc.chunks import MAX_WHOLE_BODY
 from protocol.webrtc.ice import LinkPath
 from tests.open4wd_node.net.webrtc.helpers import ALICE, BOB, CAROL, LOOPBACK, SCOPE, open_pair
@@ -29,7 +30,7 @@ async def test_a_room_link_opens_binds_both_peers_and_carries_bodies_both_ways()
         await a.send(b"hello")
         assert await b.receive() == b"hello"
         big = bytes(range(256)) * 1024  # 256 KiB: more than one DataChannel message
-        await b.send(big, Lane.RELIABLE)
+        await b.send(big, Lane.CONTROL)
         assert await a.receive() == big
         await a.aclose("room-left", "bye")
         with pytest.raises(LinkClosed) as ended:
@@ -45,11 +46,11 @@ async def test_a_race_link_has_a_reliable_control_lane_and_a_lossy_inputs_lane()
             webrtc_endpoint(hub.endpoint(BOB.peer_id), LinkKind.RACE, LOOPBACK) as bob:
         a, b = await open_pair(alice, bob)
         await a.send(b"input 1", Lane.INPUTS)
-        await a.send(b"vote", Lane.RELIABLE)
+        await a.send(b"vote", Lane.CONTROL)
         assert {await b.receive(), await b.receive()} == {b"input 1", b"vote"}
         with pytest.raises(LocalError, match="carrier-body-too-large"):
             await a.send(bytes(MAX_WHOLE_BODY + 1), Lane.INPUTS)  # a lossy lane never carries parts
-        await a.send(bytes(MAX_WHOLE_BODY + 1), Lane.RELIABLE)
+        await a.send(bytes(MAX_WHOLE_BODY + 1), Lane.CONTROL)
         assert len(await b.receive()) == MAX_WHOLE_BODY + 1
 
 

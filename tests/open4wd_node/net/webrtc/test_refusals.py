@@ -12,7 +12,8 @@ import trio
 from open4wd_node.net.link import LinkClosed
 from open4wd_node.net.webrtc.connector import webrtc_endpoint
 from open4wd_node.net.webrtc.signaling import CandidateSignal, SdpKind, SdpSignal, SignalingHub
-from protocol.webrtc.channels import Lane, LinkKind
+from protocol.link.lane import Lane
+from protocol.webrtc.channels import LinkKind
 from protocol.webrtc.chunks import PART_BYTES, PART_HEADER, Kind, frame_parts
 from tests.open4wd_node.net.webrtc.helpers import ALICE, BOB, CAROL, LOOPBACK, SCOPE, Tampered, open_pair
 
@@ -119,7 +120,7 @@ async def test_a_bad_chunked_message_closes_only_its_link_with_a_code(attack):
     async with webrtc_endpoint(hub.endpoint(ALICE.peer_id), LinkKind.ROOM, QUICK) as alice, \
             webrtc_endpoint(hub.endpoint(BOB.peer_id), LinkKind.ROOM, QUICK) as bob:
         offered, answered = await open_pair(alice, bob)
-        channel = offered._channels[Lane.RELIABLE]  # the attacker writes DataChannel messages of its own
+        channel = offered._channels[Lane.CONTROL]  # the attacker writes DataChannel messages of its own
         if attack == "oversize":
             channel.send(PART_HEADER.pack(Kind.PART, 1, QUICK.max_message_bytes + 1, 0, 2) + bytes(PART_BYTES))
             expected = "chunk-too-large"
