@@ -5,16 +5,21 @@ sides from the offer on, so no DCEP open message crosses the wire, the first mes
 SCTP is up (one round trip sooner), and a peer cannot open channels of its own choosing: a label or id
 the plan does not name is never created.
 
-- A **room** link (the waiting room's star) has one channel, ``room`` (id 0): reliable and ordered, as
-  the spec's room runtime has it. Its bodies may be up to the room channel's 256 KiB.
-- A **race** link (one per pair of the race mesh) has two:
-  - ``control`` (id 1): reliable and ordered, for everything whose loss or reordering would cost a
-    retry protocol (votes, keys, catch-up probes and snapshots up to the race link's limit, link
+- A **room** link (a browser's link to a room's host) has one channel, ``room`` (id 0): reliable and
+  ordered, as the spec's room runtime has it.
+- A **node** link (what one node opens to another: the room's star, the race mesh, a spectator's feed;
+  what a link is for is said by its first message, as over TCP) has two:
+  - ``room`` (id 0), the same channel: reliable and ordered, for everything whose loss or reordering
+    would cost a retry protocol (joins, room state, votes, keys, catch-up probes and snapshots, link
     housekeeping);
   - ``race`` (id 2): unordered and unreliable (``maxRetransmits = 0``), for per-frame inputs. Every
     input message carries every input the peer has not acknowledged, so a lost one is repaired by the
     next (60 a second), while a retransmission would arrive after the input it repeats was re-sent
     anyway, and ordering would hold fresh inputs behind a lost one (head-of-line blocking).
+
+  Sharing id 0 with a room link keeps one shape for every link in a room's scope: a node answering an
+  offer cannot tell from the SDP what the link is for (negotiated channels are not in it), and a
+  browser's room link is a node link that never uses ``race``.
 
 A lane is what the link chooses per message type (``protocol.link.lane.Lane``: ``CONTROL`` or ``INPUTS``);
 a room link, which has no inputs channel, sends every body on ``room``. A body larger than one
@@ -33,10 +38,10 @@ from protocol.webrtc.chunks import MAX_WHOLE_BODY
 
 
 class LinkKind(StrEnum):
-    """What a link is for: the waiting room's star or one pair of the race mesh."""
+    """The channels a link has: a browser's room link, or a node's link (room and race channels)."""
 
     ROOM = "room"
-    RACE = "race"
+    NODE = "node"
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,6 @@ def channel_plan(kind: LinkKind, max_message_bytes: int) -> tuple[ChannelPlan, .
     if kind == LinkKind.ROOM:
         return (ChannelPlan("room", 0, True, None, Lane.CONTROL, max_message_bytes),)
     return (
-        ChannelPlan("control", 1, True, None, Lane.CONTROL, max_message_bytes),
+        ChannelPlan("room", 0, True, None, Lane.CONTROL, max_message_bytes),
         ChannelPlan("race", 2, False, 0, Lane.INPUTS, MAX_WHOLE_BODY),
     )

@@ -13,12 +13,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "WebRTCSettings": "connector",
     "webrtc_endpoint": "connector",
     "gathering_on": "hosts",
-    "MessageCarrier": "seam",
-    "CandidateSignal": "signaling",
     "HubSignaling": "signaling",
-    "ReceivedSignal": "signaling",
-    "SdpKind": "signaling",
-    "SdpSignal": "signaling",
     "Signaling": "signaling",
     "SignalingHub": "signaling",
 })

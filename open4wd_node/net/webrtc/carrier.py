@@ -1,37 +1,45 @@
-"""A WebRTC link's carrier: whole message bodies over the negotiated DataChannels of one peer connection.
+"""A WebRTC link's carrier (``open4wd_node.net.link.Carrier``): whole message bodies over the negotiated
+DataChannels of one peer connection.
 
-The link's rules (strict decoding, rate limits, keepalive, coded close) sit above a carrier that moves
-whole bodies; over TCP that carrier is ``u32be length ‖ Noise-sealed body``, here it is DataChannel
-messages framed by ``protocol.webrtc.chunks`` (WHOLE, PARTs of a large body, CLOSE with a coded reason,
-PROBE/ECHO for the round trip). The DataChannels are DTLS-encrypted and the DTLS certificate is bound
-to the peer's PeerId by the fingerprint in its signed SDP (``connector``), so the carrier seals nothing
-itself.
+The link's rules (strict decoding, rate limits, keepalive, the ``link-close`` notice) sit above the carrier
+as they do over TCP; here the bodies are DataChannel messages framed by ``protocol.webrtc.chunks``
+(WHOLE, PARTs of a large body, CLOSE with a coded reason, PROBE/ECHO for the round trip). The DataChannels
+are DTLS-encrypted and the DTLS certificate is bound to the peer's PeerId by the fingerprint in its signed
+SDP (``connector``), so the carrier seals nothing itself.
 
-- ``send(body, lane)``: one body on the reliable lane (split into parts when it exceeds one
-  DataChannel message) or, on a race link, the unordered lossy inputs lane (one message at most);
-- ``receive()``: the next body from either lane, in arrival order;
-- ``aclose(code, message)``: tell the peer why (a CLOSE message), wait briefly for it to hang up, close.
+- ``send(body, lane)``: one body on the reliable lane (split into parts when it exceeds one DataChannel
+  message) or, for ``Lane.INPUTS`` on a link that has the unordered lossy ``race`` channel, on that
+  channel (a body too large for one message goes on the reliable lane, which alone carries parts);
+- ``receive(channel)`` / ``receive_arrived(channel)`` / ``receive_first(max)``: the next body from either
+  channel in arrival order; the reliable channel's reassembly bound follows what the link reads now (the
+  first message's few KiB, then the room's 256 KiB or a race link's 4 MiB), and a body beyond it is
+  ``frame-too-large``;
+- ``aclose(code)``: close (after the link's own notice, a ``link-close`` body); with a ``code``, the
+  carrier tells the peer itself in a CLOSE message (what a negotiation that fails before there is a link
+  does).
 
-What the peer sends is checked in aiortc's callback, before anything is buffered: a malformed
-message, a large body beyond its channel's bound, too many unfinished ones, a part that never comes
-(the deadline, checked while a task waits in ``receive``) or an inbox the reader cannot keep up with
-ends this link, and only this link, with a coded ``LinkClosed`` that the peer learns too.
+What the peer sends is checked in aiortc's callback, before anything is buffered: a malformed message,
+a large body beyond its channel's bound, too many unfinished ones, a part that never comes (the
+deadline, checked while a task waits in ``receive``) or an inbox the reader cannot keep up with is a
+``PeerError`` the next ``receive`` raises, so the link tells the peer the code and ends, and only this
+link.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections import deque
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import replace
+from typing import NoReturn
 
 import structlog
 import trio
 from aiortc import RTCDataChannel, RTCPeerConnection
 
 from open4wd_node.net.link import LinkClosed, now_ms
+from protocol.encoding.wire import Channel
 from open4wd_node.net.webrtc.bridge import run_asyncio
-from protocol.errors import LocalError, PeerError
+from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.link.lane import Lane
 from protocol.webrtc.channels import ChannelPlan, LinkKind
 from protocol.webrtc.chunks import (
@@ -58,23 +66,10 @@ INBOX_MESSAGES = 4_096
 INBOX_SPARE_BYTES = 8 << 20  # what an inbox holds beyond one largest body before the link is refused
 
 
-@dataclass(frozen=True)
-class LinkPathReport:
-    """How a link is connected: the data of the node's ``link-path`` event."""
-
-    peer: str
-    path: LinkPath
-    rtt_ms: float
-
-    def as_event(self) -> dict[str, Any]:
-        """``{"event": "link-path", "peer": …, "path": …, "rtt_ms": …}``."""
-        return {"event": "link-path", "peer": self.peer, "path": self.path.value, "rtt_ms": self.rtt_ms}
-
-
-def nominated_path(pc: RTCPeerConnection) -> LinkPath | None:
-    """The path of the candidate pair ICE nominated, or None before one is. aioice keeps the pair in
-    its connection's ``_nominated`` (component 1, the only one a bundled DataChannel connection has);
-    neither aiortc nor aioice offers a public accessor."""
+def nominated_pair(pc: RTCPeerConnection) -> tuple[LinkPath, str] | None:
+    """The path of the candidate pair ICE nominated and the peer's ``HOST:PORT`` in it, or None before one
+    is. aioice keeps the pair in its connection's ``_nominated`` (component 1, the only one a bundled
+    DataChannel connection has); neither aiortc nor aioice offers a public accessor."""
     sctp = pc.sctp
     if sctp is None:
         return None
@@ -82,23 +77,26 @@ def nominated_path(pc: RTCPeerConnection) -> LinkPath | None:
     pair = connection._nominated.get(1)
     if pair is None:
         return None
-    return link_path(pair.local_candidate.type, pair.remote_candidate.type)
+    remote = pair.remote_candidate
+    host = f"[{remote.host}]" if ":" in remote.host else remote.host
+    return link_path(pair.local_candidate.type, remote.type), f"{host}:{remote.port}"
 
 
 class WebRTCCarrier:
-    """One peer connection's DataChannels as a carrier of whole bodies. ``send`` may be called from any
-    task, ``receive`` from one at a time. Made by the ``connector`` before the offer (so no early
-    message is missed); ``peer_id``, ``transcript`` and ``role`` are set once the peer is bound."""
+    """One peer connection's DataChannels as a link's carrier (module docstring). Made by the ``connector``
+    before the offer (so no early message is missed); ``peer_id``, ``transcript`` and ``role`` are set once
+    the peer is bound, ``path``, ``address`` and ``rtt_ms`` once the link is open."""
 
     def __init__(self, pc: RTCPeerConnection, kind: LinkKind, plans: tuple[ChannelPlan, ...], chunk: ChunkLimits) -> None:
         self.kind = kind
         self.peer_id = ""
         self.transcript = b""
         self.role = SdpRole.OFFERER
-        self.path: LinkPath | None = None
         self.rtt_ms: float | None = None
         self.closed: LinkClosed | None = None
         self.pc = pc
+        self._path = LinkPath.HOST
+        self._address: str | None = None
         self._plans = {plan.lane: plan for plan in plans}
         self._channels: dict[Lane, RTCDataChannel] = {}
         self._readers: dict[Lane, ChannelReader] = {}
@@ -108,7 +106,8 @@ class WebRTCCarrier:
         self._arrived = trio.Event()
         self._opened = trio.Event()
         self._peer_gone = trio.Event()  # the connection or a channel closed
-        self._failure: tuple[LinkClosed, bool] | None = None  # (reason, tell the peer) found in a callback
+        self._failure: LinkClosed | None = None  # the connection ended, or the peer closed: found in a callback
+        self._refused: PeerError | None = None  # what the peer sent broke a rule: the link tells it and ends
         self._drained = trio.Event()
         self._message_id = 0
         self._probe: tuple[int, int] | None = None  # (nonce, sent at ms)
@@ -135,7 +134,7 @@ class WebRTCCarrier:
 
     def _on_channel_close(self) -> None:
         self._peer_gone.set()
-        self._fail_soon(LinkClosed("link-broken", "the peer's DataChannel closed", by_peer=True), notify=False)
+        self._fail_soon(LinkClosed("link-broken", "the peer's DataChannel closed", by_peer=True))
 
     def _on_state(self) -> None:
         state = self.pc.connectionState
@@ -146,16 +145,16 @@ class WebRTCCarrier:
             if sctp is not None and sctp.transport.state == "failed":
                 self._fail_soon(LinkClosed("webrtc-dtls-failed", "the DTLS handshake failed: the certificate the peer "
                                            "presented does not match the fingerprint in its signed SDP, or the "
-                                           "handshake was broken"), notify=False)
+                                           "handshake was broken"))
             else:
                 self._fail_soon(LinkClosed("webrtc-ice-failed", "no ICE candidate pair connects the two peers "
                                            "(a NAT or firewall between them and no TURN relay both can reach)",
-                                           by_peer=True), notify=False)
+                                           by_peer=True))
         elif state == "closed":
-            self._fail_soon(LinkClosed("link-broken", "the peer connection closed", by_peer=True), notify=False)
+            self._fail_soon(LinkClosed("link-broken", "the peer connection closed", by_peer=True))
 
     def _on_message(self, plan: ChannelPlan, data: bytes | str) -> None:
-        if self._failure is not None or self.closed is not None:
+        if self._failure is not None or self._refused is not None or self.closed is not None:
             return
         try:
             if not isinstance(data, bytes):
@@ -166,8 +165,7 @@ class WebRTCCarrier:
             elif isinstance(event, Body):
                 self._deliver(event.data)
             elif isinstance(event, Closing):
-                self._fail_soon(LinkClosed(event.code, f"the peer closed the link: {event.message}", by_peer=True),
-                                notify=False)
+                self._fail_soon(LinkClosed(event.code, f"the peer closed the link: {event.message}", by_peer=True))
             elif isinstance(event, Probed):
                 self._channels[plan.lane].send(frame_probe(Kind.ECHO, event.nonce))
             elif isinstance(event, Echoed) and self._probe is not None and self._probe[0] == event.nonce:
@@ -175,7 +173,7 @@ class WebRTCCarrier:
                 self._probe = None
                 self._echoed.set()
         except PeerError as exc:
-            self._fail_soon(LinkClosed(exc.code, exc.message), notify=True)
+            self.refuse(exc)
 
     def _deliver(self, body: bytes) -> None:
         if len(self._bodies) >= INBOX_MESSAGES or self._inbox_bytes + len(body) > self._inbox_limit:
@@ -185,16 +183,31 @@ class WebRTCCarrier:
         self._inbox_bytes += len(body)
         self._arrived.set()
 
-    def _fail_soon(self, reason: LinkClosed, *, notify: bool) -> None:
-        """Record why the link ends; the next ``receive`` or ``send`` closes it (a callback cannot wait)."""
-        if self._failure is None and self.closed is None and not self._closing:
-            self._failure = (reason, notify)
+    def _wake(self) -> None:
         self._arrived.set()
         self._opened.set()
         self._drained.set()
         self._echoed.set()
 
+    def _fail_soon(self, reason: LinkClosed) -> None:
+        """Record why the connection ended; the next ``receive`` or ``send`` closes the carrier (a callback
+        cannot wait)."""
+        if self._failure is None and self.closed is None and not self._closing:
+            self._failure = reason
+        self._wake()
+
     # ---- the carrier ----------------------------------------------------------------------------
+
+    @property
+    def address(self) -> str | None:
+        """The peer's ``HOST:PORT`` in the nominated candidate pair (a TURN relay's address for a relayed
+        link), once the link is open."""
+        return self._address
+
+    @property
+    def path(self) -> LinkPath:
+        """How the link is connected: the nominated pair's path (``host`` until it is measured)."""
+        return self._path
 
     @property
     def remote_label(self) -> str:
@@ -202,38 +215,43 @@ class WebRTCCarrier:
         return self.peer_id or "(unbound)"
 
     def refuse(self, error: PeerError) -> None:
-        """The negotiation refused what the peer signalled: the link ends with that code (the peer is told)."""
-        self._fail_soon(LinkClosed(error.code, error.message), notify=True)
+        """The peer broke a rule (in what it signalled or sent): the next ``receive`` raises ``error``."""
+        if self._refused is None:
+            self._refused = error
+        self._wake()
 
     def bind(self, peer_id: str, transcript: bytes, role: SdpRole) -> None:
         """The peer is authenticated: who it is, the link's transcript, and this side's role."""
         self.peer_id, self.transcript, self.role = peer_id, transcript, role
 
     async def wait_open(self) -> None:
-        """Until every channel is open; ``LinkClosed`` when the connection fails first."""
+        """Until every channel is open; ``LinkClosed`` when the connection fails first, the ``PeerError``
+        of a rule the peer broke meanwhile."""
         await self._opened.wait()
-        await self._raise_if_ended()
+        await self._raise_if_refused()
 
-    async def measure(self) -> LinkPathReport:
-        """The nominated pair's path and one PROBE round trip on the reliable lane (in ms)."""
-        self.path = nominated_path(self.pc)
+    async def measure(self) -> None:
+        """The nominated pair's path and the peer's address in it, and one PROBE round trip on the
+        reliable lane (in ms)."""
+        nominated = nominated_pair(self.pc)
+        if nominated is not None:
+            self._path, self._address = nominated
         self._echoed = trio.Event()
         nonce = secrets.randbits(32)
         self._probe = (nonce, now_ms())
         await self._send_frame(self._channels[Lane.CONTROL], frame_probe(Kind.PROBE, nonce))
         await self._echoed.wait()
         await self._raise_if_ended()
-        assert self.path is not None and self.rtt_ms is not None
-        return LinkPathReport(self.peer_id, self.path, self.rtt_ms)
 
-    async def send(self, body: bytes, lane: Lane = Lane.CONTROL) -> None:
-        """Send one body on ``lane``. ``LocalError``: a lane this link does not have
-        (``carrier-lane-missing``), a body beyond the lane's bound (``carrier-body-too-large``);
-        ``LinkClosed`` once the link has ended."""
+    async def send(self, body: bytes, lane: Lane) -> None:
+        """Send one body on ``lane`` (``Lane.INPUTS`` on the reliable lane where this link has no lossy one,
+        or the body does not fit one message); ``LocalError`` ``carrier-body-too-large`` beyond the reliable
+        lane's bound; ``LinkClosed`` once the link has ended."""
         await self._raise_if_ended()
-        plan = self._plans.get(lane)
-        if plan is None:
-            raise LocalError("carrier-lane-missing", f"a {self.kind} link has no {lane} lane")
+        reliable = self._plans[Lane.CONTROL]
+        plan = self._plans.get(lane, reliable)
+        if len(body) > plan.max_message_bytes:
+            plan = reliable
         if len(body) > plan.max_message_bytes:
             raise LocalError("carrier-body-too-large", f"a body of {len(body)} bytes exceeds the {plan.label} "
                                                        f"channel's {plan.max_message_bytes}")
@@ -242,7 +260,7 @@ class WebRTCCarrier:
             frames = frame_body(body, self._message_id)
         else:
             frames = [frame_whole(body)]
-        channel = self._channels[lane]
+        channel = self._channels[plan.lane]
         for frame in frames:
             await self._send_frame(channel, frame)
 
@@ -255,16 +273,51 @@ class WebRTCCarrier:
             channel.send(frame)
         except Exception:  # aiortc's InvalidStateError: the channel closed under us
             await self._raise_if_ended()
-            await self._end(LinkClosed("link-broken", "the DataChannel closed", by_peer=True), notify=False)
+            await self._end(LinkClosed("link-broken", "the DataChannel closed", by_peer=True))
 
-    async def receive(self) -> bytes:
-        """The next body from the peer; ``LinkClosed`` once the link has ended."""
+    def _bound(self, max_bytes: int) -> None:
+        """The reliable lane reassembles bodies of at most ``max_bytes`` from now on (what the link reads now)."""
+        reassembler = self._readers[Lane.CONTROL].reassembler
+        if reassembler is not None and reassembler.limits.max_message_bytes != max_bytes:
+            reassembler.limits = replace(reassembler.limits, max_message_bytes=max_bytes)
+
+    def _take(self, max_bytes: int) -> bytes:
+        body = self._bodies.popleft()
+        self._inbox_bytes -= len(body)
+        if len(body) > max_bytes:
+            raise ProtocolError("frame-too-large", f"a body of {len(body)} bytes exceeds the link's limit of {max_bytes}")
+        return body
+
+    async def receive(self, channel: Channel) -> bytes:
+        """The next body from the peer, at most ``channel.max_frame_bytes`` (``Carrier.receive``)."""
+        return await self._receive(channel.max_frame_bytes)
+
+    async def receive_first(self, max_frame_bytes: int) -> bytes:
+        """The first body, at most ``max_frame_bytes`` (``Carrier.receive_first``): a DataChannel carrier
+        has no stream to hand over, and the reliable lane reassembles nothing larger meanwhile."""
+        return await self._receive(max_frame_bytes)
+
+    async def receive_arrived(self, channel: Channel) -> list[bytes]:
+        """Every body that has arrived, without waiting (``Carrier.receive_arrived``)."""
+        self._bound(channel.max_frame_bytes)
+        bodies: list[bytes] = []
+        try:
+            self._expire()
+            while self._bodies:
+                bodies.append(self._take(channel.max_frame_bytes))
+            await self._raise_if_refused()
+        except (LinkClosed, PeerError):
+            if bodies:
+                return bodies  # the bodies before the end first; the end again at the next call
+            raise
+        return bodies
+
+    async def _receive(self, max_bytes: int) -> bytes:
+        self._bound(max_bytes)
         while True:
             if self._bodies:
-                body = self._bodies.popleft()
-                self._inbox_bytes -= len(body)
-                return body
-            await self._raise_if_ended()
+                return self._take(max_bytes)
+            await self._raise_if_refused()
             self._arrived = trio.Event()
             deadline = min((d for r in self._readers.values() if (d := r.deadline_ms) is not None), default=None)
             if deadline is None:
@@ -272,30 +325,35 @@ class WebRTCCarrier:
             else:
                 with trio.move_on_at(deadline / 1000):
                     await self._arrived.wait()
-            now = now_ms()
-            for reader in self._readers.values():
-                try:
-                    reader.expire(now)
-                except PeerError as exc:
-                    await self._end(LinkClosed(exc.code, exc.message), notify=True)
+            self._expire()
+
+    def _expire(self) -> None:
+        """``PeerError`` ``chunk-unfinished`` for a large body whose parts did not all come in time."""
+        now = now_ms()
+        for reader in self._readers.values():
+            reader.expire(now)
 
     async def _raise_if_ended(self) -> None:
         if self.closed is not None:
             raise self.closed.copy()
         if self._failure is not None:
-            reason, notify = self._failure
-            await self._end(reason, notify=notify)
+            await self._end(self._failure)
 
-    async def aclose(self, code: str = "link-closed", message: str = "the link was closed normally") -> None:
-        """Tell the peer ``code`` and close. Idempotent; a link that already ended keeps its first reason."""
-        reason = LinkClosed(code, message)
-        notify = True
-        if self._failure is not None:
-            reason, notify = self._failure
-        await self._shutdown(reason, notify=notify)
+    async def _raise_if_refused(self) -> None:
+        """What ends the reading side: the connection's end, or a rule the peer broke (the link tells it
+        the code over this carrier, which still sends)."""
+        await self._raise_if_ended()
+        if self._refused is not None:
+            raise self._refused
 
-    async def _end(self, reason: LinkClosed, *, notify: bool) -> None:
-        await self._shutdown(reason, notify=notify)
+    async def aclose(self, code: str | None = None, message: str = "the link was closed") -> None:
+        """Close the peer connection; with ``code`` (no link above this carrier to say it), tell the peer
+        first in a CLOSE message. Waits up to ``CLOSE_NOTICE_SECONDS`` for the peer to hang up once it was
+        told, so that what was sent last is not cut off. Idempotent."""
+        await self._shutdown(LinkClosed(code or "link-closed", message), notify=code is not None)
+
+    async def _end(self, reason: LinkClosed) -> NoReturn:
+        await self._shutdown(reason, notify=False)
         assert self.closed is not None
         raise self.closed.copy()
 
@@ -304,18 +362,19 @@ class WebRTCCarrier:
             return
         self._closing = True
         if self.closed is None:
-            self.closed = reason
-            if reason.code != "link-closed":
-                log.info("webrtc-link-closed", code=reason.code, reason=reason.message, by_peer=reason.by_peer,
-                         peer=self.remote_label)
+            self.closed = self._failure or reason
+            if self.closed.code != "link-closed":
+                log.info("webrtc-link-closed", code=self.closed.code, reason=self.closed.message,
+                         by_peer=self.closed.by_peer, peer=self.remote_label)
+        self._wake()
         with trio.CancelScope(shield=True):
             channel = self._channels.get(Lane.CONTROL)
-            if notify and channel is not None and channel.readyState == "open" and not self._peer_gone.is_set():
-                try:
-                    channel.send(frame_close(reason.code, reason.message))
-                except Exception:  # closed meanwhile: nobody to tell
-                    pass
-                else:
-                    with trio.move_on_after(CLOSE_NOTICE_SECONDS):
-                        await self._peer_gone.wait()  # the peer read the reason and hung up
+            if channel is not None and channel.readyState == "open" and not self._peer_gone.is_set():
+                if notify:
+                    try:
+                        channel.send(frame_close(reason.code, reason.message))
+                    except Exception:  # closed meanwhile: nobody to tell
+                        pass
+                with trio.move_on_after(CLOSE_NOTICE_SECONDS):
+                    await self._peer_gone.wait()  # the peer read the last message (a link-close) and hung up
             await run_asyncio(self.pc.close)

@@ -40,12 +40,17 @@ from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSession
 from aiortc.rtcconfiguration import RTCIceTransportPolicy
 from aiortc.sdp import candidate_from_sdp
 
-from open4wd_node.net.link import LinkClosed
+from open4wd_node.net.link import Link, LinkAuth, LinkClosed
+from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 from open4wd_node.net.webrtc.bridge import asyncio_bridge, run_asyncio
 from open4wd_node.net.webrtc.carrier import WebRTCCarrier
 from open4wd_node.net.webrtc.hosts import gathering_on
-from open4wd_node.net.webrtc.signaling import CandidateSignal, ReceivedSignal, SdpKind, SdpSignal, Signaling
+from protocol.signaling.client import Signal
+from protocol.signaling.envelope import IceCandidate, Sdp, SdpKind
+from open4wd_node.net.webrtc.signaling import Signaling
+from protocol.encoding.wire import Message
 from protocol.errors import LocalError, PeerError
+from protocol.link.handshake import DIALER, LISTENER
 from protocol.versions.record import PROTOCOL_VERSION
 from protocol.webrtc.channels import LinkKind, channel_plan
 from protocol.webrtc.chunks import ChunkLimits
@@ -100,8 +105,8 @@ class _Negotiation:
 
     peer: str
     budget: CandidateBudget
-    send: trio.MemorySendChannel[SdpSignal | CandidateSignal]
-    receive: trio.MemoryReceiveChannel[SdpSignal | CandidateSignal]
+    send: trio.MemorySendChannel[Sdp | IceCandidate]
+    receive: trio.MemoryReceiveChannel[Sdp | IceCandidate]
     refused: PeerError | None = None
     carrier: WebRTCCarrier | None = None
 
@@ -115,9 +120,9 @@ class _Negotiation:
 
 @dataclass
 class _PendingOffer:
-    offer: SdpSignal
+    offer: Sdp
     budget: CandidateBudget
-    candidates: list[CandidateSignal] = field(default_factory=list)
+    candidates: list[IceCandidate] = field(default_factory=list)
     refused: PeerError | None = None
 
 
@@ -146,10 +151,10 @@ class WebRTCEndpoint:
         while True:
             self._route(await self.signaling.receive())
 
-    def _route(self, received: ReceivedSignal) -> None:
-        sender, signal = received.sender, received.signal
+    def _route(self, received: Signal) -> None:
+        sender, signal = received.signer, received.message
         negotiation = self._negotiations.get(sender)
-        if isinstance(signal, SdpSignal) and signal.kind == SdpKind.OFFER and negotiation is None:
+        if isinstance(signal, Sdp) and signal.kind == SdpKind.OFFER and negotiation is None:
             if sender in self._offers or len(self._offers) >= self.settings.max_pending_offers:
                 self._ignore(sender, "offer", "an offer from this peer waits already, or too many offers wait")
                 return
@@ -161,7 +166,7 @@ class WebRTCEndpoint:
                 self.ignored += 1
                 return
             try:
-                if isinstance(signal, CandidateSignal):
+                if isinstance(signal, IceCandidate):
                     negotiation.budget.take()
                 negotiation.send.send_nowait(signal)
             except PeerError as exc:
@@ -171,7 +176,7 @@ class WebRTCEndpoint:
                                              "negotiation reads them"))
             return
         pending = self._offers.get(sender)
-        if pending is not None and isinstance(signal, CandidateSignal) and pending.refused is None:
+        if pending is not None and isinstance(signal, IceCandidate) and pending.refused is None:
             try:
                 pending.budget.take()
                 pending.candidates.append(signal)
@@ -208,7 +213,7 @@ class WebRTCEndpoint:
             raise LocalError("webrtc-busy", f"a negotiation with {peer} is under way")
         settings = self.settings
         budget = pending.budget if pending is not None else CandidateBudget(settings.max_remote_candidates)
-        send, receive = trio.open_memory_channel[SdpSignal | CandidateSignal](settings.max_remote_candidates + 4)
+        send, receive = trio.open_memory_channel[Sdp | IceCandidate](settings.max_remote_candidates + 4)
         negotiation = self._negotiations[peer] = _Negotiation(peer, budget, send, receive)
         deadline = trio.current_time() + settings.negotiation_timeout_ms / 1000
         carrier: WebRTCCarrier | None = None
@@ -230,12 +235,12 @@ class WebRTCEndpoint:
                     answer = await self._next_answer(negotiation)
                     answered = True
                     remote_fingerprint = await self._take_remote(carrier, answer, budget)
-                failed: LinkClosed | None = None
+                failed: LinkClosed | PeerError | None = None
                 async with trio.open_nursery() as nursery:  # the trickled candidates go in while the link opens
                     nursery.start_soon(self._add_trickled, carrier, negotiation)
                     try:
                         await carrier.wait_open()
-                    except LinkClosed as exc:  # raised outside the nursery, not inside a group
+                    except (LinkClosed, PeerError) as exc:  # raised outside the nursery, not inside a group
                         failed = exc
                     nursery.cancel_scope.cancel()
                 if failed is not None:
@@ -298,19 +303,19 @@ class WebRTCEndpoint:
                              f"{', '.join(f'{c.type} {c.address}' for c in wrong)}, outside the allowed host addresses "
                              "and ICE servers")
         fingerprint = dtls_fingerprint(sdp)
-        await self.signaling.send(peer, SdpSignal(kind, bound_sdp(sdp)))
+        await self.signaling.send(peer, Sdp(kind, bound_sdp(sdp)))
         return fingerprint
 
-    async def _next_answer(self, negotiation: _Negotiation) -> SdpSignal:
+    async def _next_answer(self, negotiation: _Negotiation) -> Sdp:
         """The peer's answer; its candidates that come first wait in the channel for ``_add_trickled``."""
-        early: list[CandidateSignal] = []
+        early: list[IceCandidate] = []
         try:
             async for signal in negotiation.receive:
-                if isinstance(signal, SdpSignal) and signal.kind == SdpKind.ANSWER:
+                if isinstance(signal, Sdp) and signal.kind == SdpKind.ANSWER:
                     for candidate in early:  # back in the queue, behind nothing: the budget counted them once
                         negotiation.send.send_nowait(candidate)
                     return signal
-                if isinstance(signal, CandidateSignal):
+                if isinstance(signal, IceCandidate):
                     early.append(signal)
         except trio.EndOfChannel:
             pass
@@ -318,7 +323,7 @@ class WebRTCEndpoint:
             raise negotiation.refused
         raise PeerError("webrtc-signal-unexpected", "the peer's signals ended before its answer")
 
-    async def _take_remote(self, carrier: WebRTCCarrier, signal: SdpSignal, budget: CandidateBudget) -> str:
+    async def _take_remote(self, carrier: WebRTCCarrier, signal: Sdp, budget: CandidateBudget) -> str:
         """Check the peer's description and give it to aiortc; the peer's sha-256 fingerprint."""
         fingerprint = dtls_fingerprint(signal.sdp)
         budget.take(len(sdp_candidates(signal.sdp)))
@@ -332,7 +337,7 @@ class WebRTCEndpoint:
     async def _add_trickled(self, carrier: WebRTCCarrier, negotiation: _Negotiation) -> None:
         """Give the peer's trickled candidates to ICE until the link opens (names are skipped)."""
         async for signal in negotiation.receive:
-            if not isinstance(signal, CandidateSignal):
+            if not isinstance(signal, IceCandidate):
                 continue
             try:
                 parsed = parse_candidate(signal.candidate)
@@ -372,3 +377,15 @@ async def webrtc_endpoint(signaling: Signaling, kind: LinkKind, settings: WebRTC
             with trio.CancelScope(shield=True):
                 await endpoint.aclose()
             nursery.cancel_scope.cancel()
+
+
+def carrier_auth(carrier: WebRTCCarrier) -> LinkAuth:
+    """Who is at the other end of an open, bound carrier: its PeerId, the WebRTC transcript, and this
+    side's role (the offerer dials, the answerer listens)."""
+    return LinkAuth(carrier.peer_id, carrier.transcript, DIALER if carrier.role == SdpRole.OFFERER else LISTENER)
+
+
+def webrtc_link(carrier: WebRTCCarrier, *, expensive: frozenset[str] = frozenset(), limits: LinkLimits = ROOM_LIMITS,
+                registry: dict[str, type[Message]] | None = None) -> Link:
+    """The link over an open, bound WebRTC carrier (the link's rules as over TCP)."""
+    return Link(carrier, carrier_auth(carrier), expensive=expensive, limits=limits, registry=registry)

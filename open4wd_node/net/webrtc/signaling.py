@@ -10,51 +10,15 @@ empty end-of-candidates marker, so no such signal exists here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Protocol
 
 import trio
 
 from protocol.errors import LocalError
+from protocol.signaling.client import Signal
+from protocol.signaling.envelope import SignalMessage
 
 INBOX_SIGNALS = 256  # per endpoint of a hub: a flood beyond it waits at the sender (the signaling service's rate)
-
-
-class SdpKind(StrEnum):
-    """The two SDP messages of the signaling wire."""
-
-    OFFER = "sdp-offer"
-    ANSWER = "sdp-answer"
-
-
-@dataclass(frozen=True)
-class SdpSignal:
-    """An SDP offer or answer."""
-
-    kind: SdpKind
-    sdp: str
-
-
-@dataclass(frozen=True)
-class CandidateSignal:
-    """One trickled ICE candidate, in the wire's four fields (``candidate`` is the ``candidate:…`` line)."""
-
-    candidate: str
-    sdp_mid: str | None = None
-    sdp_mline_index: int | None = None
-    username_fragment: str | None = None
-
-
-Signal = SdpSignal | CandidateSignal
-
-
-@dataclass(frozen=True)
-class ReceivedSignal:
-    """A signal and the PeerId that signed it (verified by the signaling layer)."""
-
-    sender: str
-    signal: Signal
 
 
 class Signaling(Protocol):
@@ -70,11 +34,11 @@ class Signaling(Protocol):
         """The scope (``room:<uuid>`` or ``match:<64 hex>``) the signals travel in."""
         ...
 
-    async def send(self, target: str, signal: Signal) -> None:
+    async def send(self, target: str, signal: SignalMessage) -> None:
         """Send ``signal`` to ``target`` (signed by this node); delivery is not confirmed."""
         ...
 
-    async def receive(self) -> ReceivedSignal:
+    async def receive(self) -> Signal:
         """The next signal addressed to this node."""
         ...
 
@@ -85,22 +49,22 @@ class SignalingHub:
 
     def __init__(self, scope: str) -> None:
         self.scope = scope
-        self._inboxes: dict[str, trio.MemorySendChannel[ReceivedSignal]] = {}
+        self._inboxes: dict[str, trio.MemorySendChannel[Signal]] = {}
 
     def endpoint(self, peer_id: str) -> "HubSignaling":
         """Register ``peer_id`` (once) and return its endpoint."""
         if peer_id in self._inboxes:
             raise LocalError("signaling-duplicate", f"{peer_id} already has an endpoint on this hub")
-        send, receive = trio.open_memory_channel[ReceivedSignal](INBOX_SIGNALS)
+        send, receive = trio.open_memory_channel[Signal](INBOX_SIGNALS)
         self._inboxes[peer_id] = send
         return HubSignaling(self, peer_id, receive)
 
-    async def deliver(self, sender: str, target: str, signal: Signal) -> None:
+    async def deliver(self, sender: str, target: str, signal: SignalMessage) -> None:
         """Put ``signal`` in ``target``'s inbox (waits while it is full; dropped when ``target`` is unknown)."""
         inbox = self._inboxes.get(target)
         if inbox is not None:
             try:
-                await inbox.send(ReceivedSignal(sender, signal))
+                await inbox.send(Signal(sender, signal))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
 
@@ -108,7 +72,7 @@ class SignalingHub:
 class HubSignaling:
     """One endpoint of a ``SignalingHub`` (a ``Signaling``)."""
 
-    def __init__(self, hub: SignalingHub, peer_id: str, inbox: trio.MemoryReceiveChannel[ReceivedSignal]) -> None:
+    def __init__(self, hub: SignalingHub, peer_id: str, inbox: trio.MemoryReceiveChannel[Signal]) -> None:
         self._hub = hub
         self._peer_id = peer_id
         self._inbox = inbox
@@ -123,10 +87,10 @@ class HubSignaling:
         """The hub's scope."""
         return self._hub.scope
 
-    async def send(self, target: str, signal: Signal) -> None:
+    async def send(self, target: str, signal: SignalMessage) -> None:
         """Deliver ``signal`` to ``target``'s endpoint, signed by construction (the hub knows who sends)."""
         await self._hub.deliver(self._peer_id, target, signal)
 
-    async def receive(self) -> ReceivedSignal:
+    async def receive(self) -> Signal:
         """The next signal addressed to this endpoint."""
         return await self._inbox.receive()

@@ -79,8 +79,8 @@ def test_the_path_of_a_pair(local, remote, path):
 def test_the_channel_plans():
     (room,) = channel_plan(LinkKind.ROOM, 262_144)
     assert (room.label, room.id, room.ordered, room.reliable, room.lane) == ("room", 0, True, True, Lane.CONTROL)
-    control, inputs = channel_plan(LinkKind.RACE, 4_000_000)
-    assert (control.label, control.id, control.reliable, control.max_message_bytes) == ("control", 1, True, 4_000_000)
+    control, inputs = channel_plan(LinkKind.NODE, 4_000_000)
+    assert (control.label, control.id, control.reliable, control.max_message_bytes) == ("room", 0, True, 4_000_000)
     assert (inputs.label, inputs.id, inputs.ordered, inputs.max_retransmits, inputs.lane) == ("race", 2, False, 0, Lane.INPUTS)
     assert inputs.max_message_bytes == MAX_WHOLE_BODY
     with pytest.raises(LocalError):

@@ -13,8 +13,13 @@ from pathlib import Path
 
 import trio
 
+from protocol.link.lane import Lane
+
+from tests.open4wd_node.net.webrtc.helpers import ANY
+
 from open4wd_node.net.webrtc.connector import webrtc_endpoint
-from open4wd_node.net.webrtc.signaling import CandidateSignal, ReceivedSignal, SdpKind, SdpSignal, Signal
+from protocol.signaling.client import Signal
+from protocol.signaling.envelope import IceCandidate, Sdp, SdpKind, SignalMessage
 from protocol.identity.keys import Identity
 from protocol.webrtc.channels import LinkKind
 from protocol.webrtc.ice import HostAddresses
@@ -38,7 +43,7 @@ class PageSignaling:
     def __init__(self, page: Page) -> None:
         self.page = page
         self.sdps: list[str] = []
-        self._pending: list[ReceivedSignal] = []
+        self._pending: list[Signal] = []
 
     @property
     def peer_id(self) -> str:
@@ -48,24 +53,24 @@ class PageSignaling:
     def scope(self) -> str:
         return SCOPE
 
-    async def send(self, target: str, signal: Signal) -> None:
+    async def send(self, target: str, signal: SignalMessage) -> None:
         assert target == BROWSER.peer_id
-        if isinstance(signal, SdpSignal):
+        if isinstance(signal, Sdp):
             data = {"kind": signal.kind.value, "sdp": signal.sdp}
         else:
             data = {"candidate": signal.candidate, "sdpMid": signal.sdp_mid, "sdpMLineIndex": signal.sdp_mline_index}
         await self.page.evaluate(f"window.receiveSignal({json.dumps(data)})")
 
-    async def receive(self) -> ReceivedSignal:
+    async def receive(self) -> Signal:
         while not self._pending:
             for item in await self.page.evaluate("window.takeSignals()"):
                 if "sdp" in item:
                     self.sdps.append(item["sdp"])
-                    signal: Signal = SdpSignal(SdpKind(item["kind"]), item["sdp"])
+                    signal: SignalMessage = Sdp(SdpKind(item["kind"]), item["sdp"])
                 else:
-                    signal = CandidateSignal(item["candidate"], item.get("sdpMid"), item.get("sdpMLineIndex"),
+                    signal = IceCandidate(item["candidate"], item.get("sdpMid"), item.get("sdpMLineIndex"),
                                              item.get("usernameFragment"))
-                self._pending.append(ReceivedSignal(BROWSER.peer_id, signal))
+                self._pending.append(Signal(BROWSER.peer_id, signal))
             if not self._pending:
                 await trio.sleep(POLL_S)
         return self._pending.pop(0)
@@ -84,8 +89,8 @@ async def main(mode: str) -> dict[str, object]:
                 link = await endpoint.accept(BROWSER.peer_id)
             bodies = [b"hello browser", bytes(range(256)) * 64]
             for body in bodies:
-                await link.send(body)
-                assert await link.receive() == body
+                await link.send(body, Lane.CONTROL)
+                assert await link.receive(ANY) == body
             pair = await page.wait_for("window.pairState()")
             report = {"path": link.path.value if link.path else None, "rtt_ms": link.rtt_ms,
                       "echoed": await page.evaluate("window.received"), "browser_pair": pair,

@@ -12,6 +12,10 @@ import time
 
 import trio
 
+from protocol.link.lane import Lane
+
+from tests.open4wd_node.net.webrtc.helpers import ANY
+
 from open4wd_node.net.link import LinkClosed
 from open4wd_node.net.webrtc.connector import WebRTCSettings, webrtc_endpoint
 from protocol.identity.keys import Identity
@@ -43,13 +47,13 @@ async def main(args: argparse.Namespace) -> dict[str, object]:
             return {"error": exc.code, "message": exc.message}
         open_ms = (time.perf_counter() - started) * 1000
         if args.offer:
-            await link.send(b"ping")
-            assert await link.receive() == b"pong"
+            await link.send(b"ping", Lane.CONTROL)
+            assert await link.receive(ANY) == b"pong"
         else:
-            assert await link.receive() == b"ping"
-            await link.send(b"pong")
+            assert await link.receive(ANY) == b"ping"
+            await link.send(b"pong", Lane.CONTROL)
             try:
-                await link.receive()  # until the offerer closes
+                await link.receive(ANY)  # until the offerer closes
             except LinkClosed:
                 pass
         report = {"path": link.path.value if link.path else None, "rtt_ms": link.rtt_ms, "open_ms": open_ms}

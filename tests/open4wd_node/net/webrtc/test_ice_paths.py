@@ -11,13 +11,15 @@ from dataclasses import replace
 import pytest
 
 from open4wd_node.net.link import LinkClosed
-from open4wd_node.net.webrtc.connector import webrtc_endpoint
-from open4wd_node.net.webrtc.signaling import SdpSignal, SignalingHub
+from open4wd_node.net.webrtc.connector import webrtc_endpoint, webrtc_link
+from protocol.link.lane import Lane
+from protocol.signaling.envelope import Sdp
+from open4wd_node.net.webrtc.signaling import SignalingHub
 from open4wd_node.signal.coturn import local_coturn
 from protocol.webrtc.channels import LinkKind
 from protocol.webrtc.ice import HostAddresses, IceServer, IceTransportPolicy, LinkPath, turn_rest_credentials
 from protocol.webrtc.sdp import CandidateType, sdp_candidates
-from tests.open4wd_node.net.webrtc.helpers import ALICE, BOB, LOOPBACK, SCOPE, Tampered, open_pair
+from tests.open4wd_node.net.webrtc.helpers import ANY, ALICE, BOB, LOOPBACK, SCOPE, Tampered, open_pair
 from tests.services import require_binary
 
 _WATCHED: list[tuple[str, object]] | None = None  # while a test watches: every address a socket call names
@@ -49,7 +51,7 @@ def _is_loopback(address: object) -> bool:
 
 def _recording(endpoint, seen):
     def record(signal):
-        if isinstance(signal, SdpSignal):
+        if isinstance(signal, Sdp):
             seen.extend(sdp_candidates(signal.sdp))
         return signal
 
@@ -84,16 +86,17 @@ async def test_relay_only_links_go_through_the_local_coturn_with_rest_credential
 
         hub = SignalingHub(SCOPE)
         offered = []
-        async with webrtc_endpoint(_recording(hub.endpoint(ALICE.peer_id), offered), LinkKind.RACE,
+        async with webrtc_endpoint(_recording(hub.endpoint(ALICE.peer_id), offered), LinkKind.NODE,
                                    settings(ALICE.peer_id)) as alice, \
-                webrtc_endpoint(_recording(hub.endpoint(BOB.peer_id), offered), LinkKind.RACE,
+                webrtc_endpoint(_recording(hub.endpoint(BOB.peer_id), offered), LinkKind.NODE,
                                 settings(BOB.peer_id)) as bob:
             a, b = await open_pair(alice, bob)
             assert a.path == b.path == LinkPath.RELAY
-            report = await a.measure()
-            assert report.as_event() == {"event": "link-path", "peer": BOB.peer_id, "path": "relay", "rtt_ms": a.rtt_ms}
-            await b.send(b"through coturn")
-            assert await a.receive() == b"through coturn"
+            assert webrtc_link(a).path_report().as_event() == {"event": "link-path", "peer": BOB.peer_id,
+                                                               "path": "relay", "rtt_ms": a.rtt_ms}
+            assert a.address.startswith("127.0.0.1:")  # the relayed address coturn allocated to the peer
+            await b.send(b"through coturn", Lane.CONTROL)
+            assert await a.receive(ANY) == b"through coturn"
         assert offered and {c.type for c in offered} == {CandidateType.RELAY}
         assert {c.address for c in offered} == {"127.0.0.1"}
 

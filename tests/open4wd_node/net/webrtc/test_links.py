@@ -8,15 +8,17 @@ import pytest
 import trio
 
 from open4wd_node.net.link import LinkClosed
-from open4wd_node.net.webrtc.connector import webrtc_endpoint
-from open4wd_node.net.webrtc.signaling import SdpKind, SdpSignal, SignalingHub
+from open4wd_node.net.webrtc.connector import webrtc_endpoint, webrtc_link
+from protocol.room.messages import CancelReady
+from protocol.signaling.envelope import Sdp, SdpKind
+from open4wd_node.net.webrtc.signaling import SignalingHub
 from protocol.errors import LocalError
 from protocol.identity.keys import Identity
 from protocol.link.lane import Lane
 from protocol.webrtc.channels import LinkKind
 from protocol.webrtc.chunks import MAX_WHOLE_BODY
 from protocol.webrtc.ice import LinkPath
-from tests.open4wd_node.net.webrtc.helpers import ALICE, BOB, CAROL, LOOPBACK, SCOPE, open_pair
+from tests.open4wd_node.net.webrtc.helpers import ANY, ALICE, BOB, CAROL, LOOPBACK, SCOPE, open_pair
 
 
 async def test_a_room_link_opens_binds_both_peers_and_carries_bodies_both_ways():
@@ -27,40 +29,40 @@ async def test_a_room_link_opens_binds_both_peers_and_carries_bodies_both_ways()
         assert a.peer_id == BOB.peer_id and b.peer_id == ALICE.peer_id
         assert a.transcript == b.transcript and len(a.transcript) == 32
         assert a.path == b.path == LinkPath.HOST and a.rtt_ms is not None and a.rtt_ms >= 0
-        await a.send(b"hello")
-        assert await b.receive() == b"hello"
+        await a.send(b"hello", Lane.CONTROL)
+        assert await b.receive(ANY) == b"hello"
         big = bytes(range(256)) * 1024  # 256 KiB: more than one DataChannel message
         await b.send(big, Lane.CONTROL)
-        assert await a.receive() == big
+        assert await a.receive(ANY) == big
         await a.aclose("room-left", "bye")
         with pytest.raises(LinkClosed) as ended:
-            await b.receive()
+            await b.receive(ANY)
         assert ended.value.code == "room-left" and ended.value.by_peer
         with pytest.raises(LinkClosed, match="room-left"):
-            await a.send(b"after the end")  # the closing side keeps its own reason
+            await a.send(b"after the end", Lane.CONTROL)  # the closing side keeps its own reason
 
 
 async def test_a_race_link_has_a_reliable_control_lane_and_a_lossy_inputs_lane():
     hub = SignalingHub(SCOPE)
-    async with webrtc_endpoint(hub.endpoint(ALICE.peer_id), LinkKind.RACE, LOOPBACK) as alice, \
-            webrtc_endpoint(hub.endpoint(BOB.peer_id), LinkKind.RACE, LOOPBACK) as bob:
+    async with webrtc_endpoint(hub.endpoint(ALICE.peer_id), LinkKind.NODE, LOOPBACK) as alice, \
+            webrtc_endpoint(hub.endpoint(BOB.peer_id), LinkKind.NODE, LOOPBACK) as bob:
         a, b = await open_pair(alice, bob)
         await a.send(b"input 1", Lane.INPUTS)
         await a.send(b"vote", Lane.CONTROL)
-        assert {await b.receive(), await b.receive()} == {b"input 1", b"vote"}
+        assert {await b.receive(ANY), await b.receive(ANY)} == {b"input 1", b"vote"}
+        await a.send(bytes(MAX_WHOLE_BODY + 1), Lane.INPUTS)  # too large for one message: the reliable lane
+        assert len(await b.receive(ANY)) == MAX_WHOLE_BODY + 1
         with pytest.raises(LocalError, match="carrier-body-too-large"):
-            await a.send(bytes(MAX_WHOLE_BODY + 1), Lane.INPUTS)  # a lossy lane never carries parts
-        await a.send(bytes(MAX_WHOLE_BODY + 1), Lane.CONTROL)
-        assert len(await b.receive()) == MAX_WHOLE_BODY + 1
+            await a.send(bytes(LOOPBACK.max_message_bytes + 1), Lane.CONTROL)
 
 
-async def test_a_room_link_has_no_inputs_lane():
+async def test_a_room_link_sends_inputs_on_its_one_channel():
     hub = SignalingHub(SCOPE)
     async with webrtc_endpoint(hub.endpoint(ALICE.peer_id), LinkKind.ROOM, LOOPBACK) as alice, \
             webrtc_endpoint(hub.endpoint(BOB.peer_id), LinkKind.ROOM, LOOPBACK) as bob:
-        a, _ = await open_pair(alice, bob)
-        with pytest.raises(LocalError, match="carrier-lane-missing"):
-            await a.send(b"input", Lane.INPUTS)
+        a, b = await open_pair(alice, bob)
+        await a.send(b"input", Lane.INPUTS)
+        assert await b.receive(ANY) == b"input"
 
 
 async def test_a_member_answers_only_its_hosts_offer():
@@ -92,8 +94,8 @@ async def test_offers_beyond_the_bound_are_ignored_not_stored():
     async with webrtc_endpoint(hub.endpoint(BOB.peer_id), LinkKind.ROOM, LOOPBACK) as bob:
         senders = [hub.endpoint(Identity(bytes([40 + n]) * 32).peer_id) for n in range(20)]
         for sender in senders:
-            await sender.send(BOB.peer_id, SdpSignal(SdpKind.OFFER, "v=0"))
-            await sender.send(BOB.peer_id, SdpSignal(SdpKind.OFFER, "v=0"))  # a second offer from the same peer
+            await sender.send(BOB.peer_id, Sdp(SdpKind.OFFER, "v=0"))
+            await sender.send(BOB.peer_id, Sdp(SdpKind.OFFER, "v=0"))  # a second offer from the same peer
         while bob.ignored < 2 * len(senders) - LOOPBACK.max_pending_offers:
             await trio.sleep(0.01)
         assert bob.pending_offers == LOOPBACK.max_pending_offers
@@ -102,11 +104,22 @@ async def test_offers_beyond_the_bound_are_ignored_not_stored():
         assert bob.pending_offers == LOOPBACK.max_pending_offers - 1
 
 
-def test_the_webrtc_carrier_has_the_carriers_shape():
-    import inspect
-
-    from open4wd_node.net.webrtc.carrier import WebRTCCarrier
-    from open4wd_node.net.webrtc.seam import MessageCarrier
-
-    for name in ("send", "receive", "aclose"):
-        assert inspect.signature(getattr(WebRTCCarrier, name)) == inspect.signature(getattr(MessageCarrier, name))
+async def test_a_link_runs_over_webrtc_carriers_as_over_tcp():
+    """The link's rules sit on the WebRTC carrier unchanged: messages both ways, a race link's inputs on
+    the lossy lane, the transcript and role from the negotiation, the path report, a coded close."""
+    hub = SignalingHub(SCOPE)
+    async with webrtc_endpoint(hub.endpoint(ALICE.peer_id), LinkKind.NODE, LOOPBACK) as alice, \
+            webrtc_endpoint(hub.endpoint(BOB.peer_id), LinkKind.NODE, LOOPBACK) as bob:
+        a, b = (webrtc_link(carrier) for carrier in await open_pair(alice, bob))
+        assert (a.role, b.role) == ("dialer", "listener") and a.transcript == b.transcript
+        assert a.path_report().as_event() == {"event": "link-path", "peer": BOB.peer_id, "path": "host",
+                                              "rtt_ms": a.carrier.rtt_ms}
+        await a.send(CancelReady(reason="a message of the room"))
+        assert await b.receive() == CancelReady(reason="a message of the room")
+        big = CancelReady(reason="x" * 200_000)  # more than one DataChannel message, within the room channel
+        await b.send(big)
+        assert await a.receive() == big
+        await a.aclose("room-left", "bye")
+        with pytest.raises(LinkClosed) as ended:
+            await b.receive()
+        assert ended.value.code == "room-left" and ended.value.by_peer

@@ -10,12 +10,14 @@ import pytest
 import trio
 
 from open4wd_node.net.link import LinkClosed
-from open4wd_node.net.webrtc.connector import webrtc_endpoint
-from open4wd_node.net.webrtc.signaling import CandidateSignal, SdpKind, SdpSignal, SignalingHub
+from open4wd_node.net.webrtc.connector import webrtc_endpoint, webrtc_link
+from protocol.encoding.wire import ROOM
+from protocol.signaling.envelope import IceCandidate, Sdp, SdpKind
+from open4wd_node.net.webrtc.signaling import SignalingHub
 from protocol.link.lane import Lane
 from protocol.webrtc.channels import LinkKind
 from protocol.webrtc.chunks import PART_BYTES, PART_HEADER, Kind, frame_parts
-from tests.open4wd_node.net.webrtc.helpers import ALICE, BOB, CAROL, LOOPBACK, SCOPE, Tampered, open_pair
+from tests.open4wd_node.net.webrtc.helpers import ANY, ALICE, BOB, CAROL, LOOPBACK, SCOPE, Tampered, open_pair
 
 QUICK = replace(LOOPBACK, negotiation_timeout_ms=5_000, chunk_deadline_ms=300)
 FINGERPRINT = re.compile(r"(a=fingerprint:sha-256 )(\S+)")
@@ -24,7 +26,7 @@ FINGERPRINT = re.compile(r"(a=fingerprint:sha-256 )(\S+)")
 def swap_fingerprint(signal):
     """What a party in the middle of the DTLS path amounts to: the certificate no longer matches the
     fingerprint the peer signed (here the other way round: the fingerprint no longer matches the certificate)."""
-    if isinstance(signal, SdpSignal):
+    if isinstance(signal, Sdp):
         return replace(signal, sdp=FINGERPRINT.sub(lambda m: m.group(1) + ":".join(["5A"] * 32), signal.sdp))
     return signal
 
@@ -53,7 +55,7 @@ async def test_an_sdp_without_a_fingerprint_is_refused_and_the_offerer_times_out
     hub = SignalingHub(SCOPE)
 
     def strip(signal):
-        if isinstance(signal, SdpSignal):
+        if isinstance(signal, Sdp):
             return replace(signal, sdp="\r\n".join(line for line in signal.sdp.split("\r\n") if "fingerprint" not in line))
         return signal
 
@@ -90,8 +92,8 @@ async def test_a_flood_of_candidates_is_refused_and_costs_only_that_link():
     hub = SignalingHub(SCOPE)
 
     def flood(signal):
-        if isinstance(signal, SdpSignal) and signal.kind == SdpKind.OFFER:
-            return [signal] + [CandidateSignal(f"candidate:{n} 1 udp 1 127.0.0.1 {1000 + n} typ host", "0")
+        if isinstance(signal, Sdp) and signal.kind == SdpKind.OFFER:
+            return [signal] + [IceCandidate(f"candidate:{n} 1 udp 1 127.0.0.1 {1000 + n} typ host", "0")
                                for n in range(500)]
         return [signal]
 
@@ -105,8 +107,8 @@ async def test_a_flood_of_candidates_is_refused_and_costs_only_that_link():
                 await bob.accept(CAROL.peer_id)
         assert bob.ignored >= 0
         offered, answered = await open_pair(alice, bob, ALICE.peer_id)  # the next link is not affected
-        await offered.send(b"still here")
-        assert await answered.receive() == b"still here"
+        await offered.send(b"still here", Lane.CONTROL)
+        assert await answered.receive(ANY) == b"still here"
 
 
 async def _expect_closed(opening):
@@ -122,14 +124,15 @@ async def test_a_bad_chunked_message_closes_only_its_link_with_a_code(attack):
         offered, answered = await open_pair(alice, bob)
         channel = offered._channels[Lane.CONTROL]  # the attacker writes DataChannel messages of its own
         if attack == "oversize":
-            channel.send(PART_HEADER.pack(Kind.PART, 1, QUICK.max_message_bytes + 1, 0, 2) + bytes(PART_BYTES))
+            channel.send(PART_HEADER.pack(Kind.PART, 1, ROOM.max_frame_bytes + 1, 0, 2) + bytes(PART_BYTES))
             expected = "chunk-too-large"
         else:
             channel.send(next(frame_parts(bytes(PART_BYTES + 10), 1)))  # the first of two parts, never the second
             expected = "chunk-unfinished"
+        offered_link, answered_link = webrtc_link(offered), webrtc_link(answered)
         with pytest.raises(LinkClosed) as refused:
-            await answered.receive()
+            await answered_link.receive()
         assert refused.value.code == expected and not refused.value.by_peer
         with pytest.raises(LinkClosed) as told:
-            await offered.receive()
+            await offered_link.receive()
         assert told.value.code == expected and told.value.by_peer

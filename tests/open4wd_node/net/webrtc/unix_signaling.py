@@ -12,23 +12,24 @@ from typing import Any
 
 import trio
 
-from open4wd_node.net.webrtc.signaling import CandidateSignal, ReceivedSignal, SdpKind, SdpSignal, Signal
+from protocol.signaling.client import Signal
+from protocol.signaling.envelope import IceCandidate, Sdp, SdpKind, SignalMessage
 
 MAX_LINE = 256 * 1024
 
 
-def encode(signal: Signal) -> dict[str, Any]:
+def encode(signal: SignalMessage) -> dict[str, Any]:
     """A signal as JSON data."""
-    if isinstance(signal, SdpSignal):
+    if isinstance(signal, Sdp):
         return {"sdp": signal.sdp, "kind": signal.kind.value}
     return {"candidate": asdict(signal)}
 
 
-def decode(data: dict[str, Any]) -> Signal:
+def decode(data: dict[str, Any]) -> SignalMessage:
     """The inverse of ``encode``."""
     if "sdp" in data:
-        return SdpSignal(SdpKind(data["kind"]), data["sdp"])
-    return CandidateSignal(**data["candidate"])
+        return Sdp(SdpKind(data["kind"]), data["sdp"])
+    return IceCandidate(**data["candidate"])
 
 
 class Lines:
@@ -105,10 +106,10 @@ class UnixSignaling:
     def scope(self) -> str:
         return self._scope
 
-    async def send(self, target: str, signal: Signal) -> None:
+    async def send(self, target: str, signal: SignalMessage) -> None:
         async with self._lock:
             await self._lines.write({"to": target, "signal": encode(signal)})
 
-    async def receive(self) -> ReceivedSignal:
+    async def receive(self) -> Signal:
         message = await self._lines.read()
-        return ReceivedSignal(message["from"], decode(message["signal"]))
+        return Signal(message["from"], decode(message["signal"]))
