@@ -61,8 +61,8 @@ class ControlTee(EventSink):
 
 
 async def watch_match(
-    ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, on_frame: FrameShownObserver | None = None,
-    use_relays: bool = True,
+    ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, listener: NodeListener,
+    on_frame: FrameShownObserver | None = None,
 ) -> WatchReport:
     """Watch, as a spectator, the match ``outcome`` started, to its end (``MatchViewer``). ``LocalError``
     when the room did not start a match; ``UserError`` from the race log."""
@@ -71,7 +71,7 @@ async def watch_match(
         raise LocalError("race-not-started", "watch_match needs the outcome of a room whose match started")
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     viewer = MatchViewer(identity, events, started, outcome.addresses, assets, ctx.data_dir / "races", on_frame=on_frame,
-                         dial=contact_dialler(identity, use_relays))
+                         dial=contact_dialler(listener))
     return await viewer.run()
 
 
@@ -89,7 +89,7 @@ async def play_match(
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     log_dir = ctx.data_dir / "races"
     server: ControlServer | None = None
-    wiring = RaceWiring(listener, contact_dialler(identity, listener.use_relays))
+    wiring = RaceWiring(listener, contact_dialler(listener))
     float_at = nondeterministic_frame()
     async with trio.open_nursery() as nursery:
         if options.faults or float_at is not None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Awaitable, Callable
 
-from open4wd_node.runtime.config import NodeConfig
+from open4wd_node.runtime.config import DEFAULTS, NodeConfig
+from open4wd_node.net.webrtc.reach import WebRTCReach, listens_directly, webrtc_options
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.view.events import EventSink
 from open4wd_node.cli.match import PlayOptions, play_match, watch_match
@@ -47,12 +48,13 @@ async def room_then_race(
 ) -> int:
     """0 when this node's match ran to its end, 1 otherwise. ``racing`` False: this node is a spectator,
     and watches the match (``watch_match``) to its end instead of racing it."""
+    listener.on_link = lambda link: events.emit(**link.path_report().as_event())
     async with events.showing():
         outcome = await room(listener)
         if outcome.started is None:
             return 1
         if not racing:
-            watched = await watch_match(ctx, identity, events, outcome, use_relays=listener.use_relays)
+            watched = await watch_match(ctx, identity, events, outcome, listener)
             events.emit("result", peer=identity.peer_id, outcome=watched.outcome, detail=watched.detail,
                         agreed_hashes=watched.agreed, mismatches=watched.mismatches, standings=watched.standings,
                         log=watched.log, sources=watched.sources, frames=watched.frames)
@@ -72,5 +74,6 @@ def run_node(identity: Identity, config: NodeConfig, body: Callable[[NodeListene
     ``reachability`` says) while ``body`` runs; its exit status.
     ``UserError`` ``listen-failed`` when the address cannot be bound."""
     status: int = run_trio(with_listener, identity, config.listen.host, config.listen.port, body, config.advertise,
-                           config.reachability, config.relays)
+                           config.reachability, config.relays, WebRTCReach(identity, webrtc_options(config)),
+                           listens_directly(config, DEFAULTS.listen))
     return status

@@ -28,6 +28,7 @@ from open4wd_node.runtime.addresses import AUTOMATIC, Address, Advertise, parse_
 from open4wd_node.net.advertise import Advertised, Source, advertised_address, is_loopback_host
 from open4wd_node.view.events import EventSink
 from open4wd_node.net.link import Link
+from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.net.admission import LISTENER_LIMITS, ListenerLimits
 from open4wd_node.net.transport import Door, serve
@@ -37,7 +38,7 @@ from protocol.room.messages import EXPENSIVE_TYPES
 from protocol.encoding.wire import Message
 from protocol.webrtc.ice import LinkPath
 
-__all__ = ["Doorway", "NodeListener", "Reachability", "Reserver", "parse_address"]
+__all__ = ["Doorway", "NodeListener", "Reachability", "Reserver", "SignalingReach", "parse_address"]
 
 log = structlog.get_logger("open4wd_node.listener")
 RESERVE_WAIT_S = 10.0  # how long a starting node waits for its relays' first answers
@@ -71,6 +72,26 @@ class Reserver(Protocol):
         """Keep every reservation until cancelled; ``nursery.start`` returns at once."""
 
 
+class SignalingReach(Protocol):
+    """This node's WebRTC side (``open4wd_node.net.webrtc.reach.WebRTCReach``): registered in a room's scope
+    at a signaling service, it answers offers there through the listener's door and opens links there."""
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        """The services this node announces (the one it registered at first)."""
+
+    @property
+    def serving(self) -> bool:
+        """Whether it is registered and answers offers."""
+
+    async def serve(self, scope: str, signals: tuple[str, ...], gate: Door, *,
+                    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Register in ``scope`` (at ``signals`` first) and answer offers through ``gate`` until cancelled."""
+
+    async def dial(self, peer: str, *, expensive: frozenset[str] = frozenset(), limits: LinkLimits = ROOM_LIMITS) -> Link:
+        """A link to ``peer`` in this node's scope; ``LinkClosed`` when none opens."""
+
+
 class Doorway(Protocol):
     """Where links arrive, handed over by their first message's type: the node's listener, or a test's or
     the soak's wrapper of it (``open4wd_node.faults``)."""
@@ -88,17 +109,23 @@ class NodeListener:
 
     def __init__(self, identity: Identity, advertise: Advertise = AUTOMATIC, door: ListenerLimits = LISTENER_LIMITS,
                  reachability: str = "auto", relays: tuple[str, ...] = (),
-                 reserve: Callable[[tuple[str, ...], Admit], Reserver] | None = None) -> None:
+                 reserve: Callable[[tuple[str, ...], Admit], Reserver] | None = None,
+                 webrtc: SignalingReach | None = None, listen_directly: bool = True) -> None:
         """``reserve(relays, admit)`` makes what keeps this node reserved at ``relays`` (needed when there
-        are any, and ``reachability`` is not ``direct``: ``LocalError`` ``listener-cannot-reserve`` otherwise)."""
+        are any, and ``reachability`` is not ``direct``: ``LocalError`` ``listener-cannot-reserve`` otherwise).
+        ``webrtc``: this node's WebRTC side, which answers in a room's scope once ``enter_scope`` names it;
+        ``listen_directly`` False: no TCP listener (a node reached through signaling only)."""
         self.identity = identity
         self.advertise = advertise
         self.door = door  # what opening connections may cost
         self.reachability = Reachability(reachability)
         self.relays = () if self.reachability is Reachability.DIRECT else relays
         """The relays this node reserves at and dials through (none with ``reachability = direct``)."""
-        if self.reachability is Reachability.RELAY and not self.relays:
-            raise UserError("relay-missing", "--reachability relay needs at least one --relay HOST:PORT to be reachable through")
+        self.webrtc = webrtc
+        self.listen_directly = listen_directly and self.reachability is not Reachability.RELAY
+        if self.reachability is Reachability.RELAY and not self.relays and (webrtc is None or not webrtc.signals):
+            raise UserError("relay-missing", "--reachability relay needs at least one --relay HOST:PORT or --signal URL "
+                                             "to be reachable through")
         self.gate = Door(self._accept, identity, expensive=EXPENSIVE_TYPES, door=door)  # direct and relayed links
         self.reservations: Reserver | None = None
         if self.relays:
@@ -108,6 +135,9 @@ class NodeListener:
         self.handlers: dict[type[Message], Handler] = {}  # first message type -> its handler
         self.address: Address | None = None  # where it is bound (the real port, also when 0 was asked)
         self.advertised: Advertised | None = None  # what peers are told to dial
+        self.on_link: Callable[[Link], None] | None = None
+        """Told of every link this node opens or admits, whatever carries it (the ``link-path`` event)."""
+        self._nursery: trio.Nursery | None = None
 
     def add_handler(self, kind: type[M], handler: Callable[[Link, M], Awaitable[None]]) -> None:
         """From now on a link whose first message is a ``kind`` goes to ``handler(link, first)``
@@ -120,8 +150,9 @@ class NodeListener:
 
     @property
     def direct(self) -> bool:
-        """Whether this node accepts direct links (not with ``reachability = relay``)."""
-        return self.reachability is not Reachability.RELAY
+        """Whether this node accepts direct TCP links (not with ``reachability = relay``, nor when it is
+        reached through signaling only)."""
+        return self.listen_directly
 
     @property
     def use_relays(self) -> bool:
@@ -137,9 +168,24 @@ class NodeListener:
 
     @property
     def contact(self) -> Contact:
-        """How peers reach this node: its advertised address (once bound; none with reachability relay)
-        and its relays."""
-        return Contact(str(self.advertised.address) if self.advertised else None, self.relays)
+        """How peers reach this node: its advertised address (once bound; none without a TCP listener), its
+        relays, and its signaling services once it answers there."""
+        signals = self.webrtc.signals if self.webrtc is not None and self.webrtc.serving else ()
+        return Contact(str(self.advertised.address) if self.advertised else None, self.relays, signals)
+
+    def report_link(self, link: Link) -> None:
+        """Tell ``on_link`` of a link this node opened or admitted."""
+        if self.on_link is not None:
+            self.on_link(link)
+
+    async def enter_scope(self, scope: str, signals: tuple[str, ...] = ()) -> None:
+        """Answer WebRTC offers in ``scope`` (a room's), registered at ``signals`` (an invitation's) or this
+        node's own services, from now until the listener stops; nothing without a WebRTC side or a service,
+        or when already answering. ``UserError`` ``signal-unreachable`` when no service answers."""
+        if self.webrtc is None or self.webrtc.serving or not (signals or self.webrtc.signals):
+            return
+        assert self._nursery is not None, "enter_scope is called while the listener runs"
+        await self._nursery.start(partial(self.webrtc.serve, scope, signals, self.gate))
 
     @property
     def announced(self) -> str:
@@ -152,6 +198,7 @@ class NodeListener:
         for a node reachable only through relays), once the relays were tried (at most ``RESERVE_WAIT_S``).
         ``UserError`` ``listen-failed`` when the address cannot be bound."""
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             if self.direct:
                 try:
                     self.address = await nursery.start(partial(serve, self._accept, self.identity, host, port, door=self.gate))
@@ -167,6 +214,7 @@ class NodeListener:
                                 hint="no relay granted a reservation yet: peers cannot reach this node through one "
                                      "until it does (the node keeps trying)")
             task_status.started(self.address)
+            await trio.sleep_forever()  # the nursery stays open for what ``enter_scope`` starts, until cancelled
 
     def report_advertised(self, events: EventSink, room_host: str | None = None) -> None:
         """Say (an event and a log line) when the advertised address was guessed, because this node
@@ -189,6 +237,7 @@ class NodeListener:
             events.emit("advertise-unreachable", address=str(advertised.address), room_host=room_host)
 
     async def _accept(self, link: Link) -> None:
+        self.report_link(link)
         first = await link.receive()  # at once: ``serve`` hands a link over when its first message is in
         handler = self.handlers.get(type(first))
         if handler is None:

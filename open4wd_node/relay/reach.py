@@ -1,8 +1,9 @@
 """How this node reaches its peers and is reached (docs/relay.md, "Nodes that use relays").
 
-Dialling a peer by its ``Contact``: its direct address first; its relays, one after another, as soon as the
-direct attempt has failed or ``FALLBACK_AFTER_S`` (2 s) has passed without it succeeding; the first link
-that opens wins and every other attempt is cancelled (a late winner is closed). Each race-mesh pair and
+Dialling a peer by its ``Contact``: its direct address first; then, as soon as the direct attempt has
+failed or ``FALLBACK_AFTER_S`` (2 s) has passed without it succeeding, a WebRTC link through the room's
+signaling service (when the peer announces one and this node answers there), then its relays, one after
+another; the first link that opens wins and every other attempt is cancelled (a late winner is closed). Each race-mesh pair and
 each joiner dials this way, so every pair falls back on its own: the race mesh is given ``contact_dialler``
 by the composition root. Being reached: ``with_listener`` runs the node's listener with its reservations
 at its relays (``Reservations``), which the listener itself, a layer below the relay client, is given.
@@ -18,7 +19,7 @@ import trio
 
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
-from open4wd_node.net.listener import NodeListener
+from open4wd_node.net.listener import NodeListener, SignalingReach
 from open4wd_node.net.transport import Dialler, dial
 from open4wd_node.relay.client import Reservations, dial_relayed
 from open4wd_node.runtime.addresses import AUTOMATIC, Advertise, parse_address
@@ -45,9 +46,12 @@ async def dial_contact(
     registry: dict[str, type[Message]] | None = None,
     busy_retry_s: float = 0.0,
     fallback_after_s: float = FALLBACK_AFTER_S,
+    webrtc: SignalingReach | None = None,
+    report: Callable[[Link], None] | None = None,
 ) -> Link:
     """A link to ``peer`` reached at ``contact`` (text: ``HOST:PORT relay=HOST:PORT …``), directly or through
-    one of its relays (not with ``use_relays=False``: this node's reachability is ``direct``). Raises
+    one of its relays (not with ``use_relays=False``: this node's reachability is ``direct``), or over WebRTC
+    through ``webrtc`` when the contact names a signaling service; ``report`` is told of the link. Raises
     ``LinkClosed``: the direct attempt's code when there was one, else the last relay's; its message names
     every attempt. ``contact-invalid`` when the contact does not parse or names no way this node may use."""
     try:
@@ -55,7 +59,8 @@ async def dial_contact(
     except ProtocolError as exc:
         raise LinkClosed(exc.code, exc.message) from None
     relays = parsed.relays if use_relays else ()
-    if parsed.direct is None and not relays:
+    signalled = webrtc is not None and webrtc.serving and bool(parsed.signals)
+    if parsed.direct is None and not relays and not signalled:
         why = "; it is reachable only through relays and this node uses none" if parsed.relays else ""
         raise LinkClosed("contact-invalid", f"{peer} announced no address this node can dial ({contact!r}{why})")
     failures: list[tuple[str, LinkClosed]] = []
@@ -91,44 +96,54 @@ async def dial_contact(
             finally:
                 direct_over.set()
 
-        async def through_relays() -> None:
+        async def fallbacks() -> None:
             if parsed.direct is not None:
                 with trio.move_on_after(fallback_after_s):
                     await direct_over.wait()
+            if signalled:
+                assert webrtc is not None
+                await attempt("webrtc", lambda: webrtc.dial(peer, expensive=expensive, limits=limits))
             for relay in relays:
                 await attempt(f"relay {relay}", lambda relay=relay: dial_relayed(  # type: ignore[misc]
                     relay, identity, peer, expensive=expensive, limits=limits, registry=registry))
 
         if parsed.direct is not None:
             nursery.start_soon(direct, parsed.direct)
-        if relays:
-            nursery.start_soon(through_relays)
+        if relays or signalled:
+            nursery.start_soon(fallbacks)
     if won:
+        if report is not None:
+            report(won[0])
         return won[0]
     first = failures[0][1]
     tried = "; ".join(f"{route}: {exc.code} ({exc.message})" for route, exc in failures)
     raise LinkClosed(first.code, f"cannot reach {peer}: {tried}" if len(failures) > 1 else first.message, by_peer=first.by_peer)
 
 
-def contact_dialler(identity: Identity, use_relays: bool) -> Dialler:
-    """``dial_contact`` as this node dials (its identity; through relays unless its reachability is ``direct``)."""
+def contact_dialler(listener: NodeListener) -> Dialler:
+    """``dial_contact`` as the node of ``listener`` dials: its identity, through relays unless its
+    reachability is ``direct``, over WebRTC in its room's scope, every link reported to the listener."""
 
     async def dial_peer(contact: str, peer: str, *, expensive: frozenset[str] = frozenset(),
                         limits: LinkLimits = ROOM_LIMITS) -> Link:
-        return await dial_contact(contact, identity, peer, use_relays=use_relays, expensive=expensive, limits=limits)
+        return await dial_contact(contact, listener.identity, peer, use_relays=listener.use_relays, expensive=expensive,
+                                  limits=limits, webrtc=listener.webrtc, report=listener.report_link)
 
     return dial_peer
 
 
 async def with_listener(
     identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC,
-    reachability: str = "auto", relays: tuple[str, ...] = (),
+    reachability: str = "auto", relays: tuple[str, ...] = (), webrtc: SignalingReach | None = None,
+    listen_directly: bool = True,
 ) -> T:
-    """Run ``body`` while this node's listener serves on ``host:port`` (and keeps its relay reservations);
-    stop listening, and release the reservations, afterwards."""
+    """Run ``body`` while this node's listener serves on ``host:port`` (unless ``listen_directly`` is False),
+    keeps its relay reservations and, once a room's scope is entered, answers WebRTC offers; stop listening,
+    and release the reservations, afterwards."""
     async with trio.open_nursery() as nursery:
         listener = NodeListener(identity, advertise, reachability=reachability, relays=relays,
-                                reserve=lambda at, admit: Reservations(identity, at, admit))
+                                reserve=lambda at, admit: Reservations(identity, at, admit), webrtc=webrtc,
+                                listen_directly=listen_directly)
         await nursery.start(listener.run, host, port)
         result = await body(listener)
         nursery.cancel_scope.cancel()

@@ -28,6 +28,7 @@ from open4wd_node.net.listener import NodeListener
 from open4wd_node.room.driver import RoomDriver, RoomOutcome, SuccessionPlan, read_player_commands
 from open4wd_node.net.transport import BUSY_RETRY_S
 from open4wd_node.relay.reach import dial_contact
+from protocol.signaling.scope import ROOM_PREFIX
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation, new_room_id, new_secret, parse_secret
@@ -128,6 +129,7 @@ async def host_room(
     transfer = AssetTransfer(store, events, servable=servable.__contains__)
 
     async def start(nursery: trio.Nursery) -> None:
+        await listener.enter_scope(ROOM_PREFIX + room_id)
         direct = listener.advertised.address if listener.advertised else None
         listener.add_handler(JoinRequest, driver.accept_join)
         now = driver.clock.now_ms()
@@ -136,7 +138,7 @@ async def host_room(
         driver.host = host
         invites = {
             role: str(Invitation(direct.host if direct else "", direct.port if direct else 0, room_id, identity.peer_id, role,
-                                 secret, listener.relays))
+                                 secret, listener.relays, listener.contact.signals))
             for role, secret in secrets.items() if secret
         }
         listener.report_advertised(events)
@@ -168,9 +170,11 @@ async def join_room(
                           auto_ready=options.auto_ready, nickname=options.nickname, listen=listen)
 
     transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
+    await listener.enter_scope(invite.scope, invite.signals)
     try:
         link = await dial_contact(invite.contact, identity, invite.host_peer_id, use_relays=listener.use_relays,
-                                  expensive=EXPENSIVE_TYPES, busy_retry_s=BUSY_RETRY_S)
+                                  expensive=EXPENSIVE_TYPES, busy_retry_s=BUSY_RETRY_S, webrtc=listener.webrtc,
+                                  report=listener.report_link)
     except LinkClosed as exc:
         raise UserError(exc.code, exc.message) from None
     board = NoticeBoard(assets, events)
@@ -183,7 +187,8 @@ async def join_room(
             listen = listener.announced
             listener.add_handler(JoinRequest, driver.accept_join)
             driver.succession = SuccessionPlan(identity, parse_secret(invite.secret), listen,
-                                               lambda host_peer: new_member(host_peer, listen), listener.use_relays)
+                                               lambda host_peer: new_member(host_peer, listen), listener.use_relays,
+                                               listener.webrtc)
         driver.member = new_member(invite.host_peer_id, listen)
         await link.send(driver.member.join_request(link.transcript, parse_secret(invite.secret)))
         nursery.start_soon(driver.run_member_link, link)

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from open4wd_node.runtime.errors import UserError
+from protocol.errors import LocalError, ProtocolError
+from protocol.signaling.url import check_service_url
+from protocol.webrtc.ice import IceServer
 from open4wd_node.runtime.values import PORT, Rule, ValueRejected, shown
 
 WILDCARDS = frozenset({"0.0.0.0", "::"})
@@ -183,3 +186,67 @@ LISTEN = ListenRule()
 METRICS_ADDRESS = OptionalListenRule()
 ADVERTISE = AdvertiseRule()
 RELAY = RelayRule()
+
+
+class SignalUrlRule(Rule):
+    """A signaling service's URL (``ws://`` or ``wss://``, ``protocol.signaling.url``)."""
+
+    metavar = "URL"
+
+    @property
+    def rule(self) -> str:
+        """What a signaling URL is, in the words of a refusal."""
+        return "ws://HOST[:PORT][/PATH] or wss://HOST[:PORT][/PATH] of a signaling service (at most 128 characters)"
+
+    def check(self, value: Any) -> str:
+        """The URL; ``ValueRejected`` when it is not a signaling URL."""
+        text = self.text_of(value).strip()
+        try:
+            return check_service_url(text)
+        except ProtocolError:
+            raise self.refused(value) from None
+
+
+class IceServerRule(Rule):
+    """A STUN or TURN server: ``stun:HOST:PORT`` or ``turn:HOST:PORT[?transport=udp|tcp]`` (its credentials
+    come from the signaling service or a file, never from the URL)."""
+
+    metavar = "stun:HOST:PORT|turn:HOST:PORT"
+
+    @property
+    def rule(self) -> str:
+        """What an ICE server is, in the words of a refusal."""
+        return "stun:HOST:PORT or turn:HOST:PORT[?transport=udp|tcp]"
+
+    def check(self, value: Any) -> str:
+        """The URL; ``ValueRejected`` when it is neither."""
+        text = self.text_of(value).strip()
+        try:
+            IceServer.parse(text, "", "") if text.startswith("turn:") else IceServer.parse(text)
+        except LocalError:
+            raise self.refused(value) from None
+        return text
+
+
+class IpAddressRule(Rule):
+    """An IP address literal (no name, no port)."""
+
+    metavar = "IP"
+
+    @property
+    def rule(self) -> str:
+        """What an IP address is, in the words of a refusal."""
+        return "an IPv4 or IPv6 address"
+
+    def check(self, value: Any) -> str:
+        """The address in canonical text; ``ValueRejected`` otherwise."""
+        text = self.text_of(value).strip()
+        try:
+            return str(ipaddress.ip_address(text))
+        except ValueError:
+            raise self.refused(value) from None
+
+
+SIGNAL_URL = SignalUrlRule()
+ICE_SERVER = IceServerRule()
+IP_ADDRESS = IpAddressRule()

@@ -23,7 +23,8 @@ from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, LISTEN, RELAY, Address, Advertise
+from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, ICE_SERVER, IP_ADDRESS, LISTEN, RELAY, SIGNAL_URL, Address, \
+    Advertise
 from open4wd_node.runtime.choices import DRIVERS, FRAMES_PER_TICK, INPUT_DELAY, LOG_FORMATS, RACE_MODES, REACHABILITY
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import MAX_SAFE_INTEGER, PORT, IntRange, ListOf, OneOf, Rule, TableOf, Text, ValueRejected
@@ -96,12 +97,31 @@ class NodeConfig:
         "this machine's primary interface", Scope.ROOM)
     reachability: str = setting(
         "auto", "--reachability", OneOf(REACHABILITY),
-        "how peers reach this node: direct (never through a relay), relay (no direct links: only through its "
-        "reservations at --relay), auto (direct, and also reserved at the relays given; docs/relay.md)", Scope.ROOM)
+        "how peers reach this node: direct (never through a relay: no --relay, no TURN), relay (no direct "
+        "links: only through its reservations at --relay, and over WebRTC through TURN only), auto (direct, and "
+        "also through the relays and TURN servers given; docs/relay.md, docs/webrtc.md)", Scope.ROOM)
     relays: tuple[str, ...] = setting(
         (), "--relay", ListOf(RELAY),
         "relays this node reserves at (to be reachable) and dials through when a direct link fails "
         "(repeatable, adds to the file's)", Scope.ROOM, "HOST:PORT")
+    signals: tuple[str, ...] = setting(
+        (), "--signal", ListOf(SIGNAL_URL),
+        "signaling services (open4wd-node signal or the spec's) where this node answers WebRTC offers and "
+        "through which it opens WebRTC links, the first that answers (repeatable, adds to the file's; "
+        "docs/webrtc.md); with a signaling service and no --listen a node accepts no TCP links", Scope.ROOM, "URL")
+    ice_servers: tuple[str, ...] = setting(
+        (), "--ice-server", ListOf(ICE_SERVER),
+        "STUN and TURN servers of this node's WebRTC links (repeatable, adds to the file's); TURN credentials "
+        "come from --turn-credentials, else from the signaling service's /turn-token", Scope.ROOM,
+        "stun:HOST:PORT|turn:HOST:PORT")
+    ice_hosts: tuple[str, ...] = setting(
+        (), "--ice-host", ListOf(IP_ADDRESS),
+        "the local addresses this node offers as WebRTC host candidates (repeatable); empty = every "
+        "interface's address", Scope.ROOM, "IP")
+    turn_credentials: str = setting(
+        "", "--turn-credentials", Text(),
+        "a file holding the TURN servers' username on its first line and credential on its second; empty = "
+        "ask the signaling service's /turn-token", Scope.ROOM, "PATH")
     nickname: str = setting("player", "--nickname", Text(64), "name shown to the other members", Scope.ROOM, "NAME")
     driver: str = setting(
         "bot", "--driver", OneOf(DRIVERS),

@@ -159,6 +159,10 @@ class SignalingClient:
         async for event in self._events_out:
             yield event
 
+    async def next_event(self) -> ClientEvent:
+        """The next event (what ``events`` iterates over), for a reader that takes one at a time."""
+        return await self._events_out.receive()
+
     async def turn_credentials(self) -> TurnCredentials:
         """TURN credentials from the service's ``/turn-token`` with a fresh proof; ``UserError``
         ``turn-token-refused`` (the status and error code in the message) or ``turn-token-unreachable``,

@@ -17,8 +17,8 @@ own trio task, so they may use trio's synchronous operations (``MemorySendChanne
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
 import trio_asyncio
@@ -26,9 +26,27 @@ import trio_asyncio
 T = TypeVar("T")
 
 
+def current_bridge() -> Any:
+    """The asyncio loop of trio-asyncio this trio task runs inside (``asyncio_bridge``), or None. A link
+    keeps the loop it was made on: the tasks that later send on it or close it (a race's, a room's) need
+    not run inside the bridge's block."""
+    return trio_asyncio.current_loop.get()
+
+
+@contextmanager
+def on_loop(loop: Any) -> Iterator[None]:
+    """Synchronous aiortc calls made in this block find ``loop`` as asyncio's current loop (a send on a
+    DataChannel schedules its flush there), whichever trio task makes them."""
+    token = trio_asyncio.current_loop.set(loop)
+    try:
+        yield
+    finally:
+        trio_asyncio.current_loop.reset(token)
+
+
 def bridge_open() -> bool:
     """Whether this trio task runs inside an asyncio loop of trio-asyncio (``asyncio_bridge``)."""
-    return trio_asyncio.current_loop.get() is not None
+    return current_bridge() is not None
 
 
 @asynccontextmanager
@@ -41,7 +59,8 @@ async def asyncio_bridge() -> AsyncIterator[None]:
         yield
 
 
-async def run_asyncio(function: Callable[..., Awaitable[T]], *args: Any) -> T:
-    """``await function(*args)`` on the asyncio side; a trio cancellation cancels it there."""
-    result: T = await trio_asyncio.aio_as_trio(function)(*args)
+async def run_asyncio(function: Callable[..., Awaitable[T]], *args: Any, loop: Any = None) -> T:
+    """``await function(*args)`` on the asyncio side (``loop``: a loop kept from ``current_bridge``, else
+    this task's); a trio cancellation cancels it there."""
+    result: T = await trio_asyncio.aio_as_trio(function, loop=loop)(*args)
     return result

@@ -30,7 +30,7 @@ from __future__ import annotations
 import secrets
 from collections import deque
 from dataclasses import replace
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import structlog
 import trio
@@ -38,7 +38,7 @@ from aiortc import RTCDataChannel, RTCPeerConnection
 
 from open4wd_node.net.link import LinkClosed, now_ms
 from protocol.encoding.wire import Channel
-from open4wd_node.net.webrtc.bridge import run_asyncio
+from open4wd_node.net.webrtc.bridge import on_loop, run_asyncio
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.link.lane import Lane
 from protocol.webrtc.channels import ChannelPlan, LinkKind
@@ -87,8 +87,10 @@ class WebRTCCarrier:
     before the offer (so no early message is missed); ``peer_id``, ``transcript`` and ``role`` are set once
     the peer is bound, ``path``, ``address`` and ``rtt_ms`` once the link is open."""
 
-    def __init__(self, pc: RTCPeerConnection, kind: LinkKind, plans: tuple[ChannelPlan, ...], chunk: ChunkLimits) -> None:
+    def __init__(self, pc: RTCPeerConnection, loop: Any, kind: LinkKind, plans: tuple[ChannelPlan, ...],
+                 chunk: ChunkLimits) -> None:
         self.kind = kind
+        self._loop = loop  # the asyncio loop (trio-asyncio's) the peer connection runs on
         self.peer_id = ""
         self.transcript = b""
         self.role = SdpRole.OFFERER
@@ -270,7 +272,8 @@ class WebRTCCarrier:
             await self._drained.wait()
             await self._raise_if_ended()
         try:
-            channel.send(frame)
+            with on_loop(self._loop):
+                channel.send(frame)
         except Exception:  # aiortc's InvalidStateError: the channel closed under us
             await self._raise_if_ended()
             await self._end(LinkClosed("link-broken", "the DataChannel closed", by_peer=True))
@@ -372,9 +375,10 @@ class WebRTCCarrier:
             if channel is not None and channel.readyState == "open" and not self._peer_gone.is_set():
                 if notify:
                     try:
-                        channel.send(frame_close(reason.code, reason.message))
+                        with on_loop(self._loop):
+                            channel.send(frame_close(reason.code, reason.message))
                     except Exception:  # closed meanwhile: nobody to tell
                         pass
                 with trio.move_on_after(CLOSE_NOTICE_SECONDS):
                     await self._peer_gone.wait()  # the peer read the last message (a link-close) and hung up
-            await run_asyncio(self.pc.close)
+            await run_asyncio(self.pc.close, loop=self._loop)

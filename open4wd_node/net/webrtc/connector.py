@@ -42,7 +42,7 @@ from aiortc.sdp import candidate_from_sdp
 
 from open4wd_node.net.link import Link, LinkAuth, LinkClosed
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
-from open4wd_node.net.webrtc.bridge import asyncio_bridge, run_asyncio
+from open4wd_node.net.webrtc.bridge import asyncio_bridge, current_bridge, run_asyncio
 from open4wd_node.net.webrtc.carrier import WebRTCCarrier
 from open4wd_node.net.webrtc.hosts import gathering_on
 from protocol.signaling.client import Signal
@@ -133,10 +133,12 @@ class WebRTCEndpoint:
         self.signaling = signaling
         self.kind = kind
         self.settings = settings
+        self.loop = current_bridge()  # the asyncio loop its links are made and closed on
         self.ignored = 0  # signals dropped: unsolicited, beyond the pending offers, from a refused peer
         self._negotiations: dict[str, _Negotiation] = {}
         self._offers: dict[str, _PendingOffer] = {}
         self._offers_changed = trio.Event()
+        self._claimed: set[str] = set()  # offers ``next_offer`` handed out, for ``accept`` or ``drop_offer``
         self._carriers: set[WebRTCCarrier] = set()
 
     @property
@@ -197,6 +199,22 @@ class WebRTCEndpoint:
             raise LocalError("webrtc-self", "a node does not link to itself")
         return await self._open(peer, SdpRole.OFFERER, None)
 
+    async def next_offer(self) -> str:
+        """The sender of the next offer waiting (claimed: only ``accept(sender)`` answers it, or
+        ``drop_offer(sender)`` forgets it)."""
+        while True:
+            for sender in self._offers:
+                if sender not in self._claimed:
+                    self._claimed.add(sender)
+                    return sender
+            self._offers_changed = trio.Event()
+            await self._offers_changed.wait()
+
+    def drop_offer(self, sender: str) -> None:
+        """Forget ``sender``'s waiting offer unanswered (a door with no place for it)."""
+        self._offers.pop(sender, None)
+        self._claimed.discard(sender)
+
     async def accept(self, from_peer: str | None = None) -> WebRTCCarrier:
         """Answer the next offer (only ``from_peer``'s, when given) and return the link open and bound;
         ``LinkClosed`` with the code when that negotiation fails (the next call takes the next offer)."""
@@ -204,6 +222,7 @@ class WebRTCEndpoint:
             for sender, pending in self._offers.items():
                 if from_peer is None or sender == from_peer:
                     del self._offers[sender]
+                    self._claimed.discard(sender)
                     return await self._open(sender, SdpRole.ANSWERER, pending)
             self._offers_changed = trio.Event()
             await self._offers_changed.wait()
@@ -220,7 +239,7 @@ class WebRTCEndpoint:
         answered = role == SdpRole.ANSWERER
         try:
             with trio.move_on_at(deadline) as scope:
-                carrier = negotiation.carrier = await run_asyncio(self._new_carrier)
+                carrier = negotiation.carrier = await run_asyncio(self._new_carrier, loop=self.loop)
                 self._carriers = {c for c in self._carriers if c.closed is None}  # ended links are forgotten
                 self._carriers.add(carrier)
                 if pending is not None:
@@ -277,7 +296,7 @@ class WebRTCEndpoint:
         settings = self.settings
         pc = RTCPeerConnection(settings.configuration())
         plans = channel_plan(self.kind, settings.max_message_bytes)
-        return WebRTCCarrier(pc, self.kind, plans, ChunkLimits(settings.max_message_bytes, settings.chunk_in_flight,
+        return WebRTCCarrier(pc, self.loop, self.kind, plans, ChunkLimits(settings.max_message_bytes, settings.chunk_in_flight,
                                                                settings.chunk_deadline_ms))
 
     async def _describe(self, carrier: WebRTCCarrier, kind: SdpKind, peer: str) -> str:
@@ -290,7 +309,7 @@ class WebRTCEndpoint:
                 await pc.setLocalDescription(offer)
             return str(pc.localDescription.sdp)
 
-        sdp = await run_asyncio(describe)
+        sdp = await run_asyncio(describe, loop=self.loop)
         candidates = sdp_candidates(sdp)
         if not candidates:
             relay = self.settings.policy == IceTransportPolicy.RELAY
@@ -329,7 +348,7 @@ class WebRTCEndpoint:
         budget.take(len(sdp_candidates(signal.sdp)))
         description = RTCSessionDescription(bound_sdp(signal.sdp), "offer" if signal.kind == SdpKind.OFFER else "answer")
         try:
-            await run_asyncio(carrier.pc.setRemoteDescription, description)
+            await run_asyncio(carrier.pc.setRemoteDescription, description, loop=self.loop)
         except (ValueError, AttributeError, TypeError, KeyError) as exc:  # aiortc's parser on a malformed SDP
             raise PeerError("sdp-malformed", f"the peer's SDP was refused: {exc}") from None
         return fingerprint
@@ -352,7 +371,7 @@ class WebRTCEndpoint:
             if candidate.sdpMid is None and candidate.sdpMLineIndex is None:
                 candidate.sdpMLineIndex = 0
             try:
-                await run_asyncio(carrier.pc.addIceCandidate, candidate)
+                await run_asyncio(carrier.pc.addIceCandidate, candidate, loop=self.loop)
             except ValueError as exc:  # no media line of that mid or index
                 negotiation.refuse(PeerError("ice-candidate-malformed", f"a trickled candidate was refused: {exc}"))
                 return

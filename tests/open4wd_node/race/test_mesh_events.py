@@ -85,7 +85,8 @@ async def test_each_link_s_messages_reach_the_race_in_order_then_its_loss_then_i
 
 
 def _runner(tmp_path) -> MatchRunner:
-    wiring = RaceWiring(NodeListener(ME), contact_dialler(ME, use_relays=False))
+    listener = NodeListener(ME, reachability="direct")
+    wiring = RaceWiring(listener, contact_dialler(listener))
     return MatchRunner(ME, EventSink(as_json=True, stream=io.StringIO()), _Locked(MATCH, [ME.peer_id, PEER.peer_id]),  # type: ignore[arg-type]
                        {ME.peer_id: "127.0.0.1:9", PEER.peer_id: "127.0.0.1:9"}, wiring, None, IdleDriver(),  # type: ignore[arg-type]
                        RaceOptions(), tmp_path)

@@ -70,7 +70,8 @@ class _AnchorSession:
 def _runner(tmp_path: Path) -> MatchRunner:
     roster = [ME.peer_id, A.peer_id, B.peer_id]
     addresses = {peer: "127.0.0.1:9" for peer in roster}
-    wiring = RaceWiring(NodeListener(ME), contact_dialler(ME, use_relays=False))
+    listener = NodeListener(ME, reachability="direct")
+    wiring = RaceWiring(listener, contact_dialler(listener))
     return MatchRunner(ME, EventSink(as_json=True, stream=io.StringIO()), _Locked("ab" * 32, roster),  # type: ignore[arg-type]
                        addresses, wiring, None, IdleDriver(), RaceOptions(), tmp_path)  # type: ignore[arg-type]
 

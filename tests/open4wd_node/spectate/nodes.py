@@ -133,7 +133,7 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
 
                 viewer = MatchViewer(identity, events, outcome.started, outcome.addresses, assets,
                                      context.data_dir / "races", on_frame,
-                                     dial=faults.dial(contact_dialler(identity, lis.use_relays)),
+                                     dial=faults.dial(contact_dialler(lis)),
                                      paused_until=lambda: faults.frozen_until)
                 report = await viewer.run()
                 events.emit("result", outcome=report.outcome, detail=report.detail, standings=report.standings,

@@ -1,0 +1,53 @@
+"""Whole node processes that reach each other only over WebRTC, through a real ``open4wd-node signal`` on
+127.0.0.1: no node listens on TCP, the invitation names the service, and a short race ends in agreement."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from open4wd_node.assets.store import AssetStore
+from tests.node_process import Process, drain_service
+from tests.open4wd_node.race.nodes import short_track
+
+WEBRTC = ("--ice-host", "127.0.0.1")  # loopback only: aioice offers no loopback candidate by itself
+
+
+def start_signal(tmp_path) -> tuple[subprocess.Popen, str]:
+    """A real signaling service on 127.0.0.1 and its ``ws://`` URL."""
+    process = subprocess.Popen([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(tmp_path / "signal"),
+                                "signal", "--listen", "127.0.0.1:0", "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = json.loads(process.stdout.readline())
+    assert started["event"] == "signal-listening"
+    return process, f"ws://{started['address']}"
+
+
+def test_three_nodes_race_over_webrtc_through_the_signaling_service(tmp_path):
+    service, url = start_signal(tmp_path)
+    try:
+        track = short_track(8.0)
+        for name in ("host", "p1", "p2"):
+            ref = AssetStore.in_data_dir(tmp_path / name).put(track)
+        host = Process(tmp_path, "host", "host", "--track", ref, "--laps", "1", "--min-players", "3", "--max-players",
+                       "3", "--auto-ready", "--signal", url, *WEBRTC)
+        created = host.wait_for("room-created")
+        invite = created["invite"]
+        assert invite.startswith("open4wd:///") and f"&signal={url}#" in invite  # no TCP address at all
+        assert created["listen"] == ""
+        players = [Process(tmp_path, name, "join", invite, "--auto-ready", "--signal", url, *WEBRTC)
+                   for name in ("p1", "p2")]
+        racers = [host, *players]
+        codes = {p.name: p.wait() for p in racers}
+        assert codes == {"host": 0, "p1": 0, "p2": 0}, {p.name: p.events[-3:] for p in racers}
+        results = {p.name: p.of("result")[0] for p in racers}
+        assert {r["outcome"] for r in results.values()} == {"finished"}
+        assert len({str(r["standings"]) for r in results.values()}) == 1
+        assert all(r["agreed_hashes"] >= 1 and r["disagreements"] == 0 for r in results.values())
+        for p in racers:  # the room's star and the mesh: every link over WebRTC, each reported once opened
+            paths = p.of("link-path")
+            assert len({e["peer"] for e in paths}) == 2 and {e["path"] for e in paths} == {"host"}
+            assert all(e["rtt_ms"] is not None and e["rtt_ms"] >= 0 for e in paths)
+    finally:
+        drain_service(service, "signal", 5)
