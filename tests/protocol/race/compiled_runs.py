@@ -9,9 +9,12 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from protocol.race.messages import RaceInput, RaceInputs
+from protocol.race.messages import RaceInputs
+from protocol.race.spans import skills_mask
 
-from tests.protocol.race.harness import CaughtUp, Mesh, Misbehaviour, VoteDecided
+from tests.protocol.race.harness import (
+    CaughtUp, Mesh, Misbehaviour, VoteDecided, alter_newest, newest_frame, own_span, with_own_span,
+)
 
 
 def _summary(mesh: Mesh) -> dict[str, Any]:
@@ -41,18 +44,17 @@ def clean_race() -> dict[str, Any]:
 
 
 def forged_input() -> dict[str, Any]:
-    """One input's signed ``prev`` altered once on its owner's own link: refused with its run, predicted,
+    """One input's signed events altered once on its owner's own link: refused with its run, predicted,
     re-simulated, asked for again and taken."""
     mesh = Mesh(3, seed=43, length=400)
     a, b = mesh.peers[:2]
     flipped: list[int] = []
 
     def tamper(src: str, dst: str, msg: object) -> object:
-        if src == a and dst == b and isinstance(msg, RaceInputs) and msg.inputs and not flipped and mesh.now > 500:
-            newest = msg.inputs[-1]
-            flipped.append(newest.frame)
-            prev = newest.prev[:-1] + bytes([newest.prev[-1] ^ 1])
-            return RaceInputs(msg.ack, [*msg.inputs[:-1], RaceInput(newest.frame, newest.events, prev, newest.signature)])
+        span = own_span(msg)
+        if src == a and dst == b and isinstance(msg, RaceInputs) and span is not None and not flipped and mesh.now > 500:
+            flipped.append(newest_frame(span))
+            return with_own_span(msg, alter_newest(span, toggle=skills_mask([("brake", False)])))  # in a's chip
         return msg
 
     mesh.tamper = tamper
