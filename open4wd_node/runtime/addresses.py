@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from open4wd_node.runtime.errors import UserError
-from protocol.errors import LocalError, ProtocolError
+from open4wd_base.errors import CodedError
 from protocol.signaling.url import check_service_url
 from protocol.webrtc.ice import IceServer
 from open4wd_node.runtime.values import PORT, Rule, ValueRejected, shown
@@ -188,65 +189,36 @@ ADVERTISE = AdvertiseRule()
 RELAY = RelayRule()
 
 
-class SignalUrlRule(Rule):
-    """A signaling service's URL (``ws://`` or ``wss://``, ``protocol.signaling.url``)."""
+@dataclass(frozen=True)
+class CheckedText(Rule):
+    """Text a checker of its own accepts (``check_text`` returns its canonical form, or raises a coded
+    error or ``ValueError``): a signaling URL, an ICE server, an IP address."""
 
-    metavar = "URL"
-
-    @property
-    def rule(self) -> str:
-        """What a signaling URL is, in the words of a refusal."""
-        return "ws://HOST[:PORT][/PATH] or wss://HOST[:PORT][/PATH] of a signaling service (at most 128 characters)"
-
-    def check(self, value: Any) -> str:
-        """The URL; ``ValueRejected`` when it is not a signaling URL."""
-        text = self.text_of(value).strip()
-        try:
-            return check_service_url(text)
-        except ProtocolError:
-            raise self.refused(value) from None
-
-
-class IceServerRule(Rule):
-    """A STUN or TURN server: ``stun:HOST:PORT`` or ``turn:HOST:PORT[?transport=udp|tcp]`` (its credentials
-    come from the signaling service or a file, never from the URL)."""
-
-    metavar = "stun:HOST:PORT|turn:HOST:PORT"
+    words: str
+    check_text: Callable[[str], str]
+    metavar: str | None = None
 
     @property
     def rule(self) -> str:
-        """What an ICE server is, in the words of a refusal."""
-        return "stun:HOST:PORT or turn:HOST:PORT[?transport=udp|tcp]"
+        """What the value is, in the words of a refusal."""
+        return self.words
 
     def check(self, value: Any) -> str:
-        """The URL; ``ValueRejected`` when it is neither."""
-        text = self.text_of(value).strip()
+        """The value in canonical text; ``ValueRejected`` when the checker refuses it."""
         try:
-            IceServer.parse(text, "", "") if text.startswith("turn:") else IceServer.parse(text)
-        except LocalError:
-            raise self.refused(value) from None
-        return text
-
-
-class IpAddressRule(Rule):
-    """An IP address literal (no name, no port)."""
-
-    metavar = "IP"
-
-    @property
-    def rule(self) -> str:
-        """What an IP address is, in the words of a refusal."""
-        return "an IPv4 or IPv6 address"
-
-    def check(self, value: Any) -> str:
-        """The address in canonical text; ``ValueRejected`` otherwise."""
-        text = self.text_of(value).strip()
-        try:
-            return str(ipaddress.ip_address(text))
-        except ValueError:
+            return self.check_text(self.text_of(value).strip())
+        except (CodedError, ValueError):
             raise self.refused(value) from None
 
 
-SIGNAL_URL = SignalUrlRule()
-ICE_SERVER = IceServerRule()
-IP_ADDRESS = IpAddressRule()
+def _ice_server(text: str) -> str:
+    """``text`` if it is a STUN or TURN server URL (its credentials come from elsewhere, never the URL)."""
+    IceServer.parse(text, "", "") if text.startswith("turn:") else IceServer.parse(text)
+    return text
+
+
+SIGNAL_URL = CheckedText("ws://HOST[:PORT][/PATH] or wss://HOST[:PORT][/PATH] of a signaling service (at most 128 "
+                         "characters)", check_service_url, "URL")
+ICE_SERVER = CheckedText("stun:HOST:PORT or turn:HOST:PORT[?transport=udp|tcp]", _ice_server,
+                         "stun:HOST:PORT|turn:HOST:PORT")
+IP_ADDRESS = CheckedText("an IPv4 or IPv6 address", lambda text: str(ipaddress.ip_address(text)), "IP")
