@@ -24,6 +24,7 @@ from typing import Any
 
 import trio
 
+from open4wd_node.demo.transport import demo_transport
 from open4wd_node.runtime.choices import ARCHETYPES
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.demo.setup import DemoOptions
@@ -61,7 +62,8 @@ def cli_command(data_dir: Path) -> list[str]:
     return [sys.executable, "-P", "-m", "open4wd_node.cli.main", "--data-dir", str(data_dir), "--log-format", "json"]
 
 
-def _node_args(options: DemoOptions, index: int, data_dir: Path, extra: ExtraArgs | None = None) -> list[str]:
+def _node_args(options: DemoOptions, index: int, data_dir: Path, extra: ExtraArgs | None = None,
+               transport: list[str] | None = None) -> list[str]:
     cars = list(ARCHETYPES)
     args = cli_command(data_dir / f"node{index}")
     common = ["--auto-ready", "--json", "--driver", "bot", "--seed", str(options.seed + index), "--mode", options.mode,
@@ -73,7 +75,8 @@ def _node_args(options: DemoOptions, index: int, data_dir: Path, extra: ExtraArg
                    "--time-limit", str(options.time_limit_s), "--min-players", str(options.nodes),
                    "--max-players", str(options.nodes)]
     command = ["host"] if index == 0 else ["join", "{invite}"]
-    return args + command + ["--listen", "127.0.0.1:0"] + common + (extra(index) if extra else [])
+    reach = ["--listen", "127.0.0.1:0"] if transport is None else transport
+    return args + command + reach + common + (extra(index) if extra else [])
 
 
 async def _stop_node(process: trio.Process) -> None:
@@ -145,11 +148,11 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress, ext
                                            f"{runs[index].stderr[-500:]}")
 
     async def host() -> None:
-        await node(0, _node_args(options, 0, data_dir, extra))
+        await node(0, _node_args(options, 0, data_dir, extra, transport))
         created.set()  # a host that exited before opening its room fails the demo now, not at the time-out
 
     with trio.move_on_after(NODE_TIMEOUT_S) as deadline:
-        async with trio.open_nursery() as nursery:
+        async with demo_transport(options.transport, data_dir) as transport, trio.open_nursery() as nursery:
             nursery.start_soon(host)
             with trio.move_on_after(INVITE_TIMEOUT_S):
                 await created.wait()
@@ -159,7 +162,8 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress, ext
             if room_open is not None:
                 await room_open(room[0])
             for index in range(1, options.nodes):
-                argv = [invite["url"] if a == "{invite}" else a for a in _node_args(options, index, data_dir, extra)]
+                argv = [invite["url"] if a == "{invite}" else a
+                        for a in _node_args(options, index, data_dir, extra, transport)]
                 nursery.start_soon(node, index, argv)
     if deadline.cancelled_caught:
         raise UserError("demo-failed", f"the nodes had not finished after {NODE_TIMEOUT_S} s; they were stopped")

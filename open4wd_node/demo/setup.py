@@ -37,6 +37,7 @@ class DemoOptions:
     corrupt: tuple[int, int] | None = None  # (node, frame)
     track: str = "builtin:track-02"
     time_limit_s: int = DURATION_DEFAULT_S  # each round's (the soak shortens it)
+    transport: str = "tcp"  # what the nodes link over (``open4wd_node.demo.transport``)
 
 
 def prepare(options: DemoOptions, ctx: NodeContext) -> Path:

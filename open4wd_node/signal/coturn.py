@@ -213,7 +213,7 @@ async def local_coturn(settings: CoturnSettings = CoturnSettings()) -> AsyncIter
                 raise UserError(exc.code, f"{exc.message}; coturn's log ends: {_log_tail(log_path)}") from None
             yield RunningCoturn(settings, log_path)
         finally:
-            await _stop(process)
+            await stop_process(process)
 
 
 def _log_tail(path: Path, lines: int = 5) -> str:
@@ -224,8 +224,9 @@ def _log_tail(path: Path, lines: int = 5) -> str:
     return " | ".join(text.strip().splitlines()[-lines:]) or "(empty log)"
 
 
-async def _stop(process: trio.Process) -> None:
-    """SIGTERM, then SIGKILL if coturn has not exited within ``STOP_TIMEOUT_S``; always reaped."""
+async def stop_process(process: trio.Process) -> None:
+    """SIGTERM, then SIGKILL if the process (coturn, a local service) has not exited within
+    ``STOP_TIMEOUT_S``; always reaped."""
     with trio.CancelScope(shield=True):
         if process.returncode is None:
             process.terminate()

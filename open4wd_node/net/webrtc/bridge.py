@@ -61,6 +61,12 @@ async def asyncio_bridge() -> AsyncIterator[None]:
 
 async def run_asyncio(function: Callable[..., Awaitable[T]], *args: Any, loop: Any = None) -> T:
     """``await function(*args)`` on the asyncio side (``loop``: a loop kept from ``current_bridge``, else
-    this task's); a trio cancellation cancels it there."""
-    result: T = await trio_asyncio.aio_as_trio(function, loop=loop)(*args)
+    this task's); a trio cancellation cancels it there. The asyncio task, and every callback it registers
+    (a TURN allocation's socket reader), runs in a copy of this task's context with ``loop`` current in
+    it: aioice schedules tasks from those callbacks."""
+    if loop is None:
+        result: T = await trio_asyncio.aio_as_trio(function)(*args)
+        return result
+    with on_loop(loop):
+        result = await trio_asyncio.aio_as_trio(function, loop=loop)(*args)
     return result

@@ -197,3 +197,32 @@ def test_every_demo_node_is_started_with_the_demos_frames_per_tick(tmp_path):
     for index in range(3):
         argv = _node_args(DemoOptions(nodes=3, frames_per_tick=3), index, tmp_path)
         assert argv[argv.index("--frames-per-tick") + 1] == "3"
+
+
+def test_demo_over_webrtc_through_the_local_signaling_service_and_coturn(tmp_path):
+    """``--transport webrtc``: no node listens; a local ``open4wd-node signal`` carries the offers and a
+    local coturn relays every link (``--reachability relay``, credentials from ``/turn-token``); the nodes
+    agree as over TCP, and the services are gone afterwards."""
+    from tests.services import require_binary
+
+    require_binary("turnserver", "coturn")
+    env = {**os.environ, "OPEN4WD_DATA_DIR": str(tmp_path)}
+    out = cli("demo", "--nodes", "2", "--track", "builtin:track-01", "--transport", "webrtc", "--json", env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    summary = json.loads(out.stdout)
+    assert summary["finished"] == 2 and summary["disagreements"] == 0 and summary["agreed_hashes"] >= 3
+    assert not processes_naming(tmp_path)  # the nodes and the signaling service were stopped and reaped
+
+
+def processes_naming(path: Path) -> set[int]:
+    """The live processes whose command line names ``path`` (their data directory is below it)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if str(path).encode() in cmdline:
+                found.add(int(entry))
+    return found
