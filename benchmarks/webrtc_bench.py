@@ -52,7 +52,7 @@ import trio
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 
-from link_bench import BODY_BYTES, bench_message, noise_pair, raw_pair  # noqa: E402
+from link_bench import BODY_BYTES, UNLIMITED, bench_message, noise_pair, raw_pair  # noqa: E402
 
 BODY = b"x" * BODY_BYTES
 
@@ -339,7 +339,7 @@ async def carrier_figures(samples: int, relay: bool) -> dict[str, float]:
                 nursery.start_soon(answer)
                 links["a"] = await a_end.connect(bob.peer_id)
             open_ms = (time.perf_counter() - started) * 1000
-            a, b = webrtc_link(links["a"]), webrtc_link(links["b"])
+            a, b = (webrtc_link(links[end], limits=UNLIMITED) for end in ("a", "b"))  # as the Noise pair
 
             async def delivery(seq: int) -> object:
                 await a.send(bench_message(seq))
