@@ -44,6 +44,7 @@ from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity, is_valid_peer_id, verify_signature
 from protocol.link.noise import DHLEN, NoiseXX, Role
 from protocol.versions.record import PROTOCOL_VERSION
+from protocol.identity.keys import PeerId
 
 TRANSCRIPT_DOMAIN = "open4wd-node-link-v2"
 STATIC_KEY_DOMAIN = b"open4wd-node-noise-static-key-v1:"
@@ -106,7 +107,7 @@ class LinkIdentity(Message):
     key) and its signature over its static Noise key (``static_key_message``)."""
 
     protocolVersion: str
-    peerId: str
+    peerId: PeerId
     signature: bytes
 
 
@@ -206,7 +207,7 @@ class HandshakeResult:
     """What a finished handshake proved and set up: who the other side is, the link's transcript, and the
     two frame ciphers of the open link."""
 
-    peer_id: str  # the authenticated PeerId of the other side
+    peer_id: PeerId  # the authenticated PeerId of the other side
     transcript: bytes  # 32-byte digest, identical on both sides and unique per session
     role: LinkRole  # this side's role
     handshake_hash: bytes  # the final Noise handshake hash the transcript is derived from
@@ -319,7 +320,7 @@ class Handshake:
                 self.refusal_cipher = self._noise.split()[0]
             raise
         reply: list[Message] = [self._write(self._identity())] if self.role == DIALER else []
-        self._finish(peer)
+        self._finish(PeerId(peer))
         return reply
 
     def _read(self, noise_message: bytes) -> bytes:
@@ -367,7 +368,7 @@ class Handshake:
             )
         return payload.peerId
 
-    def _finish(self, peer: str) -> None:
+    def _finish(self, peer: PeerId) -> None:
         handshake_hash = self._noise.handshake_hash
         dialer, listener = (self.identity.peer_id, peer) if self.role == DIALER else (peer, self.identity.peer_id)
         send, receive = self._noise.split()
