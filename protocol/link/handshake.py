@@ -235,14 +235,16 @@ class Handshake:
         insist on ``expected_peer`` (the PeerId of an invitation or a race-mesh peer). ``static_key`` and
         ``ephemeral_key`` (32-byte X25519 private keys) are fresh random keys unless given (test vectors).
 
-        Raises ``LocalError`` (``handshake-misuse``) for a role that is neither end or a key that is not
-        32 bytes, and ``ProtocolError`` (``peer-id-invalid``) when ``expected_peer`` is malformed or
-        given to a listener: that PeerId may come from a peer's room state.
+        Raises ``LocalError`` (``handshake-misuse``) for a role that is neither end, an ``expected_peer``
+        given to a listener, or a key that is not 32 bytes, and ``ProtocolError`` (``peer-id-invalid``)
+        when ``expected_peer`` is malformed: that PeerId may come from a peer's room state.
         """
         if role not in tuple(LinkRole):
             raise LocalError("handshake-misuse", f"role must be {DIALER!r} or {LISTENER!r}")
-        if expected_peer is not None and (role != DIALER or not is_valid_peer_id(expected_peer)):
-            raise ProtocolError("peer-id-invalid", "only a dialer expects a peer, and it must be a valid PeerId")
+        if expected_peer is not None and role != DIALER:
+            raise LocalError("handshake-misuse", "only a dialer expects a peer")
+        if expected_peer is not None and not is_valid_peer_id(expected_peer):
+            raise ProtocolError("peer-id-invalid", "an expected peer must be a valid PeerId")
         static_key = secrets.token_bytes(DHLEN) if static_key is None else static_key
         if len(static_key) != DHLEN or (ephemeral_key is not None and len(ephemeral_key) != DHLEN):
             raise LocalError("handshake-misuse", f"a Noise private key has {DHLEN} bytes")
