@@ -63,6 +63,7 @@ from protocol.link.handshake import MAX_CLOSE_TEXT, LinkClose, close_reason
 from protocol.link.lane import Lane
 from protocol.webrtc.ice import LinkPath
 from protocol.encoding.wire import ROOM, Channel, Message, encode_message
+from protocol.identity.keys import PeerId
 from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
 
 CLOSE_NOTICE_SECONDS = 1.0  # how long a closing side tries to tell the peer why
@@ -125,7 +126,7 @@ def close_message(code: str, text: str) -> LinkClose:
 class LinkAuth:
     """Who is at the other end of a carrier, as its handshake proved it."""
 
-    peer_id: str
+    peer_id: PeerId
     """The authenticated PeerId of the other side."""
     transcript: bytes
     """A 32-byte digest both sides compute alike, unique to this session: role admission's HMAC covers it."""

@@ -32,7 +32,7 @@ from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.net.admission import LISTENER_LIMITS, ListenerLimits
 from open4wd_node.net.transport import Door, serve
-from protocol.identity.keys import Identity
+from protocol.identity.keys import Identity, PeerId
 from protocol.link.contact import Contact
 from protocol.room.messages import EXPENSIVE_TYPES
 from protocol.encoding.wire import Message
@@ -88,7 +88,7 @@ class SignalingReach(Protocol):
                     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Register in ``scope`` (at ``signals`` first) and answer offers through ``gate`` until cancelled."""
 
-    async def dial(self, peer: str, *, expensive: frozenset[str] = frozenset(), limits: LinkLimits = ROOM_LIMITS) -> Link:
+    async def dial(self, peer: PeerId, *, expensive: frozenset[str] = frozenset(), limits: LinkLimits = ROOM_LIMITS) -> Link:
         """A link to ``peer`` in this node's scope; ``LinkClosed`` when none opens."""
 
 

@@ -28,6 +28,7 @@ from protocol.link.handshake import (
 )
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
+from protocol.identity.keys import PeerId
 from protocol.link.lane import Lane
 from protocol.webrtc.ice import LinkPath
 from open4wd_node.net.admission import ExactFrame
@@ -75,7 +76,7 @@ def peer_address(stream: trio.abc.Stream) -> str | None:
 class StreamCarrier:
     """Sealed frames over a stream (module docstring), after a handshake that gave ``result``'s ciphers."""
 
-    def __init__(self, stream: trio.abc.Stream, send: FrameCipher, receive: FrameCipher, peer_id: str,
+    def __init__(self, stream: trio.abc.Stream, send: FrameCipher, receive: FrameCipher, peer_id: PeerId,
                  rtt_ms: float | None = None, path: LinkPath = LinkPath.HOST) -> None:
         self.stream = stream
         self.peer_id = peer_id  # for the log of a frame that does not open

@@ -28,6 +28,7 @@ from protocol.encoding.wire import Message
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.link.contact import Contact
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.relay.reach")
 
@@ -38,7 +39,7 @@ T = TypeVar("T")
 async def dial_contact(
     contact: str,
     identity: Identity,
-    peer: str,
+    peer: PeerId,
     *,
     use_relays: bool = True,
     expensive: frozenset[str] = frozenset(),
@@ -124,7 +125,7 @@ def contact_dialler(listener: NodeListener) -> Dialler:
     """``dial_contact`` as the node of ``listener`` dials: its identity, through relays unless its
     reachability is ``direct``, over WebRTC in its room's scope, every link reported to the listener."""
 
-    async def dial_peer(contact: str, peer: str, *, expensive: frozenset[str] = frozenset(),
+    async def dial_peer(contact: str, peer: PeerId, *, expensive: frozenset[str] = frozenset(),
                         limits: LinkLimits = ROOM_LIMITS) -> Link:
         return await dial_contact(contact, listener.identity, peer, use_relays=listener.use_relays, expensive=expensive,
                                   limits=limits, webrtc=listener.webrtc, report=listener.report_link)

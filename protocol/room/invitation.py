@@ -32,6 +32,7 @@ from protocol.errors import LocalError, ProtocolError
 from protocol.identity.keys import is_valid_peer_id
 from protocol.link.contact import MAX_RELAYS, Contact, check_address, check_signals
 from protocol.signaling.scope import ROOM_PREFIX
+from protocol.identity.keys import PeerId
 
 SECRET_BYTES = 24
 SECRET_CHARS = 32
@@ -102,7 +103,7 @@ class Invitation:
     host: str
     port: int
     room_id: str
-    host_peer_id: str
+    host_peer_id: PeerId
     role: str
     secret: str
     relays: tuple[str, ...] = ()

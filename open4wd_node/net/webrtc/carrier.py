@@ -57,6 +57,7 @@ from protocol.webrtc.chunks import (
 )
 from protocol.webrtc.ice import LinkPath, link_path
 from protocol.webrtc.sdp import SdpRole
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.webrtc")
 
@@ -91,7 +92,7 @@ class WebRTCCarrier:
                  chunk: ChunkLimits) -> None:
         self.kind = kind
         self._loop = loop  # the asyncio loop (trio-asyncio's) the peer connection runs on
-        self.peer_id = ""
+        self.peer_id = PeerId("")  # set once the peer is bound
         self.transcript = b""
         self.role = SdpRole.OFFERER
         self.rtt_ms: float | None = None
@@ -222,7 +223,7 @@ class WebRTCCarrier:
             self._refused = error
         self._wake()
 
-    def bind(self, peer_id: str, transcript: bytes, role: SdpRole) -> None:
+    def bind(self, peer_id: PeerId, transcript: bytes, role: SdpRole) -> None:
         """The peer is authenticated: who it is, the link's transcript, and this side's role."""
         self.peer_id, self.transcript, self.role = peer_id, transcript, role
 

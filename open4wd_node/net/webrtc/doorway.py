@@ -18,6 +18,7 @@ import trio
 from open4wd_node.net.link import Link
 from open4wd_node.net.transport import Door
 from open4wd_node.net.webrtc.connector import WebRTCEndpoint, carrier_auth
+from protocol.identity.keys import PeerId
 
 
 async def admit_offers(endpoint: WebRTCEndpoint, gate: Door, prepare: Callable[[], Awaitable[None]]) -> None:
@@ -29,7 +30,7 @@ async def admit_offers(endpoint: WebRTCEndpoint, gate: Door, prepare: Callable[[
             nursery.start_soon(_admit, endpoint, gate, peer, prepare)
 
 
-async def _admit(endpoint: WebRTCEndpoint, gate: Door, peer: str, prepare: Callable[[], Awaitable[None]]) -> None:
+async def _admit(endpoint: WebRTCEndpoint, gate: Door, peer: PeerId, prepare: Callable[[], Awaitable[None]]) -> None:
     async def opening() -> Link:
         await prepare()
         carrier = await endpoint.accept(peer)

@@ -25,7 +25,7 @@ import trio
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 from open4wd_node.runtime.errors import UserError
-from protocol.identity.keys import Identity
+from protocol.identity.keys import Identity, PeerId
 from protocol.race.messages import RACE_LINK
 from protocol.webrtc.ice import HostAddresses, IceScheme, IceServer, IceTransportPolicy
 
@@ -119,7 +119,7 @@ class WebRTCReach:
                 finally:
                     self._endpoint = None
 
-    async def dial(self, peer: str, *, expensive: frozenset[str] = frozenset(), limits: LinkLimits = ROOM_LIMITS) -> Link:
+    async def dial(self, peer: PeerId, *, expensive: frozenset[str] = frozenset(), limits: LinkLimits = ROOM_LIMITS) -> Link:
         """A link to ``peer``, registered in this node's scope; ``LinkClosed`` with the code when none opens
         (``webrtc-not-serving`` before this node registered)."""
         from open4wd_node.net.webrtc.connector import webrtc_link

@@ -24,7 +24,7 @@ import structlog
 from open4wd_node.net.link import LinkClosed
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.signal.client import SignalingClient
-from protocol.identity.keys import Identity
+from protocol.identity.keys import Identity, PeerId
 from protocol.signaling.client import Signal
 from protocol.signaling.envelope import SignalMessage
 from protocol.signaling.turn import TurnCredentials
@@ -40,7 +40,7 @@ class ServiceSignaling:
         self._peer_id = identity.peer_id
 
     @property
-    def peer_id(self) -> str:
+    def peer_id(self) -> PeerId:
         """This node's PeerId, as registered."""
         return self._peer_id
 
@@ -54,7 +54,7 @@ class ServiceSignaling:
         """The service that answered."""
         return self.client.url
 
-    async def send(self, target: str, signal: SignalMessage) -> None:
+    async def send(self, target: PeerId, signal: SignalMessage) -> None:
         """Sign and send ``signal`` to ``target``; ``LinkClosed`` ``signal-unavailable`` when the service
         stays unreachable (the negotiation that sends it fails, nothing else)."""
         try:

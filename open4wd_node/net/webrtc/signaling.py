@@ -15,6 +15,7 @@ from typing import Protocol
 import trio
 
 from protocol.errors import LocalError
+from protocol.identity.keys import PeerId
 from protocol.signaling.client import Signal
 from protocol.signaling.envelope import SignalMessage
 
@@ -25,7 +26,7 @@ class Signaling(Protocol):
     """One node's signaling in one scope (a room or a match)."""
 
     @property
-    def peer_id(self) -> str:
+    def peer_id(self) -> PeerId:
         """This node's PeerId, as registered."""
         ...
 
@@ -34,7 +35,7 @@ class Signaling(Protocol):
         """The scope (``room:<uuid>`` or ``match:<64 hex>``) the signals travel in."""
         ...
 
-    async def send(self, target: str, signal: SignalMessage) -> None:
+    async def send(self, target: PeerId, signal: SignalMessage) -> None:
         """Send ``signal`` to ``target`` (signed by this node); delivery is not confirmed."""
         ...
 
@@ -51,7 +52,7 @@ class SignalingHub:
         self.scope = scope
         self._inboxes: dict[str, trio.MemorySendChannel[Signal]] = {}
 
-    def endpoint(self, peer_id: str) -> "HubSignaling":
+    def endpoint(self, peer_id: PeerId) -> "HubSignaling":
         """Register ``peer_id`` (once) and return its endpoint."""
         if peer_id in self._inboxes:
             raise LocalError("signaling-duplicate", f"{peer_id} already has an endpoint on this hub")
@@ -59,7 +60,7 @@ class SignalingHub:
         self._inboxes[peer_id] = send
         return HubSignaling(self, peer_id, receive)
 
-    async def deliver(self, sender: str, target: str, signal: SignalMessage) -> None:
+    async def deliver(self, sender: PeerId, target: str, signal: SignalMessage) -> None:
         """Put ``signal`` in ``target``'s inbox (waits while it is full; dropped when ``target`` is unknown)."""
         inbox = self._inboxes.get(target)
         if inbox is not None:
@@ -72,13 +73,13 @@ class SignalingHub:
 class HubSignaling:
     """One endpoint of a ``SignalingHub`` (a ``Signaling``)."""
 
-    def __init__(self, hub: SignalingHub, peer_id: str, inbox: trio.MemoryReceiveChannel[Signal]) -> None:
+    def __init__(self, hub: SignalingHub, peer_id: PeerId, inbox: trio.MemoryReceiveChannel[Signal]) -> None:
         self._hub = hub
         self._peer_id = peer_id
         self._inbox = inbox
 
     @property
-    def peer_id(self) -> str:
+    def peer_id(self) -> PeerId:
         """This endpoint's PeerId."""
         return self._peer_id
 
@@ -87,7 +88,7 @@ class HubSignaling:
         """The hub's scope."""
         return self._hub.scope
 
-    async def send(self, target: str, signal: SignalMessage) -> None:
+    async def send(self, target: PeerId, signal: SignalMessage) -> None:
         """Deliver ``signal`` to ``target``'s endpoint, signed by construction (the hub knows who sends)."""
         await self._hub.deliver(self._peer_id, target, signal)
 

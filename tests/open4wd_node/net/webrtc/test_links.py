@@ -19,6 +19,7 @@ from protocol.webrtc.channels import LinkKind
 from protocol.webrtc.chunks import MAX_WHOLE_BODY
 from protocol.webrtc.ice import LinkPath
 from tests.open4wd_node.net.webrtc.helpers import ANY, ALICE, BOB, CAROL, LOOPBACK, SCOPE, open_pair
+from tests.coded import raises_coded
 
 
 async def test_a_room_link_opens_binds_both_peers_and_carries_bodies_both_ways():
@@ -38,7 +39,7 @@ async def test_a_room_link_opens_binds_both_peers_and_carries_bodies_both_ways()
         with pytest.raises(LinkClosed) as ended:
             await b.receive(ANY)
         assert ended.value.code == "room-left" and ended.value.by_peer
-        with pytest.raises(LinkClosed, match="room-left"):
+        with raises_coded(LinkClosed, "room-left"):
             await a.send(b"after the end", Lane.CONTROL)  # the closing side keeps its own reason
 
 
@@ -52,7 +53,7 @@ async def test_a_race_link_has_a_reliable_control_lane_and_a_lossy_inputs_lane()
         assert {await b.receive(ANY), await b.receive(ANY)} == {b"input 1", b"vote"}
         await a.send(bytes(MAX_WHOLE_BODY + 1), Lane.INPUTS)  # too large for one message: the reliable lane
         assert len(await b.receive(ANY)) == MAX_WHOLE_BODY + 1
-        with pytest.raises(LocalError, match="carrier-body-too-large"):
+        with raises_coded(LocalError, "carrier-body-too-large"):
             await a.send(bytes(LOOPBACK.max_message_bytes + 1), Lane.CONTROL)
 
 
@@ -73,7 +74,7 @@ async def test_a_member_answers_only_its_hosts_offer():
             webrtc_endpoint(hub.endpoint(CAROL.peer_id), LinkKind.ROOM, quick) as stranger:
         async with trio.open_nursery() as nursery:
             async def strangers_offer():
-                with pytest.raises(LinkClosed, match="webrtc-answer-timeout"):
+                with raises_coded(LinkClosed, "webrtc-answer-timeout"):
                     await stranger.connect(BOB.peer_id)
 
             nursery.start_soon(strangers_offer)
@@ -99,7 +100,7 @@ async def test_offers_beyond_the_bound_are_ignored_not_stored():
         while bob.ignored < 2 * len(senders) - LOOPBACK.max_pending_offers:
             await trio.sleep(0.01)
         assert bob.pending_offers == LOOPBACK.max_pending_offers
-        with pytest.raises(LinkClosed, match="sdp-no-fingerprint"):
+        with raises_coded(LinkClosed, "sdp-no-fingerprint"):
             await bob.accept()  # the first pending offer, refused on its own
         assert bob.pending_offers == LOOPBACK.max_pending_offers - 1
 
