@@ -138,7 +138,7 @@ class LinkAuth:
 class LinkPathReport:
     """How a new link is connected: the data of the node's ``link-path`` event."""
 
-    peer: str
+    peer: PeerId
     path: LinkPath
     rtt_ms: float | None
 

@@ -49,18 +49,28 @@ def test_demo_two_nodes_agree_report_and_replay(tmp_path):
         assert report["round_ends_verified"] == 1
 
 
-def children_of(pid: int) -> set[int]:
-    """The live processes whose parent is ``pid`` (Linux ``/proc``)."""
+def processes_where(holds) -> set[int]:
+    """The live processes for which ``holds(pid_dir)`` is true (Linux ``/proc``; a process that ended
+    meanwhile is left out)."""
     found = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
+                if holds(Path(f"/proc/{entry}")):
+                    found.add(int(entry))
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.add(int(entry))
     return found
+
+
+def children_of(pid: int) -> set[int]:
+    """The live processes whose parent is ``pid``."""
+    return processes_where(lambda proc: int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid)
+
+
+def processes_naming(path: Path) -> set[int]:
+    """The live processes whose command line names ``path`` (their data directory is below it)."""
+    return processes_where(lambda proc: str(path).encode() in (proc / "cmdline").read_bytes())
 
 
 def wait_until(predicate, what: str):
@@ -213,16 +223,3 @@ def test_demo_over_webrtc_through_the_local_signaling_service_and_coturn(tmp_pat
     assert summary["finished"] == 2 and summary["disagreements"] == 0 and summary["agreed_hashes"] >= 3
     assert not processes_naming(tmp_path)  # the nodes and the signaling service were stopped and reaped
 
-
-def processes_naming(path: Path) -> set[int]:
-    """The live processes whose command line names ``path`` (their data directory is below it)."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if str(path).encode() in cmdline:
-                found.add(int(entry))
-    return found
