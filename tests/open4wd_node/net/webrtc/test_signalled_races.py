@@ -26,18 +26,21 @@ def start_signal(tmp_path) -> tuple[subprocess.Popen, str]:
 
 def test_three_nodes_race_over_webrtc_through_the_signaling_service(tmp_path):
     service, url = start_signal(tmp_path)
+    started: list[Process] = []
     try:
         track = short_track(8.0)
         for name in ("host", "p1", "p2"):
             ref = AssetStore.in_data_dir(tmp_path / name).put(track)
         host = Process(tmp_path, "host", "host", "--track", ref, "--laps", "1", "--min-players", "3", "--max-players",
                        "3", "--auto-ready", "--signal", url, *WEBRTC)
+        started.append(host)
         created = host.wait_for("room-created")
         invite = created["invite"]
         assert invite.startswith("open4wd:///") and f"&signal={url}#" in invite  # no TCP address at all
         assert created["listen"] == ""
         players = [Process(tmp_path, name, "join", invite, "--auto-ready", "--signal", url, *WEBRTC)
                    for name in ("p1", "p2")]
+        started += players
         racers = [host, *players]
         codes = {p.name: p.wait() for p in racers}
         assert codes == {"host": 0, "p1": 0, "p2": 0}, {p.name: p.events[-3:] for p in racers}
@@ -50,4 +53,8 @@ def test_three_nodes_race_over_webrtc_through_the_signaling_service(tmp_path):
             assert len({e["peer"] for e in paths}) == 2 and {e["path"] for e in paths} == {"host"}
             assert all(e["rtt_ms"] is not None and e["rtt_ms"] >= 0 for e in paths)
     finally:
+        for node in started:  # a failed check leaves no node behind
+            if node.proc.poll() is None:
+                node.proc.kill()
+                node.proc.wait()
         drain_service(service, "signal", 5)
