@@ -1,4 +1,4 @@
-"""``RaceFaults``: a node's faults installed around its match runner (``RaceWiring``), by the composition root.
+"""``RaceFaults``: a node's faults installed around its match runner (``RaceWiring``), by the node (``open4wd_node.node.match``).
 
 Each ``NodeFault`` fires after its frame of the first round, the first time that frame is stepped (the
 round's ``FaultWorld`` notices it), and says so with a ``fault`` event (``kind``, ``frame``, and for a fault

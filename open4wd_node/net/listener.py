@@ -9,7 +9,7 @@ and the room announcement carry, never a wildcard. A node that uses relays (docs
 its reservations here, and admits every circuit opened to it through the same door as a direct connection;
 what it announces is then its contact (``protocol.relay.contact``): the direct address (none with
 ``reachability = relay``) and its relays. How it keeps those reservations is given to it (``Reserver``,
-``open4wd_node.relay``'s ``Reservations``, by ``open4wd_node.relay.reach.with_listener``): the network
+``open4wd_node.relay``'s ``Reservations``, by ``open4wd_node.relay.reach.listening``): the network
 layer below the relay client knows only that something keeps this node reachable elsewhere.
 """
 

@@ -4,13 +4,14 @@ Dialling a peer by its ``Contact``: its direct address first; its relays, one af
 direct attempt has failed or ``FALLBACK_AFTER_S`` (2 s) has passed without it succeeding; the first link
 that opens wins and every other attempt is cancelled (a late winner is closed). Each race-mesh pair and
 each joiner dials this way, so every pair falls back on its own: the race mesh is given ``contact_dialler``
-by the composition root. Being reached: ``with_listener`` runs the node's listener with its reservations
+by the node (``open4wd_node.node``). Being reached: ``listening`` runs the node's listener with its reservations
 at its relays (``Reservations``), which the listener itself, a layer below the relay client, is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TypeVar
 
 import structlog
@@ -120,16 +121,25 @@ def contact_dialler(identity: Identity, use_relays: bool) -> Dialler:
     return dial_peer
 
 
-async def with_listener(
-    identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC,
-    reachability: str = "auto", relays: tuple[str, ...] = (),
-) -> T:
-    """Run ``body`` while this node's listener serves on ``host:port`` (and keeps its relay reservations);
-    stop listening, and release the reservations, afterwards."""
+@asynccontextmanager
+async def listening(
+    identity: Identity, host: str, port: int, advertise: Advertise = AUTOMATIC, reachability: str = "auto",
+    relays: tuple[str, ...] = (),
+) -> AsyncIterator[NodeListener]:
+    """This node's listener, serving on ``host:port`` (and keeping its relay reservations) while the context
+    is open; it stops listening, and releases the reservations, when the context closes."""
     async with trio.open_nursery() as nursery:
         listener = NodeListener(identity, advertise, reachability=reachability, relays=relays,
                                 reserve=lambda at, admit: Reservations(identity, at, admit))
         await nursery.start(listener.run, host, port)
-        result = await body(listener)
+        yield listener
         nursery.cancel_scope.cancel()
-    return result
+
+
+async def with_listener(
+    identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC,
+    reachability: str = "auto", relays: tuple[str, ...] = (),
+) -> T:
+    """Run ``body`` while this node's listener serves on ``host:port`` (``listening``)."""
+    async with listening(identity, host, port, advertise, reachability, relays) as listener:
+        return await body(listener)
