@@ -54,8 +54,11 @@ from protocol.encoding.wire import REGISTRY, Message, decode_message, encode_mes
 from protocol.errors import ProtocolError  # noqa: E402
 from protocol.identity.keys import Identity  # noqa: E402
 from protocol.race.keys import announce  # noqa: E402
-from protocol.race.messages import InputRecord, RaceChecksum, RaceInput, RaceInputs, RaceRelay, RaceSnapshot  # noqa: E402
+from protocol.race.messages import (  # noqa: E402
+    InputRecord, RaceChecksum, RaceInput, RaceInputs, RaceRelay, RaceSnapshot, Want,
+)
 from protocol.race.signing import NO_PREVIOUS_INPUT, canonical_events, input_digest  # noqa: E402
+from protocol.race.spans import OWN, build_span  # noqa: E402
 from protocol.room.messages import MemberWire, ReadyDeclarationMsg, RoomState  # noqa: E402
 from protocol.room.ready import build_declaration  # noqa: E402
 from protocol.versions.record import node_version_info  # noqa: E402
@@ -83,6 +86,13 @@ def signed_inputs(peer: Identity, first: int, count: int) -> list[RaceInput]:
     return inputs
 
 
+def inputs_message(inputs: list[RaceInput], owner: str = OWN, want: tuple[Want, ...] = ()) -> RaceInputs:
+    """A ``race-inputs`` of ``inputs`` (consecutive, chained) as one span."""
+    events = [canonical_events(tuple((skill, hold) for skill, hold in i.events)) for i in inputs]
+    span = build_span(owner, inputs[0].frame, inputs[0].prev, events, [i.signature for i in inputs])
+    return RaceInputs(480, [span], list(want))
+
+
 def cases() -> dict[str, list[Message]]:
     """Name → the messages of one case, decoded (and encoded) one after another."""
     peers = [Identity(bytes([index + 1]) * 32) for index in range(PEERS + 1)]
@@ -97,8 +107,8 @@ def cases() -> dict[str, list[Message]]:
     world = World.demo(8, seed=3)
     records = [InputRecord.of(p.peer_id, signed) for p in others for signed in signed_inputs(p, 472, 9)]
     messages: dict[str, list[Message]] = {
-        f"race-inputs from {PEERS} peers (2 inputs each)": [RaceInputs(480, signed_inputs(p, 481, 2)) for p in others],
-        "race-inputs, catch-up (8 inputs)": [RaceInputs(480, signed_inputs(others[0], 481, 8))],
+        f"race-inputs from {PEERS} peers (2 inputs each)": [inputs_message(signed_inputs(p, 481, 2)) for p in others],
+        "race-inputs, catch-up (8 inputs)": [inputs_message(signed_inputs(others[0], 481, 8))],
         f"race-relay ({PEERS} peers' inputs)": [RaceRelay([InputRecord.of(p.peer_id, signed_inputs(p, 481, 1)[0])
                                                            for p in others])],
         "race-checksum": [RaceChecksum(480, world.state_hash(), bytes(64))],
@@ -194,6 +204,17 @@ class HandWritten:
                 except HandWritten.Refused as exc:
                     raise at("[]", exc) from None
             return sequence
+        if origin is tuple:
+            items = [self.converter(a) for a in args]
+
+            def fixed(value: Any) -> Any:
+                if type(value) is not list or len(value) != len(items):
+                    raise refused("mistyped-field", f"must be a list of {len(items)}")
+                try:
+                    return tuple(convert(v) for convert, v in zip(items, value, strict=True))
+                except HandWritten.Refused as exc:
+                    raise at("[]", exc) from None
+            return fixed
         if origin is dict:
             key, entry = self.converter(args[0]), self.converter(args[1])
 
@@ -207,6 +228,18 @@ class HandWritten:
             names = frozenset(f.name for f in fields)
             exact = [(f.name, f.type) for f in fields if f.type in scalars]
             nested = [(f.name, self.converter(f.type)) for f in fields if f.type not in scalars]
+
+            if hint.__struct_config__.array_like:  # a record encoded as a list of its fields, in order
+                positional = [self.converter(f.type) for f in fields]
+
+                def build_list(value: Any) -> Any:
+                    if type(value) is not list or len(value) != len(positional):
+                        raise refused("mistyped-field", f"must be a list of {len(positional)}")
+                    try:
+                        return hint(*(convert(v) for convert, v in zip(positional, value, strict=True)))
+                    except HandWritten.Refused as exc:
+                        raise at("[]", exc) from None
+                return build_list
 
             def build(value: Any) -> Any:
                 if type(value) is not dict:
@@ -296,14 +329,20 @@ def encoding(messages: dict[str, list[Message]]) -> dict[str, Row]:
 
 def faults() -> dict[str, tuple[bytes, str]]:
     """Fault → (a body with that one fault, the code the node must answer)."""
-    valid = msgpack.unpackb(encode_message(RaceInputs(480, signed_inputs(Identity(bytes([2]) * 32), 481, 1))))
-    first = valid["inputs"][0]
+    peer = Identity(bytes([2]) * 32)
+    valid = msgpack.unpackb(encode_message(inputs_message(signed_inputs(peer, 481, 1))))
+    span = valid["spans"][0]  # [owner, frame, prev, runs, signatures]
+    relay = msgpack.unpackb(encode_message(RaceRelay([InputRecord.of(peer.peer_id, signed_inputs(peer, 481, 1)[0])])))
+    record = relay["inputs"][0]
 
     def body(**changes: Any) -> bytes:
         return msgpack.packb({**valid, **changes}, use_bin_type=True, datetime=True)
 
-    def one_input(**changes: Any) -> bytes:
-        return body(inputs=[{**first, **changes}])
+    def one_span(at: int, value: Any) -> bytes:
+        return body(spans=[[value if i == at else item for i, item in enumerate(span)]])
+
+    def one_input(**changes: Any) -> bytes:  # the events of a relayed input are plain data of any shape
+        return msgpack.packb({**relay, "inputs": [{**record, **changes}]}, use_bin_type=True, datetime=True)
 
     deep: Any = "boost"
     for _ in range(MAX_OPAQUE_DEPTH + 2):
@@ -311,13 +350,14 @@ def faults() -> dict[str, tuple[bytes, str]]:
     return {
         "ack is text": (body(ack="480"), "mistyped-field"),
         "ack is a bool": (body(ack=True), "mistyped-field"),
-        "frame is a float": (one_input(frame=481.0), "mistyped-field"),
-        "prev is text, not bin": (one_input(prev="00"), "mistyped-field"),
-        "inputs missing": (msgpack.packb({"type": "race-inputs", "ack": 480}), "missing-field"),
-        "signature missing in an input": (body(inputs=[{k: v for k, v in first.items() if k != "signature"}]),
-                                          "missing-field"),
+        "frame is a float": (one_span(1, 481.0), "mistyped-field"),
+        "prev is text, not bin": (one_span(2, "00"), "mistyped-field"),
+        "a run of three numbers": (one_span(3, [[1, 0, 0]]), "mistyped-field"),
+        "spans missing": (msgpack.packb({"type": "race-inputs", "ack": 480, "want": []}), "missing-field"),
+        "signatures missing in a span": (body(spans=[span[:4]]), "mistyped-field"),
         "an extra field": (body(more=1), "extra-field"),
-        "an extra field in an input": (one_input(more=1), "extra-field"),
+        "an extra item in a span": (body(spans=[span + [1]]), "mistyped-field"),
+        "an extra field in a relayed input": (one_input(more=1), "extra-field"),
         "a field name that is bin": (msgpack.packb({**valid, b"ack": 1}, use_bin_type=True), "mistyped-field"),
         "an unknown type": (body(type="race-everything"), "unknown-message-type"),
         "no type": (msgpack.packb({k: v for k, v in valid.items() if k != "type"}), "unknown-message-type"),

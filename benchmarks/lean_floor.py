@@ -84,21 +84,23 @@ class PackedCodec:
 
 
 class NodeCodec:
-    """Bodies as the node's ``race-inputs`` through its strict wire codec."""
+    """Bodies as the node's ``race-inputs`` through its strict wire codec: one span, whose inputs after the
+    first carry no ``prev`` (the receiver chains them: an empty ``prev`` in a decoded ``Record``)."""
 
     def __init__(self) -> None:
         from protocol.encoding.wire import Message, decode_message, encode_message
         from protocol.errors import ProtocolError
-        from protocol.race.messages import RaceInput, RaceInputs
+        from protocol.race.messages import InputSpan, RaceInputs
+        from protocol.race.spans import skills_mask
 
         self._decode, self._encode, self._refused = decode_message, encode_message, ProtocolError
-        self._input, self._inputs = RaceInput, RaceInputs
+        self._span, self._inputs, self._mask = InputSpan, RaceInputs, skills_mask(EVENTS)
         self._registry: dict[str, type[Message]] = {"race-inputs": RaceInputs}
 
     def encode(self, ack: int, records: list[Record]) -> bytes:
-        events = [list(event) for event in EVENTS]
-        return self._encode(self._inputs(ack=ack, inputs=[
-            self._input(frame=r.frame, events=events, prev=r.prev, signature=r.signature) for r in records]))
+        spans = [self._span("", records[0].frame, records[0].prev, [(len(records), self._mask)],
+                            b"".join(r.signature for r in records))] if records else []
+        return self._encode(self._inputs(ack=ack, spans=spans, want=[]))
 
     def decode(self, body: bytes) -> tuple[int, list[Record]]:
         """``ValueError`` for a body the strict decoder refuses, as ``PackedCodec``'s."""
@@ -107,7 +109,12 @@ class NodeCodec:
         except self._refused as exc:
             raise ValueError(str(exc)) from exc
         assert isinstance(message, self._inputs)  # the registry holds only RaceInputs
-        return message.ack, [Record(i.frame, i.prev, i.signature) for i in message.inputs]
+        records = []
+        for span in message.spans:
+            sigs = span.signatures
+            records += [Record(span.frame + i, span.prev if i == 0 else b"", sigs[64 * i:64 * i + 64])
+                        for i in range(len(sigs) // 64)]
+        return message.ack, records
 
 
 class PlainDigests:
@@ -184,9 +191,10 @@ def handle(peer: Peer, body: bytes, counts: Counts, codec: Codec, digests: Diges
     for record in records:
         if record.frame <= peer.heard:
             continue  # a copy of an input already held
-        if record.prev != peer.chain:
+        prev = record.prev or peer.chain  # the node's codec leaves out the prev of an input it chains itself
+        if prev != peer.chain:
             counts.bad_inputs += 1
-        peer.chain = digests.digest(record.frame, record.prev)
+        peer.chain = digests.digest(record.frame, prev)
         peer.heard = record.frame
         counts.heard += 1
         peer.unverified += 1

@@ -83,16 +83,19 @@ class PeerInputs:
 
     ``real`` holds every input taken, ``signed`` those whose signature is verified, ``pending`` those
     taken from the peer's own link whose signature is not verified yet (a later verified input of the
-    chain will cover them: ``RaceSession._settle``), ``digests`` the input digest of each held input."""
+    chain will cover them: ``RaceSession._settle``), ``digests`` the input digest of each held input,
+    ``checked`` the frames of ``signed`` whose own signature was checked (the others are proven by a
+    later input's: a span forwarded to a peer ends at a checked one, which then proves it whole)."""
 
-    __slots__ = ("real", "signed", "pending", "digests", "predicted", "base_frame", "base_events", "base_signed", "low",
-                 "newest", "through")
+    __slots__ = ("real", "signed", "pending", "digests", "checked", "predicted", "base_frame", "base_events",
+                 "base_signed", "low", "newest", "through")
 
     def __init__(self) -> None:
         self.real: dict[int, tuple[Event, ...]] = {}
         self.signed: dict[int, RaceInput] = {}
         self.pending: dict[int, RaceInput] = {}
         self.digests: dict[int, bytes] = {}
+        self.checked: set[int] = set()
         self.predicted: dict[int, tuple[Event, ...]] = {}
         self.base_frame = -1
         self.base_events: tuple[Event, ...] = NO_EVENTS
@@ -113,11 +116,14 @@ class PeerInputs:
         self.through = through
         return through
 
-    def add(self, frame: int, events: tuple[Event, ...], signed: RaceInput, digest: bytes) -> None:
-        """Store the verified real input of ``frame`` (its events, the signed message and its digest)."""
+    def add(self, frame: int, events: tuple[Event, ...], signed: RaceInput, digest: bytes, checked: bool = True) -> None:
+        """Store the verified real input of ``frame`` (its events, the signed message and its digest);
+        ``checked``: by its own signature (else by a later input's)."""
         self.real[frame] = events
         self.signed[frame] = signed
         self.digests[frame] = digest
+        if checked:
+            self.checked.add(frame)
         self.newest = max(self.newest, frame)
 
     def hold(self, frame: int, events: tuple[Event, ...], signed: RaceInput, digest: bytes) -> None:
@@ -132,9 +138,12 @@ class PeerInputs:
         """The signed message held for ``frame``, verified or pending (None: none is held)."""
         return self.signed.get(frame) or self.pending.get(frame)
 
-    def verified(self, frame: int) -> RaceInput:
-        """The pending input of ``frame`` is authentic: it joins ``signed``. Returns it."""
+    def verified(self, frame: int, checked: bool) -> RaceInput:
+        """The pending input of ``frame`` is authentic (``checked``: by its own signature): it joins
+        ``signed``. Returns it."""
         signed = self.signed[frame] = self.pending.pop(frame)
+        if checked:
+            self.checked.add(frame)
         return signed
 
     def discard(self, frame: int) -> None:
@@ -177,6 +186,7 @@ class PeerInputs:
                 self.set_base(frame, events, self.signed.get(frame))
             self.signed.pop(frame, None)
             self.digests.pop(frame, None)
+            self.checked.discard(frame)
             self.predicted.pop(frame, None)
         self.low = max(self.low, low)
 
@@ -186,6 +196,7 @@ class PeerInputs:
         self.signed.clear()
         self.pending.clear()
         self.digests.clear()
+        self.checked.clear()
         self.predicted.clear()
         self.base_frame, self.base_events, self.base_signed = -1, NO_EVENTS, None
         self.low = low

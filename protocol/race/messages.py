@@ -21,8 +21,16 @@ INPUT_TYPES = frozenset({"race-inputs", "race-relay"})
 """Types that spend a race link's input bucket (120 burst, 90/s); every other race type spends the
 control bucket (32 burst, 32/s), as checksums and catch-up do in spec/netcode.md §2.4."""
 MAX_INPUTS_PER_MESSAGE = 33
-"""At most this many inputs in one ``race-inputs``: the input window ``[current − 8, current + 24]``
-(protocol/race/inputs.py), the most a receiver can take at once."""
+"""At most this many inputs in one ``race-inputs`` (all its spans together): the input window
+``[current − 8, current + 24]`` (protocol/race/inputs.py), the most a receiver can take at once."""
+MAX_SENT_INPUTS = 16
+"""A ``race-inputs`` this node builds carries at most this many inputs (a backlog goes out over several
+messages, oldest first): 16 frames are a quarter of a second, twice the rollback window."""
+MAX_SENT_BYTES = 1_200
+"""... and its body is at most this many bytes: with its 4-byte length, Noise's 16-byte tag and IPv6 and
+TCP headers it fits one packet of the smallest MTU IPv6 allows (1,280 bytes), so one lost packet never
+costs more than one message on a thin link."""
+SIGNATURE_BYTES = 64
 OFFER_CANDIDATES = 2
 
 
@@ -54,15 +62,54 @@ class RaceInput(Record):
     signature: bytes
 
 
+class InputSpan(Record, array_like=True):
+    """A run of consecutive signed inputs of one owner, encoded compactly (``[owner, frame, prev, runs,
+    signatures]`` on the wire): the inputs of ``frame``, ``frame + 1``, …; ``runs`` says their events as
+    ``[count, skills]`` pairs (``count`` consecutive frames whose events are the skills of the bit mask
+    ``skills``, bit ``i`` for the ``i``-th skill of the spec's order, each with the Hold flag its skill
+    has); ``signatures`` is each input's own signature, 64 bytes apiece, in frame order.
+
+    Each input is the ``RaceInput`` of its frame, its events and its ``prev``: the first input's is
+    ``prev`` (32 bytes), or, when ``prev`` is empty, the digest of the owner's input of ``frame − 1``
+    that the receiver holds; every later one's is the digest of the input before it in the span. So an
+    input keeps its own signature over its own chained digest (it verifies alone, as relays, catch-up,
+    spectators and the race log need), and a span whose newest signature verifies is verified whole
+    (docs/race.md, "Input spans"). ``owner`` is empty for the sender's own inputs, else the PeerId of the
+    peer whose inputs the sender forwards."""
+
+    owner: str
+    frame: int
+    prev: bytes
+    runs: list[tuple[int, int]]
+    signatures: bytes
+
+    @property
+    def count(self) -> int:
+        """How many inputs the span says it holds (the runs' counts summed)."""
+        return sum(count for count, _ in self.runs)
+
+
+class Want(Record, array_like=True):
+    """``[peer, ack]``: the sender's link to ``peer`` is down; it asks the receiver to forward ``peer``'s
+    inputs, of which it holds every one up to ``ack`` (as a ``race-inputs``'s own ``ack``)."""
+
+    peer: str
+    ack: int
+
+
 @message("race-inputs")
 class RaceInputs(Message):
-    """GGRS-style input message: every input of the sender that the receiver has not acknowledged yet
-    (ascending frames, at most ``MAX_INPUTS_PER_MESSAGE``), and ``ack``, the newest frame up to which the
-    sender holds every input of the receiver (-1: none yet). A lost or refused message is repaired by
-    the next one, which carries the same inputs again."""
+    """The input message: ``ack``, the newest frame up to which the sender holds every input of the
+    receiver (-1: none yet); ``spans``, the sender's inputs that the receiver has not acknowledged and
+    has not been sent since (owner ``""``) and those of other peers it forwards because the receiver
+    wants them, at most one span per owner and ``MAX_INPUTS_PER_MESSAGE`` inputs in all; ``want``, the
+    peers whose link to the sender is down, whose inputs it asks the receiver to forward. An input that
+    is not acknowledged for ``RESEND_MS`` after it was sent goes again (docs/race.md, "A race never
+    hangs")."""
 
     ack: int
-    inputs: list[RaceInput]
+    spans: list[InputSpan]
+    want: list[Want]
 
 
 @message("race-input-probe")

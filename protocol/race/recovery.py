@@ -39,7 +39,7 @@ from protocol.race.forwarding import InputForwarding, signed_records
 from protocol.race.inputs import INPUT_WINDOW_AHEAD, INPUT_WINDOW_BEHIND, PeerInputs, input_window_end
 from protocol.race.keys import RaceKeyBook, signed_leave, verify_race_signature
 from protocol.race.messages import (
-    OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, LeaveReason, RaceInput, RaceOffer,
+    OFFER_CANDIDATES, SYNC_SNAPSHOT_MAX_BYTES, Candidate, InputRecord, LeaveReason, RaceOffer,
     RaceProbe, RaceRejoin, RaceRelay, RaceResume, RaceSnapshot, RaceSyncRequest,
 )
 from protocol.race.peers import ACTIVE, LOST, REJOINING, REMOVED, PeerTable
@@ -52,9 +52,6 @@ LINK_GRACE_MS = 2_000
 """A peer whose link broke is still waited for, as a linked peer's late input is, for this long (GGRS's
 disconnect timeout); only then is it lost and predicted. Its real inputs may still reach the others
 meanwhile: a prediction of it must not become final here while they confirm its real inputs."""
-FORWARD_LEASE_MS = RECONNECT_WINDOW_MS
-"""How long a peer that still reaches P forwards P's inputs to a peer whose link to P broke (a bridge:
-docs/race.md, "A partial partition is bridged"); nothing on the wire says that the link healed."""
 OFFER_ALIGNMENT = 8
 
 
@@ -84,8 +81,6 @@ class Recovery:
         self._lost_at: dict[str, int] = {}
         self._unlinked: dict[str, int] = {}  # peer -> when its link broke, or it was last heard of: waited for (the grace)
         self._heard_up_to: dict[str, int] = {}  # unlinked peer -> the newest frame it may have made before the break
-        self._forward_to: dict[str, dict[str, int]] = {}  # peer -> {peer whose link to it is down: since}
-        self._bridged_at: dict[str, int] = {}  # peer -> when this node's link to it broke (others bridge it)
         self._off_line = False
         self._offered: list[Offer] = []
         self._pins = OfferPins()
@@ -99,6 +94,12 @@ class Recovery:
     def catching_up(self) -> bool:
         """True while this node waits for a snapshot (it steps nothing and takes no inputs or votes)."""
         return self._catch_up is not None
+
+    @property
+    def unlinked(self) -> list[str]:
+        """The active peers whose link to this node is down (waited for, their inputs asked of the others
+        as ``want``s), in roster order."""
+        return [p for p in self._peers.others if p in self._unlinked]
 
     @property
     def off_line(self) -> bool:
@@ -132,20 +133,16 @@ class Recovery:
         self._peers.statuses[peer] = REMOVED
         self._lost_at.pop(peer, None)
         self._unlinked.pop(peer, None)
-        self._stop_forwarding(peer)
         self._pins.drop(peer)
         return [RecomputeFrontier(), PeerLeft(peer, reason)]
 
     def on_relay(self, peer: str, msg: RaceRelay, now_ms: int) -> list[RecoveryStep]:
-        """Signed inputs forwarded by ``peer``: those of a peer whose link to it broke (or that it lost),
-        or its own re-sent after a reconnect. Each is checked against its owner's race key as the session
-        admits it (``AdmitRelayed``); those outside the window are skipped. A new input of a peer whose
-        link to this node is down counts as hearing from it (``relayed_admitted``): the grace starts again
-        (``_unlinked``), so a peer that only this node cannot reach is waited for, never predicted, while
-        another peer forwards its inputs. And inputs of another peer that this node still reaches tell it
-        that ``peer``'s link to that one is down: from now on this node forwards that one's inputs to
-        ``peer`` (``forwarded``) for ``FORWARD_LEASE_MS``, starting with those it holds."""
-        steps = self._forward_for(peer, {r.peer for r in msg.inputs}, now_ms)
+        """Signed inputs relayed by ``peer``: those of a peer whose link to it broke (or that it lost), so
+        that every survivor holds the same, or its own re-sent after a reconnect. Each is checked against
+        its owner's race key as the session admits it (``AdmitRelayed``); those outside the window are
+        skipped. A new input of a peer whose link to this node is down counts as hearing from it
+        (``relayed_admitted``)."""
+        steps: list[RecoveryStep] = []
         statuses, active_from = self._peers.statuses, self._peers.active_from
         window_end = input_window_end(self._sync.current_frame, active_from[self._me])
         for record in msg.inputs:
@@ -162,54 +159,12 @@ class Recovery:
         return steps
 
     def relayed_admitted(self, owner: str, frame: int, now_ms: int) -> None:
-        """The session admitted ``owner``'s input of ``frame`` from a relay (an ``AdmitRelayed``)."""
+        """The session admitted ``owner``'s input of ``frame`` that another peer relayed or forwarded."""
         if owner in self._unlinked and frame > self._heard_up_to[owner]:
             # an input it made after its link to this node broke (beyond this node's window then: the
             # relays sent at the break carry none): it is alive, and another peer hears it
             self._heard_up_to[owner] = frame
             self._unlinked[owner] = max(self._unlinked[owner], now_ms)
-
-    def _forward_for(self, peer: str, owners: Iterable[str], now_ms: int) -> list[RecoveryStep]:
-        """``peer`` relayed inputs of ``owners``: its link to each is down. Each active one this node is
-        still linked with has its inputs forwarded to ``peer`` for ``FORWARD_LEASE_MS``, those held first
-        (``RelayHeldInputs``). Not for an owner whose link to this node broke within the lease: relays of
-        it from others are then their bridge to this node, not a sign that their own link is down (two
-        nodes would otherwise forward each other every input of it)."""
-        if self._peers.statuses.get(peer) is not ACTIVE:
-            return []
-        steps: list[RecoveryStep] = []
-        for owner in sorted(set(owners)):
-            bridged_recently = now_ms - self._bridged_at.get(owner, now_ms - FORWARD_LEASE_MS) < FORWARD_LEASE_MS
-            if (owner == peer or owner not in self._peers.others or self._peers.statuses[owner] is not ACTIVE
-                    or owner in self._unlinked or bridged_recently):
-                continue
-            targets = self._forward_to.setdefault(owner, {})
-            if peer not in targets:
-                targets[peer] = now_ms
-                steps.append(RelayHeldInputs(owner, (peer,)))
-        return steps
-
-    def forwards(self, owner: str) -> bool:
-        """Whether ``owner``'s inputs are forwarded to anyone (then each is verified as it arrives)."""
-        return bool(self._forward_to.get(owner))
-
-    def forwarded(self, owner: str, entry: RaceInput) -> list[RaceAction]:
-        """``owner``'s input just admitted from its own link, forwarded to the peers whose link to it is
-        down. Forwarding lasts the lease (nothing on the wire says a link healed: after a heal the copies
-        are redundant, never wrong), or until this node's own link to ``owner`` breaks or either is lost
-        or removed."""
-        targets = self._forward_to.get(owner)
-        if not targets:
-            return []
-        record = RaceRelay([InputRecord.of(owner, entry)])
-        return [Send(p, record) for p in sorted(targets) if self._peers.statuses[p] is ACTIVE]
-
-    def _stop_forwarding(self, peer: str) -> None:
-        """``peer`` is lost or removed: forward nothing of it, nor to it. (A link that merely broke keeps
-        its forwarding to the peer: once the link is back, the peer may still need the bridge.)"""
-        self._forward_to.pop(peer, None)
-        for targets in self._forward_to.values():
-            targets.pop(peer, None)
 
     def link_lost(self, peer: str, now_ms: int) -> list[RecoveryStep]:
         """The link to ``peer`` broke. The peer stays active, and waited for, for ``LINK_GRACE_MS``: the
@@ -223,8 +178,6 @@ class Recovery:
             return []
         self._unlinked[peer] = now_ms
         self._heard_up_to[peer] = input_window_end(self._sync.current_frame, self._peers.active_from[self._me])
-        self._bridged_at[peer] = now_ms
-        self._forward_to.pop(peer, None)  # this node no longer hears it first-hand; its own relay below tells the others
         return [self._relay_inputs_of(peer)]  # during the grace, every survivor comes to hold the same inputs of it
 
     def peer_lost(self, peer: str, now_ms: int, since_ms: int | None = None) -> list[RecoveryStep]:
@@ -236,7 +189,6 @@ class Recovery:
             return []
         self._peers.statuses[peer] = LOST
         self._lost_at[peer] = now_ms if since_ms is None else since_ms
-        self._stop_forwarding(peer)
         return [RecomputeFrontier(), PeerLost(peer), self._relay_inputs_of(peer)]
 
     def _relay_inputs_of(self, peer: str) -> RelayHeldInputs:
@@ -251,9 +203,6 @@ class Recovery:
         for peer, at in sorted(self._unlinked.items()):
             if now_ms - at >= LINK_GRACE_MS:  # no new link within the grace: the peer is lost
                 actions += self.peer_lost(peer, now_ms, at)
-        for targets in self._forward_to.values():
-            for target in [t for t, since in targets.items() if now_ms - since >= FORWARD_LEASE_MS]:
-                del targets[target]
         expired = [p for p, at in sorted(self._lost_at.items()) if now_ms - at >= RECONNECT_WINDOW_MS]
         if expired:
             roster = self._peers.roster

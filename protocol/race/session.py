@@ -23,12 +23,13 @@ stepped with at once but its signature is checked later, for a run at a time (``
 signature covers the run through the inputs' ``prev`` chain), and a frame is confirmed only once every
 input of it is verified; relayed inputs are verified on arrival.
 
-Liveness (docs/race.md, "A race never hangs"): inputs travel GGRS-style. Every ``race-inputs`` carries
-all of this node's inputs the receiver has not acknowledged (at most the input window) and an ``ack`` of
-the receiver's inputs, so a lost or refused message is repaired by the next one; while inputs stay
-unacknowledged they are re-sent every ``RESEND_MS``. A progress watchdog probes a peer whose next needed
-input has not arrived for ``PROBE_AFTER_MS`` and treats one that makes no progress for the reconnect
-window as lost, so the recovery rules always get to decide.
+Liveness (docs/race.md, "A race never hangs"): every ``race-inputs`` carries this node's inputs that the
+receiver has neither acknowledged nor been sent yet, as compact spans, and an ``ack`` of the receiver's
+inputs; an input whose acknowledgement stands still for ``RESEND_MS`` is sent again (``InputStreams``).
+A peer whose link to another is down asks the others to forward that one's inputs (``want``), so no
+single broken link makes the two ends predict each other while the rest confirm real inputs. A progress
+watchdog probes a peer whose next needed input has not arrived for ``PROBE_AFTER_MS`` and treats one that
+makes no progress for the reconnect window as lost, so the recovery rules always get to decide.
 
 Faults: what a peer sent is refused with a ``PeerError`` inside a handler, which ``receive`` turns into
 that peer's ``Misbehaviour``; a misuse by this node's own shell (or a bug) raises ``LocalError`` out of
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from protocol.encoding.dagcbor import signing_digest
@@ -62,22 +64,21 @@ from protocol.race.inputs import (
 )
 from protocol.race.keys import RaceKeyBook, announce, signed_leave, verify_race_signature
 from protocol.race.messages import (
-    MAX_INPUTS_PER_MESSAGE, LeaveReason, RaceAnchorProposal, RaceAnchorSignature, RaceChecksum, RaceInput,
+    MAX_INPUTS_PER_MESSAGE, InputSpan, LeaveReason, RaceAnchorProposal, RaceAnchorSignature, RaceChecksum, RaceInput,
     RaceInputProbe, RaceInputs, RaceKey, RaceLeave, RaceOffer, RaceProbe, RaceRejoin, RaceRelay, RaceResume,
-    RaceSnapshot, RaceSyncRequest,
+    RaceSnapshot, RaceSyncRequest, Want,
 )
 from protocol.race.peers import ACTIVE, LOST, REJOINING, REMOVED, PeerStatus, PeerTable
 from protocol.race.recovery import RECONNECT_WINDOW_MS, Recovery
 from protocol.race.setup import RaceSetup, RaceWorld
 from protocol.race.signing import NO_PREVIOUS_INPUT, Event, checksum_digest, input_digest, leave_digest
+from protocol.race.spans import OWN, span_entries
+from protocol.race.streams import InputStreams
 from protocol.race.sync import SyncLayer
 from protocol.race.votes import STRIKE_LIMIT, VOTE_INTERVAL_FRAMES, VoteBook, VoteKind
 
 OWN_INPUT_HISTORY = 64
 PENDING_BEFORE_KEY = 64
-RESEND_MS = 200
-"""While a peer has not acknowledged some of this node's inputs, they are sent again after this long
-without a ``race-inputs`` to it (GGRS's running retry interval)."""
 PROBE_AFTER_MS = 2_000
 """The watchdog probes a peer whose next needed input (or race key) has not arrived for this long."""
 NO_PROGRESS_LOST_MS = RECONNECT_WINDOW_MS
@@ -90,6 +91,15 @@ for a tick's catch-up steps, so a run whose signature fails can always be rolled
 SELF_STALL_MS = 1_000
 """A gap this long between two ticks means this node itself did not run (stopped, swapped out): the
 watchdog's clocks restart rather than blame the peers for the time this node was away."""
+
+@dataclass(frozen=True, slots=True)
+class InputEntry:
+    """One input as the session takes it: the signed message, its canonical events and its digest."""
+
+    signed: RaceInput
+    events: tuple[Event, ...]
+    digest: bytes
+
 
 Handler = Callable[[str, Any, int], list[RaceAction]]
 """A message handler: ``(peer, message, now_ms) -> actions``, raising ``PeerError`` for a bad message."""
@@ -167,8 +177,7 @@ class RaceSession:
         self._peers = PeerTable(self.me, self.peers)
         self._inputs = {p: PeerInputs() for p in self.peers}
         self._pending: dict[str, dict[int, RaceInput]] = {p: {} for p in self.others}
-        self._acked = {p: -1 for p in self.others}  # newest own frame each peer said it holds contiguously
-        self._last_sent: dict[str, int | None] = {p: None for p in self.others}  # when a race-inputs last went out
+        self._streams = InputStreams(self.me, self.others, self._inputs, self._peers.active_from)
         self._progress: dict[str, tuple[int, int]] = {}  # peer -> (its contiguous frame, since when), the watchdog's
         self._probed: dict[str, int] = {}  # peer -> when the watchdog last probed it
         self._last_tick: int | None = None
@@ -230,10 +239,10 @@ class RaceSession:
             return None
         deadlines = [d for d in (self._recovery.next_deadline_ms(),
                                  None if self._anchor is None else self._anchor.next_deadline_ms()) if d is not None]
+        streams = self._streams.next_deadline_ms(self._linked_others())
+        if streams is not None:
+            deadlines.append(streams)
         for peer in self._peers.active_others():
-            last = self._last_sent[peer]
-            if last is not None and self._unacked(peer):
-                deadlines.append(last + RESEND_MS)
             progress = self._progress.get(peer)
             if progress is not None and self._watching():
                 probed = self._probed.get(peer)
@@ -282,10 +291,15 @@ class RaceSession:
 
     def peer_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
         """The link to ``peer`` broke: it is still waited for during ``LINK_GRACE_MS`` (a new link in time
-        changes nothing), then predicted for the reconnect window (``tick`` runs both timers)."""
-        if self.ended is not None:
+        changes nothing), then predicted for the reconnect window (``tick`` runs both timers). Every other
+        linked peer is told at once that this node wants ``peer``'s inputs forwarded."""
+        if self.ended is not None or peer not in self._pending:
             return []
-        return self._counted(self._apply(self._recovery.link_lost(peer, now_ms), now_ms))
+        self._streams.forget(peer)
+        actions = self._counted(self._apply(self._recovery.link_lost(peer, now_ms), now_ms))
+        if self.ended is None and peer in self._recovery.unlinked:
+            actions += self._send_inputs(self._linked_others(), now_ms)
+        return actions
 
     def peer_reconnected(self, peer: str, now_ms: int) -> list[RaceAction]:
         """A new link to ``peer`` is up: announce this round's race key again (the first announce may
@@ -294,7 +308,7 @@ class RaceSession:
             return []
         self._progress.pop(peer, None)
         self._probed.pop(peer, None)
-        self._last_sent[peer] = None
+        self._streams.forget(peer)
         return [Send(peer, self._announce), *self._recovery.peer_reconnected(peer, now_ms)]
 
     def tick(self, now_ms: int) -> list[RaceAction]:
@@ -309,40 +323,45 @@ class RaceSession:
         if self.ended is None:
             actions += self._watchdog(now_ms)
         if self.ended is None:
-            actions += self._resend_unacked(now_ms)
+            actions += self._flush(now_ms)
         return actions
 
     # ---- liveness: re-sends and the progress watchdog ---------------------------------------------
 
-    def _unacked(self, peer: str) -> bool:
-        """Whether ``peer`` has not acknowledged this node's newest input."""
-        return self._acked[peer] < self._inputs[self.me].newest
+    def _linked_others(self) -> list[str]:
+        """The active peers whose link is up: those a ``race-inputs`` can reach."""
+        unlinked = self._recovery.unlinked
+        return [p for p in self._peers.active_others() if p not in unlinked]
 
-    def _inputs_for(self, peer: str) -> RaceInputs:
-        """The ``race-inputs`` for ``peer``: this node's inputs it has not acknowledged (the newest
-        ``MAX_INPUTS_PER_MESSAGE`` of them at most) and the ack of its own inputs."""
-        own = self._inputs[self.me]
-        first = max(self._acked[peer] + 1, own.newest - MAX_INPUTS_PER_MESSAGE + 1, own.low)
-        signed = own.signed
-        return RaceInputs(self._ack_of(peer), [signed[f] for f in range(first, own.newest + 1) if f in signed])
+    def _wants(self, peer: str) -> list[Want]:
+        """What this node asks ``peer`` to forward: the inputs of each active peer whose link to this node
+        is down (not ``peer``'s own), with this node's ack of each."""
+        return [Want(owner, self._ack_of(owner)) for owner in self._recovery.unlinked if owner != peer]
+
+    def _forwarded_to(self, peer: str) -> list[str]:
+        """The owners whose inputs this node forwards to ``peer`` if it wants them: every other racer not
+        removed, in roster order (a lost one's held inputs too: the survivors then hold the same)."""
+        statuses = self._peers.statuses
+        return [o for o in self.others if o != peer and statuses[o] is not REMOVED]
+
+    def _inputs_for(self, peer: str, now_ms: int) -> RaceInputs:
+        """The ``race-inputs`` for ``peer`` now (``InputStreams.message``)."""
+        return self._streams.message(peer, self._ack_of(peer), self._wants(peer), self._forwarded_to(peer), now_ms)
 
     def _ack_of(self, peer: str) -> int:
         return self._inputs[peer].contiguous(self._peers.active_from[peer])
 
     def _send_inputs(self, peers: Iterable[str], now_ms: int) -> list[RaceAction]:
-        actions: list[RaceAction] = []
-        for peer in peers:
-            self._last_sent[peer] = now_ms
-            actions.append(Send(peer, self._inputs_for(peer)))
+        resends = self._streams.resends
+        actions: list[RaceAction] = [Send(peer, self._inputs_for(peer, now_ms)) for peer in peers]
+        self.stats.resends += self._streams.resends - resends
         return actions
 
-    def _resend_unacked(self, now_ms: int) -> list[RaceAction]:
-        """Send the unacknowledged inputs again to each active peer that has heard nothing from this
-        node for ``RESEND_MS``: a lost or dropped message is repaired even while nobody steps."""
-        due = [p for p in self._peers.active_others() if self._unacked(p)
-               and (self._last_sent[p] is None or now_ms - (self._last_sent[p] or 0) >= RESEND_MS)]
-        self.stats.resends += len(due)
-        return self._send_inputs(due, now_ms)
+    def _flush(self, now_ms: int) -> list[RaceAction]:
+        """A ``race-inputs`` to each linked peer that is due one between this node's own (``InputStreams.due``):
+        a lost or set-aside input is repaired even while nobody steps, and forwarded inputs go on while this
+        node waits."""
+        return self._send_inputs([p for p in self._linked_others() if self._streams.due(p, now_ms)], now_ms)
 
     def _watching(self) -> bool:
         """Whether the watchdog runs: this node takes inputs and its round has not ended."""
@@ -419,23 +438,92 @@ class RaceSession:
         if not added or msg.raceId != self.race_id:
             return []
         pending, self._pending[peer] = self._pending[peer], {}
-        return self._take_inputs(peer, [pending[f] for f in sorted(pending)])
+        return self._take_own(peer, [self._entry(peer, pending[f]) for f in sorted(pending)], now_ms)
+
+    def _entry(self, owner: str, msg: RaceInput) -> InputEntry:
+        """A single input of ``owner`` (kept before its key, or relayed) with its events and digest.
+        Raises ``PeerError`` for events or a ``prev`` that break the input rules."""
+        events = parse_events(msg.events, self._skills[owner])
+        prev = input_prev(msg.prev)
+        digest = input_digest(self.race_id, msg.frame, events, prev)
+        return InputEntry(msg, events, digest)
 
     def _on_inputs(self, peer: str, msg: RaceInputs, now_ms: int) -> list[RaceAction]:
-        """A peer's unacknowledged inputs and its ack of ours. Each input is taken or refused on its
-        own: a refused one (a ``Misbehaviour``) or one set aside (``InputsDropped``) is not acknowledged,
-        so the peer sends it again."""
-        if len(msg.inputs) > MAX_INPUTS_PER_MESSAGE:
+        """A peer's spans (its own inputs, and others' it forwards), its ack of ours and its wants. Each
+        input is taken or refused on its own: a refused one (a ``Misbehaviour``) or one set aside
+        (``InputsDropped``) is not acknowledged, so it comes again."""
+        if sum(span.count for span in msg.spans) > MAX_INPUTS_PER_MESSAGE:
             raise ProtocolError("race-inputs-too-many", f"a race-inputs carries at most {MAX_INPUTS_PER_MESSAGE} inputs")
-        self._acked[peer] = max(-1, min(msg.ack, self._inputs[self.me].newest))
-        return self._take_inputs(peer, msg.inputs)
+        owners = [span.owner for span in msg.spans]
+        if len(set(owners)) != len(owners) or len(msg.want) > len(self.peers):
+            raise ProtocolError("race-inputs-invalid", "a race-inputs has at most one span per owner and one want per peer")
+        self._streams.acknowledge(peer, msg.ack, now_ms)
+        actions = self._on_wants(peer, msg.want, now_ms)
+        for span in msg.spans:
+            if self.ended is not None:
+                break
+            try:
+                if span.owner == OWN:
+                    actions += self._take_own_span(peer, span, now_ms)
+                else:
+                    actions += self._take_forwarded(peer, span, now_ms)
+            except PeerError as exc:
+                actions.append(Misbehaviour(peer, exc.code))
+        if msg.spans:
+            self._streams.owe_ack(peer, now_ms)
+        return actions
 
-    def _take_inputs(self, peer: str, entries: Iterable[RaceInput]) -> list[RaceAction]:
+    def _on_wants(self, peer: str, wants: list[Want], now_ms: int) -> list[RaceAction]:
+        """``peer``'s link to each wanted owner is down: forward it that owner's inputs from its ack on,
+        for as long as it keeps asking (every ``race-inputs`` restates the wants). An owner newly wanted has
+        its pending inputs verified first (only verified inputs are forwarded), and from then on each of
+        its inputs is verified as it arrives. Raises ``ProtocolError`` ``race-inputs-invalid`` for a want
+        of a peer off the roster, of itself, of this node, or twice."""
+        asked: dict[str, int] = {}
+        for want in wants:
+            if want.peer not in self._pending or want.peer == peer or want.peer in asked:
+                raise ProtocolError("race-inputs-invalid", "a want names another racer, once")
+            asked[want.peer] = want.ack
+        actions: list[RaceAction] = []
+        if self._peers.statuses[peer] is not ACTIVE:
+            asked = {}
+        for owner in self._streams.want(peer, asked, now_ms):
+            actions += self._settle(owner)
+        return self._counted(actions)
+
+    def _span_entries(self, sender: str, span: InputSpan, owner: str | None = None) -> list[InputEntry]:
+        """The inputs of ``span`` (of ``owner``, by default the sender), each with its ``prev`` chained and
+        its digest; none when the span leaves out the ``prev`` of an input this node does not hold (set
+        aside by the caller). Raises ``PeerError`` for a malformed span."""
+        owner = sender if owner is None else owner
+        raw = span_entries(span, self._skills[owner])
+        prev = input_prev(span.prev) if span.prev else self._inputs[owner].digests.get(span.frame - 1)
+        if prev is None:
+            return []
+        entries = []
+        race_id = self.race_id
+        for frame, events, signature in raw:
+            digest = input_digest(race_id, frame, events, prev)
+            entries.append(InputEntry(RaceInput(frame, wire_events(events), prev, signature), events, digest))
+            prev = digest
+        return entries
+
+    def _take_own_span(self, peer: str, span: InputSpan, now_ms: int) -> list[RaceAction]:
+        """``peer``'s own inputs: taken one by one; set aside whole when the span leaves out the ``prev``
+        of an input this node does not hold (a message before it was lost or set aside: the peer sends
+        them again from this node's ack)."""
+        entries = self._span_entries(peer, span)
+        if not entries:
+            return self._dropped(peer, {"race-input-unchained": [span.frame + i for i in range(span.count)]})
+        return self._take_own(peer, entries, now_ms)
+
+    def _take_own(self, peer: str, entries: Iterable[InputEntry], now_ms: int) -> list[RaceAction]:
+        """``peer``'s own inputs, from its own link: each taken (``_take_input``), set aside or refused."""
         actions: list[RaceAction] = []
         dropped: dict[str, list[int]] = {}
         for entry in entries:
             try:
-                reason = self._take_input(peer, entry)
+                reason = self._take_input(peer, entry, now_ms)
             except PeerError as exc:
                 actions.append(Misbehaviour(peer, exc.code))
                 continue
@@ -444,65 +532,149 @@ class RaceSession:
                 if self.ended is not None:
                     break
             elif reason is not None:
-                dropped.setdefault(reason, []).append(entry.frame)
+                dropped.setdefault(reason, []).append(entry.signed.frame)
+        return actions + self._dropped(peer, dropped)
+
+    def _dropped(self, peer: str, dropped: dict[str, list[int]]) -> list[RaceAction]:
+        """``InputsDropped`` for the inputs of ``peer``'s message set aside, by reason, counted."""
+        actions: list[RaceAction] = []
         for reason, frames in dropped.items():
             self.stats.drop(reason, len(frames))
             actions.append(InputsDropped(peer, reason, tuple(frames)))
         return actions
 
-    def _take_input(self, peer: str, entry: RaceInput) -> list[RaceAction] | str | None:
-        """Admit one input of ``peer``: the actions of admitting it, or the reason it was set aside, or
-        None for a copy of an input already held. Raises ``PeerError`` for one that breaks a rule."""
-        buffer = self._inputs[peer]
-        known = buffer.message(entry.frame)
-        if known is not None and known.signature == entry.signature and known.events == entry.events:
-            self.stats.redundant_inputs += 1
-            return None
-        if known is None and entry.frame <= buffer.through:
-            self.stats.redundant_inputs += 1  # held once, pruned since: nothing to learn from it
-            return None
+    def _set_aside(self, owner: str, frame: int) -> str | None:
+        """Why ``owner``'s input of ``frame`` cannot be taken now, without anyone's fault (None: it can)."""
         if self._recovery.catching_up:
             return "race-input-catching-up"  # this node's frames are about to be replaced
-        if self._peers.statuses[peer] is not ACTIVE or entry.frame < self._peers.active_from[peer]:
+        if self._peers.statuses[owner] is not ACTIVE or frame < self._peers.active_from[owner]:
             return "race-input-not-active"
-        if entry.frame < self._sync.current_frame - INPUT_WINDOW_BEHIND:
+        if frame < self._sync.current_frame - INPUT_WINDOW_BEHIND:
             return "race-input-stale"
-        if entry.frame > self._window_end():
+        if frame > self._window_end():
             return "race-input-ahead"  # this node is behind (it was stopped, say): no fault of the sender
+        return None
+
+    def _held_copy(self, owner: str, entry: InputEntry, *, by_digest: bool = False) -> bool:
+        """Whether ``entry`` is a copy of an input of ``owner`` already held (the same events and signature;
+        ``by_digest``: the same signed digest, whatever signature it came with), or of one held in order
+        and pruned since: nothing to learn from it, counted as redundant."""
+        buffer = self._inputs[owner]
+        frame = entry.signed.frame
+        known = buffer.message(frame)
+        if known is None:
+            return frame <= buffer.through
+        if by_digest:
+            return buffer.digests[frame] == entry.digest
+        return known.signature == entry.signed.signature and buffer.real[frame] == entry.events
+
+    def _take_input(self, peer: str, entry: InputEntry, now_ms: int) -> list[RaceAction] | str | None:
+        """Admit one input of ``peer`` from its own link: the actions of admitting it, or the reason it was
+        set aside, or None for a copy of an input already held. Raises ``PeerError`` for one that breaks a
+        rule."""
+        if self._held_copy(peer, entry):
+            self.stats.redundant_inputs += 1
+            return None
+        frame = entry.signed.frame
+        reason = self._set_aside(peer, frame)
+        if reason is not None:
+            return reason
         if self.keys.key(self.race_id, peer) is None:
             pending = self._pending[peer]
-            if entry.frame not in pending and len(pending) >= PENDING_BEFORE_KEY:
+            if frame not in pending and len(pending) >= PENDING_BEFORE_KEY:
                 raise ProtocolError("race-input-before-key", "inputs arrived before the peer's race key")
-            pending.setdefault(entry.frame, entry)
+            pending.setdefault(frame, entry.signed)
             return []
-        return self._admit(peer, entry, own_link=True) + self._recovery.forwarded(peer, entry)
+        actions = self._admit(peer, entry, own_link=True)
+        if frame in self._inputs[peer].signed:
+            self._streams.held(peer, now_ms)
+        return actions
+
+    def _take_forwarded(self, sender: str, span: InputSpan, now_ms: int) -> list[RaceAction]:
+        """``sender`` forwards inputs of another racer (its link to this node is down, or this node asked).
+        Each hop verifies the owner's signatures: here the span's newest input's signature, which covers
+        every input of the span through the ``prev`` chain this node computed (one check per span), or,
+        for a node that forwards this owner itself or streams to spectators, every new input's own (the
+        next hop checks them alone). A span that does not verify is ``sender``'s misbehaviour, whole; the
+        owner is not blamed, and nothing of it is kept. Inputs outside the window, of an owner not active
+        here or whose race key this node lacks are set aside; copies of held inputs are skipped."""
+        owner = span.owner
+        if owner not in self._inputs or owner == sender:
+            raise ProtocolError("race-inputs-invalid", "a forwarded span names another racer")
+        if owner == self.me:
+            return []  # this node's own inputs, back: nothing to learn
+        entries = self._span_entries(sender, span, owner)
+        if not entries:
+            return self._dropped(sender, {"race-input-unchained": [span.frame + i for i in range(span.count)]})
+        dropped: dict[str, list[int]] = {}
+        key = self.keys.key(self.race_id, owner)
+        fresh: list[InputEntry] = []
+        for entry in entries:
+            if self._held_copy(owner, entry, by_digest=True):  # another signature for it teaches nothing
+                self.stats.redundant_inputs += 1
+                continue
+            frame = entry.signed.frame
+            reason = self._set_aside(owner, frame) or (None if key is not None else "race-input-no-key")
+            if reason is not None:
+                dropped.setdefault(reason, []).append(frame)
+            else:
+                fresh.append(entry)
+        actions = self._dropped(sender, dropped)
+        if not fresh or key is None:
+            return actions
+        individually = not self._chained or self._streams.wanted(owner)
+        if individually:
+            kept = []
+            for entry in fresh:
+                if self._verify(key, entry.digest, entry.signed.signature):
+                    kept.append(entry)
+                else:
+                    actions.append(Misbehaviour(sender, "race-input-bad-signature"))
+            fresh = kept
+        else:
+            anchor = entries[-1]
+            held = self._inputs[owner].signed.get(anchor.signed.frame)
+            proven = held is not None and self._inputs[owner].digests[anchor.signed.frame] == anchor.digest
+            if not proven and not self._verify(key, anchor.digest, anchor.signed.signature):
+                return actions + [Misbehaviour(sender, "race-input-bad-signature")]
+        newest = entries[-1].signed.frame
+        for entry in fresh:
+            actions += self._admit(owner, entry, verified=True, checked=individually or entry.signed.frame == newest)
+            if self.ended is not None:
+                return actions
+            self._recovery.relayed_admitted(owner, entry.signed.frame, now_ms)
+        self._streams.held(owner, now_ms)
+        return actions
 
     def _on_input_probe(self, peer: str, msg: RaceInputProbe, now_ms: int) -> list[RaceAction]:
-        """The peer's watchdog waits for this node's next input (or race key): answer at once with
-        every unacknowledged input and this node's ack of the peer's (and the key announce if asked)."""
+        """The peer's watchdog waits for this node's next input (or race key): answer at once with this
+        node's inputs from the peer's ack on, sent again, and its ack of the peer's (and the key announce
+        if asked)."""
         if self._peers.statuses[peer] is REMOVED:
             return []
-        self._acked[peer] = max(-1, min(msg.ack, self._inputs[self.me].newest))
+        self._streams.acknowledge(peer, msg.ack, now_ms)
+        self._streams.go_back(peer)
         self.stats.probes_answered += 1
         actions: list[RaceAction] = [] if msg.hasKey else [Send(peer, self._announce)]
         return actions + self._send_inputs([peer], now_ms)
 
-    def _admit(self, peer: str, msg: RaceInput, own_link: bool = False) -> list[RaceAction]:
-        """Validate and store one input of ``peer`` whose frame is inside the window. Its signature is
-        checked now unless it came on ``peer``'s own link (``own_link``), the session steps ahead of
-        the lockstep and nobody needs it forwarded: then it waits in ``pending`` for ``_settle``."""
+    def _admit(self, peer: str, entry: InputEntry, *, own_link: bool = False, verified: bool = False,
+               checked: bool = False) -> list[RaceAction]:
+        """Store one input of ``peer`` whose frame is inside the window (its events already checked, its
+        digest computed). Its signature is checked now unless it is ``verified`` already (a forwarded
+        span's; ``checked``: by its own signature), or it came on ``peer``'s own link (``own_link``), the
+        session steps ahead of the lockstep and nobody wants it forwarded: then it waits in ``pending``
+        for ``_settle``. A different input of a frame already held must verify on its own (``_conflict``)."""
+        msg, events, digest = entry.signed, entry.events, entry.digest
         frame = msg.frame
         key = self.keys.key(self.race_id, peer)
-        events = parse_events(msg.events, self._skills[peer])
-        prev = input_prev(msg.prev)
-        digest = input_digest(self.race_id, frame, events, prev)
         buffer = self._inputs[peer]
         known = buffer.real.get(frame)
         if known is not None:
             held = buffer.message(frame)
             if known == events and held is not None and held.signature == msg.signature:
                 return []
-            if key is None or not self._verify(key, digest, msg.signature):
+            if key is None or not self._verify(key, digest, msg.signature):  # a conflict is proven by its own
                 raise ProtocolError("race-input-bad-signature", "the input is not signed by the peer's race key")
             if known != events:
                 return self._conflict(peer, msg, digest)
@@ -511,7 +683,9 @@ class RaceSession:
             return []
         if key is None:
             raise ProtocolError("race-input-bad-signature", "the input is not signed by the peer's race key")
-        if own_link and self._chained and not self._recovery.forwards(peer):
+        if verified:
+            buffer.add(frame, events, msg, digest, checked)
+        elif own_link and self._chained and not self._streams.wanted(peer):
             buffer.hold(frame, events, msg, digest)
         elif self._verify(key, digest, msg.signature):
             buffer.add(frame, events, msg, digest)
@@ -558,8 +732,9 @@ class RaceSession:
         newest first: one that verifies makes every pending input below it that its ``prev`` chain
         reaches (digest by digest, each computed here from the input held) verified too, so an unbroken
         run costs one check. One that fails is the peer's own forgery on its own link: it is discarded
-        (the frame is predicted again, rolled back if it was stepped, and asked for again) and refused as
-        ``race-input-bad-signature``.
+        with every pending input its chain links it to, below and above (they were chained onto it, or it
+        onto them: what the peer signed is not known), the frames predicted again (rolled back if they
+        were stepped) and asked for again, and refused once as ``race-input-bad-signature``.
 
         ``_settle_due`` bounds ``through`` by the frames already stepped: they all become final (and
         logged) unless the session ends, so the input whose signature proves a run is in the race log
@@ -573,12 +748,20 @@ class RaceSession:
             if frame < 0:
                 break
             if key is not None and self._verify(key, digests[frame], pending[frame].signature):
-                linked = buffer.verified(frame)
+                linked = buffer.verified(frame, checked=True)
                 while frame - 1 in pending and digests[frame - 1] == linked.prev:
                     frame -= 1
-                    linked = buffer.verified(frame)
+                    linked = buffer.verified(frame, checked=False)
                 continue
-            self._drop_pending(peer, frame)
+            low = high = frame
+            while low - 1 in pending and digests[low - 1] == pending[low].prev:
+                low -= 1
+            while high + 1 in pending and pending[high + 1].prev == digests[high]:
+                high += 1
+            for discarded in range(low, high + 1):
+                buffer.discard(discarded)
+            self._roll_back_to(low)
+            self._recompute_frontier()
             actions.append(Misbehaviour(peer, "race-input-bad-signature"))
         return actions
 
@@ -679,7 +862,7 @@ class RaceSession:
     def _admit_relayed(self, owner: str, entry: RaceInput, now_ms: int) -> list[RaceAction]:
         """``AdmitRelayed``: admit the input (``PeerError`` for a bad one) and, unless that ended the
         session, tell the recovery that it heard from ``owner``."""
-        actions = self._admit(owner, entry)
+        actions = self._admit(owner, self._entry(owner, entry))
         if self.ended is None:
             self._recovery.relayed_admitted(owner, entry.frame, now_ms)
         return actions
@@ -851,8 +1034,7 @@ class RaceSession:
         before ``frame`` as prediction bases)."""
         self._confirmed = frame - 1
         self._rollback_to = None
-        for peer in self.others:  # this node's old inputs are gone: the peers need its new ones from scratch
-            self._acked[peer] = min(self._acked[peer], frame - 1)
+        self._streams.restart(frame)  # this node's old inputs are gone: the peers need its new ones from scratch
         self._progress.clear()
         self._votes = VoteBook(self.me)
         self._own_hashes.clear()
@@ -945,7 +1127,9 @@ class RaceSession:
         msg = RaceInput(frame, wire_events(events), prev, self._key.sign(digest))
         own.add(frame, events, msg, digest)
         self._advance_frontier()
-        return self._send_inputs(self._peers.remaining_others(), now_ms)
+        unlinked, statuses = self._recovery.unlinked, self._peers.statuses
+        return self._send_inputs([p for p in self._peers.remaining_others()
+                                  if p not in unlinked and statuses[p] is not LOST], now_ms)
 
     def _verify(self, key: PublicKey, digest: bytes, signature: bytes) -> bool:
         """Whether ``signature`` by ``key`` covers ``digest`` (counted in the stats)."""

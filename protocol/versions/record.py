@@ -16,7 +16,7 @@ from typing import Any
 from protocol.errors import ProtocolError
 
 CLIENT_VERSION = "0.1.0"
-PROTOCOL_VERSION = "4.0.0"
+PROTOCOL_VERSION = "5.0.0"
 DERIVE_LOGIC_VERSION = 4
 BUILTIN_ASSETS_VERSION = 3
 CLIENT_VERSION_REGEX = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")

@@ -9,10 +9,10 @@ from open4wd_node.net.link_rules import IngressGuard, SendPacer
 from open4wd_node.race.mesh import RACE_CONTROL_TYPES, RACE_INGRESS_LIMITS, RACE_LIMITS, with_headroom
 from protocol.encoding.wire import encode_message
 from protocol.errors import ProtocolError
-from protocol.race.messages import RaceChecksum, RaceInput, RaceInputs
+from protocol.race.messages import InputSpan, RaceChecksum, RaceInputs
 from protocol.race.recovery import RECONNECT_WINDOW_MS
 
-INPUTS = encode_message(RaceInputs(41, [RaceInput(42, [["boost", False]], bytes(32), bytes(64))] * 3))
+INPUTS = encode_message(RaceInputs(41, [InputSpan("", 42, bytes(32), [(3, 1)], bytes(64 * 3))], []))
 CHECKSUM = encode_message(RaceChecksum(120, bytes(32), bytes(64)))
 
 

@@ -3,8 +3,9 @@
 The model (``conforms``) reads the rules off the annotations in the simplest way: a body is valid when it
 is a map whose ``type`` names a registered message and whose other keys are exactly that message's
 fields, each holding exactly its annotated type (``bool`` is not an ``int``, text is not bytes), records
-nested as maps held to their fields the same way, and ``Any`` values plain data (nil, bool, int, float,
-text, bytes, lists and text-keyed maps of them, at most 16 levels). The decoder must accept exactly the
+nested as maps held to their fields the same way (or, for a record declared ``array_like``, as a list of
+its fields in order), tuples as lists of exactly their items, and ``Any`` values plain data (nil, bool,
+int, float, text, bytes, lists and text-keyed maps of them, at most 16 levels). The decoder must accept exactly the
 valid bodies, give back exactly what they hold, and answer every other body with a coded
 ``ProtocolError``, never another exception."""
 
@@ -60,10 +61,14 @@ def conforms(value: Any, hint: Any) -> bool:
         return any(value is None if option is type(None) else conforms(value, option) for option in args)
     if origin is list:
         return type(value) is list and all(conforms(item, args[0]) for item in value)
+    if origin is tuple:
+        return type(value) is list and len(value) == len(args) and all(map(conforms, value, args))
     if origin is dict:
         return type(value) is dict and all(conforms(k, args[0]) and conforms(v, args[1]) for k, v in value.items())
     if isinstance(hint, type) and issubclass(hint, msgspec.Struct):
         declared = {field.name: field.type for field in msgspec.structs.fields(hint)}
+        if hint.__struct_config__.array_like:
+            return type(value) is list and len(value) == len(declared) and all(map(conforms, value, declared.values()))
         return (type(value) is dict and set(value) == set(declared)
                 and all(conforms(value[name], kind) for name, kind in declared.items()))
     return type(value) is hint
@@ -77,7 +82,8 @@ def valid_body(data: Any) -> bool:
 def to_plain(value: Any) -> Any:
     """A decoded value as msgpack reads its bytes: records as maps of their fields, in order."""
     if isinstance(value, msgspec.Struct):
-        return {field.name: to_plain(getattr(value, field.name)) for field in msgspec.structs.fields(value)}
+        items = {field.name: to_plain(getattr(value, field.name)) for field in msgspec.structs.fields(value)}
+        return list(items.values()) if value.__struct_config__.array_like else items
     if isinstance(value, (list, tuple)):
         return [to_plain(item) for item in value]
     if isinstance(value, dict):
@@ -132,6 +138,8 @@ def strategy(hint: Any) -> st.SearchStrategy[Any]:
         return st.one_of(*(st.none() if option is type(None) else strategy(option) for option in args))
     if origin is list:
         return st.lists(strategy(args[0]), max_size=3)
+    if origin is tuple:
+        return st.tuples(*(strategy(a) for a in args))
     if origin is dict:
         return st.dictionaries(strategy(args[0]), strategy(args[1]), max_size=3)
     if isinstance(hint, type) and issubclass(hint, msgspec.Struct):
@@ -224,14 +232,15 @@ def test_bytes_changed_anywhere_give_a_valid_message_or_a_coded_refusal(type_nam
 # ---- what else a message is -----------------------------------------------------------------------
 
 def test_messages_keep_the_dataclass_protocol_equality_hashing_and_pickling() -> None:
-    from protocol.race.messages import InputRecord, RaceChecksum, RaceInput, RaceInputs, RaceRelay
+    from protocol.race.messages import InputRecord, InputSpan, RaceChecksum, RaceInput, RaceInputs, RaceRelay, Want
 
     one = RaceInput(481, [["boost", False]], bytes(32), bytes(64))
-    msg = RaceInputs(ack=480, inputs=[one])
-    assert [f.name for f in fields(msg)] == ["ack", "inputs"] and [f.name for f in fields(RaceInput)][-1] == "signature"
-    assert replace(msg, ack=481) == RaceInputs(481, [one]) and replace(msg, ack=481) != msg
-    assert asdict(msg) == {"ack": 480, "inputs": [{"frame": 481, "events": [["boost", False]], "prev": bytes(32),
-                                                   "signature": bytes(64)}]}
+    span = InputSpan("", 481, bytes(32), [(1, 1)], bytes(64))
+    msg = RaceInputs(ack=480, spans=[span], want=[Want("zPeer", 7)])
+    assert [f.name for f in fields(msg)] == ["ack", "spans", "want"] and [f.name for f in fields(RaceInput)][-1] == "signature"
+    assert replace(msg, ack=481) == RaceInputs(481, [span], [Want("zPeer", 7)]) and replace(msg, ack=481) != msg
+    assert asdict(msg) == {"ack": 480, "spans": [{"owner": "", "frame": 481, "prev": bytes(32), "runs": [(1, 1)],
+                                                  "signatures": bytes(64)}], "want": [{"peer": "zPeer", "ack": 7}]}
     assert RaceRelay([InputRecord.of("zPeer", one)]).inputs[0].signed() == one
     checksum = RaceChecksum(120, bytes(32), bytes(64))
     assert hash(checksum) == hash(RaceChecksum(frame=120, hash=bytes(32), signature=bytes(64)))

@@ -1,6 +1,7 @@
 """An in-memory race mesh for sans-IO sessions: a seeded router with random delays (each link an ordered
-stream, the links reordered against each other), a small deterministic test world, bot inputs and a
-60 Hz pump on a simulated clock."""
+stream, the links reordered against each other, each optionally capped in bytes per second), a small
+deterministic test world, bot inputs and a 60 Hz pump on a simulated clock; and helpers that build and
+alter ``race-inputs`` spans."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from protocol.race.actions import (
     RoundEnded, Send, SessionEnded, VoteDecided, WriteState,
 )
 from protocol.race.keys import RaceKeyBook
-from protocol.race.messages import RaceInput
-from protocol.race.signing import NO_PREVIOUS_INPUT, input_digest
+from protocol.race.messages import InputSpan, RaceInput, RaceInputs, Want
+from protocol.race.signing import NO_PREVIOUS_INPUT, canonical_events, input_digest
+from protocol.race.spans import OWN, build_span
 from protocol.race.setup import RaceSetup, loadout_digest
 from protocol.encoding.wire import decode_message, encode_message
 
@@ -33,6 +35,8 @@ CHIPS = (
 )
 HOLD = frozenset({"swerve_left", "swerve_right", "stabilize", "weapon"})
 TICK_MS = 16
+FRAME_OVERHEAD = 4 + 16
+"""Bytes a message costs on a link beyond its body: the frame's length prefix and Noise's tag."""
 
 
 class CounterWorld:
@@ -104,6 +108,49 @@ class InputChain:
         return signed_input(self.identity, self.race, frame, events, prev)
 
 
+def span_of(entries: Sequence[RaceInput], owner: str = OWN) -> InputSpan:
+    """The span of consecutive inputs ``entries`` (each chained to the one before, as a session signs
+    them: the receiver computes every ``prev`` but the first's, which travels)."""
+    assert [e.frame for e in entries] == list(range(entries[0].frame, entries[0].frame + len(entries)))
+    events = [canonical_events(tuple((skill, hold) for skill, hold in e.events)) for e in entries]
+    return build_span(owner, entries[0].frame, entries[0].prev, events, [e.signature for e in entries])
+
+
+def inputs_message(*entries: RaceInput, ack: int = -1, owner: str = OWN, want: Sequence[Want] = ()) -> RaceInputs:
+    """A ``race-inputs`` carrying the consecutive inputs ``entries`` as one span (none: no span)."""
+    return RaceInputs(ack, [span_of(entries, owner)] if entries else [], list(want))
+
+
+def own_span(msg: object) -> InputSpan | None:
+    """The span of the sender's own inputs in a ``race-inputs`` (None: another message, or none)."""
+    if isinstance(msg, RaceInputs):
+        return next((s for s in msg.spans if s.owner == OWN), None)
+    return None
+
+
+def with_own_span(msg: RaceInputs, span: InputSpan) -> RaceInputs:
+    """``msg`` with its own span replaced by ``span``."""
+    return RaceInputs(msg.ack, [span if s.owner == OWN else s for s in msg.spans], msg.want)
+
+
+def alter_newest(span: InputSpan, *, toggle: int = 0, flip_signature: bool = False) -> InputSpan:
+    """``span`` with its newest input's skills toggled by the bit mask ``toggle`` and/or one bit of its
+    signature flipped (what a party in the middle or a hostile forwarder might do)."""
+    runs = list(span.runs)
+    if toggle:
+        count, old = runs.pop()
+        runs += [(count - 1, old)] if count > 1 else []
+        runs.append((1, old ^ toggle))
+    signatures = span.signatures
+    if flip_signature:
+        signatures = signatures[:-1] + bytes([signatures[-1] ^ 1])
+    return InputSpan(span.owner, span.frame, span.prev, runs, signatures)
+
+
+def newest_frame(span: InputSpan) -> int:
+    return span.frame + span.count - 1
+
+
 def identities(n: int) -> list[Identity]:
     return sorted((Identity(bytes([i + 1]) * 32) for i in range(n)), key=lambda ident: ident.peer_id)
 
@@ -137,7 +184,7 @@ class Mesh:
 
     def __init__(self, n: int, *, seed: int = 1, max_delay_ms: int = 40, length: int = 600,
                  world_factory=None, faults: Mapping[int, int] | None = None, streams_inputs: bool = False,
-                 **options: Any) -> None:
+                 bytes_per_s: int | None = None, **options: Any) -> None:
         self.ids = identities(n)
         self.peers = [i.peer_id for i in self.ids]
         self.rng = random.Random(seed)
@@ -163,6 +210,10 @@ class Mesh:
         self.tamper = None  # (src, dst, message) -> message: a hostile or broken sender
         self.lose = None  # (src, dst, message) -> bool: True drops the message, as a rate limit would
         self.lost: list[tuple[str, str, object]] = []
+        self.bytes_per_s = bytes_per_s  # each direction of each link carries at most this many bytes a second
+        self.busy_until: dict[tuple[str, str], float] = {}  # a capped link: when it has sent what it was given
+        self.sent_bytes: dict[tuple[str, str], int] = defaultdict(int)  # every link's bytes, frames included
+        self.sent_kinds: dict[str, int] = defaultdict(int)  # bytes by message type
         for peer, session in self.sessions.items():
             self.handle(peer, session.start(self.now))
 
@@ -181,9 +232,17 @@ class Mesh:
                 message = action.message if self.tamper is None else self.tamper(src, action.peer, action.message)
                 self.seq += 1
                 link = (src, action.peer)
-                at = max(self.now + self.rng.randint(0, self.max_delay_ms), self.last.get(link, 0))
+                body = encode_message(message)
+                self.sent_bytes[link] += len(body) + FRAME_OVERHEAD
+                self.sent_kinds[message.TYPE] += len(body) + FRAME_OVERHEAD
+                sent = self.now
+                if self.bytes_per_s is not None:  # the link sends one message after the other at its rate
+                    start = max(float(self.now), self.busy_until.get(link, 0.0))
+                    self.busy_until[link] = start + (len(body) + FRAME_OVERHEAD) * 1000 / self.bytes_per_s
+                    sent = int(self.busy_until[link])
+                at = max(sent + self.rng.randint(0, self.max_delay_ms), self.last.get(link, 0))
                 self.last[link] = at  # links are ordered streams (TCP); different links reorder freely
-                heapq.heappush(self.queue, (at, self.seq, src, action.peer, encode_message(message)))
+                heapq.heappush(self.queue, (at, self.seq, src, action.peer, body))
 
     def deliver(self) -> None:
         while self.queue and self.queue[0][0] <= self.now:
@@ -273,6 +332,6 @@ class Mesh:
 
 __all__ = [
     "CaughtUp", "CloseLink", "CounterWorld", "DesyncRecord", "FrameConfirmed", "InputsDropped", "Mesh", "Misbehaviour",
-    "PeerLeft",
-    "PeerRejoined", "RoundEnded", "SessionEnded", "VoteDecided", "WriteState", "bot_events", "identities", "make_setup",
+    "PeerLeft", "PeerRejoined", "RoundEnded", "Send", "SessionEnded", "VoteDecided", "WriteState", "bot_events",
+    "identities", "make_setup",
 ]

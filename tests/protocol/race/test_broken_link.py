@@ -57,10 +57,10 @@ def test_a_peer_cut_from_all_is_lost_after_the_grace_and_every_survivor_predicts
 
 @pytest.mark.parametrize("down_ms", [LINK_GRACE_MS + 3000, 12_000])
 def test_one_link_of_three_down_longer_than_the_grace_is_bridged_by_the_third(down_ms):
-    """A partial partition: the link a-b stays down well past the grace while both reach c. Each end
-    relayed the other's inputs to c when its link broke, which tells c to forward each one's new inputs to
-    the other; the ends hear of each other through c, so neither is ever lost or predicted for good, and
-    the race agrees with every input real (docs/race.md, "A broken link")."""
+    """A partial partition: the link a-b stays down well past the grace while both reach c. Each end asks
+    c to forward the other's inputs (``want``); the ends hear of each other through c, so neither is ever
+    lost or predicted for good, and the race agrees with every input real (docs/race.md, "Forwarded
+    inputs"; more cases in test_forwarding.py)."""
     mesh = Mesh(3, seed=6, length=1400)
     a, b, c = mesh.peers
     mesh.run(800)

@@ -11,12 +11,15 @@ from dataclasses import fields
 
 from protocol.race.messages import (
     Candidate, InputRecord, RaceAnchorProposal, RaceAnchorSignature, RaceRelay, RaceChecksum, RaceInput, RaceInputProbe,
-    RaceInputs, RaceKey, RaceLeave, RaceOffer, RaceProbe, RaceRejoin, RaceResume, RaceSnapshot, RaceSyncRequest,
+    InputSpan, RaceInputs, RaceKey, RaceLeave, RaceOffer, RaceProbe, RaceRejoin, RaceResume, RaceSnapshot,
+    RaceSyncRequest, Want,
 )
 from protocol.race.recovery import LINK_GRACE_MS
 from protocol.room.messages import Leave
 from protocol.encoding.wire import decode_message, encode_message
-from tests.protocol.race.harness import MATCH_ID, InputsDropped, Mesh, Misbehaviour, SessionEnded, signed_input
+from tests.protocol.race.harness import (
+    MATCH_ID, InputChain, InputsDropped, Mesh, Misbehaviour, SessionEnded, inputs_message, signed_input,
+)
 
 RACE = race_id(MATCH_ID, 0)
 
@@ -27,7 +30,7 @@ def signed(identity, frame, events, race=RACE):
 
 def one(entry, ack=-1):
     """A ``race-inputs`` carrying the single input ``entry``."""
-    return RaceInputs(ack, [entry])
+    return inputs_message(entry, ack=ack)
 
 
 def pair(streams_inputs=True):
@@ -62,9 +65,16 @@ def test_inputs_outside_the_window_or_of_a_lost_peer_are_dropped_without_blame()
 
 
 def test_event_rules_have_their_codes():
+    """A span's runs name their skills as a bit mask (each with its skill's Hold flag, each once), so of
+    the event rules a span can break only these; a relayed input's events can break every one."""
     _, sender, session, peer = pair()
     chips = session.setup.skills[peer]  # slam, stabilize, weapon
     assert chips == {"slam", "stabilize", "weapon"}
+    for frame, (code, mask) in enumerate({
+        "race-input-too-many-events": 0b11111, "race-input-skill-not-in-chip": 0b1, "race-input-invalid": 256,
+    }.items(), start=1):
+        span = InputSpan("", frame, bytes(32), [(1, mask)], bytes(64))
+        assert codes(session.receive(peer, RaceInputs(-1, [span], []), 0)) == [code]
     cases = {
         "race-input-too-many-events": [
             ["slam", False], ["stabilize", True], ["weapon", True], ["boost", False], ["brake", False],
@@ -74,9 +84,37 @@ def test_event_rules_have_their_codes():
         "race-input-skill-not-in-chip": [["boost", False]],
         "race-input-invalid": [["warp", False]],
     }
+    third = Mesh(3, max_delay_ms=0, streams_inputs=True)
+    third.run(16)
+    a, b, c = third.peers
     for frame, (code, events) in enumerate(cases.items(), start=1):
-        msg = RaceInput(frame, events, bytes(32), b"\x00" * 64)
-        assert codes(session.receive(peer, one(msg), 0)) == [code]
+        record = InputRecord(c, frame, events, bytes(32), b"\x00" * 64)
+        assert codes(third.sessions[a].receive(b, RaceRelay([record]), 0)) == [code]
+
+
+def test_malformed_spans_and_wants_are_refused():
+    _, sender, session, peer = pair()
+    good = signed(sender, 3, [("weapon", True)])
+    cases = {
+        "race-inputs-invalid": [
+            RaceInputs(-1, [InputSpan("", 3, good.prev, [(1, 0b10000000)], good.signature + b"x")], []),  # 65 bytes
+            RaceInputs(-1, [InputSpan("", 3, good.prev[:31], [(1, 0b10000000)], good.signature)], []),
+            RaceInputs(-1, [InputSpan("", 3, good.prev, [(0, 0b10000000)], b"")], []),
+            RaceInputs(-1, [InputSpan("", -3, good.prev, [(1, 0b10000000)], good.signature)], []),
+            RaceInputs(-1, [InputSpan("zStranger", 3, good.prev, [(1, 0)], good.signature)], []),  # not a racer
+            RaceInputs(-1, [InputSpan(peer, 3, good.prev, [(1, 0)], good.signature)], []),  # the sender by name
+        ],
+        "race-inputs-too-many": [RaceInputs(-1, [InputSpan("", 3, good.prev, [(34, 0)], bytes(64 * 34))], [])],
+    }
+    for code, messages in cases.items():
+        for msg in messages:
+            assert codes(session.receive(peer, msg, 0)) == [code], msg
+    twice = RaceInputs(-1, [InputSpan("", 3, good.prev, [(1, 0)], bytes(64))] * 2, [])
+    assert codes(session.receive(peer, twice, 0)) == ["race-inputs-invalid"]
+    for want in ([Want(peer, 1)], [Want("zStranger", 1)], [Want(session.me, 1)] * 2):
+        assert codes(session.receive(peer, RaceInputs(-1, [], want), 0)) == ["race-inputs-invalid"]
+    assert session.receive(peer, one(good), 0) == [] and session.stats.drops == {
+        "race-inputs-invalid": 10, "race-inputs-too-many": 1}
 
 
 def test_forged_signature_and_wrong_race_key():
@@ -89,11 +127,13 @@ def test_forged_signature_and_wrong_race_key():
     wrong_frame = RaceInput(4, good.events, good.prev, good.signature)
     assert codes(session.receive(peer, one(wrong_frame), 0)) == ["race-input-bad-signature"]
     assert session.receive(peer, one(good), 0) == []
-    # in one message, a refused input does not stop the others from being taken
-    later = signed(sender, 5, [])
-    assert codes(session.receive(peer, RaceInputs(-1, [RaceInput(4, good.events, good.prev, bytes(64)), later]), 0)) == [
-        "race-input-bad-signature"]
-    assert session.receive(peer, one(later), 0) == []  # held: a redundant copy
+    # in one span, an input whose own signature fails does not stop the others from being taken
+    chain = InputChain(sender, RACE)
+    run = [chain.input(f, [("weapon", True)]) for f in (4, 5, 6)]
+    run[1] = RaceInput(5, run[1].events, run[1].prev, bytes(64))
+    assert codes(session.receive(peer, inputs_message(*run), 0)) == ["race-input-bad-signature"]
+    assert session.receive(peer, one(run[2]), 0) == []  # held: a redundant copy
+    assert session.receive(peer, one(run[0]), 0) == []
 
 
 def test_race_keys_are_bound_to_the_master_key():
@@ -150,10 +190,13 @@ FIELDS = {
     int: INTS, bytes: st.binary(max_size=70), str: st.text(max_size=12), bool: st.booleans(),
     "events": st.lists(EVENT, max_size=6),
 }
+SPANS = st.lists(st.builds(InputSpan, owner=st.sampled_from(["", "zNobody"]) | st.text(max_size=50), frame=INTS,
+                           prev=st.sampled_from([b"", bytes(32)]) | st.binary(max_size=40),
+                           runs=st.lists(st.tuples(INTS, INTS), max_size=4), signatures=st.binary(max_size=260)),
+                 max_size=3)
+WANTS = st.lists(st.builds(Want, peer=st.text(max_size=50), ack=INTS), max_size=3)
 MESSAGES = [RaceInputs, RaceInputProbe, RaceChecksum, RaceKey, RaceLeave, RaceRejoin, RaceProbe, RaceOffer, RaceSyncRequest,
             RaceSnapshot, RaceResume, RaceRelay, RaceAnchorProposal, RaceAnchorSignature]
-ENTRIES = st.lists(st.builds(RaceInput, frame=INTS, events=FIELDS["events"], signature=st.binary(max_size=70)),
-                   max_size=3)
 RECORDS = st.lists(st.builds(InputRecord, peer=st.text(max_size=50), frame=INTS, events=FIELDS["events"],
                              signature=st.binary(max_size=70)), max_size=2)
 SPECIAL = {
@@ -168,8 +211,8 @@ def _message(cls):
     hints = {f.name: f.type for f in fields(cls)}
     kwargs = {}
     for name, hint in hints.items():
-        if cls is RaceInputs and name == "inputs":
-            kwargs[name] = ENTRIES
+        if cls is RaceInputs and name in ("spans", "want"):
+            kwargs[name] = SPANS if name == "spans" else WANTS
         elif name in SPECIAL:
             kwargs[name] = SPECIAL[name]
         else:

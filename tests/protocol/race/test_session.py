@@ -7,11 +7,11 @@ import pytest
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity, race_id
 from protocol.race.keys import RaceKeyBook, signed_leave
-from protocol.race.messages import LeaveReason, RaceInputs, RaceLeave
+from protocol.race.messages import LeaveReason, RaceLeave
 from protocol.race.session import RaceSession
 
 from tests.protocol.race.harness import (
-    MATCH_ID, CounterWorld, Misbehaviour, Send, SessionEnded, identities, make_setup, signed_input,
+    MATCH_ID, CounterWorld, Misbehaviour, Send, SessionEnded, identities, inputs_message, make_setup, signed_input,
 )
 
 RACE = race_id(MATCH_ID, 0)
@@ -42,7 +42,7 @@ def two(keys=None):
 
 def signed(identity, frame, events=()):
     entry = signed_input(identity, RACE, frame, events)
-    return RaceInputs(-1, [entry])
+    return inputs_message(entry)
 
 
 def test_a_local_error_inside_a_handler_propagates_and_is_not_blamed_on_the_peer():
