@@ -14,7 +14,7 @@ from open4wd_node.race.runner import RaceOptions
 from open4wd_node.runtime.config import NodeConfig
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.runtime.trio_main import run_trio
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from protocol.identity.keys import Identity, load_or_create_identity
 
 

@@ -26,8 +26,9 @@ from open4wd_node.faults.plan import FaultKind, NodeFault
 from open4wd_node.faults.world import FaultWorld
 from open4wd_node.race.runner import RaceWiring
 from open4wd_node.race.world import WorldAdapter
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from protocol.race.setup import RaceWorld
+from open4wd_node.events.vocabulary import FaultFired
 
 
 class RaceFaults:
@@ -64,7 +65,7 @@ class RaceFaults:
             if fault.frame != frame:
                 continue
             if fault.kind is FaultKind.CORRUPT_STATE:
-                self.events.emit("fault", kind=fault.kind.value, frame=frame)
+                self.events.emit(FaultFired(kind=fault.kind.value, frame=frame))
                 continue
             if fault.kind is FaultKind.DISCONNECT:
                 self.links.cut(fault.seconds)
@@ -72,4 +73,4 @@ class RaceFaults:
                 self.pump_until = max(self.pump_until, trio.current_time() + fault.seconds)
                 if fault.kind is FaultKind.STALL:
                     self.links.freeze(fault.seconds)
-            self.events.emit("fault", kind=fault.kind.value, frame=frame, seconds=fault.seconds)
+            self.events.emit(FaultFired(kind=fault.kind.value, frame=frame, seconds=fault.seconds))

@@ -4,7 +4,6 @@ racer, the viewer for a spectator; both dial their peers the way the node's link
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import trio
 
@@ -17,14 +16,15 @@ from open4wd_node.drivers.idle import IdleDriver
 from open4wd_node.faults.plan import NodeFault, nondeterministic_frame
 from open4wd_node.faults.race import RaceFaults
 from open4wd_node.net.transport import Dialler
-from open4wd_node.view.events import EventSink
-from open4wd_node.view.round_watch import RoundWatch
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.round_watch import RoundWatch
 from open4wd_node.race.driver import Driver, FrameObserver
 from open4wd_node.race.runner import MatchReport, MatchRunner, RaceOptions, RaceWiring
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.room.driver import RoomOutcome
 from open4wd_node.spectate.watcher import FrameObserver as FrameShownObserver, MatchViewer, WatchReport
 from protocol.identity.keys import Identity
+from open4wd_node.events.vocabulary import ControlApiListening, NodeEvent
 
 FLUSH_S = 1.0
 
@@ -50,10 +50,10 @@ class ControlTee(EventSink):
         super().__init__(as_json=inner.as_json, stream=inner.stream)
         self.inner, self.server = inner, server
 
-    def emit(self, event: str, **data: Any) -> None:
-        """Show the event as the inner sink does, and publish it on the ``events`` topic."""
-        self.inner.emit(event, **data)
-        self.server.publish_event(event, data)
+    def emit(self, event: NodeEvent) -> None:
+        """Show the event as the inner sink does, and publish its JSON form on the ``events`` topic."""
+        self.inner.emit(event)
+        self.server.publish_event(event.EVENT, event.data())
 
     def watch_round(self, watch: RoundWatch) -> None:
         """The inner sink's live view watches the round."""
@@ -102,7 +102,7 @@ async def play_match(
             server = ControlServer(peer=identity.peer_id, host=options.control_host, port=options.control_port)
             port = await nursery.start(server.serve)
             events = ControlTee(events, server)
-            events.emit("control-api", host=server.host, port=port)
+            events.emit(ControlApiListening(host=server.host, port=port))
             driver = server.driver
             on_step = server.publish_frame
         elif options.driver == "bot":

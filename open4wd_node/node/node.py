@@ -25,10 +25,11 @@ from open4wd_node.room.session import HostOptions, JoinOptions, host_room, join_
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.spectate.watcher import WatchReport
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation
 from protocol.spectate.messages import SpectateEndReason
+from open4wd_node.events.vocabulary import MatchResult
 
 NO_CAR = CarChoice.parse("speed")
 """What a spectator's seat is given for a car: the room never looks at it (a spectator brings none)."""
@@ -118,13 +119,13 @@ class Node:
                 self.listener = None
 
     def _tell_watched(self, watched: WatchReport) -> None:
-        self.events.emit("result", peer=self.identity.peer_id, outcome=watched.outcome, detail=watched.detail,
+        self.events.emit(MatchResult(peer=self.identity.peer_id, outcome=watched.outcome, detail=watched.detail,
                          agreed_hashes=watched.agreed, mismatches=watched.mismatches, standings=watched.standings,
-                         log=watched.log, sources=watched.sources, frames=watched.frames)
+                         log=watched.log, sources=watched.sources, frames=watched.frames))
 
     def _tell_raced(self, report: MatchReport) -> None:
-        self.events.emit("result", peer=self.identity.peer_id, outcome=report.outcome, detail=report.detail,
+        self.events.emit(MatchResult(peer=self.identity.peer_id, outcome=report.outcome, detail=report.detail,
                          agreed_hashes=report.agreed, disagreements=report.disagreements, leaves=report.leaves,
                          standings=report.standings, log=report.log, max_lag=report.max_lag, ticks=report.ticks,
                          rollbacks=report.rollbacks, max_rollback=report.max_rollback, drops=report.drops,
-                         liveness=report.liveness, cpu=report.cpu.to_json())
+                         liveness=report.liveness, cpu=report.cpu.to_json()))

@@ -1,7 +1,7 @@
 """What the room machines tell the user: one frozen dataclass per ``--json`` event (docs/rooms.md, Events).
 
 Each class's ``EVENT`` is the stable event name and its fields are exactly that event's JSON keys, in
-the order the stream has always printed them; the shell prints ``emit(e.EVENT, **e.data())``. Where
+the order the stream has always printed them; the shell prints ``{"event": e.EVENT, **e.data()}``. Where
 the host's and a member's view of one event differ (the host knows why a member left, a member learns
 why a grid ceremony was cancelled), the key the other view never had is ``None`` and left out.
 """

@@ -17,9 +17,11 @@ from open4wd_node.room.session import HostOptions, JoinOptions
 from open4wd_node.runtime.blocking import blocking_work_inline
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.vocabulary import NodeEvent, RoomCreated
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation
+from tests.events_doc import assert_documented
 from tests.open4wd_node.race.nodes import short_track
 
 
@@ -31,10 +33,10 @@ class Invited(EventSink):
         self.invite: Invitation | None = None
         self.open = trio.Event()
 
-    def emit(self, event: str, **data) -> None:
-        super().emit(event, **data)
-        if event == "room-created":
-            self.invite = Invitation.parse(data["invite"])
+    def emit(self, event: NodeEvent) -> None:
+        super().emit(event)
+        if isinstance(event, RoomCreated):
+            self.invite = Invitation.parse(event.invite)
             self.open.set()
 
 
@@ -77,4 +79,6 @@ def test_a_host_and_a_joiner_race_in_one_trio_program(tmp_path):
         events = [json.loads(line) for line in out.getvalue().splitlines()]
         assert events[-1]["event"] == "result" and events[-1]["outcome"] == "finished", name
         assert events[-1]["peer"] == (host if name == "host" else joiner).identity.peer_id
+        for event in events:  # what an embedder's sink printed is the documented stream
+            assert_documented(event["event"], event)
     assert host.listener is None and joiner.listener is None  # both stopped listening at the end

@@ -13,7 +13,7 @@ from open4wd_node.assets.store import AssetStore
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from tests.recorder import Recorder
 from open4wd_node.faults.plan import FaultKind, NodeFault
 from open4wd_node.net.impair import ImpairmentProxy

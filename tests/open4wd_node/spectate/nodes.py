@@ -11,7 +11,8 @@ from open4wd_node.assets.cars import CarChoice
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.spectate.watcher import MatchViewer
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.vocabulary import FaultFired, InRound, MatchResult, NodeEvent
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.faults.links import LinkFaults
 from open4wd_node.node import Node as NodeApp, PlayOptions, TcpLinks
@@ -21,6 +22,8 @@ from open4wd_node.room.session import HostOptions, JoinOptions, join_room
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
 from protocol.identity.keys import Identity
+from protocol.race.actions import ChecksumVoted
+from protocol.room.events import Joined
 from protocol.room.invitation import Invitation
 from tests.open4wd_node.race.nodes import CARS, ToldLinks
 from tests.recorder import Recorder
@@ -37,11 +40,12 @@ class Node(Recorder):
         self.scope = trio.CancelScope()
         self.kill_after = kill_after
 
-    def emit(self, event: str, **data) -> None:
-        super().emit(event, **data)
-        if event == "joined":
+    def emit(self, event: NodeEvent) -> None:
+        super().emit(event)
+        if isinstance(event, Joined):
             self.joined.set()
-        if event == "checksum" and self.kill_after is not None and data["frame"] >= self.kill_after:
+        if (isinstance(event, InRound) and isinstance(event.event, ChecksumVoted) and self.kill_after is not None
+                and event.event.frame >= self.kill_after):
             self.scope.cancel()
 
 
@@ -126,16 +130,17 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
                 def on_frame(round_index: int, shown: int) -> None:
                     if round_index == 0 and shown == frame:
                         faults.freeze(seconds)
-                        events.emit("fault", kind="stall", frame=shown, seconds=seconds)
+                        events.emit(FaultFired(kind="stall", frame=shown, seconds=seconds))
 
                 viewer = MatchViewer(identity, events, outcome.started, outcome.addresses, assets,
                                      context.data_dir / "races", on_frame,
                                      dial=faults.dial(contact_dialler(identity, lis.use_relays)),
                                      paused_until=lambda: faults.frozen_until)
                 report = await viewer.run()
-                events.emit("result", outcome=report.outcome, detail=report.detail, standings=report.standings,
-                            agreed_hashes=report.agreed, mismatches=report.mismatches, log=report.log,
-                            sources=report.sources, frames=report.frames)
+                events.emit(MatchResult(peer=identity.peer_id, outcome=report.outcome, detail=report.detail,
+                                        agreed_hashes=report.agreed, mismatches=report.mismatches,
+                                        standings=report.standings, log=report.log, sources=report.sources,
+                                        frames=report.frames))
                 return 0 if report.outcome == "match-end" else 1
 
         room.codes[f"s{j}"] = await with_listener(identity, "127.0.0.1", 0, body)
