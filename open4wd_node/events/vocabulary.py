@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias, get_args
 
 from protocol.actions import UserEvent
+from protocol.identity.keys import PeerId
 from protocol.race.actions import RaceEvent
 from protocol.room.events import RoomEvent
 
@@ -57,7 +58,7 @@ class RoomCreated(UserEvent):
     room_id: str
     invite: str
     invites: dict[str, str]
-    host: str
+    host: PeerId
     listen: str
     advertise: str
 
@@ -86,7 +87,7 @@ class AssetFetched(UserEvent):
 
     EVENT = "asset-fetched"
     content_id: str
-    peer: str
+    peer: PeerId
     bytes: int
 
 
@@ -107,7 +108,7 @@ class RaceStarted(UserEvent):
     EVENT = "race-start"
     round: int
     slot: int
-    roster: list[str]
+    roster: list[PeerId]
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ class MatchResult(UserEvent):
     figures from ``max_lag`` to ``cpu``; a spectator's has ``mismatches``, ``sources`` and ``frames``."""
 
     EVENT = "result"
-    peer: str
+    peer: PeerId
     outcome: str
     detail: str
     agreed_hashes: int
@@ -233,7 +234,7 @@ class MatchResult(UserEvent):
     drops: dict[str, int] | None = None
     liveness: dict[str, int] | None = None
     cpu: dict[str, Any] | None = None
-    sources: list[str] | None = None
+    sources: list[PeerId] | None = None
     frames: int | None = None
 
     VIEW_KEYS = ("disagreements", "leaves", "mismatches", "max_lag", "ticks", "rollbacks", "max_rollback", "drops",
@@ -252,7 +253,7 @@ class SpectateStarted(UserEvent):
 
     EVENT = "spectate-start"
     match_id: str
-    source: str
+    source: PeerId
     source_epoch: int
 
 
@@ -306,7 +307,7 @@ class RelayListening(UserEvent):
     EVENT = "relay-listening"
     address: str
     metrics: str | None
-    peer: str
+    peer: PeerId
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,7 @@ from protocol.room.states import (
     Role,
     RoomPhase,
 )
+from protocol.identity.keys import PeerId
 
 MAX_NICKNAME = 32
 MAX_LISTEN = MAX_CONTACT_CHARS  # a contact: the direct address and up to 4 relays (protocol.relay.contact)
@@ -86,7 +87,7 @@ MAX_DETAIL = 300
 class Member:
     """One member as the host keeps it: identity, role, epoch, announced address, cars and declaration."""
 
-    peer_id: str
+    peer_id: PeerId
     role: Role
     nickname: str
     epoch: int
@@ -108,14 +109,14 @@ class Ceremony:
 
     ready_context: dict[str, Any]
     ready_digest: str
-    acks: dict[str, SignedPayload] = field(default_factory=dict)
+    acks: dict[PeerId, SignedPayload] = field(default_factory=dict)
     grid_ctx: dict[str, Any] | None = None
-    commits: dict[str, SignedPayload] = field(default_factory=dict)
-    reveals: dict[str, SignedPayload] = field(default_factory=dict)
+    commits: dict[PeerId, SignedPayload] = field(default_factory=dict)
+    reveals: dict[PeerId, SignedPayload] = field(default_factory=dict)
     deadline_ms: int | None = None
 
 
-HostHandler = Callable[["HostRoom", str, Any, int], list[RoomAction]]
+HostHandler = Callable[["HostRoom", PeerId, Any, int], list[RoomAction]]
 
 
 class HostRoom:
@@ -144,7 +145,7 @@ class HostRoom:
         self.secrets = secrets
         self.track_digests = track_digests
         self.phase = INITIAL_PHASE
-        self.members: dict[str, Member] = {}
+        self.members: dict[PeerId, Member] = {}
         self.membership_epoch = 0
         self.state_epoch = 0
         self.seats = {Role.PARTICIPANT: CapacityReservations(limits.max_players),
@@ -153,8 +154,8 @@ class HostRoom:
         self.ceremony: Ceremony | None = None
         self.package: dict[str, Any] | None = None
         self.countdown_deadline: int | None = None
-        self.pre_start_disconnects: list[str] = []
-        self.seeded: dict[str, Member] = {}  # members carried over by host succession
+        self.pre_start_disconnects: list[PeerId] = []
+        self.seeded: dict[PeerId, Member] = {}  # members carried over by host succession
         self._add(identity.peer_id, Role.PARTICIPANT, nickname, listen)
 
     @classmethod
@@ -199,16 +200,16 @@ class HostRoom:
 
     # ---- helpers ----------------------------------------------------------------------------------
 
-    def _is_participant(self, peer: str) -> bool:
+    def _is_participant(self, peer: PeerId) -> bool:
         member = self.members.get(peer)
         return member is not None and member.role == Role.PARTICIPANT
 
     @property
-    def participants(self) -> list[str]:
+    def participants(self) -> list[PeerId]:
         """The participants' PeerIds in join order (the host first)."""
         return [p for p, m in self.members.items() if m.role == Role.PARTICIPANT]
 
-    def _add(self, peer: str, role: Role, nickname: str, listen: str) -> Member:
+    def _add(self, peer: PeerId, role: Role, nickname: str, listen: str) -> Member:
         seeded = self.seeded.pop(peer, None)
         if seeded is None:
             self.membership_epoch += 1
@@ -258,7 +259,7 @@ class HostRoom:
         Raises ``LocalError`` ``room-phase-illegal`` for a move the current phase does not allow: a bug."""
         self.phase = next_phase(self.phase, change)
 
-    def _declaration(self, peer: str) -> SignedPayload:
+    def _declaration(self, peer: PeerId) -> SignedPayload:
         """A participant's declaration where the phase guarantees one (a bug otherwise)."""
         declaration = self.members[peer].declaration
         if declaration is None:
@@ -280,7 +281,7 @@ class HostRoom:
 
     # ---- admission --------------------------------------------------------------------------------
 
-    def join(self, peer: str, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
+    def join(self, peer: PeerId, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
         """A link's first message: admit ``peer`` (the link's authenticated PeerId, whose handshake gave
         ``transcript``) or refuse it with a verdict and close its link. Never raises for what it sent."""
         verdict = self._admit(peer, transcript, request)
@@ -297,7 +298,7 @@ class HostRoom:
         actions.append(MemberJoined(peer, role, self.members[peer].nickname))
         return actions + self._broadcast_state()
 
-    def _admit(self, peer: str, transcript: bytes, request: JoinRequest) -> tuple[JoinReason, str] | None:
+    def _admit(self, peer: PeerId, transcript: bytes, request: JoinRequest) -> tuple[JoinReason, str] | None:
         """None to admit, else (reason, detail); the reason set is the spec's closed set."""
         if request.roomId != self.room_id:
             return JoinReason.JOIN_REJECTED, "no such room here"
@@ -327,7 +328,7 @@ class HostRoom:
 
     # ---- messages ---------------------------------------------------------------------------------
 
-    def receive(self, peer: str, msg: Message, now_ms: int) -> list[RoomAction]:
+    def receive(self, peer: PeerId, msg: Message, now_ms: int) -> list[RoomAction]:
         """A message from the authenticated member ``peer`` (the host's own seat included).
 
         Never raises for what a peer sent: a message that breaks a rule (a ``PeerError``) is dropped
@@ -348,15 +349,16 @@ class HostRoom:
         except PeerError as exc:
             return refused(peer, exc.code, f"from {peer[-4:]}: {exc.message}", blame=not own)
 
-    def _on_relay(self, peer: str, msg: Relay, now_ms: int) -> list[RoomAction]:
+    def _on_relay(self, peer: PeerId, msg: Relay, now_ms: int) -> list[RoomAction]:
         if msg.origin not in ("", peer):  # members send it empty; the host attests the link's peer
             raise ProtocolError("relay-origin-invalid", "a relay may not name another member as its origin")
         attested = Relay(origin=peer, target=msg.target, body=msg.body)
         if msg.target == RELAY_TO_ALL:
             return [Send(p, attested) for p in self.members if p != peer]
-        return [Send(msg.target, attested)] if msg.target in self.members and msg.target != peer else []
+        target = PeerId(msg.target)
+        return [Send(target, attested)] if target in self.members and target != peer else []
 
-    def _on_rotation(self, peer: str, msg: CarRotation, now_ms: int) -> list[RoomAction]:
+    def _on_rotation(self, peer: PeerId, msg: CarRotation, now_ms: int) -> list[RoomAction]:
         member = self.members[peer]
         if member.role != Role.PARTICIPANT or self.phase not in WAITING_PHASES:
             raise ProtocolError("not-allowed", "only a participant may choose cars, and only while waiting")
@@ -367,7 +369,7 @@ class HostRoom:
         member.rotation = list(msg.carRotation)
         return self._broadcast_state()
 
-    def _on_ready(self, peer: str, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
+    def _on_ready(self, peer: PeerId, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
         """A declaration is accepted, or refused and answered on its sender's link (``ready-refused``)
         beside the usual ``error`` and blame: the sender is not Ready and may declare again."""
         try:
@@ -379,7 +381,7 @@ class HostRoom:
             own = peer == self.identity.peer_id
             return refused(peer, exc.code, f"from {peer[-4:]}: {exc.message}", blame=not own) + [Send(peer, answer)]
 
-    def _accept_ready(self, peer: str, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
+    def _accept_ready(self, peer: PeerId, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
         member = self.members[peer]
         if self.phase not in WAITING_PHASES:
             raise ProtocolError("not-allowed", "Ready is only possible while waiting")
@@ -400,7 +402,7 @@ class HostRoom:
         actions += self._invalidate_ceremony(CeremonyCancel.READY_CHANGED)
         return actions + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
 
-    def _on_cancel_ready(self, peer: str, msg: CancelReady, now_ms: int) -> list[RoomAction]:
+    def _on_cancel_ready(self, peer: PeerId, msg: CancelReady, now_ms: int) -> list[RoomAction]:
         """Withdraws the sender's own declaration, nobody else's. A spectator has none to cancel; a
         participant without one changes nothing (its cancel may cross a withdrawal by the host), so it
         costs no event, no ceremony and no room-state broadcast."""
@@ -420,7 +422,7 @@ class HostRoom:
         participants = self.participants
         if self.phase != RoomPhase.COLLECTING or len(participants) < self.limits.min_players:
             return []
-        envelopes: dict[str, SignedPayload] = {}
+        envelopes: dict[PeerId, SignedPayload] = {}
         for p in participants:
             envelope = self.members[p].declaration
             if envelope is None:
@@ -434,7 +436,7 @@ class HostRoom:
         actions: list[RoomAction] = [ReadySetFormed(self.ceremony.ready_digest, sorted(participants))]
         return actions + self._broadcast(request, role=Role.PARTICIPANT) + self._broadcast_state()
 
-    def _on_ack(self, peer: str, msg: ReadySetAck, now_ms: int) -> list[RoomAction]:
+    def _on_ack(self, peer: PeerId, msg: ReadySetAck, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
         if self.phase != RoomPhase.VERIFYING or ceremony is None:
             return []
@@ -451,7 +453,7 @@ class HostRoom:
         self._move(PhaseChange.ALL_ACKED)
         return self._broadcast(GridCommitRequest(ceremony.grid_ctx), role=Role.PARTICIPANT) + self._broadcast_state()
 
-    def _on_refuse(self, peer: str, msg: ReadySetRefuse, now_ms: int) -> list[RoomAction]:
+    def _on_refuse(self, peer: PeerId, msg: ReadySetRefuse, now_ms: int) -> list[RoomAction]:
         """Shown only from a participant about the ReadySet now waiting for acks; one about an earlier
         ReadySet crossed a change of the room and is dropped (as a late ack is)."""
         if not self._is_participant(peer):
@@ -461,7 +463,7 @@ class HostRoom:
             return []
         return [ReadySetRefused(peer, msg.code[:MAX_CODE], msg.detail[:MAX_DETAIL])]
 
-    def _on_commit(self, peer: str, msg: GridCommit, now_ms: int) -> list[RoomAction]:
+    def _on_commit(self, peer: PeerId, msg: GridCommit, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
         if self.phase != RoomPhase.GRID_COMMIT or ceremony is None or ceremony.grid_ctx is None:
             return []
@@ -479,7 +481,7 @@ class HostRoom:
         locked = GridCommitmentsLocked(grid_digest.hex(), [ceremony.commits[p].to_wire() for p in sorted(ceremony.commits)])
         return self._broadcast(locked, role=Role.PARTICIPANT) + self._broadcast_state()
 
-    def _on_reveal(self, peer: str, msg: GridReveal, now_ms: int) -> list[RoomAction]:
+    def _on_reveal(self, peer: PeerId, msg: GridReveal, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
         if self.phase != RoomPhase.GRID_REVEAL or ceremony is None or ceremony.grid_ctx is None:
             return []
@@ -513,7 +515,7 @@ class HostRoom:
         actions: list[RoomAction] = [CountdownStarted(self.package["matchId"], self.countdown_deadline)]
         return actions + self._broadcast(LockedStartPackageMsg(self.package)) + self._broadcast_state()
 
-    def _on_leave(self, peer: str, msg: Leave, now_ms: int) -> list[RoomAction]:
+    def _on_leave(self, peer: PeerId, msg: Leave, now_ms: int) -> list[RoomAction]:
         return self.link_closed(peer, now_ms, reason=msg.reason[:MAX_CODE] or Departure.LEFT)
 
     _HANDLERS: ClassVar[dict[type[Message], HostHandler]] = {
@@ -530,7 +532,7 @@ class HostRoom:
 
     # ---- departures and timers --------------------------------------------------------------------
 
-    def link_closed(self, peer: str, now_ms: int, reason: str = Departure.LINK_CLOSED) -> list[RoomAction]:
+    def link_closed(self, peer: PeerId, now_ms: int, reason: str = Departure.LINK_CLOSED) -> list[RoomAction]:
         """``peer``'s link ended (or it left, saying ``reason``): free its seat and tell the room; in the
         countdown a participant counts as a pre-start disconnect instead (spec §4.6)."""
         member = self.members.get(peer)
@@ -548,7 +550,7 @@ class HostRoom:
             actions += self._invalidate_ceremony(CeremonyCancel.MEMBERSHIP_CHANGED)
         return actions + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
 
-    def _countdown_disconnect(self, peer: str, now_ms: int) -> list[RoomAction]:
+    def _countdown_disconnect(self, peer: PeerId, now_ms: int) -> list[RoomAction]:
         """Survivors continue only if ≥ 2 and a strict majority of the locked roster (spec §4.6)."""
         if peer not in self.pre_start_disconnects:
             self.pre_start_disconnects.append(peer)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.encoding.wire import Message, Record, message
+from protocol.identity.keys import PeerId
 
 # Messages that cost signature checks or large state: the transport's "expensive" bucket (8 / 4 per s).
 EXPENSIVE_TYPES = frozenset(
@@ -43,7 +44,7 @@ class JoinVerdict(Message):
 class MemberWire(Record):
     """One member as every member sees it in ``room-state``."""
 
-    peerId: str
+    peerId: PeerId
     nickname: str
     role: str
     membershipEpoch: int
@@ -57,7 +58,7 @@ class RoomState(Message):
     """The host's whole room as every member sees it, broadcast on every change (newer ``stateEpoch`` wins)."""
 
     roomId: str
-    hostPeerId: str
+    hostPeerId: PeerId
     phase: str
     matchConfig: dict[str, Any]
     configDigest: str
@@ -171,7 +172,7 @@ class GridCeremonyCancel(Message):
 
     contextDigest: str
     reason: str
-    missingPeers: list[str]
+    missingPeers: list[PeerId]
 
 
 @message("locked-start-package")
@@ -189,8 +190,8 @@ class MatchStart(Message):
     matchId: str
     startedAt: int
     packageDigest: str
-    preStartDisconnects: list[str]
-    spectatorSources: dict[str, str]
+    preStartDisconnects: list[PeerId]
+    spectatorSources: dict[PeerId, PeerId]
 
 
 @message("countdown-cancel")
@@ -198,7 +199,7 @@ class CountdownCancel(Message):
     """Too few of the locked roster remained: the countdown is cancelled and everyone un-Ready."""
 
     reason: str
-    leavers: list[str]
+    leavers: list[PeerId]
 
 
 @message("leave")

@@ -20,6 +20,7 @@ from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.identity.signed import SignedPayload, build_signed, check_signature
 from protocol.versions.record import ClientVersionInfo, check_compatibility, describe_incompatibility
+from protocol.identity.keys import PeerId
 
 DECLARATION_TYPE = "ready-declaration"
 ACK_TYPE = "ready-set-ack"
@@ -35,7 +36,7 @@ class ReadyDeclaration:
     room_id: str
     config_digest: str
     membership_epoch: int
-    participant: str
+    participant: PeerId
     client_version: ClientVersionInfo
     car_rotation: list[Any]
     envelope: SignedPayload
@@ -100,7 +101,7 @@ def parse_declaration(envelope: SignedPayload) -> ReadyDeclaration:
     )
 
 
-def ready_set_context(room_id: str, config_digest: str, declarations: Mapping[str, ReadyDeclaration]) -> dict[str, Any]:
+def ready_set_context(room_id: str, config_digest: str, declarations: Mapping[PeerId, ReadyDeclaration]) -> dict[str, Any]:
     """The ReadySet context: room, settings, canonical roster and each declaration's envelope digest."""
     return {
         "type": CONTEXT_TYPE,
@@ -134,14 +135,14 @@ def verify_ready_set(
     config_digest: str,
     rounds: int,
     mine: ClientVersionInfo,
-    check_rotation: Callable[[str, list[Any]], None] = lambda peer, rotation: None,
-) -> dict[str, ReadyDeclaration]:
+    check_rotation: Callable[[PeerId, list[Any]], None] = lambda peer, rotation: None,
+) -> dict[PeerId, ReadyDeclaration]:
     """Everything a participant checks before it acks; raises a coded error naming the problem.
 
     Raises ``ProtocolError`` (``envelope-invalid``, ``invalid-signature``, ``ready-invalid``,
     ``ready-set-invalid``, ``version-incompatible``, or whatever ``check_rotation`` raises for a car).
     """
-    declarations: dict[str, ReadyDeclaration] = {}
+    declarations: dict[PeerId, ReadyDeclaration] = {}
     for raw in envelopes:
         envelope = raw if isinstance(raw, SignedPayload) else SignedPayload.from_wire(raw)
         check_signature(envelope)

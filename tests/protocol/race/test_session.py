@@ -13,6 +13,7 @@ from protocol.race.session import RaceSession
 from tests.protocol.race.harness import (
     MATCH_ID, CounterWorld, Misbehaviour, Send, SessionEnded, identities, inputs_message, make_setup, signed_input,
 )
+from tests.coded import raises_coded
 
 RACE = race_id(MATCH_ID, 0)
 
@@ -49,7 +50,7 @@ def test_a_local_error_inside_a_handler_propagates_and_is_not_blamed_on_the_peer
     bug = LocalError("race-test-bug", "a lookup failed")
     ids, session, book = two(lambda roster: FaultyKeyBook(roster, bug))
     book.armed = True
-    with pytest.raises(LocalError) as err:
+    with raises_coded(LocalError, "race-test-bug") as err:
         session.receive(ids[1].peer_id, signed(ids[1], 0), 0)
     assert err.value is bug
 
