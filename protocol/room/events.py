@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from protocol.actions import UserEvent
+from protocol.room.messages import RoomDecision
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,27 @@ class ReadyWithdrawn(UserEvent):
     EVENT = "ready-withdrawn"
     reason: str
     message: str
+
+
+@dataclass(frozen=True)
+class RoomDecided(UserEvent):
+    """The host withdrew ``participant``'s Ready for ``decision`` (a ``StallDecision``), with the refusal's
+    or timeout's ``code`` and ``detail``, decided by the answers of ``by``; ``strikes`` within the window;
+    ``removed``: it is out of the room (the host's view, and every member's from its ``room-decision``)."""
+
+    EVENT = "room-decision"
+    participant: str
+    decision: str
+    code: str
+    detail: str
+    by: list[str]
+    strikes: int
+    removed: bool
+
+    @classmethod
+    def of(cls, msg: RoomDecision) -> RoomDecided:
+        """The event of a ``room-decision`` message."""
+        return cls(msg.participant, msg.decision, msg.code, msg.detail, list(msg.by), msg.strikes, msg.removed)
 
 
 @dataclass(frozen=True)
@@ -168,7 +190,7 @@ class ErrorReported(UserEvent):
 
 RoomEvent: TypeAlias = (
     Joined | MemberJoined | MemberLeft | CompatibilityChecked | ReadyChanged | ReadyRefused | ReadyWithdrawn
-    | ReadySetFormed | ReadySetRefused | GridCancelled | CountdownStarted | CountdownCancelled | SuccessorChosen | MatchBegan
-    | ErrorReported
+    | RoomDecided | ReadySetFormed | ReadySetRefused | GridCancelled | CountdownStarted | CountdownCancelled
+    | SuccessorChosen | MatchBegan | ErrorReported
 )
 """Every user-visible event a room machine reports."""
