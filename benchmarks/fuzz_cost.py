@@ -33,7 +33,7 @@ def main() -> int:
     parser.add_argument("targets", nargs="+")
     parser.add_argument("--executions", type=int, default=200)
     parser.add_argument("--instrumented", action="store_true", help="instrument the door's scope")
-    parser.add_argument("--instrument-all", action="store_true", help="instrument every package, as before issue 18's scopes")
+    parser.add_argument("--instrument-all", action="store_true", help="instrument every package instead of the door's scope")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--remember-signatures", action="store_true", help="as campaigns do (fuzz.memo)")
     args = parser.parse_args()

@@ -4,7 +4,7 @@ uses (``cryptography``'s ChaCha20-Poly1305, PyNaCl's Ed25519, ``hashlib``'s SHA-
 ``os.read`` and writes them with ``os.write``.
 
 Why: between the native floor and the node lie two things, Python itself and the node's own layers. This
-separates them (docs/node.md, "Eleventh pass"). Two of the node's layers can be put back, named after the
+separates them (docs/node.md, "Against a node without its layers"). Two of the node's layers can be put back, named after the
 arguments, so that the difference to the plain run is what each costs:
 
 - ``codec``: the bodies are the node's ``RaceInputs`` through its strict msgpack wire codec

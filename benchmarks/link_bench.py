@@ -42,7 +42,9 @@ from pathlib import Path
 
 import trio
 
-from open4wd_node.net.link import Link, open_link
+from open4wd_node.net.link import Link
+
+from open4wd_node.net.stream_carrier import open_link, stream_link
 from open4wd_node.net.link_rules import LinkLimits
 from protocol.encoding.wire import HEADER, ROOM, FrameDecoder, Message, decode_message, encode_frame, encode_message, message
 from protocol.identity.keys import Identity
@@ -124,8 +126,8 @@ async def plaintext_pair() -> tuple[Endpoint, Endpoint, list[Link]]:
     left, right = await tcp_pair()
     base = HandshakeResult(peer_id=LISTENER_ID.peer_id, transcript=bytes(32), role=DIALER, handshake_hash=bytes(32),
                            send=NullCipher(), receive=NullCipher())
-    a = Link(left, base, limits=UNLIMITED)
-    b = Link(right, replace(base, peer_id=DIALER_ID.peer_id, role=LISTENER), limits=UNLIMITED)
+    a = stream_link(left, base, limits=UNLIMITED)
+    b = stream_link(right, replace(base, peer_id=DIALER_ID.peer_id, role=LISTENER), limits=UNLIMITED)
     return Endpoint(a.send, a.receive), Endpoint(b.send, b.receive), [a, b]
 
 

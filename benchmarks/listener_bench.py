@@ -36,7 +36,9 @@ from pathlib import Path
 
 import trio
 
-from open4wd_node.net.link import LinkClosed, open_link
+from open4wd_node.net.link import LinkClosed
+
+from open4wd_node.net.stream_carrier import open_link
 from protocol.encoding.wire import HEADER
 from protocol.identity.keys import Identity
 from protocol.link.handshake import DIALER

@@ -160,7 +160,7 @@ static void read_peer(Peer *peer) {
         }
         if (got == 0) return;                 /* the peer finished */
         peer->in_len += (size_t)got;
-        if ((size_t)got < room) break;        /* the socket is drained, as the node's read_now assumes */
+        if ((size_t)got < room) break;        /* the socket is drained, as the node's receive_arrived assumes */
     }
     size_t at = 0;
     uint8_t body[BODY_MAX], nonce[12];

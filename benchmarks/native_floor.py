@@ -9,7 +9,7 @@ processes in a full TCP mesh on 127.0.0.1 at 60 Hz, each doing for every frame e
 its inputs (read every peer's socket once, open each frame with ChaCha20-Poly1305, hash each input into its
 signer's chain, verify one Ed25519 signature per run of 4, sign its own input, seal and write one frame to
 every peer) with libsodium, the library the node signs and verifies with, and nothing else (no simulation
-step, no bookkeeping: docs/node.md, "Eleventh pass").
+step, no bookkeeping: docs/node.md, "Against a node without its layers").
 
 It is built here with the C compiler (``$CC``, else ``cc``) against libsodium's headers (Debian:
 ``libsodium-dev``); without them it says so and exits 1. Each process measures its own thread's CPU time over

@@ -5,7 +5,7 @@
   race's ratio of B's nodes' mean to A's nodes' mean.
 
 Why: on a shared virtual machine the same demo race's CPU per node-frame moves by 10–30 % from one minute
-to the next, and every part of the split moves with it (docs/node.md, "Tenth pass"). Two figures taken
+to the next, and every part of the split moves with it (docs/node.md, "Comparing two builds"). Two figures taken
 minutes apart compare the host's moods, not the code. Pairs cancel the drift slower than one race (about
 a minute with 8 nodes); the order alternates (A B, B A, ...) because a drift within a pair would
 otherwise favour one side every time: an A/A run of four pairs, all in the order A B, measured B 6–19 %

@@ -1,11 +1,11 @@
-"""Where one racer's CPU goes, per frame (issue 17): an N-node demo race in which one node runs under
+"""Where one racer's CPU goes, per frame: an N-node demo race in which one node runs under
 cProfile, then the calls that matter counted per frame that node stepped.
 
     python benchmarks/race_profile.py [--nodes 8] [--node 1] [--top 25]
 
 Counts, per frame: messages received and decoded, frames opened and sealed (AEAD), socket reads and
 writes, Ed25519 verifications and signatures, trio task steps (scheduler batches), cancel scopes opened,
-the pump's waits for its tick (quiet, or through trio); then the top functions by own time. Run on an
+the pump's waits for its tick; then the top functions by own time. Run on an
 editable (interpreted) install: cProfile sees no compiled function. The race's data directories and the
 profile are removed afterwards. cProfile slows the profiled node several-fold (its lag means nothing);
 the counts per frame are what this is for. Printed with the load average at the start.
@@ -28,9 +28,7 @@ from open4wd_node.demo.runner import run_demo
 from open4wd_node.demo.setup import DemoOptions
 
 COUNTED = {  # label -> (file suffix, function name)
-    "socket reads (os.read, read_now)": ("~", "<built-in method posix.read>"),
     "socket reads (receive_some)": ("trio/_highlevel_socket.py", "receive_some"),
-    "socket writes (os.write, send_now)": ("~", "<built-in method posix.write>"),
     "socket writes (send_all)": ("trio/_highlevel_socket.py", "send_all"),
     "frames opened (AEAD)": ("protocol/link/noise.py", "open"),
     "frames sealed (AEAD)": ("protocol/link/noise.py", "seal"),
@@ -41,8 +39,8 @@ COUNTED = {  # label -> (file suffix, function name)
     "trio task steps": ("trio/_core/_run.py", "unrolled_run"),
     "cancel scopes entered": ("trio/_core/_run.py", "__enter__"),
     "checkpoints": ("trio/_core/_run.py", "checkpoint"),
-    "pump ticks (QuietSleep.until)": ("open4wd_node/runtime/quiet_sleep.py", "until"),
-    "waits through trio.sleep_until": ("trio/_timeouts.py", "sleep_until"),
+    "pump ticks (trio.sleep_until)": ("trio/_timeouts.py", "sleep_until"),
+    "events the pump took (receive_nowait)": ("trio/_channel.py", "receive_nowait"),
     "frames stepped": ("sim_core/world.py", "step"),
 }
 

@@ -1,4 +1,4 @@
-"""Relay figures (issue 11 targets), in one run over real loopback TCP, the relay a real
+"""Relay figures against their targets, in one run over real loopback TCP, the relay a real
 ``open4wd-node relay`` process (its own core when one is free), the ends in this process:
 
 - (a) delivery of a 100-byte message, one at a time (each carries its send time, ``perf_counter_ns``),

@@ -36,7 +36,7 @@ from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.view.events import EventSink
 from open4wd_node.runtime.logs import configure_logging
-from open4wd_node.net.listener import with_listener
+from open4wd_node.relay.reach import with_listener
 from open4wd_node.room.session import HostOptions, JoinOptions
 from open4wd_node.runtime.values import IntRange
 from protocol.identity.keys import Identity

@@ -6,8 +6,8 @@ Run: ``nice -n 0 .venv/bin/python benchmarks/sim_bench.py [--frames N] [--seed S
 [--every-feature]`` (``--track builtin:track-03``: its rain; default the demo round, built-in track-02;
 ``--every-feature``: what the built-ins leave out as well: two of the heavy cars carry a rotor weapon in
 place of their magnet, and a row of solid entities, fixed, moving and destructible, stands across the
-track ahead of the grid; issue 15's figure is ``--track builtin:track-03 --every-feature``). Targets (issue 14,
-quiet machine, medians): step ≤ 60 µs and ≤ 1.3× the flat reference; save + load of an own snapshot
+track ahead of the grid; docs/sim.md, "Performance" leads with ``--track builtin:track-03 --every-feature``).
+Targets (quiet machine, medians): step ≤ 60 µs and ≤ 1.3× the flat reference; save + load of an own snapshot
 ≤ 15 µs; hash ≤ 8 µs; 8-frame rollback ≤ 0.6 ms standalone, ≤ 1 ms inside a live session.
 
 On a busy machine absolute figures swell with the load (printed first); the ratio step / reference is

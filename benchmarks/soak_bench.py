@@ -1,4 +1,4 @@
-"""Soak throughput (issue 13 target): races per hour of ``open4wd-node soak`` on this machine, 3-node
+"""Soak throughput: races per hour of ``open4wd-node soak`` on this machine, 3-node
 races of the default length (1 lap of builtin:track-01, 60 s limit), on the embedded LocalCluster.
 
     nice -n 10 python benchmarks/soak_bench.py [--races 8] [--workers 2] [--profiles clean]

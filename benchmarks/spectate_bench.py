@@ -1,5 +1,5 @@
-"""Spectators (issue 12 targets): what a source pays per spectator, how late a viewer shows a frame, and
-whether 20 spectators change the players' lag.
+"""Spectators: what a source pays per spectator, how late a viewer shows a frame, and whether 20 spectators
+change the players' lag (docs/spectate.md, "Performance").
 
     python benchmarks/spectate_bench.py cpu [--frames 600]          # source CPU per spectator, wall clock
     python benchmarks/spectate_bench.py watch [--spectators 20] [--real]
@@ -177,7 +177,7 @@ def live() -> None:
     from open4wd_node.assets.cars import CarChoice
     from open4wd_node.assets.room_assets import NodeRoomAssets
     from open4wd_node.assets.store import AssetStore
-    from open4wd_node.net.listener import with_listener
+    from open4wd_node.relay.reach import contact_dialler, with_listener
     from open4wd_node.room.session import JoinOptions, join_room
     from open4wd_node.runtime.config import DEFAULTS
     from open4wd_node.view.events import EventSink
@@ -237,7 +237,8 @@ def live() -> None:
                 outcome = await join_room(context, identity, Invitation.parse(invites["spectator"]), options,
                                           CarChoice.parse("speed"), events, lis)
             assets = NodeRoomAssets(AssetStore.in_data_dir(tmp / "viewer"), DEFAULTS)
-            return await MatchViewer(identity, events, outcome.started, outcome.addresses, assets, tmp / "viewer" / "races").run()
+            return await MatchViewer(identity, events, outcome.started, outcome.addresses, assets, tmp / "viewer" / "races",
+                                     dial=contact_dialler(identity, lis.use_relays)).run()
 
         report = trio.run(with_listener, identity, "127.0.0.1", 0, body)
         lags = {}

@@ -1,4 +1,4 @@
-"""Stall recovery (issue 10 target): whole nodes race over loopback TCP; one of them stands still for
+"""Stall recovery (docs/race.md, "Performance"): whole nodes race over loopback TCP; one of them stands still for
 ``--stall`` seconds (its pump and its links, the in-process stand-in for SIGSTOP) after frame 60. Reports,
 from the moment it resumes: when the others step again, when the stalled node's lag is back to at most
 one tick (4 frames), and what every node dropped, probed and re-sent.

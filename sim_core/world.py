@@ -381,8 +381,3 @@ class World:
         """Names of the saved integers in saved order (for diffing two states)."""
         return field_names([m.part_count for m in self.models], self.weather.slots, self.launchers.slots,
                            self.rotors.slots, self.obstacles.slots)
-
-    def corrupt_for_testing(self, slot: int = 0) -> None:
-        """Fault-injection hook: move car ``slot`` 1 µm to the right, as a desync would. Never call in a race."""
-        self._cars[slot][LAT] += 1
-        self._snapshot = None  # LAT is not a part field: the derived flags still hold

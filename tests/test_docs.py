@@ -1,4 +1,5 @@
-"""The docs describe the repository as it is: every file path a doc names exists, and no doc is a diary.
+"""The docs describe the repository as it is: every file path a doc names exists, every section a doc cites
+exists, and no doc is a diary.
 
 Which files are docs: ``README.md``, ``CONTRIBUTING.md``, ``CHANGELOG.md``, every ``*.md`` under ``docs/``,
 ``fuzz/README.md``, and the comment lines of ``configs/`` (the shipped configuration documents itself).
@@ -16,6 +17,14 @@ placeholder or a pattern (``<data-dir>/races/``, ``DIR/report.json``, ``races/*.
 - a bare file name (``blocking.py``) is a path when it ends in one of ``BARE_EXTENSIONS`` (source and docs,
   not the names of files a user or a run makes, such as ``report.json`` or ``identity.key``); some file of
   the repository must have that name.
+
+A section is cited as a doc's path followed by its name in quotes, or several names (docs/race.md, "Chained
+inputs"; docs/node.md "Demo", "The live page"); the path is not itself inside quotes. A name must be a heading
+of that doc, or the bold lead of one of its paragraphs or list items (``**Own states.**``), compared without
+backticks and without the lead's closing full stop; a name may leave out a parenthesised tail or what
+follows a colon (the heading "Race mesh (`open4wd_node/race/mesh.py`)" is cited as "Race mesh", "Weather:
+rain and snow patches" as "Weather"). tests/test_code_comments.py holds the code to the same rule and to the
+diary rule.
 
 A diary is recognised by a heading that names a pass, a date or a branch, and anywhere in the text by an
 ordinal followed by "pass", the word issue followed by a number, or the design page's name followed by a
@@ -49,6 +58,14 @@ DIARY_HEADING = {
     "a date": re.compile(r"\b\d{4}-\d{2}-\d{2}\b"),
     "a branch": re.compile(r"\bbranch\b", re.IGNORECASE),
 }
+
+DOC_CITATION = re.compile(
+    r"""(?<!["\w/.-])((?:docs/[\w/-]+|fuzz/README|README|CONTRIBUTING|CHANGELOG)\.md)`?"""
+    r"""((?:\s*,?\s*(?:and\s+)?["“][^"”\s,][^"”]*["”])+)"""
+)
+SECTION_NAME = re.compile(r"""["“]([^"”]+)["”]""")
+HEADING = re.compile(r"^#+\s+(.+?)\s*$")
+BOLD_LEAD = re.compile(r"^\s*(?:[-*]\s+|\d+\.\s+)?\*\*([^*]+)\*\*")
 
 WORD_BREAKS = re.compile(r"[\s`'\"“”‘’()\[\]|,;!?*]+")
 NOT_A_REPOSITORY_PATH = re.compile(r"[<>{}$~@:=%&+]|^/|^\.\.?/?$")
@@ -128,6 +145,44 @@ def missing_paths(doc: Path, text: str, root: Path = REPO_ROOT) -> list[str]:
     return missing
 
 
+def cited_sections(text: str) -> list[tuple[str, str]]:
+    """``(doc, section name)`` for every section ``text`` cites, by the rule of this module (line breaks and
+    indentation inside a citation do not matter)."""
+    flat = " ".join(text.split())
+    return [(match.group(1), name) for match in DOC_CITATION.finditer(flat) for name in SECTION_NAME.findall(match.group(2))]
+
+
+@cache
+def section_names(doc: Path) -> frozenset[str] | None:
+    """The names a citation may give the sections of ``doc``: its headings and its paragraphs' and list items'
+    bold leads, without backticks and a lead's closing full stop or colon; None when there is no such doc."""
+    if not doc.is_file():
+        return None
+    names: set[str] = set()
+    fenced = False
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced:
+            continue
+        if match := HEADING.match(line) or BOLD_LEAD.match(line):
+            names.add(match.group(1).replace("`", "").strip().rstrip(".:"))
+    return frozenset(names)
+
+
+def missing_sections(text: str, root: Path = REPO_ROOT) -> list[str]:
+    """The citations in ``text`` (``doc "name"``) whose doc has no section of that name, in order, each once."""
+    missing = []
+    for doc, name in cited_sections(text):
+        names = section_names(root / doc)
+        wanted = name.replace("`", "").strip()
+        found = names is not None and any(
+            known == wanted or known.startswith((wanted + " (", wanted + ":")) for known in names)
+        if not found and (cited := f'{doc} "{name}"') not in missing:
+            missing.append(cited)
+    return missing
+
+
 def diary_marks(text: str) -> list[str]:
     """Each line of ``text`` that reads as a diary, with what gives it away."""
     marks = []
@@ -154,6 +209,11 @@ def test_every_path_a_doc_names_exists(doc):
 @pytest.mark.parametrize("doc", doc_files(), ids=_relative)
 def test_no_doc_is_a_diary(doc):
     assert diary_marks(doc_text(doc)) == [], f"{_relative(doc)} reads as a diary"
+
+
+@pytest.mark.parametrize("doc", doc_files(), ids=_relative)
+def test_every_section_a_doc_cites_exists(doc):
+    assert missing_sections(doc_text(doc)) == [], f"{_relative(doc)} cites sections that its docs do not have"
 
 
 def test_the_docs_this_test_reads_exist():
@@ -203,4 +263,34 @@ def test_diary_headings_issue_numbers_and_design_references_are_found():
     )
     assert [mark.split(":", 1)[0] for mark in diary_marks(text)] == [
         "line 1", "line 1", "line 2", "line 3", "line 4", "line 4", "line 4",
+    ]
+
+
+def test_citations_name_their_doc_and_every_section_they_quote():
+    text = (
+        'docs/race.md, "Chained inputs" and docs/node.md "Demo", "The live page" and\n'
+        '    "Frames per tick"; fuzz/README.md, "Targets"; ("README.md", "CONTRIBUTING.md"); docs/sim.md alone; '
+        "`docs/transport.md`, \"The listener's door\""
+    )
+    assert cited_sections(text) == [
+        ("docs/race.md", "Chained inputs"), ("docs/node.md", "Demo"), ("docs/node.md", "The live page"),
+        ("docs/node.md", "Frames per tick"), ("fuzz/README.md", "Targets"),
+        ("docs/transport.md", "The listener's door"),
+    ]
+
+
+def test_a_citation_must_name_a_heading_or_a_bold_lead_of_its_doc(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(
+        "# A page\n\n## Race mesh (`mesh.py`)\n\n## Weather: patches\n\n**Own states.** Text.\n\n"
+        "- **A broken link (decision).** Text.\n\n"
+        "```\n## Not a heading\n```\n\n## `open4wd-node signal`\n"
+    )
+    doc, gone = "docs/" + "a.md", "docs/" + "gone.md"  # assembled, so that this module cites nothing itself
+    text = " ".join(f'{path}, "{name}"' for path, name in [
+        (doc, "Race mesh"), (doc, "Weather"), (doc, "Own states"), (doc, "A broken link"), (doc, "`open4wd-node signal`"),
+        (doc, "Race"), (doc, "Not a heading"), (doc, "Sixth pass"), (gone, "Race mesh"),
+    ])
+    assert missing_sections(text, root=tmp_path) == [
+        f'{doc} "Race"', f'{doc} "Not a heading"', f'{doc} "Sixth pass"', f'{gone} "Race mesh"',
     ]

@@ -1,4 +1,4 @@
-"""The import contract (ARCHITECTURE §1): which package may import what, read from the source itself.
+"""The import contract (docs/layout.md, "Rules that keep it so"): which package may import what, read from the source itself.
 
 - ``protocol`` (sans-IO) imports neither trio nor the shell nor the simulation;
 - ``sim_core`` (pure) imports neither trio nor the shell nor the protocol;

@@ -35,7 +35,8 @@ import trio.testing
 
 from fuzz.harness import Target, frames
 from open4wd_base.errors import PeerError
-from open4wd_node.net.link import Link, LinkClosed, open_link
+from open4wd_node.net.link import Lane, Link, LinkClosed
+from open4wd_node.net.stream_carrier import open_link
 from open4wd_node.relay.client import Reservations, request_circuit
 from open4wd_node.relay.links import RELAY_LINK_LIMITS, RELAY_REGISTRY
 from open4wd_node.relay.server import RelayServer
@@ -72,7 +73,7 @@ class _End:
     async def send_body(self, body: bytes) -> None:
         """``body`` sealed by this end as it is, whatever it holds (what a modified peer can send)."""
         try:
-            await self.link._send_frame(body)
+            await self.link.carrier.send(body, Lane.CONTROL)
         except LinkClosed:
             return
 

@@ -13,11 +13,14 @@ from open4wd_node.runtime.context import NodeContext
 from open4wd_node.drivers.control_api import ControlServer
 from open4wd_node.drivers.bot import BotDriver
 from open4wd_node.drivers.idle import IdleDriver
+from open4wd_node.faults.plan import NodeFault, nondeterministic_frame
+from open4wd_node.faults.race import RaceFaults
+from open4wd_node.relay.reach import contact_dialler
 from open4wd_node.view.events import EventSink
 from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.race.driver import Driver, FrameObserver
-from open4wd_node.race.runner import MatchReport, MatchRunner, RaceOptions
+from open4wd_node.race.runner import MatchReport, MatchRunner, RaceOptions, RaceWiring
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.room.driver import RoomOutcome
 from open4wd_node.spectate.watcher import FrameObserver as FrameShownObserver, MatchViewer, WatchReport
@@ -29,13 +32,15 @@ FLUSH_S = 1.0
 @dataclass(frozen=True)
 class PlayOptions:
     """How this node plays once the match starts: who drives (``bot``, ``external``, ``idle``), the
-    bot's seed, where the control API listens (``external``), and the race options."""
+    bot's seed, where the control API listens (``external``), the race options, and the faults the soak, the
+    demo or a test asks this node to suffer (``--fault``)."""
 
     driver: str = "bot"
     seed: int = 0
     control_host: str = "127.0.0.1"
     control_port: int = 0
     race: RaceOptions = field(default_factory=RaceOptions)
+    faults: tuple[NodeFault, ...] = ()
 
 
 class ControlTee(EventSink):
@@ -66,7 +71,7 @@ async def watch_match(
         raise LocalError("race-not-started", "watch_match needs the outcome of a room whose match started")
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     viewer = MatchViewer(identity, events, started, outcome.addresses, assets, ctx.data_dir / "races", on_frame=on_frame,
-                         use_relays=use_relays)
+                         dial=contact_dialler(identity, use_relays))
     return await viewer.run()
 
 
@@ -75,16 +80,22 @@ async def play_match(
     options: PlayOptions,
 ) -> MatchReport:
     """Race the match ``outcome`` started, with the driver ``options`` name (and, for ``external``, the
-    control API serving meanwhile); returns this node's report. ``LocalError`` when the room did not
-    start a match (the caller checks ``outcome.started`` first); ``UserError`` from the race log or
-    the control port."""
+    control API serving meanwhile), and the faults it names (``open4wd_node.faults``, wrapped around the
+    runner's wiring); returns this node's report. ``LocalError`` when the room did not start a match (the
+    caller checks ``outcome.started`` first); ``UserError`` from the race log or the control port."""
     started = outcome.started
     if started is None:
         raise LocalError("race-not-started", "play_match needs the outcome of a room whose match started")
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     log_dir = ctx.data_dir / "races"
     server: ControlServer | None = None
+    wiring = RaceWiring(listener, contact_dialler(identity, listener.use_relays))
+    float_at = nondeterministic_frame()
     async with trio.open_nursery() as nursery:
+        if options.faults or float_at is not None:
+            faults = RaceFaults(options.faults, events, float_at)
+            await nursery.start(faults.run)
+            wiring = faults.wire(wiring)
         on_step: FrameObserver | None = None
         driver: Driver
         if options.driver == "external":
@@ -98,7 +109,7 @@ async def play_match(
             driver = BotDriver(options.seed)
         else:
             driver = IdleDriver()
-        runner = MatchRunner(identity, events, started.locked, outcome.addresses, listener, assets, driver,
+        runner = MatchRunner(identity, events, started.locked, outcome.addresses, wiring, assets, driver,
                              options.race, log_dir, on_step=on_step, spectators=sorted(started.spectator_sources))
         report = await runner.run()
         if server is not None:

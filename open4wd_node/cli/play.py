@@ -3,39 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 
 from open4wd_node.runtime.config import NodeConfig
 from open4wd_node.runtime.context import NodeContext
-from open4wd_node.runtime.errors import UserError
 from open4wd_node.view.events import EventSink
 from open4wd_node.cli.match import PlayOptions, play_match, watch_match
-from open4wd_node.net.listener import NodeListener, with_listener
+from open4wd_node.faults.plan import parse_fault
+from open4wd_node.net.listener import NodeListener
+from open4wd_node.relay.reach import with_listener
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.room.driver import RoomOutcome
 from open4wd_node.runtime.trio_main import run_trio
 from protocol.identity.keys import Identity, load_or_create_identity
 from protocol.spectate.messages import SpectateEndReason
 
-FAULT = re.compile(r"(corrupt-state|disconnect)@([0-9]{1,7})(?::([0-9]{1,3}))?")
-
-
 def play_options(args: argparse.Namespace, config: NodeConfig) -> PlayOptions:
     """How this node plays its match: driver, seed and control port from the configuration, the race
     mode, input delay and frames per tick, and ``--fault``; ``UserError`` ``fault-invalid`` for a malformed ``--fault``."""
     race = RaceOptions(mode=config.mode, input_delay=config.input_delay, frames_per_tick=config.frames_per_tick)
-    if args.fault is not None:
-        match = FAULT.fullmatch(args.fault)
-        if match is None or (match[1] == "corrupt-state" and match[3]):
-            raise UserError("fault-invalid",
-                            f"--fault takes corrupt-state@FRAME or disconnect@FRAME[:SECONDS], got {args.fault!r}")
-        if match[1] == "corrupt-state":
-            race = replace(race, fault_frame=int(match[2]))
-        else:
-            race = replace(race, cut_frame=int(match[2]), cut_seconds=float(match[3] or 5))
-    return PlayOptions(driver=config.driver, seed=args.seed, control_port=config.control_port, race=race)
+    faults = () if args.fault is None else (parse_fault(args.fault),)
+    return PlayOptions(driver=config.driver, seed=args.seed, control_port=config.control_port, race=race, faults=faults)
 
 
 def room_identity(ctx: NodeContext, args: argparse.Namespace) -> tuple[Identity, EventSink]:

@@ -36,7 +36,7 @@ def speed_profile(route: Route) -> list[int]:
     n = route.count + 1
     caps = [_cap(route, i) for i in range(n)]
     allowed = caps[:]
-    laps = 2 if route.loop else 1  # the second pass carries the caps after the line back over it
+    laps = 2 if route.loop else 1  # a loop is walked twice: the caps after the line carry back over it
     for _ in range(laps):
         for i in range(n - 2, -1, -1):
             ds = route.arc[i + 1] - route.arc[i]

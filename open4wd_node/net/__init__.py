@@ -1,5 +1,6 @@
-"""Links between nodes over TCP: addresses, the encrypted link and its rules, the listener and its door, outboxes,
-and the containment that keeps one peer's input from taking down more than its own link."""
+"""Links between nodes: the link and its rules over a carrier of whole messages (the TCP carrier: Noise over a
+stream), addresses, the listener and its door, outboxes, and the containment that keeps one peer's input from
+taking down more than its own link."""
 
 from open4wd_base.exports import lazy_exports
 
@@ -23,16 +24,14 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "Impairment": "impair",
     "ImpairmentProxy": "impair",
     "ProxyStats": "impair",
+    "Carrier": "link",
     "LINK_COUNTERS": "link",
+    "Lane": "link",
     "Link": "link",
+    "LinkAuth": "link",
     "LinkClosed": "link",
     "LinkCounters": "link",
-    "foreign_protocol": "link",
     "now_ms": "link",
-    "open_link": "link",
-    "peer_address": "link",
-    "peer_endpoint": "link",
-    "refuse_unopened": "link",
     "IngressGuard": "link_rules",
     "Keepalive": "link_rules",
     "LinkBuckets": "link_rules",
@@ -41,10 +40,20 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "LinkPong": "link_rules",
     "SendPacer": "link_rules",
     "link_registry": "link_rules",
+    "Doorway": "listener",
     "NodeListener": "listener",
-    "with_listener": "listener",
+    "Reachability": "listener",
     "Outbox": "outbox",
     "flush": "outbox",
+    "StreamCarrier": "stream_carrier",
+    "detach_stream": "stream_carrier",
+    "foreign_protocol": "stream_carrier",
+    "open_link": "stream_carrier",
+    "peer_address": "stream_carrier",
+    "peer_endpoint": "stream_carrier",
+    "refuse_unopened": "stream_carrier",
+    "stream_link": "stream_carrier",
+    "Dialler": "transport",
     "dial": "transport",
     "serve": "transport",
 })

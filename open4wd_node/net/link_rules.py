@@ -90,7 +90,7 @@ class LinkBuckets:
         """Charge one frame of ``size`` bytes: a message and its bytes, and an expensive token if it is one.
         0 after spending all of it; otherwise the wait until all of it fits, with nothing spent. Written
         out for the two or three buckets rather than looped over a list of charges: every message a race
-        node sends or receives passes here (docs/node.md, "Sixth pass")."""
+        node sends or receives passes here (docs/node.md, "CPU per frame": the ``link`` part)."""
         general, general_bytes = self.general, self.general_bytes
         wait = max(general.wait_ms(now_ms, 1), general_bytes.wait_ms(now_ms, size))
         if expensive:

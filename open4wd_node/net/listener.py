@@ -8,14 +8,17 @@ bound, the listener knows the address it advertises (``open4wd_node.net.advertis
 and the room announcement carry, never a wildcard. A node that uses relays (docs/relay.md) also keeps
 its reservations here, and admits every circuit opened to it through the same door as a direct connection;
 what it announces is then its contact (``protocol.relay.contact``): the direct address (none with
-``reachability = relay``) and its relays.
+``reachability = relay``) and its relays. How it keeps those reservations is given to it (``Reserver``,
+``open4wd_node.relay``'s ``Reservations``, by ``open4wd_node.relay.reach.with_listener``): the network
+layer below the relay client knows only that something keeps this node reachable elsewhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from enum import StrEnum
 from functools import partial
-from typing import TypeVar, cast
+from typing import Protocol, TypeVar, cast
 
 import structlog
 import trio
@@ -28,20 +31,54 @@ from open4wd_node.net.link import Link
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.net.admission import LISTENER_LIMITS, ListenerLimits
 from open4wd_node.net.transport import Door, serve
-from open4wd_node.relay.client import Reservations
-from open4wd_node.relay.reach import Reachability
 from protocol.identity.keys import Identity
 from protocol.relay.contact import Contact
 from protocol.room.messages import EXPENSIVE_TYPES
 from protocol.encoding.wire import Message
 
-__all__ = ["NodeListener", "parse_address", "with_listener"]
+__all__ = ["Doorway", "NodeListener", "Reachability", "Reserver", "parse_address"]
 
 log = structlog.get_logger("open4wd_node.listener")
 RESERVE_WAIT_S = 10.0  # how long a starting node waits for its relays' first answers
 Handler = Callable[[Link, Message], Awaitable[None]]
 T = TypeVar("T")
 M = TypeVar("M", bound=Message)
+Admit = Callable[[trio.abc.Stream, str, str], Awaitable[None]]  # (stream, address, source): the door's ``admit``
+
+
+class Reachability(StrEnum):
+    """How peers reach this node (the ``reachability`` setting)."""
+
+    AUTO = "auto"  # listens directly, and reserves at the configured relays (if any)
+    DIRECT = "direct"  # never uses a relay: no reservation, no relayed dial
+    RELAY = "relay"  # accepts no direct link: reachable only through its reservations
+
+
+class Reserver(Protocol):
+    """Keeps this node reserved at its relays while ``run`` runs, admitting every circuit opened to it
+    through the listener's door (``open4wd_node.relay.client.Reservations``)."""
+
+    @property
+    def held(self) -> set[str]:
+        """The relays where this node holds a reservation now."""
+
+    @property
+    def tried(self) -> trio.Event:
+        """Set once every relay was tried at least once."""
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Keep every reservation until cancelled; ``nursery.start`` returns at once."""
+
+
+class Doorway(Protocol):
+    """Where links arrive, handed over by their first message's type: the node's listener, or a test's or
+    the soak's wrapper of it (``open4wd_node.faults``)."""
+
+    def add_handler(self, kind: type[M], handler: Callable[[Link, M], Awaitable[None]]) -> None:
+        """From now on a link whose first message is a ``kind`` goes to ``handler(link, first)``."""
+
+    def remove_handler(self, kind: type[Message]) -> None:
+        """Links opening with a ``kind`` are refused again."""
 
 
 class NodeListener:
@@ -49,7 +86,10 @@ class NodeListener:
     type (``add_handler``), which the room and the race register while they accept links."""
 
     def __init__(self, identity: Identity, advertise: Advertise = AUTOMATIC, door: ListenerLimits = LISTENER_LIMITS,
-                 reachability: str = "auto", relays: tuple[str, ...] = ()) -> None:
+                 reachability: str = "auto", relays: tuple[str, ...] = (),
+                 reserve: Callable[[tuple[str, ...], Admit], Reserver] | None = None) -> None:
+        """``reserve(relays, admit)`` makes what keeps this node reserved at ``relays`` (needed when there
+        are any, and ``reachability`` is not ``direct``: ``LocalError`` ``listener-cannot-reserve`` otherwise)."""
         self.identity = identity
         self.advertise = advertise
         self.door = door  # what opening connections may cost
@@ -59,7 +99,11 @@ class NodeListener:
         if self.reachability is Reachability.RELAY and not self.relays:
             raise UserError("relay-missing", "--reachability relay needs at least one --relay HOST:PORT to be reachable through")
         self.gate = Door(self._accept, identity, expensive=EXPENSIVE_TYPES, door=door)  # direct and relayed links
-        self.reservations = Reservations(identity, self.relays, self.gate.admit)
+        self.reservations: Reserver | None = None
+        if self.relays:
+            if reserve is None:
+                raise LocalError("listener-cannot-reserve", "a listener with relays needs a way to reserve at them")
+            self.reservations = reserve(self.relays, self.gate.admit)
         self.handlers: dict[type[Message], Handler] = {}  # first message type -> its handler
         self.address: Address | None = None  # where it is bound (the real port, also when 0 was asked)
         self.advertised: Advertised | None = None  # what peers are told to dial
@@ -113,7 +157,7 @@ class NodeListener:
                 except OSError as exc:
                     raise UserError("listen-failed", f"cannot listen on {Address(host, port)}: {exc.strerror}") from None
                 self.advertised = advertised_address(self.address, self.advertise)
-            if self.relays:
+            if self.reservations is not None:
                 await nursery.start(self.reservations.run)
                 with trio.move_on_after(RESERVE_WAIT_S):
                     await self.reservations.tried.wait()  # invitations name the relays: try them first
@@ -151,16 +195,3 @@ class NodeListener:
             return
         await handler(link, first)
 
-
-async def with_listener(
-    identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC,
-    reachability: str = "auto", relays: tuple[str, ...] = (),
-) -> T:
-    """Run ``body`` while this node's listener serves on ``host:port`` (and keeps its relay reservations);
-    stop listening, and release the reservations, afterwards."""
-    async with trio.open_nursery() as nursery:
-        listener = NodeListener(identity, advertise, reachability=reachability, relays=relays)
-        await nursery.start(listener.run, host, port)
-        result = await body(listener)
-        nursery.cancel_scope.cancel()
-    return result

@@ -12,6 +12,7 @@ and the peer's address. ``dial`` can keep trying a busy listener for a while (``
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 import structlog
 import trio
@@ -23,15 +24,25 @@ from protocol.encoding.wire import Message
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.admission import LISTENER_BUSY, LISTENER_LIMITS, BusyBackoff, ListenerLimits, OpeningPlaces, source_of
 from open4wd_node.net.containment import contained_link
-from open4wd_node.net.link import Link, LinkClosed, open_link, peer_endpoint, refuse_unopened
+from open4wd_node.net.link import Link, LinkClosed
+from open4wd_node.net.stream_carrier import open_link, peer_endpoint, refuse_unopened
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 
-__all__ = ["Door", "Link", "LinkClosed", "LinkLimits", "ListenerLimits", "dial", "serve"]
+__all__ = ["Dialler", "Door", "Link", "LinkClosed", "LinkLimits", "ListenerLimits", "dial", "serve"]
 
 log = structlog.get_logger("open4wd_node.transport")
 BUSY_RETRY_S = 10.0  # how long a joiner keeps trying a listener that answers listener-busy
 
 LinkHandler = Callable[[Link], Awaitable[None]]
+
+
+class Dialler(Protocol):
+    """How a part of the node dials a peer it knows by PeerId and contact (``HOST:PORT``, perhaps with relays):
+    ``open4wd_node.relay.reach.contact_dialler`` in the product, a test's or the soak's wrapper of it."""
+
+    async def __call__(self, contact: str, peer: str, *, expensive: frozenset[str] = frozenset(),
+                       limits: LinkLimits = ROOM_LIMITS) -> Link:
+        """A link to ``peer`` at ``contact``; ``LinkClosed`` (or ``OSError``) when none opens."""
 
 
 async def dial(

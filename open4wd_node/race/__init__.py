@@ -3,6 +3,7 @@
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
+    "CostPart": "budget",
     "CostSplit": "budget",
     "CpuBudget": "budget",
     "NO_SPLIT": "budget",
@@ -18,7 +19,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "Mesh": "mesh",
     "RACE_INGRESS_LIMITS": "mesh",
     "RACE_LIMITS": "mesh",
-    "StallGate": "mesh",
     "with_headroom": "mesh",
     "FramePump": "pump",
     "ReplayReport": "replay",

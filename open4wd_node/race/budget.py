@@ -1,34 +1,58 @@
-"""``CpuBudget``: this node's CPU time per race frame, split by part (``protocol.race.costs.CostPart``).
+"""``CpuBudget``: this node's CPU time per race frame, split by part (``CostPart``).
 
-Every nanosecond of the event-loop thread's CPU time while a budget runs is charged to exactly one part:
-the session and the links say which part their synchronous work belongs to (``part``), a trio
-instrument charges each task step to the task's role (a link's reader and writer are ``LINK``, every
-other task ``SHELL``) and the scheduler's own time between steps to ``SHELL``. So the parts add up to
-the thread's CPU time, and "shell" is honestly the rest. CPU time (``time.thread_time_ns``), not wall
-time: the figure holds on a loaded machine, where wall-clock lag does not. Work off the loop
-(``run_blocking``: building a world, fsync) runs in other threads and is not charged.
+The race session is sans-IO and reads no clock, so the shell measures it from outside: around each call
+into the session (``advance_frame``, ``add_local_input``, the handling of a peer's message), around the
+links' own work (their reader and writer tasks), and everything else is the shell's. Every nanosecond of
+the event-loop thread's CPU time while a budget runs is charged to exactly one part: the runner says which
+part the synchronous work it is about to do belongs to (``part``), a trio instrument charges each task step
+to the task's role (a link's reader and writer are ``LINK``, every other task ``SHELL``) and the scheduler's
+own time between steps to ``SHELL``. So the parts add up to the thread's CPU time, and "shell" is honestly
+the rest. CPU time (``time.thread_time_ns``), not wall time: the figure holds on a loaded machine, where
+wall-clock lag does not. Work off the loop (``run_blocking``: building a world, fsync) runs in other
+threads and is not charged.
 
-How it is read: the thread's CPU clock is a system call (about 0.25 µs warm, more in a busy race), and a
-frame with 7 peers crosses some 60 boundaries, so the budget reads it only where the thread goes to wait
-for I/O (the instrument's ``before_io_wait`` and ``after_io_wait``, which trio calls around its own waits
-and the pump's ``QuietSleep`` around its quiet ones: once a frame) and at ``split``. Between two such
-readings each boundary reads the wall clock (``perf_counter_ns``, no system call), and the interval's CPU
-time is shared among the parts in proportion to their wall time in it; the wait itself is charged to
-the shell. The total stays the thread's exact CPU time; a part's share is
-exact up to preemption inside the interval (a busy machine that stops the thread mid-verification
-lends that stop's proportion to verification), which the proportions of many frames average out.
+How it is read: the thread's CPU clock is a system call, so the budget reads it only at ``split`` (a few
+times a second: the live view, the ``progress`` events, a round's end). Every boundary reads the wall clock
+instead (``perf_counter_ns``, no system call), and the CPU time between two splits is shared among the
+parts in proportion to their wall time in it; while the thread waits for I/O (trio's ``before_io_wait``
+and ``after_io_wait``, the instrument's hooks) no part's wall time runs. The total stays the thread's exact
+CPU time; a part's share is exact up to preemption (a busy machine that stops the thread mid-step lends
+that stop's proportion to the step), which the proportions of many frames average out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import trio
 
-from open4wd_node.race.part_clock import PartClock, PartSpan
-from protocol.race.costs import CostPart
+_cpu_clock = time.thread_time_ns
+_wall_clock = time.perf_counter_ns
+
+
+class CostPart(StrEnum):
+    """The parts a race node's CPU per frame is split into: what the ``result`` event's ``cpu`` shows."""
+
+    STEP = "step"
+    """``RaceSession.advance_frame``: stepping the world (the first time, and again after a rollback, with the
+    saving and loading of states), this node's checksum votes, and the verification of the peers' inputs
+    the session checks a run at a time as frames become final."""
+    INPUT = "input"
+    """``RaceSession.add_local_input``: this node's input, signed, and the ``race-inputs`` built for each peer."""
+    MESSAGES = "messages"
+    """The session's handling of the peers' messages and of links lost and back (``RaceSession.receive``,
+    ``peer_lost``, ``peer_reconnected``): verifying signatures, buffering inputs, votes, recovery."""
+    LINK = "link"
+    """The links' own tasks: reading, framing, opening and sealing (AEAD), decoding and encoding, the rate
+    limits and keepalives, writing."""
+    SHELL = "shell"
+    """Everything else: the frame pump, the driver's decisions, trio's scheduling, events, the race log."""
+
+
+_PARTS = tuple(CostPart)
 
 
 @dataclass(frozen=True)
@@ -68,29 +92,90 @@ class CostSplit:
 NO_SPLIT = CostSplit(0, dict.fromkeys(CostPart, 0))
 
 
+class PartSpan:
+    """The ``with`` block of one part; one per part and budget, reused (the outer part goes on a stack)."""
+
+    __slots__ = ("budget", "part")
+
+    def __init__(self, budget: CpuBudget, part: CostPart) -> None:
+        self.budget = budget
+        self.part = part
+
+    def __enter__(self) -> PartSpan:
+        budget = self.budget
+        budget.outer.append(budget.switch(self.part))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        budget = self.budget
+        budget.switch(budget.outer.pop())
+
+
 class CpuBudget(trio.abc.Instrument):
-    """Charges the loop thread's CPU time to parts (module docstring); a ``CostMeter`` for the session
-    and the links, and a trio instrument while ``running``. The accounting is its ``clock``'s (compiled
-    with the race core: ``part`` and ``switch`` are the clock's own methods, so a boundary costs no
-    interpreted call); this class adds the tasks' roles and trio's hooks."""
+    """Charges the loop thread's CPU time to parts (module docstring): ``part`` for the runner's calls into
+    the session, and, while installed as a trio instrument, the tasks' roles and the loop's waits."""
 
     def __init__(self) -> None:
-        self.clock = PartClock()
-        self.part: Callable[[CostPart], PartSpan] = self.clock.part
-        """Charge the synchronous work inside the ``with`` block to ``part`` (never across an await)."""
-        self.switch: Callable[[CostPart], CostPart] = self.clock.switch
-        """Make ``part`` current (``PartClock.switch``); returns the part that was."""
+        self.nanos = dict.fromkeys(CostPart, 0)
+        self.wall = dict.fromkeys(CostPart, 0)  # wall time by part since the last CPU reading
+        self.current: CostPart | None = CostPart.SHELL  # None: the thread waits for I/O
+        self.last = _wall_clock()
+        self.cpu_last = _cpu_clock()
+        self.outer: list[CostPart] = []
+        self._spans = {part: PartSpan(self, part) for part in CostPart}
         self._roles: dict[trio.lowlevel.Task, CostPart] = {}
+
+    def part(self, part: CostPart) -> PartSpan:
+        """Charge the synchronous work inside the ``with`` block to ``part`` (never across an await)."""
+        return self._spans[part]
 
     def role(self, part: CostPart) -> None:
         """The calling task's steps are charged to ``part`` from now on (a link's reader or writer)."""
         self._roles[trio.lowlevel.current_task()] = part
         self.switch(part)
 
+    def switch(self, part: CostPart) -> CostPart:
+        """Close the current part's stretch of time, make ``part`` current; returns the part that was
+        current. A switch to the current part reads no clock: its time goes on accruing to that part."""
+        previous = self.current
+        if part is previous:
+            return part
+        now = _wall_clock()
+        if previous is not None:
+            self.wall[previous] += now - self.last
+        self.last = now
+        self.current = part
+        return previous if previous is not None else CostPart.SHELL
+
+    def settle(self) -> None:
+        """Charge the CPU time since the last reading to the parts, in proportion to their wall time
+        since then (the current part's stretch closed first); the rounding's few ns go to the shell."""
+        current = self.current
+        now = _wall_clock()
+        if current is not None:
+            self.wall[current] += now - self.last
+        self.last = now
+        cpu_now = _cpu_clock()
+        cpu = cpu_now - self.cpu_last
+        self.cpu_last = cpu_now
+        walls = self.wall
+        total = sum(walls.values())
+        given = 0
+        if total > 0:
+            for part in _PARTS:
+                wall = walls[part]
+                if wall:
+                    share = cpu * wall // total
+                    self.nanos[part] += share
+                    given += share
+                    walls[part] = 0
+        self.nanos[CostPart.SHELL] += cpu - given
+
     def split(self, frames: int) -> CostSplit:
         """What was charged so far (up to now), as the split of ``frames`` frames; subtract two of them
         with ``since`` to get the split of a span of frames."""
-        return CostSplit(frames, self.clock.charged())
+        self.settle()
+        return CostSplit(frames, dict(self.nanos))
 
     @staticmethod
     def since(now: CostSplit, then: CostSplit) -> CostSplit:
@@ -108,13 +193,16 @@ class CpuBudget(trio.abc.Instrument):
         self.switch(CostPart.SHELL)
 
     def before_io_wait(self, timeout: float) -> None:
-        """The loop is about to wait: charge what ran since the last reading, then charge nothing but
-        the wait's own CPU (the shell's, in ``after_io_wait``)."""
-        self.clock.wait_begins()
+        """The loop is about to wait: the current part's stretch of wall time ends, and the wait's is no part's."""
+        current = self.current
+        if current is not None:
+            self.wall[current] += _wall_clock() - self.last
+        self.current = None
 
     def after_io_wait(self, timeout: float) -> None:
-        """The wait is over: its CPU (the system call, the wake-up) is the shell's; the scheduler runs on."""
-        self.clock.wait_ends()
+        """The wait is over: the scheduler runs on, as the shell."""
+        self.last = _wall_clock()
+        self.current = CostPart.SHELL
 
     def task_exited(self, task: trio.lowlevel.Task) -> None:
         """Forget an ended task's role."""

@@ -1,12 +1,24 @@
 """The race's fixed-roster full mesh: one authenticated link per pair of roster peers.
 
 The peer with the smaller PeerId dials the other's contact (its room listen address, or its relays when
-that fails: ``open4wd_node.relay.reach``), checking its PeerId; the
-other accepts the link on its ``NodeListener`` when the first message names this match, and echoes it
-to confirm (a peer whose race has not started yet refuses, and the dialer tries again). A lost link
-is re-dialled by the same side every 500 ms while the race runs, so a peer that comes back within the
-session's reconnect window resumes on a fresh link. A message is written at once when nothing is queued
-for its link (``Link.send_now``: no task switch), else it goes through the link's bounded outbox.
+that fails: the ``Dialler`` the node gives the mesh), checking its PeerId; the other accepts the link at
+the node's ``Doorway`` (its listener) when the first message names this match, and echoes it to confirm (a
+peer whose race has not started yet refuses, and the dialer tries again). A lost link is re-dialled by the
+same side every 500 ms while the race runs, so a peer that comes back within the session's reconnect
+window resumes on a fresh link.
+
+Each link has two tasks of its own. Its reader hands every message it receives, and the link's loss or
+return, to the race as ``MeshEvent``s through one memory channel (``events``): the race takes them when it
+is ready for them (the frame pump once per tick, ``receive_nowait``), never by reading a link itself. Its
+writer sends what ``send`` queued in the link's bounded outbox; a full outbox is a peer that does not keep
+up, and closes the link (``link-backlog``).
+
+While the frame pump runs, the readers read in step with it (``pace``): each waits for the pump's tick, not
+for its socket, takes what its link holds then (``Link.receive_arrived``), hands it over and tells the
+pump, which waits for them (``read_links``) before its steps. Messages that arrive between two ticks are
+thus read together at the next one, exactly when the pump would have used them, and do not wake the
+process one by one (seven wake-ups a frame with 7 peers: most of a node's CPU on a busy machine). Between
+rounds and while the pump stands still, each reader reads as messages arrive.
 
 Limits: each side paces what it sends to ``RACE_LIMITS``; what it accepts is ``RACE_INGRESS_LIMITS``,
 the same rates with bursts larger by the reconnect window's worth of the peer's pace, so a peer that
@@ -17,24 +29,21 @@ once) is never throttled. A message a bucket drops anyway is logged and counted 
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import structlog
 import trio
 
 from open4wd_base.errors import LocalError
-from open4wd_node.net.containment import contain
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits
-from open4wd_node.net.listener import NodeListener
+from open4wd_node.net.listener import Doorway
 from open4wd_node.net.outbox import Outbox, flush
-from open4wd_node.race.budget import CpuBudget
-from open4wd_node.relay.reach import dial_contact
+from open4wd_node.net.transport import Dialler
+from open4wd_node.race.budget import CostPart, CpuBudget
 from protocol.errors import ProtocolError
 from protocol.relay.contact import Contact
 from protocol.identity.keys import Identity
-from protocol.race.costs import CostPart
 from protocol.race.mesh import MeshHello
 from protocol.race.messages import INPUT_TYPES, RACE_LINK
 from protocol.race.recovery import RECONNECT_WINDOW_MS
@@ -43,7 +52,9 @@ from protocol.encoding.wire import REGISTRY, Message
 log = structlog.get_logger("open4wd_node.mesh")
 
 OUTBOX_CAPACITY = 1024
+EVENTS_CAPACITY = 4096  # the events the race may leave waiting (a round's world built off the loop meanwhile)
 REDIAL_S = 0.5
+READ_BOUND_S = 1 / 60  # how long the pump waits for its paced readers at most (one stuck in a send: a full socket)
 RACE_LIMITS = LinkLimits(
     general_burst=120, general_per_second=90,
     general_bytes_burst=RACE_LINK.max_frame_bytes + 64 * 1024, general_bytes_per_second=4 * 1024 * 1024,
@@ -71,72 +82,66 @@ RACE_INGRESS_LIMITS = with_headroom(RACE_LIMITS, RECONNECT_WINDOW_MS)
 """What a race link accepts: ``RACE_LIMITS`` plus the reconnect window's headroom (``with_headroom``)."""
 
 
-class StallGate:
-    """Fault injection: while stalled, the pump and (unless only the pump stalls) the mesh's readers,
-    writers and dialler stand still, as in a process stopped by SIGSTOP (``stall``); everything resumes
-    at the deadline. A pump-only stall keeps the links read and answered: a node alive but stuck."""
+@dataclass(frozen=True, slots=True)
+class Arrived:
+    """A message from ``peer`` on its race ``link``."""
 
-    def __init__(self) -> None:
-        self.until = -math.inf
-        self.links_until = -math.inf
+    peer: str
+    link: Link
+    message: Message
 
-    def stall(self, seconds: float, links: bool = True) -> None:
-        """Stand still for ``seconds`` from now (trio's clock): the pump, and the links if ``links``."""
-        self.until = max(self.until, trio.current_time() + seconds)
-        if links:
-            self.links_until = max(self.links_until, self.until)
 
-    async def wait(self) -> None:
-        """The pump's gate: return at once unless stalled; then at the end of the stall."""
-        if trio.current_time() < self.until:
-            await trio.sleep_until(self.until)
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """``peer``'s race link ended (the mesh re-dials it, or waits for its dial)."""
 
-    def links_open(self) -> bool:
-        """Whether the links run now (not stalled). No clock read unless a stall was ever asked for: the
-        mesh asks before every message it writes."""
-        return self.links_until == -math.inf or trio.current_time() >= self.links_until
+    peer: str
 
-    async def wait_links(self) -> None:
-        """The links' gate: return at once unless the links are stalled; then at the end of the stall."""
-        if not self.links_open():
-            await trio.sleep_until(self.links_until)
+
+@dataclass(frozen=True, slots=True)
+class Back:
+    """``peer``, linked before, has a new race link."""
+
+    peer: str
+
+
+MeshEvent = Arrived | Lost | Back
 
 
 class Mesh:
     """This node's links to the other roster peers of one match (see the module docstring).
 
-    ``on_message(peer, message)`` gets every race message, ``on_lost(peer)`` hears that a link ended
-    (not when the mesh itself closes), ``on_back(peer)`` that a peer linked before has a new link;
-    ``linked`` is set once every peer was linked at least once."""
+    ``events`` delivers every ``MeshEvent`` in the order each link's reader saw it (a link's loss after its
+    last message); ``linked`` is set once every peer was linked at least once."""
 
     def __init__(
         self,
         identity: Identity,
         match_id: str,
         addresses: dict[str, str],
-        listener: NodeListener,
-        on_message: Callable[[str, Message], None],
-        on_lost: Callable[[str], None],
-        on_back: Callable[[str], None],
+        doorway: Doorway,
+        dial: Dialler,
         budget: CpuBudget | None = None,
     ) -> None:
         self.me = identity.peer_id
-        self.identity = identity
         self.match_id = match_id
-        self.addresses = addresses  # every other roster peer -> "host:port"
-        self.listener = listener
-        self.on_message, self.on_lost, self.on_back = on_message, on_lost, on_back
-        self.outboxes: dict[str, Outbox[Message | None]] = {}
+        self.addresses = addresses  # every other roster peer -> its contact
+        self.doorway = doorway
+        self.dial = dial
+        self.outboxes: dict[str, Outbox[Message]] = {}
         self.links: dict[str, Link] = {}
-        self._offline_until = 0.0  # trio time before which this node refuses and makes no mesh links
         self.ever_linked: set[str] = set()
         self.linked = trio.Event()
+        self._send_events, self.events = trio.open_memory_channel[MeshEvent](EVENTS_CAPACITY)
+        self._pacing = False
+        self._tick = trio.Event()  # set when the paced readers may read (a new one for every tick)
+        self._parked = 0  # paced readers waiting for the tick
+        self._reading = 0  # readers the last tick released that have not handed over yet
+        self._read = trio.Event()  # set once they all have
         self._nursery: trio.Nursery | None = None
         self._closing = False
-        self.gate = StallGate()
         self.budget = budget
-        """Charged with the links' CPU time (their tasks and codecs); the messages' handling is the shell's."""
-        self._pump_reads = False  # the frame pump reads the links (``take_reads``)
+        """Charged with the links' tasks (``CostPart.LINK``); the race's handling of the events is its own."""
         self.drops: dict[str, int] = {}
         """Incoming messages a link's rate limit dropped, by ``link-bucket-<bucket>`` (never expected)."""
 
@@ -146,6 +151,11 @@ class Mesh:
         return sorted(self.addresses)
 
     @property
+    def linked_peers(self) -> set[str]:
+        """The peers with a race link now."""
+        return set(self.links)
+
+    @property
     def _tasks(self) -> trio.Nursery:
         """The nursery of ``run``; ``LocalError`` when the mesh is not running (a shell bug)."""
         if self._nursery is None:
@@ -153,11 +163,11 @@ class Mesh:
         return self._nursery
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Dial the peers this node dials, accept the others' links on the listener, and keep every
-        link (re-dialling lost ones) until cancelled; ``nursery.start`` returns once it accepts links."""
+        """Dial the peers this node dials, accept the others' links at the doorway, and keep every link
+        (re-dialling lost ones) until cancelled; ``nursery.start`` returns once it accepts links."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            self.listener.add_handler(MeshHello, self._accept)
+            self.doorway.add_handler(MeshHello, self._accept)
             for peer in self.peers:
                 if self.me < peer:
                     nursery.start_soon(self._dial_loop, peer)
@@ -166,21 +176,15 @@ class Mesh:
                 await trio.sleep_forever()
             finally:
                 self._closing = True
-                self.listener.remove_handler(MeshHello)
+                self.doorway.remove_handler(MeshHello)
 
     def send(self, peer: str, message: Message) -> None:
-        """Send ``message`` to ``peer`` without waiting: written at once when nothing is queued for its link
-        (``Link.send_now``), else queued for the link's writer. Not linked, or its link just ended: dropped (the
-        session predicts the peer and, once it is back, re-sends what it lacks); a full outbox closes the
-        link (``link-backlog``)."""
+        """Queue ``message`` for ``peer``'s writer, without waiting. Not linked, or its link just ended:
+        dropped (the session predicts the peer and, once it is back, re-sends what it lacks); a full
+        outbox closes the link (``link-backlog``)."""
         outbox = self.outboxes.get(peer)
         if outbox is None:
             return  # not linked (lost): the session predicts the peer and relays what it missed later
-        link = self.links.get(peer)
-        if link is not None and not outbox.pending and self.gate.links_open() and link.send_now(message):
-            if link.unsent:  # the socket took part of the frame: the writer sends the rest
-                outbox.put(None)
-            return  # written at once, in order (nothing was queued before it)
         if outbox.put(message):
             return
         if outbox.pending < OUTBOX_CAPACITY:  # the writer is gone: the reader reports the end next
@@ -189,53 +193,58 @@ class Mesh:
         log.info("mesh-backlog", peer=peer)
         self._tasks.start_soon(self.links[peer].aclose, "link-backlog", "the peer does not keep up")
 
-    # ---- the pump's reads -------------------------------------------------------------------------
+    # ---- reading in step with the pump ------------------------------------------------------------
 
-    def take_reads(self) -> None:
-        """The frame pump reads every TCP race link once per tick from now on (``read_now``), and the
-        links' reader tasks stand aside until ``give_back_reads``: one read per link per tick in the
-        pump's task instead of a task wake-up per message. Nothing waits longer for it: what arrives
-        between two ticks is used by the next tick's steps either way (docs/node.md, "CPU per frame")."""
-        self._pump_reads = True
-        for link in self.links.values():
-            if link.reads_takeable:
-                link.take_reads()
+    def pace(self, on: bool) -> None:
+        """The readers read at the pump's ticks only (``on``: the pump runs), or as messages arrive."""
+        self._pacing = on
+        if not on:
+            self._release()  # parked readers go back to reading as messages arrive
 
-    def give_back_reads(self) -> None:
-        """The links' reader tasks read them again (the pump stopped, or stands still: ``pause_pump``)."""
-        self._pump_reads = False
-        for link in self.links.values():
-            link.give_back_reads()
+    def _release(self) -> None:
+        tick, self._tick = self._tick, trio.Event()
+        self._reading, self._parked = self._parked, 0
+        self._read = trio.Event()
+        if not self._reading:
+            self._read.set()
+        tick.set()
 
-    def read_now(self) -> None:
-        """Hand every message the race links hold now to ``on_message``, without waiting: every link is
-        read first (in PeerId order), then the messages are handled link by link, in order. A link that
-        ended is ended by its reader task; what a message's handling raises closes that peer's link
-        (``contain``), as when the reader task handles it. Called from the pump's task, whose time is
-        the shell's, so only the reading is charged to ``link``: one boundary per tick, not per link."""
-        links = sorted(self.links.items())
-        if self.budget is None:
-            batches = [(peer, link, link.read_now()) for peer, link in links]
-        else:
-            with self.budget.part(CostPart.LINK):
-                batches = [(peer, link, link.read_now()) for peer, link in links]
-        for peer, link, messages in batches:
-            for message in messages:
-                try:
-                    self.on_message(peer, message)
-                except Exception as exc:
-                    self._tasks.start_soon(contain, peer, message.TYPE, link.aclose, exc)
+    async def read_links(self) -> None:
+        """The pump's tick begins: every paced reader takes what its link holds now and hands it over; this
+        returns once they all have (at most ``READ_BOUND_S``: what a reader hands over later is taken at the
+        next tick). A reader still waiting for a message it began to wait for before the pump ran hands it
+        over as it arrives."""
+        self._release()
+        with trio.move_on_after(READ_BOUND_S):
+            await self._read.wait()
 
-    async def pause_pump(self) -> None:
-        """The pump's gate (``StallGate.wait``): while the pump stands still, the reader tasks read the
-        links (unless the links are stalled too)."""
-        if trio.current_time() >= self.gate.until:
-            return
-        self.give_back_reads()
+    async def _read_in_step(self, peer: str, link: Link) -> None:
+        """One tick of a paced reader: wait for it, take what has arrived, hand it over, say so."""
+        self._parked += 1
+        tick = self._tick
         try:
-            await self.gate.wait()
+            await tick.wait()
+        except BaseException:
+            if tick is self._tick:
+                self._parked -= 1
+            raise
+        if not self._pacing:
+            return  # released to read as messages arrive
+        try:
+            for message in await link.receive_arrived():
+                await self._hand(Arrived(peer, link, message))
         finally:
-            self.take_reads()
+            self._reading -= 1
+            if not self._reading:
+                self._read.set()
+
+    async def _reader(self, peer: str, link: Link) -> None:
+        """The link's reader, until the link ends (``LinkClosed``)."""
+        while True:
+            if self._pacing:
+                await self._read_in_step(peer, link)
+            else:
+                await self._hand(Arrived(peer, link, await link.receive()))
 
     async def flush(self, timeout_s: float) -> None:
         """Wait (at most ``timeout_s``) until every queued message has been written to its link."""
@@ -253,25 +262,16 @@ class Mesh:
         self.drops[reason] = self.drops.get(reason, 0) + 1
         log.warning("race-message-dropped", peer=peer, reason=reason, type=kind)
 
-    def cut(self, seconds: float) -> None:
-        """Fault injection for soak tests: drop every mesh link and stay unreachable for ``seconds``."""
-        self._offline_until = trio.current_time() + seconds
-        for link in list(self.links.values()):
-            self._tasks.start_soon(link.aclose, "fault-disconnect", "this node dropped its links (fault injection)")
-
     async def _dial_loop(self, peer: str) -> None:
         try:
             Contact.parse(self.addresses[peer])
-        except ProtocolError as invalid:  # one name per exception type in a function: setup.py RACE_SHELL
+        except ProtocolError as invalid:
             log.info("mesh-address-invalid", peer=peer, reason=invalid.message)
             return  # the session predicts the peer, then removes it when its reconnect window ends
         while not self._closing:
-            await trio.sleep_until(self._offline_until)
-            await self.gate.wait_links()
             try:  # directly, or through the peer's relays when that fails (docs/relay.md): each pair on its own
-                link = await dial_contact(self.addresses[peer], self.identity, peer, use_relays=self.listener.use_relays,
-                                          expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
-                link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES, RACE_INGRESS_LIMITS)
+                link = await self.dial(self.addresses[peer], peer, expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
+                link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES, RACE_INGRESS_LIMITS, INPUT_TYPES)
                 await link.send(MeshHello(self.match_id))
                 with trio.fail_after(REDIAL_S * 10):
                     echo = await link.receive()  # the peer's race has started and it took this link
@@ -287,23 +287,26 @@ class Mesh:
 
     async def _accept(self, link: Link, first: MeshHello) -> None:
         peer = link.peer_id
-        await self.gate.wait_links()
-        if trio.current_time() < self._offline_until:
-            await link.aclose("mesh-offline", "this node is unreachable for now")
-            return
         if first.matchId != self.match_id or peer not in self.addresses or not peer < self.me:
             await link.aclose("mesh-refused", "this node is not racing that match with that peer")
             return
-        link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES, RACE_INGRESS_LIMITS)
+        link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES, RACE_INGRESS_LIMITS, INPUT_TYPES)
         await link.send(MeshHello(self.match_id))  # confirm: from now on this is the race link
         await self._run_link(link)
+
+    async def _hand(self, event: MeshEvent) -> None:
+        """Give the race ``event``: at once while the channel has room, else when the race has taken some."""
+        try:
+            self._send_events.send_nowait(event)
+        except trio.WouldBlock:
+            await self._send_events.send(event)
 
     async def _run_link(self, link: Link) -> None:
         peer = link.peer_id
         old = self.outboxes.pop(peer, None)
         if old is not None:
             old.close()
-        outbox: Outbox[Message | None] = Outbox(OUTBOX_CAPACITY)  # None: the tail of a frame ``send_now`` began
+        outbox: Outbox[Message] = Outbox(OUTBOX_CAPACITY)
         self.outboxes[peer] = outbox
         self.links[peer] = link
         returning = peer in self.ever_linked
@@ -311,65 +314,34 @@ class Mesh:
         if self.ever_linked >= set(self.addresses):
             self.linked.set()
         link.on_drop = lambda bucket, kind: self._dropped(peer, bucket, kind)
-        if self._pump_reads and link.reads_takeable:
-            link.take_reads()
-        budget = self.budget
-        if budget is not None:
-            link.meter = budget
-            budget.role(CostPart.LINK)
-        if returning:
-            self.on_back(peer)
+        if self.budget is not None:
+            self.budget.role(CostPart.LINK)
         try:
+            if returning:
+                await self._hand(Back(peer))
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._writer, link, outbox, self.gate.wait_links, budget)
+                nursery.start_soon(self._writer, link, outbox, self.budget)
                 try:
-                    async for message in link:
-                        await self.gate.wait_links()  # stalled: the link is not read meanwhile
-                        try:  # contained (a fault closes this link only), without a context manager per message
-                            if budget is None:
-                                self.on_message(peer, message)
-                            else:
-                                with budget.part(CostPart.SHELL):
-                                    self.on_message(peer, message)
-                        except LinkClosed:
-                            raise
-                        except Exception as fault:  # one name per exception type in a function: setup.py
-                            await contain(peer, message.TYPE, link.aclose, fault)
+                    await self._reader(peer, link)
                 except LinkClosed as ended:
                     log.info("mesh-link-ended", peer=peer, code=ended.code, reason=ended.message)
                 nursery.cancel_scope.cancel()
-        except BaseException:  # not ``finally``: no ``await`` in a ``finally`` of a compiled module (setup.py)
-            await self._unlink(peer, link, outbox)
-            raise
-        await self._unlink(peer, link, outbox)
-
-    async def _unlink(self, peer: str, link: Link, outbox: Outbox[Message | None]) -> None:
-        """``_run_link``'s end, however it ended: forget the link (unless a newer one for the peer took its
-        place), report the peer lost, and close the link."""
-        if self.outboxes.get(peer) is outbox:
-            del self.outboxes[peer]
-            del self.links[peer]
-            if not self._closing:
-                self.on_lost(peer)
-        with trio.CancelScope(shield=True):
-            await link.aclose("mesh-closed", "the race mesh closed this link")
+        finally:
+            current = self.outboxes.get(peer) is outbox  # else a newer link for the peer took its place
+            if current:
+                del self.outboxes[peer]
+                del self.links[peer]
+            with trio.CancelScope(shield=True):
+                await link.aclose("mesh-closed", "the race mesh closed this link")
+        if current and not self._closing:  # the link ended (not the mesh): the race hears it after its last message
+            await self._hand(Lost(peer))
 
     @staticmethod
-    async def _writer(link: Link, outbox: Outbox[Message | None], gate: Callable[[], Awaitable[None]],
-                      budget: CpuBudget | None) -> None:
-        """Sends until the outbox closes or the link ends (the reader reports the end); holds while stalled.
-        Most messages never come here: ``send`` writes them at once when nothing is queued."""
+    async def _writer(link: Link, outbox: Outbox[Message], budget: CpuBudget | None) -> None:
+        """Sends until the outbox closes or the link ends (the reader reports the end)."""
         if budget is not None:
             budget.role(CostPart.LINK)
-
-        async def write(message: Message | None) -> None:
-            await gate()
-            if message is None:
-                await link.flush_unsent()
-            else:
-                await link.send(message)
-
         try:
-            await outbox.drain(write)
+            await outbox.drain(link.send)
         except LinkClosed:
             return

@@ -28,21 +28,19 @@ class FramePump:
     def __init__(
         self, step: Callable[[], bool], current_frame: Callable[[], int], on_lag: Callable[[int], None] | None = None,
         pause: Callable[[], Awaitable[None]] | None = None, on_tick: Callable[[], None] | None = None,
-        before_tick: Callable[[], None] | None = None,
-        sleep_until: Callable[[float], Awaitable[None]] = trio.sleep_until, frames_per_tick: int = 1,
+        before_tick: Callable[[], Awaitable[None]] | None = None, frames_per_tick: int = 1,
     ) -> None:
         """``step()`` steps one frame (True) or says it must wait (False); ``current_frame()`` counts frames;
         ``on_lag(frames)`` hears about a lag above 8 frames, at most once a second; ``pause()``, awaited
-        after every tick, returns at once unless the node is stalled (fault injection): the frames due
-        meanwhile are then caught up at 4 per tick, as after a real stop. ``on_tick()`` runs after each
-        tick's steps (the runner sends what the tick held back then); ``before_tick()`` before them, from
-        the second tick on (the runner reads every race link then: what arrived since the last tick is
-        there for its steps). Not before the first, which follows the round's start at once: the links
-        were read by their own tasks until then, so every node's first tick sees what it saw before the
-        pump read the links, whichever node started first (a peer's race key announced at its start
-        is read at the second tick). ``sleep_until(deadline)`` waits for the next tick (a node's pump
-        gives ``QuietSleep.until``: ``open4wd_node.runtime.quiet_sleep``). ``frames_per_tick``: how many
-        frames one tick steps, 1..4 (a ``ValueError`` otherwise: the configuration checks it first)."""
+        after every tick, returns at once unless the node must stand still (a test's or the soak's stall):
+        the frames due meanwhile are then caught up at 4 per tick, as after a real stop. ``on_tick()`` runs
+        after each tick's steps (the runner sends what the tick held back then); ``before_tick()``, awaited
+        before them, from the second tick on (the runner has the links read and hands the session what they
+        delivered since the last tick: it is there for the tick's steps). Not before the first, which follows the round's
+        start at once: what arrived until then was handled at the barrier, so every node's first tick
+        sees what it saw there, whichever node started first (a peer's race key announced at its start
+        is handled at the second tick). ``frames_per_tick``: how many frames one tick steps, 1..4 (a
+        ``ValueError`` otherwise: the configuration checks it first)."""
         if not FRAMES_PER_TICK.lo <= frames_per_tick <= FRAMES_PER_TICK.hi:
             raise ValueError(f"frames_per_tick is {FRAMES_PER_TICK.lo}..{FRAMES_PER_TICK.hi}, not {frames_per_tick}")
         self.step = step
@@ -51,7 +49,6 @@ class FramePump:
         self.pause = pause
         self.on_tick = on_tick
         self.before_tick = before_tick
-        self.sleep_until = sleep_until
         self.frames_per_tick = frames_per_tick
         self.max_lag = 0
         self.lag = 0
@@ -73,7 +70,7 @@ class FramePump:
         tick = next_report = 0
         while not until():
             if self.before_tick is not None and tick > 0:
-                self.before_tick()
+                await self.before_tick()
                 if until():
                     break
             due = base + self.due(start, trio.current_time())
@@ -93,4 +90,4 @@ class FramePump:
             if self.pause is not None:
                 await self.pause()
                 tick = max(tick, int((trio.current_time() - start) / period))  # no burst of missed ticks
-            await self.sleep_until(start + tick * per_tick / FRAME_HZ)
+            await trio.sleep_until(start + tick * per_tick / FRAME_HZ)

@@ -5,11 +5,14 @@ barrier until every present peer has built it, then pump frames at 60 Hz. The dr
 node's input for each frame; every session action is carried out here: messages to peers, events
 for the user, and the race log (confirmed inputs, votes, saved states on a mismatch, results).
 
-Nothing here polls. What the runner waits for between frames (every peer's ``MeshReady`` at the
-barrier, the round's anchor after the last frame) changes only when a mesh callback delivers a message
-or reports a link lost or back; those callbacks notify a ``Wakeup``, and the waits re-check their
-condition then. The session's own timers (the anchor's proposal slot and timeout, reconnect windows)
-fire at the deadline the session names (``RaceSession.next_deadline_ms``), not on a fixed period.
+Everything the mesh's links deliver (a message, a link lost or back) reaches the runner as a
+``MeshEvent`` on one channel, in order, and is handled in the runner's own task: by the frame pump, which
+takes what arrived before each tick's steps; between frames by the waits, which take events as they come
+and re-check what they wait for (every peer's ``MeshReady`` at the barrier, the round's anchor after the
+last frame) after each. Nothing here polls. The session's own timers (the anchor's proposal slot and
+timeout, reconnect windows) fire at the deadline the session names (``RaceSession.next_deadline_ms``),
+not on a fixed period. The runner measures the CPU time of its calls into the session and of the links'
+tasks (``CpuBudget``): the session reads no clock.
 
 No wait here is without a deadline (docs/race.md, "Every wait has a bound"): the mesh waits at most
 ``MESH_TIMEOUT_S``, each barrier ``BARRIER_TIMEOUT_S``, the anchor ``ANCHOR_WAIT_S``, the last flush
@@ -34,18 +37,18 @@ from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.runtime.errors import first_coded
 from open4wd_node.view.events import EventSink
-from open4wd_node.race.budget import NO_SPLIT, CostSplit, CpuBudget
+from open4wd_node.net.containment import contain
+from open4wd_node.net.listener import Doorway
+from open4wd_node.net.transport import Dialler
+from open4wd_node.race.budget import NO_SPLIT, CostPart, CostSplit, CpuBudget
 from open4wd_node.race.coalesce import TickSends
 from open4wd_node.race.pump import FramePump
-from open4wd_node.runtime.quiet_sleep import QuietSleep
 from open4wd_node.view.round_watch import RoundWatch
-from open4wd_node.net.listener import NodeListener
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
-from open4wd_node.race.mesh import Mesh
-from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills, nondeterministic_frame, round_standings
+from open4wd_node.race.mesh import Arrived, Back, Lost, Mesh, MeshEvent
+from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills, round_standings
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.runtime.signals import received
-from open4wd_node.runtime.wakeup import Wakeup
 from open4wd_node.race.state_files import write_state_file
 from open4wd_node.race.spectators import SpectatorHub
 from protocol.spectate.messages import RosterEntry, SpectateEndReason
@@ -63,7 +66,7 @@ from protocol.race.keys import RaceKeyBook, announce
 from protocol.race.messages import RaceKey
 from protocol.race.peers import PeerStatus
 from protocol.race.results import Quit, match_standings, round_result
-from protocol.race.setup import RaceSetup
+from protocol.race.setup import RaceSetup, RaceWorld
 from protocol.race.votes import VoteKind
 from protocol.encoding.wire import Message
 from sim_core.world import World
@@ -79,17 +82,11 @@ PROGRESS_FRAMES = 60  # a ``progress`` event every second of race: the soak's la
 
 @dataclass(frozen=True)
 class RaceOptions:
-    """How this node races a match: the netcode mode, input delay and frames per tick, and the soak tests' faults."""
+    """How this node races a match: the netcode mode, input delay and frames per tick."""
 
     mode: str = "rollback"  # or "lockstep"
     input_delay: int = 0
     frames_per_tick: int = 1  # frames the pump steps per wake-up (docs/node.md "Frames per tick")
-    fault_frame: int | None = None  # corrupt this node's own state after this frame of round 0
-    cut_frame: int | None = None  # drop every mesh link after this frame of round 0 …
-    cut_seconds: float = 5.0  # … and stay unreachable this long
-    stall_frame: int | None = None  # stand still (pump, links) after this frame of round 0, as if stopped …
-    stall_seconds: float = 3.0  # … for this long
-    stall_links: bool = True  # False: only the pump stands still, the links are read and answered
 
     @property
     def session_input_delay(self) -> int:
@@ -100,6 +97,27 @@ class RaceOptions:
         if self.mode == "lockstep":
             return max(self.input_delay, self.frames_per_tick - 1)
         return self.input_delay
+
+
+def _same_world(world: WorldAdapter, round_index: int, slot: int) -> RaceWorld:
+    return world
+
+
+@dataclass(frozen=True)
+class RaceWiring:
+    """How a match runner meets the rest of the node: where its peers' race links (and spectators) arrive,
+    how it dials a peer, and two seams through which a test or the soak wraps it from outside
+    (``open4wd_node.faults``): the round's world, and the moments its pump must stand still."""
+
+    doorway: Doorway
+    """Where links arrive (the node's listener)."""
+    dial: Dialler
+    """How this node dials a peer's contact (``open4wd_node.relay.reach.contact_dialler``)."""
+    world: Callable[[WorldAdapter, int, int], RaceWorld] = _same_world
+    """``world(adapter, round_index, slot)``: the world the session races in the round (the adapter itself)."""
+    paused_until: Callable[[], float] | None = None
+    """Until when (trio's clock) the frame pump must stand still after a tick; the links' events are still
+    handled meanwhile. None: it never does."""
 
 
 @dataclass
@@ -133,8 +151,9 @@ class MatchRunner:
     """Races one match for this node over the race mesh, round by round (see the module docstring).
 
     ``driver`` decides this node's input every frame; ``on_step(world, slot)``, if given, hears about
-    every stepped frame (the control API publishes it). Creating the runner creates its race log
-    (``UserError`` ``race-log-exists`` / ``race-log-unwritable`` when it cannot)."""
+    every stepped frame (the control API publishes it); ``wiring`` is how it meets the rest of the node.
+    Creating the runner creates its race log (``UserError`` ``race-log-exists`` / ``race-log-unwritable``
+    when it cannot)."""
 
     def __init__(
         self,
@@ -142,7 +161,7 @@ class MatchRunner:
         events: EventSink,
         locked: LockedStart,
         addresses: dict[str, str],
-        listener: NodeListener,
+        wiring: RaceWiring,
         assets: NodeRoomAssets,
         driver: Driver,
         options: RaceOptions,
@@ -158,6 +177,7 @@ class MatchRunner:
         self.driver = driver
         self.on_step = on_step
         self.options = options
+        self.wiring = wiring
         self.clock = NodeClock()
         self.report = MatchReport()
         self.budget = CpuBudget()
@@ -168,7 +188,6 @@ class MatchRunner:
         self.ready: dict[int, set[str]] = {}  # round -> the peers whose MeshReady for it arrived (and this node)
         self.round_over = False
         self.anchor_done = trio.Event()
-        self._changed = Wakeup()  # a message arrived, or a link was lost or came back
         self._last_signed: dict[str, int] = {}  # peer -> newest confirmed frame with its own signed input
         self._leave_reasons: dict[str, str] = {}  # peer -> why it left this round (its leave, or a lost link)
         self._link_drops_seen: dict[str, int] = {}  # the mesh's drop counts already reported for a round
@@ -180,13 +199,13 @@ class MatchRunner:
         self.log = RaceLogWriter(self.log_path)
         self.report.log = str(self.log_path)
         others = {p: addresses[p] for p in locked.roster if p != self.me}
-        self.mesh = Mesh(identity, locked.match_id, others, listener, self._on_message, self._on_lost, self._on_back,
-                         self.budget)
+        self.mesh = Mesh(identity, locked.match_id, others, wiring.doorway, wiring.dial, self.budget)
+        self._nursery: trio.Nursery | None = None  # ``run``'s, for closing a link whose message's handling failed
         self._tick_sends = TickSends(self.mesh.send)
         """The mesh as the session's actions reach it: a pump tick's ``race-inputs`` held to the tick's end."""
         self._state_dir = log_dir / f"{locked.match_id[:16]}-{self.me[-8:]}.states"
         self.spectate = SpectateSource(locked.match_id, spectators, max(1, len(spectators)))
-        self.spectators = SpectatorHub(self.spectate, listener) if spectators else None
+        self.spectators = SpectatorHub(self.spectate, wiring.doorway) if spectators else None
         """Any spectator of the room may ask this racer to be its source (the host's pick, or after a loss)."""
 
     @property
@@ -213,6 +232,7 @@ class MatchRunner:
         trio.lowlevel.add_instrument(self.budget)
         try:
             async with trio.open_nursery() as nursery:
+                self._nursery = nursery
                 await nursery.start(self.mesh.run)
                 if self.spectators is not None:
                     await nursery.start(self.spectators.run)
@@ -251,6 +271,7 @@ class MatchRunner:
         cars = {peer: locked.car(peer, round_index) for peer in locked.roster}
         world = await run_blocking(build_round_world, self.assets, locked.match_id, round_index,
                                    locked.config.rounds[round_index].to_wire(), slots, cars)
+        self._take_events()  # what arrived meanwhile is the last round's, as its session is still current
         skills = {peer: chip_skills(world, slots[peer]) for peer in locked.roster}
         setup = RaceSetup.from_locked_start(
             locked, round_index, skills, input_delay=self.options.session_input_delay,
@@ -263,9 +284,8 @@ class MatchRunner:
         self.anchor_done = trio.Event()
         self.slot = slots[self.me]
         self._log_key(self.me, announce(self.identity, race_id(locked.match_id, round_index)))
-        fault = self.options.fault_frame if round_index == 0 else None
-        adapter = WorldAdapter(world, fault, self.slot, nondeterministic_frame())
-        session = RaceSession(setup, self.identity, adapter, RaceKeyBook(setup.roster), self.budget,
+        adapter = self.wiring.world(WorldAdapter(world), round_index, self.slot)
+        session = RaceSession(setup, self.identity, adapter, RaceKeyBook(setup.roster),
                               streams_inputs=self.spectators is not None)
         self._session = session
         self.log.append({"kind": "round-start", "round": round_index, "slots": slots, "cars": cars})
@@ -274,19 +294,19 @@ class MatchRunner:
         self._route(session.start(self.clock.now_ms()))
         pump = FramePump(self._step, lambda: session.current_frame,
                          lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag),
-                         self.mesh.pause_pump, self._tick_sends.flush, self.mesh.read_now,
-                         QuietSleep(self.budget).until, self.options.frames_per_tick)
+                         None if self.wiring.paused_until is None else self._stand_still, self._tick_sends.flush,
+                         self._before_tick, self.options.frames_per_tick)
         self._lag = lambda: pump.lag
         self.events.watch_round(RoundWatch(round_index, len(locked.config.rounds), slots, world, session, pump,
                                            self.report.rollbacks, self._cpu_so_far))
         first_frame = session.current_frame
         self._pump_start = self.budget.split(0)
         self._pump_frames = lambda: session.current_frame - first_frame
-        self.mesh.take_reads()  # the pump reads the links once per tick (``Mesh.take_reads``)
+        self.mesh.pace(True)  # the links are read at the pump's ticks from now on
         try:
             await pump.run(lambda: self.round_over or session.ended is not None)
         finally:
-            self.mesh.give_back_reads()
+            self.mesh.pace(False)
             self._tick_sends.flush()
         self.report.cpu = self._cpu_so_far()
         self._pump_frames = None
@@ -326,23 +346,17 @@ class MatchRunner:
             self.report.liveness[name] = self.report.liveness.get(name, 0) + count
         self.log.append({"kind": "liveness", "round": self.round_index, "drops": dict(sorted(drops.items())), **stats})
 
-    def stall(self, seconds: float, links: bool = True) -> None:
-        """Fault injection (and the in-process stand-in for SIGSTOP): for ``seconds`` this node steps no
-        frame and, with ``links``, reads none of its race links and writes none; then it carries on where
-        it was. Without ``links`` it is a node alive but stuck: its links answer, its race does not move."""
-        self.mesh.gate.stall(seconds, links)
-
     async def _await_anchor(self, session: RaceSession) -> None:
-        """Until the round's anchor is decided. Proposals and signatures arrive through ``_on_message``
-        (which routes the session's answers, the decision among them, and wakes this task); the
-        session's timers (this node's proposal slot, the anchor's timeout, a lost peer's reconnect
-        window) fire when ``tick`` runs at or after the deadline the session names."""
+        """Until the round's anchor is decided. Proposals and signatures arrive as the mesh's events
+        (handled here: the session's answers, the decision among them); the session's timers (this
+        node's proposal slot, the anchor's timeout, a lost peer's reconnect window) fire when ``tick``
+        runs at or after the deadline the session names."""
         while not self.anchor_done.is_set():
             self._route(session.tick(self.clock.now_ms()))
             if self.anchor_done.is_set():
                 return
             with trio.move_on_at(self._wake_time(session.next_deadline_ms())):
-                await self._changed.wait()
+                self._handle(await self.mesh.events.receive())
 
     def _wake_time(self, deadline_ms: int | None) -> float:
         """The trio time at which the session's clock reaches ``deadline_ms`` (never: ``inf``). At least
@@ -355,23 +369,43 @@ class MatchRunner:
         """Every present peer has built this round's session before anyone steps frame 0 (after the
         last round: every peer is done with it). Waits (at most ``BARRIER_TIMEOUT_S``) until every
         linked peer's ``MeshReady`` for the round arrived; a peer whose link is lost meanwhile is not
-        waited for. Woken by the mesh callbacks, never by a timer."""
+        waited for. Woken by the mesh's events, never by a timer."""
         ready = self.ready.setdefault(round_index, set())
         ready.add(self.me)
         for peer in self.mesh.peers:
             self.mesh.send(peer, MeshReady(round_index))
         with trio.move_on_after(BARRIER_TIMEOUT_S):
-            await self._changed.until(lambda: set(self.mesh.outboxes) | {self.me} <= ready)
+            while not self.mesh.linked_peers | {self.me} <= ready:
+                self._handle(await self.mesh.events.receive())
+
+    async def _stand_still(self) -> None:
+        """The pump's pause (``RaceWiring.paused_until``): until then no frame is stepped, and the links are
+        read and their events handled as they come, as between frames, so that the links are answered."""
+        assert self.wiring.paused_until is not None
+        until = self.wiring.paused_until()
+        if trio.current_time() >= until:
+            return
+        self.mesh.pace(False)
+        try:
+            with trio.move_on_at(until):
+                while True:
+                    self._handle(await self.mesh.events.receive())
+        finally:
+            self.mesh.pace(True)
 
     def _step(self) -> bool:
         """The frame pump's step: this node's input when the session needs it, then at most one frame;
-        True when a frame was stepped (the soak tests' faults fire after their frame of round 0)."""
+        True when a frame was stepped. The session's work is charged to its parts of the CPU budget."""
         session = self.session
         now = self.clock.now_ms()
         self._tick_sends.hold()  # until the pump's tick ends (``on_tick``)
         if session.needs_local_input:
-            self._route(session.add_local_input(self.driver.decide(self.world, self.slot, session.current_frame), now))
-        report = session.advance_frame(now)
+            events = self.driver.decide(self.world, self.slot, session.current_frame)
+            with self.budget.part(CostPart.INPUT):
+                actions = session.add_local_input(events, now)
+            self._route(actions)
+        with self.budget.part(CostPart.STEP):
+            report = session.advance_frame(now)
         self._route(report.actions)
         if report.stepped and self.on_step is not None:
             self.on_step(self.world, self.slot)
@@ -381,19 +415,54 @@ class MatchRunner:
                              cpu_us=round(self._cpu_so_far().per_frame_us(), 1),
                              rollback=self._deepest_rollback, rollbacks=session.stats.rollbacks)
             self._deepest_rollback = 0
-        if report.stepped and self.round_index == 0:
-            if self.options.fault_frame == report.frame:
-                self.events.emit("fault", kind="corrupt-state", frame=report.frame)
-            if self.options.cut_frame == report.frame:
-                self.mesh.cut(self.options.cut_seconds)
-                self.events.emit("fault", kind="disconnect", frame=report.frame, seconds=self.options.cut_seconds)
-            if self.options.stall_frame == report.frame:
-                self.stall(self.options.stall_seconds, self.options.stall_links)
-                self.events.emit("fault", kind="stall" if self.options.stall_links else "pump-stall", frame=report.frame,
-                                 seconds=self.options.stall_seconds)
         return report.stepped
 
-    # ---- mesh callbacks ----------------------------------------------------------------------------
+    # ---- the mesh's events ----------------------------------------------------------------------------
+
+    async def _before_tick(self) -> None:
+        """The frame pump's ``before_tick``: the links are read, and what they delivered since the last
+        tick is handled, there for the tick's steps."""
+        await self.mesh.read_links()
+        self._take_events()
+
+    def _take_events(self) -> None:
+        """Handle every event the mesh delivered and the runner has not taken yet, without waiting."""
+        events = self.mesh.events
+        while True:
+            try:
+                event = events.receive_nowait()
+            except trio.WouldBlock:
+                return
+            self._handle(event)
+
+    def _handle(self, event: MeshEvent) -> None:
+        """One event of the mesh. What a message's handling raises closes that peer's link (``contain``:
+        a peer's fault with its code, a bug of this node as ``internal-error``), never the race."""
+        match event:
+            case Arrived(peer=peer, link=link, message=message):
+                try:
+                    self._on_message(peer, message)
+                except Exception as exc:
+                    self._tasks.start_soon(contain, peer, message.TYPE, link.aclose, exc)
+            case Lost(peer=peer):
+                if self._session is not None:  # the mesh re-dials it: the session predicts it for a while
+                    with self.budget.part(CostPart.MESSAGES):
+                        actions = self._session.peer_lost(peer, self.clock.now_ms())
+                    self._route(actions)
+            case Back(peer=peer):
+                if self._session is not None:  # the session resumes or catches it up
+                    with self.budget.part(CostPart.MESSAGES):
+                        actions = self._session.peer_reconnected(peer, self.clock.now_ms())
+                    self._route(actions)
+            case _:
+                assert_never(event)
+
+    @property
+    def _tasks(self) -> trio.Nursery:
+        """The nursery of ``run``; ``LocalError`` when the runner is not running (a shell bug)."""
+        if self._nursery is None:
+            raise LocalError("race-not-running", "the match runner is not running")
+        return self._nursery
 
     def _log_key(self, peer: str, key: RaceKey) -> None:
         """Race keys go into the log so that ``replay`` can check every input's signature (and to the
@@ -409,22 +478,11 @@ class MatchRunner:
         if isinstance(message, MeshReady):
             self.ready.setdefault(message.round, set()).add(peer)
         elif self._session is not None:
-            self._route(self._session.receive(peer, message, self.clock.now_ms()))
+            with self.budget.part(CostPart.MESSAGES):
+                actions = self._session.receive(peer, message, self.clock.now_ms())
+            self._route(actions)
             if self.spectators is not None:  # a room without spectators skips this, as ``_route`` does
                 self._to_spectators(self.spectate.observe_message(peer, message))
-        self._changed.notify()
-
-    def _on_lost(self, peer: str) -> None:
-        """``peer``'s mesh link ended (the mesh re-dials it): the session predicts it for a while."""
-        if self._session is not None:
-            self._route(self._session.peer_lost(peer, self.clock.now_ms()))
-        self._changed.notify()
-
-    def _on_back(self, peer: str) -> None:
-        """A new mesh link to ``peer``, which had one before: the session resumes or catches it up."""
-        if self._session is not None:
-            self._route(self._session.peer_reconnected(peer, self.clock.now_ms()))
-        self._changed.notify()
 
     # ---- actions -----------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from open4wd_base.errors import LocalError
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits
 from protocol.encoding.wire import ROOM
-from open4wd_node.net.listener import NodeListener
+from open4wd_node.net.listener import Doorway
 from open4wd_node.net.outbox import Outbox, flush
 from open4wd_node.runtime.clock import NodeClock
 from protocol.actions import Send
@@ -52,9 +52,9 @@ burst is the transport's least, one largest room frame, instead of 1 KiB: the so
 class SpectatorHub:
     """This racer's spectator links (module docstring). ``deliver`` the source's ``Send`` actions."""
 
-    def __init__(self, source: SpectateSource, listener: NodeListener) -> None:
+    def __init__(self, source: SpectateSource, doorway: Doorway) -> None:
         self.source = source
-        self.listener = listener
+        self.doorway = doorway
         self.clock = NodeClock()
         self.outboxes: dict[str, Outbox[Message]] = {}
         self.links: dict[str, Link] = {}
@@ -69,15 +69,15 @@ class SpectatorHub:
         return self._nursery
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Take spectator links on the listener until cancelled."""
+        """Take spectator links at the doorway (the node's listener) until cancelled."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            self.listener.add_handler(ModeSelect, self._accept)
+            self.doorway.add_handler(ModeSelect, self._accept)
             task_status.started()
             try:
                 await trio.sleep_forever()
             finally:
-                self.listener.remove_handler(ModeSelect)
+                self.doorway.remove_handler(ModeSelect)
 
     def deliver(self, sends: Sequence[Send]) -> None:
         """Queue each message for its spectator without waiting; a full queue drops that spectator."""

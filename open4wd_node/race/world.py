@@ -8,8 +8,6 @@ the ``LockedStartPackage`` in start-slot order, and a seed derived from the matc
 from __future__ import annotations
 
 import hashlib
-import os
-import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,39 +57,16 @@ def round_standings(world: World, slots: Mapping[str, int], quits: Mapping[str, 
     return [dict(row, peer=peer_of[row["slot"]]) for row in rank_with_quits(world.standings(), slots, quits)]
 
 
-NONDETERMINISM_ENV = "OPEN4WD_TEST_NONDETERMINISTIC_FRAME"
-"""A test hook, never set in a real race: the soak's false-desync test builds a deliberately
-non-deterministic node with it (``WorldAdapter``)."""
-
-
-def nondeterministic_frame() -> int | None:
-    """The frame named by ``NONDETERMINISM_ENV`` in this process's environment, else None."""
-    text = os.environ.get(NONDETERMINISM_ENV, "")
-    return int(text) if text.isdigit() else None
-
-
 def chip_skills(world: World, slot: int) -> frozenset[str]:
     """The skills the chip of the car in ``slot`` offers."""
     return frozenset(s.skill for s in world.vehicles[slot].chip_slots)
 
 
 class WorldAdapter:
-    """``sim_core.World`` as the session's ``RaceWorld``: ``(skill, hold)`` pairs become SkillEvents.
+    """``sim_core.World`` as the session's ``RaceWorld``: ``(skill, hold)`` pairs become SkillEvents."""
 
-    ``fault_frame`` (soak testing, ``--fault corrupt-state@FRAME``) corrupts this node's own car every
-    time that frame is stepped, so a rollback that re-simulates it corrupts it again, as a real bug would.
-
-    ``float_frame`` (a test hook, ``NONDETERMINISM_ENV``) is a non-deterministic build: after that frame
-    the car in slot 0 moves by an amount drawn from a float of this process's own unseeded random
-    generator, so every process computes a different state, as a float leaking into the step would.
-    """
-
-    def __init__(self, world: World, fault_frame: int | None = None, fault_slot: int = 0,
-                 float_frame: int | None = None) -> None:
+    def __init__(self, world: World) -> None:
         self.world = world
-        self.fault_frame = fault_frame
-        self.fault_slot = fault_slot
-        self.float_frame = float_frame
 
     @property
     def frame(self) -> int:
@@ -104,14 +79,8 @@ class WorldAdapter:
         return self.world.done
 
     def step(self, inputs: Mapping[int, Sequence[Event]]) -> None:
-        """Step one frame with each slot's ``(skill, hold)`` events (then the fault, if this is its frame)."""
-        frame = self.world.frame
+        """Step one frame with each slot's ``(skill, hold)`` events."""
         self.world.step({slot: [SkillEvent(s, h) for s, h in events] for slot, events in inputs.items()})
-        if frame == self.fault_frame:
-            self.world.corrupt_for_testing(self.fault_slot)
-        if frame == self.float_frame:
-            for _ in range(1 + int(random.random() * 100_000)):  # deliberately unseeded: differs per process
-                self.world.corrupt_for_testing(0)
 
     def save_state(self) -> bytes:
         """The world's canonical state bytes."""

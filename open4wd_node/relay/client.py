@@ -10,7 +10,9 @@ from collections.abc import Awaitable, Callable
 import structlog
 import trio
 
-from open4wd_node.net.link import Link, LinkClosed, open_link
+from open4wd_node.net.link import Link, LinkClosed
+
+from open4wd_node.net.stream_carrier import detach_stream, open_link
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 from open4wd_node.net.transport import dial
 from open4wd_node.relay.links import RELAY_LINK_LIMITS, RELAY_REGISTRY, relayed_address
@@ -60,7 +62,7 @@ async def request_circuit(link: Link, relay: str, first: Message, expected_peer:
     if not isinstance(answer, RelayCircuit) or (expected_peer is not None and answer.peer != expected_peer):
         await link.aclose("relay-unexpected", "the relay answered with something else than the circuit asked for")
         raise LinkClosed("relay-unexpected", f"relay {relay} answered {answer.TYPE} for another peer")
-    return link.detach("the link became a relay circuit"), answer.peer
+    return detach_stream(link, "the link became a relay circuit"), answer.peer
 
 
 async def dial_relayed(

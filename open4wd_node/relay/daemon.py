@@ -1,4 +1,4 @@
-"""``open4wd-node relay`` as a process (docs/relay.md, "Operations"): the relay and its metrics endpoint
+"""``open4wd-node relay`` as a process (docs/relay.md, "Running it"): the relay and its metrics endpoint
 under one ``trio.run``; SIGTERM (or SIGINT) drains: stop accepting, tell reserved nodes, let circuits run
 for up to the grace period; a second signal ends the drain at once. The process then exits 128 + signal
 (143 for SIGTERM: systemd's unit lists it as a success).

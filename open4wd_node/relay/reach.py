@@ -1,22 +1,27 @@
-"""Dialling a peer by its ``Contact`` (docs/relay.md, "Nodes that use relays"): its direct address first;
-its relays, one after another, as soon as the direct attempt has failed or ``FALLBACK_AFTER_S`` (2 s) has
-passed without it succeeding; the first link that opens wins and every other attempt is cancelled (a late
-winner is closed). Each race-mesh pair and each joiner dials this way, so every pair falls back on its own.
+"""How this node reaches its peers and is reached (docs/relay.md, "Nodes that use relays").
+
+Dialling a peer by its ``Contact``: its direct address first; its relays, one after another, as soon as the
+direct attempt has failed or ``FALLBACK_AFTER_S`` (2 s) has passed without it succeeding; the first link
+that opens wins and every other attempt is cancelled (a late winner is closed). Each race-mesh pair and
+each joiner dials this way, so every pair falls back on its own: the race mesh is given ``contact_dialler``
+by the composition root. Being reached: ``with_listener`` runs the node's listener with its reservations
+at its relays (``Reservations``), which the listener itself, a layer below the relay client, is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from enum import StrEnum
+from typing import TypeVar
 
 import structlog
 import trio
 
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
-from open4wd_node.net.transport import dial
-from open4wd_node.relay.client import dial_relayed
-from open4wd_node.runtime.addresses import parse_address
+from open4wd_node.net.listener import NodeListener
+from open4wd_node.net.transport import Dialler, dial
+from open4wd_node.relay.client import Reservations, dial_relayed
+from open4wd_node.runtime.addresses import AUTOMATIC, Advertise, parse_address
 from open4wd_node.runtime.errors import UserError
 from protocol.encoding.wire import Message
 from protocol.errors import ProtocolError
@@ -26,14 +31,7 @@ from protocol.relay.contact import Contact
 log = structlog.get_logger("open4wd_node.relay.reach")
 
 FALLBACK_AFTER_S = 2.0
-
-
-class Reachability(StrEnum):
-    """How peers reach this node (the ``reachability`` setting)."""
-
-    AUTO = "auto"  # listens directly, and reserves at the configured relays (if any)
-    DIRECT = "direct"  # never uses a relay: no reservation, no relayed dial
-    RELAY = "relay"  # accepts no direct link: reachable only through its reservations
+T = TypeVar("T")
 
 
 async def dial_contact(
@@ -110,3 +108,28 @@ async def dial_contact(
     first = failures[0][1]
     tried = "; ".join(f"{route}: {exc.code} ({exc.message})" for route, exc in failures)
     raise LinkClosed(first.code, f"cannot reach {peer}: {tried}" if len(failures) > 1 else first.message, by_peer=first.by_peer)
+
+
+def contact_dialler(identity: Identity, use_relays: bool) -> Dialler:
+    """``dial_contact`` as this node dials (its identity; through relays unless its reachability is ``direct``)."""
+
+    async def dial_peer(contact: str, peer: str, *, expensive: frozenset[str] = frozenset(),
+                        limits: LinkLimits = ROOM_LIMITS) -> Link:
+        return await dial_contact(contact, identity, peer, use_relays=use_relays, expensive=expensive, limits=limits)
+
+    return dial_peer
+
+
+async def with_listener(
+    identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC,
+    reachability: str = "auto", relays: tuple[str, ...] = (),
+) -> T:
+    """Run ``body`` while this node's listener serves on ``host:port`` (and keeps its relay reservations);
+    stop listening, and release the reservations, afterwards."""
+    async with trio.open_nursery() as nursery:
+        listener = NodeListener(identity, advertise, reachability=reachability, relays=relays,
+                                reserve=lambda at, admit: Reservations(identity, at, admit))
+        await nursery.start(listener.run, host, port)
+        result = await body(listener)
+        nursery.cancel_scope.cancel()
+    return result

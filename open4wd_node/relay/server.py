@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 import structlog
 import trio
 
-from open4wd_node.net.link import Link, LinkClosed, now_ms, peer_endpoint
+from open4wd_node.net.link import Link, LinkClosed, now_ms
+
+from open4wd_node.net.stream_carrier import detach_stream, peer_endpoint
 from open4wd_node.net.admission import LISTENER_LIMITS, ListenerLimits, source_of
 from open4wd_node.net.transport import Door
 from open4wd_node.relay.links import RELAY_LINK_LIMITS, RELAY_REGISTRY, source_of_link
@@ -212,7 +214,7 @@ class RelayServer:
                     Refusal.CIRCUIT_TIMEOUT, f"{circuit.target} did not answer within {self.limits.connect_timeout_ms} ms"))
                 return
             await link.send(RelayCircuit(peer=circuit.target))
-            dialer = link.detach("the link became a relay circuit")
+            dialer = detach_stream(link, "the link became a relay circuit")
             await self._carry(circuit, dialer, answer)
         finally:
             self._pending.pop(circuit_id, None)
@@ -231,7 +233,7 @@ class RelayServer:
             await self._refused(link, exc)
             return
         await link.send(RelayCircuit(peer=circuit.dialer))
-        stream = pending.answer = link.detach("the link became a relay circuit")
+        stream = pending.answer = detach_stream(link, "the link became a relay circuit")
         pending.answered.set()
         try:
             await pending.done.wait()  # the connecting side's task carries the circuit

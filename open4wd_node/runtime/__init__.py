@@ -49,5 +49,4 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "Text": "values",
     "ValueRejected": "values",
     "shown": "values",
-    "Wakeup": "wakeup",
 })

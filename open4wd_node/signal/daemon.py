@@ -1,4 +1,4 @@
-"""``open4wd-node signal`` as a process (docs/signaling.md, "Running it"): the service and its metrics
+"""``open4wd-node signal`` as a process (docs/operators.md, "`open4wd-node signal`"): the service and its metrics
 endpoint under one ``trio.run``. SIGTERM (or SIGINT) drains: stop accepting, tell every socket
 ``room-closed``, let registered peers relay for up to ``drain_grace_s``, close the rest; a second signal
 ends the drain at once. The process then exits 128 + signal (143 for SIGTERM: the systemd unit lists it

@@ -1,5 +1,5 @@
 """The signaling service's Prometheus series (``prometheus-client``'s exposition; the list is in
-docs/signaling.md, "Metrics"). Rooms, peers and sockets are read from the hub when scraped (one source
+docs/signaling.md, "Metrics and logs"). Rooms, peers and sockets are read from the hub when scraped (one source
 of truth); refusals, relayed signals, registrations, departures and minted TURN credentials are counted
 as they happen. Every refusal code is exported from the start, at 0.
 """

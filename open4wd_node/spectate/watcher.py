@@ -26,9 +26,9 @@ import trio
 
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.net.link import Link, LinkClosed
-from open4wd_node.relay.reach import dial_contact
+from open4wd_node.net.transport import Dialler
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
-from open4wd_node.race.mesh import StallGate, with_headroom
+from open4wd_node.race.mesh import with_headroom
 from open4wd_node.race.pump import FRAME_HZ, MAX_STEPS_PER_TICK
 from open4wd_node.race.spectators import SOURCE_LIMITS, VIEWER_LIMITS
 from open4wd_node.race.world import WorldAdapter, build_round_world, round_standings
@@ -113,13 +113,16 @@ class MatchViewer:
     """Watches the match ``started`` began (module docstring); ``addresses`` are the racers' contacts (a
     listen address and the relays each racer is reachable through). Creating it creates its race log
     (``UserError`` ``race-log-exists`` / ``-unwritable``). ``on_frame(round, frame)`` hears about every
-    frame shown (the benchmark measures the delay)."""
+    frame shown (the benchmark measures the delay); ``dial`` is how this node dials a source (directly, or
+    through the source's relays); ``paused_until()``, when given, says until when (trio's clock) the view
+    must stand still after a tick (a test's stall: ``open4wd_node.faults``)."""
 
     def __init__(self, identity: Identity, events: EventSink, started: MatchStarted, addresses: dict[str, str],
                  assets: NodeRoomAssets, log_dir: Path, on_frame: FrameObserver | None = None,
-                 use_relays: bool = True) -> None:
+                 *, dial: Dialler, paused_until: Callable[[], float] | None = None) -> None:
         self.identity = identity
-        self.use_relays = use_relays  # False when this node's reachability is direct: it never dials a relay
+        self.dial = dial
+        self.paused_until = paused_until
         self.me = identity.peer_id
         self.events = events
         self.started = started
@@ -139,7 +142,6 @@ class MatchViewer:
         self._done = trio.Event()
         self._last_signed: dict[str, int] = {}
         self._results: list[RoundResult] = []
-        self.gate = StallGate()
 
     async def run(self) -> WatchReport:
         """Watch until the session ends; the race log always closes with its end record."""
@@ -191,7 +193,8 @@ class MatchViewer:
                 self._route(actions)
                 if not stepped:
                     break
-            await self.gate.wait()
+            if self.paused_until is not None and trio.current_time() < self.paused_until():
+                await trio.sleep_until(self.paused_until())
             tick = max(tick + 1, math.floor((trio.current_time() - start) * FRAME_HZ))
             await trio.sleep_until(start + tick / FRAME_HZ)
 
@@ -202,12 +205,10 @@ class MatchViewer:
         with scope:
             link: Link | None = None
             try:
-                link = await dial_contact(self.addresses.get(peer, ""), self.identity, peer, use_relays=self.use_relays,
-                                          limits=VIEWER_LIMITS)  # directly, or through one of the source's relays
+                link = await self.dial(self.addresses.get(peer, ""), peer, limits=VIEWER_LIMITS)
                 link.repurpose(SPECTATE_LINK, VIEWER_LIMITS, frozenset(), SOURCE_INGRESS)
                 await link.send(select)
                 async for message in link:
-                    await self.gate.wait_links()  # stalled: the link is not read meanwhile
                     self._route(viewer.receive(peer, message, self.clock.now_ms()))
                 reason = "the source closed the link"
             except (LinkClosed, OSError, UserError, trio.TooSlowError) as exc:
@@ -220,11 +221,6 @@ class MatchViewer:
             await trio.sleep(REDIAL_S)
             if self._link is not None and self._link[:2] == (peer, select.sourceEpoch):
                 self._route(viewer.source_lost(self.clock.now_ms()))
-
-    def stall(self, seconds: float) -> None:
-        """Fault injection, the in-process stand-in for SIGSTOP: for ``seconds`` this spectator shows no
-        frame and reads nothing from its source, then carries on where it was."""
-        self.gate.stall(seconds)
 
     def _viewer(self) -> SpectateViewer:
         if self.viewer is None:

@@ -46,8 +46,8 @@ def race_header(race: RaceLine) -> str:
 
 def budget_text(budget: BudgetLine) -> str:
     """The budget line: CPU per frame and the parts that take it, e.g.
-    ``CPU 0.62 ms/frame · verify 38% · link 22% · shell 20% · simulation 12% · codec 6%``; a pump that
-    steps several frames per wake-up says so (``CPU 0.45 ms/frame (2 frames/tick) · …``)."""
+    ``CPU 2.56 ms/frame · link 47% · shell 24% · step 20% · messages 5% · input 4%``; a pump that steps
+    several frames per wake-up says so after the figure (``… ms/frame (2 frames/tick) · …``)."""
     parts = "".join(f" · {part} {pct:.0f}%" for part, pct in budget.shares)
     ticks = f" ({budget.frames_per_tick} frames/tick)" if budget.frames_per_tick > 1 else ""
     return f"CPU {budget.per_frame_us / 1000:.2f} ms/frame{ticks}{parts}"

@@ -54,7 +54,6 @@ from protocol.race.actions import (
     Misbehaviour, RaceAction, RoundEnded, Send, SessionEnded, SessionEndReason, VoteDecided, WaitReason, WriteState,
 )
 from protocol.race.anchor import AnchorFacts, AnchorRound
-from protocol.race.costs import NO_COST_METER, CostMeter, CostPart
 from protocol.race.decisions import (
     AdmitRelayed, CheckedInputs, EndSession, RecomputeFrontier, RecoveryStep, RelayHeldInputs, RestartAt, SendSnapshot,
 )
@@ -143,13 +142,12 @@ class RaceSession:
     """One node's side of one race round (see the module docstring and docs/race.md).
 
     Raises ``LocalError`` ``race-setup-invalid`` when this node is not on the setup's roster, or its own
-    race key cannot be recorded in ``keys``. ``meter`` hears which part (``CostPart``) the session's
-    work belongs to: verifying, signing, encoding digests, stepping and re-stepping the world.
-    ``streams_inputs``: this node forwards every confirmed input to spectators (its room admits them), so
-    each input's own signature is checked as it arrives (see ``_chained``)."""
+    race key cannot be recorded in ``keys``. ``streams_inputs``: this node forwards every confirmed input to
+    spectators (its room admits them), so each input's own signature is checked as it arrives (see
+    ``_chained``). The session reads no clock: the shell measures what its calls cost."""
 
-    def __init__(self, setup: RaceSetup, identity: Identity, world: RaceWorld, keys: RaceKeyBook,
-                 meter: CostMeter = NO_COST_METER, *, streams_inputs: bool = False) -> None:
+    def __init__(self, setup: RaceSetup, identity: Identity, world: RaceWorld, keys: RaceKeyBook, *,
+                 streams_inputs: bool = False) -> None:
         if identity.peer_id not in setup.slots:
             raise LocalError("race-setup-invalid", "this node is not on the roster")
         self.setup = setup
@@ -160,7 +158,6 @@ class RaceSession:
         self.world = world
         self.keys = keys
         self.stats = RaceStats()
-        self.meter = meter
         self._chained = setup.max_prediction > 0 and not streams_inputs
         """Whether inputs from their owners' own links are verified a run at a time (``_settle``). Not in
         lockstep, where every step is final at once, nor for a node that streams every confirmed input to
@@ -317,8 +314,7 @@ class RaceSession:
     def tick(self, now_ms: int) -> list[RaceAction]:
         """Timers: reconnect windows (the partition guard), catch-up retries, the anchor's slots and
         timeout, re-sends of unacknowledged inputs and the progress watchdog."""
-        # every timer checks ``self.ended`` itself, as any of them may end the session: an early ``if
-        # self.ended is not None: return`` would let the compiled session take it for None all the way down
+        # every timer checks ``self.ended`` itself, as any of them may end the session
         actions: list[RaceAction] = []
         if self.ended is None:
             actions += self._counted(self._apply(self._recovery.tick(now_ms), now_ms))
@@ -438,8 +434,7 @@ class RaceSession:
         return actions
 
     def _on_key(self, peer: str, msg: RaceKey, now_ms: int) -> list[RaceAction]:
-        with self.meter.part(CostPart.VERIFY):
-            added = self.keys.add(peer, msg)
+        added = self.keys.add(peer, msg)
         if not added or msg.raceId != self.race_id:
             return []
         pending, self._pending[peer] = self._pending[peer], {}
@@ -450,8 +445,7 @@ class RaceSession:
         Raises ``PeerError`` for events or a ``prev`` that break the input rules."""
         events = parse_events(msg.events, self._skills[owner])
         prev = input_prev(msg.prev)
-        with self.meter.part(CostPart.VERIFY):
-            digest = input_digest(self.race_id, msg.frame, events, prev)
+        digest = input_digest(self.race_id, msg.frame, events, prev)
         return InputEntry(msg, events, digest)
 
     def _on_inputs(self, peer: str, msg: RaceInputs, now_ms: int) -> list[RaceAction]:
@@ -508,11 +502,10 @@ class RaceSession:
             return []
         entries = []
         race_id = self.race_id
-        with self.meter.part(CostPart.VERIFY):
-            for frame, events, signature in raw:
-                digest = input_digest(race_id, frame, events, prev)
-                entries.append(InputEntry(RaceInput(frame, wire_events(events), prev, signature), events, digest))
-                prev = digest
+        for frame, events, signature in raw:
+            digest = input_digest(race_id, frame, events, prev)
+            entries.append(InputEntry(RaceInput(frame, wire_events(events), prev, signature), events, digest))
+            prev = digest
         return entries
 
     def _take_own_span(self, peer: str, span: InputSpan, now_ms: int) -> list[RaceAction]:
@@ -814,8 +807,7 @@ class RaceSession:
         key = self.keys.key(self.race_id, peer)
         if key is None or len(msg.hash) != 32:
             raise ProtocolError("race-vote-bad-signature", "the vote is not signed by the peer's race key")
-        with self.meter.part(CostPart.VERIFY):  # the digest is the verification's cost, as an input's is
-            digest = checksum_digest(self.race_id, msg.frame, msg.hash)
+        digest = checksum_digest(self.race_id, msg.frame, msg.hash)
         if not self._verify(key, digest, msg.signature):
             raise ProtocolError("race-vote-bad-signature", "the vote is not signed by the peer's race key")
         self._votes.add(peer, msg.frame, msg.hash)
@@ -945,10 +937,9 @@ class RaceSession:
                 inputs[self._slot[peer]] = events
         return inputs
 
-    def _step(self, part: CostPart = CostPart.SIMULATION) -> None:
+    def _step(self) -> None:
         inputs = self._frame_inputs(self._sync.current_frame)
-        with self.meter.part(part):
-            self._sync.step(inputs)
+        self._sync.step(inputs)
         self.stats.steps += 1
 
     def _rollback(self, target: int) -> tuple[int, list[RaceAction]]:
@@ -956,13 +947,12 @@ class RaceSession:
         self._rollback_to = None
         sync = self._sync
         end = sync.current_frame
-        with self.meter.part(CostPart.RESIMULATION):
-            loaded = sync.rollback_to(target)
+        loaded = sync.rollback_to(target)
         if not loaded:
             return 0, self._end(SessionEndReason.ROLLBACK_TOO_DEEP,
                                 f"frame {target} is older than the {STATE_BUFFER_FRAMES} saved states")
         while sync.current_frame < end:
-            self._step(CostPart.RESIMULATION)  # the first re-step starts from the state just loaded, which is not saved again
+            self._step()  # the first re-step starts from the state just loaded, which is not saved again
         depth = end - target
         stats = self.stats
         stats.rollbacks += 1
@@ -1060,16 +1050,15 @@ class RaceSession:
     # ---- votes -----------------------------------------------------------------------------------
 
     def _vote(self, frame: int) -> list[RaceAction]:
-        with self.meter.part(CostPart.SIMULATION):
-            state = self._sync.keep(frame + 1)  # the state after ``frame``, kept for a state file on a mismatch
-            digest = hashlib.sha256(state).digest()
+        state = self._sync.keep(frame + 1)  # the state after ``frame``, kept for a state file on a mismatch
+        digest = hashlib.sha256(state).digest()
         self._own_hashes[frame] = digest
         horizon = frame - 2 * VOTE_INTERVAL_FRAMES
         self._sync.release_before(horizon + 1)
         for old in [f for f in self._own_hashes if f < horizon]:
             del self._own_hashes[old]
         self._votes.add(self.me, frame, digest)
-        signature = self._sign(lambda: checksum_digest(self.race_id, frame, digest))
+        signature = self._key.sign(checksum_digest(self.race_id, frame, digest))
         return self._broadcast(RaceChecksum(frame, digest, signature))
 
     def _decide_votes(self) -> list[RaceAction]:
@@ -1134,26 +1123,18 @@ class RaceSession:
     def _sign_local(self, frame: int, events: tuple[Event, ...], now_ms: int) -> list[RaceAction]:
         own = self._inputs[self.me]
         prev = own.digests.get(frame - 1, NO_PREVIOUS_INPUT)
-        with self.meter.part(CostPart.SIGN):
-            digest = input_digest(self.race_id, frame, events, prev)
-            msg = RaceInput(frame, wire_events(events), prev, self._key.sign(digest))
+        digest = input_digest(self.race_id, frame, events, prev)
+        msg = RaceInput(frame, wire_events(events), prev, self._key.sign(digest))
         own.add(frame, events, msg, digest)
         self._advance_frontier()
         unlinked, statuses = self._recovery.unlinked, self._peers.statuses
         return self._send_inputs([p for p in self._peers.remaining_others()
                                   if p not in unlinked and statuses[p] is not LOST], now_ms)
 
-    def _sign(self, digest: Callable[[], bytes]) -> bytes:
-        """This node's race-key signature over ``digest()``, charged to the meter's ``sign`` (the digest
-        too: it costs less than measuring it apart would)."""
-        with self.meter.part(CostPart.SIGN):
-            return self._key.sign(digest())
-
     def _verify(self, key: PublicKey, digest: bytes, signature: bytes) -> bool:
-        """Whether ``signature`` by ``key`` covers ``digest``, charged to the meter's ``verify``."""
+        """Whether ``signature`` by ``key`` covers ``digest`` (counted in the stats)."""
         self.stats.signatures_checked += 1
-        with self.meter.part(CostPart.VERIFY):
-            return verify_race_signature(key, digest, signature)
+        return verify_race_signature(key, digest, signature)
 
     def _broadcast(self, msg: Any) -> list[RaceAction]:
         return [Send(p, msg) for p in self._peers.remaining_others()]

@@ -1,7 +1,7 @@
 """The digests a race sign key (and, for the key announce, the master key) signs.
 
-The spec leaves their bytes open (spec/netcode.md §3.1, §3.3); ARCHITECTURE §4 makes the project define
-and freeze them. Every digest is SHA-256 over canonical DAG-CBOR of a map whose ``type`` names the
+The spec leaves their bytes open (spec/netcode.md §3.1, §3.3), so this project defines them and freezes
+them with test vectors. Every digest is SHA-256 over canonical DAG-CBOR of a map whose ``type`` names the
 message and whose ``domain`` names this layout version, so a signature made for one message, round or
 layout can never verify as another. The vectors in docs/race.md pin the bytes.
 """

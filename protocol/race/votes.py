@@ -1,4 +1,4 @@
-"""Checksum votes (spec/netcode.md §5.2, ARCHITECTURE §6): collect, wait, tally by strict majority.
+"""Checksum votes (spec/netcode.md §5.2): collect, wait, tally by strict majority; a mismatch never rolls back.
 
 Pure bookkeeping, no signatures (the session verifies before it records). A peer's first vote for a
 frame is locked; a different second one is refused. A frame is decided once every expected voter has

@@ -1,4 +1,5 @@
-"""Room invitations and role proofs (ARCHITECTURE §5, spec/rooms.md §4.3, §7.3).
+"""Room invitations and role proofs (spec/rooms.md §4.3, §7.3): an HMAC proof over the link transcript stands in
+for the spec's OPAQUE, which with 192-bit random secrets protects against guessing no better.
 
 A role secret is 192 random bits in canonical form: exactly 32 characters of unpadded base64url.
 The secret never crosses the wire; a joiner proves it knows the secret with an HMAC over the

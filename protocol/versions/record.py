@@ -79,7 +79,8 @@ class ClientVersionInfo:
 def node_version_info(
     engine_id: str, economy_config_version: int, build_timestamp: int, commit_hash: str
 ) -> ClientVersionInfo:
-    """This node's own record: the engine id stands in the rapier_version field (ARCHITECTURE §5)."""
+    """This node's own record: the engine id stands in the rapier_version field: this node
+    runs ``sim_core``, not Rapier, and two nodes must run the same engine to race."""
     return ClientVersionInfo(
         client_version=CLIENT_VERSION,
         rapier_version=engine_id,

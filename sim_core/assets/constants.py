@@ -85,4 +85,4 @@ PATCH_ROLLING_MODIFIER = ("1.0", "2.5", 1_500, 2_000)  # manifest: ×1000
 # --- manifest ---
 MANIFEST_FORMAT_VERSION = 1
 MANIFEST_EXTRAS_KEY = "open4wd_node_physics_manifest"
-UNIT_PPM = 1_000_000  # unit vectors scaled by 1e6 (ARCHITECTURE §2)
+UNIT_PPM = 1_000_000  # unit vectors scaled by 1e6: integer directions, no floats in state

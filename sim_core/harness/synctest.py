@@ -1,10 +1,10 @@
 """A GGRS-style sync-test: every frame, roll back D frames, re-simulate them, and compare hashes.
 
-The first pass records, per frame, the state bytes after the step. Once D frames exist, the world is
+The forward run records, per frame, the state bytes after the step. Once D frames exist, the world is
 loaded from the state saved D frames earlier and the last D frames are stepped again with the same
-inputs; each re-simulated state must hash to what the first pass recorded. The run continues from the
+inputs; each re-simulated state must hash to what the forward run recorded. The run continues from the
 re-simulated state, as a rollback session does. ``fault_frame`` corrupts the state once (fault
-injection) to prove that mismatches are caught.
+injection: ``sim_core.harness.corrupt``) to prove that mismatches are caught.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sim_core.specs.inputs import SkillEvent
+from sim_core.harness.corrupt import nudge
 from sim_core.world import World
 
 Inputs = dict[int, list[SkillEvent]]
@@ -59,7 +60,7 @@ def run_synctest(world: World, frames: int, check_distance: int, next_inputs: Ca
         inputs[start] = next_inputs()
         world.step(inputs[start])
         if fault_frame is not None and world.frame == fault_frame:
-            world.corrupt_for_testing()
+            nudge(world)
         saved[world.frame] = world.save_state()
         result.frames += 1
         origin = world.frame - check_distance

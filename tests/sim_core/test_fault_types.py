@@ -107,3 +107,22 @@ def test_a_state_that_is_not_bytes_is_a_local_error_and_bad_bytes_a_sim_error():
     _raises_sim("state-invalid", lambda: w.load_state(saved[:-1]))  # a peer's snapshot may be anything
     _raises_sim("state-topology-mismatch", lambda: w.load_state(saved[:8] + bytes(32) + saved[40:]))  # another digest
     assert w.save_state() == saved
+
+
+@pytest.mark.parametrize("data", ["a state", None, 7, 2.5, [0] * 8, {"state": b""}])
+def test_every_door_of_a_state_answers_a_wrong_type_with_a_coded_error(data):
+    """What a caller, a peer's snapshot or a file can hand the world never meets a compiled function's own
+    type check (a ``TypeError``): the world and the codec are interpreted and judge it first. The compiled
+    pass of CI (``.ci/run``) runs this against the installed compiled frame."""
+    w = code_round(2)
+    saved = w.save_state()
+    _raises_local("state-invalid", lambda: w.load_state(data))
+    _raises_local("state-not-own", lambda: w.restore_own_state(data))
+    _raises_local("state-not-own", lambda: w.restore_own(data))
+    _raises_local("state-not-own", lambda: w.pack_own(data))
+    with pytest.raises(CodedError):  # a list of eight is too many events before it is events of the wrong type
+        w.step({0: data})
+    assert w.save_state() == saved
+    w.load_state(bytearray(saved))  # any bytes-like copy of a valid state is one
+    w.load_state(memoryview(saved))
+    assert w.save_state() == saved

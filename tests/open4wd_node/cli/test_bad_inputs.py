@@ -447,7 +447,7 @@ async def test_an_http_client_on_a_node_port_is_refused_as_not_open4wd():
     import structlog
     import trio
 
-    from open4wd_node.net.link import foreign_protocol
+    from open4wd_node.net.stream_carrier import foreign_protocol
     from open4wd_node.net.transport import serve
 
     assert foreign_protocol(b"HTTP") == "HTTP" and foreign_protocol(b"SSH-") == "SSH"

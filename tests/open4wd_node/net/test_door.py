@@ -16,7 +16,8 @@ import structlog
 import trio
 
 from open4wd_node.net.admission import LISTENER_LIMITS, ListenerLimits
-from open4wd_node.net.link import LinkClosed, open_link
+from open4wd_node.net.link import LinkClosed
+from open4wd_node.net.stream_carrier import open_link
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.net.transport import BUSY_RETRY_S, dial, serve

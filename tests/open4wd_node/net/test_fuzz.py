@@ -8,7 +8,9 @@ import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from open4wd_node.net.link import LinkClosed, open_link
+from open4wd_node.net.link import LinkClosed
+
+from open4wd_node.net.stream_carrier import open_link
 from protocol.link.handshake import DIALER, LISTENER
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import HEADER

@@ -8,7 +8,9 @@ import pytest
 import trio
 import trio.testing
 
-from open4wd_node.net.link import LinkClosed, now_ms, open_link, peer_address, peer_endpoint
+from open4wd_node.net.link import LinkClosed, now_ms
+
+from open4wd_node.net.stream_carrier import open_link, peer_address, peer_endpoint
 from open4wd_node.net.link_rules import LinkLimits, LinkPing, LinkPong
 from protocol.errors import LocalError
 from protocol.link.handshake import DIALER, LISTENER, LinkClose, LinkIdentity, LinkNoise, LinkVersion
@@ -380,39 +382,33 @@ async def _tcp_pair(buffer_bytes: int):
     return dialled, accepted[0]
 
 
-async def test_send_now_writes_at_once_and_the_tail_of_a_partial_frame_goes_out_first():
+async def test_frames_a_full_socket_takes_in_part_go_out_whole_and_in_order_from_every_sending_task():
+    """Nobody reads, the socket buffers fill and a send waits in the middle of a frame; other tasks' sends
+    wait their turn (one frame at a time, sealed in the order they go out). Once the peer reads, every frame
+    arrives whole and opens (a frame out of its sealing order would not), each task's in its order."""
     left, right = await _tcp_pair(4096)
     roomy = dataclasses.replace(LIMITS, general_burst=10_000, general_per_second=10_000,
                                 general_bytes_burst=100_000_000, general_bytes_per_second=100_000_000)
     dialer, listener = await open_pair(lambda: (left, right), limits=roomy)
-    sent = []
-    while not dialer.unsent:  # nobody reads: the socket buffers fill, and one frame is written in part
-        message = VersionRequest(sender=f"{len(sent)}:" + "x" * 2000)
-        assert dialer.send_now(message)
-        sent.append(message)
-        assert len(sent) < 10_000
-    assert not dialer.send_now(VersionRequest(sender="refused while a tail waits"))
-    last = VersionRequest(sender="after the tail")
+    sent: list[VersionRequest] = []
+
+    async def sender(name: str) -> None:
+        for k in range(40):
+            message = VersionRequest(sender=f"{name}{k}:" + "x" * 2000)
+            await dialer.send(message)
+            sent.append(message)
+
     received = []
-
-    async def read_all() -> None:
-        while len(received) < len(sent) + 1:
-            received.append(await listener.receive())
-
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(read_all)
-        await dialer.flush_unsent()
-        await dialer.send(last)
-    assert received == [*sent, last]  # every frame whole and in order: each opens at its place in the stream
-    assert dialer.send_now(VersionRequest(sender="at once again"))
-    assert await listener.receive() == VersionRequest(sender="at once again")
-    await dialer.aclose()
-    await listener.aclose()
-
-
-async def test_send_now_declines_what_it_cannot_send_at_once():
-    dialer, listener = await open_pair()  # an in-memory stream: no socket to write to
-    assert not dialer.send_now(VersionRequest(sender="a"))
+        nursery.start_soon(sender, "a")
+        nursery.start_soon(sender, "b")
+        await trio.sleep(1)  # both senders now wait for the full socket
+        assert len(sent) < 80
+        while len(received) < 80:
+            received.append(await listener.receive())
+    assert sorted(received, key=lambda m: m.sender) == sorted(sent, key=lambda m: m.sender)
+    for name in "ab":
+        assert [m for m in received if m.sender[0] == name] == [m for m in sent if m.sender[0] == name]
     await dialer.aclose()
     await listener.aclose()
 
@@ -436,3 +432,29 @@ async def test_the_other_end_is_named_for_a_tcp_stream_and_none_for_others() -> 
         assert peer_endpoint(trio.SocketStream(left)) is None and peer_address(trio.SocketStream(right)) is None
     memory, _ = trio.testing.memory_stream_pair()
     assert peer_endpoint(memory) is None
+
+
+async def test_what_arrived_over_tcp_is_taken_without_waiting_and_the_end_after_the_last_message():
+    """``receive_arrived`` (a race link's reader at the pump's ticks): every whole message the socket holds,
+    none when it holds none (no wait), the messages before the peer's close first, then the close."""
+    left, right = await _tcp_pair(1 << 16)
+    dialer, listener = await open_pair(lambda: (left, right))
+    assert await listener.receive_arrived() == []
+    sent = [VersionRequest(sender=f"m{k}") for k in range(5)]
+    for message in sent:
+        await dialer.send(message)
+    await dialer.aclose("race-over", "done")
+    await trio.sleep(0.05)  # on the wire by now (real loopback)
+    assert await listener.receive_arrived() == sent
+    with pytest.raises(LinkClosed) as ended:
+        await listener.receive_arrived()
+    assert ended.value.code == "race-over" and ended.value.by_peer
+
+
+async def test_only_a_socket_tells_what_has_arrived():
+    dialer, listener = await open_pair()  # in memory
+    with pytest.raises(LocalError) as refused:
+        await listener.receive_arrived()
+    assert refused.value.code == "carrier-cannot-poll"
+    await dialer.aclose()
+    await listener.aclose()

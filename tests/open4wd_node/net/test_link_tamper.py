@@ -13,7 +13,8 @@ import trio
 import trio.testing
 
 from open4wd_node.net.impair import Impairment, ImpairmentProxy
-from open4wd_node.net.link import LINK_COUNTERS, LinkClosed, LinkCounters, open_link
+from open4wd_node.net.link import LINK_COUNTERS, LinkClosed, LinkCounters
+from open4wd_node.net.stream_carrier import open_link
 from open4wd_node.net.transport import dial, serve
 from open4wd_node.runtime.addresses import Address
 from protocol.encoding.wire import HANDSHAKE, HEADER, encode_frame, encode_message

@@ -8,7 +8,8 @@ import trio
 
 from open4wd_base.errors import LocalError
 from open4wd_node.net.admission import ListenerLimits
-from open4wd_node.net.link import LinkClosed, now_ms, open_link
+from open4wd_node.net.link import LinkClosed, now_ms
+from open4wd_node.net.stream_carrier import open_link
 from open4wd_node.net.link_rules import LinkLimits
 from open4wd_node.net.transport import dial, serve
 from protocol.errors import ProtocolError
@@ -159,7 +160,7 @@ async def test_an_impersonator_is_refused_and_both_sides_learn_why():
     [
         (ProtocolError("join-rejected", "no"), "join-rejected", 0),  # the peer's fault: its own code
         # this node's bug: not the peer's fault (``internal-error``, never the error's own code), logged
-        # with its traceback; the listener goes on (issue 18: one peer's input costs at most its own link)
+        # with its traceback; the listener goes on (one peer's input costs at most its own link)
         (LocalError("room-not-running", "a bug of this node"), "internal-error", 2),
     ],
 )

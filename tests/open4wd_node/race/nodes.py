@@ -15,8 +15,10 @@ from open4wd_node.runtime.context import NodeContext
 from open4wd_node.view.events import EventSink
 from tests.recorder import Recorder
 from open4wd_node.cli.match import PlayOptions
+from open4wd_node.faults.plan import FaultKind, NodeFault
 from open4wd_node.net.impair import ImpairmentProxy
-from open4wd_node.net.listener import NodeListener, with_listener
+from open4wd_node.net.listener import NodeListener
+from open4wd_node.relay.reach import with_listener
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.cli.play import room_then_race
 from open4wd_node.room.session import HostOptions, JoinOptions, host_room, join_room
@@ -71,13 +73,15 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
         track = AssetStore.in_data_dir(tmp_path / f"n{i}").put(track_bytes)
 
     def play(i: int) -> PlayOptions:
-        fault = (faults or {}).get(i)
-        cut_frame, cut_seconds = (cuts or {}).get(i, (None, 5.0))
-        stall_frame, stall_seconds = (stalls or {}).get(i, (None, 3.0))
-        race = RaceOptions(mode=mode, frames_per_tick=(frames_per_tick or {}).get(i, 1), fault_frame=fault,
-                           cut_frame=cut_frame, cut_seconds=cut_seconds,
-                           stall_frame=stall_frame, stall_seconds=stall_seconds, stall_links=stall_links)
-        return PlayOptions(driver=(drivers or {}).get(i, "bot"), seed=i, race=race)
+        node_faults = []
+        if i in (faults or {}):
+            node_faults.append(NodeFault(FaultKind.CORRUPT_STATE, faults[i]))
+        if i in (cuts or {}):
+            node_faults.append(NodeFault(FaultKind.DISCONNECT, *cuts[i]))
+        if i in (stalls or {}):
+            node_faults.append(NodeFault(FaultKind.STALL if stall_links else FaultKind.PUMP_STALL, *stalls[i]))
+        race = RaceOptions(mode=mode, frames_per_tick=(frames_per_tick or {}).get(i, 1))
+        return PlayOptions(driver=(drivers or {}).get(i, "bot"), seed=i, race=race, faults=tuple(node_faults))
 
     def ctx(i: int) -> NodeContext:
         return NodeContext(tmp_path / f"n{i}", replace(DEFAULTS))

@@ -65,8 +65,12 @@ async def test_before_tick_runs_before_every_tick_but_the_first(autojump_clock):
     """The runner reads the race links in ``before_tick``: before each tick's steps, so what arrived since
     the last tick is there for them; not before the first, which follows the round's start at once."""
     log = []
+
+    async def read() -> None:
+        log.append(("read", pump.ticks))
+
     pump = FramePump(lambda: log.append(("step", pump.ticks)) or True, lambda: sum(1 for e in log if e[0] == "step"),
-                     before_tick=lambda: log.append(("read", pump.ticks)))
+                     before_tick=read)
     await pump.run(lambda: pump.ticks >= 5)
     assert log == [("step", 0)] + [entry for tick in range(1, 5) for entry in (("read", tick), ("step", tick))]
 

@@ -6,8 +6,10 @@ decided, by a message or by the session's own timer at the deadline the session 
 its timeout. Whole-node races cover the same code end to end (``test_races.py``); here a runner is
 built around a stand-in session to time each wait exactly.
 
-A ``LocalError`` (this node's bug) raised while handling a peer's message propagates out of the mesh
-callback: only the session turns a peer's ``PeerError`` into its ``Misbehaviour``.
+The mesh hands the runner what its links deliver as ``MeshEvent``s on one channel; the tests here put
+them there as its links' readers do. A ``LocalError`` (this node's bug) raised while handling a peer's
+message propagates out of the handler, and the runner closes that peer's link with ``internal-error``:
+only the session turns a peer's ``PeerError`` into its ``Misbehaviour``.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ import trio
 
 from open4wd_base.errors import LocalError
 from open4wd_node.net.listener import NodeListener
-from open4wd_node.net.outbox import Outbox
 from open4wd_node.drivers.idle import IdleDriver
-from open4wd_node.race.runner import ANCHOR_WAIT_S, BARRIER_TIMEOUT_S, MatchRunner, RaceOptions
+from open4wd_node.race.mesh import Arrived, Lost
+from open4wd_node.race.runner import ANCHOR_WAIT_S, BARRIER_TIMEOUT_S, MatchRunner, RaceOptions, RaceWiring
+from open4wd_node.relay.reach import contact_dialler
 from open4wd_node.view.events import EventSink
 from protocol.identity.keys import Identity
 from protocol.race.actions import AnchorDecided
@@ -67,14 +70,20 @@ class _AnchorSession:
 def _runner(tmp_path: Path) -> MatchRunner:
     roster = [ME.peer_id, A.peer_id, B.peer_id]
     addresses = {peer: "127.0.0.1:9" for peer in roster}
+    wiring = RaceWiring(NodeListener(ME), contact_dialler(ME, use_relays=False))
     return MatchRunner(ME, EventSink(as_json=True, stream=io.StringIO()), _Locked("ab" * 32, roster),  # type: ignore[arg-type]
-                       addresses, NodeListener(ME), None, IdleDriver(), RaceOptions(), tmp_path)  # type: ignore[arg-type]
+                       addresses, wiring, None, IdleDriver(), RaceOptions(), tmp_path)  # type: ignore[arg-type]
 
 
 def _link(runner: MatchRunner, *peers: str) -> None:
-    """The mesh holds an outbox per linked peer: the barrier waits for exactly those peers."""
+    """The mesh holds a link per linked peer: the barrier waits for exactly those peers."""
     for peer in peers:
-        runner.mesh.outboxes[peer] = Outbox(8)
+        runner.mesh.links[peer] = None  # type: ignore[assignment]  # the barrier only asks who is linked
+
+
+async def arrives(runner: MatchRunner, peer: str, message: object) -> None:
+    """``message`` from ``peer`` reaches the runner as the mesh delivers it."""
+    await runner.mesh._hand(Arrived(peer, None, message))  # type: ignore[arg-type]
 
 
 async def test_the_barrier_ends_when_the_last_linked_peer_is_ready(tmp_path, fast_clock):
@@ -83,11 +92,11 @@ async def test_the_barrier_ends_when_the_last_linked_peer_is_ready(tmp_path, fas
 
     async def peers_get_ready() -> None:
         await trio.sleep(0.3)
-        runner._on_message(A.peer_id, MeshReady(0))
+        await arrives(runner, A.peer_id, MeshReady(0))
         await trio.sleep(0.45)
-        runner._on_message(B.peer_id, MeshReady(1))  # another round's: not this barrier's
+        await arrives(runner, B.peer_id, MeshReady(1))  # another round's: not this barrier's
         await trio.sleep(0.4845)
-        runner._on_message(B.peer_id, MeshReady(0))
+        await arrives(runner, B.peer_id, MeshReady(0))
 
     start = trio.current_time()
     async with trio.open_nursery() as nursery:
@@ -104,8 +113,8 @@ async def test_the_barrier_does_not_wait_for_a_peer_whose_link_is_lost(tmp_path,
 
     async def lose_b() -> None:
         await trio.sleep(2.0037)
-        del runner.mesh.outboxes[B.peer_id]  # as the mesh does, then it reports the loss
-        runner._on_lost(B.peer_id)
+        del runner.mesh.links[B.peer_id]  # as the mesh does, then it reports the loss
+        await runner.mesh._hand(Lost(B.peer_id))
 
     start = trio.current_time()
     async with trio.open_nursery() as nursery:
@@ -140,9 +149,9 @@ async def test_the_anchor_wait_ends_when_a_message_decides_it(tmp_path, fast_clo
 
     async def signature_arrives() -> None:
         await trio.sleep(0.7)
-        runner._on_message(A.peer_id, MeshReady(9))  # not the session's: the wait goes on
+        await arrives(runner, A.peer_id, MeshReady(9))  # not the session's: the wait goes on
         await trio.sleep(0.2013)
-        runner._on_message(A.peer_id, object())  # type: ignore[arg-type]
+        await arrives(runner, A.peer_id, object())
 
     start = trio.current_time()
     async with trio.open_nursery() as nursery:

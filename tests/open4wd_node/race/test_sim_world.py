@@ -2,6 +2,7 @@
 
 import hashlib
 
+from open4wd_node.faults.world import FaultWorld
 from open4wd_node.race.world import WorldAdapter
 from sim_core import SkillEvent, World
 from tests.protocol.race.harness import Mesh, VoteDecided
@@ -30,7 +31,7 @@ def test_four_nodes_race_the_demo_world_and_the_log_replays():
 
 def test_a_corrupted_real_world_is_the_minority_and_leaves():
     mesh = Mesh(4, seed=42, max_delay_ms=40,
-                world_factory=lambda k: WorldAdapter(World.demo(4, seed=9), fault_frame=50 if k == 1 else -1))
+                world_factory=lambda k: FaultWorld(World.demo(4, seed=9), 0, corrupt_at=50 if k == 1 else None))
     bad = mesh.peers[1]
     mesh.run(460 * 16)
     assert mesh.ended(bad).reason == "persistent-desync"

@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from open4wd_node.race import coalesce
 from open4wd_node.race.coalesce import TickSends
 from open4wd_node.race import mesh as race_mesh
 from open4wd_node.race.log import LogReader
-from tests.compiled_marks import sources_only
 from tests.open4wd_node.race.nodes import race, short_track
 from tests.open4wd_node.race.test_races import replays, results
 
@@ -48,7 +46,6 @@ async def test_a_three_second_stall_recovers_without_a_drop_and_the_race_agrees(
     replays(tmp_path, recorders)
 
 
-@sources_only(coalesce, "the test brings back one message per frame through a patched TickSends.hold")
 async def test_without_headroom_the_resumed_node_drops_the_burst_and_redundancy_repairs_it(
         tmp_path, fast_clock, monkeypatch):
     """The old race link (receiver limits equal to the sender's pace) drops part of the backlog a stalled

@@ -8,6 +8,7 @@ import pytest
 
 from open4wd_node.cli.main import main
 from open4wd_node.race.state_files import write_state_file
+from sim_core.harness.corrupt import nudge
 from sim_core import World
 
 
@@ -17,7 +18,7 @@ def test_state_diff_names_the_first_differing_fields(tmp_path):
         world.step({})
     fields = world.field_names()
     good = world.save_state()
-    world.corrupt_for_testing(1)
+    nudge(world, 1)
     bad = world.save_state()
     a, b, c = tmp_path / "a.state", tmp_path / "b.state", tmp_path / "c.state"
     for path, state in ((a, good), (b, bad), (c, good)):
@@ -44,7 +45,7 @@ def saved_states(tmp_path, **contexts):
         for _ in range(30):
             world.step({})
         for slot in slots:
-            world.corrupt_for_testing(slot)
+            nudge(world, slot)
         paths[name] = tmp_path / f"{name}.state"
         write_state_file(paths[name], match_id=match, round_index=round_index, frame=frame, node=name,
                          fields=world.field_names(), state=world.save_state())

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from open4wd_node.net.admission import ListenerLimits
-from open4wd_node.net.link import LinkClosed, open_link
+from open4wd_node.net.link import LinkClosed
+from open4wd_node.net.stream_carrier import open_link
 from open4wd_node.relay.client import dial_relayed
 from open4wd_node.relay.metrics import serve_metrics
 from protocol.encoding.wire import HEADER

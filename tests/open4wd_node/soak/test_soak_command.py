@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from open4wd_node.race.world import NONDETERMINISM_ENV
+from open4wd_node.faults.plan import NONDETERMINISM_ENV
 
 HANG_LIMIT_S = 900
 FOUR = ["--races", "4", "--profiles", "clean,stall,corrupt,kill", "--seed", "11"]

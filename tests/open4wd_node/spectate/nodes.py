@@ -14,7 +14,9 @@ from open4wd_node.cli.match import PlayOptions
 from open4wd_node.spectate.watcher import MatchViewer
 from open4wd_node.view.events import EventSink
 from open4wd_node.cli.play import room_then_race
-from open4wd_node.net.listener import NodeListener, with_listener
+from open4wd_node.net.listener import NodeListener
+from open4wd_node.faults.links import LinkFaults
+from open4wd_node.relay.reach import contact_dialler, with_listener
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.room.session import HostOptions, JoinOptions, host_room, join_room
 from open4wd_node.runtime.addresses import AUTOMATIC
@@ -121,16 +123,18 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
                     return 1
                 await trio.sleep((watch_delay or {}).get(j, 0))
                 assets = NodeRoomAssets(AssetStore.in_data_dir(context.data_dir), context.config)
-                viewer: MatchViewer | None = None
                 frame, seconds = (stall or {}).get(j, (-1, 0.0))
+                faults = LinkFaults()  # the in-process SIGSTOP: its pump and its source link stand still
 
                 def on_frame(round_index: int, shown: int) -> None:
-                    if viewer is not None and round_index == 0 and shown == frame:
-                        viewer.stall(seconds)
+                    if round_index == 0 and shown == frame:
+                        faults.freeze(seconds)
                         events.emit("fault", kind="stall", frame=shown, seconds=seconds)
 
                 viewer = MatchViewer(identity, events, outcome.started, outcome.addresses, assets,
-                                     context.data_dir / "races", on_frame, use_relays=lis.use_relays)
+                                     context.data_dir / "races", on_frame,
+                                     dial=faults.dial(contact_dialler(identity, lis.use_relays)),
+                                     paused_until=lambda: faults.frozen_until)
                 report = await viewer.run()
                 events.emit("result", outcome=report.outcome, detail=report.detail, standings=report.standings,
                             agreed_hashes=report.agreed, mismatches=report.mismatches, log=report.log,

@@ -9,8 +9,7 @@ import threading
 import trio
 from rich.console import Console
 
-from open4wd_node.race.budget import CostSplit
-from protocol.race.costs import CostPart
+from open4wd_node.race.budget import CostPart, CostSplit
 from open4wd_node.race.pump import FramePump
 from open4wd_node.view.live_console import LiveConsole, Screen, showing
 from open4wd_node.view.live_model import LiveBoard
@@ -222,15 +221,16 @@ def test_a_racer_sees_its_cpu_per_frame_and_the_parts_that_take_it():
     session = RaceSession(setup, ids[0], WorldAdapter(world), RaceKeyBook(setup.roster))
     console = LiveConsole(ids[0].peer_id, io.StringIO(), interactive=False, width=140)
     pump = FramePump(lambda: False, lambda: session.current_frame)
-    nanos = dict.fromkeys(CostPart, 0) | {CostPart.VERIFY: 400_000_000, CostPart.LINK: 200_000_000, CostPart.SHELL: 197_000_000,
-                                          CostPart.RESIMULATION: 3_000_000}
+    nanos = dict.fromkeys(CostPart, 0) | {CostPart.STEP: 400_000_000, CostPart.LINK: 200_000_000, CostPart.SHELL: 197_000_000,
+                                          CostPart.INPUT: 3_000_000}
     console.watch_round(RoundWatch(0, 1, setup.slots, world, session, pump, 0, lambda: CostSplit(1000, nanos)))
     text = drawn(console.renderable())
-    assert "CPU 0.80 ms/frame · verify 50% · link 25% · shell 25%" in text
-    assert "resimulation" not in text  # under 1 %: left out
+    (line,) = [line for line in text.splitlines() if "ms/frame" in line]
+    assert "CPU 0.80 ms/frame · step 50% · link 25% · shell 25%" in line
+    assert "input" not in line  # under 1 %: left out
     pump = FramePump(lambda: False, lambda: session.current_frame, frames_per_tick=3)
     console.watch_round(RoundWatch(0, 1, setup.slots, world, session, pump, 0, lambda: CostSplit(1000, nanos)))
-    assert "CPU 0.80 ms/frame (3 frames/tick) · verify 50%" in drawn(console.renderable())
+    assert "CPU 0.80 ms/frame (3 frames/tick) · step 50%" in drawn(console.renderable())
 
 
 def test_a_spectator_has_no_budget_line():

@@ -8,6 +8,7 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from sim_core.harness.corrupt import nudge
 from sim_core import SKILLS, SkillEvent, World
 from sim_core.errors import SimError
 from sim_core.specs.inputs import HOLD_SKILLS
@@ -129,10 +130,10 @@ def test_state_of_a_world_with_other_cars_is_rejected():
         code_round(3).load_state(code_round(2).save_state())
 
 
-def test_corrupt_for_testing_changes_exactly_one_value():
+def test_a_nudge_changes_exactly_one_value():
     w = code_round(2)
     before = w.save_state()
-    w.corrupt_for_testing()
+    nudge(w)
     after = w.save_state()
     assert len(before) == len(after) and before != after
     assert w.car_state(0)["lat_um"] == code_round(2).car_state(0)["lat_um"] + 1

@@ -7,6 +7,7 @@ import struct
 import pytest
 
 from open4wd_base.errors import LocalError
+from sim_core.harness.corrupt import nudge
 from sim_core import SkillEvent
 from sim_core.errors import SimError
 from sim_core.harness.scripted import RandomInputs
@@ -74,7 +75,7 @@ def test_state_hash_reuses_the_saved_bytes_and_follows_every_change():
     world.step(inputs.next_frame())
     stepped = world.save_state()
     assert stepped != data and world.state_hash() == hashlib.sha256(stepped).digest()
-    world.corrupt_for_testing(0)
+    nudge(world, 0)
     assert world.save_state() != stepped  # a fault is a change too
     world.load_state(data)
     assert world.state_hash() == hashlib.sha256(data).digest() and world.save_state() == data

@@ -1,4 +1,4 @@
-"""The step's skip sets and broad phases never skip work that changes a result (issue 14):
+"""The step's skip sets and broad phases never skip work that changes a result:
 
 - the thermal pass skips the cold parts (``Mechanics.cold_plan``) while ``cold_parts_still`` holds: for
   any temperatures and heat, the pass with the skip gives what the full solve of every part gives;
@@ -17,11 +17,10 @@ from sim_core import World
 from sim_core.constants import MAX_TEMPERATURE_MC, MIN_TEMPERATURE_MC
 from sim_core.state.layout import P_TEMP, part_field
 from sim_core.step.contact import _near_pairs
-import sim_core.step.frame as frame_module
 from sim_core.step.model import CarModel
 from sim_core.step.thermal import cold_parts_still, settle
 
-from tests.compiled_marks import sources_only
+
 from tests.sim_core.circuit import circuit_track
 from tests.sim_core.helpers import archetype, code_round
 from tests.sim_core.step.test_step_golden import HardInputs
@@ -142,21 +141,29 @@ def test_a_cold_part_whose_limit_is_below_the_air_breaks_on_its_first_solve():
     assert fast._cars == full._cars and fast._cars[0][BROKEN_MASK] == 1 << body
 
 
-@sources_only(frame_module, "the test checks the heat through a patched settle of the frame")
-def test_the_physics_heats_only_the_parts_the_thermal_pass_calls_heated(monkeypatch):
+def test_the_physics_heats_only_the_parts_the_thermal_pass_calls_heated():
     """The cold-part skip rests on this: a part outside ``CarModel.heated_parts`` never gets heat. A
     mechanism that heats another part (an active weapon's Hold, a fluid, an impact: the physics issue)
-    must add it to ``heated_parts``, or the skip would drop that heat; this test says so first."""
-    heated_frames = []
-
-    def checked_settle(c, model, mech, heat, loads, cold_still, wall):
-        assert not [part for part, energy in enumerate(heat) if energy and part not in model.heated_parts]
-        heated_frames.append(any(heat))
-        return settle(c, model, mech, heat, loads, cold_still, wall)
-
-    monkeypatch.setattr(frame_module, "settle", checked_settle)
-    world = code_round(6, seed=3)  # two active weapons held often (HardInputs), boosts, slams, stabilises
-    inputs = HardInputs(world, 3)
+    must add it to ``heated_parts``, or the skip would drop that heat; this test says so first. Seen from
+    the state, against the compiled step as against the sources: in a world that solves every part every
+    frame (``FullSolve``) such heat would move the part off the air temperature it starts at (a part
+    exchanges heat with the air only, never with another part), and the world with the skip would part
+    from it."""
+    fast = code_round(6, seed=3)  # two active weapons held often (HardInputs), boosts, slams, stabilises
+    full = FullSolve(circuit_track(), tuple(archetype(slot) for slot in range(6)), 3)
+    temps = [[(part, part_field(part, P_TEMP)) for part in range(model.part_count)] for model in full.models]
+    start = [[c[at] for _, at in parts] for c, parts in zip(full._cars, temps, strict=True)]
+    inputs = HardInputs(fast, 3)
+    heated_frames = 0
     for _ in range(240):
-        world.step(inputs.next_frame())
-    assert sum(heated_frames) > len(heated_frames) // 2  # the check saw heat, not an idle race
+        before = [[c[at] for _, at in parts] for c, parts in zip(full._cars, temps, strict=True)]
+        frame = inputs.next_frame()
+        fast.step(frame)
+        full.step(frame)
+        assert fast._cars == full._cars, fast.frame
+        now = [[c[at] for _, at in parts] for c, parts in zip(full._cars, temps, strict=True)]
+        for model, parts, first, temperatures in zip(full.models, temps, start, now, strict=True):
+            cold = [k for k, (part, _) in enumerate(parts) if part not in model.heated_parts]
+            assert [temperatures[k] for k in cold] == [first[k] for k in cold], full.frame
+        heated_frames += now != before
+    assert heated_frames > 120  # the check saw heat, not an idle race
