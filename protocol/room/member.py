@@ -582,8 +582,9 @@ class MemberRoom:
         member = self._member(msg.participant)
         if member is None or member.role != Role.PARTICIPANT:
             raise ProtocolError("room-decision-invalid", "a room decision names a participant of the room")
-        event = RoomDecided(msg.participant, decision, msg.code[:64], msg.detail[:300], list(msg.by), msg.strikes,
-                            msg.removed)
+        participants = {m.peerId for m in self.state.members if m.role == Role.PARTICIPANT} if self.state else set()
+        by = [p for p in dict.fromkeys(msg.by) if p in participants]  # shown as given, of the room's participants
+        event = RoomDecided(msg.participant, decision, msg.code[:64], msg.detail[:300], by, msg.strikes, msg.removed)
         if msg.participant == self.me and decision in WITHDRAWN_BY:
             self.withdrawal = WITHDRAWN_BY[decision]
             if decision is StallDecision.DECLARATION_REFUSED:

@@ -3,10 +3,17 @@ ReadySet that some participant refuses or does not answer is judged, the Ready o
 withdrawn with a coded decision every member sees, a member it keeps failing on is removed, and the honest
 members, whose Ready survives, start. Sans-IO on the in-memory star, on a virtual clock."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol.actions import Misbehaviour
 from protocol.identity.keys import Identity
-from protocol.room.messages import ReadySetAck, ReadySetRefuse, ReadySetRequest
-from protocol.room.stalls import ANSWER_TIMEOUT_MS, FETCH_WAIT_MS, READY_AGAIN_MS, STRIKE_LIMIT, STRIKE_WINDOW_MS
-from protocol.room.messages import Culprit
+from protocol.room.events import RoomDecided
+from protocol.room.messages import Culprit, ReadySetAck, ReadySetRefuse, ReadySetRequest, RoomDecision
+from protocol.room.stalls import (
+    ANSWER_TIMEOUT_MS, FETCH_WAIT_MS, READY_AGAIN_MS, STRIKE_LIMIT, STRIKE_WINDOW_MS, judge,
+)
+from protocol.room.states import StallDecision
 from tests.protocol.room.harness import LOADOUT, FakeAssets, Net
 
 A, B, C, D = (Identity(bytes([i]) * 32) for i in range(1, 5))
@@ -217,3 +224,113 @@ def test_a_car_whose_assets_never_arrive_is_refused_after_the_fetch_wait():
         net.advance(1_000)
     assert decisions(net) == [(C.peer_id, "declaration-refused", 1, False)]
     assert net.of(None, "room-decision")[0]["code"] == "asset-missing"
+
+
+# ---- whatever the answers: the judgement's invariants (hypothesis) -----------------------------------
+
+ROSTER = [f"z{i}" for i in range(8)]
+
+
+@st.composite
+def answers(draw):
+    """A roster of 2–8, its host, and each participant's answer to the ReadySet: an ack, a refusal of the
+    set itself, a refusal naming some participants (anyone, itself and strangers included), or none."""
+    roster = ROSTER[:draw(st.integers(2, 8))]
+    host = draw(st.sampled_from(roster))
+    acks, refusals = set(), {}
+    for peer in roster:
+        kind = draw(st.sampled_from(["ack", "set", "names", "none"]))
+        if kind == "ack":
+            acks.add(peer)
+        elif kind != "none":
+            named = draw(st.lists(st.sampled_from(ROSTER + ["stranger"]), max_size=10)) if kind == "names" else []
+            refusals[peer] = ("c", "d", [Culprit(p, draw(st.sampled_from(["asset-version-unusable", "x"])), "why")
+                                         for p in named])
+    return roster, host, acks, refusals
+
+
+@settings(max_examples=500, deadline=None)
+@given(answers())
+def test_every_judgement_names_participants_once_and_withdraws_an_honest_ready_only_on_a_majority(case):
+    roster, host, acks, refusals = case
+    verdicts = judge(roster, host, acks, refusals)
+    peers = [v.peer for v in verdicts]
+    assert peers == [p for p in roster if p in peers]  # each participant at most once, in roster order
+    assert all(v.decision in StallDecision and v.code for v in verdicts)
+    answered = acks | set(refusals)
+    assert {p for p in roster if p not in answered} <= set(peers)  # silence is always judged
+    for v in verdicts:
+        if v.decision is StallDecision.DECLARATION_REFUSED:  # more refusers than acceptors, or a tie the host refuses
+            refusers = [r for r in refusals if r != v.peer and any(c.peer == v.peer for c in refusals[r][2])]
+            acceptors = [a for a in roster if a == v.peer or a in acks
+                         or (a in refusals and a not in refusers)]
+            assert set(v.by) == set(refusers) and (
+                len(refusers) > len(acceptors) or (len(refusers) == len(acceptors) and host in refusers))
+        elif v.decision is StallDecision.NO_ANSWER:
+            assert v.peer not in answered
+        else:
+            assert v.decision is StallDecision.REFUSAL_OVERRULED and v.peer in refusals
+    if not verdicts and acks != set(roster):  # it waits only when nobody acked and everyone refused the set itself
+        assert not acks and set(refusals) == set(roster)
+        assert all(not [c for c in culprits if c.peer in roster and c.peer != r] for r, (_, _, culprits) in refusals.items())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(3, 8), st.data())
+def test_one_member_alone_never_withdraws_the_ready_of_another(size, data):
+    """In a room of three or more, whatever one member answers, every other member that acked keeps its
+    Ready: a member that refuses everything is overruled, never obeyed."""
+    roster = ROSTER[:size]
+    hostile = data.draw(st.sampled_from(roster))
+    host = data.draw(st.sampled_from([p for p in roster if p != hostile]))
+    named = data.draw(st.lists(st.sampled_from(roster), max_size=8))
+    refusals = {hostile: ("c", "d", [Culprit(p, "asset-version-unusable", "no") for p in named])}
+    verdicts = judge(roster, host, set(roster) - {hostile}, refusals)
+    assert [v.peer for v in verdicts] in ([], [hostile])
+    assert verdicts or not [p for p in named if p != hostile]
+
+
+TEXT = st.text(max_size=400)
+
+
+@settings(max_examples=200, deadline=None)
+@given(code=TEXT, detail=TEXT, culprits=st.lists(st.tuples(st.sampled_from(["A", "B", "C", "S", "x", ""]), TEXT, TEXT),
+                                                  max_size=12))
+def test_any_refusal_a_participant_sends_is_judged_bounded_and_never_raises(code, detail, culprits):
+    """A refusal of the ReadySet with any code, detail and culprits (strangers, the spectator, the refuser
+    itself, the same peer many times, texts of any length) is taken apart, bounded and judged: every
+    decision is about a participant, its texts are bounded, and no honest member is withdrawn."""
+    names = {"A": A.peer_id, "B": B.peer_id, "C": C.peer_id, "S": D.peer_id, "x": "zUnknown", "": ""}
+    net = Net(A, min_players=3)
+    net.add_member(B)
+    net.add_member(D, role="spectator")
+    refuse = [Culprit(names[p], c, d) for p, c, d in culprits]
+    net.rewrite[C.peer_id] = lambda m: (ReadySetRefuse(m.readySetDigest if isinstance(m, ReadySetRefuse)
+                                                       else net.host.ceremony.ready_digest, code, detail, refuse)
+                                        if isinstance(m, (ReadySetAck, ReadySetRefuse)) else m)
+    net.add_member(C)
+    made = net.of(None, "room-decision")
+    assert made and all(d["participant"] == C.peer_id and d["decision"] == "refusal-overruled" for d in made)
+    assert all(len(d["code"]) <= 64 and len(d["detail"]) <= 400 for d in made)
+    assert all(net.host.members[p].declaration is not None for p in (A.peer_id, B.peer_id))
+
+
+@settings(max_examples=200, deadline=None)
+@given(participant=st.sampled_from(["A", "B", "S", "x", ""]), decision=st.sampled_from([*StallDecision, "nonsense", ""]),
+       code=TEXT, detail=TEXT, by=st.lists(st.text(max_size=60), max_size=40), strikes=st.integers(-(2**63), 2**63 - 1),
+       removed=st.booleans())
+def test_any_room_decision_from_the_host_is_reported_bounded_or_refused_with_a_code(participant, decision, code, detail,
+                                                                                   by, strikes, removed):
+    names = {"A": A.peer_id, "B": B.peer_id, "S": D.peer_id, "x": "zUnknown", "": ""}
+    net = Net(A, min_players=3)
+    b = net.add_member(B)
+    net.add_member(D, role="spectator")
+    actions = b.receive(A.peer_id, RoomDecision(names[participant], decision, code, detail, by, strikes, removed), net.now)
+    events = [a for a in actions if isinstance(a, RoomDecided)]
+    valid = participant in ("A", "B") and decision in list(StallDecision)
+    if valid:
+        (event,) = events
+        assert len(event.code) <= 64 and len(event.detail) <= 300 and len(event.by) <= len(net.host.participants)
+    else:
+        assert not events and [(m.peer, m.code) for m in actions if isinstance(m, Misbehaviour)] == [
+            (A.peer_id, "room-decision-invalid")]
