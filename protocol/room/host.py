@@ -75,6 +75,7 @@ from protocol.room.stalls import (
     ANSWER_PENDING, ANSWER_TIMEOUT_MS, FETCH_WAIT_MS, READY_AGAIN_MS, STRIKE_LIMIT, StrikeBook, Verdict, judge,
 )
 from protocol.room.start_grid import PHASE_TIMEOUT_MS, check_commit, check_reveal, grid_context
+from protocol.transaction import FaultOutcome, MachineFault, restore, snapshot
 from protocol.room.states import (
     WAITING_PHASES,
     CeremonyCancel,
@@ -296,7 +297,16 @@ class HostRoom:
 
     def join(self, peer: str, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
         """A link's first message: admit ``peer`` (the link's authenticated PeerId, whose handshake gave
-        ``transcript``) or refuse it with a verdict and close its link. Never raises for what it sent."""
+        ``transcript``) or refuse it with a verdict and close its link. Never raises for what it sent; a
+        bug while admitting puts the room back as it was and raises ``MachineFault`` (``receive``)."""
+        saved = snapshot(self, self._KEPT)
+        try:
+            return self._join(peer, transcript, request, now_ms)
+        except Exception as exc:
+            restore(self, saved)
+            raise MachineFault("the room host", peer, FaultOutcome.RESTORED, exc) from exc
+
+    def _join(self, peer: str, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
         verdict = self._admit(peer, transcript, request, now_ms)
         if verdict is not None:
             return [Send(peer, JoinVerdict(False, verdict[0], verdict[1])), CloseLink(peer, verdict[0])]
@@ -352,8 +362,12 @@ class HostRoom:
         and answered with an ``error`` event, and blamed on ``peer`` (``Misbehaviour``) unless it came
         from the host's own seat. A message from a non-member is ignored without blame: it changes
         nothing, and a departing member's last messages (an asset reply queued after its ``leave``, a
-        refused joiner's) may still be on their way while its link closes. A ``LocalError`` (a bug in
-        this node) propagates.
+        refused joiner's) may still be on their way while its link closes.
+
+        Each message is a transaction: whatever a handler changed before it raised is put back, a rule's
+        refusal and a bug alike. A bug (any other exception, a ``LocalError`` included) then raises
+        ``MachineFault`` (outcome ``restored``, chained to it) for the shell to log and close the link on.
+        A relay changes nothing here (it is forwarded), so it is handled without a copy.
         """
         if peer not in self.members:
             return []
@@ -361,10 +375,17 @@ class HostRoom:
         handler = self._HANDLERS.get(type(msg))
         if handler is None:
             return refused(peer, "unexpected-message", f"{peer[-4:]} sent {msg.TYPE}", blame=not own)
+        saved = None if isinstance(msg, Relay) else snapshot(self, self._KEPT)
         try:
             return handler(self, peer, msg, now_ms)
         except PeerError as exc:
+            if saved is not None:
+                restore(self, saved)
             return refused(peer, exc.code, f"from {peer[-4:]}: {exc.message}", blame=not own)
+        except Exception as exc:
+            if saved is not None:
+                restore(self, saved)
+            raise MachineFault("the room host", peer, FaultOutcome.RESTORED, exc) from exc
 
     def _on_relay(self, peer: str, msg: Relay, now_ms: int) -> list[RoomAction]:
         if msg.origin not in ("", peer):  # members send it empty; the host attests the link's peer
@@ -612,6 +633,10 @@ class HostRoom:
 
     def _on_leave(self, peer: str, msg: Leave, now_ms: int) -> list[RoomAction]:
         return self.link_closed(peer, now_ms, reason=msg.reason[:MAX_CODE] or Departure.LEFT)
+
+    _KEPT: ClassVar[frozenset[str]] = frozenset({"identity", "config", "limits", "secrets", "track_digests", "package"})
+    """What a message's transaction shares instead of copying: the identity, and values the room only ever
+    replaces (settings, the locked start package), never changes in place."""
 
     _HANDLERS: ClassVar[dict[type[Message], HostHandler]] = {
         Relay: _on_relay,

@@ -73,6 +73,7 @@ from protocol.room.messages import (
 )
 from protocol.room.ready import build_ack, build_declaration, read_ready_set, refused_declarations
 from protocol.room.start_grid import build_commit, build_reveal, check_commit, commitment, grid_context, new_nonce
+from protocol.transaction import FaultOutcome, MachineFault, restore, snapshot
 from protocol.room.states import (
     WAITING_PHASES, CeremonyCancel, Departure, ReadyCancel, ReadyWithdrawal, Role, RoomPhase, StallDecision,
 )
@@ -254,8 +255,11 @@ class MemberRoom:
         Never raises for what a peer sent: a message that breaks a rule (a ``PeerError``) is dropped,
         answered with an ``error`` event and blamed on the host (``Misbehaviour``; not in a host node,
         where the host is this node). A message from any other peer changes nothing and is blamed on
-        that peer (``not-from-host``): only the host's link speaks for the room. A ``LocalError`` (a bug
-        in this node) propagates.
+        that peer (``not-from-host``): only the host's link speaks for the room.
+
+        Each message is a transaction: whatever a handler changed before it raised is put back, a rule's
+        refusal and a bug alike. A bug (any other exception, a ``LocalError`` included) then raises
+        ``MachineFault`` (outcome ``restored``, chained to it) for the shell to log and close the link on.
         """
         if peer != self.host_peer:
             return refused(peer, "not-from-host", f"{peer[-4:]} sent {msg.TYPE} but is not this room's host", blame=True)
@@ -263,10 +267,15 @@ class MemberRoom:
         handler = self._HANDLERS.get(type(msg))
         if handler is None:
             return refused(peer, "unexpected-message", f"host sent {msg.TYPE}", blame=not own)
+        saved = snapshot(self, self._KEPT)
         try:
             return handler(self, peer, msg, now_ms)
         except PeerError as exc:
+            restore(self, saved)
             return refused(peer, exc.code, exc.message, blame=not own)
+        except Exception as exc:
+            restore(self, saved)
+            raise MachineFault("the room member", peer, FaultOutcome.RESTORED, exc) from exc
 
     def join_request(self, transcript: bytes, secret: bytes) -> JoinRequest:
         """The first message on a new link: a role proof bound to this link's transcript."""
@@ -668,6 +677,11 @@ class MemberRoom:
             MatchBegan(locked.match_id, locked.roster, list(msg.preStartDisconnects)),
             MatchStarted(locked, list(msg.preStartDisconnects), dict(msg.spectatorSources)),
         ]
+
+    _KEPT: ClassVar[frozenset[str]] = frozenset({"identity", "my_info", "assets", "choose_car", "state", "locked"})
+    """What a message's transaction shares instead of copying: the identity, the asset store, the car
+    chooser, and values the member only ever replaces (the host's last room state, the verified start),
+    never changes in place."""
 
     _HANDLERS: ClassVar[dict[type[Message], MemberHandler]] = {
         JoinVerdict: _on_verdict,
