@@ -15,7 +15,7 @@ import trio
 
 from open4wd_node.net.link import Lane, Link, LinkAuth, LinkClosed
 from open4wd_node.net.link_rules import LinkLimits, LinkPing
-from protocol.encoding.wire import ROOM, Channel, decode_message, encode_message
+from protocol.encoding.wire import ROOM, Channel, encode_message
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.link.handshake import DIALER, LISTENER
@@ -145,7 +145,7 @@ async def test_a_race_link_sends_its_inputs_on_the_inputs_lane_and_the_rest_on_t
     a, b, ca, _ = link_pair()
     for link in (a, b):
         link.repurpose(RACE_LINK, LinkLimits(general_bytes_burst=RACE_LINK.max_frame_bytes + 65536), inputs=INPUT_TYPES)
-    inputs = decode_message(encode_message(RaceInputs(4, [InputSpan("", 5, b"\x00" * 32, [[1, 1]], b"\x11" * 64)], [])))
+    inputs = RaceInputs(4, [InputSpan("", 5, b"\x00" * 32, [(1, 1)], b"\x11" * 64)], [])
     await a.send(inputs)
     await a.send(VersionRequest(sender="control"))
     assert [lane for lane, _ in ca.sent] == [Lane.INPUTS, Lane.CONTROL]
