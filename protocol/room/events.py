@@ -90,23 +90,16 @@ class ReadyWithdrawn(UserEvent):
 
 @dataclass(frozen=True)
 class RoomDecided(UserEvent):
-    """The host withdrew ``participant``'s Ready for ``decision`` (a ``StallDecision``), with the refusal's
-    or timeout's ``code`` and ``detail``, decided by the answers of ``by``; ``strikes`` within the window;
-    ``removed``: it is out of the room (the host's view, and every member's from its ``room-decision``)."""
+    """The host's ``ruling`` about a participant's Ready (the host's view, and every member's from its
+    ``room-decision``, bounded): the event's data are the message's fields, ``participant``, ``decision``,
+    ``code``, ``detail``, ``by``, ``strikes``, ``removed``."""
 
     EVENT = "room-decision"
-    participant: str
-    decision: str
-    code: str
-    detail: str
-    by: list[str]
-    strikes: int
-    removed: bool
+    ruling: RoomDecision
 
-    @classmethod
-    def of(cls, msg: RoomDecision) -> RoomDecided:
-        """The event of a ``room-decision`` message."""
-        return cls(msg.participant, msg.decision, msg.code, msg.detail, list(msg.by), msg.strikes, msg.removed)
+    def data(self) -> dict[str, Any]:
+        """The ruling's fields, in the message's order."""
+        return {name: getattr(self.ruling, name) for name in self.ruling.__struct_fields__}
 
 
 @dataclass(frozen=True)

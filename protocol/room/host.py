@@ -571,7 +571,7 @@ class HostRoom:
                 strikes >= STRIKE_LIMIT or verdict.decision is StallDecision.READY_NOT_RENEWED)
             decision = RoomDecision(verdict.peer, verdict.decision, verdict.code, verdict.detail, list(verdict.by),
                                     strikes, out)
-            actions.append(RoomDecided.of(decision))
+            actions.append(RoomDecided(decision))
             actions += self._broadcast(decision)
             if out:
                 removed.append(verdict.peer)

@@ -593,12 +593,12 @@ class MemberRoom:
             raise ProtocolError("room-decision-invalid", "a room decision names a participant of the room")
         participants = {m.peerId for m in self.state.members if m.role == Role.PARTICIPANT} if self.state else set()
         by = [p for p in dict.fromkeys(msg.by) if p in participants]  # shown as given, of the room's participants
-        event = RoomDecided(msg.participant, decision, msg.code[:64], msg.detail[:300], by, msg.strikes, msg.removed)
+        ruling = RoomDecision(msg.participant, decision, msg.code[:64], msg.detail[:300], by, msg.strikes, msg.removed)
         if msg.participant == self.me and decision in WITHDRAWN_BY:
             self.withdrawal = WITHDRAWN_BY[decision]
             if decision is StallDecision.DECLARATION_REFUSED:
-                self.refused_rotation = (repr(self.rotation), event.code)
-        return [event]
+                self.refused_rotation = (repr(self.rotation), ruling.code)
+        return [RoomDecided(ruling)]
 
     def _expected_grid_context(self) -> dict[str, Any]:
         state, config = self._room()

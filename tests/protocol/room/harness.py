@@ -169,3 +169,18 @@ def succeed(net: Net, successor: Identity, others: list[Identity], *, auto_ready
     for other in others:
         new.add_member(other, auto_ready=auto_ready)
     return new
+
+
+def fetching_room(a: Identity, b: Identity, c: Identity, body: str) -> Net:
+    """``a`` hosts and ``b`` joins, both holding only the built-in assets and Ready before a third player
+    arrives; ``c`` joins with a custom car whose ``body`` they must fetch: the room is in ``verifying``."""
+    have = set(FakeAssets().rotation_refs([LOADOUT]))
+    net = Net(a, min_players=3)
+    net.host_member.assets = FakeAssets(set(have))
+    net.add_member(b, assets=FakeAssets(set(have)))
+    for peer in (a.peer_id, b.peer_id):
+        net.route(net.members[peer].declare_ready(net.now), peer)
+    assert all(m.declaration for m in net.host.members.values())
+    net.add_member(c, rotation=[dict(LOADOUT, body=body)])
+    assert net.host.phase == "verifying"
+    return net

@@ -15,6 +15,7 @@ from protocol.room.stalls import (
 )
 from protocol.room.states import StallDecision
 from tests.protocol.room.harness import LOADOUT, FakeAssets, Net
+from tests.protocol.room.harness import fetching_room as room_fetching_a_car
 
 A, B, C, D = (Identity(bytes([i]) * 32) for i in range(1, 5))
 BAD = [dict(LOADOUT, motor="ipfs-unusable-motor")]  # every honest node refuses this car
@@ -195,15 +196,7 @@ def test_a_hostile_member_that_keeps_trying_for_half_an_hour_never_stalls_the_st
 
 def fetching_room():
     """A and B hold only the built-in assets; C joins with a custom car whose body they must fetch."""
-    have = set(FakeAssets().rotation_refs([LOADOUT]))
-    net = Net(A, min_players=3)
-    net.host_member.assets = FakeAssets(set(have))
-    net.add_member(B, assets=FakeAssets(set(have)))
-    for peer in (A.peer_id, B.peer_id):  # Ready before the third player arrives
-        net.route(net.members[peer].declare_ready(net.now), peer)
-    net.add_member(C, rotation=[dict(LOADOUT, body="cid-body-of-c")])
-    assert net.host.phase == "verifying"
-    return net
+    return room_fetching_a_car(A, B, C, "cid-body-of-c")
 
 
 def test_members_still_fetching_a_car_are_waited_for_and_ack_when_it_arrives():
@@ -330,7 +323,8 @@ def test_any_room_decision_from_the_host_is_reported_bounded_or_refused_with_a_c
     valid = participant in ("A", "B") and decision in list(StallDecision)
     if valid:
         (event,) = events
-        assert len(event.code) <= 64 and len(event.detail) <= 300 and len(event.by) <= len(net.host.participants)
+        ruling = event.ruling
+        assert len(ruling.code) <= 64 and len(ruling.detail) <= 300 and len(ruling.by) <= len(net.host.participants)
     else:
         assert not events and [(m.peer, m.code) for m in actions if isinstance(m, Misbehaviour)] == [
             (A.peer_id, "room-decision-invalid")]
