@@ -463,12 +463,22 @@ async def _race(plan: RacePlan, work_dir: Path, block: str) -> tuple[_Harness, s
             try:
                 await run_demo(options, work_dir, harness.on_event, harness.extra, harness.runs,
                                room_open=harness.room_open)
-            except UserError as exc:
+            except* UserError as group:  # run_demo's own, raised inside its nursery: the room never formed
+                exc = _first(group)
                 failure = f"{exc.code}: {exc.message}"
             harness.stop_hostile()
             await harness.spectators_end()
         nursery.cancel_scope.cancel()
     return harness, failure
+
+
+def _first(group: BaseExceptionGroup[UserError]) -> UserError:
+    """The first error of ``group``, however deep its nurseries nested it."""
+    found: BaseException = group
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    assert isinstance(found, UserError)
+    return found
 
 
 def _loopback_block() -> str:
