@@ -13,13 +13,14 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from protocol.encoding.wire import Message
+from protocol.identity.keys import PeerId
 
 
 @dataclass(frozen=True)
 class Send:
     """Send ``message`` to ``peer`` (over its link, or to this node itself in a host's own seat)."""
 
-    peer: str
+    peer: PeerId
     message: Message
 
 
@@ -27,7 +28,7 @@ class Send:
 class CloseLink:
     """Close the link to ``peer``, telling it ``code``."""
 
-    peer: str
+    peer: PeerId
     code: str
 
 
@@ -36,7 +37,7 @@ class Misbehaviour:
     """What ``peer`` sent broke a rule (a ``PeerError`` with ``code``) and was dropped; the shell logs it
     and counts it against that peer's link. Never produced for this node's own mistakes."""
 
-    peer: str
+    peer: PeerId
     code: str
 
 

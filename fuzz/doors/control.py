@@ -13,8 +13,9 @@ from fuzz.harness import Target
 from open4wd_node.drivers.control_api import ControlServer
 from sim_core.assets.demo_round import builtin_demo_track, builtin_demo_vehicles
 from sim_core.world import World
+from protocol.identity.keys import PeerId
 
-ME = "z6MkFuzzControlPeer"
+ME = PeerId("z6MkFuzzControlPeer")
 
 
 @functools.cache

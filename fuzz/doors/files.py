@@ -15,10 +15,11 @@ from open4wd_node.race.replay import replay
 from open4wd_node.race.state_files import context_warnings, read_state_file, state_differences
 from open4wd_node.runtime.config import DEFAULTS, load_config
 from protocol.errors import ProtocolError
+from protocol.identity.keys import PeerId
 from sim_core.assets.loadout import assemble
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
-PEER = "z6MkFuzzLoadoutPeer"
+PEER = PeerId("z6MkFuzzLoadoutPeer")
 
 
 @functools.cache

@@ -22,6 +22,7 @@ from protocol.race.actions import RaceAction
 from protocol.race.keys import RaceKeyBook
 from protocol.race.session import RaceSession
 from protocol.race.setup import RaceSetup, loadout_digest
+from protocol.identity.keys import PeerId
 from sim_core.assets.demo_round import archetype_loadout, builtin_demo_track, builtin_demo_vehicles
 from sim_core.world import World
 
@@ -84,9 +85,9 @@ def _step(session: RaceSession, now: int) -> list[RaceAction]:
     return actions
 
 
-Acted = Callable[[str, Sequence[RaceAction], RaceSession], None]
+Acted = Callable[[PeerId, Sequence[RaceAction], RaceSession], None]
 """(peer, what its session just did, its session): a spectator source's view of one racer (``fuzz.doors.spectate``)."""
-Heard = Callable[[str, str, Message], None]
+Heard = Callable[[PeerId, PeerId, Message], None]
 """(receiver, sender, message its session was given)."""
 
 
@@ -101,10 +102,10 @@ def play(record: Callable[[Identity, Message], None], cut_off: Identity, frames_
     cut = False
     now = 0
 
-    def linked(a: str, b: str) -> bool:
+    def linked(a: PeerId, b: PeerId) -> bool:
         return not (cut and cut_off.peer_id in (a, b))
 
-    def deliver(source: str, actions: Sequence[RaceAction]) -> None:
+    def deliver(source: PeerId, actions: Sequence[RaceAction]) -> None:
         if acted is not None:
             acted(source, actions, sessions[source])
         pending = [(source, a) for a in actions]

@@ -27,6 +27,7 @@ from protocol.race.session import RaceSession
 from protocol.spectate.messages import ModeSelect, RosterEntry, SpectateEndReason, SpectateMode
 from protocol.spectate.source import SpectateSource
 from protocol.spectate.viewer import SpectateViewer, ViewRound
+from protocol.identity.keys import PeerId
 
 SPECTATOR, SECOND, STRANGER = (Identity(bytes([i]) * 32).peer_id for i in (7, 8, 9))
 SPECTATORS = (SPECTATOR, SECOND, STRANGER)  # the room admitted the first two; the third is nobody's spectator
@@ -62,12 +63,12 @@ def stream(frames_: int = STREAM_FRAMES, subscribe: bool = True, end: bool = Fal
     me = race.PEER.peer_id
     reached = [0]
 
-    def acted(peer: str, actions: Sequence[RaceAction], session: RaceSession) -> None:
+    def acted(peer: PeerId, actions: Sequence[RaceAction], session: RaceSession) -> None:
         if peer == me:
             sent.extend(source.observe(me, actions, session.vote_state))
             reached[0] = session.current_frame
 
-    def heard(receiver: str, sender: str, message: Message) -> None:
+    def heard(receiver: PeerId, sender: PeerId, message: Message) -> None:
         if receiver == me:
             sent.extend(source.observe_message(sender, message))
 

@@ -15,6 +15,7 @@ from open4wd_node.runtime.config import NodeConfig
 from protocol.versions.assets import AssetVersionPolicy, VersionCheckReport, pre_race_version_check
 from protocol.errors import ProtocolError
 from protocol.room.config import MatchConfig
+from protocol.identity.keys import PeerId
 from sim_core.assets.admission import AdmittedAsset
 from sim_core.assets.builtins import is_builtin_ref
 from sim_core.assets.convert import vehicle_from_loadout
@@ -109,7 +110,7 @@ class NodeRoomAssets:
         """The refs that are neither built-in nor in the local store (to be fetched from their owner)."""
         return [r for r in refs if not is_builtin_ref(r) and not self.store.has(r)]
 
-    def check_rotation(self, peer: str, rotation: list[Any]) -> None:
+    def check_rotation(self, peer: PeerId, rotation: list[Any]) -> None:
         """Refuse a car rotation that cannot race here: ``ProtocolError`` with the code of the first
         problem (``asset-missing``, a finding's code, a ``SimError`` code, ``asset-version-unusable``)."""
         refs = self.rotation_refs(rotation)

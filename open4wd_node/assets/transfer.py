@@ -20,6 +20,7 @@ from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.view.events import EventSink
 from protocol.room.messages import AssetChunk, AssetMissing, AssetRequest, Relay
 from protocol.encoding.wire import Message, encode_message
+from protocol.identity.keys import PeerId
 from sim_core.errors import SimError
 
 log = structlog.get_logger("open4wd_node.assets")
@@ -33,7 +34,7 @@ Send: TypeAlias = Callable[[Message], None]  # hands a message to the room, whic
 Reply: TypeAlias = AssetChunk | AssetMissing  # what a fetch waits for
 
 
-def relay_to(peer: str, message: Message) -> Relay:
+def relay_to(peer: PeerId, message: Message) -> Relay:
     """``message`` wrapped for the host to relay to ``peer`` (the host fills in the origin)."""
     return Relay("", peer, encode_message(message))
 
@@ -49,7 +50,7 @@ class AssetTransfer:
         self._waiting: dict[tuple[str, str], trio.MemorySendChannel[Reply]] = {}  # (owner, id) -> its fetch
         self._serving: tuple[str, bytes] | None = None  # the asset last served: (content id, bytes)
 
-    async def on_relayed(self, origin: str, message: Message) -> list[Relay]:
+    async def on_relayed(self, origin: PeerId, message: Message) -> list[Relay]:
         """A relayed asset message from ``origin``: serve a request, or hand a chunk to its fetch."""
         if isinstance(message, AssetRequest):
             return [relay_to(origin, self._serve(message, await run_blocking(self._servable_bytes, message.contentId)))]
@@ -86,7 +87,7 @@ class AssetTransfer:
         length = max(0, min(request.length, CHUNK_BYTES))
         return AssetChunk(cid, request.offset, len(data), data[request.offset : request.offset + length])
 
-    async def fetch(self, owner: str, cid: str, send: Send) -> bool:
+    async def fetch(self, owner: PeerId, cid: str, send: Send) -> bool:
         """Fetch ``cid`` from ``owner`` into the store; False (with an error event) on any failure."""
         send_channel, receive_channel = trio.open_memory_channel[Reply](4)
         self._waiting[(owner, cid)] = send_channel
@@ -104,7 +105,7 @@ class AssetTransfer:
         return True
 
     async def _fetch_chunks(
-        self, owner: str, cid: str, send: Send, receive_channel: trio.MemoryReceiveChannel[Reply]
+        self, owner: PeerId, cid: str, send: Send, receive_channel: trio.MemoryReceiveChannel[Reply]
     ) -> bytes:
         """Ask for one chunk at a time until the whole asset is in; ``SimError`` (``asset-fetch-*``) when
         the owner is silent, lacks it, or sends chunks that do not fit together."""

@@ -28,6 +28,7 @@ from sim_core.specs.inputs import SkillEvent
 from sim_core.world import World
 from sim_core.errors import SimError
 from sim_core.specs.inputs import SKILLS, validate_events
+from protocol.identity.keys import PeerId
 
 API_VERSION = 1
 TOPICS = ("frames", "standings", "events")
@@ -67,7 +68,7 @@ class ControlServer:
     passed since the last one sent (and again after a rollback or a new round).
     """
 
-    def __init__(self, *, peer: str, host: str = "127.0.0.1", port: int = 0, frame_every: int = 1,
+    def __init__(self, *, peer: PeerId, host: str = "127.0.0.1", port: int = 0, frame_every: int = 1,
                  standings_every: int = 30, outbox: int = OUTBOX_MESSAGES, max_clients: int = MAX_CLIENTS) -> None:
         self.peer, self.host, self.port = peer, host, port
         self.frame_every, self.standings_every = frame_every, standings_every

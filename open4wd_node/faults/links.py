@@ -33,6 +33,7 @@ from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 from open4wd_node.net.listener import Doorway
 from open4wd_node.net.transport import Dialler
 from protocol.encoding.wire import Channel, Message
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.faults")
 M = TypeVar("M", bound=Message)
@@ -99,7 +100,7 @@ class LinkFaults:
     def dial(self, inner: Dialler) -> Dialler:
         """``inner``, waiting out a cut or a freeze before it dials."""
 
-        async def dial(contact: str, peer: str, *, expensive: frozenset[str] = frozenset(),
+        async def dial(contact: str, peer: PeerId, *, expensive: frozenset[str] = frozenset(),
                        limits: LinkLimits = ROOM_LIMITS) -> Link:
             await trio.sleep_until(self.offline_until)
             if peer == self.cut_off:

@@ -25,6 +25,7 @@ import structlog
 from open4wd_base.errors import PeerError
 from open4wd_node.net.link import Link, LinkClosed
 from protocol.transaction import MachineFault
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.containment")
 
@@ -37,7 +38,7 @@ Close = Callable[[str, str], Awaitable[None]]  # (code, text): end what the peer
 
 
 @asynccontextmanager
-async def contained(peer: str, doing: str, close: Close) -> AsyncIterator[None]:
+async def contained(peer: PeerId, doing: str, close: Close) -> AsyncIterator[None]:
     """Run the body, which handles what ``peer`` sent (``doing`` says what, for the log); an exception
     other than ``LinkClosed`` ends there and calls ``close(code, text)`` (module docstring)."""
     try:
@@ -48,7 +49,7 @@ async def contained(peer: str, doing: str, close: Close) -> AsyncIterator[None]:
         await contain(peer, doing, close, exc)
 
 
-async def contain(peer: str, doing: str, close: Close, exc: Exception) -> None:
+async def contain(peer: PeerId, doing: str, close: Close, exc: Exception) -> None:
     """What ``contained`` does with an exception (not ``LinkClosed``) that handling ``peer``'s input
     raised: log it and ``close`` with its code, or ``internal-error`` for a bug. For a hot path that
     handles many messages synchronously (the race mesh): a ``try`` there costs nothing until it

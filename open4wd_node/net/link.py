@@ -59,6 +59,7 @@ import trio
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.link.handshake import MAX_CLOSE_TEXT, LinkClose, close_reason
 from protocol.encoding.wire import ROOM, Channel, Message, encode_message
+from protocol.identity.keys import PeerId
 from open4wd_node.net.link_rules import ROOM_LIMITS, IngressGuard, Keepalive, LinkLimits, LinkPing, LinkPong, SendPacer
 
 CLOSE_NOTICE_SECONDS = 1.0  # how long a closing side tries to tell the peer why
@@ -130,7 +131,7 @@ class Lane(Enum):
 class LinkAuth:
     """Who is at the other end of a carrier, as its handshake proved it."""
 
-    peer_id: str
+    peer_id: PeerId
     """The authenticated PeerId of the other side."""
     transcript: bytes
     """A 32-byte digest both sides compute alike, unique to this session: role admission's HMAC covers it."""

@@ -26,6 +26,7 @@ from protocol.link.handshake import (
 )
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import HANDSHAKE, HEADER, ROOM, Channel, FrameDecoder, Message, encode_frame, encode_message
+from protocol.identity.keys import PeerId
 from open4wd_node.net.admission import ExactFrame
 from open4wd_node.net.link import (
     CLOSE_NOTICE_SECONDS,
@@ -72,7 +73,7 @@ def peer_address(stream: trio.abc.Stream) -> str | None:
 class StreamCarrier:
     """Sealed frames over a stream (module docstring), after a handshake that gave ``result``'s ciphers."""
 
-    def __init__(self, stream: trio.abc.Stream, send: FrameCipher, receive: FrameCipher, peer_id: str) -> None:
+    def __init__(self, stream: trio.abc.Stream, send: FrameCipher, receive: FrameCipher, peer_id: PeerId) -> None:
         self.stream = stream
         self.peer_id = peer_id  # for the log of a frame that does not open
         self._address = peer_address(stream)

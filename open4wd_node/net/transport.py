@@ -21,6 +21,7 @@ from protocol.errors import ProtocolError
 from protocol.link.handshake import DIALER, LISTENER
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import Message
+from protocol.identity.keys import PeerId
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.admission import LISTENER_BUSY, LISTENER_LIMITS, BusyBackoff, ListenerLimits, OpeningPlaces, source_of
 from open4wd_node.net.containment import contained_link
@@ -40,7 +41,7 @@ class Dialler(Protocol):
     """How a part of the node dials a peer it knows by PeerId and contact (``HOST:PORT``, perhaps with relays):
     ``open4wd_node.relay.reach.contact_dialler`` in the product, a test's or the soak's wrapper of it."""
 
-    async def __call__(self, contact: str, peer: str, *, expensive: frozenset[str] = frozenset(),
+    async def __call__(self, contact: str, peer: PeerId, *, expensive: frozenset[str] = frozenset(),
                        limits: LinkLimits = ROOM_LIMITS) -> Link:
         """A link to ``peer`` at ``contact``; ``LinkClosed`` (or ``OSError``) when none opens."""
 

@@ -18,20 +18,21 @@ from collections.abc import Callable
 from protocol.encoding.wire import Message
 from protocol.race.messages import RaceInputs
 from protocol.race.spans import merge_inputs
+from protocol.identity.keys import PeerId
 
 
 class TickSends:
     """Between ``hold`` and ``flush`` (a pump tick), holds each peer's newest ``race-inputs``; at any other
     time every message goes straight through."""
 
-    def __init__(self, send: Callable[[str, Message], None]) -> None:
+    def __init__(self, send: Callable[[PeerId, Message], None]) -> None:
         self._send = send
         self._holding = False
-        self._held: dict[str, RaceInputs] = {}
+        self._held: dict[PeerId, RaceInputs] = {}
         self.coalesced = 0
         """``race-inputs`` that were not sent because they joined a later one of the same tick."""
 
-    def send(self, peer: str, message: Message) -> None:
+    def send(self, peer: PeerId, message: Message) -> None:
         """Send ``message`` to ``peer``, or hold it when it is a ``race-inputs`` (module docstring)."""
         held = self._held.pop(peer, None)
         if self._holding and isinstance(message, RaceInputs):

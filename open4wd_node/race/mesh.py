@@ -48,6 +48,7 @@ from protocol.race.mesh import MeshHello
 from protocol.race.messages import INPUT_TYPES, RACE_LINK
 from protocol.race.recovery import RECONNECT_WINDOW_MS
 from protocol.encoding.wire import REGISTRY, Message
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.mesh")
 
@@ -86,7 +87,7 @@ RACE_INGRESS_LIMITS = with_headroom(RACE_LIMITS, RECONNECT_WINDOW_MS)
 class Arrived:
     """A message from ``peer`` on its race ``link``."""
 
-    peer: str
+    peer: PeerId
     link: Link
     message: Message
 
@@ -95,14 +96,14 @@ class Arrived:
 class Lost:
     """``peer``'s race link ended (the mesh re-dials it, or waits for its dial)."""
 
-    peer: str
+    peer: PeerId
 
 
 @dataclass(frozen=True, slots=True)
 class Back:
     """``peer``, linked before, has a new race link."""
 
-    peer: str
+    peer: PeerId
 
 
 MeshEvent = Arrived | Lost | Back
@@ -118,7 +119,7 @@ class Mesh:
         self,
         identity: Identity,
         match_id: str,
-        addresses: dict[str, str],
+        addresses: dict[PeerId, str],
         doorway: Doorway,
         dial: Dialler,
         budget: CpuBudget | None = None,
@@ -146,7 +147,7 @@ class Mesh:
         """Incoming messages a link's rate limit dropped, by ``link-bucket-<bucket>`` (never expected)."""
 
     @property
-    def peers(self) -> list[str]:
+    def peers(self) -> list[PeerId]:
         """The other roster peers, in PeerId order."""
         return sorted(self.addresses)
 
@@ -178,7 +179,7 @@ class Mesh:
                 self._closing = True
                 self.doorway.remove_handler(MeshHello)
 
-    def send(self, peer: str, message: Message) -> None:
+    def send(self, peer: PeerId, message: Message) -> None:
         """Queue ``message`` for ``peer``'s writer, without waiting. Not linked, or its link just ended:
         dropped (the session predicts the peer and, once it is back, re-sends what it lacks); a full
         outbox closes the link (``link-backlog``)."""
@@ -218,7 +219,7 @@ class Mesh:
         with trio.move_on_after(READ_BOUND_S):
             await self._read.wait()
 
-    async def _read_in_step(self, peer: str, link: Link) -> None:
+    async def _read_in_step(self, peer: PeerId, link: Link) -> None:
         """One tick of a paced reader: wait for it, take what has arrived, hand it over, say so."""
         self._parked += 1
         tick = self._tick
@@ -238,7 +239,7 @@ class Mesh:
             if not self._reading:
                 self._read.set()
 
-    async def _reader(self, peer: str, link: Link) -> None:
+    async def _reader(self, peer: PeerId, link: Link) -> None:
         """The link's reader, until the link ends (``LinkClosed``)."""
         while True:
             if self._pacing:
@@ -250,19 +251,19 @@ class Mesh:
         """Wait (at most ``timeout_s``) until every queued message has been written to its link."""
         await flush(list(self.outboxes.values()), timeout_s)
 
-    def close(self, peer: str, code: str, text: str) -> None:
+    def close(self, peer: PeerId, code: str, text: str) -> None:
         """Close the link to ``peer`` with ``code`` (the session asked: ``CloseLink``); the dialling side
         dials again, and the session's rejoin rules decide what the new link is worth."""
         link = self.links.get(peer)
         if link is not None:
             self._tasks.start_soon(link.aclose, code, text)
 
-    def _dropped(self, peer: str, bucket: str, kind: str) -> None:
+    def _dropped(self, peer: PeerId, bucket: str, kind: str) -> None:
         reason = f"link-bucket-{bucket}"
         self.drops[reason] = self.drops.get(reason, 0) + 1
         log.warning("race-message-dropped", peer=peer, reason=reason, type=kind)
 
-    async def _dial_loop(self, peer: str) -> None:
+    async def _dial_loop(self, peer: PeerId) -> None:
         try:
             Contact.parse(self.addresses[peer])
         except ProtocolError as invalid:

@@ -38,6 +38,7 @@ from protocol.race.votes import VOTE_INTERVAL_FRAMES
 from protocol.room.config import MatchConfig
 from protocol.room.locked_start import LockedStart, verify_package
 from protocol.versions.record import PROTOCOL_VERSION, ClientVersionInfo
+from protocol.identity.keys import PeerId
 from sim_core.errors import SimError
 from sim_core.specs.inputs import SkillEvent
 
@@ -122,9 +123,9 @@ class _InputProofs:
     def __init__(self, keys: RaceKeyBook, race: str) -> None:
         self.keys, self.race = keys, race
         self._last: dict[str, tuple[int, bytes]] = {}  # peer -> (frame, digest) of its newest logged input
-        self._unproven: dict[str, int] = {}  # peer -> the first frame of its run no signature reached yet
+        self._unproven: dict[PeerId, int] = {}  # peer -> the first frame of its run no signature reached yet
 
-    def add(self, frame: int, peer: str, events: list[list[Any]], prev: object, signature: bytes) -> None:
+    def add(self, frame: int, peer: PeerId, events: list[list[Any]], prev: object, signature: bytes) -> None:
         """Take one logged signed input. Raises ``replay-signature-invalid`` when it breaks the chain of a
         run that is still unproven (no later signature can reach that run any more)."""
         if not isinstance(prev, bytes) or len(prev) != 32:
@@ -153,7 +154,7 @@ class _InputProofs:
         """How many peers' newest runs no logged signature reaches (a round cut short)."""
         return len(self._unproven)
 
-    def _fail(self, peer: str, frame: int) -> NoReturn:
+    def _fail(self, peer: PeerId, frame: int) -> NoReturn:
         raise UserError("replay-signature-invalid",
                         f"{round_text(int(self.race.rsplit('#', 1)[1]))} frame {frame}: "
                         f"{peer[-4:]}'s input is not signed by its race key")

@@ -70,6 +70,7 @@ from protocol.race.results import Quit, match_standings, round_result
 from protocol.race.setup import RaceSetup, RaceWorld
 from protocol.race.votes import VoteKind
 from protocol.encoding.wire import Message
+from protocol.identity.keys import PeerId
 from sim_core.world import World
 
 log = structlog.get_logger("open4wd_node.race")
@@ -161,7 +162,7 @@ class MatchRunner:
         identity: Identity,
         events: EventSink,
         locked: LockedStart,
-        addresses: dict[str, str],
+        addresses: dict[PeerId, str],
         wiring: RaceWiring,
         assets: NodeRoomAssets,
         driver: Driver,
@@ -190,7 +191,7 @@ class MatchRunner:
         self.round_over = False
         self.anchor_done = trio.Event()
         self._last_signed: dict[str, int] = {}  # peer -> newest confirmed frame with its own signed input
-        self._leave_reasons: dict[str, str] = {}  # peer -> why it left this round (its leave, or a lost link)
+        self._leave_reasons: dict[PeerId, str] = {}  # peer -> why it left this round (its leave, or a lost link)
         self._link_drops_seen: dict[str, int] = {}  # the mesh's drop counts already reported for a round
         self._lag: Callable[[], int] = lambda: 0  # the current round's pump lag
         self._deepest_rollback = 0  # since the last ``progress`` event
@@ -469,14 +470,14 @@ class MatchRunner:
             raise LocalError("race-not-running", "the match runner is not running")
         return self._nursery
 
-    def _log_key(self, peer: str, key: RaceKey) -> None:
+    def _log_key(self, peer: PeerId, key: RaceKey) -> None:
         """Race keys go into the log so that ``replay`` can check every input's signature (and to the
         spectators, once verified)."""
         self._to_spectators(self.spectate.key(peer, key))
         self.log.append({"kind": "race-key", "peer": peer, "raceId": key.raceId, "publicKey": key.publicKey,
                          "signature": key.signature})
 
-    def _on_message(self, peer: str, message: Message) -> None:
+    def _on_message(self, peer: PeerId, message: Message) -> None:
         """A message from ``peer`` on its mesh link: a barrier's ``MeshReady``, else the session's."""
         if isinstance(message, RaceKey):
             self._log_key(peer, message)

@@ -27,6 +27,7 @@ from protocol.errors import ProtocolError
 from protocol.encoding.wire import Message
 from protocol.spectate.messages import SPECTATE_LINK, ModeSelect
 from protocol.spectate.source import SpectateSource
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.spectators")
 
@@ -91,7 +92,7 @@ class SpectatorHub:
         """Wait (at most ``timeout_s``) until every queued message was written (the match's end, say)."""
         await flush(list(self.outboxes.values()), timeout_s)
 
-    def _drop(self, peer: str, code: str, text: str, *, close: bool = True) -> None:
+    def _drop(self, peer: PeerId, code: str, text: str, *, close: bool = True) -> None:
         """Stop serving ``peer``; with ``close``, its link is closed with ``code`` by a task of the hub (the
         caller never waits). The link's own task passes ``close=False``: it closes the link itself, and
         may run after the hub has stopped (the race over), when the hub can start no task."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from protocol.race.results import Quit, rank_with_quits
 from protocol.race.signing import Event
+from protocol.identity.keys import PeerId
 from sim_core.specs.inputs import SkillEvent
 
 if TYPE_CHECKING:
@@ -33,8 +34,8 @@ def build_round_world(
     match_id: str,
     round_index: int,
     round_config: Mapping[str, Any],
-    slots: Mapping[str, int],
-    cars: Mapping[str, Any],
+    slots: Mapping[PeerId, int],
+    cars: Mapping[PeerId, Any],
 ) -> World:
     """The round's world, the same on every peer: ``round_config`` is one entry of the match config
     (trackRef, lapCount, durationLimitSec), ``cars`` each peer's loadout; ``SimError`` (or
@@ -50,7 +51,7 @@ def build_round_world(
     return World.new(track, vehicles, seed=round_seed(match_id, round_index))
 
 
-def round_standings(world: World, slots: Mapping[str, int], quits: Mapping[str, Quit]) -> list[dict[str, Any]]:
+def round_standings(world: World, slots: Mapping[PeerId, int], quits: Mapping[PeerId, Quit]) -> list[dict[str, Any]]:
     """The round's standings rows (``rank_with_quits``), each with its racer's PeerId: what the
     ``round-end`` event and the race log carry, for a racer and a spectator alike."""
     peer_of = {slot: peer for peer, slot in slots.items()}

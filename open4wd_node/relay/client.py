@@ -24,6 +24,7 @@ from protocol.link.handshake import DIALER
 from protocol.relay.messages import RelayAccept, RelayCircuit, RelayConnect, RelayIncoming, RelayRelease, RelayReserve, \
     RelayReserved
 from protocol.relay.proof import sign_reservation
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.relay.client")
 
@@ -68,7 +69,7 @@ async def request_circuit(link: Link, relay: str, first: Message, expected_peer:
 async def dial_relayed(
     relay: str,
     identity: Identity,
-    target: str,
+    target: PeerId,
     *,
     expensive: frozenset[str] = frozenset(),
     limits: LinkLimits = ROOM_LIMITS,

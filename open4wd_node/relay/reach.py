@@ -27,6 +27,7 @@ from protocol.encoding.wire import Message
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.relay.contact import Contact
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.relay.reach")
 
@@ -37,7 +38,7 @@ T = TypeVar("T")
 async def dial_contact(
     contact: str,
     identity: Identity,
-    peer: str,
+    peer: PeerId,
     *,
     use_relays: bool = True,
     expensive: frozenset[str] = frozenset(),
@@ -113,7 +114,7 @@ async def dial_contact(
 def contact_dialler(identity: Identity, use_relays: bool) -> Dialler:
     """``dial_contact`` as this node dials (its identity; through relays unless its reachability is ``direct``)."""
 
-    async def dial_peer(contact: str, peer: str, *, expensive: frozenset[str] = frozenset(),
+    async def dial_peer(contact: str, peer: PeerId, *, expensive: frozenset[str] = frozenset(),
                         limits: LinkLimits = ROOM_LIMITS) -> Link:
         return await dial_contact(contact, identity, peer, use_relays=use_relays, expensive=expensive, limits=limits)
 

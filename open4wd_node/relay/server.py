@@ -39,6 +39,7 @@ from protocol.relay.limits import CircuitEnd, Refusal, RelayLimits, RelayRefused
 from protocol.relay.messages import CIRCUIT_ID_BYTES, RelayAccept, RelayCircuit, RelayConnect, RelayIncoming, RelayRelease, \
     RelayReserve, RelayReserved
 from protocol.relay.meter import CircuitMeter, total_bucket
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.relay")
 DEFAULT_LIMITS = RelayLimits()
@@ -192,7 +193,7 @@ class RelayServer:
     async def _connect(self, link: Link, request: RelayConnect, source: str) -> None:
         circuit_id = secrets.token_bytes(CIRCUIT_ID_BYTES)
         try:
-            circuit = self.book.open_circuit(circuit_id, link.peer_id, source, request.target, now_ms())
+            circuit = self.book.open_circuit(circuit_id, link.peer_id, source, PeerId(request.target), now_ms())
         except RelayRefused as exc:
             await self._refused(link, exc)
             return

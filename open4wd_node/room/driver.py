@@ -46,6 +46,7 @@ from protocol.identity.keys import Identity
 from protocol.room.states import Departure
 from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
 from protocol.encoding.wire import Message
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.room")
 
@@ -70,7 +71,7 @@ class SuccessionPlan:
     identity: Identity
     participant_secret: bytes
     listen: str  # this node's own contact: "host:port", and its relays (protocol.relay.contact)
-    new_member: Callable[[str], MemberRoom]  # host PeerId -> a fresh member machine for that host
+    new_member: Callable[[PeerId], MemberRoom]  # host PeerId -> a fresh member machine for that host
     use_relays: bool = True  # dial the successor through its relays when a direct link fails
 
 
@@ -80,7 +81,7 @@ class RoomOutcome:
     member's listen address, which the race mesh dials."""
 
     started: MatchStarted | None = None
-    addresses: dict[str, str] = field(default_factory=dict)  # roster PeerId -> listen "host:port"
+    addresses: dict[PeerId, str] = field(default_factory=dict)  # roster PeerId -> listen "host:port"
 
 
 class RoomDriver:
@@ -188,12 +189,12 @@ class RoomDriver:
             raise LocalError("room-not-running", "the room driver routes actions only while it runs")
         return self._nursery
 
-    def _enqueue(self, peer: str, message: Message) -> None:
+    def _enqueue(self, peer: PeerId, message: Message) -> None:
         outbox = self.outboxes.get(peer)
         if outbox is not None and not outbox.queue.put(message):
             self._close_soon(peer, "link-backlog")
 
-    def _close_soon(self, peer: str, code: str) -> None:
+    def _close_soon(self, peer: PeerId, code: str) -> None:
         outbox = self.outboxes.get(peer)
         if outbox is not None:
             outbox.queue.close()  # the writer flushes what is queued (a verdict), then closes the link
@@ -245,8 +246,8 @@ class RoomDriver:
         await flush([o.queue for o in self.outboxes.values()], timeout_s)
 
     async def run_link(
-        self, outbox: LinkOutbox, on_message: Callable[[str, Message], None],
-        on_closed: Callable[[str, LinkClosed | None], None],
+        self, outbox: LinkOutbox, on_message: Callable[[PeerId, Message], None],
+        on_closed: Callable[[PeerId, LinkClosed | None], None],
     ) -> None:
         """Read and write one link until it ends; report its end exactly once, with why it ended (None
         when this node closed it for its own reasons)."""
@@ -315,7 +316,7 @@ class RoomDriver:
             self._host_lost,
         )
 
-    def _host_lost(self, peer: str, ended: LinkClosed | None) -> None:
+    def _host_lost(self, peer: PeerId, ended: LinkClosed | None) -> None:
         if self.done.is_set() or peer != self.member.host_peer:
             return
         actions = self.member.host_lost(self.clock.now_ms())

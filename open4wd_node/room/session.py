@@ -36,6 +36,7 @@ from protocol.room.host import HostRoom
 from protocol.room.member import MemberRoom
 from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
 from protocol.room.states import Role
+from protocol.identity.keys import PeerId
 from sim_core.assets.builtins import BUILTIN_REFS
 
 START_FLUSH_S = 1.0
@@ -163,7 +164,7 @@ async def join_room(
     info = own_version_info(ctx.config.economy_config_version)
     choose_car = car.rotation if role == "participant" else None
 
-    def new_member(host_peer: str, listen: str = "") -> MemberRoom:
+    def new_member(host_peer: PeerId, listen: str = "") -> MemberRoom:
         return MemberRoom(identity, invite.room_id, host_peer, role, info, assets, choose_car=choose_car,
                           auto_ready=options.auto_ready, nickname=options.nickname, listen=listen)
 

@@ -43,6 +43,7 @@ from protocol.signaling.client import ClientEvent, Dropped, Error, Registered, S
 from protocol.signaling.envelope import SignalMessage
 from protocol.signaling.limits import MAX_FRAME_BYTES, TURN_REPLY_MAX_BYTES
 from protocol.signaling.turn import TurnCredentials, decode_turn_reply, turn_request_body
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.signal.client")
 REGISTER_TIMEOUT_S = 30.0  # the spec's HANDSHAKE_TIMEOUT_MS: an upgrade and its room-state
@@ -132,7 +133,7 @@ class SignalingClient:
         """The expected host: the first peer registered."""
         return self.session.host
 
-    async def send(self, target: str, message: SignalMessage) -> None:
+    async def send(self, target: PeerId, message: SignalMessage) -> None:
         """Sign ``message`` for ``target`` and send it (waiting up to ``SEND_TIMEOUT_S`` for a socket while
         reconnecting); ``UserError`` ``signal-unavailable`` when none comes, ``LocalError``
         ``signal-invalid`` for a bad target or message."""

@@ -31,6 +31,7 @@ from enum import StrEnum
 
 from open4wd_node.soak.plan import RacePlan
 from open4wd_node.soak.profiles import SpectatorFaultKind
+from protocol.identity.keys import PeerId
 
 REPLAY_MISMATCH = re.compile(r"replay-mismatch: round [0-9]+ frame ([0-9]+)")
 KILLED = -9  # a node's exit status after SIGKILL, as ``trio.Process`` reports it
@@ -72,7 +73,7 @@ class NodeObservation:
     """What one node of a race did, as the harness saw it."""
 
     index: int
-    peer: str | None = None
+    peer: PeerId | None = None
     returncode: int | None = None  # None: still running when the race was stopped
     outcome: str | None = None  # its ``result`` event's outcome (finished, persistent-desync, ...)
     agreed: int = 0

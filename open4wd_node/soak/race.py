@@ -50,6 +50,7 @@ from open4wd_node.soak.classify import HostileSeen, NodeObservation, RaceClass, 
 from open4wd_node.soak.pages import race_page
 from open4wd_node.soak.plan import RacePlan
 from open4wd_node.soak.profiles import Hiccup, LinkTrouble, RelayOutageKind, SpectatorFaultKind
+from protocol.identity.keys import PeerId
 
 NODE_PORT = 24_680  # below Linux's ephemeral range: every node listens on its own loopback address, this port
 TAMPER_ARMED_S = 30  # from the countdown (5 s): the first mesh link carries the flip's offset within seconds
@@ -128,7 +129,7 @@ class _Harness:
         self.stopped: set[int] = set()  # SIGSTOPped now
         self.fired: set[int] = set()  # nodes a harness fault (stop, kill) reached
         self.hung: set[int] = set()
-        self.peers: dict[int, str] = {}  # node -> PeerId, as the host's room told it
+        self.peers: dict[int, PeerId] = {}  # node -> PeerId, as the host's room told it
         self.applied: list[str] = []
         self.race_started = trio.Event()
         self.countdown = trio.Event()
@@ -496,7 +497,7 @@ def _observe_node(harness: _Harness, run: NodeRun, node_dir: Path) -> NodeObserv
     return observation
 
 
-def _observe(run: NodeRun, node_dir: Path, *, peer: str | None = None, hung: bool = False,
+def _observe(run: NodeRun, node_dir: Path, *, peer: PeerId | None = None, hung: bool = False,
              fired: bool = False) -> NodeObservation:
     """What the process of ``run`` (a node, a spectator or a relay) did, from its events, exit status and
     stderr (written to ``node_dir``): ``hung`` and ``fired`` are the harness's."""

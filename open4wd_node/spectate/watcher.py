@@ -52,6 +52,7 @@ from protocol.spectate.actions import (
 )
 from protocol.spectate.messages import SPECTATE_LINK, ModeSelect, SpectateEndReason
 from protocol.spectate.viewer import SpectateViewer, ViewerPhase, ViewRound
+from protocol.identity.keys import PeerId
 from sim_core.world import World
 
 log = structlog.get_logger("open4wd_node.spectate")
@@ -78,7 +79,7 @@ class WatchReport:
     standings: list[dict[str, Any]] = field(default_factory=list)
     agreed: int = 0
     mismatches: int = 0
-    sources: list[str] = field(default_factory=list)
+    sources: list[PeerId] = field(default_factory=list)
     frames: int = 0
     log: str = ""
 
@@ -99,7 +100,7 @@ class _Progress:
         """The frame the next step computes."""
         return self.world.frame
 
-    def status(self, peer: str) -> PeerStatus:
+    def status(self, peer: PeerId) -> PeerStatus:
         """Every racer is shown as racing: a spectator does not see the mesh."""
         return PeerStatus.ACTIVE
 
@@ -119,7 +120,7 @@ class MatchViewer:
     through the source's relays); ``paused_until()``, when given, says until when (trio's clock) the view
     must stand still after a tick (a test's stall: ``open4wd_node.faults``)."""
 
-    def __init__(self, identity: Identity, events: EventSink, started: MatchStarted, addresses: dict[str, str],
+    def __init__(self, identity: Identity, events: EventSink, started: MatchStarted, addresses: dict[PeerId, str],
                  assets: NodeRoomAssets, log_dir: Path, on_frame: FrameObserver | None = None,
                  *, dial: Dialler, paused_until: Callable[[], float] | None = None) -> None:
         self.identity = identity
@@ -200,7 +201,7 @@ class MatchViewer:
             tick = max(tick + 1, math.floor((trio.current_time() - start) * FRAME_HZ))
             await trio.sleep_until(start + tick / FRAME_HZ)
 
-    async def _source_link(self, peer: str, select: ModeSelect, scope: trio.CancelScope) -> None:
+    async def _source_link(self, peer: PeerId, select: ModeSelect, scope: trio.CancelScope) -> None:
         """One link to the source ``peer``: open it with ``select``, feed what arrives to the viewer. When
         it ends (and is still the current one), the viewer asks the next source."""
         viewer = self._viewer()

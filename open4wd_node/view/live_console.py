@@ -32,6 +32,7 @@ from open4wd_node.view.live_model import LiveBoard
 from open4wd_node.view.round_watch import RoundWatch
 from open4wd_node.view.live_render import board_lines, board_renderable
 from protocol.room.member import MemberRoom
+from protocol.identity.keys import PeerId
 
 REFRESH_S = 0.25  # at most 4 draws a second
 Picture = RenderableType | list[str] | None  # what ``_write`` draws: a renderable on a terminal, else lines
@@ -147,7 +148,7 @@ class Screen:
 class LiveConsole(EventSink):
     """A node's readable output (``host`` / ``join`` without ``--json``): event lines and the live view."""
 
-    def __init__(self, me: str, stream: TextIO | None = None, *, interactive: bool | None = None,
+    def __init__(self, me: PeerId, stream: TextIO | None = None, *, interactive: bool | None = None,
                  width: int | None = None) -> None:
         super().__init__(as_json=False, stream=stream)
         self.board = LiveBoard(me)

@@ -18,6 +18,7 @@ from open4wd_node.view.room_view import RoomSummary, summarize
 from open4wd_node.view.round_watch import CpuReading, RaceProgress, RoundWatch
 from protocol.race.peers import PeerStatus
 from protocol.race.results import Quit, RaceStatus, rank_with_quits
+from protocol.identity.keys import PeerId
 
 if TYPE_CHECKING:
     from protocol.room.member import MemberRoom
@@ -114,14 +115,14 @@ class LiveBoard:
     """Collects what the view shows. Every update is O(1) (or O(members) on a room change); the rows are
     computed only when the view draws."""
 
-    def __init__(self, me: str) -> None:
+    def __init__(self, me: PeerId) -> None:
         self.me = me
         self.member: MemberRoom | None = None
         self.notices: list[str] = []
         self.countdown_deadline_ms: int | None = None
         self.watch: RoundWatch | None = None
         self.vote: VoteLine | None = None
-        self.quits: dict[str, Quit] = {}  # this round's leavers, at the frame this node heard of it
+        self.quits: dict[PeerId, Quit] = {}  # this round's leavers, at the frame this node heard of it
         self.final_rows: list[dict[str, Any]] | None = None  # the watched round's round-end standings
         self.own_end: str | None = None  # this node's session-end reason
         self._names: dict[str, str] = {}

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from open4wd_node.view.events import short
 from protocol.room.member import MemberRoom
+from protocol.identity.keys import PeerId
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class RoomSummary:
                 f"(start at {self.min_players}) · {self.spectators} spectating")
 
 
-def _check(member: MemberRoom, peer: str) -> str:
+def _check(member: MemberRoom, peer: PeerId) -> str:
     if peer == member.me:
         return "this node"
     if peer not in member.compatibility:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
+from protocol.identity.keys import PeerId
 
 if TYPE_CHECKING:
     from protocol.race.peers import PeerStatus
@@ -32,7 +33,7 @@ class RaceProgress(Protocol):
     def stats(self) -> RollbackCount:
         """Rollbacks so far."""
 
-    def status(self, peer: str) -> PeerStatus:
+    def status(self, peer: PeerId) -> PeerStatus:
         """``peer``'s status in the race."""
 
 
@@ -60,7 +61,7 @@ class RoundWatch:
 
     round_index: int
     rounds: int
-    slots: Mapping[str, int]  # PeerId -> start slot
+    slots: Mapping[PeerId, int]  # PeerId -> start slot
     world: World
     session: RaceProgress
     pump: PumpLag

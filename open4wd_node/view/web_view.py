@@ -23,6 +23,7 @@ from open4wd_node.view.live_render import race_header
 from open4wd_node.view.live_web import LiveSource, LiveState, LiveWeb, is_loopback
 from open4wd_node.view.round_watch import RoundWatch
 from protocol.room.member import MemberRoom
+from protocol.identity.keys import PeerId
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def board_state(board: LiveBoard) -> LiveState | None:
 class WebTee(EventSink):
     """A node's events as its own sink shows them, and through a ``LiveBoard`` on the live page."""
 
-    def __init__(self, inner: EventSink, address: WebAddress, me: str) -> None:
+    def __init__(self, inner: EventSink, address: WebAddress, me: PeerId) -> None:
         super().__init__(as_json=inner.as_json, stream=inner.stream)
         self.inner, self.address = inner, address
         self.board = LiveBoard(me)

@@ -2,6 +2,7 @@
 
 from open4wd_base.exports import lazy_exports
 
+
 __all__, __getattr__ = lazy_exports(__name__, {
     "canonical_peers": "consensus",
     "latest_final_frame": "consensus",
@@ -16,6 +17,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "load_or_create_identity": "keys",
     "new_mnemonic": "keys",
     "parse_peer_id": "keys",
+    "PeerId": "keys",
     "peer_id_from_public_key": "keys",
     "race_id": "keys",
     "read_identity_file": "keys",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from protocol.errors import ProtocolError
+from protocol.identity.keys import PeerId
 
 SNAPSHOT_INTERVAL_FRAMES = 120
 ROLLBACK_FRAME_BUFFER_DEFAULT = 8
@@ -21,13 +22,13 @@ def _count(value: object, name: str) -> int:
     return value
 
 
-def _peer_list(peers: object, name: str) -> list[str]:
+def _peer_list(peers: object, name: str) -> list[PeerId]:
     if isinstance(peers, (str, bytes)) or not isinstance(peers, Iterable):
         raise ProtocolError("consensus-input-invalid", f"{name} must be a list of PeerIds")
     items = list(peers)
     if not all(isinstance(p, str) for p in items):
         raise ProtocolError("consensus-input-invalid", f"every entry of {name} must be a PeerId string")
-    return items
+    return [PeerId(p) for p in items]
 
 
 def quorum(n: int) -> int:
@@ -48,7 +49,7 @@ def within_tail(frame: int, terminal_frame: int) -> bool:
     return frame % SNAPSHOT_INTERVAL_FRAMES == 0 and frame in (latest, latest - SNAPSHOT_INTERVAL_FRAMES)
 
 
-def canonical_peers(peers: Iterable[str]) -> list[str]:
+def canonical_peers(peers: Iterable[PeerId]) -> list[PeerId]:
     """De-duplicated PeerIds in code-unit order (the same for every peer)."""
     return sorted(set(_peer_list(peers, "peers")))
 

@@ -16,6 +16,7 @@ import os
 import secrets
 import stat
 import unicodedata
+from typing import NewType, TypeGuard
 from importlib import resources
 from pathlib import Path
 
@@ -30,12 +31,18 @@ RACE_SIGN_DOMAIN = b"open4wd-race-sign"
 MNEMONIC_WORD_COUNTS = (12, 24)
 
 
-def peer_id_from_public_key(public_key: bytes) -> str:
+PeerId = NewType("PeerId", str)
+"""A peer's identity as the wire and the logs spell it: ``z`` + base58btc(0xED 0x01 ‖ Ed25519 public key).
+A type of its own, so that a function taking a peer says so and a room id, race id or address is not
+passed where a peer is meant."""
+
+
+def peer_id_from_public_key(public_key: bytes) -> PeerId:
     """The PeerId of an Ed25519 public key. Raises ``LocalError`` (``public-key-invalid``) unless the
     key has 32 bytes."""
     if len(public_key) != PUBLIC_KEY_BYTES:
         raise LocalError("public-key-invalid", f"an Ed25519 public key has {PUBLIC_KEY_BYTES} bytes")
-    return "z" + b58encode(ED25519_MULTICODEC + public_key)
+    return PeerId("z" + b58encode(ED25519_MULTICODEC + public_key))
 
 
 def parse_peer_id(peer_id: object) -> bytes:
@@ -62,7 +69,7 @@ def _key_of(peer_id: str) -> bytes:
     return raw[2:]
 
 
-def is_valid_peer_id(peer_id: object) -> bool:
+def is_valid_peer_id(peer_id: object) -> TypeGuard[PeerId]:
     """Whether ``peer_id`` is a canonical PeerId (``parse_peer_id`` without the error)."""
     try:
         parse_peer_id(peer_id)

@@ -20,6 +20,7 @@ from protocol.encoding import dagcbor
 from protocol.errors import ProtocolError
 from protocol.identity.ed25519 import SIGNATURE_BYTES
 from protocol.identity.keys import Identity, verify_signature
+from protocol.identity.keys import PeerId
 
 NONCE_BYTES = 16
 TIMESTAMP_TOLERANCE_MS = 30_000
@@ -37,7 +38,7 @@ class SignedPayload:
     payload: Any
     timestamp: int
     nonce: bytes
-    signer: str
+    signer: PeerId
     signature: bytes
 
     def to_wire(self) -> dict[str, Any]:
@@ -67,10 +68,10 @@ class SignedPayload:
             raise ProtocolError("envelope-invalid", f"signature must be {SIGNATURE_BYTES} bytes")
         if not isinstance(signer, str):
             raise ProtocolError("envelope-invalid", "signer must be a PeerId string")
-        return cls(obj["payload"], timestamp, nonce, signer, signature)
+        return cls(obj["payload"], timestamp, nonce, PeerId(signer), signature)
 
 
-def signed_message(payload: Any, timestamp: int, nonce: bytes, signer: str) -> bytes:
+def signed_message(payload: Any, timestamp: int, nonce: bytes, signer: PeerId) -> bytes:
     """The 32-byte digest a SignedPayload signature covers."""
     body = {"nonce": nonce, "payload": payload, "signer": signer, "timestamp": timestamp}
     return hashlib.sha256(dagcbor.encode(body)).digest()
@@ -144,7 +145,7 @@ class SignedVerifier:
 
     def __init__(
         self,
-        trusted: Collection[str] | Callable[[str], bool],
+        trusted: Collection[PeerId] | Callable[[PeerId], bool],
         nonces: NonceSet | None = None,
         tolerance_ms: int = TIMESTAMP_TOLERANCE_MS,
     ) -> None:

@@ -44,6 +44,7 @@ from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity, is_valid_peer_id, verify_signature
 from protocol.link.noise import DHLEN, NoiseXX, Role
 from protocol.versions.record import PROTOCOL_VERSION
+from protocol.identity.keys import PeerId
 
 TRANSCRIPT_DOMAIN = "open4wd-node-link-v2"
 STATIC_KEY_DOMAIN = b"open4wd-node-noise-static-key-v1:"
@@ -106,7 +107,7 @@ class LinkIdentity(Message):
     key) and its signature over its static Noise key (``static_key_message``)."""
 
     protocolVersion: str
-    peerId: str
+    peerId: PeerId
     signature: bytes
 
 
@@ -206,7 +207,7 @@ class HandshakeResult:
     """What a finished handshake proved and set up: who the other side is, the link's transcript, and the
     two frame ciphers of the open link."""
 
-    peer_id: str  # the authenticated PeerId of the other side
+    peer_id: PeerId  # the authenticated PeerId of the other side
     transcript: bytes  # 32-byte digest, identical on both sides and unique per session
     role: LinkRole  # this side's role
     handshake_hash: bytes  # the final Noise handshake hash the transcript is derived from
@@ -234,14 +235,16 @@ class Handshake:
         insist on ``expected_peer`` (the PeerId of an invitation or a race-mesh peer). ``static_key`` and
         ``ephemeral_key`` (32-byte X25519 private keys) are fresh random keys unless given (test vectors).
 
-        Raises ``LocalError`` (``handshake-misuse``) for a role that is neither end or a key that is not
-        32 bytes, and ``ProtocolError`` (``peer-id-invalid``) when ``expected_peer`` is malformed or
-        given to a listener: that PeerId may come from a peer's room state.
+        Raises ``LocalError`` (``handshake-misuse``) for a role that is neither end, an ``expected_peer``
+        given to a listener, or a key that is not 32 bytes, and ``ProtocolError`` (``peer-id-invalid``)
+        when ``expected_peer`` is malformed: that PeerId may come from a peer's room state.
         """
         if role not in tuple(LinkRole):
             raise LocalError("handshake-misuse", f"role must be {DIALER!r} or {LISTENER!r}")
-        if expected_peer is not None and (role != DIALER or not is_valid_peer_id(expected_peer)):
-            raise ProtocolError("peer-id-invalid", "only a dialer expects a peer, and it must be a valid PeerId")
+        if expected_peer is not None and role != DIALER:
+            raise LocalError("handshake-misuse", "only a dialer expects a peer")
+        if expected_peer is not None and not is_valid_peer_id(expected_peer):
+            raise ProtocolError("peer-id-invalid", "an expected peer must be a valid PeerId")
         static_key = secrets.token_bytes(DHLEN) if static_key is None else static_key
         if len(static_key) != DHLEN or (ephemeral_key is not None and len(ephemeral_key) != DHLEN):
             raise LocalError("handshake-misuse", f"a Noise private key has {DHLEN} bytes")
@@ -319,7 +322,7 @@ class Handshake:
                 self.refusal_cipher = self._noise.split()[0]
             raise
         reply: list[Message] = [self._write(self._identity())] if self.role == DIALER else []
-        self._finish(peer)
+        self._finish(PeerId(peer))
         return reply
 
     def _read(self, noise_message: bytes) -> bytes:
@@ -367,7 +370,7 @@ class Handshake:
             )
         return payload.peerId
 
-    def _finish(self, peer: str) -> None:
+    def _finish(self, peer: PeerId) -> None:
         handshake_hash = self._noise.handshake_hash
         dialer, listener = (self.identity.peer_id, peer) if self.role == DIALER else (peer, self.identity.peer_id)
         send, receive = self._noise.split()

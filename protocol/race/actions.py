@@ -18,6 +18,7 @@ from protocol.actions import CloseLink, Misbehaviour, Send, UserEvent
 from protocol.race.messages import LeaveReason, RaceInput
 from protocol.race.signing import Event
 from protocol.race.votes import VoteKind
+from protocol.identity.keys import PeerId
 
 __all__ = [
     "AnchorDecided", "AnchorReached", "CaughtUp", "ChecksumVoted", "CloseLink", "ConfirmedInput", "DesyncDetected",
@@ -57,7 +58,7 @@ class SessionEndReason(StrEnum):
 class ConfirmedInput:
     """What a frame used for one peer: its signed input, or ``signed=None`` for a final prediction."""
 
-    peer: str
+    peer: PeerId
     slot: int
     events: tuple[Event, ...]
     signed: RaceInput | None
@@ -83,7 +84,7 @@ class VoteDecided:
 
     frame: int
     kind: VoteKind
-    hashes: dict[str, bytes]
+    hashes: dict[PeerId, bytes]
     dissenters: tuple[str, ...]
 
 
@@ -122,7 +123,7 @@ class InputsDropped:
     at) or ``race-input-catching-up`` (this node waits for a snapshot). None of them is acknowledged,
     so the peer sends them again if they are still needed. The shell logs it."""
 
-    peer: str
+    peer: PeerId
     reason: str
     frames: tuple[int, ...]
 
@@ -169,8 +170,8 @@ class DesyncDetected(UserEvent):
 
     EVENT: ClassVar[str] = "desync"
     frame: int
-    peers: list[str]
-    hashes: dict[str, str]
+    peers: list[PeerId]
+    hashes: dict[PeerId, str]
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ class PeerLeft(UserEvent):
     window closed (``disconnect``)."""
 
     EVENT: ClassVar[str] = "leave"
-    peer: str
+    peer: PeerId
     reason: LeaveReason
 
     def data(self) -> dict[str, Any]:
@@ -193,7 +194,7 @@ class PeerLost(UserEvent):
     """The link to ``peer`` broke: it is predicted for the reconnect window."""
 
     EVENT: ClassVar[str] = "peer-lost"
-    peer: str
+    peer: PeerId
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ class PeerRejoined(UserEvent):
     """``peer`` is real again from ``frame`` on: back on a new link within the reconnect window, or caught up."""
 
     EVENT: ClassVar[str] = "rejoin"
-    peer: str
+    peer: PeerId
     frame: int
 
 

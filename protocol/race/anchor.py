@@ -20,6 +20,7 @@ from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity, verify_signature
 from protocol.race.actions import AnchorDecided, AnchorReached, RaceAction, Send
 from protocol.race.messages import RaceAnchorProposal, RaceAnchorSignature
+from protocol.identity.keys import PeerId
 
 ANCHOR_TYPE = "race-consensus-anchor"
 FALLBACK_SLOT_MS = 2_000
@@ -41,7 +42,7 @@ class AnchorFacts:
     terminal_frame: int
     checksums: Mapping[int, str]
     """This node's own hex state hash of each final checksum frame it still holds (the tail candidates)."""
-    present_peers: tuple[str, ...]
+    present_peers: tuple[PeerId, ...]
 
 
 def anchor_event(facts: AnchorFacts, frame: int, proposer: str, timestamp: int) -> dict[str, Any]:
@@ -75,7 +76,7 @@ class AnchorRound:
         self._signatures: dict[str, bytes] = {}
         self._early: dict[str, RaceAnchorSignature] = {}
 
-    def _others(self) -> list[str]:
+    def _others(self) -> list[PeerId]:
         return [p for p in self.present if p != self.identity.peer_id]
 
     def tick(self, now_ms: int) -> list[RaceAction]:
@@ -108,13 +109,13 @@ class AnchorRound:
             return timeout
         return min(timeout, self.started_ms + self.present.index(self.identity.peer_id) * FALLBACK_SLOT_MS)
 
-    def receive(self, peer: str, msg: RaceAnchorProposal | RaceAnchorSignature, now_ms: int) -> list[RaceAction]:
+    def receive(self, peer: PeerId, msg: RaceAnchorProposal | RaceAnchorSignature, now_ms: int) -> list[RaceAction]:
         """One anchor message from the link's authenticated ``peer`` (``on_proposal`` or ``on_signature``)."""
         if isinstance(msg, RaceAnchorProposal):
             return self.on_proposal(peer, msg)
         return self.on_signature(peer, msg)
 
-    def on_proposal(self, peer: str, msg: RaceAnchorProposal) -> list[RaceAction]:
+    def on_proposal(self, peer: PeerId, msg: RaceAnchorProposal) -> list[RaceAction]:
         """Endorse ``peer``'s proposal if it agrees with this node's view and no anchor was signed yet.
         Raises ``ProtocolError`` ``race-anchor-invalid`` or ``race-anchor-disagrees``."""
         event = msg.event
@@ -131,7 +132,7 @@ class AnchorRound:
             raise ProtocolError("race-anchor-disagrees", "the proposed anchor differs from this node's view")
         return self._endorse(event)
 
-    def on_signature(self, peer: str, msg: RaceAnchorSignature) -> list[RaceAction]:
+    def on_signature(self, peer: PeerId, msg: RaceAnchorSignature) -> list[RaceAction]:
         """Count ``peer``'s signature of the endorsed proposal (kept until the proposal arrives). Raises
         ``ProtocolError`` ``race-anchor-bad-signature``."""
         if self.decided or peer not in self.present:

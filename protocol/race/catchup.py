@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from protocol.errors import ProtocolError
 from protocol.race.messages import InputRecord
+from protocol.identity.keys import PeerId
 
 PROBE_RETRY_MS = 1_000
 PROBE_GIVE_UP_MS = 3_000
@@ -45,20 +46,20 @@ class Offer(NamedTuple):
 class CatchUpRequest:
     """One catch-up attempt of this node: probes out, offers in, then one sync request at a time."""
 
-    def __init__(self, request_id: int, voters: list[str], need: int, now_ms: int, next_frame: int) -> None:
+    def __init__(self, request_id: int, voters: list[PeerId], need: int, now_ms: int, next_frame: int) -> None:
         self.voters = voters
         self.need = need
         self.next_frame = next_frame
         self.started_ms = now_ms
         self.probes = 1
         self.target: tuple[int, bytes] | None = None
-        self.order: list[str] = []
-        self.pending: str | None = None
+        self.order: list[PeerId] = []
+        self.pending: PeerId | None = None
         self.pending_since = 0
         self.request_id = request_id
-        self.groups: dict[tuple[int, bytes], list[str]] = {}
-        self.answered: set[str] = set()
-        self.too_far: set[str] = set()
+        self.groups: dict[tuple[int, bytes], list[PeerId]] = {}
+        self.answered: set[PeerId] = set()
+        self.too_far: set[PeerId] = set()
         """Peers whose every candidate is more than ``MAX_ADVANCE_FRAMES`` ahead of this node."""
 
     @property
@@ -75,14 +76,14 @@ class CatchUpRequest:
         self.answered = set()
         self.too_far = set()
 
-    def add_voter(self, peer: str) -> bool:
+    def add_voter(self, peer: PeerId) -> bool:
         """Ask one more peer while no target is chosen; True if it is new."""
         if self.target is not None or peer in self.voters:
             return False
         self.voters.append(peer)
         return True
 
-    def add_offer(self, peer: str, candidates: list[tuple[int, bytes]]) -> bool:
+    def add_offer(self, peer: PeerId, candidates: list[tuple[int, bytes]]) -> bool:
         """Count one peer's offer; True exactly when a (frame, hash) group first reaches the quorum. A
         candidate more than ``MAX_ADVANCE_FRAMES`` ahead is not counted (no blame: the offer is honest,
         this node is the one behind); a peer that offers only such candidates counts towards
@@ -102,7 +103,7 @@ class CatchUpRequest:
                 return True
         return False
 
-    def next_voter(self, now_ms: int) -> str | None:
+    def next_voter(self, now_ms: int) -> PeerId | None:
         """The next voter of the target group to ask, or None when all of them failed."""
         self.pending = self.order.pop(0) if self.order else None
         self.pending_since = now_ms
@@ -135,10 +136,10 @@ class OfferPins:
     """Snapshots this node promised to requesters: one pin per requester, until served or expired."""
 
     def __init__(self) -> None:
-        self._pins: dict[str, tuple[int, dict[tuple[int, bytes], Offer], int]] = {}
-        self._served: dict[str, int] = {}
+        self._pins: dict[PeerId, tuple[int, dict[tuple[int, bytes], Offer], int]] = {}
+        self._served: dict[PeerId, int] = {}
 
-    def pin(self, peer: str, request_id: int, offered: list[Offer], next_frame: int) -> list[tuple[int, bytes]]:
+    def pin(self, peer: PeerId, request_id: int, offered: list[Offer], next_frame: int) -> list[tuple[int, bytes]]:
         """Pin the ``offered`` snapshots for ``peer``; a repeated id gets the same (frame, hash) candidates.
         Raises ``ProtocolError`` ``race-probe-stale`` for an id older than the pinned one."""
         known = self._pins.get(peer)
@@ -150,7 +151,7 @@ class OfferPins:
             self._pins[peer] = known
         return list(known[1])
 
-    def take(self, peer: str, request_id: int, candidate: tuple[int, bytes], next_frame: int) -> Offer:
+    def take(self, peer: PeerId, request_id: int, candidate: tuple[int, bytes], next_frame: int) -> Offer:
         """The pinned offer for an exact sync request; the pin is consumed and a cooldown starts.
         Raises ``ProtocolError`` ``race-sync-request-unknown``, ``race-sync-request-expired`` or
         ``race-sync-cooldown``."""
@@ -167,6 +168,6 @@ class OfferPins:
         self._served[peer] = next_frame
         return pin[1][candidate]
 
-    def drop(self, peer: str) -> None:
+    def drop(self, peer: PeerId) -> None:
         """Forget ``peer``'s pin (it left the round)."""
         self._pins.pop(peer, None)

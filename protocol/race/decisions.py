@@ -17,8 +17,9 @@ from typing import Any, TypeAlias
 from protocol.race.actions import RaceAction, SessionEndReason
 from protocol.race.messages import InputRecord, RaceInput
 from protocol.race.signing import Event
+from protocol.identity.keys import PeerId
 
-CheckedInputs: TypeAlias = dict[tuple[str, int], tuple[RaceInput, tuple[Event, ...], bytes]]
+CheckedInputs: TypeAlias = dict[tuple[PeerId, int], tuple[RaceInput, tuple[Event, ...], bytes]]
 """Verified forwarded inputs of a snapshot by (peer, frame): the signed message, its parsed events and
 its digest."""
 
@@ -29,7 +30,7 @@ class AdmitRelayed:
     the session admits it, a ``PeerError`` for a bad one refuses the whole relay. Once admitted, the
     session tells the recovery (``Recovery.relayed_admitted``): it counts as hearing from ``owner``."""
 
-    owner: str
+    owner: PeerId
     entry: RaceInput
 
 
@@ -46,8 +47,8 @@ class RelayHeldInputs:
     an input whose own signature fails is the owner's misbehaviour and is not forwarded. The pending
     inputs are verified even when there is no target, so that every survivor settles the same."""
 
-    owner: str
-    targets: tuple[str, ...]
+    owner: PeerId
+    targets: tuple[PeerId, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +58,12 @@ class SendSnapshot:
     ``inactive`` (not active here: nobody re-sends theirs), their pending inputs verified first, each input
     forwarded only if its own signature holds; ``signature`` is this node's over the snapshot's digest."""
 
-    peer: str
+    peer: PeerId
     request_id: int
     frame: int
     state: bytes
     bases: tuple[InputRecord, ...]
-    inactive: tuple[str, ...]
+    inactive: tuple[PeerId, ...]
     signature: bytes
 
 

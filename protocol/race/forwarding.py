@@ -15,9 +15,10 @@ from protocol.race.inputs import PeerInputs, input_prev, parse_events
 from protocol.race.keys import RaceKeyBook, verify_race_signature
 from protocol.race.messages import InputRecord
 from protocol.race.signing import Event, input_digest
+from protocol.identity.keys import PeerId
 
 
-def signed_records(owner: str, buffer: PeerInputs, first: int) -> list[InputRecord]:
+def signed_records(owner: PeerId, buffer: PeerInputs, first: int) -> list[InputRecord]:
     """``owner``'s signed inputs held in ``buffer`` from frame ``first`` on, in frame order, as records."""
     signed = buffer.signed
     return [InputRecord.of(owner, signed[f]) for f in sorted(signed) if f >= first]
@@ -28,7 +29,7 @@ class InputForwarding:
 
     __slots__ = ("_race_id", "_me", "_keys", "_skills")
 
-    def __init__(self, race_id: str, me: str, keys: RaceKeyBook, skills: Mapping[str, frozenset[str]]) -> None:
+    def __init__(self, race_id: str, me: PeerId, keys: RaceKeyBook, skills: Mapping[PeerId, frozenset[str]]) -> None:
         self._race_id = race_id
         self._me = me
         self._keys = keys

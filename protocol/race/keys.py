@@ -14,6 +14,7 @@ from protocol.identity.ed25519 import PUBLIC_KEY_BYTES, PublicKey
 from protocol.identity.keys import Identity, verify_signature
 from protocol.race.messages import LeaveReason, RaceKey, RaceLeave
 from protocol.race.signing import key_digest, leave_digest
+from protocol.identity.keys import PeerId
 
 MAX_KEYS_PER_PEER = 8
 MAX_RACE_ID_BYTES = 256
@@ -33,10 +34,10 @@ def signed_leave(race_key: Identity, race_id: str, reason: LeaveReason) -> RaceL
 class RaceKeyBook:
     """Verified race keys of the roster by (raceId, peer), kept parsed so each input verifies cheaply."""
 
-    def __init__(self, roster: Iterable[str]) -> None:
-        self._keys: dict[str, dict[str, tuple[bytes, PublicKey]]] = {peer: {} for peer in roster}
+    def __init__(self, roster: Iterable[PeerId]) -> None:
+        self._keys: dict[PeerId, dict[str, tuple[bytes, PublicKey]]] = {peer: {} for peer in roster}
 
-    def add(self, peer: str, msg: RaceKey) -> bool:
+    def add(self, peer: PeerId, msg: RaceKey) -> bool:
         """Verify and keep ``peer``'s announce; True if it is new, False for a repeat. Raises
         ``ProtocolError`` ``untrusted-peer`` (off the roster), ``race-key-invalid``, ``race-key-conflict``
         or ``race-key-capacity``."""
@@ -60,7 +61,7 @@ class RaceKeyBook:
         keys[msg.raceId] = (msg.publicKey, public)
         return True
 
-    def key(self, race_id: str, peer: str) -> PublicKey | None:
+    def key(self, race_id: str, peer: PeerId) -> PublicKey | None:
         """``peer``'s verified race key for ``race_id``, or None while it has not been announced."""
         entry = self._keys.get(peer, {}).get(race_id)
         return None if entry is None else entry[1]

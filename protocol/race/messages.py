@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from protocol.encoding.wire import Channel, Message, Record, message
+from protocol.identity.keys import PeerId
 
 MAX_INPUT_EVENTS_PER_FRAME = 4
 SYNC_SNAPSHOT_MAX_BYTES = 4_194_304
@@ -77,7 +78,7 @@ class InputSpan(Record, array_like=True):
     (docs/race.md, "Input spans"). ``owner`` is empty for the sender's own inputs, else the PeerId of the
     peer whose inputs the sender forwards."""
 
-    owner: str
+    owner: str  # a PeerId, or empty for the sender's own inputs
     frame: int
     prev: bytes
     runs: list[tuple[int, int]]
@@ -93,7 +94,7 @@ class Want(Record, array_like=True):
     """``[peer, ack]``: the sender's link to ``peer`` is down; it asks the receiver to forward ``peer``'s
     inputs, of which it holds every one up to ``ack`` (as a ``race-inputs``'s own ``ack``)."""
 
-    peer: str
+    peer: PeerId
     ack: int
 
 
@@ -196,14 +197,14 @@ class RaceSyncRequest(Message):
 class InputRecord(Record):
     """A peer's own signed input, forwarded unchanged (its signature is by that peer's race key)."""
 
-    peer: str
+    peer: PeerId
     frame: int
     events: list[list[Any]]
     prev: bytes
     signature: bytes
 
     @classmethod
-    def of(cls, peer: str, signed: RaceInput) -> InputRecord:
+    def of(cls, peer: PeerId, signed: RaceInput) -> InputRecord:
         """``peer``'s signed input as a record, unchanged."""
         return cls(peer, signed.frame, signed.events, signed.prev, signed.signature)
 

@@ -9,6 +9,7 @@ table is what they share, passed to both, instead of one reaching into the other
 from __future__ import annotations
 
 from enum import StrEnum
+from protocol.identity.keys import PeerId
 
 
 class PeerStatus(StrEnum):
@@ -32,7 +33,7 @@ class PeerTable:
 
     __slots__ = ("me", "roster", "others", "statuses", "active_from")
 
-    def __init__(self, me: str, roster: tuple[str, ...]) -> None:
+    def __init__(self, me: PeerId, roster: tuple[PeerId, ...]) -> None:
         self.me = me
         self.roster = roster
         self.others = tuple(p for p in roster if p != me)
@@ -40,19 +41,19 @@ class PeerTable:
         self.active_from = {p: 0 for p in roster}
         """The first frame from which the peer's real input is required (after a rejoin or resume)."""
 
-    def is_active(self, peer: str) -> bool:
+    def is_active(self, peer: PeerId) -> bool:
         """True for a linked peer whose inputs are real (KeyError for a peer off the roster)."""
         return self.statuses[peer] is ACTIVE
 
-    def required(self, peer: str, frame: int) -> bool:
+    def required(self, peer: PeerId, frame: int) -> bool:
         """Whether ``peer``'s real input of ``frame`` must be in before the frame can be final."""
         return self.statuses[peer] is ACTIVE and frame >= self.active_from[peer]
 
-    def active_others(self) -> list[str]:
+    def active_others(self) -> list[PeerId]:
         """The other peers that are active, in roster order."""
         return [p for p in self.others if self.statuses[p] is ACTIVE]
 
-    def remaining_others(self) -> list[str]:
+    def remaining_others(self) -> list[PeerId]:
         """The other peers not removed (they still get this node's messages and still vote)."""
         return [p for p in self.others if self.statuses[p] is not REMOVED]
 

@@ -46,6 +46,7 @@ from protocol.race.peers import ACTIVE, LOST, REJOINING, REMOVED, PeerTable
 from protocol.race.setup import RaceSetup
 from protocol.race.signing import catch_up_digest
 from protocol.race.sync import SyncLayer
+from protocol.identity.keys import PeerId
 
 RECONNECT_WINDOW_MS = 15_000
 LINK_GRACE_MS = 2_000
@@ -68,7 +69,7 @@ class Recovery:
     session turns it into ``Misbehaviour``)."""
 
     def __init__(self, *, setup: RaceSetup, race_id: str, race_key: Identity, keys: RaceKeyBook, peers: PeerTable,
-                 inputs: Mapping[str, PeerInputs], sync: SyncLayer, forwarding: InputForwarding) -> None:
+                 inputs: Mapping[PeerId, PeerInputs], sync: SyncLayer, forwarding: InputForwarding) -> None:
         self._setup = setup
         self._race_id = race_id
         self._me = peers.me
@@ -78,15 +79,15 @@ class Recovery:
         self._inputs = inputs
         self._sync = sync
         self._forwarding = forwarding
-        self._lost_at: dict[str, int] = {}
-        self._unlinked: dict[str, int] = {}  # peer -> when its link broke, or it was last heard of: waited for (the grace)
-        self._heard_up_to: dict[str, int] = {}  # unlinked peer -> the newest frame it may have made before the break
+        self._lost_at: dict[PeerId, int] = {}
+        self._unlinked: dict[PeerId, int] = {}  # peer -> when its link broke, or it was last heard of: waited for (the grace)
+        self._heard_up_to: dict[PeerId, int] = {}  # unlinked peer -> the newest frame it may have made before the break
         self._off_line = False
         self._offered: list[Offer] = []
         self._pins = OfferPins()
         self._catch_up: CatchUpRequest | None = None
         self._request_ids = 0
-        self._resumes: dict[str, int] = {}
+        self._resumes: dict[PeerId, int] = {}
 
     # ---- what the session asks ------------------------------------------------------------------------
 
@@ -96,7 +97,7 @@ class Recovery:
         return self._catch_up is not None
 
     @property
-    def unlinked(self) -> list[str]:
+    def unlinked(self) -> list[PeerId]:
         """The active peers whose link to this node is down (waited for, their inputs asked of the others
         as ``want``s), in roster order."""
         return [p for p in self._peers.others if p in self._unlinked]
@@ -126,7 +127,7 @@ class Recovery:
 
     # ---- peers come and go -----------------------------------------------------------------------
 
-    def remove(self, peer: str, reason: LeaveReason) -> list[RecoveryStep]:
+    def remove(self, peer: PeerId, reason: LeaveReason) -> list[RecoveryStep]:
         """``peer`` is out of the round for good (it left, or its window closed): stop waiting for it."""
         if self._peers.statuses[peer] is REMOVED:
             return []
@@ -136,7 +137,7 @@ class Recovery:
         self._pins.drop(peer)
         return [RecomputeFrontier(), PeerLeft(peer, reason)]
 
-    def on_relay(self, peer: str, msg: RaceRelay, now_ms: int) -> list[RecoveryStep]:
+    def on_relay(self, peer: PeerId, msg: RaceRelay, now_ms: int) -> list[RecoveryStep]:
         """Signed inputs relayed by ``peer``: those of a peer whose link to it broke (or that it lost), so
         that every survivor holds the same, or its own re-sent after a reconnect. Each is checked against
         its owner's race key as the session admits it (``AdmitRelayed``); those outside the window are
@@ -158,7 +159,7 @@ class Recovery:
                 steps.append(AdmitRelayed(owner, record.signed()))
         return steps
 
-    def relayed_admitted(self, owner: str, frame: int, now_ms: int) -> None:
+    def relayed_admitted(self, owner: PeerId, frame: int, now_ms: int) -> None:
         """The session admitted ``owner``'s input of ``frame`` that another peer relayed or forwarded."""
         if owner in self._unlinked and frame > self._heard_up_to[owner]:
             # an input it made after its link to this node broke (beyond this node's window then: the
@@ -166,7 +167,7 @@ class Recovery:
             self._heard_up_to[owner] = frame
             self._unlinked[owner] = max(self._unlinked[owner], now_ms)
 
-    def link_lost(self, peer: str, now_ms: int) -> list[RecoveryStep]:
+    def link_lost(self, peer: PeerId, now_ms: int) -> list[RecoveryStep]:
         """The link to ``peer`` broke. The peer stays active, and waited for, for ``LINK_GRACE_MS``: the
         mesh dials again at once, and a peer alive behind a broken link still sends its real inputs to
         the others, who confirm them. Making its predictions final here meanwhile would fork this node's
@@ -180,7 +181,7 @@ class Recovery:
         self._heard_up_to[peer] = input_window_end(self._sync.current_frame, self._peers.active_from[self._me])
         return [self._relay_inputs_of(peer)]  # during the grace, every survivor comes to hold the same inputs of it
 
-    def peer_lost(self, peer: str, now_ms: int, since_ms: int | None = None) -> list[RecoveryStep]:
+    def peer_lost(self, peer: PeerId, now_ms: int, since_ms: int | None = None) -> list[RecoveryStep]:
         """``peer`` is lost (its link stayed down for the grace, or the watchdog gave up on it): predict it
         for the reconnect window, counted from ``since_ms`` (default ``now_ms``; ``tick`` closes the window),
         and forward its signed inputs that the other survivors may lack."""
@@ -191,7 +192,7 @@ class Recovery:
         self._lost_at[peer] = now_ms if since_ms is None else since_ms
         return [RecomputeFrontier(), PeerLost(peer), self._relay_inputs_of(peer)]
 
-    def _relay_inputs_of(self, peer: str) -> RelayHeldInputs:
+    def _relay_inputs_of(self, peer: PeerId) -> RelayHeldInputs:
         """Forward ``peer``'s signed inputs of this node's last 12 confirmed and all later frames to the
         other active peers: those whose copy was lost with a link then hold the same real inputs."""
         return RelayHeldInputs(peer, tuple(p for p in self._peers.active_others() if p != peer))
@@ -228,7 +229,7 @@ class Recovery:
                 deadlines.append(deadline)
         return min(deadlines, default=None)
 
-    def peer_reconnected(self, peer: str, now_ms: int) -> list[RaceAction]:
+    def peer_reconnected(self, peer: PeerId, now_ms: int) -> list[RaceAction]:
         """A new link to ``peer`` is up: tell it who we race as, where we are, and whether we must catch up."""
         if peer not in self._peers.others:
             return []
@@ -236,7 +237,7 @@ class Recovery:
         msg = RaceRejoin(self._race_id, self._setup.loadouts[self._me], self._sync.current_frame, self._off_line)
         return [Send(peer, msg)]
 
-    def on_rejoin(self, peer: str, msg: RaceRejoin, now_ms: int, confirmed_frame: int) -> list[RecoveryStep]:
+    def on_rejoin(self, peer: PeerId, msg: RaceRejoin, now_ms: int, confirmed_frame: int) -> list[RecoveryStep]:
         """``peer`` is back on a new link: refuse another loadout or a removed peer; make it active again
         from the frame after ``confirmed_frame`` (the session's newest final frame) at the earliest (and
         re-send this node's inputs), or ``rejoining`` while it catches up. The frames decide too: a
@@ -281,7 +282,7 @@ class Recovery:
                 actions += self._probe(request, [peer])  # a voter that came back after the probes went out
         return actions
 
-    def _resend(self, peer: str, first: int) -> list[RaceAction]:
+    def _resend(self, peer: PeerId, first: int) -> list[RaceAction]:
         """This node's own inputs from ``first`` on, as a relay: the peer may have moved on meanwhile,
         and a relayed input outside its window is skipped rather than counted as misbehaviour."""
         records = signed_records(self._me, self._inputs[self._me], first)
@@ -304,7 +305,7 @@ class Recovery:
         self._catch_up = CatchUpRequest(self._request_ids, voters, need, now_ms, self._sync.current_frame)
         return self._probe(self._catch_up, voters)
 
-    def _probe(self, request: CatchUpRequest, voters: Iterable[str]) -> list[RecoveryStep]:
+    def _probe(self, request: CatchUpRequest, voters: Iterable[PeerId]) -> list[RecoveryStep]:
         rid = request.request_id
         return [Send(p, RaceProbe(rid, self._key.sign(catch_up_digest(self._race_id, "probe", rid, p, []))))
                 for p in voters]
@@ -323,12 +324,12 @@ class Recovery:
             return self._give_up(SessionEndReason.CATCH_UP_FAILED, "no strict majority vouched for one snapshot in time")
         return []
 
-    def _signed_by(self, peer: str, digest: bytes, signature: bytes, code: str) -> None:
+    def _signed_by(self, peer: PeerId, digest: bytes, signature: bytes, code: str) -> None:
         key = self._keys.key(self._race_id, peer)
         if key is None or not verify_race_signature(key, digest, signature):
             raise ProtocolError(code, "the message is not signed by the peer's race key")
 
-    def on_offer(self, peer: str, msg: RaceOffer, now_ms: int) -> list[RecoveryStep]:
+    def on_offer(self, peer: PeerId, msg: RaceOffer, now_ms: int) -> list[RecoveryStep]:
         """A responder's signed candidates for this node's catch-up; once a quorum agrees on one, ask for
         it; once a quorum is out of reach (more than 900 frames ahead), give up. Raises ``ProtocolError``
         ``race-offer-invalid``, ``race-offer-bad-signature``."""
@@ -360,7 +361,7 @@ class Recovery:
         signature = self._key.sign(catch_up_digest(self._race_id, "sync-request", rid, target, [(frame, digest)]))
         return [Send(target, RaceSyncRequest(rid, frame, digest, signature))]
 
-    def on_snapshot(self, peer: str, msg: RaceSnapshot, now_ms: int) -> list[RecoveryStep]:
+    def on_snapshot(self, peer: PeerId, msg: RaceSnapshot, now_ms: int) -> list[RecoveryStep]:
         """The snapshot asked for: apply it if it is the one the quorum vouched for, signed, with verified
         inputs, and the world accepts it; else count it against ``peer`` and ask the next voter. Raises
         ``ProtocolError`` ``race-snapshot-unexpected`` when no request to ``peer`` matches."""
@@ -413,7 +414,7 @@ class Recovery:
 
     # ---- catch-up: responder -------------------------------------------------------------------------
 
-    def on_probe(self, peer: str, msg: RaceProbe, now_ms: int) -> list[RaceAction]:
+    def on_probe(self, peer: PeerId, msg: RaceProbe, now_ms: int) -> list[RaceAction]:
         """A catching-up peer asks for offers: pin this node's newest final snapshots for it and offer
         them (nothing while this node is off-line itself). Raises ``ProtocolError``
         ``race-probe-bad-signature``, ``race-probe-stale``."""
@@ -425,7 +426,7 @@ class Recovery:
         signature = self._key.sign(catch_up_digest(self._race_id, "offer", msg.requestId, peer, candidates))
         return [Send(peer, RaceOffer(msg.requestId, [Candidate(f, h) for f, h in candidates], signature))]
 
-    def on_sync_request(self, peer: str, msg: RaceSyncRequest, now_ms: int) -> list[RecoveryStep]:
+    def on_sync_request(self, peer: PeerId, msg: RaceSyncRequest, now_ms: int) -> list[RecoveryStep]:
         """Send the pinned snapshot ``peer`` asks for, with the inputs it needs to predict as this node
         did: those of every peer not active here, whose own re-sends will not come (``SendSnapshot``).
         Raises ``ProtocolError`` ``race-sync-request-bad-signature``, ``-unknown``, ``-expired``,
@@ -438,7 +439,7 @@ class Recovery:
         signature = self._key.sign(catch_up_digest(self._race_id, "snapshot", msg.requestId, peer, [candidate]))
         return [SendSnapshot(peer, msg.requestId, msg.frame, offer.state, tuple(offer.bases), inactive, signature)]
 
-    def on_resume(self, peer: str, msg: RaceResume, now_ms: int) -> list[RecoveryStep]:
+    def on_resume(self, peer: PeerId, msg: RaceResume, now_ms: int) -> list[RecoveryStep]:
         """A peer caught up. It was ``rejoining`` here, or it is a fellow of this node's minority that
         never lost its link to us: either way its real inputs restart at ``resumeFrame``. Raises
         ``ProtocolError`` ``race-resume-unexpected``, ``race-resume-invalid``."""

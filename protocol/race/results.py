@@ -18,6 +18,7 @@ from enum import Enum
 from typing import Any
 
 from protocol.errors import LocalError
+from protocol.identity.keys import PeerId
 
 
 class RaceStatus(str, Enum):
@@ -60,7 +61,7 @@ class RoundResult:
 
 
 def rank_with_quits(
-    standings: Sequence[Mapping[str, Any]], slots: Mapping[str, int], quits: Mapping[str, Quit]
+    standings: Sequence[Mapping[str, Any]], slots: Mapping[PeerId, int], quits: Mapping[PeerId, Quit]
 ) -> list[dict[str, Any]]:
     """The simulation's round standings with the peers that left the race moved to the last block
     (spec/simcore.md §6.5: finished, alive, disabled, quit), re-ranked and re-pointed (P − k + 1).
@@ -97,7 +98,7 @@ def rank_with_quits(
     return rows
 
 
-def round_result(standings: Sequence[Mapping[str, Any]], slots: Mapping[str, int], time_limit_frames: int) -> RoundResult:
+def round_result(standings: Sequence[Mapping[str, Any]], slots: Mapping[PeerId, int], time_limit_frames: int) -> RoundResult:
     """A round from the slot standings of ``rank_with_quits`` (``slot``, ``points``, ``finished_frame``,
     ``status``). Raises ``LocalError`` ``race-results-invalid`` when they do not cover exactly ``slots``."""
     peer_of = {slot: peer for peer, slot in slots.items()}

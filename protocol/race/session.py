@@ -77,6 +77,7 @@ from protocol.race.spans import OWN, span_entries
 from protocol.race.streams import InputStreams
 from protocol.race.sync import SyncLayer
 from protocol.race.votes import STRIKE_LIMIT, VOTE_INTERVAL_FRAMES, VoteBook, VoteKind
+from protocol.identity.keys import PeerId
 
 OWN_INPUT_HISTORY = 64
 PENDING_BEFORE_KEY = 64
@@ -102,9 +103,9 @@ class InputEntry:
     digest: bytes
 
 
-Handler = Callable[[str, Any, int], list[RaceAction]]
+Handler = Callable[[PeerId, Any, int], list[RaceAction]]
 """A message handler: ``(peer, message, now_ms) -> actions``, raising ``PeerError`` for a bad message."""
-RecoveryHandler = Callable[[str, Any, int], Sequence[RecoveryStep]]
+RecoveryHandler = Callable[[PeerId, Any, int], Sequence[RecoveryStep]]
 """A ``Recovery`` message handler: like ``Handler``, returning the steps for ``RaceSession._apply``."""
 
 
@@ -177,10 +178,10 @@ class RaceSession:
         self._skills = {p: frozenset(s) for p, s in setup.skills.items()}
         self._peers = PeerTable(self.me, self.peers)
         self._inputs = {p: PeerInputs() for p in self.peers}
-        self._pending: dict[str, dict[int, RaceInput]] = {p: {} for p in self.others}
+        self._pending: dict[PeerId, dict[int, RaceInput]] = {p: {} for p in self.others}
         self._streams = InputStreams(self.me, self.others, self._inputs, self._peers.active_from)
-        self._progress: dict[str, tuple[int, int]] = {}  # peer -> (its contiguous frame, since when), the watchdog's
-        self._probed: dict[str, int] = {}  # peer -> when the watchdog last probed it
+        self._progress: dict[PeerId, tuple[int, int]] = {}  # peer -> (its contiguous frame, since when), the watchdog's
+        self._probed: dict[PeerId, int] = {}  # peer -> when the watchdog last probed it
         self._last_tick: int | None = None
         self._sync = SyncLayer(world)
         self._frontier = world.frame - 1
@@ -190,7 +191,7 @@ class RaceSession:
         self._own_hashes: dict[int, bytes] = {}
         self._round_ended = False
         self._anchor: AnchorRound | None = None
-        self._early_anchor: list[tuple[str, RaceAnchorProposal | RaceAnchorSignature]] = []
+        self._early_anchor: list[tuple[PeerId, RaceAnchorProposal | RaceAnchorSignature]] = []
         self._forwarding = InputForwarding(self.race_id, self.me, keys, self._skills)
         self._recovery = Recovery(setup=setup, race_id=self.race_id, race_key=self._key, keys=keys, peers=self._peers,
                                   inputs=self._inputs, sync=self._sync, forwarding=self._forwarding)
@@ -224,7 +225,7 @@ class RaceSession:
         except KeyError:
             return None
 
-    def status(self, peer: str) -> PeerStatus:
+    def status(self, peer: PeerId) -> PeerStatus:
         """``peer``'s status in this round. Raises ``LocalError`` ``race-unknown-peer`` for a peer off the roster."""
         status = self._peers.statuses.get(peer)
         if status is None:
@@ -290,7 +291,7 @@ class RaceSession:
         return (self._broadcast(signed_leave(self._key, self.race_id, parsed))
                 + self._end(SessionEndReason.LEFT, "this node left the race", {"reason": parsed.value}))
 
-    def peer_lost(self, peer: str, now_ms: int) -> list[RaceAction]:
+    def peer_lost(self, peer: PeerId, now_ms: int) -> list[RaceAction]:
         """The link to ``peer`` broke: it is still waited for during ``LINK_GRACE_MS`` (a new link in time
         changes nothing), then predicted for the reconnect window (``tick`` runs both timers). Every other
         linked peer is told at once that this node wants ``peer``'s inputs forwarded."""
@@ -302,7 +303,7 @@ class RaceSession:
             actions += self._send_inputs(self._linked_others(), now_ms)
         return actions
 
-    def peer_reconnected(self, peer: str, now_ms: int) -> list[RaceAction]:
+    def peer_reconnected(self, peer: PeerId, now_ms: int) -> list[RaceAction]:
         """A new link to ``peer`` is up: announce this round's race key again (the first announce may
         have gone down with the old link), then tell it who we race as and where we are."""
         if self.ended is not None or peer not in self._pending:
@@ -329,30 +330,30 @@ class RaceSession:
 
     # ---- liveness: re-sends and the progress watchdog ---------------------------------------------
 
-    def _linked_others(self) -> list[str]:
+    def _linked_others(self) -> list[PeerId]:
         """The active peers whose link is up: those a ``race-inputs`` can reach."""
         unlinked = self._recovery.unlinked
         return [p for p in self._peers.active_others() if p not in unlinked]
 
-    def _wants(self, peer: str) -> list[Want]:
+    def _wants(self, peer: PeerId) -> list[Want]:
         """What this node asks ``peer`` to forward: the inputs of each active peer whose link to this node
         is down (not ``peer``'s own), with this node's ack of each."""
         return [Want(owner, self._ack_of(owner)) for owner in self._recovery.unlinked if owner != peer]
 
-    def _forwarded_to(self, peer: str) -> list[str]:
+    def _forwarded_to(self, peer: PeerId) -> list[PeerId]:
         """The owners whose inputs this node forwards to ``peer`` if it wants them: every other racer not
         removed, in roster order (a lost one's held inputs too: the survivors then hold the same)."""
         statuses = self._peers.statuses
         return [o for o in self.others if o != peer and statuses[o] is not REMOVED]
 
-    def _inputs_for(self, peer: str, now_ms: int) -> RaceInputs:
+    def _inputs_for(self, peer: PeerId, now_ms: int) -> RaceInputs:
         """The ``race-inputs`` for ``peer`` now (``InputStreams.message``)."""
         return self._streams.message(peer, self._ack_of(peer), self._wants(peer), self._forwarded_to(peer), now_ms)
 
-    def _ack_of(self, peer: str) -> int:
+    def _ack_of(self, peer: PeerId) -> int:
         return self._inputs[peer].contiguous(self._peers.active_from[peer])
 
-    def _send_inputs(self, peers: Iterable[str], now_ms: int) -> list[RaceAction]:
+    def _send_inputs(self, peers: Iterable[PeerId], now_ms: int) -> list[RaceAction]:
         resends = self._streams.resends
         actions: list[RaceAction] = [Send(peer, self._inputs_for(peer, now_ms)) for peer in peers]
         self.stats.resends += self._streams.resends - resends
@@ -368,7 +369,7 @@ class RaceSession:
         """Whether the watchdog runs: this node takes inputs and its round has not ended."""
         return self.ended is None and not self._recovery.catching_up and not self._round_ended
 
-    def _owed(self, peer: str) -> int | None:
+    def _owed(self, peer: PeerId) -> int | None:
         """The frame of ``peer`` this node waits for (-1 for its race key), or None when nothing of it
         is missing: its real inputs are held up to the frame before the current one."""
         if self.keys.key(self.race_id, peer) is None:
@@ -414,7 +415,7 @@ class RaceSession:
 
     # ---- messages --------------------------------------------------------------------------------
 
-    def receive(self, peer: str, msg: object, now_ms: int) -> list[RaceAction]:
+    def receive(self, peer: PeerId, msg: object, now_ms: int) -> list[RaceAction]:
         """Handle one decoded message from the link's authenticated ``peer``.
 
         Never raises for what a peer sent: a message that breaks a rule (a ``PeerError`` in its handler)
@@ -440,14 +441,14 @@ class RaceSession:
                 self.stats.drop(action.code)
         return actions
 
-    def _on_key(self, peer: str, msg: RaceKey, now_ms: int) -> list[RaceAction]:
+    def _on_key(self, peer: PeerId, msg: RaceKey, now_ms: int) -> list[RaceAction]:
         added = self.keys.add(peer, msg)
         if not added or msg.raceId != self.race_id:
             return []
         pending, self._pending[peer] = self._pending[peer], {}
         return self._take_own(peer, [self._entry(peer, pending[f]) for f in sorted(pending)], now_ms)
 
-    def _entry(self, owner: str, msg: RaceInput) -> InputEntry:
+    def _entry(self, owner: PeerId, msg: RaceInput) -> InputEntry:
         """A single input of ``owner`` (kept before its key, or relayed) with its events and digest.
         Raises ``PeerError`` for events or a ``prev`` that break the input rules."""
         events = parse_events(msg.events, self._skills[owner])
@@ -455,7 +456,7 @@ class RaceSession:
         digest = input_digest(self.race_id, msg.frame, events, prev)
         return InputEntry(msg, events, digest)
 
-    def _on_inputs(self, peer: str, msg: RaceInputs, now_ms: int) -> list[RaceAction]:
+    def _on_inputs(self, peer: PeerId, msg: RaceInputs, now_ms: int) -> list[RaceAction]:
         """A peer's spans (its own inputs, and others' it forwards), its ack of ours and its wants. Each
         input is taken or refused on its own: a refused one (a ``Misbehaviour``) or one set aside
         (``InputsDropped``) is not acknowledged, so it comes again."""
@@ -480,13 +481,13 @@ class RaceSession:
             self._streams.owe_ack(peer, now_ms)
         return actions
 
-    def _on_wants(self, peer: str, wants: list[Want], now_ms: int) -> list[RaceAction]:
+    def _on_wants(self, peer: PeerId, wants: list[Want], now_ms: int) -> list[RaceAction]:
         """``peer``'s link to each wanted owner is down: forward it that owner's inputs from its ack on,
         for as long as it keeps asking (every ``race-inputs`` restates the wants). An owner newly wanted has
         its pending inputs verified first (only verified inputs are forwarded), and from then on each of
         its inputs is verified as it arrives. Raises ``ProtocolError`` ``race-inputs-invalid`` for a want
         of a peer off the roster, of itself, of this node, or twice."""
-        asked: dict[str, int] = {}
+        asked: dict[PeerId, int] = {}
         for want in wants:
             if want.peer not in self._pending or want.peer == peer or want.peer in asked:
                 raise ProtocolError("race-inputs-invalid", "a want names another racer, once")
@@ -498,7 +499,7 @@ class RaceSession:
             actions += self._settle(owner)
         return self._counted(actions)
 
-    def _span_entries(self, sender: str, span: InputSpan, owner: str | None = None) -> list[InputEntry]:
+    def _span_entries(self, sender: PeerId, span: InputSpan, owner: PeerId | None = None) -> list[InputEntry]:
         """The inputs of ``span`` (of ``owner``, by default the sender), each with its ``prev`` chained and
         its digest; none when the span leaves out the ``prev`` of an input this node does not hold (set
         aside by the caller). Raises ``PeerError`` for a malformed span."""
@@ -515,7 +516,7 @@ class RaceSession:
             prev = digest
         return entries
 
-    def _take_own_span(self, peer: str, span: InputSpan, now_ms: int) -> list[RaceAction]:
+    def _take_own_span(self, peer: PeerId, span: InputSpan, now_ms: int) -> list[RaceAction]:
         """``peer``'s own inputs: taken one by one; set aside whole when the span leaves out the ``prev``
         of an input this node does not hold (a message before it was lost or set aside: the peer sends
         them again from this node's ack)."""
@@ -524,7 +525,7 @@ class RaceSession:
             return self._dropped(peer, {"race-input-unchained": [span.frame + i for i in range(span.count)]})
         return self._take_own(peer, entries, now_ms)
 
-    def _take_own(self, peer: str, entries: Iterable[InputEntry], now_ms: int) -> list[RaceAction]:
+    def _take_own(self, peer: PeerId, entries: Iterable[InputEntry], now_ms: int) -> list[RaceAction]:
         """``peer``'s own inputs, from its own link: each taken (``_take_input``), set aside or refused."""
         actions: list[RaceAction] = []
         dropped: dict[str, list[int]] = {}
@@ -542,7 +543,7 @@ class RaceSession:
                 dropped.setdefault(reason, []).append(entry.signed.frame)
         return actions + self._dropped(peer, dropped)
 
-    def _dropped(self, peer: str, dropped: dict[str, list[int]]) -> list[RaceAction]:
+    def _dropped(self, peer: PeerId, dropped: dict[str, list[int]]) -> list[RaceAction]:
         """``InputsDropped`` for the inputs of ``peer``'s message set aside, by reason, counted."""
         actions: list[RaceAction] = []
         for reason, frames in dropped.items():
@@ -550,7 +551,7 @@ class RaceSession:
             actions.append(InputsDropped(peer, reason, tuple(frames)))
         return actions
 
-    def _set_aside(self, owner: str, frame: int) -> str | None:
+    def _set_aside(self, owner: PeerId, frame: int) -> str | None:
         """Why ``owner``'s input of ``frame`` cannot be taken now, without anyone's fault (None: it can)."""
         if self._recovery.catching_up:
             return "race-input-catching-up"  # this node's frames are about to be replaced
@@ -562,7 +563,7 @@ class RaceSession:
             return "race-input-ahead"  # this node is behind (it was stopped, say): no fault of the sender
         return None
 
-    def _held_copy(self, owner: str, entry: InputEntry, *, by_digest: bool = False) -> bool:
+    def _held_copy(self, owner: PeerId, entry: InputEntry, *, by_digest: bool = False) -> bool:
         """Whether ``entry`` is a copy of an input of ``owner`` already held (the same events and signature;
         ``by_digest``: the same signed digest, whatever signature it came with), or of one held in order
         and pruned since: nothing to learn from it, counted as redundant."""
@@ -575,7 +576,7 @@ class RaceSession:
             return buffer.digests[frame] == entry.digest
         return known.signature == entry.signed.signature and buffer.real[frame] == entry.events
 
-    def _take_input(self, peer: str, entry: InputEntry, now_ms: int) -> list[RaceAction] | str | None:
+    def _take_input(self, peer: PeerId, entry: InputEntry, now_ms: int) -> list[RaceAction] | str | None:
         """Admit one input of ``peer`` from its own link: the actions of admitting it, or the reason it was
         set aside, or None for a copy of an input already held. Raises ``PeerError`` for one that breaks a
         rule."""
@@ -597,7 +598,7 @@ class RaceSession:
             self._streams.held(peer, now_ms)
         return actions
 
-    def _take_forwarded(self, sender: str, span: InputSpan, now_ms: int) -> list[RaceAction]:
+    def _take_forwarded(self, sender: PeerId, span: InputSpan, now_ms: int) -> list[RaceAction]:
         """``sender`` forwards inputs of another racer (its link to this node is down, or this node asked).
         Each hop verifies the owner's signatures: here the span's newest input's signature, which covers
         every input of the span through the ``prev`` chain this node computed (one check per span), or,
@@ -605,7 +606,7 @@ class RaceSession:
         next hop checks them alone). A span that does not verify is ``sender``'s misbehaviour, whole; the
         owner is not blamed, and nothing of it is kept. Inputs outside the window, of an owner not active
         here or whose race key this node lacks are set aside; copies of held inputs are skipped."""
-        owner = span.owner
+        owner = PeerId(span.owner)
         if owner not in self._inputs or owner == sender:
             raise ProtocolError("race-inputs-invalid", "a forwarded span names another racer")
         if owner == self.me:
@@ -653,7 +654,7 @@ class RaceSession:
         self._streams.held(owner, now_ms)
         return actions
 
-    def _on_input_probe(self, peer: str, msg: RaceInputProbe, now_ms: int) -> list[RaceAction]:
+    def _on_input_probe(self, peer: PeerId, msg: RaceInputProbe, now_ms: int) -> list[RaceAction]:
         """The peer's watchdog waits for this node's next input (or race key): answer at once with this
         node's inputs from the peer's ack on, sent again, and its ack of the peer's (and the key announce
         if asked)."""
@@ -665,7 +666,7 @@ class RaceSession:
         actions: list[RaceAction] = [] if msg.hasKey else [Send(peer, self._announce)]
         return actions + self._send_inputs([peer], now_ms)
 
-    def _admit(self, peer: str, entry: InputEntry, *, own_link: bool = False, verified: bool = False,
+    def _admit(self, peer: PeerId, entry: InputEntry, *, own_link: bool = False, verified: bool = False,
                checked: bool = False) -> list[RaceAction]:
         """Store one input of ``peer`` whose frame is inside the window (its events already checked, its
         digest computed). Its signature is checked now unless it is ``verified`` already (a forwarded
@@ -714,7 +715,7 @@ class RaceSession:
         if frame < self._sync.current_frame and (self._rollback_to is None or frame < self._rollback_to):
             self._rollback_to = frame
 
-    def _conflict(self, peer: str, msg: RaceInput, digest: bytes) -> list[RaceAction]:
+    def _conflict(self, peer: PeerId, msg: RaceInput, digest: bytes) -> list[RaceAction]:
         """A second, different input of ``peer``, verified, for a frame it already has one for. The held
         one's own signature decides: valid, the peer signed two values (equivocation, both messages the
         evidence); not valid while still pending, it was never the peer's and the new one replaces it
@@ -734,7 +735,7 @@ class RaceSession:
             "peer": peer, "frame": frame, "first": held or buffer.signed[frame], "second": msg,
         })
 
-    def _settle(self, peer: str, through: int | None = None) -> list[RaceAction]:
+    def _settle(self, peer: PeerId, through: int | None = None) -> list[RaceAction]:
         """Check the signatures of ``peer``'s pending inputs (those up to frame ``through``, or all),
         newest first: one that verifies makes every pending input below it that its ``prev`` chain
         reaches (digest by digest, each computed here from the input held) verified too, so an unbroken
@@ -772,7 +773,7 @@ class RaceSession:
             actions.append(Misbehaviour(peer, "race-input-bad-signature"))
         return actions
 
-    def _drop_pending(self, peer: str, frame: int) -> None:
+    def _drop_pending(self, peer: PeerId, frame: int) -> None:
         """Discard ``peer``'s pending input of ``frame``, whose signature failed: the frame is predicted
         again (re-simulated if it was stepped) and asked for again."""
         self._inputs[peer].discard(frame)
@@ -804,7 +805,7 @@ class RaceSession:
         """The oldest frame with an input whose signature is not checked yet (None: there is none)."""
         return min((min(pending) for peer in self.others if (pending := self._inputs[peer].pending)), default=None)
 
-    def _on_checksum(self, peer: str, msg: RaceChecksum, now_ms: int) -> list[RaceAction]:
+    def _on_checksum(self, peer: PeerId, msg: RaceChecksum, now_ms: int) -> list[RaceAction]:
         if self._recovery.catching_up:
             return []  # this node's frames are about to be replaced
         if msg.frame > self._window_end():
@@ -820,7 +821,7 @@ class RaceSession:
         self._votes.add(peer, msg.frame, msg.hash)
         return []
 
-    def _on_leave(self, peer: str, msg: RaceLeave, now_ms: int) -> list[RaceAction]:
+    def _on_leave(self, peer: PeerId, msg: RaceLeave, now_ms: int) -> list[RaceAction]:
         """``peer`` leaves, if its race key of this round signed that: an unsigned, forged or foreign
         leave is refused (``race-leave-bad-signature``) and changes nothing."""
         reason = LeaveReason.parse(msg.reason)
@@ -837,7 +838,7 @@ class RaceSession:
         """``handler`` (a ``Recovery`` message handler) with its steps applied: a session handler."""
         return lambda peer, msg, now_ms: self._apply(handler(peer, msg, now_ms), now_ms)
 
-    def _on_rejoin(self, peer: str, msg: RaceRejoin, now_ms: int) -> list[RaceAction]:
+    def _on_rejoin(self, peer: PeerId, msg: RaceRejoin, now_ms: int) -> list[RaceAction]:
         """``peer`` is back on a new link: ``Recovery.on_rejoin`` decides, from this session's newest final frame."""
         return self._apply(self._recovery.on_rejoin(peer, msg, now_ms, self._confirmed), now_ms)
 
@@ -866,7 +867,7 @@ class RaceSession:
                 actions.append(step)
         return actions
 
-    def _admit_relayed(self, owner: str, entry: RaceInput, now_ms: int) -> list[RaceAction]:
+    def _admit_relayed(self, owner: PeerId, entry: RaceInput, now_ms: int) -> list[RaceAction]:
         """``AdmitRelayed``: admit the input (``PeerError`` for a bad one) and, unless that ended the
         session, tell the recovery that it heard from ``owner``."""
         actions = self._admit(owner, self._entry(owner, entry))
@@ -874,7 +875,7 @@ class RaceSession:
             self._recovery.relayed_admitted(owner, entry.frame, now_ms)
         return actions
 
-    def _relay_held(self, owner: str, targets: tuple[str, ...]) -> list[RaceAction]:
+    def _relay_held(self, owner: PeerId, targets: tuple[PeerId, ...]) -> list[RaceAction]:
         """``RelayHeldInputs``: settle ``owner``'s pending inputs, then send its signed inputs of the newest
         ``STATE_BUFFER_FRAMES`` final frames (survivors a little behind need these too) and every later one
         that verify on their own to ``targets``; the actions of any that failed come first."""
@@ -1091,7 +1092,7 @@ class RaceSession:
                 self.strikes = 0
         return actions
 
-    def _persistent_desync(self, frame: int, hashes: dict[str, str]) -> list[RaceAction]:
+    def _persistent_desync(self, frame: int, hashes: dict[PeerId, str]) -> list[RaceAction]:
         event: dict[str, Any] = {
             "type": "desync", "raceId": self.race_id, "frame": frame,
             "participatingPeers": sorted(hashes), "hashes": hashes,
@@ -1118,7 +1119,7 @@ class RaceSession:
             actions += self.receive(peer, msg, now_ms)
         return actions
 
-    def _on_anchor_message(self, peer: str, msg: RaceAnchorProposal | RaceAnchorSignature, now_ms: int) -> list[RaceAction]:
+    def _on_anchor_message(self, peer: PeerId, msg: RaceAnchorProposal | RaceAnchorSignature, now_ms: int) -> list[RaceAction]:
         if self._anchor is None:
             if len(self._early_anchor) < 2 * len(self.peers):
                 self._early_anchor.append((peer, msg))  # this node's round has not ended yet

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from protocol.encoding import dagcbor
 from protocol.errors import LocalError
 from protocol.race.signing import SKILL_ORDER, Event
+from protocol.identity.keys import PeerId
 
 MAX_INPUT_DELAY = 8
 MAX_PREDICTION = 8
@@ -71,9 +72,9 @@ class RaceSetup:
 
     match_id: str
     round_index: int
-    slots: Mapping[str, int]
-    skills: Mapping[str, frozenset[str]]
-    loadouts: Mapping[str, str]
+    slots: Mapping[PeerId, int]
+    skills: Mapping[PeerId, frozenset[str]]
+    loadouts: Mapping[PeerId, str]
     grid_context_digest: str
     grid_seed: str
     input_delay: int = 0
@@ -94,12 +95,12 @@ class RaceSetup:
             raise LocalError("race-setup-invalid", f"max_prediction is 0..{MAX_PREDICTION} frames (0 = lockstep)")
 
     @property
-    def roster(self) -> tuple[str, ...]:
+    def roster(self) -> tuple[PeerId, ...]:
         """The round's peers in PeerId order."""
         return tuple(sorted(self.slots))
 
     @classmethod
-    def from_locked_start(cls, locked: Any, round_index: int, skills: Mapping[str, frozenset[str]],
+    def from_locked_start(cls, locked: Any, round_index: int, skills: Mapping[PeerId, frozenset[str]],
                           **options: Any) -> "RaceSetup":
         """The round ``round_index`` of a verified ``LockedStart``; ``skills`` come from the baked cars.
         Raises ``LocalError`` ``race-setup-invalid`` as the constructor does."""

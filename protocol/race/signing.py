@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from protocol.encoding import dagcbor
+from protocol.identity.keys import PeerId
 
 DOMAIN = "open4wd-race-sign-v1"
 SKILLS = ("boost", "brake", "swerve_left", "swerve_right", "jump", "slam", "stabilize", "weapon")
@@ -89,12 +90,12 @@ def leave_digest(race_id: str, reason: str) -> bytes:
     return _digest({"type": "race-leave", "raceId": race_id, "reason": reason})
 
 
-def key_digest(race_id: str, peer_id: str, public_key: bytes) -> bytes:
+def key_digest(race_id: str, peer_id: PeerId, public_key: bytes) -> bytes:
     """What the master key signs to bind a race key to its PeerId and round."""
     return _digest({"type": "race-key", "raceId": race_id, "peerId": peer_id, "publicKey": public_key})
 
 
-def catch_up_digest(race_id: str, kind: str, request_id: int, target: str,
+def catch_up_digest(race_id: str, kind: str, request_id: int, target: PeerId,
                     candidates: list[tuple[int, bytes]]) -> bytes:
     """What a race key signs for a catch-up probe, offer, sync request or snapshot.
 

@@ -29,6 +29,7 @@ from protocol.race.messages import (
 )
 from protocol.race.signing import Event
 from protocol.race.spans import OWN, build_span, span_bytes
+from protocol.identity.keys import PeerId
 
 RESEND_MS = 200
 """A stream whose oldest sent input has waited this long without the receiver's acknowledgement moving
@@ -93,17 +94,17 @@ class InputStreams:
 
     __slots__ = ("_me", "_inputs", "_active_from", "_own", "_forwarded", "_flush_at", "resends")
 
-    def __init__(self, me: str, others: Iterable[str], inputs: Mapping[str, PeerInputs],
-                 active_from: Mapping[str, int]) -> None:
+    def __init__(self, me: PeerId, others: Iterable[PeerId], inputs: Mapping[PeerId, PeerInputs],
+                 active_from: Mapping[PeerId, int]) -> None:
         """``inputs`` and ``active_from`` (the first frame of each racer's inputs that counts: after a
         rejoin or a snapshot, none exists before it) are the session's, shared."""
         self._me = me
         self._inputs = inputs
         self._active_from = active_from
         self._own = {p: Stream() for p in others}
-        self._forwarded: dict[str, dict[str, Stream]] = {p: {} for p in self._own}
+        self._forwarded: dict[PeerId, dict[PeerId, Stream]] = {p: {} for p in self._own}
         """peer → {owner it wants forwarded → the stream}: the peer's latest ``want``."""
-        self._flush_at: dict[str, int] = {}
+        self._flush_at: dict[PeerId, int] = {}
         """peer → when inputs it should have that no message carried yet must go (a forwarded input
         waits for this node's next message; what a capped message left out goes at once)."""
         self.resends = 0
@@ -111,15 +112,15 @@ class InputStreams:
 
     # ---- what the peers say ---------------------------------------------------------------------------
 
-    def acked(self, peer: str) -> int:
+    def acked(self, peer: PeerId) -> int:
         """The newest own frame ``peer`` said it holds every input up to."""
         return self._own[peer].acked
 
-    def acknowledge(self, peer: str, ack: int, now_ms: int) -> None:
+    def acknowledge(self, peer: PeerId, ack: int, now_ms: int) -> None:
         """``peer``'s ``ack`` of this node's inputs (never past the newest this node made)."""
         self._own[peer].acknowledge(max(-1, min(ack, self._inputs[self._me].newest)), now_ms)
 
-    def want(self, peer: str, wants: Mapping[str, int], now_ms: int) -> list[str]:
+    def want(self, peer: PeerId, wants: Mapping[PeerId, int], now_ms: int) -> list[PeerId]:
         """``peer``'s wants (owner → its ack of that owner's inputs) replace its earlier ones; returns the
         owners newly wanted, in the order given."""
         streams = self._forwarded[peer]
@@ -134,31 +135,31 @@ class InputStreams:
             stream.acknowledge(ack, now_ms)
         return added
 
-    def wanted(self, owner: str) -> bool:
+    def wanted(self, owner: PeerId) -> bool:
         """Whether some peer wants ``owner``'s inputs forwarded (then each is verified as it arrives)."""
         return any(owner in streams for streams in self._forwarded.values())
 
-    def wanted_by(self, owner: str) -> list[str]:
+    def wanted_by(self, owner: PeerId) -> list[PeerId]:
         """The peers that want ``owner``'s inputs forwarded."""
         return [p for p, streams in self._forwarded.items() if owner in streams]
 
-    def held(self, owner: str, now_ms: int) -> None:
+    def held(self, owner: PeerId, now_ms: int) -> None:
         """A new verified input of ``owner`` is held: it goes to each peer that wants it with this node's
         next message to that peer, at the latest ``FLUSH_MS`` from now."""
         for peer in self.wanted_by(owner):
             self._flush_at.setdefault(peer, now_ms + FLUSH_MS)
 
-    def owe_ack(self, peer: str, now_ms: int) -> None:
+    def owe_ack(self, peer: PeerId, now_ms: int) -> None:
         """``peer`` sent inputs: this node's next message to it, at the latest ``FLUSH_MS`` from now, says
         how far it holds them."""
         self._flush_at.setdefault(peer, now_ms + FLUSH_MS)
 
-    def go_back(self, peer: str) -> None:
+    def go_back(self, peer: PeerId) -> None:
         """Send this node's inputs to ``peer`` from its acknowledgement on again, now (its watchdog asked)."""
         own = self._own[peer]
         own.sent, own.chained = own.acked, False
 
-    def forget(self, peer: str) -> None:
+    def forget(self, peer: PeerId) -> None:
         """``peer``'s link went down or a new one came up: what was sent on the old one and its wants
         count for nothing (a new link starts with a rejoin, which re-sends)."""
         own = self._own[peer]
@@ -175,24 +176,24 @@ class InputStreams:
 
     # ---- what goes out ----------------------------------------------------------------------------------
 
-    def next_deadline_ms(self, peers: Iterable[str]) -> int | None:
+    def next_deadline_ms(self, peers: Iterable[PeerId]) -> int | None:
         """When a message to one of ``peers`` is next due (``due``), or None."""
         deadlines = [d for p in peers if (d := self._deadline(p)) is not None]
         return min(deadlines, default=None)
 
-    def due(self, peer: str, now_ms: int) -> bool:
+    def due(self, peer: PeerId, now_ms: int) -> bool:
         """Whether ``peer`` should get a ``race-inputs`` now, this node's own next one aside: inputs are
         waiting to be forwarded to it or were left out of a capped message, or a stream must go back to
         its acknowledgement."""
         deadline = self._deadline(peer)
         return deadline is not None and now_ms >= deadline
 
-    def _deadline(self, peer: str) -> int | None:
+    def _deadline(self, peer: PeerId) -> int | None:
         deadlines = [self._flush_at.get(peer), self._own[peer].resend_due()]
         deadlines += [s.resend_due() for s in self._forwarded[peer].values()]
         return min((d for d in deadlines if d is not None), default=None)
 
-    def message(self, peer: str, ack: int, want: list[Want], forward: Iterable[str], now_ms: int) -> RaceInputs:
+    def message(self, peer: PeerId, ack: int, want: list[Want], forward: Iterable[PeerId], now_ms: int) -> RaceInputs:
         """The ``race-inputs`` for ``peer`` now: ``ack`` and ``want`` (this node's), this node's inputs it
         has neither acknowledged nor been sent since, then those of each owner of ``forward`` (owners it
         wants that this node may forward), within the caps."""
@@ -210,7 +211,7 @@ class InputStreams:
                 bytes_left -= used
         return RaceInputs(ack, spans, want)
 
-    def _span(self, peer: str, owner: str, field: str, stream: Stream, inputs_left: int, bytes_left: int,
+    def _span(self, peer: PeerId, owner: PeerId, field: str, stream: Stream, inputs_left: int, bytes_left: int,
               now_ms: int) -> tuple[InputSpan | None, int]:
         """The span of ``owner``'s verified inputs that ``stream`` sends now (None: nothing), and an upper
         bound of its bytes. It starts at the stream's first frame to send (no older than what this node

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from protocol.errors import ProtocolError
+from protocol.identity.keys import PeerId
 
 VOTE_INTERVAL_FRAMES = 120
 VOTE_WAIT_FRAMES = 30
@@ -36,8 +37,8 @@ class VoteOutcome:
 
     frame: int
     kind: VoteKind
-    hashes: dict[str, bytes]
-    dissenters: tuple[str, ...]
+    hashes: dict[PeerId, bytes]
+    dissenters: tuple[PeerId, ...]
 
 
 class VoteBook:
@@ -46,9 +47,9 @@ class VoteBook:
     Why a book of its own: the rules of when a vote counts, when a frame is tallied and when votes are
     forgotten are pure bookkeeping, testable without signatures or a session."""
 
-    def __init__(self, me: str) -> None:
+    def __init__(self, me: PeerId) -> None:
         self.me = me
-        self._votes: dict[int, dict[str, bytes]] = {}
+        self._votes: dict[int, dict[PeerId, bytes]] = {}
         self._decided: set[int] = set()
 
     def accepts(self, frame: int, next_frame: int) -> bool:
@@ -59,7 +60,7 @@ class VoteBook:
             and next_frame - VOTE_HORIZON_FRAMES <= frame
         )
 
-    def add(self, peer: str, frame: int, state_hash: bytes) -> bool:
+    def add(self, peer: PeerId, frame: int, state_hash: bytes) -> bool:
         """Record a vote; False for an identical repeat.
 
         Raises ``ProtocolError`` ``vote-conflict`` for a second, different vote of ``peer`` for ``frame``."""
@@ -72,7 +73,7 @@ class VoteBook:
         votes[peer] = state_hash
         return True
 
-    def decide(self, next_frame: int, voters: Collection[str]) -> list[VoteOutcome]:
+    def decide(self, next_frame: int, voters: Collection[PeerId]) -> list[VoteOutcome]:
         """Tally every frame whose own vote exists and whose wait is over (all ``voters`` in, or 30 frames)."""
         outcomes: list[VoteOutcome] = []
         for frame in sorted(self._votes):
@@ -91,7 +92,7 @@ class VoteBook:
         return outcomes
 
 
-def _tally(frame: int, me: str, votes: dict[str, bytes]) -> VoteOutcome:
+def _tally(frame: int, me: PeerId, votes: dict[PeerId, bytes]) -> VoteOutcome:
     kind: VoteKind
     counts = Counter(votes.values())
     top_hash, top = max(counts.items(), key=lambda item: (item[1], item[0]))

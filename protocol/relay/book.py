@@ -16,13 +16,14 @@ from open4wd_base.errors import LocalError
 from protocol.identity.keys import is_valid_peer_id
 from protocol.relay.limits import Refusal, RelayLimits, RelayRefused
 from protocol.relay.proof import check_reservation
+from protocol.identity.keys import PeerId
 
 
 @dataclass
 class Reservation:
     """``peer`` is reachable through this relay until ``expires_ms`` (refreshed by a new proof)."""
 
-    peer: str
+    peer: PeerId
     source: str
     expires_ms: int
 
@@ -32,9 +33,9 @@ class Circuit:
     """An open (or opening) circuit: ``dialer`` at ``source`` asked for ``target``."""
 
     circuit_id: bytes
-    dialer: str
+    dialer: PeerId
     source: str
-    target: str
+    target: PeerId
     opened_ms: int
 
 
@@ -51,7 +52,7 @@ class RelayBook:
 
     # ---- reservations ----------------------------------------------------------------------------
 
-    def reserve(self, peer: str, source: str, proof: bytes, transcript: bytes, now_ms: int) -> Reservation:
+    def reserve(self, peer: PeerId, source: str, proof: bytes, transcript: bytes, now_ms: int) -> Reservation:
         """Grant or refresh ``peer``'s reservation for the TTL. The proof must be ``peer``'s signature over
         this relay and this link (``protocol.relay.proof``); a refresh keeps the peer's place."""
         limits = self.limits
@@ -73,7 +74,7 @@ class RelayBook:
         self.reservations[peer] = reservation
         return reservation
 
-    def release(self, peer: str) -> None:
+    def release(self, peer: PeerId) -> None:
         """Drop ``peer``'s reservation (released, or its control link ended); its open circuits stay."""
         self.reservations.pop(peer, None)
 
@@ -90,7 +91,7 @@ class RelayBook:
 
     # ---- circuits --------------------------------------------------------------------------------
 
-    def open_circuit(self, circuit_id: bytes, dialer: str, source: str, target: str, now_ms: int) -> Circuit:
+    def open_circuit(self, circuit_id: bytes, dialer: PeerId, source: str, target: PeerId, now_ms: int) -> Circuit:
         """Count a circuit from ``dialer`` (at ``source``) to reserved ``target``, or refuse it."""
         limits = self.limits
         if circuit_id in self.circuits:
@@ -114,7 +115,7 @@ class RelayBook:
         self.circuits[circuit_id] = circuit
         return circuit
 
-    def answer(self, circuit_id: bytes, peer: str) -> Circuit:
+    def answer(self, circuit_id: bytes, peer: PeerId) -> Circuit:
         """The reserved peer's answering connection for ``circuit_id``: the circuit, if ``peer`` is its
         target; ``circuit-unknown`` otherwise (late, made up, or someone else's)."""
         circuit = self.circuits.get(circuit_id)
@@ -134,7 +135,7 @@ class RelayBook:
     def _refuse(self, refusal: Refusal, message: str) -> NoReturn:
         raise self.refuse(refusal, message)
 
-    def _check_lists(self, peer: str, *, reserving: bool) -> None:
+    def _check_lists(self, peer: PeerId, *, reserving: bool) -> None:
         if peer in self.limits.deny:
             self._refuse(Refusal.PEER_DENIED, "this relay's operator does not serve your PeerId")
         if reserving and self.limits.allow is not None and peer not in self.limits.allow:

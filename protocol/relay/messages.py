@@ -11,6 +11,7 @@ ends run their own Noise handshake through it. A refusal is the link's ``link-cl
 from __future__ import annotations
 
 from protocol.encoding.wire import Message, message
+from protocol.identity.keys import PeerId
 
 CIRCUIT_ID_BYTES = 16
 
@@ -42,7 +43,7 @@ class RelayRelease(Message):
 class RelayConnect(Message):
     """The first message of a connecting link: pair this connection with reserved ``target``."""
 
-    target: str
+    target: PeerId
 
 
 @message("relay-incoming")
@@ -65,7 +66,7 @@ class RelayAccept(Message):
 class RelayCircuit(Message):
     """The circuit to ``peer`` is open: every byte after this frame is the other end's, copied as it is."""
 
-    peer: str
+    peer: PeerId
 
 
 RELAY_MESSAGES: dict[str, type[Message]] = {

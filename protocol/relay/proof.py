@@ -11,6 +11,7 @@ import hashlib
 
 from protocol.encoding.dagcbor import encode
 from protocol.identity.keys import Identity, verify_signature
+from protocol.identity.keys import PeerId
 
 RESERVATION_DOMAIN = "open4wd-node-relay-reservation-v1"
 
@@ -25,6 +26,6 @@ def sign_reservation(identity: Identity, relay_peer: str, transcript: bytes) -> 
     return identity.sign(reservation_digest(relay_peer, transcript))
 
 
-def check_reservation(peer: str, proof: bytes, relay_peer: str, transcript: bytes) -> bool:
+def check_reservation(peer: PeerId, proof: bytes, relay_peer: str, transcript: bytes) -> bool:
     """Whether ``proof`` is ``peer``'s signature over this relay and this link (never raises)."""
     return verify_signature(peer, reservation_digest(relay_peer, transcript), proof)

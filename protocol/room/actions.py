@@ -12,6 +12,7 @@ from protocol.encoding.wire import Message
 from protocol.room.events import ErrorReported, RoomEvent
 from protocol.room.locked_start import LockedStart
 from protocol.room.messages import RoomState
+from protocol.identity.keys import PeerId
 
 __all__ = [
     "CloseLink", "FetchAssets", "HostSuccession", "MatchStarted", "Misbehaviour", "RelayedIn", "RoomAction",
@@ -23,7 +24,7 @@ __all__ = [
 class RelayedIn:
     """An asset message from ``origin`` (attested by the host) for the shell's asset transfer."""
 
-    origin: str
+    origin: PeerId
     message: Message
 
 
@@ -31,7 +32,7 @@ class RelayedIn:
 class FetchAssets:
     """Refs this node lacks, with the member that declared them (the shell fetches and stores them)."""
 
-    owner: str
+    owner: PeerId
     refs: list[str]
 
 
@@ -39,7 +40,7 @@ class FetchAssets:
 class HostSuccession:
     """The host was lost while waiting: ``successor`` (listening at ``listen``) hosts from now on."""
 
-    successor: str
+    successor: PeerId
     listen: str
     state: RoomState
 
@@ -50,8 +51,8 @@ class MatchStarted:
     ``spectator_sources`` maps each spectator to the racer that streams the race to it."""
 
     locked: LockedStart
-    pre_start_disconnects: list[str]
-    spectator_sources: dict[str, str] = field(default_factory=dict)
+    pre_start_disconnects: list[PeerId]
+    spectator_sources: dict[PeerId, PeerId] = field(default_factory=dict)
 
 
 RoomAction: TypeAlias = Send | CloseLink | Misbehaviour | RelayedIn | FetchAssets | HostSuccession | MatchStarted | RoomEvent
@@ -59,7 +60,7 @@ RoomAction: TypeAlias = Send | CloseLink | Misbehaviour | RelayedIn | FetchAsset
 a rule; the room's user-visible answer to it (an ``error`` event) comes beside it."""
 
 
-def refused(peer: str, code: str, message: str, *, blame: bool) -> list[RoomAction]:
+def refused(peer: PeerId, code: str, message: str, *, blame: bool) -> list[RoomAction]:
     """A room's answer to a message from ``peer`` that broke a rule (``code``): the ``error`` event the
     user has always seen, after a ``Misbehaviour`` that blames ``peer`` when ``blame`` (False for a
     message from this node's own seat: the host's member and host machines talk in process, and a

@@ -13,6 +13,7 @@ from typing import Any, TypeAlias
 
 from protocol.actions import UserEvent
 from protocol.room.messages import RoomDecision
+from protocol.identity.keys import PeerId
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class MemberJoined(UserEvent):
     """``peer`` joined the room (reported by the host, and by each member from the room state)."""
 
     EVENT = "member-joined"
-    peer: str
+    peer: PeerId
     role: str
     nickname: str
 
@@ -40,7 +41,7 @@ class MemberLeft(UserEvent):
     room state, and its event has no ``reason`` key)."""
 
     EVENT = "member-left"
-    peer: str
+    peer: PeerId
     reason: str | None = None
 
     def data(self) -> dict[str, Any]:
@@ -53,7 +54,7 @@ class CompatibilityChecked(UserEvent):
     """This node's verdict on ``peer``'s build: the reason tokens and both values of each differing field."""
 
     EVENT = "compatibility"
-    peer: str
+    peer: PeerId
     compatible: bool
     reasons: list[str]
     differences: list[str]
@@ -64,7 +65,7 @@ class ReadyChanged(UserEvent):
     """``peer`` declared Ready (``ready``) or withdrew it (host view)."""
 
     EVENT = "ready"
-    peer: str
+    peer: PeerId
     ready: bool
 
 
@@ -108,7 +109,7 @@ class ReadySetFormed(UserEvent):
 
     EVENT = "ready-set"
     digest: str
-    roster: list[str]
+    roster: list[PeerId]
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ class ReadySetRefused(UserEvent):
     """``peer`` refused to acknowledge the ReadySet, saying ``code`` and ``detail`` (host view)."""
 
     EVENT = "ready-set-refused"
-    peer: str
+    peer: PeerId
     code: str
     detail: str
 
@@ -127,7 +128,7 @@ class GridCancelled(UserEvent):
     a member reports the host's ``reason`` first (the host's own event has no ``reason`` key)."""
 
     EVENT = "grid-cancelled"
-    missing: list[str]
+    missing: list[PeerId]
     reason: str | None = None
 
     def data(self) -> dict[str, Any]:
@@ -149,7 +150,7 @@ class CountdownCancelled(UserEvent):
     """Too few of the locked roster remained (``leavers`` went): the room waits again."""
 
     EVENT = "countdown-cancelled"
-    leavers: list[str]
+    leavers: list[PeerId]
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ class SuccessorChosen(UserEvent):
 
     EVENT = "host-succession"
     lost: str
-    successor: str
+    successor: PeerId
 
 
 @dataclass(frozen=True)
@@ -167,8 +168,8 @@ class MatchBegan(UserEvent):
 
     EVENT = "match-start"
     match_id: str
-    roster: list[str]
-    pre_start_disconnects: list[str]
+    roster: list[PeerId]
+    pre_start_disconnects: list[PeerId]
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,7 @@ from protocol.room.states import (
     RoomPhase,
     StallDecision,
 )
+from protocol.identity.keys import PeerId
 
 MAX_NICKNAME = 32
 MAX_LISTEN = MAX_CONTACT_CHARS  # a contact: the direct address and up to 4 relays (protocol.relay.contact)
@@ -97,7 +98,7 @@ MAX_DETAIL = 300
 class Member:
     """One member as the host keeps it: identity, role, epoch, announced address, cars and declaration."""
 
-    peer_id: str
+    peer_id: PeerId
     role: Role
     nickname: str
     epoch: int
@@ -119,17 +120,17 @@ class Ceremony:
 
     ready_context: dict[str, Any]
     ready_digest: str
-    acks: dict[str, SignedPayload] = field(default_factory=dict)
-    refusals: dict[str, tuple[str, str, list[Culprit]]] = field(default_factory=dict)
+    acks: dict[PeerId, SignedPayload] = field(default_factory=dict)
+    refusals: dict[PeerId, tuple[str, str, list[Culprit]]] = field(default_factory=dict)
     """refuser → (code, detail, culprits) of its last refusal of this ReadySet."""
     formed_ms: int = 0
     grid_ctx: dict[str, Any] | None = None
-    commits: dict[str, SignedPayload] = field(default_factory=dict)
-    reveals: dict[str, SignedPayload] = field(default_factory=dict)
+    commits: dict[PeerId, SignedPayload] = field(default_factory=dict)
+    reveals: dict[PeerId, SignedPayload] = field(default_factory=dict)
     deadline_ms: int | None = None
 
 
-HostHandler = Callable[["HostRoom", str, Any, int], list[RoomAction]]
+HostHandler = Callable[["HostRoom", PeerId, Any, int], list[RoomAction]]
 
 
 class HostRoom:
@@ -158,7 +159,7 @@ class HostRoom:
         self.secrets = secrets
         self.track_digests = track_digests
         self.phase = INITIAL_PHASE
-        self.members: dict[str, Member] = {}
+        self.members: dict[PeerId, Member] = {}
         self.membership_epoch = 0
         self.state_epoch = 0
         self.seats = {Role.PARTICIPANT: CapacityReservations(limits.max_players),
@@ -167,8 +168,8 @@ class HostRoom:
         self.ceremony: Ceremony | None = None
         self.package: dict[str, Any] | None = None
         self.countdown_deadline: int | None = None
-        self.pre_start_disconnects: list[str] = []
-        self.seeded: dict[str, Member] = {}  # members carried over by host succession
+        self.pre_start_disconnects: list[PeerId] = []
+        self.seeded: dict[PeerId, Member] = {}  # members carried over by host succession
         self.strikes = StrikeBook()
         self._add(identity.peer_id, Role.PARTICIPANT, nickname, listen)
 
@@ -214,16 +215,16 @@ class HostRoom:
 
     # ---- helpers ----------------------------------------------------------------------------------
 
-    def _is_participant(self, peer: str) -> bool:
+    def _is_participant(self, peer: PeerId) -> bool:
         member = self.members.get(peer)
         return member is not None and member.role == Role.PARTICIPANT
 
     @property
-    def participants(self) -> list[str]:
+    def participants(self) -> list[PeerId]:
         """The participants' PeerIds in join order (the host first)."""
         return [p for p, m in self.members.items() if m.role == Role.PARTICIPANT]
 
-    def _add(self, peer: str, role: Role, nickname: str, listen: str) -> Member:
+    def _add(self, peer: PeerId, role: Role, nickname: str, listen: str) -> Member:
         seeded = self.seeded.pop(peer, None)
         if seeded is None:
             self.membership_epoch += 1
@@ -273,7 +274,7 @@ class HostRoom:
         Raises ``LocalError`` ``room-phase-illegal`` for a move the current phase does not allow: a bug."""
         self.phase = next_phase(self.phase, change)
 
-    def _declaration(self, peer: str) -> SignedPayload:
+    def _declaration(self, peer: PeerId) -> SignedPayload:
         """A participant's declaration where the phase guarantees one (a bug otherwise)."""
         declaration = self.members[peer].declaration
         if declaration is None:
@@ -295,7 +296,7 @@ class HostRoom:
 
     # ---- admission --------------------------------------------------------------------------------
 
-    def join(self, peer: str, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
+    def join(self, peer: PeerId, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
         """A link's first message: admit ``peer`` (the link's authenticated PeerId, whose handshake gave
         ``transcript``) or refuse it with a verdict and close its link. Never raises for what it sent; a
         bug while admitting puts the room back as it was and raises ``MachineFault`` (``receive``)."""
@@ -306,7 +307,7 @@ class HostRoom:
             restore(self, saved)
             raise MachineFault("the room host", peer, FaultOutcome.RESTORED, exc) from exc
 
-    def _join(self, peer: str, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
+    def _join(self, peer: PeerId, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
         verdict = self._admit(peer, transcript, request, now_ms)
         if verdict is not None:
             return [Send(peer, JoinVerdict(False, verdict[0], verdict[1])), CloseLink(peer, verdict[0])]
@@ -322,7 +323,7 @@ class HostRoom:
         actions.append(MemberJoined(peer, role, self.members[peer].nickname))
         return actions + self._broadcast_state()
 
-    def _admit(self, peer: str, transcript: bytes, request: JoinRequest, now_ms: int) -> tuple[JoinReason, str] | None:
+    def _admit(self, peer: PeerId, transcript: bytes, request: JoinRequest, now_ms: int) -> tuple[JoinReason, str] | None:
         """None to admit, else (reason, detail); the reason set is the spec's closed set."""
         if request.roomId != self.room_id:
             return JoinReason.JOIN_REJECTED, "no such room here"
@@ -355,7 +356,7 @@ class HostRoom:
 
     # ---- messages ---------------------------------------------------------------------------------
 
-    def receive(self, peer: str, msg: Message, now_ms: int) -> list[RoomAction]:
+    def receive(self, peer: PeerId, msg: Message, now_ms: int) -> list[RoomAction]:
         """A message from the authenticated member ``peer`` (the host's own seat included).
 
         Never raises for what a peer sent: a message that breaks a rule (a ``PeerError``) is dropped
@@ -387,15 +388,16 @@ class HostRoom:
                 restore(self, saved)
             raise MachineFault("the room host", peer, FaultOutcome.RESTORED, exc) from exc
 
-    def _on_relay(self, peer: str, msg: Relay, now_ms: int) -> list[RoomAction]:
+    def _on_relay(self, peer: PeerId, msg: Relay, now_ms: int) -> list[RoomAction]:
         if msg.origin not in ("", peer):  # members send it empty; the host attests the link's peer
             raise ProtocolError("relay-origin-invalid", "a relay may not name another member as its origin")
         attested = Relay(origin=peer, target=msg.target, body=msg.body)
         if msg.target == RELAY_TO_ALL:
             return [Send(p, attested) for p in self.members if p != peer]
-        return [Send(msg.target, attested)] if msg.target in self.members and msg.target != peer else []
+        target = PeerId(msg.target)
+        return [Send(target, attested)] if target in self.members and target != peer else []
 
-    def _on_rotation(self, peer: str, msg: CarRotation, now_ms: int) -> list[RoomAction]:
+    def _on_rotation(self, peer: PeerId, msg: CarRotation, now_ms: int) -> list[RoomAction]:
         member = self.members[peer]
         if member.role != Role.PARTICIPANT or self.phase not in WAITING_PHASES:
             raise ProtocolError("not-allowed", "only a participant may choose cars, and only while waiting")
@@ -406,7 +408,7 @@ class HostRoom:
         member.rotation = list(msg.carRotation)
         return self._broadcast_state()
 
-    def _on_ready(self, peer: str, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
+    def _on_ready(self, peer: PeerId, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
         """A declaration is accepted, or refused and answered on its sender's link (``ready-refused``)
         beside the usual ``error`` and blame: the sender is not Ready and may declare again."""
         try:
@@ -418,7 +420,7 @@ class HostRoom:
             own = peer == self.identity.peer_id
             return refused(peer, exc.code, f"from {peer[-4:]}: {exc.message}", blame=not own) + [Send(peer, answer)]
 
-    def _accept_ready(self, peer: str, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
+    def _accept_ready(self, peer: PeerId, msg: ReadyDeclarationMsg, now_ms: int) -> list[RoomAction]:
         member = self.members[peer]
         if self.phase not in WAITING_PHASES:
             raise ProtocolError("not-allowed", "Ready is only possible while waiting")
@@ -440,7 +442,7 @@ class HostRoom:
         actions += self._invalidate_ceremony(CeremonyCancel.READY_CHANGED)
         return actions + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
 
-    def _on_cancel_ready(self, peer: str, msg: CancelReady, now_ms: int) -> list[RoomAction]:
+    def _on_cancel_ready(self, peer: PeerId, msg: CancelReady, now_ms: int) -> list[RoomAction]:
         """Withdraws the sender's own declaration, nobody else's. A spectator has none to cancel; a
         participant without one changes nothing (its cancel may cross a withdrawal by the host), so it
         costs no event, no ceremony and no room-state broadcast."""
@@ -460,7 +462,7 @@ class HostRoom:
         participants = self.participants
         if self.phase != RoomPhase.COLLECTING or len(participants) < self.limits.min_players:
             return []
-        envelopes: dict[str, SignedPayload] = {}
+        envelopes: dict[PeerId, SignedPayload] = {}
         for p in participants:
             envelope = self.members[p].declaration
             if envelope is None:
@@ -475,7 +477,7 @@ class HostRoom:
         actions: list[RoomAction] = [ReadySetFormed(self.ceremony.ready_digest, sorted(participants))]
         return actions + self._broadcast(request, role=Role.PARTICIPANT) + self._broadcast_state()
 
-    def _on_ack(self, peer: str, msg: ReadySetAck, now_ms: int) -> list[RoomAction]:
+    def _on_ack(self, peer: PeerId, msg: ReadySetAck, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
         if self.phase != RoomPhase.VERIFYING or ceremony is None:
             return []
@@ -493,7 +495,7 @@ class HostRoom:
         self._move(PhaseChange.ALL_ACKED)
         return self._broadcast(GridCommitRequest(ceremony.grid_ctx), role=Role.PARTICIPANT) + self._broadcast_state()
 
-    def _on_refuse(self, peer: str, msg: ReadySetRefuse, now_ms: int) -> list[RoomAction]:
+    def _on_refuse(self, peer: PeerId, msg: ReadySetRefuse, now_ms: int) -> list[RoomAction]:
         """Shown only from a participant about the ReadySet now waiting for acks; one about an earlier
         ReadySet crossed a change of the room and is dropped (as a late ack is)."""
         if not self._is_participant(peer):
@@ -522,7 +524,7 @@ class HostRoom:
         return []
 
     @staticmethod
-    def _final_refusals(ceremony: Ceremony) -> set[str]:
+    def _final_refusals(ceremony: Ceremony) -> set[PeerId]:
         """The refusers whose refusal is an answer (not only a wait for an asset on its way)."""
         return {p for p, (_, _, culprits) in ceremony.refusals.items()
                 if not culprits or any(c.code not in ANSWER_PENDING for c in culprits)}
@@ -579,7 +581,7 @@ class HostRoom:
             actions += self._leave(peer, Departure.STALLED)
         return actions + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
 
-    def _on_commit(self, peer: str, msg: GridCommit, now_ms: int) -> list[RoomAction]:
+    def _on_commit(self, peer: PeerId, msg: GridCommit, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
         if self.phase != RoomPhase.GRID_COMMIT or ceremony is None or ceremony.grid_ctx is None:
             return []
@@ -597,7 +599,7 @@ class HostRoom:
         locked = GridCommitmentsLocked(grid_digest.hex(), [ceremony.commits[p].to_wire() for p in sorted(ceremony.commits)])
         return self._broadcast(locked, role=Role.PARTICIPANT) + self._broadcast_state()
 
-    def _on_reveal(self, peer: str, msg: GridReveal, now_ms: int) -> list[RoomAction]:
+    def _on_reveal(self, peer: PeerId, msg: GridReveal, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
         if self.phase != RoomPhase.GRID_REVEAL or ceremony is None or ceremony.grid_ctx is None:
             return []
@@ -631,7 +633,7 @@ class HostRoom:
         actions: list[RoomAction] = [CountdownStarted(self.package["matchId"], self.countdown_deadline)]
         return actions + self._broadcast(LockedStartPackageMsg(self.package)) + self._broadcast_state()
 
-    def _on_leave(self, peer: str, msg: Leave, now_ms: int) -> list[RoomAction]:
+    def _on_leave(self, peer: PeerId, msg: Leave, now_ms: int) -> list[RoomAction]:
         return self.link_closed(peer, now_ms, reason=msg.reason[:MAX_CODE] or Departure.LEFT)
 
     _KEPT: ClassVar[frozenset[str]] = frozenset({"identity", "config", "limits", "secrets", "track_digests", "package"})
@@ -652,7 +654,7 @@ class HostRoom:
 
     # ---- departures and timers --------------------------------------------------------------------
 
-    def link_closed(self, peer: str, now_ms: int, reason: str = Departure.LINK_CLOSED) -> list[RoomAction]:
+    def link_closed(self, peer: PeerId, now_ms: int, reason: str = Departure.LINK_CLOSED) -> list[RoomAction]:
         """``peer``'s link ended (or it left, saying ``reason``): free its seat and tell the room; in the
         countdown a participant counts as a pre-start disconnect instead (spec §4.6)."""
         member = self.members.get(peer)
@@ -664,7 +666,7 @@ class HostRoom:
             return [MemberLeft(peer, reason)]
         return self._leave(peer, reason) + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
 
-    def _leave(self, peer: str, reason: str) -> list[RoomAction]:
+    def _leave(self, peer: PeerId, reason: str) -> list[RoomAction]:
         """``peer`` is out of the room (it left, its link ended, or the host removed it): its seat is free
         and its link closed with ``reason``; a participant's departure drops the ceremony."""
         member = self.members.pop(peer)
@@ -676,7 +678,7 @@ class HostRoom:
             actions += self._invalidate_ceremony(CeremonyCancel.MEMBERSHIP_CHANGED)
         return actions
 
-    def _countdown_disconnect(self, peer: str, now_ms: int) -> list[RoomAction]:
+    def _countdown_disconnect(self, peer: PeerId, now_ms: int) -> list[RoomAction]:
         """Survivors continue only if ≥ 2 and a strict majority of the locked roster (spec §4.6)."""
         if peer not in self.pre_start_disconnects:
             self.pre_start_disconnects.append(peer)
@@ -710,7 +712,7 @@ class HostRoom:
             deadlines.append(self.ceremony.deadline_ms)
         return min(deadlines, default=None)
 
-    def _ready_again(self) -> dict[str, int]:
+    def _ready_again(self) -> dict[PeerId, int]:
         """The participants (never the host's seat) with a strike that are not Ready, and by when they must
         be (``stalls.READY_AGAIN_MS``), while the room is waiting."""
         if self.phase not in WAITING_PHASES:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from protocol.errors import LocalError, ProtocolError
 from protocol.identity.keys import is_valid_peer_id
 from protocol.relay.contact import MAX_RELAYS, Contact, check_address
+from protocol.identity.keys import PeerId
 
 SECRET_BYTES = 24
 SECRET_CHARS = 32
@@ -97,7 +98,7 @@ class Invitation:
     host: str
     port: int
     room_id: str
-    host_peer_id: str
+    host_peer_id: PeerId
     role: str
     secret: str
     relays: tuple[str, ...] = ()

@@ -18,6 +18,7 @@ from protocol.room.config import MatchConfig
 from protocol.identity.signed import SignedPayload
 from protocol.room.start_grid import base_order, grid_context, verify_grid_proof
 from protocol.versions.record import ClientVersionInfo
+from protocol.identity.keys import PeerId
 
 PACKAGE_TYPE = "locked-start-package"
 COUNTDOWN_MS = 5_000
@@ -34,21 +35,21 @@ class LockedStart:
     match_id: str
     started_at: int
     countdown_deadline: int
-    roster: list[str]
+    roster: list[PeerId]
     config: MatchConfig
-    declarations: dict[str, ReadyDeclaration]
+    declarations: dict[PeerId, ReadyDeclaration]
     grid_seed: bytes
     grid_context_digest: bytes
     digest: str
     package: dict[str, Any]
 
-    def slots(self, round_index: int) -> dict[str, int]:
+    def slots(self, round_index: int) -> dict[PeerId, int]:
         """Start slot of every roster peer in this round (base order rotated by the round index)."""
         order = base_order(self.grid_seed, self.roster)
         n = len(order)
         return {peer: (i + round_index) % n for i, peer in enumerate(order)}
 
-    def car(self, peer: str, round_index: int) -> Any:
+    def car(self, peer: PeerId, round_index: int) -> Any:
         """The loadout ``peer`` declared for round ``round_index``."""
         return self.declarations[peer].car_rotation[round_index]
 

@@ -88,6 +88,7 @@ from protocol.versions.collection import (
     answer_version_request,
 )
 from protocol.versions.record import ClientVersionInfo, field_differences, incompatibility_reasons
+from protocol.identity.keys import PeerId
 
 __all__ = ["MemberRoom", "RoomAssets"]
 
@@ -112,7 +113,7 @@ class RoomAssets(Protocol):
         """The manifest digest of each round's track; raises ``ProtocolError`` for an unusable track."""
         ...
 
-    def check_rotation(self, peer: str, rotation: list[Any]) -> None:
+    def check_rotation(self, peer: PeerId, rotation: list[Any]) -> None:
         """Raise ``ProtocolError`` (``asset-missing``, ``asset-version-unusable:…``, ``loadout-…``) unless
         every car of ``rotation`` can race here."""
         ...
@@ -126,7 +127,7 @@ class RoomAssets(Protocol):
         ...
 
 
-MemberHandler = Callable[["MemberRoom", str, Any, int], list[RoomAction]]
+MemberHandler = Callable[["MemberRoom", PeerId, Any, int], list[RoomAction]]
 
 WITHDRAWN = {
     ReadyWithdrawal.PLAYER: "this node cancelled its Ready",
@@ -172,7 +173,7 @@ class MemberRoom:
         self,
         identity: Identity,
         room_id: str,
-        host_peer: str,
+        host_peer: PeerId,
         role: Role,
         my_info: ClientVersionInfo,
         assets: RoomAssets,
@@ -201,7 +202,7 @@ class MemberRoom:
         self.listen = listen  # where this node accepts links if it must succeed the host
         self.state: RoomState | None = None
         self.collector: VersionCollector | None = None
-        self.compatibility: dict[str, list[str]] = {}
+        self.compatibility: dict[PeerId, list[str]] = {}
         self.ready_sent_epoch: tuple[int, str] | None = None
         self.declared_nonce: bytes | None = None  # of the last declaration sent, until the host refuses it
         self.ready_refused: tuple[str, int] | None = None  # (code, room-state epoch) of the last refusal
@@ -219,11 +220,11 @@ class MemberRoom:
     # ---- the view ---------------------------------------------------------------------------------
 
     @property
-    def members(self) -> list[str]:
+    def members(self) -> list[PeerId]:
         """Every member's PeerId in join order, as the last room state lists them (empty before one)."""
         return [m.peerId for m in self.state.members] if self.state else []
 
-    def _member(self, peer: str) -> MemberWire | None:
+    def _member(self, peer: PeerId) -> MemberWire | None:
         return next((m for m in self.state.members if m.peerId == peer), None) if self.state else None
 
     @property
@@ -249,7 +250,7 @@ class MemberRoom:
         c = self.collector
         return c is not None and c.finished and not c.missing and all(not r for r in self.compatibility.values())
 
-    def receive(self, peer: str, msg: Message, now_ms: int) -> list[RoomAction]:
+    def receive(self, peer: PeerId, msg: Message, now_ms: int) -> list[RoomAction]:
         """A message on the link to the host (``peer`` must be the host).
 
         Never raises for what a peer sent: a message that breaks a rule (a ``PeerError``) is dropped,
@@ -282,12 +283,12 @@ class MemberRoom:
         proof = role_proof(secret, transcript, self.room_id, self.role, self.me, self.host_peer)
         return JoinRequest(self.room_id, self.role, proof, self.nickname, self.listen)
 
-    def _on_verdict(self, peer: str, msg: JoinVerdict, now_ms: int) -> list[RoomAction]:
+    def _on_verdict(self, peer: PeerId, msg: JoinVerdict, now_ms: int) -> list[RoomAction]:
         if not msg.ok:
             return [ErrorReported(msg.reason, msg.detail or "the host refused to admit this node")]
         return [Joined(self.room_id, self.role)]
 
-    def _on_state(self, peer: str, msg: RoomState, now_ms: int) -> list[RoomAction]:
+    def _on_state(self, peer: PeerId, msg: RoomState, now_ms: int) -> list[RoomAction]:
         if msg.roomId != self.room_id or msg.hostPeerId != self.host_peer:
             raise ProtocolError("room-state-invalid", "room state for another room or host")
         if self.state is not None and msg.stateEpoch <= self.state.stateEpoch:
@@ -365,8 +366,8 @@ class MemberRoom:
             actions.append(CompatibilityChecked(peer, not reasons, reasons, differences))
         return actions
 
-    def _on_relay(self, peer: str, msg: Relay, now_ms: int) -> list[RoomAction]:
-        origin = msg.origin
+    def _on_relay(self, peer: PeerId, msg: Relay, now_ms: int) -> list[RoomAction]:
+        origin = PeerId(msg.origin)  # the host attests who sent it
         if origin == self.me:
             return []
         try:
@@ -419,7 +420,7 @@ class MemberRoom:
 
     # ---- cars and Ready ---------------------------------------------------------------------------
 
-    def _check_rotation(self, peer: str, rotation: list[Any]) -> None:
+    def _check_rotation(self, peer: PeerId, rotation: list[Any]) -> None:
         """The assets' verdict on a rotation, checked once per distinct rotation (assembling a car takes
         milliseconds, and Ready, the ReadySet and the package ask for every car). A pass stays valid: a
         room only ever adds assets to the store and its version policy is fixed; a failure is re-checked."""
@@ -535,7 +536,7 @@ class MemberRoom:
             return []
         return self.declare_ready(now_ms)
 
-    def _on_ready_refused(self, peer: str, msg: ReadyRefusal, now_ms: int) -> list[RoomAction]:
+    def _on_ready_refused(self, peer: PeerId, msg: ReadyRefusal, now_ms: int) -> list[RoomAction]:
         """The host refused this node's last declaration: say why; this node is not Ready. Auto-ready
         declares again once a newer room state shows the room changed (a refusal changes nothing at the
         host, so a reason that persists costs one declaration per change of the room, never a loop). The
@@ -550,7 +551,7 @@ class MemberRoom:
 
     # ---- ReadySet, grid, package, start -----------------------------------------------------------
 
-    def _on_ready_set(self, peer: str, msg: ReadySetRequest, now_ms: int) -> list[RoomAction]:
+    def _on_ready_set(self, peer: PeerId, msg: ReadySetRequest, now_ms: int) -> list[RoomAction]:
         if self.role != Role.PARTICIPANT:
             return []
         self.refused_for_assets = None
@@ -605,7 +606,7 @@ class MemberRoom:
         roster = [m.peerId for m in state.members if m.role == Role.PARTICIPANT]
         return grid_context(self.room_id, roster, self.assets.track_digests(config), len(config.rounds))
 
-    def _on_grid_request(self, peer: str, msg: GridCommitRequest, now_ms: int) -> list[RoomAction]:
+    def _on_grid_request(self, peer: PeerId, msg: GridCommitRequest, now_ms: int) -> list[RoomAction]:
         if self.role != Role.PARTICIPANT or self.acked_digest is None:
             return []
         if msg.context != self._expected_grid_context():
@@ -615,7 +616,7 @@ class MemberRoom:
         self.grid_context_digest = digest
         return [Send(self.host_peer, GridCommit(build_commit(self.identity, digest, nonce, now_ms).to_wire()))]
 
-    def _on_commitments(self, peer: str, msg: GridCommitmentsLocked, now_ms: int) -> list[RoomAction]:
+    def _on_commitments(self, peer: PeerId, msg: GridCommitmentsLocked, now_ms: int) -> list[RoomAction]:
         digest = self.grid_context_digest
         if digest is None or msg.contextDigest != digest.hex():
             return []
@@ -633,14 +634,14 @@ class MemberRoom:
         reveal = build_reveal(self.identity, digest, self.grid_nonces[digest], now_ms)
         return [Send(self.host_peer, GridReveal(reveal.to_wire()))]
 
-    def _on_grid_cancel(self, peer: str, msg: GridCeremonyCancel, now_ms: int) -> list[RoomAction]:
+    def _on_grid_cancel(self, peer: PeerId, msg: GridCeremonyCancel, now_ms: int) -> list[RoomAction]:
         self.acked_digest = None
         self.grid_context_digest = None
         if msg.reason == CeremonyCancel.TIMEOUT and self.me in msg.missingPeers:
             self.withdrawal = ReadyWithdrawal.GRID_TIMEOUT  # the host withdraws the missing peers' Ready
         return [GridCancelled(list(msg.missingPeers), msg.reason)]
 
-    def _on_package(self, peer: str, msg: LockedStartPackageMsg, now_ms: int) -> list[RoomAction]:
+    def _on_package(self, peer: PeerId, msg: LockedStartPackageMsg, now_ms: int) -> list[RoomAction]:
         _, config = self._room()
         locked = verify_package(
             msg.package,
@@ -654,12 +655,12 @@ class MemberRoom:
         self.locked = locked
         return [CountdownStarted(locked.match_id, locked.countdown_deadline)]
 
-    def _on_countdown_cancel(self, peer: str, msg: CountdownCancel, now_ms: int) -> list[RoomAction]:
+    def _on_countdown_cancel(self, peer: PeerId, msg: CountdownCancel, now_ms: int) -> list[RoomAction]:
         self.locked, self.acked_digest, self.ready_sent_epoch = None, None, None
         self.withdrawal = ReadyWithdrawal.COUNTDOWN_CANCELLED
         return [CountdownCancelled(list(msg.leavers))]
 
-    def _on_match_start(self, peer: str, msg: MatchStart, now_ms: int) -> list[RoomAction]:
+    def _on_match_start(self, peer: PeerId, msg: MatchStart, now_ms: int) -> list[RoomAction]:
         locked = self.locked
         if locked is None or self.started:
             raise ProtocolError("match-start-invalid", "match-start without a verified start package")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.encoding.wire import Message, Record, message
+from protocol.identity.keys import PeerId
 
 # Messages that cost signature checks or large state: the transport's "expensive" bucket (8 / 4 per s).
 EXPENSIVE_TYPES = frozenset(
@@ -43,7 +44,7 @@ class JoinVerdict(Message):
 class MemberWire(Record):
     """One member as every member sees it in ``room-state``."""
 
-    peerId: str
+    peerId: PeerId
     nickname: str
     role: str
     membershipEpoch: int
@@ -57,7 +58,7 @@ class RoomState(Message):
     """The host's whole room as every member sees it, broadcast on every change (newer ``stateEpoch`` wins)."""
 
     roomId: str
-    hostPeerId: str
+    hostPeerId: PeerId
     phase: str
     matchConfig: dict[str, Any]
     configDigest: str
@@ -130,7 +131,7 @@ class ReadySetAck(Message):
 class Culprit(Record):
     """A participant whose declaration a refusal refuses, and why (``code``, ``detail``)."""
 
-    peer: str
+    peer: PeerId
     code: str
     detail: str
 
@@ -154,11 +155,11 @@ class RoomDecision(Message):
     again in time), with the ``code`` and ``detail`` of the refusal or timeout, decided by the answers of
     ``by``; ``strikes`` within the window; ``removed``: it is out of the room (sent to every member)."""
 
-    participant: str
+    participant: PeerId
     decision: str
     code: str
     detail: str
-    by: list[str]
+    by: list[PeerId]
     strikes: int
     removed: bool
 
@@ -198,7 +199,7 @@ class GridCeremonyCancel(Message):
 
     contextDigest: str
     reason: str
-    missingPeers: list[str]
+    missingPeers: list[PeerId]
 
 
 @message("locked-start-package")
@@ -216,8 +217,8 @@ class MatchStart(Message):
     matchId: str
     startedAt: int
     packageDigest: str
-    preStartDisconnects: list[str]
-    spectatorSources: dict[str, str]
+    preStartDisconnects: list[PeerId]
+    spectatorSources: dict[PeerId, PeerId]
 
 
 @message("countdown-cancel")
@@ -225,7 +226,7 @@ class CountdownCancel(Message):
     """Too few of the locked roster remained: the countdown is cancelled and everyone un-Ready."""
 
     reason: str
-    leavers: list[str]
+    leavers: list[PeerId]
 
 
 @message("leave")

@@ -21,6 +21,7 @@ from protocol.identity.keys import Identity
 from protocol.identity.signed import SignedPayload, build_signed, check_signature
 from protocol.room.messages import Culprit
 from protocol.versions.record import ClientVersionInfo, check_compatibility, describe_incompatibility
+from protocol.identity.keys import PeerId
 
 DECLARATION_TYPE = "ready-declaration"
 ACK_TYPE = "ready-set-ack"
@@ -36,7 +37,7 @@ class ReadyDeclaration:
     room_id: str
     config_digest: str
     membership_epoch: int
-    participant: str
+    participant: PeerId
     client_version: ClientVersionInfo
     car_rotation: list[Any]
     envelope: SignedPayload
@@ -101,7 +102,7 @@ def parse_declaration(envelope: SignedPayload) -> ReadyDeclaration:
     )
 
 
-def ready_set_context(room_id: str, config_digest: str, declarations: Mapping[str, ReadyDeclaration]) -> dict[str, Any]:
+def ready_set_context(room_id: str, config_digest: str, declarations: Mapping[PeerId, ReadyDeclaration]) -> dict[str, Any]:
     """The ReadySet context: room, settings, canonical roster and each declaration's envelope digest."""
     return {
         "type": CONTEXT_TYPE,
@@ -129,12 +130,12 @@ def check_ack(envelope: SignedPayload, room_id: str, ready_set_digest: str) -> N
 
 def read_ready_set(
     context: object, envelopes: Sequence[object], *, room_id: str, config_digest: str, rounds: int
-) -> dict[str, ReadyDeclaration]:
+) -> dict[PeerId, ReadyDeclaration]:
     """The ReadySet's declarations, once the set itself holds: every signature, each participant once, the
     room, settings and car count of each, and the context built from exactly these declarations. Raises
     ``ProtocolError`` (``envelope-invalid``, ``invalid-signature``, ``ready-invalid``, ``ready-set-invalid``):
     whoever built the set is at fault, not one participant."""
-    declarations: dict[str, ReadyDeclaration] = {}
+    declarations: dict[PeerId, ReadyDeclaration] = {}
     for raw in envelopes:
         envelope = raw if isinstance(raw, SignedPayload) else SignedPayload.from_wire(raw)
         check_signature(envelope)
@@ -153,8 +154,8 @@ def read_ready_set(
 
 
 def refused_declarations(
-    declarations: Mapping[str, ReadyDeclaration], mine: ClientVersionInfo,
-    check_rotation: Callable[[str, list[Any]], None] = lambda peer, rotation: None,
+    declarations: Mapping[PeerId, ReadyDeclaration], mine: ClientVersionInfo,
+    check_rotation: Callable[[PeerId, list[Any]], None] = lambda peer, rotation: None,
 ) -> list[Culprit]:
     """The participants whose declaration this node cannot race with, in PeerId order, each with why: a
     build incompatible with this node's (``version-incompatible``), or a car the assets refuse (whatever
@@ -180,8 +181,8 @@ def verify_ready_set(
     config_digest: str,
     rounds: int,
     mine: ClientVersionInfo,
-    check_rotation: Callable[[str, list[Any]], None] = lambda peer, rotation: None,
-) -> dict[str, ReadyDeclaration]:
+    check_rotation: Callable[[PeerId, list[Any]], None] = lambda peer, rotation: None,
+) -> dict[PeerId, ReadyDeclaration]:
     """Everything a participant checks before it acks (``read_ready_set``, then ``refused_declarations``);
     raises a coded error naming the first problem.
 

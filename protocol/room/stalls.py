@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from protocol.identity.keys import PeerId
 from protocol.room.messages import Culprit
 from protocol.room.states import StallDecision
 
@@ -61,24 +62,24 @@ class Verdict:
     """The host's decision about ``peer``: its Ready is withdrawn for ``decision`` (``code``, ``detail``:
     the refusal's or the timeout's), decided by the answers of ``by``."""
 
-    peer: str
+    peer: PeerId
     decision: StallDecision
     code: str
     detail: str
-    by: tuple[str, ...]
+    by: tuple[PeerId, ...]
 
 
-def judge(participants: Iterable[str], host: str, acks: Iterable[str],
-          refusals: Mapping[str, tuple[str, str, list[Culprit]]]) -> list[Verdict]:
+def judge(participants: Iterable[PeerId], host: PeerId, acks: Iterable[PeerId],
+          refusals: Mapping[PeerId, tuple[str, str, list[Culprit]]]) -> list[Verdict]:
     """The verdicts on a ReadySet that some participant refused or did not answer (module docstring), in
     participant order. ``refusals``: refuser → (code, detail, culprits) of its last refusal."""
     roster = list(participants)
     acked = set(acks)
     named = {r: {c.peer: c for c in culprits if c.peer in roster and c.peer != r}
              for r, (_, _, culprits) in refusals.items()}
-    verdicts: dict[str, Verdict] = {}
+    verdicts: dict[PeerId, Verdict] = {}
 
-    def accepts(voter: str, peer: str) -> bool | None:
+    def accepts(voter: PeerId, peer: PeerId) -> bool | None:
         """``voter``'s view of ``peer``'s declaration: True, False, or None (no answer). A participant's
         own declaration counts as its acceptance of it (it declared that car and build)."""
         if voter == peer or voter in acked:
@@ -120,16 +121,16 @@ class StrikeBook:
     that leaving and joining again forgets nothing, and when each must be Ready again."""
 
     def __init__(self) -> None:
-        self._strikes: dict[str, list[int]] = {}
-        self._since: dict[str, int] = {}  # peer -> its last strike or return, while it has a strike
+        self._strikes: dict[PeerId, list[int]] = {}
+        self._since: dict[PeerId, int] = {}  # peer -> its last strike or return, while it has a strike
 
-    def strike(self, peer: str, now_ms: int) -> int:
+    def strike(self, peer: PeerId, now_ms: int) -> int:
         """One more strike for ``peer``; returns how many it has within the window."""
         self._strikes.setdefault(peer, []).append(now_ms)
         self._since[peer] = now_ms
         return self.count(peer, now_ms)
 
-    def count(self, peer: str, now_ms: int) -> int:
+    def count(self, peer: PeerId, now_ms: int) -> int:
         """``peer``'s strikes within ``STRIKE_WINDOW_MS`` of ``now_ms``."""
         kept = [t for t in self._strikes.get(peer, []) if now_ms - t < STRIKE_WINDOW_MS]
         if kept:
@@ -139,24 +140,24 @@ class StrikeBook:
             self._since.pop(peer, None)
         return len(kept)
 
-    def barred(self, peer: str, now_ms: int) -> bool:
+    def barred(self, peer: PeerId, now_ms: int) -> bool:
         """Whether ``peer`` has the strikes that keep it out of the room."""
         return self.count(peer, now_ms) >= STRIKE_LIMIT
 
-    def returned(self, peer: str, now_ms: int) -> None:
+    def returned(self, peer: PeerId, now_ms: int) -> None:
         """``peer`` joined again: a participant with a strike has ``READY_AGAIN_MS`` from now to be Ready."""
         if self.count(peer, now_ms):
             self._since[peer] = now_ms
 
-    def ready(self, peer: str) -> None:
+    def ready(self, peer: PeerId) -> None:
         """``peer`` declared Ready: no deadline runs for it until its next strike."""
         self._since.pop(peer, None)
 
-    def deadlines(self) -> dict[str, int]:
+    def deadlines(self) -> dict[PeerId, int]:
         """Each participant with a strike that must be Ready again, and by when."""
         return {peer: since + READY_AGAIN_MS for peer, since in self._since.items()}
 
-    def forget(self, peer: str) -> None:
+    def forget(self, peer: PeerId) -> None:
         """No deadline runs for ``peer`` any more (it left); its strikes stay."""
         self._since.pop(peer, None)
 

@@ -24,6 +24,7 @@ from protocol.encoding.dagcbor import signing_digest
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.identity.signed import SignedPayload, build_signed, check_signature
+from protocol.identity.keys import PeerId
 
 GRID_NONCE_BYTES = 32
 PHASE_TIMEOUT_MS = 15_000
@@ -34,7 +35,7 @@ COMMIT_TYPE = "grid-commit"
 REVEAL_TYPE = "grid-reveal"
 
 
-def grid_context(room_id: str, roster: Sequence[str], track_digests: Sequence[str], round_count: int) -> dict[str, Any]:
+def grid_context(room_id: str, roster: Sequence[PeerId], track_digests: Sequence[str], round_count: int) -> dict[str, Any]:
     """GridLockedContext: version, series (room) id, canonical roster, per-round track digests, rules, rounds.
 
     Its digest (``contextDigest``) is ``protocol.encoding.dagcbor.signing_digest(context)``, like every
@@ -55,12 +56,12 @@ def new_nonce() -> bytes:
     return secrets.token_bytes(GRID_NONCE_BYTES)
 
 
-def commitment(context_digest_bytes: bytes, peer_id: str, nonce: bytes) -> bytes:
+def commitment(context_digest_bytes: bytes, peer_id: PeerId, nonce: bytes) -> bytes:
     """What a peer commits to: its nonce, hidden behind the context and its PeerId."""
     return hashlib.sha256(COMMIT_DOMAIN + context_digest_bytes + peer_id.encode() + b"\x00" + nonce).digest()
 
 
-def grid_seed(context_digest_bytes: bytes, reveals: Mapping[str, bytes]) -> bytes:
+def grid_seed(context_digest_bytes: bytes, reveals: Mapping[PeerId, bytes]) -> bytes:
     """The seed every peer derives from the context and everyone's revealed nonce."""
     parts = [SEED_DOMAIN, context_digest_bytes]
     for peer in sorted(reveals):
@@ -69,12 +70,12 @@ def grid_seed(context_digest_bytes: bytes, reveals: Mapping[str, bytes]) -> byte
     return hashlib.sha256(b"".join(parts)).digest()
 
 
-def base_order(seed: bytes, roster: Sequence[str]) -> list[str]:
+def base_order(seed: bytes, roster: Sequence[PeerId]) -> list[PeerId]:
     """The roster in round-0 slot order: by (slot key, PeerId)."""
     return sorted(set(roster), key=lambda p: (hashlib.sha256(SLOT_DOMAIN + seed + p.encode()).digest(), p))
 
 
-def slot_for(seed: bytes, roster: Sequence[str], peer_id: str, round_index: int) -> int:
+def slot_for(seed: bytes, roster: Sequence[PeerId], peer_id: PeerId, round_index: int) -> int:
     """``peer_id``'s start slot in round ``round_index`` (the base order rotated by the round)."""
     order = base_order(seed, roster)
     return (order.index(peer_id) + round_index) % len(order)
@@ -139,11 +140,11 @@ def verify_grid_proof(context: Mapping[str, Any], commits: Sequence[object], rev
     """
     digest = signing_digest(context)
     roster = list(context["roster"])
-    committed: dict[str, bytes] = {}
+    committed: dict[PeerId, bytes] = {}
     for raw in commits:
         env = raw if isinstance(raw, SignedPayload) else SignedPayload.from_wire(raw)
         committed[env.signer] = check_commit(env, digest)
-    revealed: dict[str, bytes] = {}
+    revealed: dict[PeerId, bytes] = {}
     for raw in reveals:
         env = raw if isinstance(raw, SignedPayload) else SignedPayload.from_wire(raw)
         if env.signer not in committed:

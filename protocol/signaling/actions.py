@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from protocol.signaling.codes import Refusal
+from protocol.identity.keys import PeerId
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class PeerRegistered:
 
     conn: int
     scope: str
-    peer: str
+    peer: PeerId
     replaced: bool
 
 
@@ -51,7 +52,7 @@ class Departed:
 
     conn: int
     scope: str
-    peer: str
+    peer: PeerId
     reason: str
 
 

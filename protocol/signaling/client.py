@@ -26,6 +26,7 @@ from protocol.signaling.frames import ErrorFrame, Leave, PeerJoinedFrame, PeerLe
 from protocol.signaling.limits import TIMESTAMP_TOLERANCE_MS
 from protocol.signaling.proof import build_proof
 from protocol.signaling.scope import check_scope
+from protocol.identity.keys import PeerId
 
 CLIENT_NONCE_CAPACITY = 8192  # signals remembered for de-duplication (fail closed when full, within 30 s)
 
@@ -35,7 +36,7 @@ class Registered:
     """This peer is registered (again, after a reconnect): ``peers`` is the room in registration order,
     this peer included."""
 
-    peers: tuple[str, ...]
+    peers: tuple[PeerId, ...]
 
     @property
     def host(self) -> str | None:
@@ -47,21 +48,21 @@ class Registered:
 class PeerJoined:
     """``peer`` joined the room."""
 
-    peer: str
+    peer: PeerId
 
 
 @dataclass(frozen=True)
 class PeerLeft:
     """``peer`` left the room (or its socket ended)."""
 
-    peer: str
+    peer: PeerId
 
 
 @dataclass(frozen=True)
 class Signal:
     """A verified signal: ``message`` from ``signer`` to this peer, in this scope."""
 
-    signer: str
+    signer: PeerId
     message: SignalMessage
 
 
@@ -96,9 +97,9 @@ class SignalingSession:
         except ProtocolError as exc:
             raise LocalError(exc.code, exc.message) from None
         self.identity = identity
-        self.peers: list[str] = []
+        self.peers: list[PeerId] = []
         self.registered = False
-        self._before: list[str] | None = None  # the presence when the last socket ended
+        self._before: list[PeerId] | None = None  # the presence when the last socket ended
         self._verifier = SignedVerifier(self._present, replay if replay is not None else
                                         NonceSet(CLIENT_NONCE_CAPACITY, TIMESTAMP_TOLERANCE_MS))
 
@@ -107,7 +108,7 @@ class SignalingSession:
         """The expected host: the first peer registered (None until registered)."""
         return self.peers[0] if self.peers else None
 
-    def _present(self, peer: str) -> bool:
+    def _present(self, peer: PeerId) -> bool:
         return peer in self.peers
 
     def register(self, now_ms: int) -> str:
@@ -123,7 +124,7 @@ class SignalingSession:
             self._before = list(self.peers)
         self.registered = False
 
-    def signal(self, target: str, message: SignalMessage, now_ms: int) -> str:
+    def signal(self, target: PeerId, message: SignalMessage, now_ms: int) -> str:
         """The ``signal-v1`` frame carrying ``message`` to ``target``, signed now. ``LocalError``
         (``signal-invalid``) for a target that is not a PeerId or a message outside the wire's limits."""
         if not is_valid_peer_id(target):

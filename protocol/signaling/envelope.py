@@ -23,6 +23,7 @@ from protocol.signaling.limits import MAX_CANDIDATE_CHARS, MAX_ICE_FIELD_CHARS, 
     SIGNATURE_HEX_CHARS
 from protocol.signaling.scope import is_scope
 from protocol.signaling.values import dumps, js_number, lower_hex, safe_integer, text
+from protocol.identity.keys import PeerId
 
 SIGNAL_TYPE = "signal-v1"
 WIRE_KEYS = frozenset({"type", "scope", "target", "message", "timestamp", "nonceHex", "signer", "signatureHex"})
@@ -125,11 +126,11 @@ class SignalEnvelope:
     server forwards), or as this node made it."""
 
     scope: str
-    target: str
+    target: PeerId
     message: SignalMessage
     timestamp: int
     nonce: bytes
-    signer: str
+    signer: PeerId
     signature: bytes
     wire: dict[str, Any]
 
@@ -163,7 +164,7 @@ class SignalEnvelope:
         return cls(wire["scope"], wire["target"], message, timestamp, nonce, wire["signer"], signature, wire)
 
 
-def sign_envelope(identity: Identity, scope: str, target: str, message: SignalMessage, now_ms: int,
+def sign_envelope(identity: Identity, scope: str, target: PeerId, message: SignalMessage, now_ms: int,
                   nonce: bytes | None = None, *, omit_absent: bool = True) -> SignalEnvelope:
     """``message`` for ``target`` in ``scope``, signed by ``identity`` at ``now_ms`` with a fresh nonce
     (or the given 16 bytes). On the wire an ICE candidate leaves out the fields it does not have, as the

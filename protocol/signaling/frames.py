@@ -22,6 +22,7 @@ from protocol.signaling.envelope import SIGNAL_TYPE, SignalEnvelope
 from protocol.signaling.limits import MAX_ERROR_MESSAGE_CHARS, MAX_FRAME_BYTES, MAX_ID_CHARS, MAX_PEERS, SERVER_SENDER
 from protocol.signaling.proof import RegisterProof
 from protocol.signaling.values import dumps, parse_object, text
+from protocol.identity.keys import PeerId
 
 SERVER_TYPES = frozenset({"room-state", "peer-joined", "peer-left", "error"})
 
@@ -31,8 +32,8 @@ class Register:
     """``register``: the socket's first frame. ``proof`` is None when the sender left it out (then the
     register is refused, after the sender check)."""
 
-    sender: str
-    peer_id: str
+    sender: PeerId
+    peer_id: PeerId
     proof: RegisterProof | None
 
     def encode(self) -> str:
@@ -47,7 +48,7 @@ class Register:
 class Leave:
     """``leave``: the sender leaves the room (its payload, any object, means nothing)."""
 
-    sender: str
+    sender: PeerId
 
     def encode(self) -> str:
         """The frame's JSON text."""
@@ -70,7 +71,7 @@ class RoomStateFrame:
     """``room-state``: the room's registered PeerIds in registration order, the recipient included; the
     first is the host."""
 
-    peers: tuple[str, ...]
+    peers: tuple[PeerId, ...]
 
     def encode(self) -> str:
         """The frame's JSON text."""
@@ -81,7 +82,7 @@ class RoomStateFrame:
 class PeerJoinedFrame:
     """``peer-joined``: ``peer`` registered."""
 
-    peer: str
+    peer: PeerId
 
     def encode(self) -> str:
         """The frame's JSON text."""
@@ -92,7 +93,7 @@ class PeerJoinedFrame:
 class PeerLeftFrame:
     """``peer-left``: ``peer`` left, its socket closed, or it was reaped (never on a supersede)."""
 
-    peer: str
+    peer: PeerId
 
     def encode(self) -> str:
         """The frame's JSON text."""
@@ -117,7 +118,7 @@ class ServerTypeFrame:
     """A well-formed server frame type sent by a client, with the sender it named."""
 
     type: str
-    sender: str
+    sender: PeerId
 
 
 ClientFrame = Register | SignalFrame | Leave | ServerTypeFrame
@@ -176,7 +177,7 @@ def _server_payload(kind: str, payload: dict[str, Any]) -> RoomStateFrame | Peer
     peer = text(payload.get("peerId"), MAX_ID_CHARS)
     if peer is None:
         raise _invalid(f"a {kind} names a peerId of 1-{MAX_ID_CHARS} characters")
-    return PeerJoinedFrame(peer) if kind == "peer-joined" else PeerLeftFrame(peer)
+    return PeerJoinedFrame(PeerId(peer)) if kind == "peer-joined" else PeerLeftFrame(PeerId(peer))
 
 
 def decode_client_frame(data: str | bytes) -> ClientFrame:
@@ -191,11 +192,11 @@ def decode_client_frame(data: str | bytes) -> ClientFrame:
         if peer_id is None:
             raise _invalid(f"a register names a peerId of 1-{MAX_ID_CHARS} characters")
         proof = None if "proof" not in payload else RegisterProof.from_register(payload["proof"])
-        return Register(sender, peer_id, proof)
+        return Register(PeerId(sender), PeerId(peer_id), proof)
     if kind == "leave":
-        return Leave(sender)
+        return Leave(PeerId(sender))
     _server_payload(kind, payload)
-    return ServerTypeFrame(kind, sender)
+    return ServerTypeFrame(kind, PeerId(sender))
 
 
 def decode_server_frame(data: str | bytes) -> ServerFrame:

@@ -22,6 +22,7 @@ from protocol.signaling.codes import Refusal
 from protocol.signaling.limits import MAX_ID_CHARS, MAX_SIGNATURE_HEX_CHARS, NONCE_HEX_CHARS, SIGNATURE_HEX_CHARS, \
     TIMESTAMP_TOLERANCE_MS
 from protocol.signaling.values import even_lower_hex, js_number, lower_hex, safe_integer, text
+from protocol.identity.keys import PeerId
 
 REGISTER_TYPE = "signaling-register"
 TURN_TOKEN_ROOM = "/turn-token"  # the ``room`` of a /turn-token proof (no scope may start with "/")
@@ -70,7 +71,7 @@ class RegisterProof:
         return cls(timestamp, value["nonce"], value["signatureHex"])
 
 
-def register_digest(peer_id: str, room: str, timestamp: int, nonce: str) -> bytes:
+def register_digest(peer_id: PeerId, room: str, timestamp: int, nonce: str) -> bytes:
     """The 32 bytes a register proof signs (module docstring)."""
     body = {"type": REGISTER_TYPE, "peerId": peer_id, "room": room, "timestamp": timestamp, "nonce": nonce}
     return hashlib.sha256(dagcbor.encode(body)).digest()
@@ -83,7 +84,7 @@ def build_proof(identity: Identity, room: str, now_ms: int, nonce: str | None = 
     return RegisterProof(now_ms, nonce, signature.hex())
 
 
-def check_proof(peer_id: str, room: str, proof: RegisterProof, now_ms: int, refusal: Refusal = Refusal.PROOF_INVALID) -> None:
+def check_proof(peer_id: PeerId, room: str, proof: RegisterProof, now_ms: int, refusal: Refusal = Refusal.PROOF_INVALID) -> None:
     """Whether ``proof`` is ``peer_id``'s for ``room``, within ±30 s of ``now_ms``; ``ProtocolError`` with
     ``refusal`` (default ``proof-invalid``) saying what failed otherwise."""
     if not isinstance(proof.timestamp, int):

@@ -32,6 +32,7 @@ from protocol.signaling.limits import RATE_WINDOW_MS, SIGNAL_NONCE_CAPACITY, TIM
 from protocol.signaling.proof import check_proof
 from protocol.signaling.rates import FixedWindows
 from protocol.signaling.scope import is_scope
+from protocol.identity.keys import PeerId
 
 DEFAULT_LIMITS = HubLimits()
 REGISTER_NONCE_CAPACITY = 65_536  # per room; registers are bounded by the connect rate long before this
@@ -43,7 +44,7 @@ class _Socket:
     source: str
     scope: str
     opened_ms: int
-    peer: str | None = None
+    peer: PeerId | None = None
     alive_ms: int = 0
     window_start_ms: int = 0
     window_count: int = 0
@@ -52,7 +53,7 @@ class _Socket:
 @dataclass
 class _Room:
     scope: str
-    peers: dict[str, int] = field(default_factory=dict)  # PeerId -> conn, in registration order
+    peers: dict[PeerId, int] = field(default_factory=dict)  # PeerId -> conn, in registration order
     pending: set[int] = field(default_factory=set)
     register_nonces: NonceSet = field(default_factory=lambda: NonceSet(REGISTER_NONCE_CAPACITY, TIMESTAMP_TOLERANCE_MS))
     signal_nonces: NonceSet = field(default_factory=lambda: NonceSet(SIGNAL_NONCE_CAPACITY, TIMESTAMP_TOLERANCE_MS))

@@ -28,6 +28,7 @@ from protocol.signaling.limits import TIMESTAMP_TOLERANCE_MS, TURN_BODY_MAX_BYTE
 from protocol.signaling.proof import TURN_TOKEN_ROOM, RegisterProof, build_proof, check_proof
 from protocol.signaling.rates import FixedWindows
 from protocol.signaling.values import dumps, parse_object, safe_integer, text
+from protocol.identity.keys import PeerId
 
 TURN_SCHEMES = ("turn:", "turns:")
 MAX_REPLY_URLS = 16
@@ -61,7 +62,7 @@ def turn_credential(secret: str, username: str) -> str:
     return base64.b64encode(digest).decode("ascii")
 
 
-def mint(secret: str, peer_id: str, now_ms: int, urls: tuple[str, ...], ttl_s: int = TURN_TTL_S) -> TurnCredentials:
+def mint(secret: str, peer_id: PeerId, now_ms: int, urls: tuple[str, ...], ttl_s: int = TURN_TTL_S) -> TurnCredentials:
     """Credentials for ``peer_id`` valid ``ttl_s`` from ``now_ms`` (module docstring)."""
     username = f"{now_ms // 1000 + ttl_s}:{peer_id}"
     return TurnCredentials(urls, username, turn_credential(secret, username), ttl_s)
@@ -73,7 +74,7 @@ def turn_request_body(identity: Identity, now_ms: int) -> bytes:
     return dumps({"peerId": identity.peer_id, "proof": proof.to_json()}).encode()
 
 
-def decode_turn_request(body: bytes) -> tuple[str, RegisterProof]:
+def decode_turn_request(body: bytes) -> tuple[PeerId, RegisterProof]:
     """(peerId, proof) of a request body, exactly as the spec's server takes it; ``ProtocolError``
     ``turn-request-invalid`` (not JSON, not UTF-8, other keys, a bad proof shape)."""
     try:
@@ -83,7 +84,7 @@ def decode_turn_request(body: bytes) -> tuple[str, RegisterProof]:
     peer_id = wire.get("peerId")
     if set(wire) != {"peerId", "proof"} or not isinstance(peer_id, str) or not peer_id:
         raise ProtocolError(Refusal.TURN_REQUEST_INVALID, "the body is exactly {peerId, proof}")
-    return peer_id, RegisterProof.from_turn_request(wire["proof"])
+    return PeerId(peer_id), RegisterProof.from_turn_request(wire["proof"])  # the proof binds it
 
 
 def decode_turn_reply(body: bytes) -> TurnCredentials:
@@ -116,7 +117,7 @@ class TurnAnswer:
     status: int
     body: bytes
     refusal: Refusal | None = None
-    peer: str | None = None
+    peer: PeerId | None = None
 
 
 def _error(status: int, code: str, refusal: Refusal) -> TurnAnswer:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from protocol.actions import Misbehaviour
 from protocol.spectate.messages import FrameInput, KeyAnnounce, ModeSelect, SpectateEndReason
+from protocol.identity.keys import PeerId
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class DialSource:
     """Open a spectator link to ``peer`` and send ``select`` as its first message (the previous source's
     link, if any, is closed: its messages are refused from now on)."""
 
-    peer: str
+    peer: PeerId
     select: ModeSelect
 
 
@@ -25,7 +26,7 @@ class DialSource:
 class DropSource:
     """Close the link to the source ``peer`` with ``code``: it failed (a refused message, a lost link)."""
 
-    peer: str
+    peer: PeerId
     code: str
 
 
@@ -34,7 +35,7 @@ class RoundBegan:
     """The viewer built the world of round ``round`` (``slots``: PeerId → start slot)."""
 
     round: int
-    slots: Mapping[str, int]
+    slots: Mapping[PeerId, int]
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class RoundOver:
 
     round: int
     frame: int
-    left: Mapping[str, str]
+    left: Mapping[PeerId, str]
 
 
 @dataclass(frozen=True)

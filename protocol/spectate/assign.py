@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from protocol.errors import ProtocolError
+from protocol.identity.keys import PeerId
 
 
-def assign_sources(racers: Sequence[str], spectators: Sequence[str], load: Mapping[str, int] | None = None) -> dict[str, str]:
+def assign_sources(racers: Sequence[PeerId], spectators: Sequence[PeerId],
+                   load: Mapping[PeerId, int] | None = None) -> dict[PeerId, PeerId]:
     """Each spectator (in admission order) to the least-loaded racer, ties broken by roster order;
     ``load`` counts spectators a racer already serves. Empty without racers."""
     counts = {racer: (load or {}).get(racer, 0) for racer in racers}
     order = {racer: i for i, racer in enumerate(racers)}
-    assigned: dict[str, str] = {}
+    assigned: dict[PeerId, PeerId] = {}
     if not racers:
         return assigned
     for spectator in spectators:
@@ -22,7 +24,7 @@ def assign_sources(racers: Sequence[str], spectators: Sequence[str], load: Mappi
     return assigned
 
 
-def check_sources(sources: Mapping[str, str], spectators: Sequence[str], racers: Sequence[str]) -> None:
+def check_sources(sources: Mapping[PeerId, PeerId], spectators: Sequence[PeerId], racers: Sequence[PeerId]) -> None:
     """A ``match-start``'s assignment must be one-to-one with the room's spectators and name only racers
     that start. Raises ``ProtocolError`` ``match-start-invalid`` otherwise."""
     if sorted(sources) != sorted(spectators):

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from protocol.encoding.wire import Channel, Message, Record, message
+from protocol.identity.keys import PeerId
 
 MODE_SELECT_MAX_BYTES = 128
 """The spectator's only message is this small (spec §6.4); the source's door refuses a larger one."""
@@ -58,7 +59,7 @@ class ModeSelect(Message):
 class RosterEntry(Record):
     """One racer of the round: its start slot and the digest of its car (``loadout_digest``)."""
 
-    peer: str
+    peer: PeerId
     slot: int
     loadout: str
 
@@ -66,7 +67,7 @@ class RosterEntry(Record):
 class KeyAnnounce(Record):
     """A racer's race key announce, forwarded as the racer signed it (master key, ``key_digest``)."""
 
-    peer: str
+    peer: PeerId
     raceId: str
     publicKey: bytes
     signature: bytes
@@ -112,7 +113,7 @@ class FrameInput(Record):
     ``prev`` and ``signature`` None for a final prediction of a lost racer (nothing was signed; the next
     vote's hash vouches for it)."""
 
-    peer: str
+    peer: PeerId
     events: list[list[Any]]
     prev: bytes | None
     signature: bytes | None
@@ -131,7 +132,7 @@ class SpectateInputs(Message):
 class SignedVote(Record):
     """A racer's checksum vote as it signed it (race key, ``checksum_digest``)."""
 
-    peer: str
+    peer: PeerId
     hash: bytes
     signature: bytes
 
@@ -154,7 +155,7 @@ class SpectateRoundEnd(Message):
     sourceEpoch: int
     round: int
     frame: int
-    left: dict[str, str]
+    left: dict[PeerId, str]
 
 
 @message("session-end")

@@ -30,6 +30,7 @@ from protocol.spectate.messages import (
     SpectateEndReason, SpectateInputs, SpectateKey, SpectateMode, SpectateRound, SpectateRoundEnd, SpectateVote,
 )
 from protocol.encoding.wire import Message, encode_message
+from protocol.identity.keys import PeerId
 
 
 class _Round:
@@ -45,7 +46,7 @@ class _Round:
         self.inputs: list[tuple[int, list[FrameInput]]] = []  # confirmed frames since the checkpoint
         self.ballots: dict[int, dict[str, SignedVote]] = {}  # vote frame -> signed votes seen, until decided
         self.votes: list[tuple[int, list[SignedVote]]] = []  # decided votes from the checkpoint's on
-        self.end: tuple[int, dict[str, str]] | None = None
+        self.end: tuple[int, dict[PeerId, str]] | None = None
 
 
 class SpectateSource:
@@ -56,14 +57,14 @@ class SpectateSource:
         self.match_id = match_id
         self.admitted = frozenset(spectators)
         self.capacity = capacity
-        self.subscribers: dict[str, int] = {}  # spectator -> the sourceEpoch it asked with
+        self.subscribers: dict[PeerId, int] = {}  # spectator -> the sourceEpoch it asked with
         self._epochs: dict[str, int] = {}  # spectator -> the newest epoch it ever asked with
         self._round: _Round | None = None
         self._ended: SpectateEndReason | None = None
 
     # ---- spectators ----------------------------------------------------------------------------------
 
-    def receive(self, peer: str, msg: Message, now_ms: int) -> list[Send]:
+    def receive(self, peer: PeerId, msg: Message, now_ms: int) -> list[Send]:
         """A spectator's ``mode-select`` (the first and only message of its link): subscribe it and
         return its backlog. Raises ``ProtocolError``: ``spectate-unexpected-message``,
         ``spectate-mode-select-too-large``, ``spectate-mode-unsupported``, ``spectate-wrong-match``,
@@ -86,7 +87,7 @@ class SpectateSource:
         self._epochs[peer] = self.subscribers[peer] = msg.sourceEpoch
         return [Send(peer, m) for m in self._backlog(msg.sourceEpoch)]
 
-    def drop(self, peer: str) -> None:
+    def drop(self, peer: PeerId) -> None:
         """``peer``'s link ended (or was dropped as too slow): stop serving it."""
         self.subscribers.pop(peer, None)
 
@@ -123,7 +124,7 @@ class SpectateSource:
         """A new round; its descriptor goes out with its first checkpoint."""
         self._round = _Round(index, track_ref, sorted(roster, key=lambda e: e.slot))
 
-    def key(self, peer: str, msg: RaceKey) -> list[Send]:
+    def key(self, peer: PeerId, msg: RaceKey) -> list[Send]:
         """A race key announce this node verified (or its own): kept, and forwarded once the round's
         descriptor is out."""
         current = self._round
@@ -145,12 +146,12 @@ class SpectateSource:
         current.inputs.append((frame, inputs))
         return self._to_all(SpectateInputs, current.index, frame, inputs)
 
-    def ballot(self, peer: str, frame: int, state_hash: bytes, signature: bytes) -> None:
+    def ballot(self, peer: PeerId, frame: int, state_hash: bytes, signature: bytes) -> None:
         """A signed checksum vote this node made or received (the session checks them; this keeps them)."""
         if self._round is not None:
             self._round.ballots.setdefault(frame, {})[peer] = SignedVote(peer, state_hash, signature)
 
-    def vote_decided(self, frame: int, tallied: Mapping[str, bytes]) -> list[Send]:
+    def vote_decided(self, frame: int, tallied: Mapping[PeerId, bytes]) -> list[Send]:
         """The vote of ``frame`` was tallied (``tallied``: the votes the session accepted, by racer): those
         signed votes go to the spectators."""
         current = self._round
@@ -181,7 +182,7 @@ class SpectateSource:
             out += [Send(peer, self._descriptor(current, epoch)), Send(peer, replace(current.checkpoint, sourceEpoch=epoch))]
         return out
 
-    def round_ended(self, frame: int, left: dict[str, str]) -> list[Send]:
+    def round_ended(self, frame: int, left: dict[PeerId, str]) -> list[Send]:
         """The round is over at ``frame``; ``left`` the racers removed from it, with their reasons."""
         current = self._round
         if current is None or current.end is not None:
@@ -198,7 +199,7 @@ class SpectateSource:
 
     # ---- glue: what a race session's actions and messages mean to the spectators ---------------------
 
-    def observe(self, me: str, actions: Sequence[RaceAction], vote_state: Callable[[int], bytes | None]) -> list[Send]:
+    def observe(self, me: PeerId, actions: Sequence[RaceAction], vote_state: Callable[[int], bytes | None]) -> list[Send]:
         """Read this node's race session's ``actions`` (in order): final frames, this node's own signed
         votes (each also makes the state after its frame the new checkpoint: ``vote_state``), decided votes.
         Nothing is kept in a room without spectators: nobody could ever subscribe."""
@@ -222,7 +223,7 @@ class SpectateSource:
                 out += self.vote_decided(action.frame, action.hashes)
         return out
 
-    def observe_message(self, peer: str, msg: Message) -> list[Send]:
+    def observe_message(self, peer: PeerId, msg: Message) -> list[Send]:
         """A race message this node's session accepted from ``peer``: its race key, its signed vote."""
         if not self.admitted:
             return []

@@ -49,6 +49,7 @@ from protocol.spectate.messages import (
     FrameInput, KeyAnnounce, ModeSelect, SessionEnd, SpectateCheckpoint, SpectateEndReason, SpectateInputs,
     SpectateKey, SpectateMode, SpectateRound, SpectateRoundEnd, SpectateVote,
 )
+from protocol.identity.keys import PeerId
 
 JITTER_MIN, JITTER_MAX, JITTER_START = 2, 6, 2
 SHRINK_AFTER_FRAMES = 600
@@ -73,8 +74,8 @@ class ViewRound:
     """What the verified start package says of a round: its track, start slots and loadout digests."""
 
     track_ref: str
-    slots: Mapping[str, int]
-    loadouts: Mapping[str, str]
+    slots: Mapping[PeerId, int]
+    loadouts: Mapping[PeerId, str]
 
 
 class SpectateViewer:
@@ -83,7 +84,7 @@ class SpectateViewer:
     which racers are asked to be the source: the host's assignment first."""
 
     def __init__(self, match_id: str, rounds: Sequence[ViewRound], make_world: Callable[[int], RaceWorld],
-                 sources: Sequence[str]) -> None:
+                 sources: Sequence[PeerId]) -> None:
         self.match_id = match_id
         self.rounds = list(rounds)
         self.make_world = make_world
@@ -91,7 +92,7 @@ class SpectateViewer:
         self.keys = RaceKeyBook(roster)
         self._candidates = list(sources)
         self._attempts_left = MAX_SOURCE_ATTEMPTS_PER_RACER * len(self._candidates)
-        self.source: str | None = None
+        self.source: PeerId | None = None
         self.epoch = 0
         self.phase = ViewerPhase.WAITING_ROUND
         self.round_index = -1
@@ -106,7 +107,7 @@ class SpectateViewer:
         self._unverified: tuple[int, bytes] | None = None  # the source's checkpoint until its vote arrives
         self._last_checkpoint = -1
         self._mismatched: set[int] = set()
-        self._end: tuple[int, dict[str, str]] | None = None
+        self._end: tuple[int, dict[PeerId, str]] | None = None
         self._final: SpectateEndReason | None = None  # the match ended; shown once the last round is over
 
     # ---- sources -------------------------------------------------------------------------------------
@@ -121,7 +122,7 @@ class SpectateViewer:
             return []
         return self._next_source(self.source, "spectate-source-lost")
 
-    def _next_source(self, failed: str | None, code: str) -> list[ViewerAction]:
+    def _next_source(self, failed: PeerId | None, code: str) -> list[ViewerAction]:
         actions: list[ViewerAction] = [] if failed is None else [DropSource(failed, code)]
         if self._attempts_left <= 0 or not self._candidates:
             return actions + self._finish(SpectateEndReason.SOURCE_UNAVAILABLE, "no racer can be the source any more")
@@ -137,7 +138,7 @@ class SpectateViewer:
 
     # ---- messages ------------------------------------------------------------------------------------
 
-    def receive(self, peer: str, msg: Message, now_ms: int) -> list[ViewerAction]:
+    def receive(self, peer: PeerId, msg: Message, now_ms: int) -> list[ViewerAction]:
         """A message from ``peer``: refused without further effect unless it is the current source's of
         the current epoch; a current source's message that fails a check drops that source. A bug of this
         node (any other exception) breaks the view: its world and buffers may be half changed, and a copy

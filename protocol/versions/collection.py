@@ -20,6 +20,7 @@ from typing import Any, TypeAlias
 from protocol.errors import LocalError, ProtocolError
 from protocol.versions.record import ClientVersionInfo, check_compatibility, describe_incompatibility, short_peer
 from protocol.encoding.wire import Message, message
+from protocol.identity.keys import PeerId
 
 VERSION_COLLECT_TIMEOUT_MS = 3_000
 VERSION_COLLECT_RETRY = 1
@@ -29,19 +30,19 @@ VERSION_COLLECT_RETRY = 1
 class VersionRequest(Message):
     """``sender`` asks for the receiver's version record (its claim is checked against the link)."""
 
-    sender: str
+    sender: PeerId
 
 
 @message("version-info")
 class VersionInfoMessage(Message):
     """``sender``'s version record (``ClientVersionInfo.to_wire``), checked strictly on receipt."""
 
-    sender: str
+    sender: PeerId
     payload: dict[str, Any]
 
 
 def answer_version_request(
-    request: VersionRequest, from_peer: str, me: str, info: ClientVersionInfo
+    request: VersionRequest, from_peer: PeerId, me: PeerId, info: ClientVersionInfo
 ) -> VersionInfoMessage | None:
     """The reply to a request, or None for an impersonated request or our own."""
     if request.sender != from_peer or request.sender == me:
@@ -60,7 +61,7 @@ class Broadcast:
 class Unicast:
     """Send ``message`` to ``peer`` only."""
 
-    peer: str
+    peer: PeerId
     message: Message
 
 
@@ -75,8 +76,8 @@ class ArmTimer:
 class CollectionFinished:
     """The collection ended: every record it holds (this node's own included) and who never answered."""
 
-    collected: dict[str, ClientVersionInfo]
-    missing: list[str]
+    collected: dict[PeerId, ClientVersionInfo]
+    missing: list[PeerId]
 
 
 CollectorAction: TypeAlias = Broadcast | Unicast | ArmTimer | CollectionFinished
@@ -87,25 +88,25 @@ CollectorAction: TypeAlias = Broadcast | Unicast | ArmTimer | CollectionFinished
 class VersionCollector:
     """The sans-IO version collection of one member, for the life of its room (see the module text)."""
 
-    me: str
+    me: PeerId
     my_info: ClientVersionInfo
-    members: list[str]
+    members: list[PeerId]
     timeout_ms: int = VERSION_COLLECT_TIMEOUT_MS
     retries: int = VERSION_COLLECT_RETRY
-    collected: dict[str, ClientVersionInfo] = field(default_factory=dict)
-    rejected: dict[str, str] = field(default_factory=dict)  # peer -> code of its malformed record
+    collected: dict[PeerId, ClientVersionInfo] = field(default_factory=dict)
+    rejected: dict[PeerId, str] = field(default_factory=dict)  # peer -> code of its malformed record
     attempts: int = 0
-    asked: set[str] = field(default_factory=set)  # peers asked in the current attempt
+    asked: set[PeerId] = field(default_factory=set)  # peers asked in the current attempt
     deadline_ms: int | None = None
     finished: bool = False
 
     @property
-    def expected(self) -> list[str]:
+    def expected(self) -> list[PeerId]:
         """The peers whose records are wanted: every member but this node, once each."""
         return [m for m in dict.fromkeys(self.members) if m != self.me]
 
     @property
-    def missing(self) -> list[str]:
+    def missing(self) -> list[PeerId]:
         """Expected peers with no valid record yet."""
         return [m for m in self.expected if m not in self.collected]
 
@@ -114,7 +115,7 @@ class VersionCollector:
         self.asked = set()
         return self._ask(self.missing, now_ms)
 
-    def _ask(self, peers: list[str], now_ms: int) -> list[CollectorAction]:
+    def _ask(self, peers: list[PeerId], now_ms: int) -> list[CollectorAction]:
         """Ask ``peers`` (a broadcast when that is everyone); each gets a whole timeout to answer."""
         self.asked.update(peers)
         self.deadline_ms = now_ms + self.timeout_ms
@@ -129,7 +130,7 @@ class VersionCollector:
         self.deadline_ms = None
         return [CollectionFinished(self.result(), self.missing)]
 
-    def result(self) -> dict[str, ClientVersionInfo]:
+    def result(self) -> dict[PeerId, ClientVersionInfo]:
         """Own record plus every collected one (seeded with our own, as the spec says)."""
         return {self.me: self.my_info, **self.collected}
 
@@ -144,7 +145,7 @@ class VersionCollector:
             return self._finish()
         return self._attempt(now_ms)
 
-    def update_members(self, members: list[str], now_ms: int) -> list[CollectorAction]:
+    def update_members(self, members: list[PeerId], now_ms: int) -> list[CollectorAction]:
         """The member set changed: forget who left, keep the other records, ask whoever is new.
 
         A finished collection starts a new one over the new set (its peers still missing are asked
@@ -161,7 +162,7 @@ class VersionCollector:
         new = [p for p in self.missing if p not in self.asked]
         return self._ask(new, now_ms) if new else []
 
-    def receive(self, from_peer: str, msg: VersionInfoMessage, now_ms: int) -> list[CollectorAction]:
+    def receive(self, from_peer: PeerId, msg: VersionInfoMessage, now_ms: int) -> list[CollectorAction]:
         """An answer arrived on the link of ``from_peer`` (the authenticated identity). Never raises for
         what the peer sent: a malformed record counts as missing (its code is kept in ``rejected``)."""
         if self.finished or msg.sender != from_peer or from_peer not in self.expected or from_peer in self.collected:

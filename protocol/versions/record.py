@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from protocol.errors import ProtocolError
+from protocol.identity.keys import PeerId
 
 CLIENT_VERSION = "0.1.0"
 PROTOCOL_VERSION = "5.0.0"
@@ -128,10 +129,10 @@ class CompatibilityReport:
     """Whether every peer's build may race with this one, and each incompatible peer's reasons."""
 
     compatible: bool
-    incompatible: list[tuple[str, list[str]]]  # (peer, reasons) in the peers' given order
+    incompatible: list[tuple[PeerId, list[str]]]  # (peer, reasons) in the peers' given order
 
 
-def check_compatibility(mine: ClientVersionInfo, peers: Mapping[str, ClientVersionInfo]) -> CompatibilityReport:
+def check_compatibility(mine: ClientVersionInfo, peers: Mapping[PeerId, ClientVersionInfo]) -> CompatibilityReport:
     """This build against every peer's record, by the compatibility rule (``incompatibility_reasons``)."""
     incompatible = []
     for peer, info in peers.items():

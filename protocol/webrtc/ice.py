@@ -26,6 +26,7 @@ from enum import StrEnum
 
 from protocol.errors import LocalError, PeerError
 from protocol.webrtc.sdp import Candidate, CandidateType
+from protocol.identity.keys import PeerId
 
 TURN_TOKEN_TTL_S = 300  # what the signaling service's /turn-token grants
 MAX_REMOTE_CANDIDATES = 64
@@ -118,7 +119,7 @@ class TurnCredentials:
     expires_s: int
 
 
-def turn_rest_credentials(secret: str, peer_id: str, now_s: int, ttl_s: int = TURN_TOKEN_TTL_S) -> TurnCredentials:
+def turn_rest_credentials(secret: str, peer_id: PeerId, now_s: int, ttl_s: int = TURN_TOKEN_TTL_S) -> TurnCredentials:
     """Credentials coturn's ``use-auth-secret`` accepts until ``now_s + ttl_s``: the username
     ``<expiry>:<peerId>`` and base64(HMAC-SHA1(secret, username)), as the signaling service's
     ``/turn-token`` answers them."""

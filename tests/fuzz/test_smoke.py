@@ -13,6 +13,7 @@ import pytest
 
 from fuzz.doors import MODULES, target
 from fuzz.harness import InputTimedOut, Target, check, frames, join_frames, run_mutator
+from tests.coded import raises_coded
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE_EXECUTIONS = 120  # per target: a few seconds for all of them together
@@ -137,7 +138,7 @@ def test_the_room_doors_only_skip_assembling_their_own_car_again() -> None:
     assert seat.passed_rotations == {repr([archetype_loadout(1)])}
     seat._check_rotation(room.HOST_ID.peer_id, [archetype_loadout(2)])  # assembled, and passes
     broken = dict(archetype_loadout(1), motor="builtin:motor-99")
-    with pytest.raises(ProtocolError):
+    with raises_coded(ProtocolError, "loadout-unknown-builtin"):
         seat._check_rotation(room.HOST_ID.peer_id, [broken])
     assert repr([broken]) not in seat.passed_rotations
 

@@ -48,6 +48,7 @@ from protocol.webrtc.chunks import (
 )
 from protocol.webrtc.ice import LinkPath, link_path
 from protocol.webrtc.sdp import SdpRole
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.webrtc")
 
@@ -61,7 +62,7 @@ INBOX_SPARE_BYTES = 8 << 20  # what an inbox holds beyond one largest body befor
 class LinkPathReport:
     """How a link is connected: the data of the node's ``link-path`` event."""
 
-    peer: str
+    peer: PeerId
     path: LinkPath
     rtt_ms: float
 
@@ -91,7 +92,7 @@ class WebRTCCarrier:
 
     def __init__(self, pc: RTCPeerConnection, kind: LinkKind, plans: tuple[ChannelPlan, ...], chunk: ChunkLimits) -> None:
         self.kind = kind
-        self.peer_id = ""
+        self.peer_id = PeerId("")  # set once the peer is bound
         self.transcript = b""
         self.role = SdpRole.OFFERER
         self.path: LinkPath | None = None
@@ -204,7 +205,7 @@ class WebRTCCarrier:
         """The negotiation refused what the peer signalled: the link ends with that code (the peer is told)."""
         self._fail_soon(LinkClosed(error.code, error.message), notify=True)
 
-    def bind(self, peer_id: str, transcript: bytes, role: SdpRole) -> None:
+    def bind(self, peer_id: PeerId, transcript: bytes, role: SdpRole) -> None:
         """The peer is authenticated: who it is, the link's transcript, and this side's role."""
         self.peer_id, self.transcript, self.role = peer_id, transcript, role
 

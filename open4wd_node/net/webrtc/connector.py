@@ -65,6 +65,7 @@ from protocol.webrtc.sdp import (
     sdp_candidates,
     webrtc_transcript,
 )
+from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.webrtc")
 
@@ -98,7 +99,7 @@ class WebRTCSettings:
 class _Negotiation:
     """What the router hands one negotiation: its peer's signals, charged against its candidate budget."""
 
-    peer: str
+    peer: PeerId
     budget: CandidateBudget
     send: trio.MemorySendChannel[SdpSignal | CandidateSignal]
     receive: trio.MemoryReceiveChannel[SdpSignal | CandidateSignal]
@@ -130,7 +131,7 @@ class WebRTCEndpoint:
         self.settings = settings
         self.ignored = 0  # signals dropped: unsolicited, beyond the pending offers, from a refused peer
         self._negotiations: dict[str, _Negotiation] = {}
-        self._offers: dict[str, _PendingOffer] = {}
+        self._offers: dict[PeerId, _PendingOffer] = {}
         self._offers_changed = trio.Event()
         self._carriers: set[WebRTCCarrier] = set()
 
@@ -180,19 +181,19 @@ class WebRTCEndpoint:
             return
         self._ignore(sender, type(signal).__name__, "no negotiation with this peer expects it")
 
-    def _ignore(self, sender: str, what: str, why: str) -> None:
+    def _ignore(self, sender: PeerId, what: str, why: str) -> None:
         self.ignored += 1
         log.debug("webrtc-signal-ignored", peer=sender, signal=what, reason=why)
 
     # ---- opening links ---------------------------------------------------------------------------
 
-    async def connect(self, peer: str) -> WebRTCCarrier:
+    async def connect(self, peer: PeerId) -> WebRTCCarrier:
         """Offer a link to ``peer`` and return it open and bound; ``LinkClosed`` with the code otherwise."""
         if peer == self.signaling.peer_id:
             raise LocalError("webrtc-self", "a node does not link to itself")
         return await self._open(peer, SdpRole.OFFERER, None)
 
-    async def accept(self, from_peer: str | None = None) -> WebRTCCarrier:
+    async def accept(self, from_peer: PeerId | None = None) -> WebRTCCarrier:
         """Answer the next offer (only ``from_peer``'s, when given) and return the link open and bound;
         ``LinkClosed`` with the code when that negotiation fails (the next call takes the next offer)."""
         while True:
@@ -203,7 +204,7 @@ class WebRTCEndpoint:
             self._offers_changed = trio.Event()
             await self._offers_changed.wait()
 
-    async def _open(self, peer: str, role: SdpRole, pending: _PendingOffer | None) -> WebRTCCarrier:
+    async def _open(self, peer: PeerId, role: SdpRole, pending: _PendingOffer | None) -> WebRTCCarrier:
         if peer in self._negotiations:
             raise LocalError("webrtc-busy", f"a negotiation with {peer} is under way")
         settings = self.settings
@@ -275,7 +276,7 @@ class WebRTCEndpoint:
         return WebRTCCarrier(pc, self.kind, plans, ChunkLimits(settings.max_message_bytes, settings.chunk_in_flight,
                                                                settings.chunk_deadline_ms))
 
-    async def _describe(self, carrier: WebRTCCarrier, kind: SdpKind, peer: str) -> str:
+    async def _describe(self, carrier: WebRTCCarrier, kind: SdpKind, peer: PeerId) -> str:
         """Make, check and send this side's description; its sha-256 fingerprint."""
         pc = carrier.pc
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 from typing import Protocol
 
 from protocol.webrtc.channels import Lane
+from protocol.identity.keys import PeerId
 
 
 class MessageCarrier(Protocol):
     """Whole bodies between two authenticated peers."""
 
-    peer_id: str
+    peer_id: PeerId
     transcript: bytes
 
     async def send(self, body: bytes, lane: Lane = Lane.RELIABLE) -> None:

@@ -17,6 +17,7 @@ from typing import Protocol
 import trio
 
 from protocol.errors import LocalError
+from protocol.identity.keys import PeerId
 
 INBOX_SIGNALS = 256  # per endpoint of a hub: a flood beyond it waits at the sender (the signaling service's rate)
 
@@ -53,7 +54,7 @@ Signal = SdpSignal | CandidateSignal
 class ReceivedSignal:
     """A signal and the PeerId that signed it (verified by the signaling layer)."""
 
-    sender: str
+    sender: PeerId
     signal: Signal
 
 
@@ -87,7 +88,7 @@ class SignalingHub:
         self.scope = scope
         self._inboxes: dict[str, trio.MemorySendChannel[ReceivedSignal]] = {}
 
-    def endpoint(self, peer_id: str) -> "HubSignaling":
+    def endpoint(self, peer_id: PeerId) -> "HubSignaling":
         """Register ``peer_id`` (once) and return its endpoint."""
         if peer_id in self._inboxes:
             raise LocalError("signaling-duplicate", f"{peer_id} already has an endpoint on this hub")
@@ -95,7 +96,7 @@ class SignalingHub:
         self._inboxes[peer_id] = send
         return HubSignaling(self, peer_id, receive)
 
-    async def deliver(self, sender: str, target: str, signal: Signal) -> None:
+    async def deliver(self, sender: PeerId, target: str, signal: Signal) -> None:
         """Put ``signal`` in ``target``'s inbox (waits while it is full; dropped when ``target`` is unknown)."""
         inbox = self._inboxes.get(target)
         if inbox is not None:
@@ -108,7 +109,7 @@ class SignalingHub:
 class HubSignaling:
     """One endpoint of a ``SignalingHub`` (a ``Signaling``)."""
 
-    def __init__(self, hub: SignalingHub, peer_id: str, inbox: trio.MemoryReceiveChannel[ReceivedSignal]) -> None:
+    def __init__(self, hub: SignalingHub, peer_id: PeerId, inbox: trio.MemoryReceiveChannel[ReceivedSignal]) -> None:
         self._hub = hub
         self._peer_id = peer_id
         self._inbox = inbox

@@ -11,6 +11,7 @@ from open4wd_node.assets.room_assets import NodeRoomAssets
 from protocol.errors import ProtocolError
 from protocol.room.config import MatchConfig
 from sim_core.assets.builtins import builtin_bytes
+from tests.coded import raises_coded
 
 PEER = "z6MkTestPeer0001"
 
@@ -109,7 +110,7 @@ def test_car_choice_per_round_lists_and_single_cars(tmp_path):
         choice.rotation(3)
     assert info.value.code == "car-invalid"
     assert CarChoice.parse("heavy").rotation(3) == [CarChoice.parse("heavy").cars[0]] * 3
-    for bad in ("[]", "[1]", "{", "7"):
+    for bad, code in (("[]", "car-invalid"), ("[1]", "car-invalid"), ("{", "json-invalid"), ("7", "car-invalid")):
         (tmp_path / "bad.json").write_text(bad)
-        with pytest.raises(UserError):
+        with raises_coded(UserError, code):
             CarChoice.parse(str(tmp_path / "bad.json"))

@@ -9,6 +9,7 @@ from open4wd_base.errors import LocalError
 from open4wd_node.net.admission import BusyBackoff, ExactFrame, ListenerLimits, OpeningPlaces, source_of
 from protocol.encoding.wire import HEADER
 from protocol.errors import ProtocolError
+from tests.coded import raises_coded
 
 
 @pytest.mark.parametrize("host, source", [
@@ -44,7 +45,7 @@ def test_giving_back_a_place_never_taken_is_a_local_bug():
     places = OpeningPlaces(total=2, per_source=1)
     places.take("a")
     places.give_back("a")
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "place-not-held"):
         places.give_back("a")
 
 
@@ -77,7 +78,7 @@ def test_exact_frame_refuses_an_oversize_announcement_before_any_body_byte():
 
 
 def test_exact_frame_refuses_more_bytes_than_it_asked_for():
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "frame-overread"):
         ExactFrame(16).feed(HEADER.pack(1) + b"xy")
 
 

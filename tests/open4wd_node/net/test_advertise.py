@@ -34,6 +34,7 @@ from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation
 from tests.open4wd_node.race.nodes import race_behind_proxies, short_track
 from tests.recorder import Recorder
+from tests.coded import raises_coded
 
 SHORT = short_track(8.0)
 HANG_S = 60  # only a hang reaches it (real processes, real sockets)
@@ -86,7 +87,7 @@ def test_listen_and_announced_addresses_are_parsed_or_refused_with_a_code(text):
     try:
         address = LISTEN.check(text)
     except ValueRejected:
-        with pytest.raises(UserError):
+        with raises_coded(UserError, "address-invalid"):
             parse_address(text)
         return
     assert 0 <= address.port <= 65535 and parse_address(str(address)) == (address.host, address.port)

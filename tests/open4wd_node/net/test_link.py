@@ -21,6 +21,7 @@ from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.versions.record import PROTOCOL_VERSION
 from protocol.encoding.wire import HANDSHAKE, HEADER, FrameDecoder, decode_message, encode_frame, encode_message
 from tests.open4wd_node.net.peers import RawPeer
+from tests.coded import raises_coded
 
 HOST_ID = Identity(bytes([2]) * 32)
 GUEST_ID = Identity(bytes([1]) * 32)
@@ -127,7 +128,7 @@ async def test_a_listener_that_never_proves_itself_times_the_dialer_out(autojump
         # it answers message 1 with a partial message 2, and never with the rest
         partial = encode_frame(encode_message(LinkNoise(bytes(200))), HANDSHAKE)[:100]
         nursery.start_soon(right.send_all, partial)
-        with pytest.raises(LinkClosed) as info:
+        with raises_coded(LinkClosed, "handshake-timeout") as info:
             await open_link(left, GUEST_ID, DIALER, limits=limits)
         reason = info.value
     assert reason.code == "handshake-timeout" and trio.current_time() == 2.0
@@ -275,7 +276,7 @@ async def test_iteration_ends_after_our_own_close_but_raises_on_any_other_end():
     assert seen == [VersionRequest(sender="one")]
     dialer2, listener2 = await open_pair()
     await dialer2.aclose()
-    with pytest.raises(LinkClosed):
+    with raises_coded(LinkClosed, "link-closed"):
         async for _ in listener2:
             pass
 

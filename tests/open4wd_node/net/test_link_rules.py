@@ -21,6 +21,7 @@ from protocol.errors import ProtocolError
 from protocol.link.handshake import LinkClose, LinkIdentity, LinkNoise, LinkVersion
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.encoding.wire import encode_message
+from tests.coded import raises_coded
 
 LIMITS = LinkLimits()
 CHEAP = encode_message(VersionRequest(sender="z"))
@@ -96,7 +97,7 @@ def test_handshake_messages_are_not_part_of_an_open_link():
     for msg in (LinkNoise(b""), LinkIdentity("2.0.0", "z", b"")):
         assert g.admit(encode_message(msg), 0) is None
     assert g.violations.last_code == "unknown-message-type"
-    with pytest.raises(ProtocolError):  # the third violation closes the link
+    with raises_coded(ProtocolError, "unknown-message-type"):  # the third violation closes the link
         g.admit(encode_message(LinkVersion("2.0.0")), 0)
     table = link_registry({"version-request": VersionRequest, "link-noise": LinkNoise, "link-identity": LinkIdentity})
     assert table == {"version-request": VersionRequest, "link-ping": LinkPing, "link-pong": LinkPong, "link-close": LinkClose}

@@ -9,6 +9,7 @@ from protocol.identity.keys import race_id
 from protocol.race.keys import RaceKeyBook, announce
 from protocol.race.signing import NO_PREVIOUS_INPUT
 from tests.protocol.race.harness import MATCH_ID, InputChain, identities
+from tests.coded import raises_coded
 
 RACE = race_id(MATCH_ID, 0)
 GARBAGE = bytes(64)
@@ -49,7 +50,7 @@ def test_a_broken_chain_fails_the_unproven_run_below_it_at_once():
     proofs, chain, peer = proofs_and_chain()
     add(proofs, peer, chain.input(0), GARBAGE)
     later = chain.input(1)
-    with pytest.raises(UserError) as info:  # a valid input, but chained to something else than frame 0
+    with raises_coded(UserError, "replay-signature-invalid") as info:  # a valid input, but chained to something else than frame 0
         proofs.add(1, peer, later.events, NO_PREVIOUS_INPUT, later.signature)
     assert "frame 0" in info.value.message
 
@@ -58,7 +59,7 @@ def test_an_altered_input_is_caught_even_under_a_valid_later_signature():
     proofs, chain, peer = proofs_and_chain()
     first, second = chain.input(0, [("weapon", True)]), chain.input(1)
     proofs.add(0, peer, [], first.prev, first.signature)  # its events rewritten: neither its signature nor the chain holds
-    with pytest.raises(UserError) as info:
+    with raises_coded(UserError, "replay-signature-invalid") as info:
         add(proofs, peer, second)
     assert "frame 0" in info.value.message
 
@@ -66,5 +67,5 @@ def test_an_altered_input_is_caught_even_under_a_valid_later_signature():
 def test_a_prev_that_is_not_a_digest_is_refused():
     proofs, chain, peer = proofs_and_chain()
     signed = chain.input(0)
-    with pytest.raises(UserError):
+    with raises_coded(UserError, "replay-signature-invalid"):
         proofs.add(0, peer, signed.events, b"short", signed.signature)

@@ -93,10 +93,13 @@ async def test_a_drain_keeps_circuits_for_the_grace_period_and_refuses_anything_
             assert await link.receive() == VersionRequest(sender="echo:during")
         await drained.wait()
         assert 9.9 < trio.current_time() < 12
-        with pytest.raises(LinkClosed):
+        with pytest.raises(LinkClosed) as cut:
             while True:
                 await link.send(VersionRequest(sender="after"))
                 await link.receive()
+        # the relay cannot seal a reason into the link: it closes the connection, which the node reads as a
+        # hang-up, or as a reset when a byte it sent was still unread there
+        assert cut.value.code in {"link-eof", "link-broken"}
         assert 'open4wd_relay_circuit_ends_total{reason="relay-drained"} 1.0' in relay.metrics.exposition().decode()
         nursery.cancel_scope.cancel()
 

@@ -4,8 +4,6 @@
 import io
 import sys
 
-import pytest
-
 from open4wd_node.room.driver import RoomDriver, read_player_commands
 from protocol.errors import LocalError
 from protocol.identity.keys import Identity
@@ -15,6 +13,7 @@ from protocol.room.states import Role
 from protocol.versions.record import node_version_info
 from tests.protocol.room.harness import FakeAssets
 from tests.recorder import Recorder
+from tests.coded import raises_coded
 
 ME, HOST = Identity(bytes([1]) * 32), Identity(bytes([2]) * 32)
 
@@ -58,6 +57,6 @@ async def test_a_bug_while_routing_a_command_is_raised_not_shown(monkeypatch):
 
     monkeypatch.setattr(driver, "from_member", broken)
     monkeypatch.setattr(sys, "stdin", io.StringIO("cancel\n"))
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "bug"):
         await read_player_commands(driver)
     assert events.events == []

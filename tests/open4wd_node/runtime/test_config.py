@@ -18,6 +18,7 @@ from open4wd_node.runtime.config import DEFAULTS, NodeConfig, Scope, config_from
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import IntRange, ValueRejected
 from tests.layout import REPO_ROOT
+from tests.coded import raises_coded
 
 ROOT = REPO_ROOT
 SHIPPED = ROOT / "configs" / "node.toml"
@@ -199,7 +200,7 @@ def test_config_file_and_errors(tmp_path, capsys):
 
 
 def test_config_merges_deprecated_materials():
-    with pytest.raises(UserError):
+    with raises_coded(UserError, "config-invalid"):
         config_from_mapping({"deprecated_materials": [1]})
     assert config_from_mapping({"deprecated_materials": ["wood"]}).deprecated_materials == ("wood",)
 
@@ -209,5 +210,5 @@ def test_asset_policy_tables():
     assert config.asset_walls == {"tire": (2, 3)} and config.asset_min_versions == {"motor": 2}
     for bad in ({"asset_walls": {"tire": 3}}, {"asset_yanked": {"tire": [0]}}, {"asset_min_versions": {"motor": [2]}},
                 {"asset_walls": {"bad type!": [2]}}, {"asset_min_versions": {"motor": True}}):
-        with pytest.raises(UserError):
+        with raises_coded(UserError, "config-invalid"):
             config_from_mapping(bad)

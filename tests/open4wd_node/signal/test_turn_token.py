@@ -16,6 +16,7 @@ from protocol.signaling.scope import new_room_scope
 from protocol.signaling.turn import decode_turn_reply, turn_credential, turn_request_body
 from tests.open4wd_node.signal.helpers import SECRET, get, http, post, running_service
 from tests.protocol.signaling.helpers import ALICE, BOB
+from tests.coded import raises_coded
 
 
 def body_of(identity, now_ms, room=TURN_TOKEN_ROOM, **changes) -> bytes:
@@ -104,5 +105,5 @@ async def test_a_reply_over_the_bound_is_refused(fast_clock):
                                   b'{"urls":["turn:x"],"username":"u","credential":"c","ttlSec":0}',
                                   b'{"urls":["turn:x"],"username":"u","credential":"c","ttlSec":300' + b" " * 40000 + b"}"])
 def test_bad_replies_are_refused(body):
-    with pytest.raises(ProtocolError):
+    with raises_coded(ProtocolError, "turn-reply-invalid"):
         decode_turn_reply(body)

@@ -3,7 +3,6 @@
 import json
 import random
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -11,6 +10,7 @@ from open4wd_node.runtime.errors import UserError
 from open4wd_node.soak.plan import RacePlan, SoakOptions, plan_race
 from open4wd_node.soak.profiles import FAULT_FRAMES, FAULT_WINDOW_S, Faults, LinkTrouble, Profile, RelayOutage, RelayOutageKind, \
     RelayUse, draw_faults, parse_profiles
+from tests.coded import raises_coded
 
 
 def test_a_plan_is_a_function_of_the_soak_options_and_the_index():
@@ -119,7 +119,7 @@ def test_profiles_are_parsed_and_refused_by_name():
     assert Profile.RELAY in parse_profiles("all") and Profile.SPECTATORS in parse_profiles("all")
     assert parse_profiles(" kill,clean,kill ") == (Profile.KILL, Profile.CLEAN)
     assert parse_profiles("relay,spectators") == (Profile.RELAY, Profile.SPECTATORS)
-    with pytest.raises(UserError, match="comma list of clean, latency"):
+    with raises_coded(UserError, "soak-invalid", match="comma list of clean, latency"):
         parse_profiles("clean,lag")
-    with pytest.raises(UserError, match="names no profile"):
+    with raises_coded(UserError, "soak-invalid", match="names no profile"):
         parse_profiles(" , ")

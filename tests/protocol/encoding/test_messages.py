@@ -52,8 +52,16 @@ def plain(value: Any, depth: int = 0) -> bool:
     return False
 
 
+def wire_type(hint: Any) -> Any:
+    """``hint`` as the wire sees it: a ``NewType`` (``PeerId``) is its underlying type."""
+    while isinstance(hint, typing.NewType):
+        hint = hint.__supertype__
+    return hint
+
+
 def conforms(value: Any, hint: Any) -> bool:
     """Whether ``value`` (as msgpack reads it: maps, lists, scalars) is a valid wire value of ``hint``."""
+    hint = wire_type(hint)
     if hint is Any:
         return plain(value)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
@@ -143,6 +151,7 @@ wild_data = st.recursive(
 
 def strategy(hint: Any) -> st.SearchStrategy[Any]:
     """Valid values of ``hint`` as a message holds them."""
+    hint = wire_type(hint)
     if hint is Any:
         return plain_data
     origin, args = typing.get_origin(hint), typing.get_args(hint)

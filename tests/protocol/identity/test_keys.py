@@ -22,6 +22,7 @@ from protocol.identity.keys import (
     verify_signature,
     write_identity_file,
 )
+from tests.coded import raises_coded
 
 ABANDON = "abandon " * 11 + "about"
 SEED = bytes(range(32))
@@ -87,9 +88,9 @@ def test_race_sign_key_derivation():
     expected_seed = hashlib.sha256(SEED + b"open4wd-race-sign" + rid.encode()).digest()
     assert ident.race_key(rid).seed == expected_seed
     assert ident.race_key(rid) != ident.race_key(race_id("ab" * 32, 3))
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "race-id-invalid"):
         ident.race_key("")
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "race-id-invalid"):
         ident.race_key("x" * 257)
 
 
@@ -157,5 +158,5 @@ def test_seed_must_be_32_bytes():
         Identity(b"x" * 31)
     assert info.value.code == "seed-invalid"
     assert "seed" not in repr(Identity(SEED)).lower().replace("peer_id", "")
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "public-key-invalid"):
         peer_id_from_public_key(b"x")

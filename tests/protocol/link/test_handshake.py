@@ -32,6 +32,7 @@ from protocol.room.invitation import role_proof, check_role_proof
 from protocol.versions.collection import VersionRequest
 from protocol.versions.record import PROTOCOL_VERSION
 from tests.layout import TESTS_DIR
+from tests.coded import raises_coded
 
 DIALER_ID = Identity(bytes([1]) * 32)
 LISTENER_ID = Identity(bytes([2]) * 32)
@@ -267,7 +268,7 @@ def test_forged_signatures_are_refused_by_the_listener(signature):
 
 def test_refusals_before_message_3_go_in_the_clear():
     d, lis = pair(expected_peer=OTHER_ID.peer_id)
-    code_of(run, d, lis)
+    assert code_of(run, d, lis).code == "handshake-wrong-peer"
     assert d.refusal_cipher is None and lis.refusal_cipher is None
 
 
@@ -348,15 +349,15 @@ def test_a_finished_handshake_does_not_expire():
 
 
 def test_construction_guards():
-    with pytest.raises(ProtocolError):
+    with raises_coded(ProtocolError, "peer-id-invalid"):  # the PeerId may come from a peer's room state
         Handshake(DIALER_ID, DIALER, 0, expected_peer="zbad")
-    with pytest.raises(ProtocolError):
+    with raises_coded(LocalError, "handshake-misuse"):  # the node's own call: never blamed on the peer
         Handshake(LISTENER_ID, LISTENER, 0, expected_peer=DIALER_ID.peer_id)
     assert local_code_of(Handshake, DIALER_ID, "relay", 0).code == "handshake-misuse"
     with pytest.raises(LocalError) as info:
         Handshake(DIALER_ID, DIALER, 0, static_key=bytes(16))
     assert info.value.code == "handshake-misuse"
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "handshake-misuse"):
         Handshake(DIALER_ID, DIALER, 0, ephemeral_key=bytes(33))
 
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from protocol.errors import LocalError, PeerError
 from protocol.link.noise import NoiseXX, Role
 from tests.layout import TESTS_DIR
+from tests.coded import raises_coded
 
 VECTOR_FILE = TESTS_DIR / "protocol" / "link" / "vectors" / "noise_xx_25519_chachapoly_sha256.json"
 VECTORS = json.loads(VECTOR_FILE.read_text())["vectors"]
@@ -72,17 +73,17 @@ def test_a_tampered_handshake_message_is_a_peer_error():
     with pytest.raises(PeerError) as info:
         initiator.read_message(bytes(second))
     assert info.value.code == "noise-handshake-failed"
-    with pytest.raises(PeerError):
+    with raises_coded(PeerError, "noise-handshake-failed"):
         NoiseXX(Role.RESPONDER, bytes(32)).read_message(b"short")
 
 
 def test_out_of_order_calls_are_local_errors_never_a_peers_fault():
     initiator = NoiseXX(Role.INITIATOR, bytes(32))
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "noise-misuse"):
         initiator.read_message(b"\x00" * 48)
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "noise-misuse"):
         initiator.split()
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "noise-misuse"):
         NoiseXX(Role.RESPONDER, bytes(32)).write_message()
 
 

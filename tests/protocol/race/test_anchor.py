@@ -9,6 +9,7 @@ from protocol.race.anchor import AnchorFacts, AnchorRound, anchor_event, verify_
 from protocol.race.messages import RaceAnchorProposal, RaceAnchorSignature
 from protocol.race.setup import LOCAL_LEDGER_ADDRESS
 from tests.protocol.race.harness import Mesh, RoundEnded, identities
+from tests.coded import raises_coded
 
 
 def test_every_node_certifies_the_same_anchor_at_round_end():
@@ -52,8 +53,9 @@ def test_signers_refuse_a_proposal_that_differs_from_their_view():
     wrong_checksum = anchor_event(_facts(peers, "bb" * 32), 480, peers[0], 5)
     not_final = dict(anchor_event(_facts(peers), 480, peers[0], 5), frame=240)
     other_sender = anchor_event(_facts(peers), 480, peers[2], 5)
-    for event, sender in ((wrong_checksum, peers[0]), (not_final, peers[0]), (other_sender, peers[0])):
-        with pytest.raises(ProtocolError):
+    for event, sender, code in ((wrong_checksum, peers[0], "race-anchor-disagrees"),
+                                (not_final, peers[0], "race-anchor-disagrees"), (other_sender, peers[0], "race-anchor-invalid")):
+        with raises_coded(ProtocolError, code):
             signer.on_proposal(sender, RaceAnchorProposal(event))
     good = anchor_event(_facts(peers), 480, peers[0], 5)
     sends = signer.on_proposal(peers[0], RaceAnchorProposal(good))
@@ -74,5 +76,5 @@ def test_a_certificate_without_quorum_or_with_a_forged_signature_is_refused():
     with pytest.raises(ProtocolError) as err:
         verify_anchor(forged, LOCAL_LEDGER_ADDRESS)
     assert err.value.code == "race-anchor-bad-signature"
-    with pytest.raises(ProtocolError):
+    with raises_coded(ProtocolError, "race-anchor-bad-signature"):
         verify_anchor(event, "/orbitdb/another-chain")

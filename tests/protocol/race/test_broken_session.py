@@ -2,13 +2,13 @@
 it does not go on from a state its rules never made, but ends as ``internal-error``, tells its peers it
 leaves, and raises ``MachineFault`` carrying that, for the shell to carry out and log; the others race on."""
 
-import pytest
 
 from protocol.errors import LocalError
 from protocol.race.actions import PeerLeft, SessionEndReason
 from protocol.race.messages import RaceInputs
 from protocol.transaction import FaultOutcome, MachineFault
 from tests.protocol.race.harness import Mesh, Send, VoteDecided
+from tests.coded import raises_coded
 
 
 def test_a_bug_halfway_through_a_message_breaks_the_session_which_leaves_and_the_others_finish():
@@ -49,7 +49,7 @@ def test_a_local_error_in_a_handler_is_a_bug_too():
         raise LocalError("race-phase-illegal", "a bug of this node")
 
     session._handlers[RaceInputs] = misuse
-    with pytest.raises(MachineFault) as info:
+    with raises_coded(MachineFault, "internal-error") as info:
         session.receive(mesh.peers[0], RaceInputs(-1, [], []), mesh.now)
     assert info.value.outcome is FaultOutcome.BROKEN and info.value.__cause__.code == "race-phase-illegal"
     assert session.ended is SessionEndReason.INTERNAL_ERROR

@@ -1,9 +1,9 @@
 """Match standings across rounds: points, then total finish time (DNF = the limit), then PeerId."""
 
-import pytest
 
 from protocol.errors import LocalError
 from protocol.race.results import Quit, RaceStatus, RoundResult, match_standings, rank_with_quits, round_result
+from tests.coded import raises_coded
 
 F, DNF, LEFT, DESYNC = RaceStatus.FINISHED, RaceStatus.DNF, RaceStatus.LEFT, RaceStatus.DESYNC
 
@@ -38,9 +38,9 @@ def test_round_result_maps_slots_to_peers():
     result = round_result(standings, {"p0": 0, "p1": 1}, 36_000)
     assert result.points == {"p1": 2, "p0": 1} and result.finish_frames == {"p1": 900, "p0": None}
     assert result.statuses == {"p1": F, "p0": DNF}
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "race-results-invalid"):
         round_result(standings, {"p0": 0, "p1": 1, "p2": 2}, 36_000)
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "race-results-invalid"):
         match_standings([])
 
 

@@ -14,6 +14,7 @@ from protocol.race.session import RaceSession
 from tests.protocol.race.harness import (
     MATCH_ID, CounterWorld, Misbehaviour, Send, SessionEnded, identities, inputs_message, make_setup, signed_input,
 )
+from tests.coded import raises_coded
 
 RACE = race_id(MATCH_ID, 0)
 
@@ -50,7 +51,7 @@ def test_a_local_error_inside_a_handler_propagates_and_is_not_blamed_on_the_peer
     bug = LocalError("race-test-bug", "a lookup failed")
     ids, session, book = two(lambda roster: FaultyKeyBook(roster, bug))
     book.armed = True
-    with pytest.raises(MachineFault) as err:  # a bug breaks the session: it ends, nobody is blamed
+    with raises_coded(MachineFault, "internal-error") as err:  # a bug breaks the session: it ends, nobody is blamed
         session.receive(ids[1].peer_id, signed(ids[1], 0), 0)
     assert err.value.__cause__ is bug and err.value.outcome is FaultOutcome.BROKEN
     assert not any(isinstance(a, Misbehaviour) for a in err.value.actions) and session.ended == "internal-error"
@@ -65,7 +66,7 @@ def test_the_same_place_raising_a_peer_error_is_that_peer_s_misbehaviour():
 def test_an_error_that_is_no_coded_error_is_not_swallowed_either():
     ids, session, book = two(lambda roster: FaultyKeyBook(roster, RuntimeError("boom")))
     book.armed = True
-    with pytest.raises(MachineFault) as err:
+    with raises_coded(MachineFault, "internal-error") as err:
         session.receive(ids[1].peer_id, signed(ids[1], 0), 0)
     assert isinstance(err.value.__cause__, RuntimeError)
 

@@ -18,6 +18,7 @@ from protocol.race.signing import (
 )
 from protocol.encoding.wire import decode_message, encode_message
 from tests.protocol.race.harness import identities, make_setup
+from tests.coded import raises_coded
 
 MASTER = Identity(bytes([7]) * 32)
 RACE = race_id("ab" * 32, 0)
@@ -115,7 +116,7 @@ def test_setup_options_are_checked(change):
 def test_setup_roster_is_checked():
     good = make_setup(identities(2))
     for slots in ({next(iter(good.slots)): 0}, dict.fromkeys(good.slots, 0)):
-        with pytest.raises(LocalError):
+        with raises_coded(LocalError, "race-setup-invalid"):
             RaceSetup(good.match_id, 0, slots, good.skills, good.loadouts, good.grid_context_digest, good.grid_seed)
 
 

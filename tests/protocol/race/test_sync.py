@@ -7,6 +7,7 @@ from protocol.errors import LocalError, ProtocolError
 from protocol.race.inputs import STATE_BUFFER_FRAMES
 from protocol.race.sync import SyncLayer
 from tests.protocol.race.harness import CounterWorld
+from tests.coded import raises_coded
 
 
 class CountingWorld(CounterWorld):
@@ -107,7 +108,7 @@ def test_a_refused_snapshot_is_the_peer_s_fault_but_a_local_error_of_the_world_i
     assert err.value.code == "race-snapshot-invalid"
     assert sync.current_frame == 30 and sync.saved(29) is not None  # frames did not restart
     world.load_error = LocalError("world-bug", "the world's own bug")
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "world-bug"):
         sync.load_snapshot(states[8], 8)
 
 

@@ -5,6 +5,7 @@ import pytest
 from open4wd_base.errors import LocalError
 from protocol.relay.limits import COPY_CHUNK_BYTES, CircuitEnd, RelayLimits
 from protocol.relay.meter import CircuitMeter, CircuitOver, total_bucket
+from tests.coded import raises_coded
 
 KIB = 1024
 
@@ -54,7 +55,7 @@ def test_duration_and_idle_end_the_circuit():
 
 
 def test_limits_that_could_never_pass_a_read_are_refused():
-    with pytest.raises(LocalError, match="circuit_burst_bytes"):
+    with raises_coded(LocalError, "relay-limit-invalid", match="circuit_burst_bytes"):
         RelayLimits(circuit_burst_bytes=COPY_CHUNK_BYTES - 1)
-    with pytest.raises(LocalError, match="max_circuits"):
+    with raises_coded(LocalError, "relay-limit-invalid", match="max_circuits"):
         RelayLimits(max_circuits=0)

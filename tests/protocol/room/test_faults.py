@@ -18,6 +18,7 @@ from protocol.transaction import FaultOutcome, MachineFault
 from protocol.versions.collection import VersionRequest
 from protocol.versions.record import node_version_info
 from tests.protocol.room.harness import LOADOUT, FakeAssets, Net
+from tests.coded import raises_coded
 
 A, B, C = (Identity(bytes([i]) * 32) for i in range(1, 4))
 INFO = node_version_info("sim_core/1", 1, 0, "t")
@@ -101,7 +102,7 @@ def test_a_local_error_in_a_host_handler_propagates():
 
     net.host.verifier.check = broken_check
     good = build_declaration(B, net.room_id, net.host.config.digest, net.host.members[B.peer_id].epoch, INFO, [LOADOUT], net.now)
-    with pytest.raises(MachineFault) as info:
+    with raises_coded(MachineFault, "internal-error") as info:
         net.host.receive(B.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now)
     assert info.value.outcome is FaultOutcome.RESTORED and not isinstance(info.value, PeerError)
     assert isinstance(info.value.__cause__, LocalError) and info.value.__cause__.code == "bug"
@@ -117,7 +118,7 @@ class BuggyAssets(FakeAssets):
 def test_a_local_error_in_a_member_handler_propagates_instead_of_refusing_the_ready_set():
     net = Net(A, min_players=2)
     member = net.add_member(B, assets=BuggyAssets(), auto_ready=False)
-    with pytest.raises(MachineFault) as info:  # raised while B checks the ReadySet the host sends
+    with raises_coded(MachineFault, "internal-error") as info:  # raised while B checks the ReadySet the host sends
         net.route(member.declare_ready(net.now), B.peer_id)
     assert info.value.__cause__.code == "asset-store-broken" and info.value.outcome is FaultOutcome.RESTORED
     assert not net.blamed(B.peer_id) and "asset-store-broken" not in codes(net, B.peer_id)
@@ -150,7 +151,7 @@ def test_a_bug_halfway_through_a_host_handler_leaves_the_room_as_it_was_before_t
         raise RuntimeError("a bug after the declaration was stored")
 
     net.host.strikes.ready = bug
-    with pytest.raises(MachineFault) as info:
+    with raises_coded(MachineFault, "internal-error") as info:
         net.host.receive(B.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now)
     assert info.value.outcome is FaultOutcome.RESTORED and isinstance(info.value.__cause__, RuntimeError)
     assert net.host.members[B.peer_id].declaration is None and net.host.state_epoch == epoch
@@ -175,7 +176,7 @@ def test_a_bug_halfway_through_a_member_handler_leaves_the_member_as_it_was_befo
     member.choose_car = broken
     state = net.host.state_message()
     assert state.stateEpoch > seen
-    with pytest.raises(MachineFault) as info:
+    with raises_coded(MachineFault, "internal-error") as info:
         member.receive(A.peer_id, state, net.now)
     assert info.value.outcome is FaultOutcome.RESTORED and member.state.stateEpoch == seen
     member.choose_car = chooser

@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 from protocol.errors import LocalError
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation, check_room_id, new_room_id, new_secret, parse_secret
+from tests.coded import raises_coded
 
 HOST = Identity(bytes([7]) * 32).peer_id
 
@@ -40,7 +41,7 @@ def test_bad_invitations(text):
 def test_room_ids_are_canonical_uuid4():
     assert check_room_id(new_room_id())
     for bad in ("00000000-0000-1000-8000-000000000000", new_room_id().upper(), "x", 4):
-        with pytest.raises(LocalError):
+        with raises_coded(LocalError, "room-id-invalid"):
             check_room_id(bad)
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
 
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.room.messages import MatchStart
 from protocol.spectate.assign import assign_sources, check_sources
 from tests.protocol.room.harness import Net
+from tests.coded import raises_coded
 
 PEOPLE = [Identity(bytes([i + 1]) * 32) for i in range(8)]
 
@@ -36,9 +36,9 @@ def test_match_start_carries_the_assignment_to_every_member() -> None:
 
 
 def test_an_assignment_that_is_not_one_to_one_is_refused() -> None:
-    with pytest.raises(ProtocolError, match="cover exactly"):
+    with raises_coded(ProtocolError, "match-start-invalid", match="cover exactly"):
         check_sources({"s1": "a"}, ["s1", "s2"], ["a"])
-    with pytest.raises(ProtocolError, match="not a racer"):
+    with raises_coded(ProtocolError, "match-start-invalid", match="not a racer"):
         check_sources({"s1": "z"}, ["s1"], ["a"])
     host, player, watcher = PEOPLE[:3]
     net = Net(host, min_players=2, max_spectators=1)

@@ -17,6 +17,7 @@ from protocol.room.start_grid import (
     slot_for,
     verify_grid_proof,
 )
+from tests.coded import raises_coded
 
 PEERS = [Identity(bytes([i]) * 32) for i in (1, 2, 3)]
 NONCES = {p.peer_id: bytes([i]) * 32 for i, p in enumerate(PEERS, start=10)}
@@ -59,10 +60,10 @@ def test_proof_checks():
     with pytest.raises(ProtocolError) as info:
         verify_grid_proof(CONTEXT, commits, [lying] + reveals[1:])
     assert info.value.code == "grid-invalid"
-    with pytest.raises(ProtocolError):
+    with raises_coded(ProtocolError, "grid-invalid"):
         verify_grid_proof(CONTEXT, commits[:2], reveals[:2])
     other = grid_context("3b2f0b6e-6f37-4a86-9a55-2c8d2d5e4d31", [p.peer_id for p in PEERS], ["bb" * 32], 1)
-    with pytest.raises(ProtocolError):
+    with raises_coded(ProtocolError, "grid-invalid"):
         verify_grid_proof(other, commits, reveals)
 
 

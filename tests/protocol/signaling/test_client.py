@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from protocol.errors import LocalError
 from protocol.identity.signed import NonceSet
@@ -14,6 +13,7 @@ from protocol.signaling.client import Dropped, Error, PeerJoined, PeerLeft, Regi
 from protocol.signaling.envelope import IceCandidate, Sdp, SdpKind, sign_envelope
 from protocol.signaling.frames import PeerJoinedFrame, PeerLeftFrame, RoomStateFrame, decode_client_frame
 from tests.protocol.signaling.helpers import ALICE, BOB, CAROL, NOW, OTHER_SCOPE, SCOPE, Wire
+from tests.coded import raises_coded
 
 
 def registered(identity=BOB, peers=(ALICE, BOB), replay=None) -> SignalingSession:
@@ -92,9 +92,9 @@ def test_what_a_session_sends_goes_through_a_real_hub():
 
 def test_sending_refuses_a_bad_target_or_message_as_this_nodes_mistake():
     session = registered()
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "signal-invalid"):
         session.signal("alice", Sdp(SdpKind.OFFER, "v=0"), NOW)
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "signal-invalid"):
         session.signal(ALICE.peer_id, IceCandidate(""), NOW)  # an end-of-candidates marker cannot be signalled
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "scope-invalid"):
         SignalingSession(ALICE, "room:not-a-uuid")

@@ -10,6 +10,7 @@ from protocol.spectate.messages import (
 )
 from protocol.spectate.source import SpectateSource
 from tests.protocol.spectate.harness import SPECTATOR, SourcedMesh, Watcher, run
+from tests.coded import raises_coded
 
 MATCH = "ab" * 32
 
@@ -36,7 +37,7 @@ def test_the_door_refuses_with_a_code(peer, message, code) -> None:
 def test_epochs_only_grow_and_capacity_is_enforced() -> None:
     source = SpectateSource(MATCH, [SPECTATOR, "zOther"], capacity=1)
     assert source.receive(SPECTATOR, select(2), 0) == []  # nothing to send before the first checkpoint
-    with pytest.raises(ProtocolError, match="grow"):
+    with raises_coded(ProtocolError, "spectate-stale-epoch", match="grow"):
         source.receive(SPECTATOR, select(2), 0)
     with pytest.raises(ProtocolError) as full:
         source.receive("zOther", select(1), 0)

@@ -14,6 +14,7 @@ from protocol.versions.record import (
     incompatibility_reasons,
     node_version_info,
 )
+from tests.coded import raises_coded
 
 MINE = node_version_info("sim_core/1", 3, 1_700_000_000_000, "abc")
 
@@ -99,9 +100,9 @@ def test_shape_guard(changes):
 def test_shape_guard_needs_all_keys():
     wire = MINE.to_wire()
     del wire["commit_hash"]
-    with pytest.raises(ProtocolError):
+    with raises_coded(ProtocolError, "version-info-invalid"):
         ClientVersionInfo.from_wire(wire)
-    with pytest.raises(ProtocolError):
+    with raises_coded(ProtocolError, "version-info-invalid"):
         ClientVersionInfo.from_wire(["not", "a", "map"])
 
 

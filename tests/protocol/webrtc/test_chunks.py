@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from protocol.errors import LocalError, PeerError
@@ -22,6 +21,7 @@ from protocol.webrtc.chunks import (
     read_close,
     read_probe,
 )
+from tests.coded import raises_coded
 
 LIMITS = ChunkLimits(max_message_bytes=4 * PART_BYTES, max_in_flight=2, deadline_ms=1_000)
 
@@ -30,7 +30,7 @@ def test_a_body_that_fits_goes_whole_and_one_byte_more_goes_in_parts():
     assert frame_body(bytes(MAX_WHOLE_BODY), 1) == [b"\x00" + bytes(MAX_WHOLE_BODY)]
     parts = frame_body(bytes(MAX_WHOLE_BODY + 1), 1)
     assert len(parts) == 2 and all(len(p) <= MAX_DATACHANNEL_MESSAGE for p in parts)
-    with pytest.raises(LocalError, match="chunk-needs-parts"):
+    with raises_coded(LocalError, "chunk-needs-parts"):
         frame_whole(bytes(MAX_WHOLE_BODY + 1))
 
 
@@ -63,7 +63,7 @@ def test_any_part_header_is_taken_or_refused_with_a_code_and_never_buffers_beyon
 
 def test_an_oversize_message_is_refused_at_its_first_part():
     header = PART_HEADER.pack(Kind.PART, 1, LIMITS.max_message_bytes + 1, 0, 5)
-    with pytest.raises(PeerError, match="chunk-too-large"):
+    with raises_coded(PeerError, "chunk-too-large"):
         Reassembler(LIMITS).feed(header + bytes(PART_BYTES), 0)
 
 
@@ -72,17 +72,17 @@ def test_too_many_unfinished_messages_duplicates_and_disagreements_are_refused()
     reassembler = Reassembler(LIMITS)
     first = [next(frame_parts(body, n)) for n in (1, 2, 3)]
     reassembler.feed(first[0], 0)
-    with pytest.raises(PeerError, match="chunk-duplicate"):
+    with raises_coded(PeerError, "chunk-duplicate"):
         reassembler.feed(first[0], 0)
     reassembler = Reassembler(LIMITS)
     reassembler.feed(first[0], 0)
     reassembler.feed(first[1], 0)
-    with pytest.raises(PeerError, match="chunk-too-many-in-flight"):
+    with raises_coded(PeerError, "chunk-too-many-in-flight"):
         reassembler.feed(first[2], 0)
     reassembler = Reassembler(LIMITS)
     reassembler.feed(first[0], 0)
     other = list(frame_parts(bytes(3 * PART_BYTES), 1))[1]
-    with pytest.raises(PeerError, match="chunk-inconsistent"):
+    with raises_coded(PeerError, "chunk-inconsistent"):
         reassembler.feed(other, 0)
 
 
@@ -91,7 +91,7 @@ def test_a_never_finished_message_is_refused_at_its_deadline_and_not_before():
     reassembler.feed(next(frame_parts(bytes(2 * PART_BYTES), 9)), 100)
     assert reassembler.deadline_ms == 1_100
     reassembler.expire(1_099)
-    with pytest.raises(PeerError, match="chunk-unfinished"):
+    with raises_coded(PeerError, "chunk-unfinished"):
         reassembler.expire(1_100)
 
 
@@ -99,14 +99,14 @@ def test_malformed_parts_are_refused():
     body = bytes(PART_BYTES + 10)
     good = list(frame_parts(body, 1))
     for bad in (b"", b"\x01", good[0][:-1], good[1] + b"x", PART_HEADER.pack(Kind.PART, 1, 10, 1, 1) + b"x"):
-        with pytest.raises(PeerError, match="chunk-malformed"):
+        with raises_coded(PeerError, "chunk-malformed"):
             Reassembler(LIMITS).feed(bad, 0)
 
 
 def test_close_and_probe_messages_round_trip():
     assert read_close(frame_close("room-left", "bye ✓")) == ("room-left", "bye ✓")
     assert read_probe(frame_probe(Kind.PROBE, 2**32 + 5)) == 5
-    with pytest.raises(PeerError, match="chunk-malformed"):
+    with raises_coded(PeerError, "chunk-malformed"):
         read_probe(b"\x03\x00")
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "chunk-limits-invalid"):
         ChunkLimits(0)

@@ -22,6 +22,7 @@ from protocol.webrtc.ice import (
     turn_rest_credentials,
 )
 from protocol.webrtc.sdp import parse_candidate
+from tests.coded import raises_coded
 
 
 def test_ice_server_urls_are_checked():
@@ -32,7 +33,7 @@ def test_ice_server_urls_are_checked():
     for url, user, credential in (("stun:host", None, None), ("turns:h:1", "u", "c"), ("turn:h:1", None, None),
                                   ("stun:h:1", "u", "c"), ("stun:h:0", None, None), ("http://h:1", None, None),
                                   ("stun:h:1?transport=udp", None, None), ("turn:h:1?x=y", "u", "c")):
-        with pytest.raises(LocalError, match="ice-server-invalid"):
+        with raises_coded(LocalError, "ice-server-invalid"):
             IceServer.parse(url, user, credential)
 
 
@@ -55,7 +56,7 @@ def test_only_allowed_addresses_and_given_servers_may_be_offered():
     assert offered_outside([*ok, leaked, reflexive, foreign_relay], hosts, []) == [ok[1], leaked, reflexive, foreign_relay]
     assert offered_outside([reflexive], hosts, [IceServer.parse("stun:127.0.0.1:3478")]) == []
     assert HostAddresses(interfaces=True).allows("192.0.2.2") and not hosts.allows("::1")
-    with pytest.raises(LocalError, match="host-address-invalid"):
+    with raises_coded(LocalError, "host-address-invalid"):
         HostAddresses.only("localhost")
 
 
@@ -63,7 +64,7 @@ def test_a_flood_of_candidates_is_refused_past_the_budget():
     budget = CandidateBudget(limit=3)
     budget.take(2)
     budget.take()
-    with pytest.raises(PeerError, match="ice-candidate-flood"):
+    with raises_coded(PeerError, "ice-candidate-flood"):
         budget.take()
 
 
@@ -82,5 +83,5 @@ def test_the_channel_plans():
     assert (control.label, control.id, control.reliable, control.max_message_bytes) == ("control", 1, True, 4_000_000)
     assert (inputs.label, inputs.id, inputs.ordered, inputs.max_retransmits, inputs.lane) == ("race", 2, False, 0, Lane.INPUTS)
     assert inputs.max_message_bytes == MAX_WHOLE_BODY
-    with pytest.raises(LocalError):
+    with raises_coded(LocalError, "channel-plan-invalid"):
         channel_plan(LinkKind.ROOM, 0)

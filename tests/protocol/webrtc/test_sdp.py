@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, strategies as st
 
 from protocol.errors import PeerError
@@ -15,6 +14,7 @@ from protocol.webrtc.sdp import (
     sdp_candidates,
     webrtc_transcript,
 )
+from tests.coded import raises_coded
 
 FP256 = ":".join(["AB"] * 32)
 SDP = ("v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\n"
@@ -32,15 +32,15 @@ def test_the_sha256_fingerprint_is_taken_and_the_others_dropped():
 
 def test_sdps_that_cannot_bind_a_peer_are_refused_with_a_code():
     no_fingerprint = "\r\n".join(line for line in SDP.split("\r\n") if "fingerprint" not in line)
-    with pytest.raises(PeerError, match="sdp-no-fingerprint"):
+    with raises_coded(PeerError, "sdp-no-fingerprint"):
         dtls_fingerprint(no_fingerprint)
-    with pytest.raises(PeerError, match="sdp-fingerprint-not-sha256"):
+    with raises_coded(PeerError, "sdp-fingerprint-not-sha256"):
         dtls_fingerprint(SDP.replace("sha-256", "sha-1"))
-    with pytest.raises(PeerError, match="sdp-fingerprint-malformed"):
+    with raises_coded(PeerError, "sdp-fingerprint-malformed"):
         dtls_fingerprint(SDP.replace(FP256, "AB:CD"))
-    with pytest.raises(PeerError, match="sdp-fingerprint-ambiguous"):
+    with raises_coded(PeerError, "sdp-fingerprint-ambiguous"):
         dtls_fingerprint(SDP + f"a=fingerprint:sha-256 {':'.join(['EF'] * 32)}\r\n")
-    with pytest.raises(PeerError, match="sdp-too-large"):
+    with raises_coded(PeerError, "sdp-too-large"):
         dtls_fingerprint(SDP + "a=x\r\n" * (MAX_SDP_BYTES // 5))
 
 
@@ -72,5 +72,5 @@ def test_candidates_parse_and_junk_is_refused():
     assert not mdns.is_ip
     for junk in ("", "candidate:1 1 udp x 1.2.3.4 5 typ host", "candidate:1 1 udp 1 1.2.3.4 5 type host",
                  "candidate:1 1 udp 1 1.2.3.4 70000 typ host", "candidate:1 1 udp 1 1.2.3.4 5 typ bogus", "x" * 5000):
-        with pytest.raises(PeerError, match="ice-candidate-malformed"):
+        with raises_coded(PeerError, "ice-candidate-malformed"):
             parse_candidate(junk)

@@ -18,6 +18,7 @@ from sim_core.assets.glb_build import GlbBuilder, translation_matrix
 from sim_core.assets.reader import read_glb
 from sim_core.assets.shapes import box
 from tests.sim_core.assets.crafting import box_part, edit, root, set_root, source
+from tests.coded import raises_coded
 
 
 def envelope(data: bytes) -> dict:
@@ -100,7 +101,7 @@ def test_unbaked_or_malformed_envelope() -> None:
 
 def test_bake_refuses_a_rule_breaker_with_all_findings() -> None:
     data = edit(source("chip-01"), set_root(material="asphalt", skill_slots=[{"skill": "boost", "allocation_pct": 101}]))
-    with pytest.raises(AssetRejected) as exc:
+    with raises_coded(AssetRejected, "material-not-allowed") as exc:
         bake(data)
     assert sorted(f.code for f in exc.value.findings) == ["chip-allocation-invalid", "material-not-allowed"]
 

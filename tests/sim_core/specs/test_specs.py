@@ -8,6 +8,7 @@ from open4wd_base.errors import LocalError
 from sim_core.errors import SimError
 from sim_core.specs.track import Box, RoutePoint, TrackSpec
 from sim_core.specs.vehicle import BatterySpec, ChipSlot, MotorSpec, VehicleSpec, WeaponSpec, baked_part
+from tests.coded import raises_coded
 
 FWD = (0, 0, -1_000_000)
 UP = (0, 1_000_000, 0)
@@ -69,10 +70,10 @@ def test_track_rules(overrides, code):
 
 def test_track_start_too_narrow_and_spacing():
     narrow = (RoutePoint((0, 0, 0), FWD, UP, 300_000), RoutePoint((0, 0, -5_000_000), FWD, UP, 300_000))
-    with pytest.raises(SimError, match="track-start-too-narrow"):
+    with raises_coded(SimError, "track-start-too-narrow"):
         straight(route=narrow)
     close = (RoutePoint((0, 0, 0), FWD, UP, 1_000_000), RoutePoint((0, 0, -50_000), FWD, UP, 1_000_000))
-    with pytest.raises(SimError, match="track-invalid-route"):
+    with raises_coded(SimError, "track-invalid-route"):
         straight(route=close)
 
 
@@ -96,10 +97,10 @@ def test_vehicle_rules(overrides, code):
 def test_vehicle_part_counts_and_mass():
     base = car()
     without_tire = tuple(p for p in base.parts if p.slot != "RR" or p.part_type != "tire")
-    with pytest.raises(SimError, match="vehicle-missing-part"):
+    with raises_coded(SimError, "vehicle-missing-part"):
         car(parts=without_tire)
     heavy = tuple(replace(p, mass_ug=400_000_000) if p.part_type == "body" else p for p in base.parts)
-    with pytest.raises(SimError, match="vehicle-mass-out-of-range"):
+    with raises_coded(SimError, "vehicle-mass-out-of-range"):
         car(parts=heavy)
 
 
@@ -115,11 +116,11 @@ def test_passive_weapon_reduces_weapon_mass():
 def test_world_new_rejects_bad_arguments():
     from sim_core import World
 
-    with pytest.raises(LocalError, match="world-invalid-track"):  # a wrong type is the caller's bug
+    with raises_coded(LocalError, "world-invalid-track"):  # a wrong type is the caller's bug
         World.new("track", [car()])
-    with pytest.raises(SimError, match="world-invalid-vehicles"):
+    with raises_coded(SimError, "world-invalid-vehicles"):
         World.new(straight(), [])
-    with pytest.raises(SimError, match="world-invalid-seed"):
+    with raises_coded(SimError, "world-invalid-seed"):
         World.new(straight(), [car()], seed=-1)
-    with pytest.raises(SimError, match="world-too-many-cars"):
+    with raises_coded(SimError, "world-too-many-cars"):
         World.new(straight(), [car()] * 6)  # 1 m wide RP1: 5 slots

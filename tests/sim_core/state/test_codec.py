@@ -17,6 +17,7 @@ from sim_core.state.codec import HEADER
 
 from tests.sim_core.helpers import code_round, packed
 from tests.layout import REPO_ROOT
+from tests.coded import raises_coded
 
 GOLDEN_FRAMES = 600
 GOLDEN = {  # sim_core/8 (state layout 5; the same saved bodies, frame by frame, as sim_core/7's and /6's:
@@ -126,7 +127,7 @@ def test_load_rejects_bad_states_atomically(mutate, code):
 
 
 def test_state_of_a_world_with_other_cars_is_rejected():
-    with pytest.raises(SimError, match="state-invalid"):
+    with raises_coded(SimError, "state-invalid"):
         code_round(3).load_state(code_round(2).save_state())
 
 

@@ -15,6 +15,7 @@ import sim_core.state.codec as codec_module
 from sim_core.state.codec import HEADER
 
 from tests.sim_core.helpers import code_round, packed
+from tests.coded import raises_coded
 
 
 def raced(frames: int = 40, cars: int = 4):
@@ -95,7 +96,7 @@ def test_a_loaded_bytearray_is_copied_not_kept():
 def test_a_refused_step_forgets_the_saved_bytes_so_atomicity_stays_measurable():
     world, _ = raced()
     before = world.save_state()
-    with pytest.raises(SimError):
+    with raises_coded(SimError, "input-unknown-skill"):
         world.step({0: [SkillEvent("teleport", False)]})
     after = world.save_state()
     assert after is not before and after == before  # packed afresh, and nothing changed

@@ -8,6 +8,7 @@ from sim_core.state.layout import BROKEN_MASK, REMAINING_Q, VLAT, VS, VH, H
 from sim_core.specs.vehicle import BatterySpec, ChipSlot, WeaponSpec
 
 from tests.sim_core.helpers import car, place, world
+from tests.coded import raises_coded
 
 BOOST = SkillEvent("boost", False)
 
@@ -135,9 +136,9 @@ def test_invalid_inputs_are_rejected_without_changing_the_state(events, code):
 
 def test_skill_outside_the_chip_and_unknown_slot_are_rejected():
     w = grounded_world(chip=(ChipSlot("boost", 50),))
-    with pytest.raises(SimError, match="input-skill-not-in-chip"):
+    with raises_coded(SimError, "input-skill-not-in-chip"):
         w.step({0: [SkillEvent("jump", False)]})
-    with pytest.raises(SimError, match="input-unknown-slot"):
+    with raises_coded(SimError, "input-unknown-slot"):
         w.step({3: []})
 
 

@@ -29,6 +29,7 @@ from sim_core.step.launch import CLEAR_UM
 
 from tests.sim_core.circuit import circuit_track
 from tests.sim_core.helpers import FRONT_POLE, car, edited, place, straight_track
+from tests.coded import raises_coded
 
 M = 1_000_000
 HOLD = {0: [SkillEvent("weapon", True)]}
@@ -379,7 +380,7 @@ def test_a_spread_disc_is_saved_and_a_solid_or_moving_one_is_refused():
         assert caught.value.code == "state-invalid"
     resting = list(w._world)
     resting[at + PR_STATE] = PROJECTILE_RESTING  # a fluid bullet never rests: it spreads
-    with pytest.raises(SimError):
+    with raises_coded(SimError, "state-invalid"):
         other.load_state(w.codec.pack(resting, w._cars))
     solid = standing(2 * M)
     solid.step(HOLD)
@@ -387,7 +388,7 @@ def test_a_spread_disc_is_saved_and_a_solid_or_moving_one_is_refused():
     b = solid.launchers.bullets[0].at
     spread_solid[b + PR_STATE] = PROJECTILE_DEPLOYED
     spread_solid[b + PR_H] = spread_solid[b + PR_VS] = spread_solid[b + PR_VLAT] = spread_solid[b + PR_VH] = 0
-    with pytest.raises(SimError):
+    with raises_coded(SimError, "state-invalid"):
         solid.load_state(solid.codec.pack(spread_solid, solid._cars))
 
 

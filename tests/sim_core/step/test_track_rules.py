@@ -14,6 +14,7 @@ from sim_core.state.layout import (
 from sim_core.step.sweeps import box_bounds, earliest_entry, segment_box_entry
 
 from tests.sim_core.helpers import Box, M, RespawnPoint, loop_track, place, straight_track, world
+from tests.coded import raises_coded
 
 L = 10 * M  # straight_track length
 FAST = 1_200_000  # 1.2 m/s = 20 mm per frame
@@ -196,7 +197,7 @@ def test_start_grid_slots_and_capacity():
     lats = [w.car_state(s)["lat_um"] for s in range(8)]
     assert lats == [(2 * s - 7) * 90_000 for s in range(8)]
     assert all(w.car_state(s)["h_um"] == 50_000 for s in range(8))
-    with pytest.raises(SimError, match="world-too-many-cars"):
+    with raises_coded(SimError, "world-too-many-cars"):
         world(straight_track(width_um=500_000), count=3)
 
 
@@ -206,7 +207,7 @@ def test_time_limit_ends_the_round():
     for _ in range(3600):
         w.step({})
     assert w.done and w.end_reason == "time-limit" and w.frame == 3600
-    with pytest.raises(LocalError, match="sim-round-over"):  # stepping an ended round is the caller's bug
+    with raises_coded(LocalError, "sim-round-over"):  # stepping an ended round is the caller's bug
         w.step({})
 
 

@@ -24,6 +24,7 @@ from sim_core.state.layout import ARC, BROKEN_MASK, H, PENALTY_TIMER, VS, W_FRAM
 
 from tests.sim_core.helpers import car, place, straight_track
 from tests.sim_core.step.test_obstacles import open_track
+from tests.coded import raises_coded
 
 M = 1_000_000
 UP = (0, M, 0)
@@ -153,7 +154,7 @@ def test_a_track_s_turning_gate_becomes_a_turning_obstacle_about_its_node_s_orig
     {"rotation_axis": [0, 1, 0], "rotation_amplitude_deg": 90, "open_duration_ratio": 0.5},  # linear, not step
 ])
 def test_the_bake_refuses_a_turn_it_cannot_carry(extras):
-    with pytest.raises(AssetRejected) as refused:
+    with raises_coded(AssetRejected, "entity-invalid") as refused:
         bake(gate_track(**extras))
     assert [finding.code for finding in refused.value.findings] == ["entity-invalid"]
 

@@ -25,6 +25,7 @@ from sim_core.state.codec import digest_of
 from sim_core.step.weather import Weather, weather_seed
 
 from tests.sim_core.helpers import car, edited, place, straight_track
+from tests.coded import raises_coded
 
 # the §9.1 scheduler case's patch rules: 30 a minute (one per 120 frames), 60 s, radius 0.75 m, rain 0.65 / 1.5
 SCHEDULE = PatchSpec(spawn_rate_per_min_x1000=30_000, lifetime_frames=3_600, radius_um=750_000,
@@ -348,5 +349,5 @@ def test_a_snapshot_with_a_patch_beyond_the_reachable_slots_is_refused() -> None
             other.load_state(bytes(data))
             assert other.weather.active(other._world)[-1] == (1_000_000, 0)
         else:
-            with pytest.raises(SimError, match="weather"):
+            with raises_coded(SimError, "state-invalid", match="weather"):
                 other.load_state(bytes(data))

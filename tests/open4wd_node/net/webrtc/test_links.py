@@ -16,6 +16,7 @@ from protocol.webrtc.channels import Lane, LinkKind
 from protocol.webrtc.chunks import MAX_WHOLE_BODY
 from protocol.webrtc.ice import LinkPath
 from tests.open4wd_node.net.webrtc.helpers import ALICE, BOB, CAROL, LOOPBACK, SCOPE, open_pair
+from tests.coded import raises_coded
 
 
 async def test_a_room_link_opens_binds_both_peers_and_carries_bodies_both_ways():
@@ -35,7 +36,7 @@ async def test_a_room_link_opens_binds_both_peers_and_carries_bodies_both_ways()
         with pytest.raises(LinkClosed) as ended:
             await b.receive()
         assert ended.value.code == "room-left" and ended.value.by_peer
-        with pytest.raises(LinkClosed, match="room-left"):
+        with raises_coded(LinkClosed, "room-left"):
             await a.send(b"after the end")  # the closing side keeps its own reason
 
 
@@ -47,7 +48,7 @@ async def test_a_race_link_has_a_reliable_control_lane_and_a_lossy_inputs_lane()
         await a.send(b"input 1", Lane.INPUTS)
         await a.send(b"vote", Lane.RELIABLE)
         assert {await b.receive(), await b.receive()} == {b"input 1", b"vote"}
-        with pytest.raises(LocalError, match="carrier-body-too-large"):
+        with raises_coded(LocalError, "carrier-body-too-large"):
             await a.send(bytes(MAX_WHOLE_BODY + 1), Lane.INPUTS)  # a lossy lane never carries parts
         await a.send(bytes(MAX_WHOLE_BODY + 1), Lane.RELIABLE)
         assert len(await b.receive()) == MAX_WHOLE_BODY + 1
@@ -58,7 +59,7 @@ async def test_a_room_link_has_no_inputs_lane():
     async with webrtc_endpoint(hub.endpoint(ALICE.peer_id), LinkKind.ROOM, LOOPBACK) as alice, \
             webrtc_endpoint(hub.endpoint(BOB.peer_id), LinkKind.ROOM, LOOPBACK) as bob:
         a, _ = await open_pair(alice, bob)
-        with pytest.raises(LocalError, match="carrier-lane-missing"):
+        with raises_coded(LocalError, "carrier-lane-missing"):
             await a.send(b"input", Lane.INPUTS)
 
 
@@ -70,7 +71,7 @@ async def test_a_member_answers_only_its_hosts_offer():
             webrtc_endpoint(hub.endpoint(CAROL.peer_id), LinkKind.ROOM, quick) as stranger:
         async with trio.open_nursery() as nursery:
             async def strangers_offer():
-                with pytest.raises(LinkClosed, match="webrtc-answer-timeout"):
+                with raises_coded(LinkClosed, "webrtc-answer-timeout"):
                     await stranger.connect(BOB.peer_id)
 
             nursery.start_soon(strangers_offer)
@@ -96,7 +97,7 @@ async def test_offers_beyond_the_bound_are_ignored_not_stored():
         while bob.ignored < 2 * len(senders) - LOOPBACK.max_pending_offers:
             await trio.sleep(0.01)
         assert bob.pending_offers == LOOPBACK.max_pending_offers
-        with pytest.raises(LinkClosed, match="sdp-no-fingerprint"):
+        with raises_coded(LinkClosed, "sdp-no-fingerprint"):
             await bob.accept()  # the first pending offer, refused on its own
         assert bob.pending_offers == LOOPBACK.max_pending_offers - 1
 
