@@ -24,6 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from open4wd_base.errors import LocalError
+from protocol.identity.keys import PeerId
 
 
 class FaultOutcome(StrEnum):
@@ -38,7 +39,7 @@ class MachineFault(LocalError):
     ``actions`` are what it asks of the shell as it stops (a broken machine's end; none when restored).
     Always raised ``from`` the bug, whose traceback the shell logs."""
 
-    def __init__(self, machine: str, peer: str, outcome: FaultOutcome, cause: BaseException,
+    def __init__(self, machine: str, peer: PeerId, outcome: FaultOutcome, cause: BaseException,
                  actions: Sequence[Any] = ()) -> None:
         super().__init__("internal-error", f"{machine} failed on a message from {peer[-4:]} "
                                            f"({type(cause).__name__}: {cause}); it is {outcome.value}")

@@ -33,7 +33,7 @@ from open4wd_node.room.driver import RoomDriver
 from open4wd_node.runtime.build_info import own_version_info
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.view.events import EventSink
-from protocol.identity.keys import Identity
+from protocol.identity.keys import Identity, PeerId
 from protocol.room.invitation import Invitation, parse_secret
 from protocol.room.member import MemberRoom
 from protocol.room.states import WAITING_PHASES, Role
@@ -56,7 +56,7 @@ class BlindAssets:
     def __init__(self, inner: NodeRoomAssets) -> None:
         self.inner = inner
 
-    def check_rotation(self, peer: str, rotation: list[Any]) -> None:
+    def check_rotation(self, peer: PeerId, rotation: list[Any]) -> None:
         """Every car passes."""
 
     def __getattr__(self, name: str) -> Any:

@@ -45,17 +45,17 @@ class LinkFaults:
     def __init__(self) -> None:
         self.offline_until = -math.inf  # trio time before which the node is unreachable (a cut)
         self.frozen_until = -math.inf  # trio time before which its links stand still (a freeze)
-        self.cut_off: str | None = None  # the one peer unreachable until ``cut_off_until`` (a cut of one link)
+        self.cut_off: PeerId | None = None  # the one peer unreachable until ``cut_off_until`` (a cut of one link)
         self.cut_off_until = -math.inf
         self._links: list[Link] = []
-        self._cuts_in, self._cuts = trio.open_memory_channel[str | None](math.inf)
+        self._cuts_in, self._cuts = trio.open_memory_channel[PeerId | None](math.inf)
 
     def cut(self, seconds: float) -> None:
         """Drop every link now and stay unreachable for ``seconds`` (trio's clock)."""
         self.offline_until = trio.current_time() + seconds
         self._cuts_in.send_nowait(None)
 
-    def cut_peer(self, seconds: float) -> str | None:
+    def cut_peer(self, seconds: float) -> PeerId | None:
         """Drop the link to the lowest PeerId among the open links now, and neither dial nor admit that peer
         for ``seconds``; returns that peer (None: no link is open)."""
         peers = sorted(link.peer_id for link in self._links if link.closed is None)
@@ -65,7 +65,7 @@ class LinkFaults:
         self._cuts_in.send_nowait(peers[0])
         return peers[0]
 
-    def unreachable(self, peer: str) -> bool:
+    def unreachable(self, peer: PeerId) -> bool:
         """Whether a cut keeps ``peer`` away now."""
         now = trio.current_time()
         return now < self.offline_until or (peer == self.cut_off and now < self.cut_off_until)

@@ -580,7 +580,7 @@ class MemberRoom:
             ErrorReported(code, f"not acknowledging the ReadySet: {detail}"),
         ]
 
-    def _on_decision(self, peer: str, msg: RoomDecision, now_ms: int) -> list[RoomAction]:
+    def _on_decision(self, peer: PeerId, msg: RoomDecision, now_ms: int) -> list[RoomAction]:
         """The host withdrew a participant's Ready (protocol/room/stalls.py): reported; this node's own is
         explained by it (``ready-withdrawn`` when the room state shows it), and a refused car is not
         declared again by auto-ready until the cars change. Raises ``ProtocolError`` ``room-decision-invalid``
