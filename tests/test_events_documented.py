@@ -6,6 +6,8 @@ import types
 import typing
 from dataclasses import fields
 
+import msgspec
+
 from open4wd_node.events.vocabulary import EVENT_CLASSES
 from protocol.race.actions import RaceEvent
 from tests.events_doc import documented_events
@@ -24,10 +26,19 @@ def _may_be_none(annotation: object) -> bool:
     return "None" in text or (isinstance(annotation, types.UnionType) and type(None) in typing.get_args(annotation))
 
 
+def _given(kind: object) -> object:
+    """A value of a field of type ``kind`` that is not None: a wire message (a ``room-decision`` event
+    carries the message it reports) with every field given, else ``Given``."""
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return kind(**{name: Given() for name in kind.__struct_fields__})
+    return Given()
+
+
 def keys_of(cls: type) -> tuple[set[str], set[str]]:
     """Every JSON key an event of ``cls`` may print, and those it leaves out when the field is None."""
-    every = set(cls(**{f.name: Given() for f in fields(cls)}).data())
-    least = set(cls(**{f.name: None if _may_be_none(f.type) else Given() for f in fields(cls)}).data())
+    hints = typing.get_type_hints(cls)
+    every = set(cls(**{f.name: _given(hints[f.name]) for f in fields(cls)}).data())
+    least = set(cls(**{f.name: None if _may_be_none(f.type) else _given(hints[f.name]) for f in fields(cls)}).data())
     if cls in RACE_EVENTS:  # told with the round they happened in (InRound)
         every, least = every | {"round"}, least | {"round"}
     return every, every - least

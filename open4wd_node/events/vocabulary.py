@@ -359,11 +359,35 @@ class SignalDrained(UserEvent):
     closed: int
 
 
+@dataclass(frozen=True)
+class HostileDeclared(UserEvent):
+    """The soak's hostile room member declared Ready with its refused car, the ``count``-th time."""
+
+    EVENT = "hostile-declared"
+    count: int
+
+
+@dataclass(frozen=True)
+class HostileRejoin(UserEvent):
+    """The hostile member's stay in the room ended (removed, or the room went on): ``joined`` whether it got
+    in, with the ``reason`` it was turned away or the Readys it ``declared`` in the stay."""
+
+    EVENT = "hostile-rejoin"
+    joined: bool
+    reason: str | None = None
+    declared: int | None = None
+
+    def data(self) -> dict[str, Any]:
+        """``joined``, then ``reason`` (turned away) or ``declared`` (a stay that ended)."""
+        return _without_none(self, "reason", "declared")
+
+
 ShellEvent: TypeAlias = (
     AdvertiseGuessed | AdvertiseUnreachable | RoomCreated | RoomHosted | NoticeShown | AssetFetched | LogOpened
     | RaceStarted | Lagging | Progress | StateSaved | CaughtUpFrom | RoundEnd | MatchEnd | SessionEnd | FaultFired
     | ControlApiListening | MatchResult | SpectateStarted | ViewCheckpoint | ViewFrame | CarPlaces | LivePage
     | RelayListening | RelayDraining | RelayDrained | SignalListening | SignalDraining | SignalDrained
+    | HostileDeclared | HostileRejoin
 )
 """Every event the shell itself reports."""
 

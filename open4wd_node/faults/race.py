@@ -6,6 +6,7 @@ that lasts, ``seconds``), which the soak reads as the fault having fired:
 
 - ``corrupt-state``: the world moves this node's own car, every time the frame is stepped;
 - ``disconnect``: every link is dropped and the node stays unreachable (``LinkFaults.cut``);
+- ``cut-link``: its link to one peer is dropped and stays down (``LinkFaults.cut_peer``);
 - ``stall``: the pump and the links stand still (``LinkFaults.freeze``, and the pump's pause);
 - ``pump-stall``: only the pump stands still; the runner goes on handling what the links deliver.
 
@@ -69,6 +70,8 @@ class RaceFaults:
                 continue
             if fault.kind is FaultKind.DISCONNECT:
                 self.links.cut(fault.seconds)
+            elif fault.kind is FaultKind.CUT_LINK:
+                self.links.cut_peer(fault.seconds)
             else:
                 self.pump_until = max(self.pump_until, trio.current_time() + fault.seconds)
                 if fault.kind is FaultKind.STALL:

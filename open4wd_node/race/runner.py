@@ -53,6 +53,7 @@ from open4wd_node.race.state_files import write_state_file
 from open4wd_node.race.spectators import SpectatorHub
 from protocol.spectate.messages import RosterEntry, SpectateEndReason
 from protocol.spectate.source import SpectateSource
+from protocol.transaction import MachineFault
 from protocol.identity.keys import Identity, race_id
 from protocol.room.locked_start import LockedStart
 from protocol.race.mesh import MeshReady
@@ -441,11 +442,15 @@ class MatchRunner:
 
     def _handle(self, event: MeshEvent) -> None:
         """One event of the mesh. What a message's handling raises closes that peer's link (``contain``:
-        a peer's fault with its code, a bug of this node as ``internal-error``), never the race."""
+        a peer's fault with its code, a bug of this node as ``internal-error``); a bug in the session
+        broke it (``MachineFault``): this node's race ends there, its peers told, and theirs goes on."""
         match event:
             case Arrived(peer=peer, link=link, message=message):
                 try:
                     self._on_message(peer, message)
+                except MachineFault as fault:  # the session is broken: its end and leave go out first
+                    self._route(fault.actions)
+                    self._tasks.start_soon(contain, peer, message.TYPE, link.aclose, fault)
                 except Exception as exc:
                     self._tasks.start_soon(contain, peer, message.TYPE, link.aclose, exc)
             case Lost(peer=peer):

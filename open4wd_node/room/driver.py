@@ -37,7 +37,9 @@ from open4wd_base.errors import CodedError, LocalError
 from protocol.errors import ProtocolError
 from protocol.actions import UserEvent
 from protocol.room.actions import CloseLink, FetchAssets, HostSuccession, MatchStarted, Misbehaviour, RelayedIn, RoomAction, Send
-from protocol.room.events import ErrorReported, GridCancelled, MemberLeft, ReadyChanged, ReadySetFormed, ReadySetRefused
+from protocol.room.events import (
+    ErrorReported, GridCancelled, MemberLeft, ReadyChanged, ReadySetFormed, ReadySetRefused, RoomDecided,
+)
 from protocol.room.host import HostRoom
 from protocol.room.member import MemberRoom
 from protocol.identity.keys import Identity
@@ -153,6 +155,8 @@ class RoomDriver:
             self._close_soon(action.peer, action.code)
         elif isinstance(action, Misbehaviour):
             log.info("room-misbehaviour", peer=action.peer, code=action.code)
+        elif isinstance(action, RoomDecided):  # shown by this node's own seat, which the decision reaches too
+            log.info("room-decision", **action.data())
         elif isinstance(action, HOST_EVENTS):
             self.events.emit(action)
 

@@ -25,6 +25,7 @@ import structlog
 import trio
 
 from open4wd_node.assets.room_assets import NodeRoomAssets
+from open4wd_node.net.containment import contain
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.transport import Dialler
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
@@ -48,6 +49,7 @@ from protocol.race.recovery import RECONNECT_WINDOW_MS
 from protocol.race.results import Quit, RoundResult, match_standings, round_result
 from protocol.race.setup import loadout_digest
 from protocol.room.actions import MatchStarted
+from protocol.transaction import MachineFault
 from protocol.spectate.actions import (
     CheckpointLoaded, DialSource, DropSource, FrameShown, HashChecked, KeyVerified, RoundBegan, RoundOver, ViewEnded,
     ViewerAction,
@@ -213,9 +215,16 @@ class MatchViewer:
                 link = await self.dial(self.addresses.get(peer, ""), peer, limits=VIEWER_LIMITS)
                 link.repurpose(SPECTATE_LINK, VIEWER_LIMITS, frozenset(), SOURCE_INGRESS)
                 await link.send(select)
-                async for message in link:
-                    self._route(viewer.receive(peer, message, self.clock.now_ms()))
                 reason = "the source closed the link"
+                async for message in link:
+                    try:
+                        actions = viewer.receive(peer, message, self.clock.now_ms())
+                    except MachineFault as fault:  # the view is broken and over: its end first, then the link
+                        self._route(fault.actions)
+                        await contain(peer, message.TYPE, link.aclose, fault)
+                        reason = str(fault)
+                        break
+                    self._route(actions)
             except (LinkClosed, OSError, UserError, trio.TooSlowError) as exc:
                 reason = str(exc)
             finally:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from protocol.actions import UserEvent
+from protocol.room.messages import RoomDecision
 from protocol.identity.keys import PeerId
 
 
@@ -86,6 +87,20 @@ class ReadyWithdrawn(UserEvent):
     EVENT = "ready-withdrawn"
     reason: str
     message: str
+
+
+@dataclass(frozen=True)
+class RoomDecided(UserEvent):
+    """The host's ``ruling`` about a participant's Ready (the host's view, and every member's from its
+    ``room-decision``, bounded): the event's data are the message's fields, ``participant``, ``decision``,
+    ``code``, ``detail``, ``by``, ``strikes``, ``removed``."""
+
+    EVENT = "room-decision"
+    ruling: RoomDecision
+
+    def data(self) -> dict[str, Any]:
+        """The ruling's fields, in the message's order."""
+        return {name: getattr(self.ruling, name) for name in self.ruling.__struct_fields__}
 
 
 @dataclass(frozen=True)
@@ -169,7 +184,7 @@ class ErrorReported(UserEvent):
 
 RoomEvent: TypeAlias = (
     Joined | MemberJoined | MemberLeft | CompatibilityChecked | ReadyChanged | ReadyRefused | ReadyWithdrawn
-    | ReadySetFormed | ReadySetRefused | GridCancelled | CountdownStarted | CountdownCancelled | SuccessorChosen | MatchBegan
-    | ErrorReported
+    | RoomDecided | ReadySetFormed | ReadySetRefused | GridCancelled | CountdownStarted | CountdownCancelled
+    | SuccessorChosen | MatchBegan | ErrorReported
 )
 """Every user-visible event a room machine reports."""
