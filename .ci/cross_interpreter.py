@@ -41,6 +41,8 @@ PYENV = Path(os.environ.get("PYENV_ROOT", "/root/.pyenv")) / "versions"
 DEFAULT_CONFIGS = ("3.11:1.26.0", "3.13:2.5.5")
 """The ends of what pyproject.toml admits: the oldest Python with the oldest numpy, the newest with the newest."""
 RACE_LIMIT_S = 300  # only a hang reaches it
+LOCAL_ONLY = (".git", ".venv", "build", "*.egg-info", "artefacts", "__pycache__", ".*_cache", ".hypothesis")
+"""What a build copies no part of: this checkout's own tools, outputs and caches."""
 
 FIGURES = """
 import hashlib, json, sys
@@ -95,7 +97,11 @@ def build(config: Config, root: Path) -> Path:
     venv = root / config.name
     subprocess.run([str(config.interpreter()), "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", str(CHECKOUT), f"numpy=={config.numpy}",
+    # Each build from its own copy of the sources: a build writes build/ inside the tree it builds (mypyc's
+    # generated C included), which two builds at once would share and a later install would find stale.
+    source = root / f"{config.name}-source"
+    shutil.copytree(CHECKOUT, source, ignore=shutil.ignore_patterns(*LOCAL_ONLY))
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", str(source), f"numpy=={config.numpy}",
                            "pytest", "hypothesis"],
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0:

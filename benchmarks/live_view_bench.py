@@ -36,7 +36,7 @@ from open4wd_node.race.world import WorldAdapter
 from open4wd_node.view.live_console import LiveConsole, REFRESH_S
 from open4wd_node.view.live_render import race_table
 from open4wd_node.view.live_web import RATE_HZ, LiveWeb
-from open4wd_node.view.round_watch import RoundWatch
+from open4wd_node.events.round_watch import RoundWatch
 from open4wd_node.view.track_picture import TrackPicture
 from open4wd_node.view.web_view import board_state
 from protocol.identity.keys import Identity

@@ -34,7 +34,8 @@ from open4wd_node.assets.cars import CarChoice
 from open4wd_node.runtime.choices import PLAYERS
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.vocabulary import NodeEvent, RoomCreated
 from open4wd_node.runtime.logs import configure_logging
 from open4wd_node.relay.reach import with_listener
 from open4wd_node.room.session import HostOptions, JoinOptions
@@ -56,9 +57,9 @@ class TimedEvents(EventSink):
     def view(self, lines: list[str]) -> None:
         pass
 
-    def emit(self, event: str, **data: Any) -> None:
-        self.events.append((time.perf_counter(), event, data))
-        if event == "room-created":
+    def emit(self, event: NodeEvent) -> None:
+        self.events.append((time.perf_counter(), event.EVENT, event.data()))
+        if isinstance(event, RoomCreated):
             self.created.set()
 
     def first(self, event: str) -> float:

@@ -180,7 +180,7 @@ def live() -> None:
     from open4wd_node.relay.reach import contact_dialler, with_listener
     from open4wd_node.room.session import JoinOptions, join_room
     from open4wd_node.runtime.config import DEFAULTS
-    from open4wd_node.view.events import EventSink
+    from open4wd_node.events.sink import EventSink
     from protocol.room.invitation import Invitation
     from protocol.spectate.viewer import SpectateViewer
 
@@ -227,10 +227,10 @@ def live() -> None:
                 joined: list[bool] = []
                 original_emit = events.emit
 
-                def emit(event, **data):
-                    if event == "joined":
+                def emit(event):
+                    if event.EVENT == "joined":
                         joined.append(True)
-                    original_emit(event, **data)
+                    original_emit(event)
 
                 events.emit = emit  # type: ignore[method-assign]
                 nursery.start_soon(players)

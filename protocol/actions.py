@@ -46,7 +46,7 @@ class UserEvent:
     """Base of the typed user-visible events a machine reports (one frozen dataclass per event).
 
     ``EVENT`` is the stable ``--json`` event name and the fields are exactly that event's JSON data
-    keys, in order, so the shell prints ``events.emit(e.EVENT, **e.data())`` and the output stays the
+    keys, in order, so the shell prints ``{"event": e.EVENT, **e.data()}`` and the output stays the
     same whatever the machine's internals. Subclasses may override ``data`` to leave out a key that a
     given view of the event never had.
     """

@@ -11,24 +11,28 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.vocabulary import NodeEvent, RoomCreated
 
 
 class Recorder(EventSink):
     def __init__(self, inner: EventSink | None = None) -> None:
         super().__init__(as_json=True)
         self.inner = inner
-        self.events: list[tuple[str, dict]] = []
+        self.typed: list[NodeEvent] = []  # every event as it was emitted
+        self.events: list[tuple[str, dict]] = []  # and its JSON form: name, data
         self.first_at: dict[str, float] = {}  # event -> when (trio's clock) it was first emitted
         self.created = trio.Event()
 
-    def emit(self, event: str, **data) -> None:
-        self.events.append((event, data))
-        self.first_at.setdefault(event, trio.current_time())
-        if event == "room-created":
+    def emit(self, event: NodeEvent) -> None:
+        name = event.EVENT
+        self.typed.append(event)
+        self.events.append((name, event.data()))
+        self.first_at.setdefault(name, trio.current_time())
+        if isinstance(event, RoomCreated):
             self.created.set()
         if self.inner is not None:
-            self.inner.emit(event, **data)
+            self.inner.emit(event)
 
     def room_changed(self, member) -> None:
         if self.inner is not None:

@@ -17,11 +17,13 @@ import trio
 
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.runtime.blocking import run_blocking
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from protocol.room.messages import AssetChunk, AssetMissing, AssetRequest, Relay
 from protocol.encoding.wire import Message, encode_message
 from protocol.identity.keys import PeerId
 from sim_core.errors import SimError
+from open4wd_node.events.vocabulary import AssetFetched
+from protocol.room.events import ErrorReported
 
 log = structlog.get_logger("open4wd_node.assets")
 
@@ -97,11 +99,11 @@ class AssetTransfer:
                 raise SimError("asset-fetch-mismatch", f"{owner[-4:]} sent bytes that do not hash to {cid[:12]}…")
             await run_blocking(self.store.put, data)
         except SimError as exc:
-            self.events.emit("error", code=exc.code, message=exc.message)
+            self.events.emit(ErrorReported(code=exc.code, message=exc.message))
             return False
         finally:
             del self._waiting[(owner, cid)]
-        self.events.emit("asset-fetched", content_id=cid, peer=owner, bytes=len(data))
+        self.events.emit(AssetFetched(content_id=cid, peer=owner, bytes=len(data)))
         return True
 
     async def _fetch_chunks(

@@ -15,11 +15,7 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "main": "main",
     "node_context": "main",
     "run": "main",
-    "ControlTee": "match",
-    "PlayOptions": "match",
-    "play_match": "match",
     "play_options": "play",
     "room_identity": "play",
-    "room_then_race": "play",
     "run_node": "play",
 })

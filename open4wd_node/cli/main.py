@@ -12,7 +12,6 @@ command modules only declare their options; each imports what it runs when it ru
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pkgutil
 import re
@@ -84,7 +83,10 @@ def _report(error: _Reported, as_json: bool) -> None:
     """The human line on stderr; with ``--json`` also one JSON object on stdout."""
     print(f"error[{error.code}]: {error.message}", file=sys.stderr)
     if as_json:
-        print(json.dumps({"event": "error", "code": error.code, "message": error.message}), flush=True)
+        from open4wd_node.events.sink import event_json  # the event vocabulary only when it is needed
+        from protocol.room.events import ErrorReported
+
+        print(event_json(ErrorReported(error.code, error.message)), flush=True)
 
 
 def node_context(args: argparse.Namespace) -> NodeContext:

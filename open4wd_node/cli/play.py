@@ -1,23 +1,22 @@
-"""Options and the node's lifetime shared by ``host`` and ``join``: the room, then the race."""
+"""What ``host``, ``join`` and ``watch`` share: the options of the match from the command line, where the
+node's events are printed, and running the ``Node`` to its exit status."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-from open4wd_node.runtime.config import DEFAULTS, NodeConfig
-from open4wd_node.net.webrtc.reach import WebRTCReach, listens_directly, webrtc_options
-from open4wd_node.runtime.context import NodeContext
-from open4wd_node.view.events import EventSink
-from open4wd_node.cli.match import PlayOptions, play_match, watch_match
 from open4wd_node.faults.plan import parse_fault
-from open4wd_node.net.listener import NodeListener
-from open4wd_node.relay.reach import with_listener
+from open4wd_node.node.match import PlayOptions
+from open4wd_node.node.node import NodeResult
 from open4wd_node.race.runner import RaceOptions
-from open4wd_node.room.driver import RoomOutcome
+from open4wd_node.runtime.config import NodeConfig
+from open4wd_node.runtime.context import NodeContext
 from open4wd_node.runtime.trio_main import run_trio
+from open4wd_node.events.sink import EventSink
 from protocol.identity.keys import Identity, load_or_create_identity
-from protocol.spectate.messages import SpectateEndReason
+
 
 def play_options(args: argparse.Namespace, config: NodeConfig) -> PlayOptions:
     """How this node plays its match: driver, seed and control port from the configuration, the race
@@ -42,38 +41,9 @@ def room_identity(ctx: NodeContext, args: argparse.Namespace) -> tuple[Identity,
     return identity, LiveConsole(identity.peer_id)
 
 
-async def room_then_race(
-    ctx: NodeContext, identity: Identity, events: EventSink, listener: NodeListener, play: PlayOptions,
-    room: Callable[[NodeListener], Awaitable[RoomOutcome]], racing: bool,
-) -> int:
-    """0 when this node's match ran to its end, 1 otherwise. ``racing`` False: this node is a spectator,
-    and watches the match (``watch_match``) to its end instead of racing it."""
-    listener.on_link = lambda link: events.emit(**link.path_report().as_event())
-    async with events.showing():
-        outcome = await room(listener)
-        if outcome.started is None:
-            return 1
-        if not racing:
-            watched = await watch_match(ctx, identity, events, outcome, listener)
-            events.emit("result", peer=identity.peer_id, outcome=watched.outcome, detail=watched.detail,
-                        agreed_hashes=watched.agreed, mismatches=watched.mismatches, standings=watched.standings,
-                        log=watched.log, sources=watched.sources, frames=watched.frames)
-            return 0 if watched.outcome == SpectateEndReason.MATCH_END else 1
-        report = await play_match(ctx, identity, events, outcome, listener, play)
-        events.emit("result", peer=identity.peer_id, outcome=report.outcome, detail=report.detail,
-                    agreed_hashes=report.agreed, disagreements=report.disagreements, leaves=report.leaves,
-                    standings=report.standings, log=report.log, max_lag=report.max_lag, ticks=report.ticks,
-                    rollbacks=report.rollbacks,
-                    max_rollback=report.max_rollback, drops=report.drops, liveness=report.liveness,
-                    cpu=report.cpu.to_json())
-        return 0 if report.outcome == "finished" else 1
+def run_node(run: Callable[..., Awaitable[NodeResult]], *args: Any) -> int:
+    """Run one of a ``Node``'s ``host``, ``join`` or ``watch`` (``run(*args)``) until its match ends; 0 when
+    the match ran to its end for this node, 1 otherwise (a stop signal: ``Interrupted``)."""
+    result: NodeResult = run_trio(run, *args)
+    return 0 if result.finished else 1
 
-
-def run_node(identity: Identity, config: NodeConfig, body: Callable[[NodeListener], Awaitable[int]]) -> int:
-    """Listen where the configuration says (``listen``, ``advertise``; reserved at ``relays`` as
-    ``reachability`` says) while ``body`` runs; its exit status.
-    ``UserError`` ``listen-failed`` when the address cannot be bound."""
-    status: int = run_trio(with_listener, identity, config.listen.host, config.listen.port, body, config.advertise,
-                           config.reachability, config.relays, WebRTCReach(identity, webrtc_options(config)),
-                           listens_directly(config, DEFAULTS.listen))
-    return status

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import RenderableType
 from rich.table import Table
 
-from open4wd_node.view.events import event_text, round_text, short
+from open4wd_node.events.text import event_text, round_text, short
 from open4wd_node.view.live_console import Screen, showing
 from open4wd_node.view.live_render import Beside
 from open4wd_node.view.live_web import LiveState

@@ -1,6 +1,6 @@
 """Fault injection for the soak, the demo and the tests: adapters that wrap the node's production objects from
 outside (the round's world, the race's dialler and doorway, the links' carriers, the pump's stand-stills),
-installed by the composition root when the command line asks (``--fault``) or by a test. No production type
+installed by the node (``open4wd_node.node``) when its options ask (``--fault``) or by a test. No production type
 carries a fault of its own."""
 
 from open4wd_base.exports import lazy_exports

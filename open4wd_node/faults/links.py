@@ -7,6 +7,8 @@ links arrive). ``LinkFaults.dial`` and ``LinkFaults.doorway`` wrap them, so that
 - a **cut** (``cut``) closes every such link with ``fault-disconnect`` (the peer is told) and keeps the node
   unreachable for a while: a dial waits for the end of it, an arriving link is refused with
   ``mesh-offline``;
+- a **cut of one link** (``cut_peer``) does the same to the link with one peer only (the lowest PeerId
+  among the open links: every node knows which that is), so the node still reaches every other peer;
 - a **freeze** (``freeze``) makes the node stand still, as a process stopped by SIGSTOP would: every such
   link's carrier is wrapped (``FrozenCarrier``), so that nothing is read from it or written to it until the
   freeze ends, and a read or write the freeze holds is not cancelled meanwhile (a stopped process's send
@@ -45,13 +47,30 @@ class LinkFaults:
     def __init__(self) -> None:
         self.offline_until = -math.inf  # trio time before which the node is unreachable (a cut)
         self.frozen_until = -math.inf  # trio time before which its links stand still (a freeze)
+        self.cut_off: PeerId | None = None  # the one peer unreachable until ``cut_off_until`` (a cut of one link)
+        self.cut_off_until = -math.inf
         self._links: list[Link] = []
-        self._cuts_in, self._cuts = trio.open_memory_channel[None](math.inf)
+        self._cuts_in, self._cuts = trio.open_memory_channel[PeerId | None](math.inf)
 
     def cut(self, seconds: float) -> None:
         """Drop every link now and stay unreachable for ``seconds`` (trio's clock)."""
         self.offline_until = trio.current_time() + seconds
         self._cuts_in.send_nowait(None)
+
+    def cut_peer(self, seconds: float) -> PeerId | None:
+        """Drop the link to the lowest PeerId among the open links now, and neither dial nor admit that peer
+        for ``seconds``; returns that peer (None: no link is open)."""
+        peers = sorted(link.peer_id for link in self._links if link.closed is None)
+        if not peers:
+            return None
+        self.cut_off, self.cut_off_until = peers[0], trio.current_time() + seconds
+        self._cuts_in.send_nowait(peers[0])
+        return peers[0]
+
+    def unreachable(self, peer: PeerId) -> bool:
+        """Whether a cut keeps ``peer`` away now."""
+        now = trio.current_time()
+        return now < self.offline_until or (peer == self.cut_off and now < self.cut_off_until)
 
     def freeze(self, seconds: float) -> None:
         """Let every link stand still for ``seconds`` from now."""
@@ -68,11 +87,11 @@ class LinkFaults:
         """Close the links at every cut, until cancelled."""
         async with trio.open_nursery() as nursery:
             task_status.started()
-            async for _ in self._cuts:
+            async for peer in self._cuts:
                 for link in self._links:
-                    if link.closed is None:
+                    if link.closed is None and peer in (None, link.peer_id):
                         nursery.start_soon(link.aclose, "fault-disconnect", "this node dropped its links (fault injection)")
-                self._links.clear()
+                self._links = [link for link in self._links if link.closed is None and peer not in (None, link.peer_id)]
 
     def adopt(self, link: Link) -> Link:
         """A link made through here: its carrier may freeze, and a cut closes it."""
@@ -86,6 +105,8 @@ class LinkFaults:
         async def dial(contact: str, peer: PeerId, *, expensive: frozenset[str] = frozenset(),
                        limits: LinkLimits = ROOM_LIMITS) -> Link:
             await trio.sleep_until(self.offline_until)
+            if peer == self.cut_off:
+                await trio.sleep_until(self.cut_off_until)
             await self.thaw()
             return self.adopt(await inner(contact, peer, expensive=expensive, limits=limits))
 
@@ -108,7 +129,7 @@ class _FaultyDoorway:
 
         async def admitted(link: Link, first: M) -> None:
             await self.faults.thaw()
-            if trio.current_time() < self.faults.offline_until:
+            if self.faults.unreachable(link.peer_id):
                 await link.aclose("mesh-offline", "this node is unreachable for now")
                 return
             await handler(self.faults.adopt(link), first)

@@ -19,14 +19,17 @@ class FaultKind(StrEnum):
     it again, as a real bug would)."""
     DISCONNECT = "disconnect"
     """It drops every link it raced on and stays unreachable for the fault's seconds."""
+    CUT_LINK = "cut-link"
+    """It drops its link to one peer (the lowest PeerId it races with) and neither dials nor admits that peer
+    for the fault's seconds, while its links to the others stay up: a partial partition."""
     STALL = "stall"
     """It stands still for the fault's seconds, pump and links, as a process stopped by SIGSTOP."""
     PUMP_STALL = "pump-stall"
     """Only its pump stands still: its links are read and answered, its race does not move."""
 
 
-COMMAND_LINE = re.compile(r"(corrupt-state|disconnect)@([0-9]{1,7})(?::([0-9]{1,3}))?")
-"""The kinds ``--fault`` offers: the two a real process can be asked for (a stall is SIGSTOP's, the soak's)."""
+COMMAND_LINE = re.compile(r"(corrupt-state|disconnect|cut-link)@([0-9]{1,7})(?::([0-9]{1,3}))?")
+"""The kinds ``--fault`` offers: the three a real process can be asked for (a stall is SIGSTOP's, the soak's)."""
 
 
 @dataclass(frozen=True)
@@ -39,14 +42,15 @@ class NodeFault:
 
 
 def parse_fault(text: str) -> NodeFault:
-    """``--fault``'s value: ``corrupt-state@FRAME`` or ``disconnect@FRAME[:SECONDS]`` (5 s by default);
-    ``UserError`` ``fault-invalid`` for anything else."""
+    """``--fault``'s value: ``corrupt-state@FRAME``, ``disconnect@FRAME[:SECONDS]`` or
+    ``cut-link@FRAME[:SECONDS]`` (5 s by default); ``UserError`` ``fault-invalid`` for anything else."""
     match = COMMAND_LINE.fullmatch(text)
     if match is None or (match[1] == FaultKind.CORRUPT_STATE and match[3]):
-        raise UserError("fault-invalid", f"--fault takes corrupt-state@FRAME or disconnect@FRAME[:SECONDS], got {text!r}")
+        raise UserError("fault-invalid", "--fault takes corrupt-state@FRAME, disconnect@FRAME[:SECONDS] or "
+                                         f"cut-link@FRAME[:SECONDS], got {text!r}")
     if match[1] == FaultKind.CORRUPT_STATE:
         return NodeFault(FaultKind.CORRUPT_STATE, int(match[2]))
-    return NodeFault(FaultKind.DISCONNECT, int(match[2]), float(match[3] or 5))
+    return NodeFault(FaultKind(match[1]), int(match[2]), float(match[3] or 5))
 
 
 NONDETERMINISM_ENV = "OPEN4WD_TEST_NONDETERMINISTIC_FRAME"

@@ -1,4 +1,4 @@
-"""``RaceFaults``: a node's faults installed around its match runner (``RaceWiring``), by the composition root.
+"""``RaceFaults``: a node's faults installed around its match runner (``RaceWiring``), by the node (``open4wd_node.node.match``).
 
 Each ``NodeFault`` fires after its frame of the first round, the first time that frame is stepped (the
 round's ``FaultWorld`` notices it), and says so with a ``fault`` event (``kind``, ``frame``, and for a fault
@@ -6,6 +6,7 @@ that lasts, ``seconds``), which the soak reads as the fault having fired:
 
 - ``corrupt-state``: the world moves this node's own car, every time the frame is stepped;
 - ``disconnect``: every link is dropped and the node stays unreachable (``LinkFaults.cut``);
+- ``cut-link``: its link to one peer is dropped and stays down (``LinkFaults.cut_peer``);
 - ``stall``: the pump and the links stand still (``LinkFaults.freeze``, and the pump's pause);
 - ``pump-stall``: only the pump stands still; the runner goes on handling what the links deliver.
 
@@ -26,8 +27,9 @@ from open4wd_node.faults.plan import FaultKind, NodeFault
 from open4wd_node.faults.world import FaultWorld
 from open4wd_node.race.runner import RaceWiring
 from open4wd_node.race.world import WorldAdapter
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from protocol.race.setup import RaceWorld
+from open4wd_node.events.vocabulary import FaultFired
 
 
 class RaceFaults:
@@ -64,12 +66,14 @@ class RaceFaults:
             if fault.frame != frame:
                 continue
             if fault.kind is FaultKind.CORRUPT_STATE:
-                self.events.emit("fault", kind=fault.kind.value, frame=frame)
+                self.events.emit(FaultFired(kind=fault.kind.value, frame=frame))
                 continue
             if fault.kind is FaultKind.DISCONNECT:
                 self.links.cut(fault.seconds)
+            elif fault.kind is FaultKind.CUT_LINK:
+                self.links.cut_peer(fault.seconds)
             else:
                 self.pump_until = max(self.pump_until, trio.current_time() + fault.seconds)
                 if fault.kind is FaultKind.STALL:
                     self.links.freeze(fault.seconds)
-            self.events.emit("fault", kind=fault.kind.value, frame=frame, seconds=fault.seconds)
+            self.events.emit(FaultFired(kind=fault.kind.value, frame=frame, seconds=fault.seconds))

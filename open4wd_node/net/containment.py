@@ -7,6 +7,9 @@ node's bug, triggered by what the peer sent: it is logged at error level with it
 link is closed with ``internal-error``, so the peer learns that the fault is ours, not its. Either way
 the exception stops there: the tasks of the other links, the room, the race and the node go on.
 ``LinkClosed`` (the link ended), cancellation and other ``BaseException`` pass through untouched.
+A machine that met such a bug says what it is now (``MachineFault``: back to its state before the
+message, or broken and ended, protocol/transaction.py); the log record carries both that and the link's
+close.
 
 Work done for a peer that has no link of its own here (an asset fetched through the host's relay) is
 contained the same way with another ``close``: it reports the end instead of closing a link.
@@ -21,6 +24,7 @@ import structlog
 
 from open4wd_base.errors import PeerError
 from open4wd_node.net.link import Link, LinkClosed
+from protocol.transaction import MachineFault
 from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.containment")
@@ -53,6 +57,11 @@ async def contain(peer: PeerId, doing: str, close: Close, exc: Exception) -> Non
     if isinstance(exc, PeerError):
         log.info("peer-refused", peer=peer, doing=doing, code=exc.code, reason=exc.message)
         await close(exc.code, exc.message)
+    elif isinstance(exc, MachineFault):  # both reasons: what the machine is now, and why the link closes
+        bug = exc.__cause__ or exc
+        log.error(INTERNAL_ERROR, peer=peer, doing=doing, machine=exc.machine, machine_outcome=exc.outcome.value,
+                  error=f"{type(bug).__name__}: {bug}", link_closed=INTERNAL_ERROR, exc_info=exc)
+        await close(INTERNAL_ERROR, INTERNAL_ERROR_TEXT)
     else:
         log.error(INTERNAL_ERROR, peer=peer, doing=doing, error=f"{type(exc).__name__}: {exc}", exc_info=exc)
         await close(INTERNAL_ERROR, INTERNAL_ERROR_TEXT)

@@ -28,6 +28,9 @@ from open4wd_node.runtime.addresses import Address
 from protocol.encoding.wire import HEADER
 
 CHUNK_BYTES = 16 * 1024
+CAP_BURST_S = 0.1
+"""A capped pipe that fell behind (its process woke late) may send this many seconds' worth of bytes at
+once to catch up: the cap holds on average, as a real link's does, however busy the proxy's machine."""
 QUEUE_CAP_BYTES = 1024 * 1024  # what one direction holds before it stops reading (TCP backpressure)
 
 
@@ -141,6 +144,7 @@ class _Pipe:
         self.queued_bytes = 0
         self.changed = trio.Condition()
         self.last_release = 0.0
+        self.paced_until = -float("inf")  # the bandwidth cap: when the bytes sent so far have had their time
         self.reading_done = False
         self.cursor = _FrameCursor()
         self.injections: list[bytes] = []  # to be written at the next frame boundary
@@ -207,13 +211,13 @@ class _Pipe:
                     if not self.queue:
                         break
                     release, chunk = self.queue[0]
-                await trio.sleep_until(release)
+                await trio.sleep_until(max(release, self.paced_until))
                 while trio.current_time() < self.proxy.stalled_until:  # a stall may begin while we wait
                     await trio.sleep_until(self.proxy.stalled_until)
                 await target.send_all(chunk)
                 cap = self.impairment.bandwidth_bytes_per_s
-                if cap is not None:
-                    await trio.sleep(len(chunk) / cap)
+                if cap is not None:  # paced on a budget, not by a sleep after each chunk, which a busy machine lengthens
+                    self.paced_until = max(self.paced_until, trio.current_time() - CAP_BURST_S) + len(chunk) / cap
                 async with self.changed:
                     self.queue.popleft()
                     self.queued_bytes -= len(chunk)

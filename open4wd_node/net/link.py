@@ -54,7 +54,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Protocol
+from typing import NoReturn, Protocol
 
 import trio
 
@@ -141,10 +141,6 @@ class LinkPathReport:
     peer: PeerId
     path: LinkPath
     rtt_ms: float | None
-
-    def as_event(self) -> dict[str, Any]:
-        """``{"event": "link-path", "peer": …, "path": …, "rtt_ms": …}``."""
-        return {"event": "link-path", "peer": self.peer, "path": self.path.value, "rtt_ms": self.rtt_ms}
 
 
 class Carrier(Protocol):

@@ -9,7 +9,7 @@ and the room announcement carry, never a wildcard. A node that uses relays (docs
 its reservations here, and admits every circuit opened to it through the same door as a direct connection;
 what it announces is then its contact (``protocol.link.contact``): the direct address (none with
 ``reachability = relay``) and its relays. How it keeps those reservations is given to it (``Reserver``,
-``open4wd_node.relay``'s ``Reservations``, by ``open4wd_node.relay.reach.with_listener``): the network
+``open4wd_node.relay``'s ``Reservations``, by ``open4wd_node.relay.reach.listening``): the network
 layer below the relay client knows only that something keeps this node reachable elsewhere.
 """
 
@@ -26,7 +26,7 @@ import trio
 from open4wd_base.errors import LocalError
 from open4wd_node.runtime.addresses import AUTOMATIC, Address, Advertise, parse_address
 from open4wd_node.net.advertise import Advertised, Source, advertised_address, is_loopback_host
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from open4wd_node.net.link import Link
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 from open4wd_node.runtime.errors import UserError
@@ -37,6 +37,7 @@ from protocol.link.contact import Contact
 from protocol.room.messages import EXPENSIVE_TYPES
 from protocol.encoding.wire import Message
 from protocol.webrtc.ice import LinkPath
+from open4wd_node.events.vocabulary import AdvertiseGuessed, AdvertiseUnreachable
 
 __all__ = ["Doorway", "NodeListener", "Reachability", "Reserver", "SignalingReach", "parse_address"]
 
@@ -229,12 +230,12 @@ class NodeListener:
             log.warning("advertise-guessed", listen=str(bound), advertise=str(advertised.address),
                         hint=f"listening on {bound} (every interface), peers are told {advertised.address}: {where}; "
                              "give --advertise HOST[:PORT] when they must dial another address (docs/network.md)")
-            events.emit("advertise", address=str(advertised.address), listen=str(bound), source=advertised.source.value)
+            events.emit(AdvertiseGuessed(address=str(advertised.address), listen=str(bound), source=advertised.source.value))
         if room_host is not None and is_loopback_host(advertised.address.host) and not is_loopback_host(room_host):
             log.warning("advertise-unreachable", advertise=str(advertised.address), room_host=room_host,
                         hint="peers on other machines cannot open race links to a loopback address: "
                              "listen with --listen 0.0.0.0:PORT (docs/network.md)")
-            events.emit("advertise-unreachable", address=str(advertised.address), room_host=room_host)
+            events.emit(AdvertiseUnreachable(address=str(advertised.address), room_host=room_host))
 
     async def _accept(self, link: Link) -> None:
         self.report_link(link)

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 import sim_core
 from open4wd_node.runtime.errors import UserError
-from open4wd_node.view.events import round_text
+from open4wd_node.events.text import round_text
 from open4wd_node.race.log import END_KIND, LogReader, LogStatus
 from open4wd_node.race.world import build_round_world
 from open4wd_node.assets.room_assets import NodeRoomAssets

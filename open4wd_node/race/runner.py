@@ -36,14 +36,14 @@ from open4wd_node.race.driver import Driver, FrameObserver
 from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.runtime.errors import first_coded
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from open4wd_node.net.containment import contain
 from open4wd_node.net.listener import Doorway
 from open4wd_node.net.transport import Dialler
 from open4wd_node.race.budget import NO_SPLIT, CostPart, CostSplit, CpuBudget
 from open4wd_node.race.coalesce import TickSends
 from open4wd_node.race.pump import FramePump
-from open4wd_node.view.round_watch import RoundWatch
+from open4wd_node.events.round_watch import RoundWatch
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
 from open4wd_node.race.mesh import Arrived, Back, Lost, Mesh, MeshEvent
 from open4wd_node.race.world import WorldAdapter, build_round_world, chip_skills, round_standings
@@ -53,6 +53,7 @@ from open4wd_node.race.state_files import write_state_file
 from open4wd_node.race.spectators import SpectatorHub
 from protocol.spectate.messages import RosterEntry, SpectateEndReason
 from protocol.spectate.source import SpectateSource
+from protocol.transaction import MachineFault
 from protocol.identity.keys import Identity, race_id
 from protocol.room.locked_start import LockedStart
 from protocol.race.mesh import MeshReady
@@ -71,6 +72,9 @@ from protocol.race.votes import VoteKind
 from protocol.encoding.wire import Message
 from protocol.identity.keys import PeerId
 from sim_core.world import World
+from open4wd_node.events.vocabulary import (
+    CaughtUpFrom, InRound, Lagging, LogOpened, MatchEnd, Progress, RaceStarted, RoundEnd, SessionEnd, StateSaved,
+)
 
 log = structlog.get_logger("open4wd_node.race")
 
@@ -229,7 +233,7 @@ class MatchRunner:
         """Race every round of the match (or until this node's session ends) and close the race log,
         whatever ends the match; returns the report. Exceptions propagate after the log's end record."""
         self.log.append(self._header())
-        self.events.emit("log", path=str(self.log_path))
+        self.events.emit(LogOpened(path=str(self.log_path)))
         trio.lowlevel.add_instrument(self.budget)
         try:
             async with trio.open_nursery() as nursery:
@@ -291,10 +295,10 @@ class MatchRunner:
         self._session = session
         self.log.append({"kind": "round-start", "round": round_index, "slots": slots, "cars": cars})
         await self._barrier(round_index)
-        self.events.emit("race-start", round=round_index, slot=self.slot, roster=list(setup.roster))
+        self.events.emit(RaceStarted(round=round_index, slot=self.slot, roster=list(setup.roster)))
         self._route(session.start(self.clock.now_ms()))
         pump = FramePump(self._step, lambda: session.current_frame,
-                         lambda lag: self.events.emit("lag", round=round_index, frame=session.current_frame, frames=lag),
+                         lambda lag: self.events.emit(Lagging(round=round_index, frame=session.current_frame, frames=lag)),
                          None if self.wiring.paused_until is None else self._stand_still, self._tick_sends.flush,
                          self._before_tick, self.options.frames_per_tick)
         self._lag = lambda: pump.lag
@@ -412,9 +416,9 @@ class MatchRunner:
             self.on_step(self.world, self.slot)
         self._deepest_rollback = max(self._deepest_rollback, report.rollback_frames)
         if report.stepped and report.frame % PROGRESS_FRAMES == PROGRESS_FRAMES - 1:
-            self.events.emit("progress", round=self.round_index, frame=report.frame, lag=self._lag(),
+            self.events.emit(Progress(round=self.round_index, frame=report.frame, lag=self._lag(),
                              cpu_us=round(self._cpu_so_far().per_frame_us(), 1),
-                             rollback=self._deepest_rollback, rollbacks=session.stats.rollbacks)
+                             rollback=self._deepest_rollback, rollbacks=session.stats.rollbacks))
             self._deepest_rollback = 0
         return report.stepped
 
@@ -438,11 +442,15 @@ class MatchRunner:
 
     def _handle(self, event: MeshEvent) -> None:
         """One event of the mesh. What a message's handling raises closes that peer's link (``contain``:
-        a peer's fault with its code, a bug of this node as ``internal-error``), never the race."""
+        a peer's fault with its code, a bug of this node as ``internal-error``); a bug in the session
+        broke it (``MachineFault``): this node's race ends there, its peers told, and theirs goes on."""
         match event:
             case Arrived(peer=peer, link=link, message=message):
                 try:
                     self._on_message(peer, message)
+                except MachineFault as fault:  # the session is broken: its end and leave go out first
+                    self._route(fault.actions)
+                    self._tasks.start_soon(contain, peer, message.TYPE, link.aclose, fault)
                 except Exception as exc:
                     self._tasks.start_soon(contain, peer, message.TYPE, link.aclose, exc)
             case Lost(peer=peer):
@@ -527,12 +535,12 @@ class MatchRunner:
         self._tick_sends.send(action.peer, action.message)
 
     def _event(self, event: RaceEvent) -> None:
-        """A user-visible race event: the ``--json`` event ``EVENT`` with the round and the event's fields."""
-        data = event.data()
+        """A user-visible race event: told with the round it happened in (``InRound``)."""
         if isinstance(event, PeerLeft):
+            data = event.data()
             self.report.leaves.append({"node": self.me, **data})
             self._leave_reasons[event.peer] = data["reason"]
-        self.events.emit(event.EVENT, **{"round": self.round_index, **data})
+        self.events.emit(InRound(self.round_index, event))
 
     def _confirmed(self, action: FrameConfirmed) -> None:
         for confirmed in action.inputs:
@@ -561,7 +569,7 @@ class MatchRunner:
                          node=self.me, fields=self.world.field_names(), state=action.state)
         self.log.append({"kind": "state-file", "round": self.round_index, "frame": action.frame, "path": str(path),
                          "reason": action.reason})
-        self.events.emit("state-saved", round=self.round_index, frame=action.frame, path=str(path))
+        self.events.emit(StateSaved(round=self.round_index, frame=action.frame, path=str(path)))
 
     def _desync(self, action: DesyncRecord) -> None:
         self.log.append({"kind": "desync", "round": self.round_index, "event": action.event})
@@ -578,7 +586,7 @@ class MatchRunner:
         self.log.append({"kind": "round-end", "round": self.round_index, "frame": action.frame,
                          "stateHash": self.world.state_hash().hex(), "standings": standings})
         self.log.flush()  # fsynced off the loop when the pump stops (``_round``)
-        self.events.emit("round-end", round=self.round_index, frame=action.frame, standings=standings)
+        self.events.emit(RoundEnd(round=self.round_index, frame=action.frame, standings=standings))
         self._to_spectators(self.spectate.round_ended(action.frame, {p: q.reason for p, q in quits.items()}))
 
     def _anchor(self, action: AnchorDecided) -> None:
@@ -589,7 +597,7 @@ class MatchRunner:
         reason = action.reason.value
         self.report.outcome, self.report.detail = reason, action.detail
         self.log.append({"kind": "session-end", "round": self.round_index, "reason": reason, "detail": action.detail})
-        self.events.emit("session-end", round=self.round_index, reason=reason, detail=action.detail)
+        self.events.emit(SessionEnd(round=self.round_index, reason=reason, detail=action.detail))
         self._to_spectators(self.spectate.end(_spectators_told(reason)))
 
     def _inputs_dropped(self, action: InputsDropped) -> None:
@@ -605,7 +613,7 @@ class MatchRunner:
         """The world now holds a snapshot a quorum vouched for; replay restarts from the same bytes."""
         self.log.append({"kind": "caught-up", "round": self.round_index, "frame": action.frame,
                          "stateHash": action.state_hash.hex(), "state": self.world.save_state()})
-        self.events.emit("caught-up", round=self.round_index, frame=action.frame, resume_frame=action.resume_frame)
+        self.events.emit(CaughtUpFrom(round=self.round_index, frame=action.frame, resume_frame=action.resume_frame))
 
     def _close(self, action: CloseLink) -> None:
         """The session closes the link (a stalled peer, a rejoin refused): the mesh dials again, and the
@@ -624,7 +632,7 @@ class MatchRunner:
         if results:
             self.report.standings = match_standings(results)
             self.log.append({"kind": "match-end", "outcome": self.report.outcome, "standings": self.report.standings})
-            self.events.emit("match-end", results=self.report.standings, outcome=self.report.outcome)
+            self.events.emit(MatchEnd(results=self.report.standings, outcome=self.report.outcome))
         self.log.append(end)
         self.log.close()
 

@@ -17,8 +17,9 @@ from open4wd_node.relay.server import RelayServer
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.signals import STOP_SIGNALS, Interrupted, note
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from protocol.identity.keys import Identity
+from open4wd_node.events.vocabulary import RelayDrained, RelayDraining, RelayListening
 
 log = structlog.get_logger("open4wd_node.relay.daemon")
 
@@ -34,12 +35,12 @@ async def run_relay(identity: Identity, settings: RelaySettings, events: EventSi
             if settings.metrics is not None:
                 metrics = await _bind(nursery, lambda host, port, task_status: serve_metrics(
                     server.metrics, host, port, lambda: server.healthy, task_status=task_status), settings.metrics)
-            events.emit("relay-listening", address=str(address), metrics=str(metrics) if metrics else None,
-                        peer=identity.peer_id)
+            events.emit(RelayListening(address=str(address), metrics=str(metrics) if metrics else None,
+                        peer=identity.peer_id))
             signum = await signals.__anext__()
             note(signum)
-            events.emit("relay-draining", signal=signal.Signals(signum).name, circuits=len(server.book.circuits),
-                        reservations=len(server.book.reservations), grace_s=settings.drain_grace_s)
+            events.emit(RelayDraining(signal=signal.Signals(signum).name, circuits=len(server.book.circuits),
+                        reservations=len(server.book.reservations), grace_s=settings.drain_grace_s))
             async with trio.open_nursery() as draining:
 
                 async def cut_short() -> None:
@@ -50,7 +51,7 @@ async def run_relay(identity: Identity, settings: RelaySettings, events: EventSi
                 draining.start_soon(cut_short)
                 await server.drain(settings.drain_grace_s)
                 draining.cancel_scope.cancel()
-            events.emit("relay-drained", circuits_cut=len(server.book.circuits))
+            events.emit(RelayDrained(circuits_cut=len(server.book.circuits)))
             nursery.cancel_scope.cancel()
     raise Interrupted(signum)
 

@@ -5,13 +5,14 @@ failed or ``FALLBACK_AFTER_S`` (2 s) has passed without it succeeding, a WebRTC 
 signaling service (when the peer announces one and this node answers there), then its relays, one after
 another; the first link that opens wins and every other attempt is cancelled (a late winner is closed). Each race-mesh pair and
 each joiner dials this way, so every pair falls back on its own: the race mesh is given ``contact_dialler``
-by the composition root. Being reached: ``with_listener`` runs the node's listener with its reservations
+by the node (``open4wd_node.node``). Being reached: ``listening`` runs the node's listener with its reservations
 at its relays (``Reservations``), which the listener itself, a layer below the relay client, is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TypeVar
 
 import structlog
@@ -133,19 +134,28 @@ def contact_dialler(listener: NodeListener) -> Dialler:
     return dial_peer
 
 
-async def with_listener(
-    identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC,
-    reachability: str = "auto", relays: tuple[str, ...] = (), webrtc: SignalingReach | None = None,
-    listen_directly: bool = True,
-) -> T:
-    """Run ``body`` while this node's listener serves on ``host:port`` (unless ``listen_directly`` is False),
-    keeps its relay reservations and, once a room's scope is entered, answers WebRTC offers; stop listening,
-    and release the reservations, afterwards."""
+@asynccontextmanager
+async def listening(
+    identity: Identity, host: str, port: int, advertise: Advertise = AUTOMATIC, reachability: str = "auto",
+    relays: tuple[str, ...] = (), webrtc: SignalingReach | None = None, listen_directly: bool = True,
+) -> AsyncIterator[NodeListener]:
+    """This node's listener, serving on ``host:port`` (unless ``listen_directly`` is False), keeping its relay
+    reservations and, once a room's scope is entered, answering WebRTC offers, while the context is open; it
+    stops listening, and releases the reservations, when the context closes."""
     async with trio.open_nursery() as nursery:
         listener = NodeListener(identity, advertise, reachability=reachability, relays=relays,
                                 reserve=lambda at, admit: Reservations(identity, at, admit), webrtc=webrtc,
                                 listen_directly=listen_directly)
         await nursery.start(listener.run, host, port)
-        result = await body(listener)
+        yield listener
         nursery.cancel_scope.cancel()
-    return result
+
+
+async def with_listener(
+    identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC,
+    reachability: str = "auto", relays: tuple[str, ...] = (), webrtc: SignalingReach | None = None,
+    listen_directly: bool = True,
+) -> T:
+    """Run ``body`` while this node's listener serves on ``host:port`` (``listening``)."""
+    async with listening(identity, host, port, advertise, reachability, relays, webrtc, listen_directly) as listener:
+        return await body(listener)

@@ -27,7 +27,7 @@ from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.assets.transfer import AssetTransfer
 from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from open4wd_node.net.containment import contained, contained_link
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.outbox import Outbox, flush
@@ -38,13 +38,16 @@ from open4wd_base.errors import CodedError, LocalError
 from protocol.errors import ProtocolError
 from protocol.actions import UserEvent
 from protocol.room.actions import CloseLink, FetchAssets, HostSuccession, MatchStarted, Misbehaviour, RelayedIn, RoomAction, Send
-from protocol.room.events import ErrorReported, GridCancelled, MemberLeft, ReadyChanged, ReadySetFormed, ReadySetRefused
+from protocol.room.events import (
+    ErrorReported, GridCancelled, MemberLeft, ReadyChanged, ReadySetFormed, ReadySetRefused, RoomDecided,
+)
 from protocol.room.host import HostRoom
 from protocol.room.member import MemberRoom
 from protocol.identity.keys import Identity
 from protocol.room.states import Departure
 from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
 from protocol.encoding.wire import Message
+from open4wd_node.events.vocabulary import RoomHosted
 from protocol.identity.keys import PeerId
 
 log = structlog.get_logger("open4wd_node.room")
@@ -154,8 +157,10 @@ class RoomDriver:
             self._close_soon(action.peer, action.code)
         elif isinstance(action, Misbehaviour):
             log.info("room-misbehaviour", peer=action.peer, code=action.code)
+        elif isinstance(action, RoomDecided):  # shown by this node's own seat, which the decision reaches too
+            log.info("room-decision", **action.data())
         elif isinstance(action, HOST_EVENTS):
-            self.events.emit(action.EVENT, **action.data())
+            self.events.emit(action)
 
     def _member_action(self, action: RoomAction) -> None:
         if isinstance(action, Send):
@@ -168,7 +173,7 @@ class RoomDriver:
         elif isinstance(action, MemberLeft) and self.host is not None:
             pass  # the host machine reported this leave with its reason (HOST_EVENTS)
         elif isinstance(action, UserEvent):
-            self.events.emit(action.EVENT, **action.data())
+            self.events.emit(action)
         elif isinstance(action, FetchAssets):
             self._tasks().start_soon(self._fetch, action)
         elif isinstance(action, RelayedIn):
@@ -215,7 +220,7 @@ class RoomDriver:
     async def _relayed_work_failed(self, code: str, text: str) -> None:
         """Work for a peer reached through the host's relay has no link of its own to close: its end is
         an ``error`` event (the asset stays missing, so that peer's car cannot be checked)."""
-        self.events.emit("error", code=code, message=text)
+        self.events.emit(ErrorReported(code=code, message=text))
 
     def _relay_send(self, message: Message) -> None:
         self.from_member([Send(self.member.host_peer, message)])
@@ -320,7 +325,7 @@ class RoomDriver:
         actions = self.member.host_lost(self.clock.now_ms())
         if self.succession is None or not any(isinstance(a, HostSuccession) for a in actions):
             why = "" if ended is None else f" ({ended.code}: {ended.message})"
-            self.events.emit("error", code="host-lost", message=f"the link to the host ended before the match started{why}")
+            self.events.emit(ErrorReported(code="host-lost", message=f"the link to the host ended before the match started{why}"))
             self.done.set()
             return
         self.from_member(actions)
@@ -337,7 +342,7 @@ class RoomDriver:
                 plan.identity, succession.state, self.member.host_peer, plan.participant_secret, digests, now, plan.listen
             )
             self.member = plan.new_member(self.me)
-            self.events.emit("room-hosted", room_id=self.host.room_id, listen=plan.listen)
+            self.events.emit(RoomHosted(room_id=self.host.room_id, listen=plan.listen))
             self.from_member(self.member.receive(self.me, self.host.state_message(), now))
         else:
             self.member = plan.new_member(succession.successor)
@@ -349,7 +354,7 @@ class RoomDriver:
             link = await dial_contact(succession.listen, plan.identity, succession.successor, use_relays=plan.use_relays,
                                       expensive=EXPENSIVE_TYPES, busy_retry_s=BUSY_RETRY_S, webrtc=plan.webrtc)
         except LinkClosed as exc:
-            self.events.emit("error", code="succession-failed", message=f"cannot reach the new host: {exc}")
+            self.events.emit(ErrorReported(code="succession-failed", message=f"cannot reach the new host: {exc}"))
             self.done.set()
             return
         request = self.member.join_request(link.transcript, plan.participant_secret)
@@ -358,7 +363,7 @@ class RoomDriver:
 
     def handle_error(self, exc: CodedError) -> None:
         """Show a refused local command (``ready`` at the wrong moment, say) as an ``error`` event."""
-        self.events.emit("error", code=exc.code, message=exc.message)
+        self.events.emit(ErrorReported(code=exc.code, message=exc.message))
 
 
 PLAYER_COMMANDS = "ready | cancel | leave"
@@ -392,8 +397,8 @@ async def read_player_commands(driver: RoomDriver) -> None:
             continue
         driver.from_member(actions)
         if command == "leave":
-            driver.events.emit("error", code="left", message="you left the room")
+            driver.events.emit(ErrorReported(code="left", message="you left the room"))
             driver.done.set()
             return
         if command and command not in ("ready", "cancel"):
-            driver.events.emit("error", code="unknown-command", message=f"commands: {PLAYER_COMMANDS}")
+            driver.events.emit(ErrorReported(code="unknown-command", message=f"commands: {PLAYER_COMMANDS}"))

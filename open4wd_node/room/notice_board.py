@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from protocol.room.member import MemberRoom
+from open4wd_node.events.vocabulary import NoticeShown
 
 
 class NoticeBoard:
@@ -30,4 +31,4 @@ class NoticeBoard:
         for kind, text in self.assets.notices(config, rotations):
             if (kind, text) not in self._shown:
                 self._shown.add((kind, text))
-                self.events.emit("notice", kind=kind, text=text)
+                self.events.emit(NoticeShown(kind=kind, text=text))

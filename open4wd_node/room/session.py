@@ -20,7 +20,7 @@ from open4wd_node.runtime.build_info import own_version_info
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.runtime.errors import UserError
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from open4wd_node.net.link import LinkClosed
 from open4wd_node.room.notice_board import NoticeBoard
 from open4wd_node.assets.room_assets import NodeRoomAssets
@@ -39,6 +39,7 @@ from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
 from protocol.room.states import Role
 from protocol.identity.keys import PeerId
 from sim_core.assets.builtins import BUILTIN_REFS
+from open4wd_node.events.vocabulary import RoomCreated
 
 START_FLUSH_S = 1.0
 
@@ -143,9 +144,9 @@ async def host_room(
             for role, secret in secrets.items() if secret
         }
         listener.report_advertised(events)
-        events.emit("room-created", room_id=room_id, invite=invites["participant"], invites=invites,
+        events.emit(RoomCreated(room_id=room_id, invite=invites["participant"], invites=invites,
                     host=identity.peer_id, listen=str(listener.address) if listener.address else "",
-                    advertise=listener.announced)
+                    advertise=listener.announced))
         driver.from_member(member.receive(identity.peer_id, host.state_message(), now))
 
     driver = RoomDriver(member, events, transfer, on_notices=board.refresh)

@@ -18,7 +18,8 @@ from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.signals import STOP_SIGNALS, Interrupted, note
 from open4wd_node.signal.config import SignalSettings
 from open4wd_node.signal.service import SignalingService
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.vocabulary import SignalDrained, SignalDraining, SignalListening
 
 log = structlog.get_logger("open4wd_node.signal.daemon")
 Serve = Callable[..., Awaitable[None]]
@@ -33,12 +34,12 @@ async def run_signal(settings: SignalSettings, events: EventSink) -> int:
             service = SignalingService(settings, secret)
             address = await _bind(nursery, service.serve, settings.listen)
             metrics = None if settings.metrics is None else await _bind(nursery, service.serve_metrics, settings.metrics)
-            events.emit("signal-listening", address=str(address), metrics=str(metrics) if metrics else None,
-                        turn=list(settings.turn_urls), cors=list(settings.cors_origins))
+            events.emit(SignalListening(address=str(address), metrics=str(metrics) if metrics else None,
+                        turn=list(settings.turn_urls), cors=list(settings.cors_origins)))
             signum = await signals.__anext__()
             note(signum)
-            events.emit("signal-draining", signal=signal.Signals(signum).name, sockets=service.hub.sockets,
-                        peers=service.hub.registered, grace_s=settings.drain_grace_s)
+            events.emit(SignalDraining(signal=signal.Signals(signum).name, sockets=service.hub.sockets,
+                        peers=service.hub.registered, grace_s=settings.drain_grace_s))
             closed = 0
             async with trio.open_nursery() as draining:
 
@@ -54,7 +55,7 @@ async def run_signal(settings: SignalSettings, events: EventSink) -> int:
 
                 draining.start_soon(cut_short)
                 draining.start_soon(drain)
-            events.emit("signal-drained", closed=closed)
+            events.emit(SignalDrained(closed=closed))
             nursery.cancel_scope.cancel()
     raise Interrupted(signum)
 

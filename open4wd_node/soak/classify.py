@@ -14,10 +14,12 @@ process, no file. The classes, from the worst down (the first that applies wins;
   check that failed, an ``error`` end: it could not reproduce the race) or whose round ended on another
   state than the players' (not one of the issue's six: the spectators profile's own finding);
 - ``replay-failed``: a node's or a spectator's race log that ``open4wd-node replay`` does not verify;
-- ``undetected``: an injected corruption no vote caught, or a flipped byte no link refused (not one
-  of the issue's six: a fault the rules should have handled and did not, which no other class names);
+- ``undetected``: an injected corruption no vote caught, or a flipped byte no link refused (a fault the
+  rules should have handled and did not, which no other class names);
 - ``detected``: an injected fault fired and the rules handled it as docs/soak.md documents;
-- ``agreed``: every node finished and agreed, with no fault (or link trouble only).
+- ``slow``: every node finished and agreed, but the race ran below ``SLOW_BELOW`` of real time (its
+  ``realtime_ratio``): for players it failed;
+- ``agreed``: every node finished and agreed, with no fault (or link trouble only), in real time.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class RaceClass(StrEnum):
     REPLAY_FAILED = "replay-failed"
     UNDETECTED = "undetected"
     SPECTATOR_DESYNC = "spectator-desync"
+    SLOW = "slow"
 
 
 GIVE_UP_ENDS = frozenset({"partition-void", "catch-up-impossible", "catch-up-failed"})
@@ -57,6 +60,9 @@ SPECTATOR_RACE_ENDS = frozenset({"consensus-invalid", "partition-void"})
 SPECTATOR_ERROR = "error"
 """A spectator's end when its own state disagreed twice at one vote frame: it cannot reproduce the race."""
 SOURCE_UNAVAILABLE = "source-unavailable"
+SLOW_BELOW = 0.9
+"""The ``realtime_ratio`` below which a race that agreed is ``slow``: a tenth behind real time is a race
+players feel dragging."""
 RELAY_EXITS = frozenset({None, 0, 128 + 15})
 """A relay process's exit that is no crash: still running when the race was over (then stopped by the
 harness), or ended by SIGTERM after its drain (docs/relay.md)."""
@@ -84,6 +90,19 @@ class NodeObservation:
     replay_status: str | None = None
     replay_error: str | None = None
     final_hash: str | None = None  # the round-end state hash of its log
+    realtime_ratio: float | None = None  # frames of its first round per second from GO to its end, / 60 per tick
+
+
+@dataclass
+class HostileSeen:
+    """Profile ``hostile-ready``: the hostile member's process, how often it declared Ready, and the host's
+    decisions about non-host participants (``room-decision``: its ``decision`` values; ``removed``: one
+    removed a member)."""
+
+    process: NodeObservation
+    declared: int
+    decisions: list[str]
+    removed: bool
 
 
 @dataclass(frozen=True)
@@ -96,10 +115,12 @@ class Verdict:
 
 
 def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None = None, flipped: int = 0,
-             spectators: Sequence[NodeObservation] = (), relays: Sequence[NodeObservation] = ()) -> Verdict:
+             spectators: Sequence[NodeObservation] = (), relays: Sequence[NodeObservation] = (),
+             hostile: HostileSeen | None = None) -> Verdict:
     """The race's verdict (module docstring). ``failure`` is a harness-level failure (the room never
     formed), ``flipped`` how many bytes the tamper flipped; ``spectators`` and ``relays`` are the race's
-    ``watch`` and ``relay`` processes (profiles spectators and relay)."""
+    ``watch`` and ``relay`` processes (profiles spectators and relay), ``hostile`` its hostile member
+    (profile hostile-ready)."""
     hung = [(f"node{n.index}", n) for n in nodes if n.hung or n.returncode is None]
     hung += [(f"spectator{s.index}", s) for s in spectators if s.hung or s.returncode is None]
     if hung:
@@ -107,7 +128,8 @@ def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None =
                                                    for name, n in hung))
     desync = _false_desync(plan, nodes)
     crash = "; ".join(filter(None, [_crash(plan, nodes, failure, voted_off=bool(desync)),
-                                    _spectator_crash(plan, nodes, spectators), _relay_crash(plan, relays)]))
+                                    _spectator_crash(plan, nodes, spectators), _relay_crash(plan, relays),
+                                    "the hostile member printed a traceback" if hostile and hostile.process.traceback else ""]))
     if crash:
         return Verdict(RaceClass.CRASH, crash)
     if desync:
@@ -119,7 +141,18 @@ def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None =
     bad_logs += [(f"spectator{s.index}", s) for s in spectators if s.replay_ok is False]
     if bad_logs:
         return Verdict(RaceClass.REPLAY_FAILED, "; ".join(f"{name}'s log: {n.replay_error}" for name, n in bad_logs))
-    return _fault_verdict(plan, nodes, flipped, spectators, relays)
+    verdict = _hostile_verdict(nodes, hostile) if hostile is not None else _fault_verdict(plan, nodes, flipped, spectators,
+                                                                                              relays)
+    ratio = realtime_ratio(nodes)
+    if verdict.race_class is RaceClass.AGREED and ratio is not None and ratio < SLOW_BELOW:
+        return Verdict(RaceClass.SLOW, f"{verdict.reason}, but at {ratio:.2f} of real time (below {SLOW_BELOW})")
+    return verdict
+
+
+def realtime_ratio(nodes: Sequence[NodeObservation]) -> float | None:
+    """The race's pace: the slowest ratio of the nodes that raced their round to its end (None: none did)."""
+    ratios = [n.realtime_ratio for n in nodes if n.realtime_ratio is not None]
+    return min(ratios) if ratios else None
 
 
 def _corrupted_log(plan: RacePlan, node: NodeObservation) -> bool:
@@ -139,6 +172,8 @@ def _allowed_ends(plan: RacePlan, node: int) -> frozenset[str]:
     if faults.relay is not None and faults.relay.may_give_up(node, plan.nodes):
         return GIVE_UP_ENDS  # cut from a majority while the relay was away (docs/soak.md, relay)
     if victim is None:
+        return frozenset()
+    if faults.partition and plan.nodes > 2:  # both ends still reach the others: every node races on
         return frozenset()
     if plan.nodes == 2:  # without the victim no side is a majority: both may give up, a 1–1 vote is a tie
         return GIVE_UP_ENDS | ({"consensus-invalid", "persistent-desync"} if corrupt else set())
@@ -265,12 +300,34 @@ def _fault_verdict(plan: RacePlan, nodes: list[NodeObservation], flipped: int, s
         return Verdict(RaceClass.DETECTED, "the flipped link was refused (link-tampered), re-dialled, and the race "
                        + ("finished in agreement" if everyone_finished else "ended as documented"))
     victim = faults.victim
+    if faults.partition and plan.nodes > 2 and everyone_finished:  # link trouble: the others bridged the cut
+        fault = faults.node_fault
+        assert fault is not None
+        fired = any(n.fault_fired for n in nodes if n.index == victim)
+        return Verdict(RaceClass.AGREED, f"{len(nodes)} nodes finished and agreed on every vote"
+                       + (f", node{victim}'s link to one peer cut for {fault.seconds} s" if fired else
+                          " (the cut never fired: the race ended first)"))
     if victim is not None and any(n.fault_fired for n in nodes if n.index == victim):
         ends = ", ".join(f"node{n.index} {n.outcome or 'killed'}" for n in nodes)
         return Verdict(RaceClass.DETECTED, f"{plan.profile} of node{victim} handled: {ends}")
     if victim is not None:
         return Verdict(RaceClass.AGREED, f"the {plan.profile} fault never fired (the race ended first)")
     return Verdict(RaceClass.AGREED, f"{len(nodes)} nodes finished and agreed on every vote")
+
+
+def _hostile_verdict(nodes: list[NodeObservation], hostile: HostileSeen) -> Verdict:
+    """Every honest node finished in agreement (any other end is a crash, judged before); the hostile member
+    that declared its refused car was refused every time and removed: detected. One that never got to
+    declare (the room was already counting down) changed nothing: agreed."""
+    if hostile.declared == 0:
+        return Verdict(RaceClass.AGREED, f"{len(nodes)} nodes finished and agreed; the hostile member never declared Ready")
+    refused = [d for d in hostile.decisions if d != "declaration-refused"]
+    if refused or not hostile.removed:
+        return Verdict(RaceClass.UNDETECTED, f"the hostile member declared its refused car {hostile.declared} time(s); the "
+                                             f"room decided {hostile.decisions or 'nothing'}"
+                                             + ("" if hostile.removed else " and never removed it"))
+    return Verdict(RaceClass.DETECTED, f"the hostile member's car was refused {len(hostile.decisions)} time(s) "
+                                       f"(declaration-refused) and it was removed; {len(nodes)} nodes finished and agreed")
 
 
 def _corruption_verdict(plan: RacePlan, nodes: list[NodeObservation]) -> Verdict:

@@ -32,6 +32,9 @@ class Profile(StrEnum):
     TAMPER = "tamper"
     RELAY = "relay"
     SPECTATORS = "spectators"
+    PARTITION = "partition"
+    HOSTILE_READY = "hostile-ready"
+    THIN_LINK = "thin-link"
 
 
 def parse_profiles(text: str) -> tuple[Profile, ...]:
@@ -91,16 +94,17 @@ class NodeKill:
 
 @dataclass(frozen=True)
 class NodeFault:
-    """The node's own ``--fault``: ``corrupt-state@FRAME`` or ``disconnect@FRAME:SECONDS``."""
+    """The node's own ``--fault``: ``corrupt-state@FRAME``, ``disconnect@FRAME:SECONDS`` or
+    ``cut-link@FRAME:SECONDS``."""
 
     node: int
-    kind: str  # "corrupt-state" or "disconnect"
+    kind: str  # "corrupt-state", "disconnect" or "cut-link"
     frame: int
     seconds: int = 0
 
     def option(self) -> list[str]:
         """The node's command-line option."""
-        spec = f"{self.kind}@{self.frame}" + (f":{self.seconds}" if self.kind == "disconnect" else "")
+        spec = f"{self.kind}@{self.frame}" + (f":{self.seconds}" if self.kind != "corrupt-state" else "")
         return ["--fault", spec]
 
 
@@ -174,6 +178,14 @@ class Spectators:
 
 
 @dataclass(frozen=True)
+class Hostile:
+    """A hostile member (``python -m open4wd_node.faults.hostile``) joins the room as it opens, before any
+    joiner, and declares Ready with a car every honest node refuses, again and again, for ``seconds``."""
+
+    seconds: int
+
+
+@dataclass(frozen=True)
 class Faults:
     """Everything one race meets; an empty ``Faults()`` is a clean race."""
 
@@ -184,6 +196,12 @@ class Faults:
     tamper: Tamper | None = None
     relay: RelayUse | None = None
     spectators: Spectators | None = None
+    hostile: Hostile | None = None
+
+    @property
+    def partition(self) -> bool:
+        """Whether the race's one fault is a cut of one link (profile ``partition``)."""
+        return self.node_fault is not None and self.node_fault.kind == "cut-link"
 
     @property
     def victim(self) -> int | None:
@@ -210,6 +228,7 @@ class Faults:
             tamper=Tamper(**data["tamper"]) if data["tamper"] else None,
             relay=_relay_from_json(data.get("relay")),  # .get: plans written before these profiles existed
             spectators=_spectators_from_json(data.get("spectators")),
+            hostile=Hostile(**data["hostile"]) if data.get("hostile") else None,
         )
 
 
@@ -235,6 +254,12 @@ link timeout, a 15 s reconnect window) decide before a 1-lap soak race ends."""
 RELAY_BACK_S = (1.0, 5.0)
 """How long a killed relay stays away: within the race session's 15 s reconnect window."""
 MAX_SPECTATORS = 2
+THIN_LINK_BYTES_PER_S = 32 * 1024
+"""Profile ``thin-link``: every direction of every link carries at most this many bytes a second."""
+PARTITION_SECONDS = (3, 10)
+HOSTILE_SECONDS = 120
+"""Profile ``hostile-ready``: how long the hostile member keeps trying (it stops sooner once barred)."""
+"""Profile ``partition``: how long the one link stays cut."""
 FAULT_FRAMES = (120, 480)
 """Where a ``--fault`` fires, in frames of round 1: a corruption then leaves time for the three
 checksum votes (every 120 frames) that vote the corrupted node out."""
@@ -263,6 +288,13 @@ def draw_faults(profile: Profile, rng: random.Random, nodes: int, race_seconds: 
         return Faults(kill=NodeKill(rng.randrange(nodes), moment()))
     if profile is Profile.DISCONNECT:
         return Faults(node_fault=NodeFault(rng.randrange(nodes), "disconnect", rng.randint(*FAULT_FRAMES), rng.randint(2, 20)))
+    if profile is Profile.PARTITION:
+        return Faults(node_fault=NodeFault(rng.randrange(nodes), "cut-link", rng.randint(*FAULT_FRAMES),
+                                           rng.randint(*PARTITION_SECONDS)))
+    if profile is Profile.HOSTILE_READY:
+        return Faults(hostile=Hostile(HOSTILE_SECONDS))
+    if profile is Profile.THIN_LINK:
+        return Faults(links=LinkTrouble(bandwidth_bytes_per_s=THIN_LINK_BYTES_PER_S))
     if profile is Profile.CORRUPT:
         return Faults(node_fault=NodeFault(rng.randrange(nodes), "corrupt-state", rng.randint(*FAULT_FRAMES)))
     if profile is Profile.TAMPER:

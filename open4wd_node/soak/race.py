@@ -17,6 +17,8 @@ gets ``--relay``, the relay-only ones ``--reachability relay``) and kills or res
 profile ``spectators`` starts ``open4wd-node watch`` processes on the host's spectator invitation once its
 room is open, before any joiner (a spectator must be admitted before the match starts), stops or kills
 one on schedule, and waits for them after the nodes; their race logs are replayed like the nodes'.
+Profile ``hostile-ready`` starts a hostile member (``open4wd_node.faults.hostile``) on the host's
+participant invitation as the room opens, before any joiner, and stops it once the nodes ended.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy
 from open4wd_node.race.log import LogReader
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.runtime.errors import UserError
-from open4wd_node.soak.classify import NodeObservation, RaceClass, Verdict, classify
+from open4wd_node.soak.classify import HostileSeen, NodeObservation, RaceClass, Verdict, classify, realtime_ratio
 from open4wd_node.soak.pages import race_page
 from open4wd_node.soak.plan import RacePlan
 from open4wd_node.soak.profiles import Hiccup, LinkTrouble, RelayOutageKind, SpectatorFaultKind
@@ -93,7 +95,9 @@ class RaceResult:
             "class": str(self.verdict.race_class), "reason": self.verdict.reason,
             "detection_frames": self.verdict.detection_frames, "frames": self.frames,
             "agreed_hashes": self.agreed_hashes, "worst_lag": self.worst_lag, "rollbacks": self.rollbacks,
-            "max_rollback": self.max_rollback, "elapsed_s": self.elapsed_s, "faults_applied": self.faults_applied,
+            "max_rollback": self.max_rollback, "realtime_ratio": realtime_ratio(self.nodes),
+            "node_realtime_ratios": {f"node{n.index}": n.realtime_ratio for n in self.nodes},
+            "elapsed_s": self.elapsed_s, "faults_applied": self.faults_applied,
             "outcomes": {f"node{n.index}": n.outcome or (f"exit {n.returncode}" if n.returncode is not None else "hung")
                          for n in self.nodes},
             "spectators": {f"spectator{s.index}": {"outcome": s.outcome or (f"exit {s.returncode}" if s.returncode is not None
@@ -120,6 +124,7 @@ class _Harness:
         self.runs = [NodeRun(i) for i in range(plan.nodes)]
         self.started = time.monotonic()
         self.race_start: dict[int, float] = {}  # node -> when its round 1 started
+        self.race_end: dict[int, tuple[float, int]] = {}  # node -> when its round 1 ended, and its last frame
         self.seen: dict[int, float] = {}  # node -> its newest event
         self.stopped: set[int] = set()  # SIGSTOPped now
         self.fired: set[int] = set()  # nodes a harness fault (stop, kill) reached
@@ -138,6 +143,7 @@ class _Harness:
         self.spectator_seen: dict[int, float] = {}
         self.spectator_fired: set[int] = set()
         self.spectator_hung: set[int] = set()
+        self.hostile_run = NodeRun(0) if plan.faults.hostile is not None else None
         self.nursery: trio.Nursery | None = None
 
     @staticmethod
@@ -156,6 +162,8 @@ class _Harness:
         fault, relay = self.plan.faults.node_fault, self.plan.faults.relay
         if relay is not None:
             args += ["--relay", self.relay_address] + (["--reachability", "relay"] if index in relay.relay_only else [])
+        if index == 0 and self.plan.faults.hostile is not None:
+            args += ["--max-players", str(self.plan.nodes + 1)]  # a seat for the hostile member beside the nodes
         return args + (fault.option() if fault is not None and fault.node == index else [])
 
     def on_event(self, index: int, event: dict[str, Any]) -> None:
@@ -165,6 +173,8 @@ class _Harness:
         if kind == "race-start" and event.get("round") == 0 and index not in self.race_start:
             self.race_start[index] = now
             self.race_started.set()
+        elif kind == "round-end" and event.get("round") == 0 and isinstance(event.get("frame"), int):
+            self.race_end.setdefault(index, (now, event["frame"]))
         elif kind == "room-created":
             self.peers[0] = event["host"]
         elif kind == "member-joined" and str(event.get("nickname", "")).startswith("node"):
@@ -179,6 +189,15 @@ class _Harness:
             await trio.sleep(0.05)
         start = self.race_start[node] if node is not None else min(self.race_start.values())
         await trio.sleep(max(0.0, start + at_s - time.monotonic()))
+
+    def realtime_ratio(self, node: int) -> float | None:
+        """Frames ``node`` simulated per second from GO to the end of its round, divided by the pace it
+        was asked for (60 frames a second per frame a tick); None when it did not race its round to the end."""
+        if node not in self.race_start or node not in self.race_end:
+            return None
+        ended, frames = self.race_end[node]
+        seconds = ended - self.race_start[node]
+        return round(frames / seconds / (60 * self.plan.frames_per_tick), 3) if seconds > 0 else None
 
     def _process(self, node: int) -> trio.Process | None:
         process = self.runs[node].process
@@ -289,6 +308,33 @@ class _Harness:
             while not any(e.get("event") == "relay-draining" for e in run.events) and run.process is not None:
                 await trio.sleep(0.05)  # the drain closes its listening socket: then the address is free
         await self.start_relay()
+
+    # ---- the hostile member (profile hostile-ready) ---------------------------------------------------
+
+    async def room_open(self, room: dict[str, Any]) -> None:
+        """``run_demo``'s ``room_open``: the spectators and the hostile member, before any joiner."""
+        await self.start_spectators(room)
+        await self.start_hostile(room)
+
+    async def start_hostile(self, room: dict[str, Any]) -> None:
+        """Start the hostile member on the participant invitation and wait until it declared Ready once."""
+        run, hostile = self.hostile_run, self.plan.faults.hostile
+        if run is None or hostile is None:
+            return
+        argv = [sys.executable, "-m", "open4wd_node.faults.hostile", room["invite"], "--data-dir",
+                str(self.work_dir / "hostile"), "--seconds", str(hostile.seconds)]
+        self._tasks().start_soon(run_node, argv, run, lambda _, event: None)
+        with trio.move_on_after(START_WAIT_S):
+            while run.last("hostile-declared") is None and (run.process is not None or run.returncode is None):
+                await trio.sleep(0.05)
+        self.note("hostile member " + ("declared Ready" if run.last("hostile-declared") else "did not declare Ready"))
+
+    def stop_hostile(self) -> None:
+        """The nodes ended: a hostile member still trying (barred at the door) is stopped."""
+        run = self.hostile_run
+        if run is not None and run.process is not None and run.process.returncode is None:
+            run.process.terminate()
+            self.note("hostile member stopped after the race")
 
     # ---- spectators (profile spectators) -------------------------------------------------------------
 
@@ -417,12 +463,23 @@ async def _race(plan: RacePlan, work_dir: Path, block: str) -> tuple[_Harness, s
             nursery.start_soon(harness.watch, race_scope.cancel)
             try:
                 await run_demo(options, work_dir, harness.on_event, harness.extra, harness.runs,
-                               room_open=harness.start_spectators)
-            except UserError as exc:
+                               room_open=harness.room_open)
+            except* UserError as group:  # run_demo's own, raised inside its nursery: the room never formed
+                exc = _first(group)
                 failure = f"{exc.code}: {exc.message}"
+            harness.stop_hostile()
             await harness.spectators_end()
         nursery.cancel_scope.cancel()
     return harness, failure
+
+
+def _first(group: BaseExceptionGroup[UserError]) -> UserError:
+    """The first error of ``group``, however deep its nurseries nested it."""
+    found: BaseException = group
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    assert isinstance(found, UserError)
+    return found
 
 
 def _loopback_block() -> str:
@@ -434,8 +491,10 @@ def _loopback_block() -> str:
 
 def _observe_node(harness: _Harness, run: NodeRun, node_dir: Path) -> NodeObservation:
     """What node ``run`` did (``_observe``)."""
-    return _observe(run, node_dir, peer=harness.peers.get(run.index), hung=run.index in harness.hung,
-                    fired=run.index in harness.fired or any(e.get("event") == "fault" for e in run.events))
+    observation = _observe(run, node_dir, peer=harness.peers.get(run.index), hung=run.index in harness.hung,
+                           fired=run.index in harness.fired or any(e.get("event") == "fault" for e in run.events))
+    observation.realtime_ratio = harness.realtime_ratio(run.index)
+    return observation
 
 
 def _observe(run: NodeRun, node_dir: Path, *, peer: PeerId | None = None, hung: bool = False,
@@ -484,6 +543,19 @@ def _replay(observation: NodeObservation, node_dir: Path) -> None:
         observation.final_hash = None  # a damaged log: replay has said so
 
 
+def _hostile_seen(harness: _Harness, work_dir: Path) -> HostileSeen | None:
+    """What the hostile member did and what the room decided about it (the host's ``room-decision``s)."""
+    run = harness.hostile_run
+    if run is None:
+        return None
+    observation = _observe(run, work_dir / "hostile")
+    host_peer = harness.peers.get(0)
+    decisions = [e for e in harness.runs[0].events if e.get("event") == "room-decision" and e.get("participant") != host_peer]
+    declared = max((e.get("count", 0) for e in run.events if e.get("event") == "hostile-declared"), default=0)
+    return HostileSeen(observation, declared, [str(d.get("decision")) for d in decisions],
+                       any(d.get("removed") for d in decisions))
+
+
 def _curves(runs: list[NodeRun]) -> dict[str, list[list[int]]]:
     return {f"node{r.index}": [[e["frame"], e["lag"], e["rollback"]] for e in r.events
                                if e.get("event") == "progress" and e.get("round") == 0] for r in runs}
@@ -522,7 +594,8 @@ def run_race(plan: RacePlan, work_dir: Path) -> RaceResult:
             spectators.append(observation)
         relays = [_observe(run, work_dir / "relay" / f"process{run.index}", fired=run.index == 0 and harness.relay_fired)
                   for run in harness.relay_runs]
-        verdict = classify(plan, nodes, failure, harness.flipped, spectators, relays)
+        hostile = _hostile_seen(harness, work_dir)
+        verdict = classify(plan, nodes, failure, harness.flipped, spectators, relays, hostile)
         runs = harness.runs
         results = [r.last("result") or {} for r in runs]
         finished = [res for res in results if res.get("outcome") == "finished"]

@@ -113,8 +113,18 @@ def summarize(rows: list[dict[str, Any]], session: dict[str, Any]) -> dict[str, 
                              "worst": detections[-1] if detections else None, "all": detections},
         "worst_lag": max((r["worst_lag"] for r in rows), default=0),
         "max_rollback": max((r["max_rollback"] for r in rows), default=0),
+        "realtime_ratio": _ratios(rows),
         "session": session,
     }
+
+
+def _ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """Per profile, the slowest and the median ``realtime_ratio`` of its races that ran to their end."""
+    by_profile: dict[str, list[float]] = {}
+    for row in rows:
+        if row.get("realtime_ratio") is not None:
+            by_profile.setdefault(row["profile"], []).append(row["realtime_ratio"])
+    return {p: {"worst": min(r), "median": statistics.median(r)} for p, r in by_profile.items()}
 
 
 def _fired(row: dict[str, Any]) -> list[str]:
@@ -126,7 +136,8 @@ def _fired(row: dict[str, Any]) -> list[str]:
 # ---- report.html --------------------------------------------------------------------------------------
 
 CLASS_COLOURS = {"agreed": "#3a7d44", "detected": "#4a6fa5", "false-desync": "#c0392b", "crash": "#8e44ad",
-                 "hang": "#d35400", "replay-failed": "#b7950b", "undetected": "#7f8c8d", "spectator-desync": "#a93226"}
+                 "hang": "#d35400", "replay-failed": "#b7950b", "undetected": "#7f8c8d", "spectator-desync": "#a93226",
+                 "slow": "#e67e22"}
 SAMPLE_RACES = 6
 
 

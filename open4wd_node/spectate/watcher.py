@@ -25,6 +25,7 @@ import structlog
 import trio
 
 from open4wd_node.assets.room_assets import NodeRoomAssets
+from open4wd_node.net.containment import contain
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.transport import Dialler
 from open4wd_node.race.log import EndReason, RaceLogWriter, end_record
@@ -35,15 +36,20 @@ from open4wd_node.race.world import WorldAdapter, build_round_world, round_stand
 from open4wd_node.runtime.blocking import run_blocking
 from open4wd_node.runtime.clock import NodeClock
 from open4wd_node.runtime.errors import UserError
-from open4wd_node.view.events import EventSink
-from open4wd_node.view.round_watch import RoundWatch
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.round_watch import RoundWatch
+from open4wd_node.events.vocabulary import (
+    InRound, LogOpened, MatchEnd, RoundEnd, SessionEnd, SpectateStarted, ViewCheckpoint, ViewFrame,
+)
 from protocol.actions import Misbehaviour
 from protocol.identity.keys import Identity
+from protocol.race.actions import ChecksumVoted
 from protocol.race.peers import PeerStatus
 from protocol.race.recovery import RECONNECT_WINDOW_MS
 from protocol.race.results import Quit, RoundResult, match_standings, round_result
 from protocol.race.setup import loadout_digest
 from protocol.room.actions import MatchStarted
+from protocol.transaction import MachineFault
 from protocol.spectate.actions import (
     CheckpointLoaded, DialSource, DropSource, FrameShown, HashChecked, KeyVerified, RoundBegan, RoundOver, ViewEnded,
     ViewerAction,
@@ -149,7 +155,7 @@ class MatchViewer:
         locked = self.locked
         self.log.append({"kind": "header", "version": 1, "node": self.me, "matchId": locked.match_id,
                          "package": locked.package, "mode": "spectate", "inputDelay": 0, "role": "spectator"})
-        self.events.emit("log", path=str(self.log_path))
+        self.events.emit(LogOpened(path=str(self.log_path)))
         try:
             rounds = []
             for index, config in enumerate(locked.config.rounds):
@@ -209,9 +215,16 @@ class MatchViewer:
                 link = await self.dial(self.addresses.get(peer, ""), peer, limits=VIEWER_LIMITS)
                 link.repurpose(SPECTATE_LINK, VIEWER_LIMITS, frozenset(), SOURCE_INGRESS)
                 await link.send(select)
-                async for message in link:
-                    self._route(viewer.receive(peer, message, self.clock.now_ms()))
                 reason = "the source closed the link"
+                async for message in link:
+                    try:
+                        actions = viewer.receive(peer, message, self.clock.now_ms())
+                    except MachineFault as fault:  # the view is broken and over: its end first, then the link
+                        self._route(fault.actions)
+                        await contain(peer, message.TYPE, link.aclose, fault)
+                        reason = str(fault)
+                        break
+                    self._route(actions)
             except (LinkClosed, OSError, UserError, trio.TooSlowError) as exc:
                 reason = str(exc)
             finally:
@@ -265,8 +278,8 @@ class MatchViewer:
         scope = trio.CancelScope()
         self._link = (action.peer, action.select.sourceEpoch, scope)
         self.report.sources.append(action.peer)
-        self.events.emit("spectate-start", match_id=self.locked.match_id, source=action.peer,
-                         source_epoch=action.select.sourceEpoch)
+        self.events.emit(SpectateStarted(match_id=self.locked.match_id, source=action.peer,
+                                         source_epoch=action.select.sourceEpoch))
         if self._nursery is not None:
             self._nursery.start_soon(self._source_link, action.peer, action.select, scope)
 
@@ -287,7 +300,7 @@ class MatchViewer:
     def _checkpoint(self, action: CheckpointLoaded) -> None:
         self.log.append({"kind": "caught-up", "round": action.round, "frame": action.frame,
                          "stateHash": action.state_hash.hex(), "state": action.state})
-        self.events.emit("checkpoint", round=action.round, frame=action.frame, reason=action.reason)
+        self.events.emit(ViewCheckpoint(round=action.round, frame=action.frame, reason=action.reason))
 
     def _frame(self, action: FrameShown) -> None:
         slots = self.locked.slots(action.round)
@@ -302,7 +315,8 @@ class MatchViewer:
         if self.on_frame is not None:
             self.on_frame(action.round, action.frame)
         if action.frame % FRAME_EVENT_EVERY == 0:
-            self.events.emit("frame", round=action.round, frame=action.frame, buffered=action.buffered, target=action.target)
+            self.events.emit(ViewFrame(round=action.round, frame=action.frame, buffered=action.buffered,
+                                       target=action.target))
 
     def _checked(self, action: HashChecked) -> None:
         if action.agreed:
@@ -313,7 +327,7 @@ class MatchViewer:
                          "result": "agreed" if action.agreed else "mismatch",
                          "hashes": {self.me: action.own.hex(), **{p: h.hex() for p, h in action.votes.items()}},
                          "dissenters": []})
-        self.events.emit("checksum", round=action.round, frame=action.frame, agreed=action.agreed)
+        self.events.emit(InRound(action.round, ChecksumVoted(action.frame, action.agreed)))
 
     def _round_over(self, action: RoundOver) -> None:
         index = action.round
@@ -327,7 +341,7 @@ class MatchViewer:
         self.log.append({"kind": "round-end", "round": index, "frame": action.frame,
                          "stateHash": world.state_hash().hex(), "standings": standings})
         self.log.flush()
-        self.events.emit("round-end", round=index, frame=action.frame, standings=standings)
+        self.events.emit(RoundEnd(round=index, frame=action.frame, standings=standings))
 
     def _ended(self, action: ViewEnded) -> None:
         reason = action.reason.value
@@ -335,10 +349,10 @@ class MatchViewer:
         if action.reason is SpectateEndReason.MATCH_END and self._results:
             self.report.standings = match_standings(self._results)
             self.log.append({"kind": "match-end", "outcome": "finished", "standings": self.report.standings})
-            self.events.emit("match-end", results=self.report.standings, outcome="finished")
+            self.events.emit(MatchEnd(results=self.report.standings, outcome="finished"))
         self.log.append({"kind": "session-end", "round": self._viewer().round_index, "reason": reason,
                          "detail": action.detail})
-        self.events.emit("session-end", reason=reason, detail=action.detail)
+        self.events.emit(SessionEnd(round=None, reason=reason, detail=action.detail))
         if self._link is not None:
             self._link[2].cancel()
         self._done.set()

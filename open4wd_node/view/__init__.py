@@ -1,14 +1,8 @@
-"""What a node shows its user: events as JSON lines or text, and the live view."""
+"""What a node shows its user beside its event lines: the live view, the race's pictures and pages."""
 
 from open4wd_base.exports import lazy_exports
 
 __all__, __getattr__ = lazy_exports(__name__, {
-    "EventSink": "events",
-    "event_text": "events",
-    "round_text": "events",
-    "short": "events",
-    "status_text": "events",
-    "vote_verdict": "events",
     "LiveConsole": "live_console",
     "Screen": "live_console",
     "View": "live_console",
@@ -34,7 +28,4 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "RoomSummary": "room_view",
     "render": "room_view",
     "summarize": "room_view",
-    "CpuReading": "round_watch",
-    "PumpLag": "round_watch",
-    "RoundWatch": "round_watch",
 })

@@ -11,26 +11,27 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, TextIO
+from typing import TextIO
 
 import trio
 
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from open4wd_node.view.live_console import REFRESH_S
 from open4wd_node.view.race_picture import car_places, standing_ranks
-from open4wd_node.view.round_watch import RoundWatch
+from open4wd_node.events.round_watch import RoundWatch
+from open4wd_node.events.vocabulary import CarPlaces
 
 
-def cars_event(watch: RoundWatch) -> dict[str, Any]:
-    """The ``cars`` event's fields for the round now: round, frame, and per car its slot, PeerId, route
-    position (``arc_um``, ``lat_um``, ``h_um``: the simulation's integers), laps done and rank."""
+def cars_event(watch: RoundWatch) -> CarPlaces:
+    """The ``cars`` event for the round now: round, frame, and per car its slot, PeerId, route position
+    (``arc_um``, ``lat_um``, ``h_um``: the simulation's integers), laps done and rank."""
     world = watch.world
     peer_of = {slot: peer for peer, slot in watch.slots.items()}
     ranks = standing_ranks(world)
-    return {"round": watch.round_index, "frame": world.frame, "cars": [
+    return CarPlaces(round=watch.round_index, frame=world.frame, cars=[
         {"slot": p.slot, "peer": peer_of.get(p.slot), "arc_um": p.arc_um, "lat_um": p.lat_um, "h_um": p.h_um,
          "laps": p.laps, "rank": ranks[p.slot]}
-        for p in car_places(world)]}
+        for p in car_places(world)])
 
 
 class CarsFeed(EventSink):
@@ -61,4 +62,4 @@ class CarsFeed(EventSink):
             watch = self._watch
             if watch is not None and (watch.round_index, watch.world.frame) != self._sent:
                 self._sent = (watch.round_index, watch.world.frame)
-                self.emit("cars", **cars_event(watch))
+                self.emit(cars_event(watch))

@@ -19,7 +19,7 @@ import math
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, TextIO
+from typing import Protocol, TextIO
 
 import trio
 from rich.console import Console, RenderableType
@@ -27,9 +27,11 @@ from rich.live import Live
 from rich.text import Text
 
 from open4wd_node.runtime.clock import NodeClock
-from open4wd_node.view.events import EventSink, event_text
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.text import event_text
 from open4wd_node.view.live_model import LiveBoard
-from open4wd_node.view.round_watch import RoundWatch
+from open4wd_node.events.round_watch import RoundWatch
+from open4wd_node.events.vocabulary import NodeEvent
 from open4wd_node.view.live_render import board_lines, board_renderable
 from protocol.room.member import MemberRoom
 from protocol.identity.keys import PeerId
@@ -155,10 +157,11 @@ class LiveConsole(EventSink):
         self.screen = Screen(self.stream, interactive=interactive, width=width)
         self._clock: NodeClock | None = None
 
-    def emit(self, event: str, **data: Any) -> None:
+    def emit(self, event: NodeEvent) -> None:
         """The board learns from the event; its readable line (if any) is queued for the next draw."""
-        self.board.on_event(event, data)
-        text = event_text(event, data)
+        name, data = event.EVENT, event.data()
+        self.board.on_event(name, data)
+        text = event_text(name, data)
         if text is not None:
             self.screen.line(text)
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from open4wd_node.view.events import short
+from open4wd_node.events.text import short
 from open4wd_node.view.race_picture import RacePicture, world_picture
 from open4wd_node.view.room_view import RoomSummary, summarize
-from open4wd_node.view.round_watch import CpuReading, RaceProgress, RoundWatch
+from open4wd_node.events.round_watch import CpuReading, RaceProgress, RoundWatch
 from protocol.race.peers import PeerStatus
 from protocol.race.results import Quit, RaceStatus, rank_with_quits
 from protocol.identity.keys import PeerId

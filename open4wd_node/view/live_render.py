@@ -14,7 +14,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from open4wd_node.view.events import round_text, short, vote_verdict
+from open4wd_node.events.text import round_text, short, vote_verdict
 from open4wd_node.view.live_model import BudgetLine, CarStatus, LiveBoard, RaceLine, VoteLine, car_label
 from open4wd_node.view.race_picture import car_colour, marker_text
 from open4wd_node.view.track_picture import MIN_COLS, TrackPicture

@@ -27,7 +27,7 @@ from open4wd_node.race.replay import _locked_start as locked_start_of_header
 from open4wd_node.race.state_files import read_state_file, state_differences
 from open4wd_node.race.world import build_round_world
 from open4wd_node.runtime.errors import UserError
-from open4wd_node.view.events import short
+from open4wd_node.events.text import short
 from open4wd_node.view.race_picture import car_places, standing_ranks, world_map
 from open4wd_node.view.track_map import TrackMap
 from protocol.race.inputs import holds

@@ -23,7 +23,7 @@ from typing import Any
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.runtime.atomic_file import write_atomic
 from open4wd_node.runtime.errors import UserError
-from open4wd_node.view.events import round_text, short
+from open4wd_node.events.text import round_text, short
 from open4wd_node.view.page_parts import MARKERS_SCRIPT, json_script, map_svg, page_head, swatch
 from open4wd_node.view.race_picture import car_colour
 from open4wd_node.view.replay_film import (

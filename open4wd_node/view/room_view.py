@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from open4wd_node.view.events import short
+from open4wd_node.events.text import short
 from protocol.room.member import MemberRoom
 from protocol.identity.keys import PeerId
 

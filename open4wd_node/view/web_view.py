@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import trio
 
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.runtime.errors import UserError
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.vocabulary import LivePage, NodeEvent
 from open4wd_node.view.live_model import LiveBoard
 from open4wd_node.view.live_render import race_header
 from open4wd_node.view.live_web import LiveSource, LiveState, LiveWeb, is_loopback
-from open4wd_node.view.round_watch import RoundWatch
+from open4wd_node.events.round_watch import RoundWatch
 from protocol.room.member import MemberRoom
 from protocol.identity.keys import PeerId
 
@@ -78,10 +78,10 @@ class WebTee(EventSink):
         self.inner, self.address = inner, address
         self.board = LiveBoard(me)
 
-    def emit(self, event: str, **data: Any) -> None:
+    def emit(self, event: NodeEvent) -> None:
         """Shown by the inner sink; the board learns from it."""
-        self.board.on_event(event, data)
-        self.inner.emit(event, **data)
+        self.board.on_event(event.EVENT, event.data())
+        self.inner.emit(event)
 
     def room_changed(self, member: MemberRoom) -> None:
         """Both views show this room."""
@@ -97,5 +97,5 @@ class WebTee(EventSink):
     async def showing(self) -> AsyncIterator[None]:
         """The inner sink's view, and the live page served meanwhile (its URL told as ``live-page``)."""
         async with self.inner.showing(), serving(self.address, lambda: board_state(self.board), "open4wd-node: live race",
-                                                 lambda url: self.emit("live-page", url=url)):
+                                                 lambda url: self.emit(LivePage(url))):
             yield

@@ -49,6 +49,7 @@ class SessionEndReason(StrEnum):
     CATCH_UP_FAILED = "catch-up-failed"  # no quorum of offers, or no voter delivered the snapshot
     ROLLBACK_TOO_DEEP = "rollback-too-deep"  # a correction older than the saved states
     LEFT = "left"  # this node left (``RaceSession.leave``)
+    INTERNAL_ERROR = "internal-error"  # a bug of this node broke the session (protocol/transaction.py)
 
 
 # ---- the race's own actions ------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from typing import Any
 
 from protocol.encoding.dagcbor import signing_digest
 from protocol.errors import LocalError, PeerError, ProtocolError
+from protocol.transaction import FaultOutcome, MachineFault
 from protocol.identity.consensus import canonical_peers, quorum
 from protocol.identity.ed25519 import PublicKey
 from protocol.identity.keys import Identity
@@ -418,7 +419,11 @@ class RaceSession:
         """Handle one decoded message from the link's authenticated ``peer``.
 
         Never raises for what a peer sent: a message that breaks a rule (a ``PeerError`` in its handler)
-        is dropped with a ``Misbehaviour`` action. A ``LocalError`` (a bug of this node) propagates."""
+        is dropped with a ``Misbehaviour`` action. A bug of this node (any other exception, a
+        ``LocalError`` included) breaks the session: it may have changed the inputs, the world or the
+        votes halfway, and a copy of all that before each message would cost hundreds of times the
+        message's work, so the session is not put back but ends (``internal-error``), tells its peers it
+        leaves, and raises ``MachineFault`` (outcome ``broken``) carrying those actions."""
         if self.ended is not None or peer not in self._pending:
             return []
         handler = self._handlers.get(type(msg))
@@ -429,6 +434,8 @@ class RaceSession:
                 actions = handler(peer, msg, now_ms)
             except PeerError as exc:
                 actions = [Misbehaviour(peer, exc.code)]
+            except Exception as exc:
+                raise MachineFault("the race session", peer, FaultOutcome.BROKEN, exc, self._break_down(exc)) from exc
         for action in actions:
             if isinstance(action, Misbehaviour):
                 self.stats.drop(action.code)
@@ -1139,6 +1146,18 @@ class RaceSession:
 
     def _broadcast(self, msg: Any) -> list[RaceAction]:
         return [Send(p, msg) for p in self._peers.remaining_others()]
+
+    def _break_down(self, bug: Exception) -> list[RaceAction]:
+        """After a bug in a handler: end as ``internal-error`` and tell the peers this node leaves (they
+        need not wait for its silence to be noticed). The leave needs only the race key and the roster; if
+        even that fails, the end alone."""
+        detail = f"this node failed ({type(bug).__name__}: {bug}) and stopped racing"
+        leave: list[RaceAction] = []
+        try:
+            leave = self._broadcast(signed_leave(self._key, self.race_id, LeaveReason.DISCONNECT))
+        except Exception as exc:  # the state the leave reads is what the bug may have broken: said in the end
+            detail += f"; its leave failed too ({type(exc).__name__}: {exc})"
+        return leave + self._end(SessionEndReason.INTERNAL_ERROR, detail)
 
     def _end(self, reason: SessionEndReason, detail: str, evidence: dict[str, Any] | None = None) -> list[RaceAction]:
         if self.ended is not None:

@@ -1,7 +1,7 @@
 """What the room machines tell the user: one frozen dataclass per ``--json`` event (docs/rooms.md, Events).
 
 Each class's ``EVENT`` is the stable event name and its fields are exactly that event's JSON keys, in
-the order the stream has always printed them; the shell prints ``emit(e.EVENT, **e.data())``. Where
+the order the stream has always printed them; the shell prints ``{"event": e.EVENT, **e.data()}``. Where
 the host's and a member's view of one event differ (the host knows why a member left, a member learns
 why a grid ceremony was cancelled), the key the other view never had is ``None`` and left out.
 """
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from protocol.actions import UserEvent
+from protocol.room.messages import RoomDecision
 from protocol.identity.keys import PeerId
 
 
@@ -86,6 +87,20 @@ class ReadyWithdrawn(UserEvent):
     EVENT = "ready-withdrawn"
     reason: str
     message: str
+
+
+@dataclass(frozen=True)
+class RoomDecided(UserEvent):
+    """The host's ``ruling`` about a participant's Ready (the host's view, and every member's from its
+    ``room-decision``, bounded): the event's data are the message's fields, ``participant``, ``decision``,
+    ``code``, ``detail``, ``by``, ``strikes``, ``removed``."""
+
+    EVENT = "room-decision"
+    ruling: RoomDecision
+
+    def data(self) -> dict[str, Any]:
+        """The ruling's fields, in the message's order."""
+        return {name: getattr(self.ruling, name) for name in self.ruling.__struct_fields__}
 
 
 @dataclass(frozen=True)
@@ -169,7 +184,7 @@ class ErrorReported(UserEvent):
 
 RoomEvent: TypeAlias = (
     Joined | MemberJoined | MemberLeft | CompatibilityChecked | ReadyChanged | ReadyRefused | ReadyWithdrawn
-    | ReadySetFormed | ReadySetRefused | GridCancelled | CountdownStarted | CountdownCancelled | SuccessorChosen | MatchBegan
-    | ErrorReported
+    | RoomDecided | ReadySetFormed | ReadySetRefused | GridCancelled | CountdownStarted | CountdownCancelled
+    | SuccessorChosen | MatchBegan | ErrorReported
 )
 """Every user-visible event a room machine reports."""

@@ -8,7 +8,10 @@ would change (a declaration, an ack, a commit or a reveal must be signed by the 
 origin is the sender). A message that breaks a rule changes nothing, is answered with an ``error``
 event and, unless it came from the host's own seat, blamed on its sender (``Misbehaviour``); a refused
 Ready declaration is also answered on its sender's link (``ready-refused``), so that the sender knows
-and can declare again. A misuse by the local shell raises ``LocalError``.
+and can declare again. No member can stall the room: a ReadySet that some participant refuses or does
+not answer is judged, the Ready of whoever it failed on withdrawn, and a member it keeps failing on
+removed (``protocol.room.stalls``: every such decision a ``room-decision`` to every member). A misuse by
+the local shell raises ``LocalError``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from protocol.room.events import (
     ReadyChanged,
     ReadySetFormed,
     ReadySetRefused,
+    RoomDecided,
 )
 from protocol.room.invitation import check_role_proof
 from protocol.room.locked_start import COUNTDOWN_MS, build_package, package_digest
@@ -42,6 +46,7 @@ from protocol.room.messages import (
     CancelReady,
     CarRotation,
     CountdownCancel,
+    Culprit,
     GridCeremonyCancel,
     GridCommit,
     GridCommitmentsLocked,
@@ -60,12 +65,17 @@ from protocol.room.messages import (
     ReadySetRefuse,
     ReadySetRequest,
     Relay,
+    RoomDecision,
     RoomState,
 )
 from protocol.link.contact import MAX_CONTACT_CHARS
 from protocol.room.phases import INITIAL_PHASE, PhaseChange, next_phase
 from protocol.room.ready import check_ack, parse_declaration, ready_set_context
+from protocol.room.stalls import (
+    ANSWER_PENDING, ANSWER_TIMEOUT_MS, FETCH_WAIT_MS, READY_AGAIN_MS, STRIKE_LIMIT, StrikeBook, Verdict, judge,
+)
 from protocol.room.start_grid import PHASE_TIMEOUT_MS, check_commit, check_reveal, grid_context
+from protocol.transaction import FaultOutcome, MachineFault, restore, snapshot
 from protocol.room.states import (
     WAITING_PHASES,
     CeremonyCancel,
@@ -74,6 +84,7 @@ from protocol.room.states import (
     JoinReason,
     Role,
     RoomPhase,
+    StallDecision,
 )
 from protocol.identity.keys import PeerId
 
@@ -110,6 +121,9 @@ class Ceremony:
     ready_context: dict[str, Any]
     ready_digest: str
     acks: dict[PeerId, SignedPayload] = field(default_factory=dict)
+    refusals: dict[PeerId, tuple[str, str, list[Culprit]]] = field(default_factory=dict)
+    """refuser → (code, detail, culprits) of its last refusal of this ReadySet."""
+    formed_ms: int = 0
     grid_ctx: dict[str, Any] | None = None
     commits: dict[PeerId, SignedPayload] = field(default_factory=dict)
     reveals: dict[PeerId, SignedPayload] = field(default_factory=dict)
@@ -156,6 +170,7 @@ class HostRoom:
         self.countdown_deadline: int | None = None
         self.pre_start_disconnects: list[PeerId] = []
         self.seeded: dict[PeerId, Member] = {}  # members carried over by host succession
+        self.strikes = StrikeBook()
         self._add(identity.peer_id, Role.PARTICIPANT, nickname, listen)
 
     @classmethod
@@ -283,8 +298,17 @@ class HostRoom:
 
     def join(self, peer: PeerId, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
         """A link's first message: admit ``peer`` (the link's authenticated PeerId, whose handshake gave
-        ``transcript``) or refuse it with a verdict and close its link. Never raises for what it sent."""
-        verdict = self._admit(peer, transcript, request)
+        ``transcript``) or refuse it with a verdict and close its link. Never raises for what it sent; a
+        bug while admitting puts the room back as it was and raises ``MachineFault`` (``receive``)."""
+        saved = snapshot(self, self._KEPT)
+        try:
+            return self._join(peer, transcript, request, now_ms)
+        except Exception as exc:
+            restore(self, saved)
+            raise MachineFault("the room host", peer, FaultOutcome.RESTORED, exc) from exc
+
+    def _join(self, peer: PeerId, transcript: bytes, request: JoinRequest, now_ms: int) -> list[RoomAction]:
+        verdict = self._admit(peer, transcript, request, now_ms)
         if verdict is not None:
             return [Send(peer, JoinVerdict(False, verdict[0], verdict[1])), CloseLink(peer, verdict[0])]
         role = Role(request.role)
@@ -293,12 +317,13 @@ class HostRoom:
         if not rejoin:
             self._add(peer, role, request.nickname[:MAX_NICKNAME], request.listen[:MAX_LISTEN])
             if role == Role.PARTICIPANT:
+                self.strikes.returned(peer, now_ms)
                 actions += self._invalidate_ceremony(CeremonyCancel.MEMBERSHIP_CHANGED)
         actions.append(Send(peer, JoinVerdict(True, JoinReason.OK, "rejoined" if rejoin else "joined")))
         actions.append(MemberJoined(peer, role, self.members[peer].nickname))
         return actions + self._broadcast_state()
 
-    def _admit(self, peer: PeerId, transcript: bytes, request: JoinRequest) -> tuple[JoinReason, str] | None:
+    def _admit(self, peer: PeerId, transcript: bytes, request: JoinRequest, now_ms: int) -> tuple[JoinReason, str] | None:
         """None to admit, else (reason, detail); the reason set is the spec's closed set."""
         if request.roomId != self.room_id:
             return JoinReason.JOIN_REJECTED, "no such room here"
@@ -314,6 +339,9 @@ class HostRoom:
             return JoinReason.JOIN_REJECTED, "already in this room with another role"
         if role == Role.PARTICIPANT and self.phase == RoomPhase.COUNTDOWN and peer not in self.members:
             return JoinReason.JOIN_REJECTED, "participant admission is closed during the countdown"
+        if role == Role.PARTICIPANT and self.strikes.barred(peer, now_ms):
+            return JoinReason.JOIN_REJECTED, (f"removed for stalling the room ({STRIKE_LIMIT} failed Ready ceremonies); "
+                                              "try again later")
         seats = self.seats[role]
         if peer not in self.seeded and not seats.try_reserve(peer):
             return (JoinReason.SPECTATOR_FULL, "no spectator seat is free") if role == Role.SPECTATOR else (
@@ -335,8 +363,12 @@ class HostRoom:
         and answered with an ``error`` event, and blamed on ``peer`` (``Misbehaviour``) unless it came
         from the host's own seat. A message from a non-member is ignored without blame: it changes
         nothing, and a departing member's last messages (an asset reply queued after its ``leave``, a
-        refused joiner's) may still be on their way while its link closes. A ``LocalError`` (a bug in
-        this node) propagates.
+        refused joiner's) may still be on their way while its link closes.
+
+        Each message is a transaction: whatever a handler changed before it raised is put back, a rule's
+        refusal and a bug alike. A bug (any other exception, a ``LocalError`` included) then raises
+        ``MachineFault`` (outcome ``restored``, chained to it) for the shell to log and close the link on.
+        A relay changes nothing here (it is forwarded), so it is handled without a copy.
         """
         if peer not in self.members:
             return []
@@ -344,10 +376,17 @@ class HostRoom:
         handler = self._HANDLERS.get(type(msg))
         if handler is None:
             return refused(peer, "unexpected-message", f"{peer[-4:]} sent {msg.TYPE}", blame=not own)
+        saved = None if isinstance(msg, Relay) else snapshot(self, self._KEPT)
         try:
             return handler(self, peer, msg, now_ms)
         except PeerError as exc:
+            if saved is not None:
+                restore(self, saved)
             return refused(peer, exc.code, f"from {peer[-4:]}: {exc.message}", blame=not own)
+        except Exception as exc:
+            if saved is not None:
+                restore(self, saved)
+            raise MachineFault("the room host", peer, FaultOutcome.RESTORED, exc) from exc
 
     def _on_relay(self, peer: PeerId, msg: Relay, now_ms: int) -> list[RoomAction]:
         if msg.origin not in ("", peer):  # members send it empty; the host attests the link's peer
@@ -398,6 +437,7 @@ class HostRoom:
         self.verifier.commit(envelope, now_ms)
         member.rotation = list(declaration.car_rotation)
         member.declaration = envelope
+        self.strikes.ready(peer)
         actions: list[RoomAction] = [ReadyChanged(peer, True)]
         actions += self._invalidate_ceremony(CeremonyCancel.READY_CHANGED)
         return actions + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
@@ -430,7 +470,8 @@ class HostRoom:
             envelopes[p] = envelope
         declarations = {p: parse_declaration(envelopes[p]) for p in participants}
         context = ready_set_context(self.room_id, self.config.digest, declarations)
-        self.ceremony = Ceremony(context, signing_digest(context).hex())
+        self.ceremony = Ceremony(context, signing_digest(context).hex(), deadline_ms=now_ms + ANSWER_TIMEOUT_MS,
+                                 formed_ms=now_ms)
         self._move(PhaseChange.READY_SET_FORMED)
         request = ReadySetRequest(context, [envelopes[p].to_wire() for p in sorted(participants)])
         actions: list[RoomAction] = [ReadySetFormed(self.ceremony.ready_digest, sorted(participants))]
@@ -446,8 +487,9 @@ class HostRoom:
         check_ack(envelope, self.room_id, ceremony.ready_digest)
         self.verifier.commit(envelope, now_ms)
         ceremony.acks[peer] = envelope
+        ceremony.refusals.pop(peer, None)  # an ack after a refusal (the asset it lacked arrived) replaces it
         if set(ceremony.acks) != set(self.participants):
-            return []
+            return self._judge_when_answered(now_ms)
         ceremony.grid_ctx = grid_context(self.room_id, self.participants, self.track_digests, len(self.config.rounds))
         ceremony.deadline_ms = now_ms + PHASE_TIMEOUT_MS
         self._move(PhaseChange.ALL_ACKED)
@@ -461,7 +503,83 @@ class HostRoom:
         ceremony = self.ceremony
         if self.phase != RoomPhase.VERIFYING or ceremony is None or msg.readySetDigest != ceremony.ready_digest:
             return []
-        return [ReadySetRefused(peer, msg.code[:MAX_CODE], msg.detail[:MAX_DETAIL])]
+        participants = self.participants
+        culprits: dict[str, Culprit] = {}
+        for culprit in msg.culprits[:len(participants)]:
+            if culprit.peer in participants and culprit.peer != peer:
+                culprits.setdefault(culprit.peer, Culprit(culprit.peer, culprit.code[:MAX_CODE], culprit.detail[:MAX_DETAIL]))
+        ceremony.acks.pop(peer, None)
+        ceremony.refusals[peer] = (msg.code[:MAX_CODE], msg.detail[:MAX_DETAIL], list(culprits.values()))
+        actions: list[RoomAction] = [ReadySetRefused(peer, msg.code[:MAX_CODE], msg.detail[:MAX_DETAIL])]
+        return actions + self._judge_when_answered(now_ms)
+
+    def _judge_when_answered(self, now_ms: int) -> list[RoomAction]:
+        """Once every participant has acked or refused the ReadySet for good (a refusal for an asset still
+        on its way is no answer yet), and some refused: judge (``stalls.judge``)."""
+        ceremony = self.ceremony
+        if ceremony is None:
+            return []
+        if ceremony.refusals and set(self.participants) <= set(ceremony.acks) | self._final_refusals(ceremony):
+            return self._judge(now_ms)
+        return []
+
+    @staticmethod
+    def _final_refusals(ceremony: Ceremony) -> set[PeerId]:
+        """The refusers whose refusal is an answer (not only a wait for an asset on its way)."""
+        return {p for p, (_, _, culprits) in ceremony.refusals.items()
+                if not culprits or any(c.code not in ANSWER_PENDING for c in culprits)}
+
+    def _answer_timeout(self, now_ms: int) -> list[RoomAction]:
+        """The ReadySet's answer time ran out: judge it, unless every participant answered but some are
+        still fetching a car's assets, within ``FETCH_WAIT_MS`` of the ReadySet: then wait once more."""
+        ceremony = self.ceremony
+        if ceremony is None:
+            return []
+        answered = set(ceremony.acks) | set(ceremony.refusals)
+        fetching = set(ceremony.refusals) - self._final_refusals(ceremony)
+        if fetching and set(self.participants) <= answered and now_ms < ceremony.formed_ms + FETCH_WAIT_MS:
+            ceremony.deadline_ms = min(now_ms + ANSWER_TIMEOUT_MS, ceremony.formed_ms + FETCH_WAIT_MS)
+            return []
+        return self._judge(now_ms)
+
+    def _judge(self, now_ms: int) -> list[RoomAction]:
+        """The ReadySet failed (refused, or not answered in time): withdraw the Ready of whoever it failed
+        on, one strike each (``stalls.judge``), and go back to collecting; the others stay Ready. With no
+        verdict (only refusals of the set itself, and nobody acked it) the room waits in ``verifying``."""
+        ceremony = self.ceremony
+        if ceremony is None:
+            return []
+        verdicts = judge(self.participants, self.identity.peer_id, ceremony.acks, ceremony.refusals)
+        if not verdicts:
+            ceremony.deadline_ms = None
+            return []
+        self.ceremony = None
+        self._move(PhaseChange.READY_SET_JUDGED)
+        return self._strike(verdicts, now_ms)
+
+    def _strike(self, verdicts: list[Verdict], now_ms: int) -> list[RoomAction]:
+        """Withdraw each verdict's participant's Ready, count its strike, tell every member (``room-decision``)
+        and remove those at the limit, or not Ready again in time (never the host's own seat); then the new
+        room state, and the next ReadySet if everyone left is Ready."""
+        actions: list[RoomAction] = []
+        removed = []
+        for verdict in verdicts:
+            member = self.members.get(verdict.peer)
+            if member is None:
+                continue
+            member.declaration = None
+            strikes = self.strikes.strike(verdict.peer, now_ms)
+            out = verdict.peer != self.identity.peer_id and (
+                strikes >= STRIKE_LIMIT or verdict.decision is StallDecision.READY_NOT_RENEWED)
+            decision = RoomDecision(verdict.peer, verdict.decision, verdict.code, verdict.detail, list(verdict.by),
+                                    strikes, out)
+            actions.append(RoomDecided(decision))
+            actions += self._broadcast(decision)
+            if out:
+                removed.append(verdict.peer)
+        for peer in removed:
+            actions += self._leave(peer, Departure.STALLED)
+        return actions + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
 
     def _on_commit(self, peer: PeerId, msg: GridCommit, now_ms: int) -> list[RoomAction]:
         ceremony = self.ceremony
@@ -518,6 +636,10 @@ class HostRoom:
     def _on_leave(self, peer: PeerId, msg: Leave, now_ms: int) -> list[RoomAction]:
         return self.link_closed(peer, now_ms, reason=msg.reason[:MAX_CODE] or Departure.LEFT)
 
+    _KEPT: ClassVar[frozenset[str]] = frozenset({"identity", "config", "limits", "secrets", "track_digests", "package"})
+    """What a message's transaction shares instead of copying: the identity, and values the room only ever
+    replaces (settings, the locked start package), never changes in place."""
+
     _HANDLERS: ClassVar[dict[type[Message], HostHandler]] = {
         Relay: _on_relay,
         CarRotation: _on_rotation,
@@ -542,13 +664,19 @@ class HostRoom:
             return self._countdown_disconnect(peer, now_ms)
         if self.phase in (RoomPhase.STARTED, RoomPhase.CLOSED):
             return [MemberLeft(peer, reason)]
-        del self.members[peer]
+        return self._leave(peer, reason) + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
+
+    def _leave(self, peer: PeerId, reason: str) -> list[RoomAction]:
+        """``peer`` is out of the room (it left, its link ended, or the host removed it): its seat is free
+        and its link closed with ``reason``; a participant's departure drops the ceremony."""
+        member = self.members.pop(peer)
         self.seats[member.role].deactivate(peer)
+        self.strikes.forget(peer)
         actions: list[RoomAction] = [CloseLink(peer, reason), MemberLeft(peer, reason)]
         if member.role == Role.PARTICIPANT:
             self.membership_epoch += 1
             actions += self._invalidate_ceremony(CeremonyCancel.MEMBERSHIP_CHANGED)
-        return actions + self._broadcast_state() + self._maybe_request_ready_set(now_ms)
+        return actions
 
     def _countdown_disconnect(self, peer: PeerId, now_ms: int) -> list[RoomAction]:
         """Survivors continue only if ≥ 2 and a strict majority of the locked roster (spec §4.6)."""
@@ -575,35 +703,55 @@ class HostRoom:
         return actions + self._broadcast(cancel) + self._broadcast_state()
 
     def next_deadline(self) -> int | None:
-        """When ``tick`` next has work: the countdown's end or the running grid phase's timeout."""
+        """When ``tick`` next has work: the countdown's end, the running ReadySet's or grid phase's timeout,
+        or the first deadline of a participant with a strike to be Ready again."""
         if self.phase == RoomPhase.COUNTDOWN:
             return self.countdown_deadline
-        if self.ceremony is not None and self.phase in (RoomPhase.GRID_COMMIT, RoomPhase.GRID_REVEAL):
-            return self.ceremony.deadline_ms
-        return None
+        deadlines = list(self._ready_again().values())
+        if self.ceremony is not None and self.ceremony.deadline_ms is not None:
+            deadlines.append(self.ceremony.deadline_ms)
+        return min(deadlines, default=None)
+
+    def _ready_again(self) -> dict[PeerId, int]:
+        """The participants (never the host's seat) with a strike that are not Ready, and by when they must
+        be (``stalls.READY_AGAIN_MS``), while the room is waiting."""
+        if self.phase not in WAITING_PHASES:
+            return {}
+        return {p: at for p, at in self.strikes.deadlines().items()
+                if p != self.identity.peer_id and p in self.members and self.members[p].declaration is None}
 
     def tick(self, now_ms: int) -> list[RoomAction]:
-        """Timer event: start the match at the countdown's end, or cancel a grid phase that timed out."""
-        deadline = self.next_deadline()
-        if deadline is None or now_ms < deadline:
-            return []
+        """Timer event: start the match at the countdown's end, judge a ReadySet not answered in time,
+        cancel a grid phase that timed out, remove a participant with a strike not Ready again in time."""
         if self.phase == RoomPhase.COUNTDOWN:
-            return self._start(now_ms)
-        return self._grid_timeout(now_ms)
+            deadline = self.countdown_deadline
+            return self._start(now_ms) if deadline is not None and now_ms >= deadline else []
+        actions: list[RoomAction] = []
+        ceremony = self.ceremony
+        if ceremony is not None and ceremony.deadline_ms is not None and now_ms >= ceremony.deadline_ms:
+            actions += self._answer_timeout(now_ms) if self.phase == RoomPhase.VERIFYING else self._grid_timeout(now_ms)
+        late = [p for p, at in sorted(self._ready_again().items()) if now_ms >= at]
+        if late:
+            verdicts = [Verdict(p, StallDecision.READY_NOT_RENEWED, "ready-not-renewed",
+                                f"not Ready again within {READY_AGAIN_MS // 1000} s of a failed Ready ceremony", ())
+                        for p in late]
+            actions += self._strike(verdicts, now_ms)
+        return actions
 
     def _grid_timeout(self, now_ms: int) -> list[RoomAction]:
-        """Fail closed naming the missing peers; their Ready is withdrawn so the room can go on."""
+        """Fail closed naming the missing peers; their Ready is withdrawn (a strike each) so the room can go on."""
         ceremony, grid_ctx = self._grid()
         done = ceremony.commits if self.phase == RoomPhase.GRID_COMMIT else ceremony.reveals
         missing = sorted(p for p in self.participants if p not in done)
         digest = signing_digest(grid_ctx).hex()
-        for peer in missing:
-            self.members[peer].declaration = None
         self.ceremony = None
         self._move(PhaseChange.GRID_TIMED_OUT)
         cancel = GridCeremonyCancel(digest, CeremonyCancel.TIMEOUT, missing)
         actions: list[RoomAction] = [GridCancelled(missing)]
-        return actions + self._broadcast(cancel, role=Role.PARTICIPANT) + self._broadcast_state()
+        actions += self._broadcast(cancel, role=Role.PARTICIPANT)
+        return actions + self._strike([Verdict(p, StallDecision.GRID_TIMEOUT, "grid-timeout",
+                                               f"missed a start-grid phase ({PHASE_TIMEOUT_MS // 1000} s)", ())
+                                       for p in missing], now_ms)
 
     def _start(self, now_ms: int) -> list[RoomAction]:
         package = self._locked_package()

@@ -37,6 +37,7 @@ from protocol.room.events import (
     MemberLeft,
     ReadyRefused,
     ReadyWithdrawn,
+    RoomDecided,
     SuccessorChosen,
 )
 from protocol.room.invitation import role_proof
@@ -48,6 +49,7 @@ from protocol.room.messages import (
     CancelReady,
     CarRotation,
     CountdownCancel,
+    Culprit,
     GridCeremonyCancel,
     GridCommit,
     GridCommitmentsLocked,
@@ -66,11 +68,15 @@ from protocol.room.messages import (
     ReadySetRefuse,
     ReadySetRequest,
     Relay,
+    RoomDecision,
     RoomState,
 )
-from protocol.room.ready import build_ack, build_declaration, verify_ready_set
+from protocol.room.ready import build_ack, build_declaration, read_ready_set, refused_declarations
 from protocol.room.start_grid import build_commit, build_reveal, check_commit, commitment, grid_context, new_nonce
-from protocol.room.states import WAITING_PHASES, CeremonyCancel, Departure, ReadyCancel, ReadyWithdrawal, Role, RoomPhase
+from protocol.transaction import FaultOutcome, MachineFault, restore, snapshot
+from protocol.room.states import (
+    WAITING_PHASES, CeremonyCancel, Departure, ReadyCancel, ReadyWithdrawal, Role, RoomPhase, StallDecision,
+)
 from protocol.versions.collection import (
     Broadcast,
     CollectionFinished,
@@ -126,10 +132,28 @@ MemberHandler = Callable[["MemberRoom", PeerId, Any, int], list[RoomAction]]
 WITHDRAWN = {
     ReadyWithdrawal.PLAYER: "this node cancelled its Ready",
     ReadyWithdrawal.GRID_TIMEOUT: "the host withdrew this node's Ready: it missed a start-grid phase; declare Ready again",
+    ReadyWithdrawal.DECLARATION_REFUSED: "the room refused this node's car or build; choose another car and declare Ready",
+    ReadyWithdrawal.REFUSAL_OVERRULED: "this node refused a car or build the room accepts; its Ready is withdrawn",
+    ReadyWithdrawal.NO_ANSWER: "this node did not answer the ReadySet in time; its Ready is withdrawn",
     ReadyWithdrawal.COUNTDOWN_CANCELLED: "the countdown was cancelled and everyone is un-Ready",
     ReadyWithdrawal.HOST_LOST: "the host was lost; its successor starts with nobody Ready",
     ReadyWithdrawal.UNEXPLAINED: "the host's room state no longer lists this node as Ready",
 }
+
+
+WITHDRAWN_BY = {
+    StallDecision.DECLARATION_REFUSED: ReadyWithdrawal.DECLARATION_REFUSED,
+    StallDecision.REFUSAL_OVERRULED: ReadyWithdrawal.REFUSAL_OVERRULED,
+    StallDecision.NO_ANSWER: ReadyWithdrawal.NO_ANSWER,
+    StallDecision.GRID_TIMEOUT: ReadyWithdrawal.GRID_TIMEOUT,
+}
+"""How a room decision about this node explains the loss of its Ready (a removal closes its link)."""
+AGAIN = frozenset({ReadyWithdrawal.UNEXPLAINED, ReadyWithdrawal.REFUSAL_OVERRULED, ReadyWithdrawal.NO_ANSWER})
+"""Withdrawals after which auto-ready declares again: nothing this node did explains it, or the room may
+have changed since (its refusal was overruled, or its answer did not arrive); each costs a strike, so a
+node that keeps refusing is removed (protocol/room/stalls.py). Not after its own cancel, a refused car (the
+same car would be refused again: the player chooses another) or a missed grid phase (a node deaf to the
+grid would restart the ceremony again and again)."""
 
 
 def _role(role: str) -> Role:
@@ -190,6 +214,7 @@ class MemberRoom:
         self.started = False
         self.requested: set[str] = set()
         self.refused_for_assets: ReadySetRequest | None = None  # answered again once the fetch completes
+        self.refused_rotation: tuple[str, str] | None = None  # (repr of the cars, code) the room refused
         self.passed_rotations: set[str] = set()  # repr of every car rotation that passed the asset checks
 
     # ---- the view ---------------------------------------------------------------------------------
@@ -231,8 +256,11 @@ class MemberRoom:
         Never raises for what a peer sent: a message that breaks a rule (a ``PeerError``) is dropped,
         answered with an ``error`` event and blamed on the host (``Misbehaviour``; not in a host node,
         where the host is this node). A message from any other peer changes nothing and is blamed on
-        that peer (``not-from-host``): only the host's link speaks for the room. A ``LocalError`` (a bug
-        in this node) propagates.
+        that peer (``not-from-host``): only the host's link speaks for the room.
+
+        Each message is a transaction: whatever a handler changed before it raised is put back, a rule's
+        refusal and a bug alike. A bug (any other exception, a ``LocalError`` included) then raises
+        ``MachineFault`` (outcome ``restored``, chained to it) for the shell to log and close the link on.
         """
         if peer != self.host_peer:
             return refused(peer, "not-from-host", f"{peer[-4:]} sent {msg.TYPE} but is not this room's host", blame=True)
@@ -240,10 +268,15 @@ class MemberRoom:
         handler = self._HANDLERS.get(type(msg))
         if handler is None:
             return refused(peer, "unexpected-message", f"host sent {msg.TYPE}", blame=not own)
+        saved = snapshot(self, self._KEPT)
         try:
             return handler(self, peer, msg, now_ms)
         except PeerError as exc:
+            restore(self, saved)
             return refused(peer, exc.code, exc.message, blame=not own)
+        except Exception as exc:
+            restore(self, saved)
+            raise MachineFault("the room member", peer, FaultOutcome.RESTORED, exc) from exc
 
     def join_request(self, transcript: bytes, secret: bytes) -> JoinRequest:
         """The first message on a new link: a role proof bound to this link's transcript."""
@@ -289,8 +322,8 @@ class MemberRoom:
             return []
         reason = self.withdrawal or ReadyWithdrawal.UNEXPLAINED
         self.withdrawal = None
-        if reason == ReadyWithdrawal.UNEXPLAINED:
-            self.ready_sent_epoch = None  # nothing this node did or missed: auto-ready declares again
+        if reason in AGAIN:
+            self.ready_sent_epoch = None  # declaring again may help: auto-ready does
         return [ReadyWithdrawn(reason, WITHDRAWN[reason])]
 
     # ---- versions ---------------------------------------------------------------------------------
@@ -489,6 +522,8 @@ class MemberRoom:
             blockers.append(f"waiting for {self.state.minPlayers} participants")
         if self.ready_refused is not None and self.state.stateEpoch <= self.ready_refused[1]:
             blockers.append(f"the host refused Ready ({self.ready_refused[0]}); waiting for the room to change")
+        if self.refused_rotation is not None and self.refused_rotation[0] == repr(self.rotation):
+            blockers.append(f"the room refused this node's car ({self.refused_rotation[1]}); choose another car")
         return blockers
 
     def _maybe_auto_ready(self, now_ms: int) -> list[RoomAction]:
@@ -522,28 +557,49 @@ class MemberRoom:
         self.refused_for_assets = None
         try:
             _, config = self._room()
-            verify_ready_set(
-                msg.context,
-                msg.declarations,
-                room_id=self.room_id,
-                config_digest=config.digest,
-                rounds=len(config.rounds),
-                mine=self.my_info,
-                check_rotation=self._check_rotation,
-            )
+            declarations = read_ready_set(msg.context, msg.declarations, room_id=self.room_id,
+                                          config_digest=config.digest, rounds=len(config.rounds))
             if self.me not in msg.context["roster"]:
                 raise ProtocolError("ready-set-invalid", "this node is not in the ReadySet")
             self.assets.track_digests(config)
-        except ProtocolError as exc:  # the room's answer is a refusal with the code, not a Misbehaviour
-            if exc.code == "asset-missing" and self.requested:
+            culprits = refused_declarations(declarations, self.my_info, self._check_rotation)
+        except ProtocolError as exc:  # the set itself: refused naming nobody (the room judges the refusal)
+            return self._refuse_ready_set(msg, exc.code, exc.message, [])
+        if culprits:  # the room's answer is a refusal naming whose declaration and why, not a Misbehaviour
+            if any(c.code == "asset-missing" for c in culprits) and self.requested:
                 self.refused_for_assets = msg
-            return [
-                Send(self.host_peer, ReadySetRefuse(_safe_digest(msg.context), exc.code, exc.message)),
-                ErrorReported(exc.code, f"not acknowledging the ReadySet: {exc.message}"),
-            ]
+            named = "; ".join(f"{c.peer[-4:]}: {c.detail}" for c in culprits)
+            return self._refuse_ready_set(msg, culprits[0].code, named, culprits)
         self.acked_digest = signing_digest(msg.context).hex()
         ack = build_ack(self.identity, self.room_id, self.acked_digest, now_ms)
         return [Send(self.host_peer, ReadySetAck(ack.to_wire()))]
+
+    def _refuse_ready_set(self, msg: ReadySetRequest, code: str, detail: str, culprits: list[Culprit]) -> list[RoomAction]:
+        return [
+            Send(self.host_peer, ReadySetRefuse(_safe_digest(msg.context), code, detail[:300], culprits)),
+            ErrorReported(code, f"not acknowledging the ReadySet: {detail}"),
+        ]
+
+    def _on_decision(self, peer: PeerId, msg: RoomDecision, now_ms: int) -> list[RoomAction]:
+        """The host withdrew a participant's Ready (protocol/room/stalls.py): reported; this node's own is
+        explained by it (``ready-withdrawn`` when the room state shows it), and a refused car is not
+        declared again by auto-ready until the cars change. Raises ``ProtocolError`` ``room-decision-invalid``
+        for a decision that is not a ``StallDecision`` or about a non-participant."""
+        try:
+            decision = StallDecision(msg.decision)
+        except ValueError:
+            raise ProtocolError("room-decision-invalid", f"a room decision is one of {', '.join(StallDecision)}") from None
+        member = self._member(msg.participant)
+        if member is None or member.role != Role.PARTICIPANT:
+            raise ProtocolError("room-decision-invalid", "a room decision names a participant of the room")
+        participants = {m.peerId for m in self.state.members if m.role == Role.PARTICIPANT} if self.state else set()
+        by = [p for p in dict.fromkeys(msg.by) if p in participants]  # shown as given, of the room's participants
+        ruling = RoomDecision(msg.participant, decision, msg.code[:64], msg.detail[:300], by, msg.strikes, msg.removed)
+        if msg.participant == self.me and decision in WITHDRAWN_BY:
+            self.withdrawal = WITHDRAWN_BY[decision]
+            if decision is StallDecision.DECLARATION_REFUSED:
+                self.refused_rotation = (repr(self.rotation), ruling.code)
+        return [RoomDecided(ruling)]
 
     def _expected_grid_context(self) -> dict[str, Any]:
         state, config = self._room()
@@ -623,11 +679,17 @@ class MemberRoom:
             MatchStarted(locked, list(msg.preStartDisconnects), dict(msg.spectatorSources)),
         ]
 
+    _KEPT: ClassVar[frozenset[str]] = frozenset({"identity", "my_info", "assets", "choose_car", "state", "locked"})
+    """What a message's transaction shares instead of copying: the identity, the asset store, the car
+    chooser, and values the member only ever replaces (the host's last room state, the verified start),
+    never changes in place."""
+
     _HANDLERS: ClassVar[dict[type[Message], MemberHandler]] = {
         JoinVerdict: _on_verdict,
         RoomState: _on_state,
         Relay: _on_relay,
         ReadyRefusal: _on_ready_refused,
+        RoomDecision: _on_decision,
         ReadySetRequest: _on_ready_set,
         GridCommitRequest: _on_grid_request,
         GridCommitmentsLocked: _on_commitments,

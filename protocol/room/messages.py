@@ -128,13 +128,40 @@ class ReadySetAck(Message):
     signed: dict[str, Any]
 
 
+class Culprit(Record):
+    """A participant whose declaration a refusal refuses, and why (``code``, ``detail``)."""
+
+    peer: PeerId
+    code: str
+    detail: str
+
+
 @message("ready-set-refuse")
 class ReadySetRefuse(Message):
-    """A participant will not ack the ReadySet, saying why (``code``, ``detail``)."""
+    """A participant will not ack the ReadySet, saying why (``code``, ``detail``), and whose declarations it
+    refuses (``culprits``: each participant whose car or build it cannot race with; none when it refuses
+    the set itself). The host judges the refusal by everyone's answers (protocol/room/stalls.py)."""
 
     readySetDigest: str
     code: str
     detail: str
+    culprits: list[Culprit]
+
+
+@message("room-decision")
+class RoomDecision(Message):
+    """The host withdrew ``participant``'s Ready for ``decision`` (a ``StallDecision``: its declaration was
+    refused, its refusal overruled, it did not answer, it missed a start-grid phase, or it was not Ready
+    again in time), with the ``code`` and ``detail`` of the refusal or timeout, decided by the answers of
+    ``by``; ``strikes`` within the window; ``removed``: it is out of the room (sent to every member)."""
+
+    participant: PeerId
+    decision: str
+    code: str
+    detail: str
+    by: list[PeerId]
+    strikes: int
+    removed: bool
 
 
 @message("grid-commit-request")

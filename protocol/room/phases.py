@@ -32,6 +32,7 @@ class PhaseChange(Enum):
     ALL_REVEALED = "all-revealed"  # every nonce is revealed: the LockedStartPackage is out, 5 s to the start
     COUNTDOWN_ENDED = "countdown-ended"  # match-start
     CEREMONY_DROPPED = "ceremony-dropped"  # a participant joined or left, or a Ready changed, mid-ceremony
+    READY_SET_JUDGED = "ready-set-judged"  # refused or not answered in time: whoever it failed on is un-Ready
     GRID_TIMED_OUT = "grid-timed-out"  # a grid phase ran out with participants missing
     COUNTDOWN_CANCELLED = "countdown-cancelled"  # too few of the locked roster remain (everyone un-Ready)
 
@@ -44,6 +45,7 @@ TRANSITIONS: Final[Mapping[RoomPhase, Mapping[PhaseChange, RoomPhase]]] = {
     RoomPhase.VERIFYING: {
         PhaseChange.ALL_ACKED: RoomPhase.GRID_COMMIT,
         PhaseChange.CEREMONY_DROPPED: RoomPhase.COLLECTING,
+        PhaseChange.READY_SET_JUDGED: RoomPhase.COLLECTING,
     },
     RoomPhase.GRID_COMMIT: {
         PhaseChange.ALL_COMMITTED: RoomPhase.GRID_REVEAL,

@@ -19,6 +19,7 @@ from protocol.encoding import dagcbor
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
 from protocol.identity.signed import SignedPayload, build_signed, check_signature
+from protocol.room.messages import Culprit
 from protocol.versions.record import ClientVersionInfo, check_compatibility, describe_incompatibility
 from protocol.identity.keys import PeerId
 
@@ -127,21 +128,13 @@ def check_ack(envelope: SignedPayload, room_id: str, ready_set_digest: str) -> N
         raise ProtocolError("ack-invalid", "the ack does not cover this ReadySet")
 
 
-def verify_ready_set(
-    context: object,
-    envelopes: Sequence[object],
-    *,
-    room_id: str,
-    config_digest: str,
-    rounds: int,
-    mine: ClientVersionInfo,
-    check_rotation: Callable[[PeerId, list[Any]], None] = lambda peer, rotation: None,
+def read_ready_set(
+    context: object, envelopes: Sequence[object], *, room_id: str, config_digest: str, rounds: int
 ) -> dict[PeerId, ReadyDeclaration]:
-    """Everything a participant checks before it acks; raises a coded error naming the problem.
-
-    Raises ``ProtocolError`` (``envelope-invalid``, ``invalid-signature``, ``ready-invalid``,
-    ``ready-set-invalid``, ``version-incompatible``, or whatever ``check_rotation`` raises for a car).
-    """
+    """The ReadySet's declarations, once the set itself holds: every signature, each participant once, the
+    room, settings and car count of each, and the context built from exactly these declarations. Raises
+    ``ProtocolError`` (``envelope-invalid``, ``invalid-signature``, ``ready-invalid``, ``ready-set-invalid``):
+    whoever built the set is at fault, not one participant."""
     declarations: dict[PeerId, ReadyDeclaration] = {}
     for raw in envelopes:
         envelope = raw if isinstance(raw, SignedPayload) else SignedPayload.from_wire(raw)
@@ -157,9 +150,47 @@ def verify_ready_set(
             raise ProtocolError("ready-set-invalid", f"{d.participant[-4:]} must declare one car per round ({rounds})")
     if context != ready_set_context(room_id, config_digest, declarations):
         raise ProtocolError("ready-set-invalid", "the ReadySet context does not match its declarations")
-    report = check_compatibility(mine, {p: d.client_version for p, d in declarations.items()})
-    if not report.compatible:
-        raise ProtocolError("version-incompatible", describe_incompatibility(report))
+    return declarations
+
+
+def refused_declarations(
+    declarations: Mapping[PeerId, ReadyDeclaration], mine: ClientVersionInfo,
+    check_rotation: Callable[[PeerId, list[Any]], None] = lambda peer, rotation: None,
+) -> list[Culprit]:
+    """The participants whose declaration this node cannot race with, in PeerId order, each with why: a
+    build incompatible with this node's (``version-incompatible``), or a car the assets refuse (whatever
+    ``check_rotation`` raises: ``asset-missing``, ``asset-version-unusable:…``, ``loadout-…``)."""
+    culprits = []
     for peer in sorted(declarations):
-        check_rotation(peer, declarations[peer].car_rotation)
+        report = check_compatibility(mine, {peer: declarations[peer].client_version})
+        if not report.compatible:
+            culprits.append(Culprit(peer, "version-incompatible", describe_incompatibility(report)))
+            continue
+        try:
+            check_rotation(peer, declarations[peer].car_rotation)
+        except ProtocolError as exc:
+            culprits.append(Culprit(peer, exc.code, exc.message))
+    return culprits
+
+
+def verify_ready_set(
+    context: object,
+    envelopes: Sequence[object],
+    *,
+    room_id: str,
+    config_digest: str,
+    rounds: int,
+    mine: ClientVersionInfo,
+    check_rotation: Callable[[PeerId, list[Any]], None] = lambda peer, rotation: None,
+) -> dict[PeerId, ReadyDeclaration]:
+    """Everything a participant checks before it acks (``read_ready_set``, then ``refused_declarations``);
+    raises a coded error naming the first problem.
+
+    Raises ``ProtocolError`` (``envelope-invalid``, ``invalid-signature``, ``ready-invalid``,
+    ``ready-set-invalid``, ``version-incompatible``, or whatever ``check_rotation`` raises for a car).
+    """
+    declarations = read_ready_set(context, envelopes, room_id=room_id, config_digest=config_digest, rounds=rounds)
+    culprits = refused_declarations(declarations, mine, check_rotation)
+    if culprits:
+        raise ProtocolError(culprits[0].code, culprits[0].detail)
     return declarations

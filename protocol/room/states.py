@@ -68,6 +68,17 @@ class Departure(StrEnum):
     LEFT = "left"  # a leave message without a reason
     VOLUNTARY = "voluntary"  # what this node sends when its player leaves
     COUNTDOWN_DISCONNECT = "countdown-disconnect"
+    STALLED = "room-stalled"  # the host removed it: a member the Ready ceremony kept failing on (stalls.py)
+
+
+class StallDecision(StrEnum):
+    """Why the host withdrew a participant's Ready (``room-decision.decision``, protocol/room/stalls.py)."""
+
+    DECLARATION_REFUSED = "declaration-refused"  # more participants refused its car or build than accept it
+    REFUSAL_OVERRULED = "refusal-overruled"  # it refused a declaration (or the set) the room accepts
+    NO_ANSWER = "no-answer"  # neither an ack nor a refusal of the ReadySet within the answer timeout
+    GRID_TIMEOUT = "grid-timeout"  # it missed a start-grid phase
+    READY_NOT_RENEWED = "ready-not-renewed"  # a participant with a strike that was not Ready again in time
 
 
 class ReadyCancel(StrEnum):
@@ -82,6 +93,9 @@ class ReadyWithdrawal(StrEnum):
 
     PLAYER = "player"  # this node sent cancel-ready
     GRID_TIMEOUT = "grid-timeout"  # the host withdrew it: this node missed a start-grid phase
+    DECLARATION_REFUSED = "declaration-refused"  # the room refused this node's car or build
+    REFUSAL_OVERRULED = "refusal-overruled"  # this node refused what the room accepts
+    NO_ANSWER = "no-answer"  # this node did not answer the ReadySet in time
     COUNTDOWN_CANCELLED = "countdown-cancelled"  # too few of the locked roster remained: everyone un-Ready
     HOST_LOST = "host-lost"  # the host was lost while waiting: its successor starts with nobody Ready
     UNEXPLAINED = "unexplained"  # the room state stopped listing it Ready and nothing said why

@@ -32,6 +32,7 @@ from enum import StrEnum
 from open4wd_base.errors import SimError
 from protocol.actions import Misbehaviour
 from protocol.errors import ProtocolError
+from protocol.transaction import FaultOutcome, MachineFault
 from protocol.identity.keys import race_id
 from protocol.race.inputs import input_prev
 from protocol.race.keys import RaceKeyBook, verify_race_signature
@@ -139,7 +140,10 @@ class SpectateViewer:
 
     def receive(self, peer: PeerId, msg: Message, now_ms: int) -> list[ViewerAction]:
         """A message from ``peer``: refused without further effect unless it is the current source's of
-        the current epoch; a current source's message that fails a check drops that source."""
+        the current epoch; a current source's message that fails a check drops that source. A bug of this
+        node (any other exception) breaks the view: its world and buffers may be half changed, and a copy
+        of them before each message would cost far more than the message, so it ends (``error``) and
+        raises ``MachineFault`` (outcome ``broken``) carrying its end."""
         if self.phase is ViewerPhase.ENDED:
             return []
         epoch = getattr(msg, "sourceEpoch", None)
@@ -149,6 +153,9 @@ class SpectateViewer:
             return self._dispatch(msg)
         except ProtocolError as exc:
             return [Misbehaviour(peer, exc.code), *self._next_source(peer, exc.code)]
+        except Exception as exc:  # a bug of this node: the view is broken (its world, its buffers), and ends
+            ended = self._finish(SpectateEndReason.ERROR, f"internal-error: this viewer failed ({type(exc).__name__})")
+            raise MachineFault("the spectator's viewer", peer, FaultOutcome.BROKEN, exc, ended) from exc
 
     def _dispatch(self, msg: Message) -> list[ViewerAction]:
         if self.phase is ViewerPhase.ROUND_OVER and getattr(msg, "round", None) == self.round_index:

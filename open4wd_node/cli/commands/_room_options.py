@@ -26,7 +26,8 @@ def add_room_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=SEED, default=0, help="the bot's seed (its decisions are deterministic per seed)")
     parser.add_argument("--fault", default=None, metavar="KIND@FRAME",
                         help="soak testing, in round 1: corrupt-state@FRAME alters one value of this node's own "
-                             "state; disconnect@FRAME[:SECONDS] drops its mesh links for SECONDS (default 5)")
+                             "state; disconnect@FRAME[:SECONDS] drops its mesh links for SECONDS (default 5); "
+                             "cut-link@FRAME[:SECONDS] drops only its link to one peer")
     parser.set_defaults(logs=True)
 
 

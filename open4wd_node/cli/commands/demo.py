@@ -80,7 +80,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
 
 
 def _print(summary: dict[str, Any]) -> None:
-    from open4wd_node.view.events import status_text
+    from open4wd_node.events.text import status_text
 
     print(f"{summary['nodes']} nodes raced; {summary['finished']} finished the match in {summary['elapsed_s']} s")
     for row in summary["standings"]:

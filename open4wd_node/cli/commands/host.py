@@ -21,8 +21,9 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     import sys
 
     from open4wd_node.assets.cars import CarChoice
-    from open4wd_node.cli.play import play_options, room_identity, room_then_race, run_node
-    from open4wd_node.room.session import HostOptions, host_room
+    from open4wd_node.cli.play import play_options, room_identity, run_node
+    from open4wd_node.node.node import Node
+    from open4wd_node.room.session import HostOptions
 
     options = HostOptions(
         track=args.track, rounds=args.rounds, laps=args.laps, time_limit_s=args.time_limit,
@@ -33,8 +34,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     car.rotation(options.rounds)  # refuse a bad --car before opening anything
     play = play_options(args, ctx.config)
     identity, events = room_identity(ctx, args)
-    room = lambda listener: host_room(ctx, identity, options, car, events, listener)  # noqa: E731
-    return run_node(identity, ctx.config, lambda listener: room_then_race(ctx, identity, events, listener, play, room, True))
+    return run_node(Node(ctx, identity, events).host, options, car, play)
 
 
 def register(subparsers: Subparsers) -> None:

@@ -19,8 +19,9 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     import sys
 
     from open4wd_node.assets.cars import CarChoice
-    from open4wd_node.cli.play import play_options, room_identity, room_then_race, run_node
-    from open4wd_node.room.session import JoinOptions, join_room
+    from open4wd_node.cli.play import play_options, room_identity, run_node
+    from open4wd_node.node.node import Node
+    from open4wd_node.room.session import JoinOptions
     from protocol.room.invitation import Invitation
 
     invite = Invitation.parse(args.invite)
@@ -30,9 +31,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     options = JoinOptions(
         spectate=args.spectate, auto_ready=args.auto_ready, nickname=ctx.config.nickname, interactive=sys.stdin.isatty()
     )
-    room = lambda listener: join_room(ctx, identity, invite, options, car, events, listener)  # noqa: E731
-    return run_node(identity, ctx.config,
-                    lambda listener: room_then_race(ctx, identity, events, listener, play, room, not args.spectate))
+    return run_node(Node(ctx, identity, events).join, invite, options, car, play)
 
 
 def register(subparsers: Subparsers) -> None:

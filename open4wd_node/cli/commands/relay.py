@@ -25,7 +25,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     from open4wd_node.relay.config import relay_settings
     from open4wd_node.relay.daemon import run_relay
     from open4wd_node.runtime.config import RELAY_TABLE, read_toml
-    from open4wd_node.view.events import EventSink
+    from open4wd_node.events.sink import EventSink
     from protocol.identity.keys import load_or_create_identity
 
     table = read_toml(ctx.config_path).get(RELAY_TABLE, {}) if ctx.config_path is not None else {}  # a table: checked

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     from open4wd_node.runtime.errors import UserError
     from open4wd_node.signal.config import SIGNAL_TABLE, signal_settings
     from open4wd_node.signal.daemon import run_signal
-    from open4wd_node.view.events import EventSink
+    from open4wd_node.events.sink import EventSink
 
     table = read_toml(ctx.config_path).get(SIGNAL_TABLE, {}) if ctx.config_path is not None else {}
     if not isinstance(table, dict):

@@ -22,7 +22,8 @@ RACES = IntRange(1, 100_000)
 WORKERS = IntRange(1, 256)
 NODE_COUNTS = re.compile(r"([2-8])(?:-([2-8]))?")
 SCHEDULER = re.compile(r"tcp://[^\s/]+:[0-9]{1,5}")
-FAILURES = ("false-desync", "crash", "hang", "replay-failed", "undetected", "spectator-desync")  # exit 1 when any race is one
+FAILURES = ("false-desync", "crash", "hang", "replay-failed", "undetected", "spectator-desync", "slow")
+"""The classes that make ``soak`` exit 1 when any race falls in one."""
 
 
 def node_range(text: str) -> tuple[int, int]:
@@ -58,17 +59,18 @@ def _soak(options: SoakOptions, path: Path, args: argparse.Namespace) -> int:
     import os
     import time
 
-    from open4wd_node.soak.cluster import default_workers, pending, run_races
+    from open4wd_node.soak.cluster import pending, run_races
     from open4wd_node.soak.report import ReportDir
 
     report = ReportDir(path, options)
     plans = pending(options, report)
-    workers = args.workers or default_workers()
+    workers = args.workers
     started, done = time.monotonic(), 0
 
     def finish() -> dict[str, Any]:
         wall = time.monotonic() - started
         session = {"races_run": done, "wall_s": round(wall, 1), "workers": workers if args.scheduler is None else None,
+                   "at_once": "fixed" if workers else "by measured CPU",
                    "scheduler": args.scheduler, "races_per_hour": round(done * 3600 / wall, 1) if done and wall > 0 else None,
                    "load_average": round(os.getloadavg()[0], 2)}
         return report.finish(session)
@@ -180,7 +182,8 @@ def register(subparsers: Subparsers) -> None:
                         help="run the races on this Dask cluster (its workers need open4wd-node installed) "
                              "instead of a local one")
     parser.add_argument("--workers", type=WORKERS, default=None, metavar="N",
-                        help="races at once on the local cluster (default: one per core)")
+                        help="races at once on the local cluster (default: as many as the CPU they take fits, "
+                             "measured from the races themselves: docs/soak.md \"Performance\")")
     parser.add_argument("--json", action="store_true", help="no progress bar; print one JSON summary")
     actions = parser.add_subparsers(dest="soak_command", metavar="[repro RACE-ID]")
     repro = actions.add_parser("repro", help="run one race of a soak again, with the same seed and faults")

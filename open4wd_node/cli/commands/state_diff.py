@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
 
 def _at(state: dict[str, Any]) -> str:
     """Where a saved state was taken, rounds 1-based as in every readable text (JSON keeps the index)."""
-    from open4wd_node.view.events import round_text
+    from open4wd_node.events.text import round_text
 
     index = state.get("round")
     return f"{round_text(index) if isinstance(index, int) else 'round ?'} frame {state.get('frame')}"

@@ -28,27 +28,20 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     ``UserError`` for a bad invitation (``invitation-role`` for a participant's) or address."""
     import sys
 
-    from open4wd_node.assets.cars import CarChoice
-    from open4wd_node.cli.match import PlayOptions
-    from open4wd_node.cli.play import room_identity, room_then_race, run_node
-    from open4wd_node.room.session import JoinOptions, join_room
-    from open4wd_node.runtime.errors import UserError
+    from open4wd_node.cli.play import room_identity, run_node
+    from open4wd_node.node.node import Node, require_spectator
+    from open4wd_node.room.session import JoinOptions
     from protocol.room.invitation import Invitation
 
     invite = Invitation.parse(args.invite)
-    if invite.role != "spectator":
-        raise UserError("invitation-role", f"this invitation is for a {invite.role}: watch needs the room's spectator "
-                                           "invitation (join races with a participant's)")
+    require_spectator(invite)  # before anything is created
     identity, events = room_identity(ctx, args)
     if args.web is not None:
         from open4wd_node.view.web_view import WebTee, web_address
 
         events = WebTee(events, web_address(args.web, args.web_public), identity.peer_id)
     options = JoinOptions(spectate=True, nickname=ctx.config.nickname, interactive=sys.stdin.isatty())
-    car = CarChoice.parse("speed")  # a spectator brings no car; join_room never looks at it
-    room = lambda listener: join_room(ctx, identity, invite, options, car, events, listener)  # noqa: E731
-    return run_node(identity, ctx.config,
-                    lambda listener: room_then_race(ctx, identity, events, listener, PlayOptions(), room, False))
+    return run_node(Node(ctx, identity, events).watch, invite, options)
 
 
 def register(subparsers: Subparsers) -> None:

@@ -88,10 +88,16 @@ def test_data_dir_option_wins_over_the_environment(tmp_path, capsys, monkeypatch
 
 
 def test_ci_runs_the_readme_test_command():
+    """.ci/run runs the README's test command, step by step: the install, then (ruff and mypy, seconds,
+    before the suite's minutes) the suite, each step exactly as the README writes it."""
     readme = (ROOT / "README.md").read_text()
     quick = readme.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].strip().splitlines()
     assert len(quick) == 2
-    assert quick[1] in (ROOT / ".ci" / "run").read_text()
+    install, suite = quick[1].rsplit(" && ", 1)
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert install in lines and suite in lines
+    static = [lines.index(".venv/bin/ruff check ."), lines.index(".venv/bin/mypy")]
+    assert lines.index(install) < min(static) and max(static) < lines.index(suite)
 
 
 def test_a_bug_beside_a_coded_error_is_not_swallowed(tmp_path, capsys, monkeypatch):

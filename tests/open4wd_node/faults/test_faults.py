@@ -27,7 +27,7 @@ from protocol.versions.collection import VersionRequest
 from sim_core import World
 from tests.recorder import Recorder
 
-A, B = Identity(bytes([1]) * 32), Identity(bytes([2]) * 32)
+A, B, C = Identity(bytes([1]) * 32), Identity(bytes([2]) * 32), Identity(bytes([3]) * 32)
 NO_EVENTS: dict[int, list] = {}
 
 
@@ -37,6 +37,7 @@ NO_EVENTS: dict[int, list] = {}
     ("corrupt-state@120", NodeFault(FaultKind.CORRUPT_STATE, 120)),
     ("disconnect@60", NodeFault(FaultKind.DISCONNECT, 60, 5.0)),
     ("disconnect@60:12", NodeFault(FaultKind.DISCONNECT, 60, 12.0)),
+    ("cut-link@300:7", NodeFault(FaultKind.CUT_LINK, 300, 7.0)),
 ])
 def test_the_command_line_names_a_fault(text, fault):
     assert parse_fault(text) == fault
@@ -46,7 +47,8 @@ def test_the_command_line_names_a_fault(text, fault):
 def test_anything_else_is_a_coded_error_naming_the_choices(text):
     with pytest.raises(UserError) as refused:
         parse_fault(text)
-    assert refused.value.code == "fault-invalid" and "corrupt-state@FRAME or disconnect@FRAME" in refused.value.message
+    assert refused.value.code == "fault-invalid" and "corrupt-state@FRAME, disconnect@FRAME" in refused.value.message
+    assert "cut-link@FRAME" in refused.value.message
 
 
 # ---- the world -----------------------------------------------------------------------------------------
@@ -98,8 +100,8 @@ class Doorway:
         await self.handlers[type(first)](link, first)
 
 
-async def link_pair(theirs: LinkLimits = ROOM_LIMITS) -> tuple[Link, Link]:
-    """Our end (the room's limits) and theirs (``theirs``)."""
+async def link_pair(theirs: LinkLimits = ROOM_LIMITS, peer: Identity = B) -> tuple[Link, Link]:
+    """Our end (the room's limits) and theirs (``theirs``), ``peer``'s."""
     left, right = trio.testing.memory_stream_pair()
     links: dict[str, Link] = {}
 
@@ -108,7 +110,7 @@ async def link_pair(theirs: LinkLimits = ROOM_LIMITS) -> tuple[Link, Link]:
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(open_side, left, A, DIALER, ROOM_LIMITS)
-        nursery.start_soon(open_side, right, B, LISTENER, theirs)
+        nursery.start_soon(open_side, right, peer, LISTENER, theirs)
     return links[DIALER], links[LISTENER]
 
 
@@ -149,6 +151,43 @@ async def test_a_cut_closes_every_link_made_through_it_and_keeps_the_node_unreac
         assert late[1].closed.code == "mesh-offline" and len(accepted) == 1
         start = trio.current_time()
         await dial("127.0.0.1:9", B.peer_id)  # a dial waits for the end of the cut
+        assert trio.current_time() - start == pytest.approx(5.0)
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_cut_of_one_link_drops_only_the_lowest_peer_s_and_keeps_that_peer_away(autojump_clock):
+    faults = LinkFaults()
+    door = Doorway()
+    accepted: list[Link] = []
+
+    async def handler(link: Link, first: MeshHello) -> None:
+        accepted.append(link)
+        await trio.sleep_forever()
+
+    async def inner_dial(contact: str, peer: str, *, expensive=frozenset(), limits: LinkLimits = ROOM_LIMITS) -> Link:
+        ours, _ = await link_pair(peer=B if peer == B.peer_id else C)
+        return ours
+
+    faults.doorway(door).add_handler(MeshHello, handler)
+    dial = faults.dial(inner_dial)
+    low, high = sorted([B, C], key=lambda i: i.peer_id)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(faults.run)
+        to_low, to_high = await dial("127.0.0.1:9", low.peer_id), await dial("127.0.0.1:9", high.peer_id)
+        assert faults.cut_peer(5.0) == low.peer_id
+        await trio.testing.wait_all_tasks_blocked()
+        assert to_low.closed.code == "fault-disconnect" and to_high.closed is None  # the other link stays up
+        for peer, refused in ((low, True), (high, False)):  # only the cut peer is kept away at the door
+            ours, theirs = await link_pair(peer=peer)
+            await theirs.send(MeshHello("m" * 64))
+            nursery.start_soon(door.arrive, ours)
+            await trio.testing.wait_all_tasks_blocked()
+            assert (ours.closed is not None and ours.closed.code == "mesh-offline") is refused
+        assert len(accepted) == 1
+        start = trio.current_time()
+        await dial("127.0.0.1:9", high.peer_id)  # the others are dialled at once
+        assert trio.current_time() == start
+        await dial("127.0.0.1:9", low.peer_id)  # the cut peer once the cut is over
         assert trio.current_time() - start == pytest.approx(5.0)
         nursery.cancel_scope.cancel()
 

@@ -9,6 +9,7 @@ from open4wd_node.net.link import LinkClosed
 from open4wd_node.net.transport import dial, serve
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
+from protocol.transaction import FaultOutcome, MachineFault
 from protocol.versions.collection import VersionRequest
 
 HOST_ID = Identity(bytes([2]) * 32)
@@ -74,3 +75,26 @@ async def test_a_peer_error_closes_with_its_own_code_and_anything_else_passes_th
         else:
             raise AssertionError(f"{passing!r} was swallowed")
     assert len(closed) == 1
+
+
+async def test_a_machine_s_fault_is_logged_with_both_reasons_and_closes_the_link():
+    """A machine that met a bug says what it is now (restored or broken); the one error record carries
+    that, the bug with its traceback, and the link's close."""
+    closed: list[tuple[str, str]] = []
+
+    async def close(code: str, text: str) -> None:
+        closed.append((code, text))
+
+    for outcome in FaultOutcome:
+        with structlog.testing.capture_logs() as logs:
+            async with contained("zPeer", "room-state", close):
+                try:
+                    raise KeyError("injected")
+                except KeyError as bug:
+                    raise MachineFault("the room member", "zPeer", outcome, bug) from bug
+        (record,) = logs
+        assert record["event"] == INTERNAL_ERROR and record["log_level"] == "error"
+        assert (record["machine"], record["machine_outcome"], record["link_closed"]) == (
+            "the room member", outcome.value, INTERNAL_ERROR)
+        assert record["error"] == "KeyError: 'injected'" and isinstance(record["exc_info"], MachineFault)
+    assert [code for code, _ in closed] == [INTERNAL_ERROR, INTERNAL_ERROR]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 
 import trio
 
@@ -12,16 +13,15 @@ from open4wd_node.assets.store import AssetStore
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
 from tests.recorder import Recorder
-from open4wd_node.cli.match import PlayOptions
 from open4wd_node.faults.plan import FaultKind, NodeFault
 from open4wd_node.net.impair import ImpairmentProxy
 from open4wd_node.net.listener import NodeListener
-from open4wd_node.relay.reach import with_listener
+from open4wd_node.net.transport import Dialler
+from open4wd_node.node import Node, PlayOptions, TcpLinks
 from open4wd_node.race.runner import RaceOptions
-from open4wd_node.cli.play import room_then_race
-from open4wd_node.room.session import HostOptions, JoinOptions, host_room, join_room
+from open4wd_node.room.session import HostOptions, JoinOptions
 from protocol.identity.keys import Identity
 from protocol.room.invitation import Invitation
 from sim_core.assets.bake import bake
@@ -30,6 +30,24 @@ from sim_core.assets.glb_build import GlbBuilder
 from sim_core.assets.shapes import box
 
 CARS = ("speed", "control", "speed", "control", "speed", "control", "speed", "control")
+
+
+@dataclass(frozen=True)
+class ToldLinks:
+    """A node's TCP links that tell ``told`` of its listener as soon as it is bound, before any peer can
+    dial it (the proxies of ``race_behind_proxies`` are pointed at it then)."""
+
+    inner: TcpLinks
+    told: Callable[[NodeListener], None]
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[NodeListener]:
+        async with self.inner.serving() as listener:
+            self.told(listener)
+            yield listener
+
+    def dialler(self, listener: NodeListener) -> Dialler:
+        return self.inner.dialler(listener)
 
 
 def short_track(length_m: float) -> bytes:
@@ -84,31 +102,33 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
         return PlayOptions(driver=(drivers or {}).get(i, "bot"), seed=i, race=race, faults=tuple(node_faults))
 
     def ctx(i: int) -> NodeContext:
-        return NodeContext(tmp_path / f"n{i}", replace(DEFAULTS))
+        reachability, relays = (reach or {}).get(i, ("auto", ()))
+        config = replace(DEFAULTS, advertise=(advertise or {}).get(i, AUTOMATIC), reachability=reachability, relays=relays)
+        return NodeContext(tmp_path / f"n{i}", config)
 
     def choose(i: int) -> CarChoice:
         return CarChoice.parse((cars or {}).get(i, CARS[i]))
 
-    async def node(i: int, room) -> None:
-        async def body(lis: NodeListener) -> int:
-            if on_listening is not None:
-                on_listening(i, lis)
-            return await room_then_race(ctx(i), identities[i], recorders[i], lis, play(i), room, True)
+    def node(i: int) -> Node:
+        context = ctx(i)
+        links = TcpLinks.from_config(identities[i], context.config)
+        if on_listening is not None:
+            return Node(context, identities[i], recorders[i], ToldLinks(links, lambda lis: on_listening(i, lis)))
+        return Node(context, identities[i], recorders[i], links)
 
-        reachability, relays = (reach or {}).get(i, ("auto", ()))
-        codes[i] = await with_listener(identities[i], "127.0.0.1", 0, body, (advertise or {}).get(i, AUTOMATIC),
-                                       reachability, relays)
+    def code(result) -> int:
+        return 0 if result.finished else 1
 
     async def host() -> None:
         options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n, auto_ready=True,
                               nickname="node0")
-        await node(0, lambda lis: host_room(ctx(0), identities[0], options, choose(0), recorders[0], lis))
+        codes[0] = code(await node(0).host(options, choose(0), play(0)))
 
     async def member(i: int) -> None:
         await recorders[0].created.wait()
         invite = Invitation.parse(recorders[0].of("room-created")[0]["invite"])
         options = JoinOptions(auto_ready=True, nickname=f"node{i}")
-        await node(i, lambda lis: join_room(ctx(i), identities[i], invite, options, choose(i), recorders[i], lis))
+        codes[i] = code(await node(i).join(invite, options, choose(i), play(i)))
 
     with trio.move_on_after(limit_s):
         async with trio.open_nursery() as nursery:

@@ -69,9 +69,9 @@ class TimedRecorder(Recorder):
         super().__init__()
         self.times: list[tuple[float, str]] = []
 
-    def emit(self, event: str, **data) -> None:
-        self.times.append((trio.current_time(), event))
-        super().emit(event, **data)
+    def emit(self, event) -> None:
+        self.times.append((trio.current_time(), event.EVENT))
+        super().emit(event)
 
     def first(self, name: str) -> float:
         return next(t for t, e in self.times if e == name)

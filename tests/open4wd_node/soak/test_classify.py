@@ -2,10 +2,10 @@
 
 from dataclasses import replace
 
-from open4wd_node.soak.classify import KILLED, NodeObservation, RaceClass, classify
+from open4wd_node.soak.classify import KILLED, NodeObservation, RaceClass, classify, realtime_ratio
 from open4wd_node.soak.plan import RacePlan
-from open4wd_node.soak.profiles import Faults, NodeFault, NodeKill, NodeStop, Profile, RelayOutage, RelayOutageKind, \
-    RelayUse, SpectatorFault, SpectatorFaultKind, Spectators, Tamper
+from open4wd_node.soak.profiles import Faults, LinkTrouble, NodeFault, NodeKill, NodeStop, Profile, RelayOutage, \
+    RelayOutageKind, RelayUse, SpectatorFault, SpectatorFaultKind, Spectators, Tamper
 
 HASH = "ab" * 32
 
@@ -216,3 +216,29 @@ def test_a_stopped_or_killed_spectator_is_explained_and_changes_nothing_for_the_
     assert bad_log.race_class is RaceClass.REPLAY_FAILED and "spectator0's log" in bad_log.reason
     hung = classify(kill, racers, spectators=[NodeObservation(0, returncode=None, last_frame=900)])
     assert hung.race_class is RaceClass.HANG and "spectator0" in hung.reason
+
+
+def test_a_race_that_agreed_below_nine_tenths_of_real_time_is_slow():
+    thin = plan(Profile.THIN_LINK, Faults(links=LinkTrouble(bandwidth_bytes_per_s=32 * 1024)))
+    nodes = [finished(0, realtime_ratio=0.97), finished(1, realtime_ratio=0.88), finished(2, realtime_ratio=0.99)]
+    verdict = classify(thin, nodes)
+    assert verdict.race_class is RaceClass.SLOW and "0.88" in verdict.reason and realtime_ratio(nodes) == 0.88
+    assert classify(thin, [replace(n, realtime_ratio=0.95) for n in nodes]).race_class is RaceClass.AGREED
+    # a fault's race is judged by its fault: a stall costs real time by design
+    stalled = plan(Profile.STALL, Faults(stop=NodeStop(1, 3.0, 5.0)))
+    slow_stall = [finished(0, realtime_ratio=0.7), finished(1, fault_fired=True, realtime_ratio=0.7), finished(2)]
+    assert classify(stalled, slow_stall).race_class is RaceClass.DETECTED
+
+
+def test_a_cut_link_must_be_bridged_every_node_finishing_in_agreement():
+    cut = plan(Profile.PARTITION, Faults(node_fault=NodeFault(1, "cut-link", 300, 7)))
+    nodes = [finished(0), finished(1, fault_fired=True), finished(2)]
+    verdict = classify(cut, nodes)
+    assert verdict.race_class is RaceClass.AGREED and "cut for 7 s" in verdict.reason
+    gave_up = [finished(0), finished(1, returncode=1, outcome="partition-void", fault_fired=True), finished(2)]
+    assert classify(cut, gave_up).race_class is RaceClass.CRASH  # both ends reach the others: nobody may give up
+    two = plan(Profile.PARTITION, Faults(node_fault=NodeFault(1, "cut-link", 300, 7)), nodes=2)
+    alone = [finished(0, returncode=1, outcome="partition-void"), finished(1, returncode=1, outcome="partition-void",
+                                                                           fault_fired=True)]
+    assert classify(two, alone).race_class is RaceClass.DETECTED  # of two, the one link is every link
+    assert classify(cut, [replace(n, realtime_ratio=0.8) for n in nodes]).race_class is RaceClass.SLOW

@@ -8,17 +8,18 @@ from hypothesis import strategies as st
 
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.soak.plan import RacePlan, SoakOptions, plan_race
-from open4wd_node.soak.profiles import FAULT_FRAMES, FAULT_WINDOW_S, Faults, Profile, RelayOutage, RelayOutageKind, \
+from open4wd_node.soak.profiles import FAULT_FRAMES, FAULT_WINDOW_S, Faults, LinkTrouble, Profile, RelayOutage, RelayOutageKind, \
     RelayUse, draw_faults, parse_profiles
 from tests.coded import raises_coded
 
 
 def test_a_plan_is_a_function_of_the_soak_options_and_the_index():
-    options = SoakOptions(races=20, nodes=(2, 8), seed=42, mode="mixed")
-    plans = [plan_race(options, i) for i in range(20)]
-    assert plans == [plan_race(options, i) for i in range(20)]
+    races = 2 * len(Profile)
+    options = SoakOptions(races=races, nodes=(2, 8), seed=42, mode="mixed")
+    plans = [plan_race(options, i) for i in range(races)]
+    assert plans == [plan_race(options, i) for i in range(races)]
     assert [p.profile for p in plans] == list(Profile) * 2  # in turn: every profile gets its share
-    assert len({p.seed for p in plans}) == 20
+    assert len({p.seed for p in plans}) == races
     assert plan_race(SoakOptions(races=16, nodes=(2, 8), seed=43, mode="mixed"), 0).seed != plans[0].seed
     assert {len(p.modes) for p in plans} == {p.nodes for p in plans} and all(2 <= p.nodes <= 8 for p in plans)
     assert {m for p in plans for m in p.modes} == {"rollback", "lockstep"}  # mixed: both, drawn per node
@@ -56,6 +57,10 @@ def test_each_profile_draws_its_own_kind_of_fault():
     assert draw(Profile.STALL).stop and draw(Profile.KILL).kill and draw(Profile.TAMPER).tamper
     assert draw(Profile.CORRUPT).node_fault.option()[1].startswith("corrupt-state@")
     assert draw(Profile.DISCONNECT).node_fault.option()[1].startswith("disconnect@")
+    cut = draw(Profile.PARTITION).node_fault
+    assert cut.option()[1] == f"cut-link@{cut.frame}:{cut.seconds}" and 3 <= cut.seconds <= 10
+    assert draw(Profile.THIN_LINK).links == LinkTrouble(bandwidth_bytes_per_s=32 * 1024)
+    assert draw(Profile.HOSTILE_READY).hostile.seconds > 0
 
 
 @given(st.integers(0, 2**32), st.integers(2, 8))

@@ -10,21 +10,22 @@ import trio
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.assets.room_assets import NodeRoomAssets
-from open4wd_node.cli.match import PlayOptions
 from open4wd_node.spectate.watcher import MatchViewer
-from open4wd_node.view.events import EventSink
-from open4wd_node.cli.play import room_then_race
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.vocabulary import FaultFired, InRound, MatchResult, NodeEvent
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.faults.links import LinkFaults
+from open4wd_node.node import Node as NodeApp, PlayOptions, TcpLinks
 from open4wd_node.relay.reach import contact_dialler, with_listener
 from open4wd_node.race.runner import RaceOptions
-from open4wd_node.room.session import HostOptions, JoinOptions, host_room, join_room
-from open4wd_node.runtime.addresses import AUTOMATIC
+from open4wd_node.room.session import HostOptions, JoinOptions, join_room
 from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
 from protocol.identity.keys import Identity
+from protocol.race.actions import ChecksumVoted
+from protocol.room.events import Joined
 from protocol.room.invitation import Invitation
-from tests.open4wd_node.race.nodes import CARS
+from tests.open4wd_node.race.nodes import CARS, ToldLinks
 from tests.recorder import Recorder
 
 
@@ -39,11 +40,12 @@ class Node(Recorder):
         self.scope = trio.CancelScope()
         self.kill_after = kill_after
 
-    def emit(self, event: str, **data) -> None:
-        super().emit(event, **data)
-        if event == "joined":
+    def emit(self, event: NodeEvent) -> None:
+        super().emit(event)
+        if isinstance(event, Joined):
             self.joined.set()
-        if event == "checksum" and self.kill_after is not None and data["frame"] >= self.kill_after:
+        if (isinstance(event, InRound) and isinstance(event.event, ChecksumVoted) and self.kill_after is not None
+                and event.event.frame >= self.kill_after):
             self.scope.cancel()
 
 
@@ -78,28 +80,28 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
     racer its ``(reachability, relays)`` (docs/relay.md; default: auto without relays, as the spectators)."""
     room = Room([Node((kill or {}).get(i)) for i in range(n)], [Node(inner=(views or {}).get(j)) for j in range(m)])
 
-    def ctx(name: str) -> NodeContext:
+    def ctx(name: str, config=DEFAULTS) -> NodeContext:
         AssetStore.in_data_dir(tmp_path / name).put(track_bytes)
-        return NodeContext(tmp_path / name, replace(DEFAULTS))
+        return NodeContext(tmp_path / name, replace(config))
 
     track = AssetStore.in_data_dir(tmp_path / "n0").put(track_bytes)
 
-    async def racer(i: int, join: Callable[[NodeListener], Awaitable]) -> None:
-        async def body(lis: NodeListener) -> int:
-            room.listeners[f"n{i}"] = lis
-            play = PlayOptions(driver="bot", seed=i, race=RaceOptions())
-            return await room_then_race(ctx(f"n{i}"), racer_identity(i), room.racers[i], lis, play, join, True)
+    def racer(i: int) -> NodeApp:
+        reachability, relays = (reach or {}).get(i, ("auto", ()))
+        context = ctx(f"n{i}", replace(DEFAULTS, reachability=reachability, relays=relays))
+        links = ToldLinks(TcpLinks.from_config(racer_identity(i), context.config),
+                          lambda lis: room.listeners.__setitem__(f"n{i}", lis))
+        return NodeApp(context, racer_identity(i), room.racers[i], links)
 
+    async def race(i: int, run: Callable[[NodeApp, PlayOptions], Awaitable]) -> None:
         with room.racers[i].scope:
-            reachability, relays = (reach or {}).get(i, ("auto", ()))
-            room.codes[f"n{i}"] = await with_listener(racer_identity(i), "127.0.0.1", 0, body, AUTOMATIC, reachability,
-                                                      relays)
+            result = await run(racer(i), PlayOptions(driver="bot", seed=i, race=RaceOptions()))
+            room.codes[f"n{i}"] = 0 if result.finished else 1
 
     async def host() -> None:
         options = HostOptions(track=track, rounds=rounds, laps=laps, min_players=n, max_players=n,
                               spectators=max(m, 1), auto_ready=True, nickname="node0")
-        await racer(0, lambda lis: host_room(ctx("n0"), racer_identity(0), options, CarChoice.parse(CARS[0]),
-                                             room.racers[0], lis))
+        await race(0, lambda node, play: node.host(options, CarChoice.parse(CARS[0]), play))
 
     async def member(i: int) -> None:
         await room.racers[0].created.wait()
@@ -107,8 +109,7 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
             await watcher.joined.wait()
         invite = Invitation.parse(room.racers[0].of("room-created")[0]["invite"])
         options = JoinOptions(auto_ready=True, nickname=f"node{i}")
-        await racer(i, lambda lis: join_room(ctx(f"n{i}"), racer_identity(i), invite, options, CarChoice.parse(CARS[i]),
-                                             room.racers[i], lis))
+        await race(i, lambda node, play: node.join(invite, options, CarChoice.parse(CARS[i]), play))
 
     async def spectator(j: int) -> None:
         await room.racers[0].created.wait()
@@ -129,16 +130,17 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
                 def on_frame(round_index: int, shown: int) -> None:
                     if round_index == 0 and shown == frame:
                         faults.freeze(seconds)
-                        events.emit("fault", kind="stall", frame=shown, seconds=seconds)
+                        events.emit(FaultFired(kind="stall", frame=shown, seconds=seconds))
 
                 viewer = MatchViewer(identity, events, outcome.started, outcome.addresses, assets,
                                      context.data_dir / "races", on_frame,
                                      dial=faults.dial(contact_dialler(lis)),
                                      paused_until=lambda: faults.frozen_until)
                 report = await viewer.run()
-                events.emit("result", outcome=report.outcome, detail=report.detail, standings=report.standings,
-                            agreed_hashes=report.agreed, mismatches=report.mismatches, log=report.log,
-                            sources=report.sources, frames=report.frames)
+                events.emit(MatchResult(peer=identity.peer_id, outcome=report.outcome, detail=report.detail,
+                                        agreed_hashes=report.agreed, mismatches=report.mismatches,
+                                        standings=report.standings, log=report.log, sources=report.sources,
+                                        frames=report.frames))
                 return 0 if report.outcome == "match-end" else 1
 
         room.codes[f"s{j}"] = await with_listener(identity, "127.0.0.1", 0, body)

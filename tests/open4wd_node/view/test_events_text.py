@@ -1,22 +1,43 @@
-"""The readable form of the events a user sees (the JSON form is the stable interface)."""
+"""The readable form of the events a user sees (the JSON form is the stable interface).
+
+The readable line is a function of an event's JSON form (``event_text``): the demo reads its nodes' JSON
+lines and shows them the same way.
+"""
 
 import io
 import json
 
-from open4wd_node.view.events import EventSink
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.text import event_text
+from open4wd_node.events.vocabulary import InRound, NodeEvent, RaceStarted
+from protocol.race.actions import ChecksumVoted, LeaveReason, PeerLeft
 
 PEER = "z6MkAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAwxyz"
 
 
-def lines(as_json, event, **data):
+def printed(as_json: bool, event: NodeEvent) -> str:
     out = io.StringIO()
-    EventSink(as_json=as_json, stream=out).emit(event, **data)
+    EventSink(as_json=as_json, stream=out).emit(event)
     return out.getvalue()
 
 
+def lines(as_json, event, **data):
+    """The readable line(s) of the event called ``event`` with the JSON data ``data``."""
+    assert not as_json
+    text = event_text(event, data)
+    return "" if text is None else text + "\n"
+
+
 def test_json_form_keeps_every_field():
-    assert json.loads(lines(True, "checksum", round=0, frame=120, agreed=True)) == {
+    assert json.loads(printed(True, InRound(0, ChecksumVoted(120, True)))) == {
         "event": "checksum", "round": 0, "frame": 120, "agreed": True}
+
+
+def test_the_sink_prints_an_events_readable_line_from_its_json_form():
+    left = InRound(0, PeerLeft(PEER, LeaveReason.DESYNC))
+    assert printed(False, left) == lines(False, "leave", round=0, peer=PEER, reason="desync") == \
+        "…wxyz left the race (desync)\n"
+    assert printed(False, InRound(0, ChecksumVoted(120, True))) == ""  # routine: not shown
 
 
 def test_readable_form_names_peers_by_their_last_four():
@@ -51,7 +72,7 @@ def test_rounds_are_one_based_in_text_and_zero_based_in_json():
     assert lines(False, "caught-up", round=0, frame=240, resume_frame=248) == \
         "round 1: caught up from the snapshot of frame 240, racing again from frame 248\n"
     assert lines(False, "fetch-progress", round=0, bytes=3) == "fetch-progress: round=1, bytes=3\n"  # the generic form
-    assert json.loads(lines(True, "race-start", round=0, slot=1, roster=[]))["round"] == 0
+    assert json.loads(printed(True, RaceStarted(round=0, slot=1, roster=[])))["round"] == 0
 
 
 def test_round_end_rows_say_finished_dnf_left_or_desync():

@@ -13,7 +13,9 @@ from open4wd_node.race.budget import CostPart, CostSplit
 from open4wd_node.race.pump import FramePump
 from open4wd_node.view.live_console import LiveConsole, Screen, showing
 from open4wd_node.view.live_model import LiveBoard
-from open4wd_node.view.round_watch import RoundWatch
+from open4wd_node.events.round_watch import RoundWatch
+from open4wd_node.events.vocabulary import InRound, RoundEnd, SessionEnd
+from protocol.race.actions import ChecksumVoted, DesyncDetected
 from open4wd_node.view.live_render import board_lines, board_renderable
 from open4wd_node.race.world import WorldAdapter
 from protocol.identity.keys import Identity
@@ -58,7 +60,7 @@ def route(console: LiveConsole, actions) -> None:
     """What the match runner does with a session's user events (its ``_event``)."""
     for action in actions:
         if isinstance(action, UserEvent):
-            console.emit(action.EVENT, **{"round": 0, **action.data()})
+            console.emit(InRound(0, action))
 
 
 def row_of(text: str, peer: str) -> str:
@@ -67,7 +69,7 @@ def row_of(text: str, peer: str) -> str:
 
 def test_the_race_view_shows_each_car_and_this_nodes_figures():
     ids, world, setup, session, console = raced_round()
-    console.emit("checksum", round=0, frame=120, agreed=True)
+    console.emit(InRound(0, ChecksumVoted(120, True)))
     session.receive(ids[3].peer_id, announce(ids[3], session.race_id), 0)
     leave = signed_leave(ids[3].race_key(session.race_id), session.race_id, LeaveReason.DESYNC)
     route(console, session.receive(ids[3].peer_id, leave, 0))  # voted out: it says so itself (signed)
@@ -89,8 +91,8 @@ def test_the_race_view_shows_each_car_and_this_nodes_figures():
 
 def test_a_disagreeing_vote_names_the_outvoted_peer():
     ids, _, _, _, console = raced_round()
-    console.emit("checksum", round=0, frame=240, agreed=False)
-    console.emit("desync", round=0, frame=240, peers=[ids[3].peer_id], hashes={})
+    console.emit(InRound(0, ChecksumVoted(240, False)))
+    console.emit(InRound(0, DesyncDetected(240, [ids[3].peer_id], {})))
     assert f"DISAGREED at frame 240 (outvoted {short(ids[3].peer_id)})" in drawn(console.renderable())
 
 
@@ -100,7 +102,7 @@ def test_the_round_end_makes_every_status_final_dnf_and_desync():
     peer_of = {slot: peer for peer, slot in slots.items()}
     rows = rank_with_quits(world.standings(), slots, {ids[3].peer_id: Quit(200, "desync")})
     standings = [dict(row, peer=peer_of[row["slot"]]) for row in rows]
-    console.emit("round-end", round=0, frame=FRAMES, standings=standings)
+    console.emit(RoundEnd(round=0, frame=FRAMES, standings=standings))
     text = drawn(console.renderable())
     assert "round 1 of 1 · over" in text
     assert "DNF" in row_of(text, ids[0].peer_id) and "desync" in row_of(text, ids[3].peer_id)
@@ -115,7 +117,7 @@ def test_the_round_end_makes_every_status_final_dnf_and_desync():
 
 def test_this_nodes_own_row_says_desync_once_it_was_voted_out():
     ids, _, _, _, console = raced_round()
-    console.emit("session-end", round=0, reason="persistent-desync", detail="three minority votes in a row")
+    console.emit(SessionEnd(round=0, reason="persistent-desync", detail="three minority votes in a row"))
     assert "desync" in row_of(drawn(console.renderable()), ids[0].peer_id)
 
 

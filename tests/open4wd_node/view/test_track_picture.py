@@ -16,7 +16,8 @@ from open4wd_node.race.pump import FramePump
 from open4wd_node.view.cars_feed import CarsFeed, cars_event
 from open4wd_node.view.live_console import Screen
 from open4wd_node.view.race_picture import CarMark, RacePicture, car_colour, car_places, standing_ranks, world_map
-from open4wd_node.view.round_watch import RoundWatch
+from open4wd_node.events.round_watch import RoundWatch
+from open4wd_node.events.vocabulary import LogOpened
 from open4wd_node.view.track_map import track_map
 from open4wd_node.view.track_picture import BRAILLE_BASE, TrackPicture, _track_rows
 from sim_core import World
@@ -153,7 +154,7 @@ def test_a_narrow_terminal_shows_the_track_under_the_table_and_off_a_terminal_no
 
 def cars_events_of(world: World, slots: dict[str, int]) -> dict:
     watch = RoundWatch(0, 1, slots, world, None, FramePump(lambda: False, lambda: 0), 0)  # type: ignore[arg-type]
-    return {"event": "cars", **cars_event(watch)}
+    return {"event": "cars", **cars_event(watch).data()}
 
 
 def test_the_demo_draws_its_nodes_cars_from_the_picture_nodes_events():
@@ -187,7 +188,7 @@ async def test_the_cars_feed_prints_every_cars_place_four_times_a_second_while_t
     feed = CarsFeed(out)
     slots = {"z6Mkpeer-a": 0, "z6Mkpeer-b": 1}
     async with feed.showing():
-        feed.emit("log", path="x")
+        feed.emit(LogOpened(path="x"))
         await trio.sleep(1)  # no round yet: no cars
         feed.watch_round(RoundWatch(0, 1, slots, world, None, FramePump(lambda: False, lambda: 0), 0))  # type: ignore[arg-type]
         for _ in range(8):

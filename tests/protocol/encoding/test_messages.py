@@ -103,6 +103,18 @@ def wire_map(msg: Message) -> dict[str, Any]:
     return {"type": msg.TYPE, **to_plain(msg)}
 
 
+def same(a: Any, b: Any) -> bool:
+    """``a == b``, except that a NaN equals a NaN: bytes changed at random can spell one, and both sides
+    then hold it."""
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
 def read(body: bytes) -> Any:
     """``body`` as msgpack reads it, extensions and timestamps kept as objects the model refuses."""
     return msgpack.unpackb(body, raw=False, strict_map_key=False, timestamp=0)
@@ -235,7 +247,7 @@ def test_bytes_changed_anywhere_give_a_valid_message_or_a_coded_refusal(type_nam
     except ProtocolError as exc:
         assert exc.code in WIRE_CODES
         return
-    assert type(decoded) is REGISTRY[decoded.TYPE] and valid_body(read(mutated)) and wire_map(decoded) == read(mutated)
+    assert type(decoded) is REGISTRY[decoded.TYPE] and valid_body(read(mutated)) and same(wire_map(decoded), read(mutated))
 
 
 # ---- what else a message is -----------------------------------------------------------------------

@@ -26,6 +26,7 @@ from protocol.race.signing import NO_PREVIOUS_INPUT, canonical_events, input_dig
 from protocol.race.spans import OWN, build_span
 from protocol.race.setup import RaceSetup, loadout_digest
 from protocol.encoding.wire import decode_message, encode_message
+from protocol.transaction import MachineFault
 
 MATCH_ID = "ab" * 32
 CHIPS = (
@@ -210,6 +211,7 @@ class Mesh:
         self.tamper = None  # (src, dst, message) -> message: a hostile or broken sender
         self.lose = None  # (src, dst, message) -> bool: True drops the message, as a rate limit would
         self.lost: list[tuple[str, str, object]] = []
+        self.broken: list[tuple[str, MachineFault]] = []  # (node, the fault that broke its session)
         self.bytes_per_s = bytes_per_s  # each direction of each link carries at most this many bytes a second
         self.busy_until: dict[tuple[str, str], float] = {}  # a capped link: when it has sent what it was given
         self.sent_bytes: dict[tuple[str, str], int] = defaultdict(int)  # every link's bytes, frames included
@@ -249,7 +251,12 @@ class Mesh:
             _, _, src, dst, body = heapq.heappop(self.queue)
             if not self.link_up(src, dst):
                 continue
-            self.handle(dst, self.sessions[dst].receive(src, decode_message(body), self.now))
+            try:
+                actions = self.sessions[dst].receive(src, decode_message(body), self.now)
+            except MachineFault as fault:  # as the shell does: the broken session's end and leave go out
+                self.broken.append((dst, fault))
+                actions = fault.actions
+            self.handle(dst, actions)
 
     def cut(self, group_a: Sequence[str], group_b: Sequence[str]) -> None:
         """Break every link between the two groups; each side is told at once."""

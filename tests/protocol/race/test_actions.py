@@ -50,6 +50,6 @@ def test_enum_values_are_the_strings_of_the_wire_json_and_log():
     assert [w.value for w in WaitReason] == ["inputs", "keys", "catch-up", "round-over", "ended"]
     assert [e.value for e in SessionEndReason] == [
         "equivocation", "consensus-invalid", "persistent-desync", "partition-void", "catch-up-impossible",
-        "catch-up-failed", "rollback-too-deep", "left",
+        "catch-up-failed", "rollback-too-deep", "left", "internal-error",
     ]
     assert LeaveReason.parse("desync") is LeaveReason.DESYNC and LeaveReason.parse("sideways") is None

@@ -4,6 +4,7 @@ on a peer."""
 
 import pytest
 
+from protocol.transaction import FaultOutcome, MachineFault
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.identity.keys import Identity, race_id
 from protocol.race.keys import RaceKeyBook, signed_leave
@@ -50,9 +51,10 @@ def test_a_local_error_inside_a_handler_propagates_and_is_not_blamed_on_the_peer
     bug = LocalError("race-test-bug", "a lookup failed")
     ids, session, book = two(lambda roster: FaultyKeyBook(roster, bug))
     book.armed = True
-    with raises_coded(LocalError, "race-test-bug") as err:
+    with raises_coded(MachineFault, "internal-error") as err:  # a bug breaks the session: it ends, nobody is blamed
         session.receive(ids[1].peer_id, signed(ids[1], 0), 0)
-    assert err.value is bug
+    assert err.value.__cause__ is bug and err.value.outcome is FaultOutcome.BROKEN
+    assert not any(isinstance(a, Misbehaviour) for a in err.value.actions) and session.ended == "internal-error"
 
 
 def test_the_same_place_raising_a_peer_error_is_that_peer_s_misbehaviour():
@@ -64,8 +66,9 @@ def test_the_same_place_raising_a_peer_error_is_that_peer_s_misbehaviour():
 def test_an_error_that_is_no_coded_error_is_not_swallowed_either():
     ids, session, book = two(lambda roster: FaultyKeyBook(roster, RuntimeError("boom")))
     book.armed = True
-    with pytest.raises(RuntimeError):
+    with raises_coded(MachineFault, "internal-error") as err:
         session.receive(ids[1].peer_id, signed(ids[1], 0), 0)
+    assert isinstance(err.value.__cause__, RuntimeError)
 
 
 def test_a_peer_s_bad_leave_is_misbehaviour_but_this_node_s_own_bad_leave_is_a_local_error():

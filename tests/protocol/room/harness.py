@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +67,7 @@ class Net:
     fetches: list[FetchAssets] = field(default_factory=list)
     gone: set[str] = field(default_factory=set)
     deaf: dict[str, tuple[type, ...]] = field(default_factory=dict)  # member -> message types it ignores
+    rewrite: dict[str, Callable[[Any], Any]] = field(default_factory=dict)  # member -> what it sends instead (None: nothing)
 
     def __post_init__(self) -> None:
         self.room_id = new_room_id()
@@ -110,8 +112,9 @@ class Net:
                         replies = member.receive(self.host_id.peer_id, self._wire(action.message), self.now)
                         queue += [(action.peer, a) for a in replies]
                 else:  # member -> host
-                    if origin not in self.gone:
-                        queue += [(None, a) for a in self.host.receive(origin, self._wire(action.message), self.now)]
+                    message = self.rewrite[origin](action.message) if origin in self.rewrite else action.message
+                    if origin not in self.gone and message is not None:
+                        queue += [(None, a) for a in self.host.receive(origin, self._wire(message), self.now)]
             elif isinstance(action, UserEvent):
                 self.events.setdefault(origin or "host", []).append(action)
             elif isinstance(action, Misbehaviour):
@@ -153,7 +156,8 @@ def succeed(net: Net, successor: Identity, others: list[Identity], *, auto_ready
     assert succession.successor == successor.peer_id
     new = Net.__new__(Net)
     new.__dict__.update(net.__dict__)
-    new.events, new.faults, new.started, new.closed, new.fetches, new.gone, new.deaf = {}, {}, {}, [], [], set(), {}
+    new.events, new.faults, new.started, new.closed, new.fetches, new.gone, new.deaf, new.rewrite = (
+        {}, {}, {}, [], [], set(), {}, {})
     new.host_id = successor
     new.host = HostRoom.succeed(
         successor, succession.state, net.host_id.peer_id, parse_secret(net.secrets["participant"]),
@@ -165,3 +169,18 @@ def succeed(net: Net, successor: Identity, others: list[Identity], *, auto_ready
     for other in others:
         new.add_member(other, auto_ready=auto_ready)
     return new
+
+
+def fetching_room(a: Identity, b: Identity, c: Identity, body: str) -> Net:
+    """``a`` hosts and ``b`` joins, both holding only the built-in assets and Ready before a third player
+    arrives; ``c`` joins with a custom car whose ``body`` they must fetch: the room is in ``verifying``."""
+    have = set(FakeAssets().rotation_refs([LOADOUT]))
+    net = Net(a, min_players=3)
+    net.host_member.assets = FakeAssets(set(have))
+    net.add_member(b, assets=FakeAssets(set(have)))
+    for peer in (a.peer_id, b.peer_id):
+        net.route(net.members[peer].declare_ready(net.now), peer)
+    assert all(m.declaration for m in net.host.members.values())
+    net.add_member(c, rotation=[dict(LOADOUT, body=body)])
+    assert net.host.phase == "verifying"
+    return net

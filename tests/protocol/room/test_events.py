@@ -17,8 +17,10 @@ from protocol.room.events import (
     ReadySetFormed,
     ReadySetRefused,
     ReadyWithdrawn,
+    RoomDecided,
     SuccessorChosen,
 )
+from protocol.room.messages import RoomDecision
 from protocol.room.states import Role
 
 
@@ -38,6 +40,9 @@ def test_each_event_keeps_its_name_keys_and_key_order():
         (ReadyChanged("p", True), '{"event": "ready", "peer": "p", "ready": true}'),
         (ReadyRefused("c", "m"), '{"event": "ready-refused", "code": "c", "message": "m"}'),
         (ReadyWithdrawn("unexplained", "m"), '{"event": "ready-withdrawn", "reason": "unexplained", "message": "m"}'),
+        (RoomDecided(RoomDecision("p", "declaration-refused", "c", "d", ["q"], 1, False)),
+         '{"event": "room-decision", "participant": "p", "decision": "declaration-refused", "code": "c", "detail": "d", '
+         '"by": ["q"], "strikes": 1, "removed": false}'),
         (ReadySetFormed("ab", ["p"]), '{"event": "ready-set", "digest": "ab", "roster": ["p"]}'),
         (ReadySetRefused("p", "c", "d"), '{"event": "ready-set-refused", "peer": "p", "code": "c", "detail": "d"}'),
         (GridCancelled(["p"]), '{"event": "grid-cancelled", "missing": ["p"]}'),  # the host's view

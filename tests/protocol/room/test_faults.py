@@ -1,6 +1,7 @@
 """Fault in the type: a peer's bad message is blamed on that peer (``Misbehaviour``) beside the ``error``
 event users have always seen; this node's own seat is never blamed; a ``LocalError`` (a bug or a misuse
-of this node) is raised to the caller, never turned into a peer's fault."""
+of this node) is raised to the caller, never turned into a peer's fault, and a machine is back to its state
+before the message that met the bug."""
 
 import pytest
 
@@ -13,9 +14,11 @@ from protocol.room.host import HostRoom
 from protocol.room.member import MemberRoom
 from protocol.room.messages import MatchStart, ReadyDeclarationMsg, ReadyRefusal, Relay
 from protocol.room.ready import build_declaration
+from protocol.transaction import FaultOutcome, MachineFault
 from protocol.versions.collection import VersionRequest
 from protocol.versions.record import node_version_info
 from tests.protocol.room.harness import LOADOUT, FakeAssets, Net
+from tests.coded import raises_coded
 
 A, B, C = (Identity(bytes([i]) * 32) for i in range(1, 4))
 INFO = node_version_info("sim_core/1", 1, 0, "t")
@@ -99,9 +102,10 @@ def test_a_local_error_in_a_host_handler_propagates():
 
     net.host.verifier.check = broken_check
     good = build_declaration(B, net.room_id, net.host.config.digest, net.host.members[B.peer_id].epoch, INFO, [LOADOUT], net.now)
-    with pytest.raises(LocalError) as info:
+    with raises_coded(MachineFault, "internal-error") as info:
         net.host.receive(B.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now)
-    assert info.value.code == "bug" and not isinstance(info.value, PeerError)
+    assert info.value.outcome is FaultOutcome.RESTORED and not isinstance(info.value, PeerError)
+    assert isinstance(info.value.__cause__, LocalError) and info.value.__cause__.code == "bug"
 
 
 class BuggyAssets(FakeAssets):
@@ -114,9 +118,9 @@ class BuggyAssets(FakeAssets):
 def test_a_local_error_in_a_member_handler_propagates_instead_of_refusing_the_ready_set():
     net = Net(A, min_players=2)
     member = net.add_member(B, assets=BuggyAssets(), auto_ready=False)
-    with pytest.raises(LocalError) as info:  # raised while B checks the ReadySet the host sends
+    with raises_coded(MachineFault, "internal-error") as info:  # raised while B checks the ReadySet the host sends
         net.route(member.declare_ready(net.now), B.peer_id)
-    assert info.value.code == "asset-store-broken"
+    assert info.value.__cause__.code == "asset-store-broken" and info.value.outcome is FaultOutcome.RESTORED
     assert not net.blamed(B.peer_id) and "asset-store-broken" not in codes(net, B.peer_id)
 
 
@@ -132,3 +136,49 @@ def test_local_misuse_of_the_machines_raises_local_errors():
     with pytest.raises(LocalError) as info:  # only a member of the last room state may succeed its host
         HostRoom.succeed(C, net.host.state_message(), A.peer_id, bytes(24), [], net.now)
     assert info.value.code == "succession-invalid"
+
+
+def test_a_bug_halfway_through_a_host_handler_leaves_the_room_as_it_was_before_the_message():
+    """The host's handler of B's declaration has stored it and spent its nonce when a bug raises: the
+    room is put back (no declaration, the nonce unspent), so the same declaration, sent again once the
+    bug is gone, is taken."""
+    net = Net(A, min_players=3)
+    net.add_member(B, auto_ready=False)
+    good = build_declaration(B, net.room_id, net.host.config.digest, net.host.members[B.peer_id].epoch, INFO, [LOADOUT], net.now)
+    epoch = net.host.state_epoch
+
+    def bug(peer):
+        raise RuntimeError("a bug after the declaration was stored")
+
+    net.host.strikes.ready = bug
+    with raises_coded(MachineFault, "internal-error") as info:
+        net.host.receive(B.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now)
+    assert info.value.outcome is FaultOutcome.RESTORED and isinstance(info.value.__cause__, RuntimeError)
+    assert net.host.members[B.peer_id].declaration is None and net.host.state_epoch == epoch
+    del net.host.strikes.ready  # the bug is gone
+    net.route(net.host.receive(B.peer_id, ReadyDeclarationMsg(good.to_wire()), net.now), None)
+    assert net.host.members[B.peer_id].declaration is not None and not net.blamed(None)
+
+
+def test_a_bug_halfway_through_a_member_handler_leaves_the_member_as_it_was_before_the_message():
+    """B's car chooser fails while B takes a room state it has already stored: B is put back to the
+    state before, so the same room state, sent again once the chooser works, is taken (not stale)."""
+    net = Net(A, min_players=3)
+    member = net.add_member(B, auto_ready=False)
+    net.add_member(C, auto_ready=False)
+    seen = member.state.stateEpoch
+    chooser = member.choose_car
+    member.rotation = None
+
+    def broken(rounds):
+        raise RuntimeError("the car chooser failed")
+
+    member.choose_car = broken
+    state = net.host.state_message()
+    assert state.stateEpoch > seen
+    with raises_coded(MachineFault, "internal-error") as info:
+        member.receive(A.peer_id, state, net.now)
+    assert info.value.outcome is FaultOutcome.RESTORED and member.state.stateEpoch == seen
+    member.choose_car = chooser
+    net.route(member.receive(A.peer_id, state, net.now), B.peer_id)
+    assert member.state.stateEpoch >= state.stateEpoch and member.rotation == [LOADOUT]

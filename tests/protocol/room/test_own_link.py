@@ -85,14 +85,14 @@ def test_a_spectator_cannot_cancel_a_ready_nor_refuse_a_ready_set():
     assert net.host.phase == "verifying"
     digest = net.host.ceremony.ready_digest
     net.route(net.host.receive(S.peer_id, CancelReady("player"), net.now), None)
-    net.route(net.host.receive(S.peer_id, ReadySetRefuse(digest, "asset-missing", "lies"), net.now), None)
+    net.route(net.host.receive(S.peer_id, ReadySetRefuse(digest, "asset-missing", "lies", []), net.now), None)
     assert net.host.phase == "verifying" and net.host.ceremony.ready_digest == digest  # the ceremony stands
     assert net.blamed(None) == [(S.peer_id, "not-allowed"), (S.peer_id, "not-allowed")]
     assert not net.of(None, "ready-set-refused") and not net.of(None, "grid-cancelled")
     # a participant's refusal of an earlier ReadySet crossed a change of the room: dropped, nobody blamed
-    net.route(net.host.receive(B.peer_id, ReadySetRefuse("00" * 32, "asset-missing", "old"), net.now), None)
+    net.route(net.host.receive(B.peer_id, ReadySetRefuse("00" * 32, "asset-missing", "old", []), net.now), None)
     assert not net.of(None, "ready-set-refused") and len(net.blamed(None)) == 2
-    net.route(net.host.receive(B.peer_id, ReadySetRefuse(digest, "asset-missing", "now"), net.now), None)
+    net.route(net.host.receive(B.peer_id, ReadySetRefuse(digest, "asset-missing", "now", []), net.now), None)
     assert net.of(None, "ready-set-refused") == [{"peer": B.peer_id, "code": "asset-missing", "detail": "now"}]
 
 

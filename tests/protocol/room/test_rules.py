@@ -139,9 +139,14 @@ def test_unusable_asset_blocks_the_ack_and_the_start():
     net.members[A.peer_id] = net.host_member
     net.add_member(B, rotation=[bad], auto_ready=False)
     net.route(net.members[B.peer_id].declare_ready(net.now), B.peer_id)
-    assert net.host.phase == "verifying"
     refused = net.of(None, "ready-set-refused")
     assert refused and refused[0]["code"] == "asset-version-unusable"
+    # the host's seat refused B's car, nobody accepts it: B's Ready is withdrawn, a strike, everyone is told
+    decision = {"participant": B.peer_id, "decision": "declaration-refused", "code": "asset-version-unusable",
+                "detail": "asset-version-unusable:ipfs-unusable-motor", "by": [A.peer_id], "strikes": 1, "removed": False}
+    assert net.of(None, "room-decision") == net.of(B.peer_id, "room-decision") == [decision]
+    assert net.host.phase == "collecting" and net.host.members[B.peer_id].declaration is None
+    assert net.of(B.peer_id, "ready-withdrawn")[-1]["reason"] == "declaration-refused"
     assert not net.started
 
 

@@ -9,7 +9,7 @@ from protocol.room.actions import Send
 from protocol.room.messages import Relay
 from protocol.versions.collection import VersionInfoMessage, VersionRequest
 from protocol.encoding.wire import decode_message, encode_message
-from tests.protocol.room.harness import LOADOUT, FakeAssets, Net
+from tests.protocol.room.harness import LOADOUT, FakeAssets, Net, fetching_room
 
 A, B, C = (Identity(bytes([i]) * 32) for i in range(1, 4))
 
@@ -35,15 +35,7 @@ def test_a_ready_set_refused_while_an_asset_is_on_its_way_is_acked_when_it_arriv
     """A late joiner's custom car reaches nodes that were already Ready: they refuse the ReadySet
     (asset-missing) while the fetch runs, and ack it as soon as the asset is stored; nothing times out."""
     body = "cid-body-of-c"
-    have = set(FakeAssets().rotation_refs([LOADOUT]))
-    net = Net(A, min_players=3)
-    net.host_member.assets = FakeAssets(set(have))
-    net.add_member(B, assets=FakeAssets(set(have)))
-    for peer in (A.peer_id, B.peer_id):  # Ready before the third player arrives
-        net.route(net.members[peer].declare_ready(net.now), peer)
-    assert all(m.declaration for m in net.host.members.values())
-    net.add_member(C, rotation=[dict(LOADOUT, body=body)])
-    assert net.host.phase == "verifying"
+    net = fetching_room(A, B, C, body)
     assert {e["peer"] for e in net.of(None, "ready-set-refused")} == {A.peer_id, B.peer_id}
     assert sorted(f.owner for f in net.fetches) == [C.peer_id, C.peer_id]
     for peer in (A.peer_id, B.peer_id):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
 
 from protocol.spectate.actions import CheckpointLoaded, DialSource, DropSource, HashChecked, RoundOver
 from protocol.spectate.messages import SpectateCheckpoint, SpectateEndReason, SpectateInputs
+from protocol.transaction import FaultOutcome, MachineFault
 from tests.protocol.race.harness import CounterWorld
 from tests.protocol.spectate.harness import SourcedMesh, Watcher, run
+from tests.coded import raises_coded
 
 
 def finish(mesh: SourcedMesh, watchers: list[Watcher]) -> None:
@@ -157,6 +158,12 @@ class BuggyLoaderWorld(CounterWorld):
 def test_a_bug_in_the_world_s_loader_is_never_the_source_s_misbehaviour() -> None:
     mesh = SourcedMesh(3, length=600)
     watcher = Watcher(mesh, mesh.peers[0], world=BuggyLoaderWorld(3, 600))
-    with pytest.raises(ZeroDivisionError):
+    with raises_coded(MachineFault, "internal-error") as info:
         finish(mesh, [watcher])
     assert watcher.misbehaviour == [] and not watcher.of(DropSource)
+    # the view is broken: it ends with an error (not the source's fault), takes nothing more and steps no more
+    fault = info.value
+    assert fault.outcome is FaultOutcome.BROKEN and isinstance(fault.__cause__, ZeroDivisionError)
+    assert [(a.reason, a.detail[:14]) for a in fault.actions] == [(SpectateEndReason.ERROR, "internal-error")]
+    assert watcher.viewer.receive(mesh.peers[0], SpectateInputs(0, 0, 0, []), mesh.now) == []
+    assert watcher.viewer.advance(mesh.now) == (False, [])

@@ -1,9 +1,9 @@
-"""From ``match-start`` to the results: the driver, the optional control API and the match runner."""
+"""From ``match-start`` to the results: the driver, the optional control API and the match runner for a
+racer, the viewer for a spectator; both dial their peers the way the node's links say."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import trio
 
@@ -15,16 +15,16 @@ from open4wd_node.drivers.bot import BotDriver
 from open4wd_node.drivers.idle import IdleDriver
 from open4wd_node.faults.plan import NodeFault, nondeterministic_frame
 from open4wd_node.faults.race import RaceFaults
-from open4wd_node.relay.reach import contact_dialler
-from open4wd_node.view.events import EventSink
-from open4wd_node.view.round_watch import RoundWatch
-from open4wd_node.net.listener import NodeListener
+from open4wd_node.net.transport import Dialler
+from open4wd_node.events.sink import EventSink
+from open4wd_node.events.round_watch import RoundWatch
 from open4wd_node.race.driver import Driver, FrameObserver
 from open4wd_node.race.runner import MatchReport, MatchRunner, RaceOptions, RaceWiring
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.room.driver import RoomOutcome
 from open4wd_node.spectate.watcher import FrameObserver as FrameShownObserver, MatchViewer, WatchReport
 from protocol.identity.keys import Identity
+from open4wd_node.events.vocabulary import ControlApiListening, NodeEvent
 
 FLUSH_S = 1.0
 
@@ -50,10 +50,10 @@ class ControlTee(EventSink):
         super().__init__(as_json=inner.as_json, stream=inner.stream)
         self.inner, self.server = inner, server
 
-    def emit(self, event: str, **data: Any) -> None:
-        """Show the event as the inner sink does, and publish it on the ``events`` topic."""
-        self.inner.emit(event, **data)
-        self.server.publish_event(event, data)
+    def emit(self, event: NodeEvent) -> None:
+        """Show the event as the inner sink does, and publish its JSON form on the ``events`` topic."""
+        self.inner.emit(event)
+        self.server.publish_event(event.EVENT, event.data())
 
     def watch_round(self, watch: RoundWatch) -> None:
         """The inner sink's live view watches the round."""
@@ -61,27 +61,28 @@ class ControlTee(EventSink):
 
 
 async def watch_match(
-    ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, listener: NodeListener,
+    ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, dial: Dialler,
     on_frame: FrameShownObserver | None = None,
 ) -> WatchReport:
-    """Watch, as a spectator, the match ``outcome`` started, to its end (``MatchViewer``). ``LocalError``
-    when the room did not start a match; ``UserError`` from the race log."""
+    """Watch, as a spectator, the match ``outcome`` started, to its end (``MatchViewer``), dialling its
+    sources with ``dial``. ``LocalError`` when the room did not start a match; ``UserError`` from the race log."""
     started = outcome.started
     if started is None:
         raise LocalError("race-not-started", "watch_match needs the outcome of a room whose match started")
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     viewer = MatchViewer(identity, events, started, outcome.addresses, assets, ctx.data_dir / "races", on_frame=on_frame,
-                         dial=contact_dialler(listener))
+                         dial=dial)
     return await viewer.run()
 
 
 async def play_match(
-    ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, listener: NodeListener,
+    ctx: NodeContext, identity: Identity, events: EventSink, outcome: RoomOutcome, wiring: RaceWiring,
     options: PlayOptions,
 ) -> MatchReport:
-    """Race the match ``outcome`` started, with the driver ``options`` name (and, for ``external``, the
-    control API serving meanwhile), and the faults it names (``open4wd_node.faults``, wrapped around the
-    runner's wiring); returns this node's report. ``LocalError`` when the room did not start a match (the
+    """Race the match ``outcome`` started over ``wiring`` (where the peers' race links arrive, how they are
+    dialled), with the driver ``options`` name (and, for ``external``, the control API serving meanwhile),
+    and the faults it names (``open4wd_node.faults``, wrapped around the runner's wiring); returns this
+    node's report. ``LocalError`` when the room did not start a match (the
     caller checks ``outcome.started`` first); ``UserError`` from the race log or the control port."""
     started = outcome.started
     if started is None:
@@ -89,7 +90,6 @@ async def play_match(
     assets = NodeRoomAssets(AssetStore.in_data_dir(ctx.data_dir), ctx.config)
     log_dir = ctx.data_dir / "races"
     server: ControlServer | None = None
-    wiring = RaceWiring(listener, contact_dialler(listener))
     float_at = nondeterministic_frame()
     async with trio.open_nursery() as nursery:
         if options.faults or float_at is not None:
@@ -102,7 +102,7 @@ async def play_match(
             server = ControlServer(peer=identity.peer_id, host=options.control_host, port=options.control_port)
             port = await nursery.start(server.serve)
             events = ControlTee(events, server)
-            events.emit("control-api", host=server.host, port=port)
+            events.emit(ControlApiListening(host=server.host, port=port))
             driver = server.driver
             on_step = server.publish_frame
         elif options.driver == "bot":

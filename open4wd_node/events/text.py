@@ -1,24 +1,17 @@
-"""What a node tells its user: one JSON object per line (``--json``), or readable lines.
+"""The readable form of a node's events: one line (or a few) per event, as a person reads them.
 
-Every event has an ``event`` key; the names are the stable ``--json`` interface (README). PeerIds in
-the readable form are shortened to their last 4 characters, as the spec's own messages do. Rounds are
-0-based in JSON (``round``, as in the race log and the spec's raceId) and 1-based in every readable
-text (``round_text``).
+PeerIds are shortened to their last 4 characters, as the spec's own messages do. Rounds are 0-based in
+JSON (``round``, as in the race log and the spec's raceId) and 1-based in every readable text
+(``round_text``). ``event_text`` reads an event's JSON form (its name and data), so the demo renders the
+JSON lines of its node processes the same way a node renders its own events.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from protocol.race.results import RaceStatus
-
-if TYPE_CHECKING:
-    from open4wd_node.view.round_watch import RoundWatch
-    from protocol.room.member import MemberRoom
 
 
 def short(peer: object) -> str:
@@ -150,29 +143,3 @@ def event_text(event: str, d: Mapping[str, Any], name: Callable[[str], str] = sh
         return f"live page: {d['url']} (open it in a browser on this machine)"
     rest = ", ".join(f"{k}={v + 1 if k == 'round' else v}" for k, v in d.items())  # rounds are 1-based in text
     return f"{event}: {rest}" if rest else event
-
-
-class EventSink:
-    """Prints each event at once: JSON lines, or readable lines. The live views (``live_console``)
-    extend it; here the view hooks do nothing."""
-
-    def __init__(self, *, as_json: bool, stream: TextIO | None = None) -> None:
-        self.as_json = as_json
-        self.stream = stream or sys.stdout
-
-    def emit(self, event: str, **data: Any) -> None:
-        """Print the event now: one JSON object, or its readable line (routine events have none)."""
-        line = json.dumps({"event": event, **data}, default=str) if self.as_json else event_text(event, data)
-        if line is not None:  # the readable view leaves out routine events (agreed checksums)
-            print(line, file=self.stream, flush=True)
-
-    def room_changed(self, member: MemberRoom) -> None:
-        """The room driver's member machine after every change (the live view reads it when it draws)."""
-
-    def watch_round(self, watch: RoundWatch) -> None:
-        """A round is about to be raced (the live view reads ``watch`` when it draws, never per frame)."""
-
-    @asynccontextmanager
-    async def showing(self) -> AsyncIterator[None]:
-        """While a node runs: a live view draws here (in its own task); plain event lines need nothing."""
-        yield
