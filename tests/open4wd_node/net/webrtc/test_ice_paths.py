@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from open4wd_node.net.link import LinkClosed
+from open4wd_node.net.link import LinkClosed, LinkPathReport
 from open4wd_node.net.webrtc.connector import webrtc_endpoint, webrtc_link
 from protocol.link.lane import Lane
 from protocol.signaling.envelope import Sdp
@@ -92,8 +92,7 @@ async def test_relay_only_links_go_through_the_local_coturn_with_rest_credential
                                 settings(BOB.peer_id)) as bob:
             a, b = await open_pair(alice, bob)
             assert a.path == b.path == LinkPath.RELAY
-            assert webrtc_link(a).path_report().as_event() == {"event": "link-path", "peer": BOB.peer_id,
-                                                               "path": "relay", "rtt_ms": a.rtt_ms}
+            assert webrtc_link(a).path_report() == LinkPathReport(BOB.peer_id, LinkPath.RELAY, a.rtt_ms)
             assert a.address.startswith("127.0.0.1:")  # the relayed address coturn allocated to the peer
             await b.send(b"through coturn", Lane.CONTROL)
             assert await a.receive(ANY) == b"through coturn"

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 import trio
 
-from open4wd_node.net.link import LinkClosed
+from open4wd_node.net.link import LinkClosed, LinkPathReport
 from open4wd_node.net.webrtc.connector import webrtc_endpoint, webrtc_link
 from protocol.room.messages import CancelReady
 from protocol.signaling.envelope import Sdp, SdpKind
@@ -113,8 +113,7 @@ async def test_a_link_runs_over_webrtc_carriers_as_over_tcp():
             webrtc_endpoint(hub.endpoint(BOB.peer_id), LinkKind.NODE, LOOPBACK) as bob:
         a, b = (webrtc_link(carrier) for carrier in await open_pair(alice, bob))
         assert (a.role, b.role) == ("dialer", "listener") and a.transcript == b.transcript
-        assert a.path_report().as_event() == {"event": "link-path", "peer": BOB.peer_id, "path": "host",
-                                              "rtt_ms": a.carrier.rtt_ms}
+        assert a.path_report() == LinkPathReport(BOB.peer_id, LinkPath.HOST, a.carrier.rtt_ms)
         await a.send(CancelReady(reason="a message of the room"))
         assert await b.receive() == CancelReady(reason="a message of the room")
         big = CancelReady(reason="x" * 200_000)  # more than one DataChannel message, within the room channel
