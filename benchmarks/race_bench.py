@@ -38,9 +38,10 @@ from open4wd_node.net.transport import dial, serve
 from protocol.identity.keys import Identity
 from protocol.race.session import VERIFY_LAG_FRAMES, RaceSession
 from protocol.race.keys import RaceKeyBook, announce, verify_race_signature
-from protocol.race.messages import RACE_LINK, RaceInput, RaceInputs
+from protocol.race.messages import RACE_LINK, RaceInputs
+from protocol.race.spans import build_span, span_entries
 from protocol.race.setup import RaceSetup
-from protocol.race.signing import NO_PREVIOUS_INPUT, input_digest
+from protocol.race.signing import NO_PREVIOUS_INPUT, SKILL_ORDER, canonical_events, input_digest
 from sim_core import World
 
 MATCH = "cd" * 32
@@ -58,10 +59,10 @@ async def input_delivery(samples: int) -> list[float]:
     async def echo(link) -> None:
         link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES)
         async for msg in link:
-            (entry,) = msg.inputs
-            events = tuple(tuple(e) for e in entry.events)
+            (span,) = msg.spans
+            ((frame, events, signature),) = span_entries(span, frozenset(SKILL_ORDER))
             assert verify_race_signature(book.key(race_id, a.peer_id),
-                                         input_digest(race_id, entry.frame, events, entry.prev), entry.signature)
+                                         input_digest(race_id, frame, events, span.prev), signature)
             await link.send(msg)
 
     async with trio.open_nursery() as nursery:
@@ -73,8 +74,7 @@ async def input_delivery(samples: int) -> list[float]:
             start = time.perf_counter()
             events = (("boost", False),)
             signature = key_a.sign(input_digest(race_id, frame, events, NO_PREVIOUS_INPUT))
-            await link.send(RaceInputs(frame - 1, [RaceInput(frame, [list(e) for e in events], NO_PREVIOUS_INPUT,
-                                                             signature)]))
+            await link.send(RaceInputs(frame - 1, [build_span("", frame, NO_PREVIOUS_INPUT, [events], [signature])], []))
             await link.receive()
             times.append((time.perf_counter() - start) / 2 * 1e3)
             await trio.sleep(1 / 90)  # under the input bucket's 90 per second
@@ -108,9 +108,9 @@ def rollback_in_session(repeats: int, clock: Callable[[], float] = time.perf_cou
     def send(peer: str, frame: int, events) -> None:
         ev = tuple(tuple(e) for e in events)
         digest = input_digest(race_id, frame, ev, chains[peer])
-        entry = RaceInput(frame, [list(e) for e in ev], chains[peer], keys[peer].sign(digest))
+        span = build_span("", frame, chains[peer], [canonical_events(ev)], [keys[peer].sign(digest)])
         chains[peer] = digest
-        session.receive(peer, RaceInputs(-1, [entry]), 0)
+        session.receive(peer, RaceInputs(-1, [span], []), 0)
 
     times = []
     frame = 0
@@ -169,8 +169,8 @@ def floor_costs(repeats: int) -> dict[str, float]:
     events = (("boost", False),)
     digest = input_digest(race_id, 100, events, NO_PREVIOUS_INPUT)
     signature = key.sign(digest)
-    one = RaceInputs(99, [RaceInput(100, [list(e) for e in events], NO_PREVIOUS_INPUT, signature)])
-    five = RaceInputs(99, [RaceInput(f, [list(e) for e in events], NO_PREVIOUS_INPUT, signature) for f in range(100, 105)])
+    one = RaceInputs(99, [build_span("", 100, NO_PREVIOUS_INPUT, [events], [signature])], [])
+    five = RaceInputs(99, [build_span("", 100, NO_PREVIOUS_INPUT, [events] * 5, [signature] * 5)], [])
     body_one, body_five = encode_message(one), encode_message(five)
     dialer, listener = Handshake(me, DIALER, 0), Handshake(Identity(bytes([8]) * 32), LISTENER, 0)
     listener.start()
