@@ -25,11 +25,11 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from tests.layout import REPO_ROOT
-from tests.test_docs import SKIPPED_DIRS, diary_marks, missing_sections
+from tests.test_docs import SKIPPED_DIRS, diary_marks, missing_sections, repository_paths
 
 C_COMMENT = re.compile(r"/\*.*?\*/|(?<![:\w\"'])//[^\n]*|<!--.*?-->", re.DOTALL)
 HASH_COMMENTED = {".toml", ".conf", ".service", ".sh", ".cfg", ".ini"}
@@ -48,22 +48,13 @@ class Piece:
 def code_files(root: Path = REPO_ROOT) -> list[Path]:
     """Every file this test reads (module docstring), in path order."""
     found = []
-    pending = [root]
-    while pending:
-        folder = pending.pop()
-        for entry in folder.iterdir():
-            if entry.name in SKIPPED_DIRS or entry.name.endswith(".egg-info"):
-                continue
-            if entry.is_dir():
-                pending.append(entry)
-                continue
-            relative = entry.relative_to(root)
-            in_configs = relative.parts[0] == "configs"
-            if in_configs and len(relative.parts) == 2:
-                continue  # a doc (tests/test_docs.py)
-            if (entry.suffix in {".py", *C_COMMENTED} or relative.as_posix() in {".ci/run", "pyproject.toml"}
-                    or (in_configs and entry.suffix in HASH_COMMENTED)):
-                found.append(entry)
+    for relative in map(PurePosixPath, repository_paths(root)[0]):
+        in_configs = relative.parts[0] == "configs"
+        if in_configs and len(relative.parts) == 2:
+            continue  # a doc (tests/test_docs.py)
+        if (relative.suffix in {".py", *C_COMMENTED} or relative.as_posix() in {".ci/run", "pyproject.toml"}
+                or (in_configs and relative.suffix in HASH_COMMENTED)):
+            found.append(root / relative)
     return sorted(found)
 
 
