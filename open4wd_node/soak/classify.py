@@ -117,6 +117,8 @@ def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None =
     """The race's verdict (module docstring). ``failure`` is a harness-level failure (the room never
     formed), ``flipped`` how many bytes the tamper flipped; ``spectators`` are the race's ``watch``
     processes (profile spectators), ``hostile`` its hostile member (profile hostile-ready)."""
+    if failure and all(n.returncode is None and n.last_frame < 0 for n in nodes):  # the harness failed before any race
+        return Verdict(RaceClass.CRASH, failure)
     hung = [(f"node{n.index}", n) for n in nodes if n.hung or n.returncode is None]
     hung += [(f"spectator{s.index}", s) for s in spectators if s.hung or s.returncode is None]
     if hung:

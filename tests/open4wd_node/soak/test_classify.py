@@ -98,6 +98,11 @@ def test_a_node_killed_by_nobody_a_traceback_or_a_failed_room_is_a_crash():
     assert traced.race_class is RaceClass.CRASH and "traceback" in traced.reason
     failed = classify(plan(), [], failure="demo-failed: the host did not open its room")
     assert failed.race_class is RaceClass.CRASH and "demo-failed" in failed.reason
+    # the race's services failed before any node started: the failure, not the nodes that never ran
+    unstarted = [NodeObservation(i) for i in range(2)]
+    services = classify(plan(Profile.WEBRTC, Faults(transport=LinkTransport.WEBRTC)), unstarted,
+                        failure="demo-failed: the local signaling service did not start")
+    assert services.race_class is RaceClass.CRASH and "signaling service" in services.reason
 
 
 def test_a_stalled_node_may_give_up_but_the_others_may_not():
