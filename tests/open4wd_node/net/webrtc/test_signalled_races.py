@@ -3,25 +3,11 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 from open4wd_node.assets.store import AssetStore
-from tests.node_process import Process, drain_service
+from tests.node_process import Process, drain_service, start_signal
 from tests.open4wd_node.race.nodes import short_track
 
 WEBRTC = ("--ice-host", "127.0.0.1")  # loopback only: aioice offers no loopback candidate by itself
-
-
-def start_signal(tmp_path) -> tuple[subprocess.Popen, str]:
-    """A real signaling service on 127.0.0.1 and its ``ws://`` URL."""
-    process = subprocess.Popen([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(tmp_path / "signal"),
-                                "signal", "--listen", "127.0.0.1:0", "--json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    started = json.loads(process.stdout.readline())
-    assert started["event"] == "signal-listening"
-    return process, f"ws://{started['address']}"
 
 
 def test_three_nodes_race_over_webrtc_through_the_signaling_service(tmp_path):
@@ -53,8 +39,6 @@ def test_three_nodes_race_over_webrtc_through_the_signaling_service(tmp_path):
             assert len({e["peer"] for e in paths}) == 2 and {e["path"] for e in paths} == {"host"}
             assert all(e["rtt_ms"] is not None and e["rtt_ms"] >= 0 for e in paths)
     finally:
-        for node in started:  # a failed check leaves no node behind
-            if node.proc.poll() is None:
-                node.proc.kill()
-                node.proc.wait()
+        for node in started:
+            node.kill()
         drain_service(service, "signal", 5)
