@@ -73,8 +73,10 @@ def node_command(data_dir: Path) -> list[str]:
 def start_signal(tmp_path: Path, *argv: str, listen: str = "127.0.0.1:0",
                  prefix: Sequence[str] = ()) -> tuple[subprocess.Popen, str]:
     """A real signaling service (``open4wd-node signal --listen LISTEN ARGV…``, through ``prefix``) and its
-    ``ws://`` URL, once it listens."""
-    process = subprocess.Popen([*prefix, *node_command(tmp_path / "signal"), "signal", "--listen", listen, *argv, "--json"],
+    ``ws://`` URL, once it listens. Its metrics are off: the built-in metrics port is one per machine, and
+    other tests run services at the same time."""
+    process = subprocess.Popen([*prefix, *node_command(tmp_path / "signal"), "signal", "--listen", listen, "--metrics", "",
+                                *argv, "--json"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdout is not None
     started = json.loads(process.stdout.readline())

@@ -29,7 +29,7 @@ async def demo_transport(transport: str, data_dir: Path) -> AsyncIterator[list[s
     from open4wd_node.signal.coturn import local_coturn, stop_process, turnserver_path
 
     async with AsyncExitStack() as stack:
-        signal_args = ["signal", "--listen", "127.0.0.1:0", "--json"]
+        signal_args = ["signal", "--listen", "127.0.0.1:0", "--metrics", "", "--json"]  # no fixed metrics port: one per machine
         node_args = ["--ice-host", "127.0.0.1"]
         if turnserver_path() is not None:
             coturn = await stack.enter_async_context(local_coturn())

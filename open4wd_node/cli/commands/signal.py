@@ -36,9 +36,10 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
         raise UserError("config-invalid", f"{SIGNAL_TABLE} is the signaling service's table: write [{SIGNAL_TABLE}] "
                                           "and its keys under it (configs/signal.toml)")
     given = {}
+    typed = vars(args)  # a flag's attribute exists only where it was given: "--metrics ''" (off) is given too
     for key, spec in KEYS.items():
-        value = getattr(args, flag_dest(key))
-        if value is not None:
+        if flag_dest(key) in typed:
+            value = typed[flag_dest(key)]
             given[key] = spec.rule.combine(value) if spec.rule.repeatable else value
     settings = signal_settings(table, given)
     status: int = trio.run(run_signal, settings, EventSink(as_json=args.json))
@@ -47,12 +48,13 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
 
 def register(subparsers: Subparsers) -> None:
     """Declare ``signal`` and one flag per ``[signal]`` key (nothing heavy is imported here)."""
+    import argparse
     import json
 
     parser = subparsers.add_parser("signal", help="run the signaling service (WebSocket wire, /turn-token) for WebRTC peers")
     for key, spec in KEYS.items():
         parser.add_argument(spec.flag, dest=flag_dest(key), type=spec.rule,
-                            action="append" if spec.rule.repeatable else "store", default=None,
+                            action="append" if spec.rule.repeatable else "store", default=argparse.SUPPRESS,
                             metavar=spec.metavar or spec.rule.metavar,
                             help=f"{spec.help} [key signal.{key}, default {json.dumps(spec.default)}]")
     parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
