@@ -1,7 +1,8 @@
 """A network-namespace NAT lab for tests and benchmarks (root): two hosts, each behind its own NAT router,
-and a "public" segment with a coturn, all on TEST-NET addresses inside namespaces the lab makes and
-removes. Nothing touches the machine's own namespace: every address, route and iptables rule lives in
-the lab's namespaces, so deleting them (always, also when a test fails) removes everything.
+and a "public" segment with a coturn (and the signaling service, for node races), all on TEST-NET
+addresses inside namespaces the lab makes and removes. Nothing touches the machine's own namespace: every
+address, route and iptables rule lives in the lab's namespaces, so deleting them (always, also when a test
+fails) removes everything.
 
     host1 203.0.113.2/28 ── nat1 (LAN 203.0.113.1, WAN 198.51.100.11) ──┐
                                                                          br0 in inet: 198.51.100.1/24 (coturn,

@@ -49,6 +49,20 @@ def test_the_service_serves_drains_on_sigterm_and_exits_143(tmp_path):
     drain_service(process, "signal", 2)
 
 
+def test_an_empty_metrics_flag_turns_the_metrics_off(tmp_path):
+    """``--metrics ""`` wins over the file's and the built-in 127.0.0.1:9465, which a second service on the
+    same machine could not bind."""
+    process = signal_process(tmp_path, "--listen", "127.0.0.1:0", "--metrics", "", "--json",
+                             config="[signal]\nmetrics = \"127.0.0.1:0\"\ndrain_grace_s = 0\n")
+    try:
+        started = json.loads(process.stdout.readline())
+        assert started["event"] == "signal-listening" and started["metrics"] is None, started
+    except BaseException:
+        process.kill()
+        raise
+    drain_service(process, "signal", 0)
+
+
 @pytest.mark.parametrize(("config", "args", "status", "start"), [
     ("[signal]\nmax_peers = 65\n", [], 1, "error[config-invalid]: [signal] option 'max_peers' takes an integer in 1..64"),
     ("[signal]\nspeed = 1\n", [], 1, "error[config-invalid]: unknown [signal] option(s) speed"),

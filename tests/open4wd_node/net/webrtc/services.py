@@ -12,21 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.node_process import drain_service
+from tests.node_process import drain_service, start_signal
 
 WEBRTC = ("--ice-host", "127.0.0.1")  # loopback only: aioice offers no loopback candidate by itself
-
-
-def start_signal(tmp_path: Path, *options: str) -> tuple[subprocess.Popen, str]:
-    """A real signaling service on 127.0.0.1 (with ``options``; no metrics port, whose default is fixed and
-    would collide with another test's service) and its ``ws://`` URL."""
-    process = subprocess.Popen([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(tmp_path / "signal"),
-                                "signal", "--listen", "127.0.0.1:0", "--metrics", "", *options, "--json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = process.stdout.readline()
-    started = json.loads(line) if line else {}
-    assert started.get("event") == "signal-listening", (line, process.stderr.read() if not line else "")
-    return process, f"ws://{started['address']}"
 
 
 @dataclass(frozen=True)
@@ -45,7 +33,7 @@ def turn_services(tmp_path: Path) -> Iterator[TurnServices]:
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert coturn.stdout is not None
-        port = int(coturn.stdout.readline())
+        port = json.loads(coturn.stdout.readline())["port"]
         turn_url = f"turn:127.0.0.1:{port}"
         secret_file = tmp_path / "turn-secret"
         secret_file.write_text(secret + "\n")

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from open4wd_node.assets.store import AssetStore
-from tests.node_process import Process, drain_service
-from tests.open4wd_node.net.webrtc.services import WEBRTC, start_signal
+from tests.node_process import Process, drain_service, start_signal
+from tests.open4wd_node.net.webrtc.services import WEBRTC
 from tests.open4wd_node.race.nodes import short_track
 
 
@@ -38,8 +38,6 @@ def test_three_nodes_race_over_webrtc_through_the_signaling_service(tmp_path):
             assert len({e["peer"] for e in paths}) == 2 and {e["path"] for e in paths} == {"host"}
             assert all(e["rtt_ms"] is not None and e["rtt_ms"] >= 0 for e in paths)
     finally:
-        for node in started:  # a failed check leaves no node behind
-            if node.proc.poll() is None:
-                node.proc.kill()
-                node.proc.wait()
+        for node in started:
+            node.kill()
         drain_service(service, "signal", 5)
