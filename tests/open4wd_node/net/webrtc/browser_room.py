@@ -2,7 +2,8 @@
 but loopback (``test_browser.py`` makes it). ``open4wd-node signal`` and ``open4wd-node host --signal`` run as
 they would for players; headless Chromium loads ``browser_room_page.html`` with the host's invitation, and the
 page joins through the service over Chromium's own WebRTC stack. Prints a JSON report line: what the page
-saw, and the host's events about the page's PeerId."""
+saw, and the host's events about the page's PeerId; then the same page with a forged invitation secret, which
+the host must refuse."""
 
 from __future__ import annotations
 
@@ -65,6 +66,11 @@ async def node(nursery: trio.Nursery, data_dir: Path, *argv: str) -> NodeProcess
     return started
 
 
+def page_url(invite: str) -> str:
+    """The page, given ``invite`` and the link protocol version this node speaks."""
+    return f"{PAGE.as_uri()}?{urlencode({'invite': invite, 'protocol': PROTOCOL_VERSION})}"
+
+
 async def main() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="open4wd-browser-room-") as work, trio.fail_after(JOIN_LIMIT_S):
         async with trio.open_nursery() as nursery:
@@ -73,15 +79,21 @@ async def main() -> dict[str, Any]:
             host = await node(nursery, Path(work, "host"), "host", "--signal", url, "--ice-host", "127.0.0.1")
             invite = (await host.wait_for("room-created"))["invite"]
             async with headless_chromium(*CHROMIUM_WEBRTC_FLAGS) as browser:
-                page = await browser.open(f"{PAGE.as_uri()}?{urlencode({'invite': invite, 'protocol': PROTOCOL_VERSION})}")
+                page = await browser.open(page_url(invite))
                 seen = await page.wait_for("(window.report.roomState || window.report.error) && window.report",
                                            timeout_s=JOIN_LIMIT_S)
                 joined = path = None
                 if "roomState" in seen:
                     joined = await host.wait_for("member-joined", peer=seen["peerId"])
                     path = await host.wait_for("link-path", peer=seen["peerId"])
+                # the same page with a secret one character off: the host must refuse its proof
+                forger = await browser.open(page_url(invite[:-1] + ("A" if invite[-1] != "A" else "B")))
+                refused = await forger.wait_for("(window.report.verdict || window.report.error) && window.report",
+                                                timeout_s=JOIN_LIMIT_S)
                 report = {"invite": invite, "page": seen, "member_joined": joined, "link_path": path,
-                          "console": page.console, "exceptions": page.exceptions}
+                          "console": page.console, "exceptions": page.exceptions + forger.exceptions,
+                          "forger": refused}
+            report["host_joins"] = [e["peer"] for e in host.events if e["event"] == "member-joined"]
             nursery.cancel_scope.cancel()
     return report
 

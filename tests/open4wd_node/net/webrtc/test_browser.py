@@ -76,3 +76,7 @@ async def test_a_browser_page_joins_a_room_through_the_signaling_service():
     assert report["link_path"]["path"] in ("host", "prflx") and report["link_path"]["rtt_ms"] >= 0
     assert page["pair"]["local"].startswith("127.0.0.1 ") and page["pair"]["remote"].startswith("127.0.0.1 ")
     assert len(page["transcript"]) == 64 and page["ignored"] == 0
+    # a page whose invitation secret is one character off is refused, and never becomes a member
+    forger = report["forger"]
+    assert forger["verdict"] == {"ok": False, "reason": "join-rejected", "detail": "the invitation proof does not match"}
+    assert "roomState" not in forger and report["host_joins"] == [me]
