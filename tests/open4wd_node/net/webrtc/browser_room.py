@@ -80,8 +80,8 @@ async def main() -> dict[str, Any]:
             invite = (await host.wait_for("room-created"))["invite"]
             async with headless_chromium(*CHROMIUM_WEBRTC_FLAGS) as browser:
                 page = await browser.open(page_url(invite))
-                seen = await page.wait_for("(window.report.roomState || window.report.error) && window.report",
-                                           timeout_s=JOIN_LIMIT_S)
+                joined_page = "window.report.roomState && window.report.pair !== undefined"  # pair: null if none
+                seen = await page.wait_for(f"({joined_page} || window.report.error) && window.report", timeout_s=JOIN_LIMIT_S)
                 joined = path = None
                 if "roomState" in seen:
                     joined = await host.wait_for("member-joined", peer=seen["peerId"])
