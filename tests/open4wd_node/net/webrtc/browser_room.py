@@ -90,10 +90,13 @@ async def main() -> dict[str, Any]:
                 forger = await browser.open(page_url(invite[:-1] + ("A" if invite[-1] != "A" else "B")))
                 refused = await forger.wait_for("(window.report.verdict || window.report.error) && window.report",
                                                 timeout_s=JOIN_LIMIT_S)
+                # the page keeps its link: it answers the host's keepalive ping (one every 3 s)
+                seen = await page.wait_for("window.report.pongs >= 1 && window.report", timeout_s=JOIN_LIMIT_S)
                 report = {"invite": invite, "page": seen, "member_joined": joined, "link_path": path,
                           "console": page.console, "exceptions": page.exceptions + forger.exceptions,
                           "forger": refused}
             report["host_joins"] = [e["peer"] for e in host.events if e["event"] == "member-joined"]
+            report["host_leaves"] = [e["peer"] for e in host.events if e["event"] == "member-left"]
             nursery.cancel_scope.cancel()
     return report
 

@@ -80,3 +80,5 @@ async def test_a_browser_page_joins_a_room_through_the_signaling_service():
     forger = report["forger"]
     assert forger["verdict"] == {"ok": False, "reason": "join-rejected", "detail": "the invitation proof does not match"}
     assert "roomState" not in forger and report["host_joins"] == [me]
+    # and the page stays a member: it answers the link's keepalive
+    assert page["pongs"] >= 1 and report["host_leaves"] == []
