@@ -64,7 +64,7 @@ from protocol.room.ready import build_declaration  # noqa: E402
 from protocol.versions.record import node_version_info  # noqa: E402
 from sim_core.world import World  # noqa: E402
 
-for _module in ("protocol.link.handshake", "protocol.race.mesh", "protocol.relay.messages", "protocol.spectate.messages",
+for _module in ("protocol.link.handshake", "protocol.race.mesh", "protocol.spectate.messages",
                 "protocol.versions.collection", "open4wd_node.net.link_rules"):
     importlib.import_module(_module)  # every message type a node registers: the decoders' unions are the node's
 

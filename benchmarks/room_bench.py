@@ -37,7 +37,7 @@ from open4wd_node.runtime.context import NodeContext
 from open4wd_node.events.sink import EventSink
 from open4wd_node.events.vocabulary import NodeEvent, RoomCreated
 from open4wd_node.runtime.logs import configure_logging
-from open4wd_node.relay.reach import with_listener
+from open4wd_node.net.reach import with_listener
 from open4wd_node.room.session import HostOptions, JoinOptions
 from open4wd_node.runtime.values import IntRange
 from protocol.identity.keys import Identity

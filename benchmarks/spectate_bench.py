@@ -177,7 +177,7 @@ def live() -> None:
     from open4wd_node.assets.cars import CarChoice
     from open4wd_node.assets.room_assets import NodeRoomAssets
     from open4wd_node.assets.store import AssetStore
-    from open4wd_node.relay.reach import contact_dialler, with_listener
+    from open4wd_node.net.reach import contact_dialler, with_listener
     from open4wd_node.room.session import JoinOptions, join_room
     from open4wd_node.runtime.config import DEFAULTS
     from open4wd_node.events.sink import EventSink
@@ -238,7 +238,7 @@ def live() -> None:
                                           CarChoice.parse("speed"), events, lis)
             assets = NodeRoomAssets(AssetStore.in_data_dir(tmp / "viewer"), DEFAULTS)
             return await MatchViewer(identity, events, outcome.started, outcome.addresses, assets, tmp / "viewer" / "races",
-                                     dial=contact_dialler(identity, lis.use_relays)).run()
+                                     dial=contact_dialler(lis)).run()
 
         report = trio.run(with_listener, identity, "127.0.0.1", 0, body)
         lags = {}

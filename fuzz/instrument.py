@@ -51,8 +51,6 @@ SCOPES: dict[str, tuple[str, ...]] = {
                  "protocol.versions", "sim_core.specs.inputs"),
     "state-file": (*_ERRORS, "open4wd_node.race.state_files", "msgpack"),
     "control-api": (*_ERRORS, "open4wd_node.drivers.control_api", "open4wd_node.drivers.external", "sim_core.specs.inputs"),
-    "relay-server": (*_NET, "open4wd_node.relay", "protocol.relay"),
-    "relay-client": (*_NET, "open4wd_node.relay", "protocol.relay"),
     "spectate-source": (*_STRICT_WIRE, "protocol.spectate"),
     "spectate-viewer": (*_STRICT_WIRE, "protocol.spectate", "protocol.race.keys", "protocol.race.votes"),
     "signal-server": (*_ERRORS, "protocol.signaling", "protocol.identity.signed"),

@@ -1,10 +1,10 @@
 """Writes every target's seed corpus (``fuzz/corpus/<target>/``) from real inputs: the messages of an
 honest room and race played by the real machines, real handshakes, the built-in GLBs and their
 sources, the shipped configuration, and the race logs and saved states of a real race between whole
-nodes on loopback, the relay's and a node's honest exchanges, and a spectator stream of a real race.
+nodes on loopback, and a spectator stream of a real race.
 ``python -m fuzz.seeds`` rewrites them all (the same inputs each time but for what is fresh by design:
 the nonces and timestamps of signed room messages, the timestamps and ports in race logs);
-``python -m fuzz.seeds TARGET …`` rewrites only the named relay and spectator corpora (``DOOR_SEEDS``).
+``python -m fuzz.seeds TARGET …`` rewrites only the named spectator, signaling and WebRTC corpora (``DOOR_SEEDS``).
 The corpora are committed, and the inputs of past findings (``finding-*``) are kept.
 """
 
@@ -18,12 +18,11 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from fuzz.doors import link, race, relay, room, signaling, spectate
+from fuzz.doors import link, race, room, signaling, spectate
 from fuzz.harness import CORPUS_ROOT, join_frames
 from protocol.link.handshake import DIALER, LISTENER
 from protocol.encoding.wire import HANDSHAKE, ROOM, Channel, Message, encode_frame, encode_message
 from protocol.race.messages import RACE_LINK
-from protocol.relay.messages import RelayAccept, RelayCircuit, RelayConnect, RelayIncoming, RelayRelease, RelayReserve
 from protocol.spectate.messages import ModeSelect, SpectateMode
 from protocol.room.invitation import Invitation
 from sim_core.assets.builtin_gen import generate_sources
@@ -107,29 +106,6 @@ def race_files(workdir: Path) -> tuple[list[bytes], list[bytes]]:
     return logs, states
 
 
-def relay_server_seeds() -> list[bytes]:
-    """What nodes send a relay (``fuzz.doors.relay``: first byte the link, ``HONEST`` the honest message):
-    a reservation; a reservation, a connect to it and its accept (a circuit opens); a refresh with a bad
-    proof; a connect to nobody; a release; an accept of no circuit."""
-    honest = relay.HONEST
-    return [join_frames([bytes([honest])]),
-            join_frames([bytes([honest]), bytes([honest | 1]), bytes([honest | 2])]),
-            join_frames([bytes([honest]), b"\x00" + encode_message(RelayReserve(proof=bytes(64)))]),
-            join_frames([b"\x01" + encode_message(RelayConnect(target=relay.NODE_A.peer_id))]),
-            join_frames([bytes([honest]), b"\x00" + encode_message(RelayRelease(reason="the node is leaving"))]),
-            join_frames([b"\x02" + encode_message(RelayAccept(circuit=bytes(16)))])]
-
-
-def relay_client_seeds() -> list[bytes]:
-    """What a relay sends a node: a grant, a notice, the circuit; a refresh's grant and a notice as bodies;
-    a circuit to the wrong peer."""
-    honest, notice = relay.HONEST, relay.NOTICE
-    return [join_frames([bytes([honest]), bytes([honest | notice]), bytes([honest | 1])]),
-            join_frames([bytes([honest]), b"\x00" + encode_message(relay.GRANT),
-                         b"\x00" + encode_message(RelayIncoming(circuit=bytes(16), source=relay.NODE_B.peer_id))]),
-            join_frames([b"\x01" + encode_message(RelayCircuit(peer=relay.NODE_B.peer_id))])]
-
-
 def spectate_source_seeds() -> list[bytes]:
     """What spectators send a source (``fuzz.doors.spectate.source_once``: first byte 3 ``SPECTATOR``, 1
     ``SECOND``, 2 the stranger, 4 ``SPECTATOR``'s link ends): subscriptions, a second epoch, a stranger's,
@@ -180,8 +156,7 @@ def webrtc_sdp_seeds() -> list[bytes]:
     return [path.read_bytes() for path in sorted((FIXTURES / "sdp").glob("*.sdp"))]
 
 
-DOOR_SEEDS = {"relay-server": relay_server_seeds, "relay-client": relay_client_seeds,
-              "spectate-source": spectate_source_seeds, "spectate-viewer": spectate_viewer_seeds,
+DOOR_SEEDS = {"spectate-source": spectate_source_seeds, "spectate-viewer": spectate_viewer_seeds,
               "signal-server": signaling.server_seeds, "signal-client": signaling.client_seeds,
               "webrtc-chunks": webrtc_chunks_seeds, "webrtc-sdp": webrtc_sdp_seeds}
 """Corpora that ``python -m fuzz.seeds TARGET …`` can rewrite alone."""

@@ -268,7 +268,7 @@ def test_the_coded_families_are_found():
     """The scan finds the families it exists for (a scan that found nothing would pass every test)."""
     _, coded = repository_classes()
     assert {"CodedError", "PeerError", "LocalError", "SimError", "ProtocolError", "UserError", "UsageError",
-            "AssetRejected", "RelayRefused", "LinkClosed"} <= coded
+            "AssetRejected", "LinkClosed"} <= coded
     assert not {"ValueError", "EntryInvalid", "CircuitOver", "Finding"} & coded
 
 

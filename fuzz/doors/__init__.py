@@ -15,7 +15,6 @@ MODULES = {  # target name -> the module under fuzz.doors that defines it
     "glb-container": "assets", "glb-reader": "assets", "glb-admission": "assets", "glb-bake": "assets",
     "loadout": "files", "config-toml": "files", "race-log": "files", "state-file": "files",
     "control-api": "control",
-    "relay-server": "relay", "relay-client": "relay",
     "spectate-source": "spectate", "spectate-viewer": "spectate",
     "signal-server": "signaling", "signal-client": "signaling",
     "webrtc-chunks": "webrtc", "webrtc-sdp": "webrtc",

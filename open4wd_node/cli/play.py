@@ -9,6 +9,7 @@ from typing import Any
 
 from open4wd_node.faults.plan import parse_fault
 from open4wd_node.node.match import PlayOptions
+from open4wd_node.net.webrtc.reach import check_reachability
 from open4wd_node.node.node import NodeResult
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.runtime.config import NodeConfig
@@ -28,7 +29,9 @@ def play_options(args: argparse.Namespace, config: NodeConfig) -> PlayOptions:
 
 def room_identity(ctx: NodeContext, args: argparse.Namespace) -> tuple[Identity, EventSink]:
     """The node's identity, and where its events go: JSON lines with ``--json`` (and the cars' places with
-    ``--cars-events``), else the live view."""
+    ``--cars-events``), else the live view. A reachability that could never link is refused first
+    (``check_reachability``: a usage error)."""
+    check_reachability(ctx.config)
     identity, _ = load_or_create_identity(ctx.identity_path)
     if args.json and args.cars_events:
         from open4wd_node.view.cars_feed import CarsFeed

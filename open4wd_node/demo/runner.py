@@ -56,7 +56,7 @@ class NodeRun:
 
 def cli_command(data_dir: Path) -> list[str]:
     """The start of an ``open4wd-node`` command line with its own data directory and JSON logs (a node's,
-    and the soak's relay and spectator processes'). ``-P``: the child imports the installed node, as the
+    and the soak's spectator processes'). ``-P``: the child imports the installed node, as the
     ``open4wd-node`` command does, not a source tree that happens to be its working directory (a clone's
     root holds the uncompiled sources beside an install whose step is compiled: setup.py)."""
     return [sys.executable, "-P", "-m", "open4wd_node.cli.main", "--data-dir", str(data_dir), "--log-format", "json"]
@@ -152,7 +152,7 @@ async def run_demo(options: DemoOptions, data_dir: Path, progress: Progress, ext
         created.set()  # a host that exited before opening its room fails the demo now, not at the time-out
 
     with trio.move_on_after(NODE_TIMEOUT_S) as deadline:
-        async with demo_transport(options.transport, data_dir) as transport, trio.open_nursery() as nursery:
+        async with demo_transport(options.transport, data_dir, options.turn) as transport, trio.open_nursery() as nursery:
             nursery.start_soon(host)
             with trio.move_on_after(INVITE_TIMEOUT_S):
                 await created.wait()

@@ -38,6 +38,7 @@ class DemoOptions:
     track: str = "builtin:track-02"
     time_limit_s: int = DURATION_DEFAULT_S  # each round's (the soak shortens it)
     transport: str = "tcp"  # what the nodes link over (``open4wd_node.demo.transport``)
+    turn: bool | None = None  # over webrtc: every link through a local coturn (None: where coturn is installed)
 
 
 def prepare(options: DemoOptions, ctx: NodeContext) -> Path:

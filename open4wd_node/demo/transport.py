@@ -1,7 +1,9 @@
 """What the demo's nodes link over: ``tcp`` (TCP + Noise, each node listening on 127.0.0.1) or ``webrtc``
 (no node listens: a local ``open4wd-node signal`` process on 127.0.0.1 carries their offers and answers,
 and, where coturn is installed, a local coturn relays every link: ``--reachability relay``, credentials
-from the service's ``/turn-token``). The services live as long as the demo's block."""
+from the service's ``/turn-token``). The soak's ``webrtc`` and ``turn`` profiles choose the coturn part
+themselves (``turn``: without coturn installed, ``coturn-missing``). The services live as long as the
+demo's block."""
 
 from __future__ import annotations
 
@@ -20,8 +22,9 @@ SIGNAL_START_S = 30.0
 
 
 @asynccontextmanager
-async def demo_transport(transport: str, data_dir: Path) -> AsyncIterator[list[str]]:
-    """The options every node of the demo gets for ``transport``, while its services run."""
+async def demo_transport(transport: str, data_dir: Path, turn: bool | None = None) -> AsyncIterator[list[str]]:
+    """The options every node of the demo gets for ``transport``, while its services run; for ``webrtc``,
+    ``turn`` says whether a local coturn relays every link (None: where coturn is installed)."""
     if transport == "tcp":
         yield ["--listen", "127.0.0.1:0"]
         return
@@ -29,9 +32,10 @@ async def demo_transport(transport: str, data_dir: Path) -> AsyncIterator[list[s
     from open4wd_node.signal.coturn import local_coturn, stop_process, turnserver_path
 
     async with AsyncExitStack() as stack:
-        signal_args = ["signal", "--listen", "127.0.0.1:0", "--json"]
+        # no metrics endpoint: its default port is fixed, and two demos or soak races would contend for it
+        signal_args = ["signal", "--listen", "127.0.0.1:0", "--metrics", "", "--json"]
         node_args = ["--ice-host", "127.0.0.1"]
-        if turnserver_path() is not None:
+        if turn if turn is not None else turnserver_path() is not None:
             coturn = await stack.enter_async_context(local_coturn())
             secret = data_dir / "turn-secret"
             secret.write_text(coturn.settings.secret + "\n")

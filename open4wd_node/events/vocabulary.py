@@ -298,36 +298,7 @@ class LivePage(UserEvent):
     url: str
 
 
-# ---- the relay and signaling daemons ----------------------------------------------------------------
-
-@dataclass(frozen=True)
-class RelayListening(UserEvent):
-    """The relay serves at ``address`` (and its metrics at ``metrics``) as ``peer``."""
-
-    EVENT = "relay-listening"
-    address: str
-    metrics: str | None
-    peer: PeerId
-
-
-@dataclass(frozen=True)
-class RelayDraining(UserEvent):
-    """A stop ``signal``: the relay refuses anything new and lets its circuits run up to ``grace_s``."""
-
-    EVENT = "relay-draining"
-    signal: str
-    circuits: int
-    reservations: int
-    grace_s: float
-
-
-@dataclass(frozen=True)
-class RelayDrained(UserEvent):
-    """The relay drained; ``circuits_cut`` were still open and cut."""
-
-    EVENT = "relay-drained"
-    circuits_cut: int
-
+# ---- the signaling daemon -------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class SignalListening(UserEvent):
@@ -385,7 +356,7 @@ class HostileRejoin(UserEvent):
 @dataclass(frozen=True)
 class LinkPathFound(UserEvent):
     """A link to ``peer`` opened: how it is connected (``path``: ``host``, ``srflx``, ``prflx`` or ``relay``;
-    a TCP link is ``host``, or ``relay`` through a relay circuit) and its opening round trip (``rtt_ms``)."""
+    a TCP link is ``host``; ``relay`` is a WebRTC link through TURN) and its opening round trip (``rtt_ms``)."""
 
     EVENT = "link-path"
     peer: PeerId
@@ -397,7 +368,7 @@ ShellEvent: TypeAlias = (
     AdvertiseGuessed | AdvertiseUnreachable | RoomCreated | RoomHosted | NoticeShown | AssetFetched | LogOpened
     | RaceStarted | Lagging | Progress | StateSaved | CaughtUpFrom | RoundEnd | MatchEnd | SessionEnd | FaultFired
     | ControlApiListening | MatchResult | SpectateStarted | ViewCheckpoint | ViewFrame | CarPlaces | LivePage
-    | RelayListening | RelayDraining | RelayDrained | SignalListening | SignalDraining | SignalDrained
+    | SignalListening | SignalDraining | SignalDrained
     | HostileDeclared | HostileRejoin | LinkPathFound
 )
 """Every event the shell itself reports."""

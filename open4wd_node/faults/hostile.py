@@ -28,7 +28,7 @@ from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.assets.store import AssetStore
 from open4wd_node.assets.transfer import AssetTransfer
 from open4wd_node.net.link import LinkClosed
-from open4wd_node.relay.reach import dial_contact
+from open4wd_node.net.reach import dial_contact
 from open4wd_node.room.driver import RoomDriver
 from open4wd_node.runtime.build_info import own_version_info
 from open4wd_node.runtime.config import DEFAULTS
@@ -107,7 +107,7 @@ async def hostile_member(data_dir: Path, invite_text: str, seconds: float, nickn
         while refused_in_a_row < MAX_DOOR_REFUSALS:
             stay = _Stubborn(identity, invite, assets, events, transfer, nickname)
             try:
-                link = await dial_contact(invite.contact, identity, invite.host_peer_id, use_relays=False)
+                link = await dial_contact(invite.contact, identity, invite.host_peer_id)
             except (LinkClosed, OSError) as exc:
                 events.emit(HostileRejoin(joined=False, reason=str(exc)))
                 refused_in_a_row += 1

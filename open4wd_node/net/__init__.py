@@ -46,7 +46,6 @@ __all__, __getattr__ = lazy_exports(__name__, {
     "Outbox": "outbox",
     "flush": "outbox",
     "StreamCarrier": "stream_carrier",
-    "detach_stream": "stream_carrier",
     "foreign_protocol": "stream_carrier",
     "open_link": "stream_carrier",
     "peer_address": "stream_carrier",

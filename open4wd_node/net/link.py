@@ -18,8 +18,8 @@ every transport. The seam between them is ``Carrier``:
   the link as with ``receive``; the bodies that arrived before the end are returned first, and the end is
   raised at the next call.
 - ``receive_first(max_frame_bytes)`` is ``receive`` for the link's first message, which a listener
-  reads before it knows what the link is for: nothing after that body may be buffered (a stream carrier
-  may hand its stream to a relay circuit next), and no unit larger than ``max_frame_bytes`` on the wire,
+  reads before it knows what the link is for: nothing after that body may be buffered, and no unit larger
+  than ``max_frame_bytes`` on the wire,
   the carrier's own framing included, may be taken in.
 - ``send(body, lane)`` delivers one whole body, in order with the other bodies of its ``Lane``: ``CONTROL``
   is reliable and ordered; ``INPUTS`` (the race's redundant per-frame inputs, each of which repeats every
@@ -30,7 +30,7 @@ every transport. The seam between them is ``Carrier``:
   first, when it has one to send); afterwards ``receive`` and ``send`` raise.
 - ``address`` names the other end for the logs (``HOST:PORT``), or is None.
 - ``path`` says how the carrier is connected (``host``, ``srflx``, ``prflx``, ``relay``: the ICE terms;
-  a direct TCP connection is ``host``, one through a relay ``relay``), and ``rtt_ms`` the round trip it
+  a direct TCP connection is ``host``, a WebRTC link through TURN ``relay``), and ``rtt_ms`` the round trip it
   measured while opening (None if it measured none): what a ``link-path`` report says of a new link.
 
 Who is at the other end comes with the carrier, as a ``LinkAuth``: the authenticated PeerId, the link's
@@ -205,7 +205,6 @@ class Link:
         self._receiving = False
         self._closed: LinkClosed | None = None
         self._closed_by_caller = False
-        self._handed_over = False
         self.on_drop: Callable[[str, str], None] | None = None
         """Told ``(bucket, message type)`` of every incoming message a rate limit dropped (the race counts them)."""
 
@@ -417,23 +416,7 @@ class Link:
             await self._end(exc, notify=False)
         await self._fail(exc)
 
-    # ---- handing over and closing ---------------------------------------------------------------
-
-    def hand_over(self, why: str) -> Carrier:
-        """The carrier is another session's from now on (a relay circuit, docs/relay.md); the link counts as
-        closed (``link-detached``) and closing it no longer touches the carrier. Only between messages,
-        with no first message waiting for ``receive`` (``LocalError`` ``link-detach-buffered``); the
-        carrier itself says whether it holds bytes past the last message
-        (``open4wd_node.net.stream_carrier.detach_stream``)."""
-        if self._peeked is not None:
-            raise LocalError("link-detach-buffered", "a link can hand over its carrier only between messages")
-        if self._closed is not None:
-            raise self._closed.copy()
-        self._handed_over = True
-        self._closed_by_caller = True
-        self._closed = LinkClosed("link-detached", why)
-        self.counters.record(self._closed)
-        return self.carrier
+    # ---- closing ------------------------------------------------------------------------------
 
     async def aclose(self, code: str = "link-closed", message: str = "the link was closed normally") -> None:
         """Tell the peer ``code`` and close. Idempotent; a link that already ended keeps its first reason."""
@@ -450,8 +433,6 @@ class Link:
     async def _shutdown(self, reason: LinkClosed, *, notify: bool) -> None:
         """Record the first reason and close the carrier, first telling the peer the reason if asked (best
         effort, for at most ``CLOSE_NOTICE_SECONDS``, as an ordinary body: our sending direction is intact)."""
-        if self._handed_over:
-            return  # the carrier is someone else's now
         first = self._closed is None
         if first:
             self._closed = reason

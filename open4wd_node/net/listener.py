@@ -5,12 +5,10 @@ nothing within 5 s of its handshake (``join-timeout``), or opens with anything n
 (``join-expected``), is closed with a code; what a connection may cost until then is the transport's
 ``ListenerLimits`` (docs/transport.md, "The listener's door"). Once
 bound, the listener knows the address it advertises (``open4wd_node.net.advertise``): what invitations
-and the room announcement carry, never a wildcard. A node that uses relays (docs/relay.md) also keeps
-its reservations here, and admits every circuit opened to it through the same door as a direct connection;
-what it announces is then its contact (``protocol.link.contact``): the direct address (none with
-``reachability = relay``) and its relays. How it keeps those reservations is given to it (``Reserver``,
-``open4wd_node.relay``'s ``Reservations``, by ``open4wd_node.relay.reach.listening``): the network
-layer below the relay client knows only that something keeps this node reachable elsewhere.
+and the room announcement carry, never a wildcard. A node with a signaling service also answers WebRTC
+offers in its room's scope through the same door (``SignalingReach``); what it announces is then its
+contact (``protocol.link.contact``): the direct address (none with ``reachability = relay``, or with a
+service and no listen address of its own) and its services.
 """
 
 from __future__ import annotations
@@ -36,41 +34,22 @@ from protocol.identity.keys import Identity, PeerId
 from protocol.link.contact import Contact
 from protocol.room.messages import EXPENSIVE_TYPES
 from protocol.encoding.wire import Message
-from protocol.webrtc.ice import LinkPath
 from open4wd_node.events.vocabulary import AdvertiseGuessed, AdvertiseUnreachable
 
-__all__ = ["Doorway", "NodeListener", "Reachability", "Reserver", "SignalingReach", "parse_address"]
+__all__ = ["Doorway", "NodeListener", "Reachability", "SignalingReach", "parse_address"]
 
 log = structlog.get_logger("open4wd_node.listener")
-RESERVE_WAIT_S = 10.0  # how long a starting node waits for its relays' first answers
 Handler = Callable[[Link, Message], Awaitable[None]]
 T = TypeVar("T")
 M = TypeVar("M", bound=Message)
-Admit = Callable[[trio.abc.Stream, str, str, LinkPath], Awaitable[None]]  # (stream, address, source, path): ``Door.admit``
 
 
 class Reachability(StrEnum):
     """How peers reach this node (the ``reachability`` setting)."""
 
-    AUTO = "auto"  # listens directly, and reserves at the configured relays (if any)
-    DIRECT = "direct"  # never uses a relay: no reservation, no relayed dial
-    RELAY = "relay"  # accepts no direct link: reachable only through its reservations
-
-
-class Reserver(Protocol):
-    """Keeps this node reserved at its relays while ``run`` runs, admitting every circuit opened to it
-    through the listener's door (``open4wd_node.relay.client.Reservations``)."""
-
-    @property
-    def held(self) -> set[str]:
-        """The relays where this node holds a reservation now."""
-
-    @property
-    def tried(self) -> trio.Event:
-        """Set once every relay was tried at least once."""
-
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Keep every reservation until cancelled; ``nursery.start`` returns at once."""
+    AUTO = "auto"  # listens directly (unless reached through signaling only), and uses every ICE server given
+    DIRECT = "direct"  # never through TURN: host and server-reflexive WebRTC pairs, and direct TCP
+    RELAY = "relay"  # accepts no direct link: reachable only over WebRTC, through TURN relay candidates only
 
 
 class SignalingReach(Protocol):
@@ -109,30 +88,20 @@ class NodeListener:
     type (``add_handler``), which the room and the race register while they accept links."""
 
     def __init__(self, identity: Identity, advertise: Advertise = AUTOMATIC, door: ListenerLimits = LISTENER_LIMITS,
-                 reachability: str = "auto", relays: tuple[str, ...] = (),
-                 reserve: Callable[[tuple[str, ...], Admit], Reserver] | None = None,
-                 webrtc: SignalingReach | None = None, listen_directly: bool = True) -> None:
-        """``reserve(relays, admit)`` makes what keeps this node reserved at ``relays`` (needed when there
-        are any, and ``reachability`` is not ``direct``: ``LocalError`` ``listener-cannot-reserve`` otherwise).
-        ``webrtc``: this node's WebRTC side, which answers in a room's scope once ``enter_scope`` names it;
-        ``listen_directly`` False: no TCP listener (a node reached through signaling only)."""
+                 reachability: str = "auto", webrtc: SignalingReach | None = None, listen_directly: bool = True) -> None:
+        """``webrtc``: this node's WebRTC side, which answers in a room's scope once ``enter_scope`` names it;
+        ``listen_directly`` False: no TCP listener (a node reached through signaling only). ``LocalError``
+        ``listener-unreachable`` for ``reachability = relay`` without a signaling service (the command line
+        refuses that first: ``open4wd_node.net.webrtc.reach.check_reachability``)."""
         self.identity = identity
         self.advertise = advertise
         self.door = door  # what opening connections may cost
         self.reachability = Reachability(reachability)
-        self.relays = () if self.reachability is Reachability.DIRECT else relays
-        """The relays this node reserves at and dials through (none with ``reachability = direct``)."""
         self.webrtc = webrtc
         self.listen_directly = listen_directly and self.reachability is not Reachability.RELAY
-        if self.reachability is Reachability.RELAY and not self.relays and (webrtc is None or not webrtc.signals):
-            raise UserError("relay-missing", "--reachability relay needs at least one --relay HOST:PORT or --signal URL "
-                                             "to be reachable through")
-        self.gate = Door(self._accept, identity, expensive=EXPENSIVE_TYPES, door=door)  # direct and relayed links
-        self.reservations: Reserver | None = None
-        if self.relays:
-            if reserve is None:
-                raise LocalError("listener-cannot-reserve", "a listener with relays needs a way to reserve at them")
-            self.reservations = reserve(self.relays, self.gate.admit)
+        if self.reachability is Reachability.RELAY and (webrtc is None or not webrtc.signals):
+            raise LocalError("listener-unreachable", "a relay-only listener needs a signaling service to be reached through")
+        self.gate = Door(self._accept, identity, expensive=EXPENSIVE_TYPES, door=door)  # TCP and WebRTC links
         self.handlers: dict[type[Message], Handler] = {}  # first message type -> its handler
         self.address: Address | None = None  # where it is bound (the real port, also when 0 was asked)
         self.advertised: Advertised | None = None  # what peers are told to dial
@@ -155,11 +124,6 @@ class NodeListener:
         reached through signaling only)."""
         return self.listen_directly
 
-    @property
-    def use_relays(self) -> bool:
-        """Whether this node dials through a peer's relays when a direct link fails (not ``direct``)."""
-        return self.reachability is not Reachability.DIRECT
-
     def serving(self) -> tuple[Address, Advertised]:
         """Where the listener is bound and what it advertises; ``LocalError`` before ``run`` bound it, or on
         a node that accepts no direct links."""
@@ -169,10 +133,10 @@ class NodeListener:
 
     @property
     def contact(self) -> Contact:
-        """How peers reach this node: its advertised address (once bound; none without a TCP listener), its
-        relays, and its signaling services once it answers there."""
+        """How peers reach this node: its advertised address (once bound; none without a TCP listener) and
+        its signaling services once it answers there."""
         signals = self.webrtc.signals if self.webrtc is not None and self.webrtc.serving else ()
-        return Contact(str(self.advertised.address) if self.advertised else None, self.relays, signals)
+        return Contact(str(self.advertised.address) if self.advertised else None, signals)
 
     def report_link(self, link: Link) -> None:
         """Tell ``on_link`` of a link this node opened or admitted."""
@@ -190,14 +154,13 @@ class NodeListener:
 
     @property
     def announced(self) -> str:
-        """The contact text for the room's member list: ``HOST:PORT`` for a node without relays, as before
-        relays existed (empty until bound)."""
+        """The contact text for the room's member list: ``HOST:PORT`` for a node only directly reachable
+        (empty until bound)."""
         return str(self.contact)
 
     async def run(self, host: str, port: int, *, task_status: trio.TaskStatus[Address | None] = trio.TASK_STATUS_IGNORED) -> None:
         """Serve until cancelled; ``await nursery.start(listener.run, host, port)`` gives the address (None
-        for a node reachable only through relays), once the relays were tried (at most ``RESERVE_WAIT_S``).
-        ``UserError`` ``listen-failed`` when the address cannot be bound."""
+        for a node that accepts no TCP links). ``UserError`` ``listen-failed`` when the address cannot be bound."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             if self.direct:
@@ -206,14 +169,6 @@ class NodeListener:
                 except OSError as exc:
                     raise UserError("listen-failed", f"cannot listen on {Address(host, port)}: {exc.strerror}") from None
                 self.advertised = advertised_address(self.address, self.advertise)
-            if self.reservations is not None:
-                await nursery.start(self.reservations.run)
-                with trio.move_on_after(RESERVE_WAIT_S):
-                    await self.reservations.tried.wait()  # invitations name the relays: try them first
-                if not self.reservations.held:
-                    log.warning("relay-none-reserved", relays=list(self.relays),
-                                hint="no relay granted a reservation yet: peers cannot reach this node through one "
-                                     "until it does (the node keeps trying)")
             task_status.started(self.address)
             await trio.sleep_forever()  # the nursery stays open for what ``enter_scope`` starts, until cancelled
 

@@ -1,13 +1,12 @@
-"""The TCP carrier of a link: Noise XX over any ``trio.abc.Stream`` (TCP, a relay circuit, in memory).
+"""The TCP carrier of a link: Noise XX over any ``trio.abc.Stream`` (TCP, in memory).
 
 ``open_link`` runs the Noise XX handshake (``protocol.link.handshake``) within its timeout and returns a
 ``Link`` over a ``StreamCarrier``. From then on every frame is ``u32be(length) ‖ sealed(body)``: the body
 sealed by this direction's cipher (ChaCha20-Poly1305 with Noise's counter as nonce), so a frame that was
 changed, injected, replayed, reordered or follows a dropped one does not open, and the link closes with
 ``link-tampered`` (logged with the peer and its address, and counted in ``LinkCounters``). A stream has one
-lane: every body travels on it in order, whatever its ``Lane``. Its path is ``host`` (a direct TCP connection)
-or ``relay`` (a relay circuit), and its round trip the handshake's (from a handshake message sent to the
-peer's next one).
+lane: every body travels on it in order, whatever its ``Lane``. Its path is ``host`` (a direct TCP connection),
+and its round trip the handshake's (from a handshake message sent to the peer's next one).
 """
 
 from __future__ import annotations
@@ -77,11 +76,11 @@ class StreamCarrier:
     """Sealed frames over a stream (module docstring), after a handshake that gave ``result``'s ciphers."""
 
     def __init__(self, stream: trio.abc.Stream, send: FrameCipher, receive: FrameCipher, peer_id: PeerId,
-                 rtt_ms: float | None = None, path: LinkPath = LinkPath.HOST) -> None:
+                 rtt_ms: float | None = None) -> None:
         self.stream = stream
         self.peer_id = peer_id  # for the log of a frame that does not open
-        self.path = path
-        """How the stream is connected: ``host`` (direct TCP), or ``relay`` (a relay circuit: its dialler sets it)."""
+        self.path = LinkPath.HOST
+        """How the stream is connected: a direct TCP connection."""
         self.rtt_ms = rtt_ms
         """The handshake's round trip in ms (None when the link was made from a handshake run elsewhere)."""
         self._address = peer_address(stream)
@@ -205,21 +204,6 @@ class StreamCarrier:
     async def aclose(self) -> None:
         """Close the stream at once."""
         await trio.aclose_forcefully(self.stream)
-
-
-def detach_stream(link: Link, why: str) -> trio.abc.Stream:
-    """Hand over ``link``'s raw stream: from now on its bytes belong to another session (a relay circuit,
-    docs/relay.md). Only between frames, with nothing read past the last message (a first message read by
-    ``peek_first``, or a link whose peer sends nothing unasked); otherwise ``LocalError``
-    ``link-detach-buffered``. The link then counts as closed (``link-detached``): closing it no longer
-    sends a notice nor touches the stream, which is the caller's to close."""
-    carrier = link.carrier
-    if not isinstance(carrier, StreamCarrier):
-        raise LocalError("link-not-a-stream", "only a link over a stream can hand its stream over")
-    if carrier.buffered:
-        raise LocalError("link-detach-buffered", "a link can hand over its stream only between frames")
-    link.hand_over(why)
-    return carrier.stream
 
 
 # ---- the handshake -------------------------------------------------------------------------------
@@ -356,10 +340,9 @@ async def open_link(
     limits: LinkLimits = ROOM_LIMITS,
     registry: dict[str, type[Message]] | None = None,
     counters: LinkCounters | None = None,
-    path: LinkPath = LinkPath.HOST,
 ) -> Link:
     """Run the Noise handshake on ``stream`` as ``role`` ("dialer" or "listener") and return the link over
-    it (``path``: how the stream is connected, direct or a relay circuit); on failure the stream is closed
+    it; on failure the stream is closed
     (after telling the peer the code: in the clear, or sealed by a listener refusing the identity of a valid
     message 3) and ``LinkClosed`` is raised. Refusals and ends are counted in ``counters`` (default
     ``LINK_COUNTERS``)."""
@@ -384,7 +367,7 @@ async def open_link(
         await trio.aclose_forcefully(stream)
         raise
     return stream_link(stream, result, expensive=expensive, limits=limits, registry=registry, counters=counters,
-                       rtt_ms=rtt_ms, path=path)
+                       rtt_ms=rtt_ms)
 
 
 def stream_link(
@@ -396,11 +379,10 @@ def stream_link(
     registry: dict[str, type[Message]] | None = None,
     counters: LinkCounters | None = None,
     rtt_ms: float | None = None,
-    path: LinkPath = LinkPath.HOST,
 ) -> Link:
     """The link over ``stream`` once a handshake gave ``result``: its peer, transcript and the two frame
     ciphers (the handshake's Noise transport ciphers in the product; a benchmark may pass others), and the
     handshake's round trip when it was measured."""
-    carrier = StreamCarrier(stream, result.send, result.receive, result.peer_id, rtt_ms, path)
+    carrier = StreamCarrier(stream, result.send, result.receive, result.peer_id, rtt_ms)
     return Link(carrier, LinkAuth(result.peer_id, result.transcript, result.role), expensive=expensive, limits=limits,
                 registry=registry, counters=counters)

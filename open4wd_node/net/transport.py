@@ -23,7 +23,6 @@ from protocol.link.handshake import DIALER, LISTENER
 from protocol.identity.keys import Identity
 from protocol.encoding.wire import Message
 from protocol.identity.keys import PeerId
-from protocol.webrtc.ice import LinkPath
 from open4wd_node.runtime.addresses import Address
 from open4wd_node.net.admission import LISTENER_BUSY, LISTENER_LIMITS, BusyBackoff, ListenerLimits, OpeningPlaces, source_of
 from open4wd_node.net.containment import contained_link
@@ -40,8 +39,8 @@ LinkHandler = Callable[[Link], Awaitable[None]]
 
 
 class Dialler(Protocol):
-    """How a part of the node dials a peer it knows by PeerId and contact (``HOST:PORT``, perhaps with relays):
-    ``open4wd_node.relay.reach.contact_dialler`` in the product, a test's or the soak's wrapper of it."""
+    """How a part of the node dials a peer it knows by PeerId and contact (``HOST:PORT``, perhaps with signaling
+    services): ``open4wd_node.net.reach.contact_dialler`` in the product, a test's or the soak's wrapper of it."""
 
     async def __call__(self, contact: str, peer: PeerId, *, expensive: frozenset[str] = frozenset(),
                        limits: LinkLimits = ROOM_LIMITS) -> Link:
@@ -113,8 +112,8 @@ async def _dial_once(
 class Door:
     """The listener's door (docs/transport.md): admits opening links, each in its own task, under
     ``ListenerLimits``, and hands each link whose first message arrived to ``handler``. ``serve`` admits its
-    TCP connections through one (``admit``); every other way in goes through the same door (``enter``): a
-    relay's circuits (docs/relay.md), the links answered through signaling (docs/webrtc.md), so a link costs
+    TCP connections through one (``admit``); every other way in goes through the same door (``enter``): the
+    links answered through signaling (docs/webrtc.md), so a link costs
     what a direct one does before it says what it is for, whatever carried it here."""
 
     def __init__(
@@ -139,16 +138,16 @@ class Door:
         """A link over an authenticated ``carrier`` with the settings of the links this door admits."""
         return Link(carrier, auth, expensive=self.expensive, limits=self.limits, registry=self.registry)
 
-    async def admit(self, stream: trio.abc.Stream, address: str, source: str, path: LinkPath = LinkPath.HOST) -> None:
-        """Run one accepted stream from ``address`` (counted under ``source``; ``path``: how it came, a relay
-        circuit or directly) to its end: refused at once (``listener-busy`` in the clear) when its source's
-        share or every opening place is taken, else handshake, first message, handler."""
+    async def admit(self, stream: trio.abc.Stream, address: str, source: str) -> None:
+        """Run one accepted stream from ``address`` (counted under ``source``) to its end: refused at once
+        (``listener-busy`` in the clear) when its source's share or every opening place is taken, else
+        handshake, first message, handler."""
 
         async def refuse(code: str, text: str) -> None:
             await refuse_unopened(stream, code, text)
 
         await self.enter(address, source, partial(open_link, stream, self.identity, LISTENER, expensive=self.expensive,
-                                                  limits=self.limits, registry=self.registry, path=path), refuse)
+                                                  limits=self.limits, registry=self.registry), refuse)
 
     async def enter(self, address: str, source: str, opening: Callable[[], Awaitable[Link]],
                     refuse: Callable[[str, str], Awaitable[None]]) -> None:

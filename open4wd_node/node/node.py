@@ -2,7 +2,7 @@
 watch its match to the outcome.
 
 A node composes what the packages below it provide: its links (``Links``: the listener its peers reach and
-the dialler that reaches them; TCP + Noise with relays unless it is given others), the room
+the dialler that reaches them; TCP + Noise and WebRTC unless it is given others), the room
 (``open4wd_node.room``), the race (``open4wd_node.node.match``: the match runner with its driver, the control
 API and the faults a test or the soak asks for), the spectator's viewer (``open4wd_node.spectate``), the race
 logs in its data directory, and the one event sink that hears everything it does. It runs in its caller's

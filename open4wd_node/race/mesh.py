@@ -1,6 +1,6 @@
 """The race's fixed-roster full mesh: one authenticated link per pair of roster peers.
 
-The peer with the smaller PeerId dials the other's contact (its room listen address, or its relays when
+The peer with the smaller PeerId dials the other's contact (its room listen address, or over WebRTC when
 that fails: the ``Dialler`` the node gives the mesh), checking its PeerId; the other accepts the link at
 the node's ``Doorway`` (its listener) when the first message names this match, and echoes it to confirm (a
 peer whose race has not started yet refuses, and the dialer tries again). A lost link is re-dialled by the
@@ -270,7 +270,7 @@ class Mesh:
             log.info("mesh-address-invalid", peer=peer, reason=invalid.message)
             return  # the session predicts the peer, then removes it when its reconnect window ends
         while not self._closing:
-            try:  # directly, or through the peer's relays when that fails (docs/relay.md): each pair on its own
+            try:  # directly, or over WebRTC when that fails (docs/webrtc.md): each pair on its own
                 link = await self.dial(self.addresses[peer], peer, expensive=RACE_CONTROL_TYPES, limits=RACE_LIMITS)
                 link.repurpose(RACE_LINK, RACE_LIMITS, RACE_CONTROL_TYPES, RACE_INGRESS_LIMITS, INPUT_TYPES)
                 await link.send(MeshHello(self.match_id))

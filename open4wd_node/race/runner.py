@@ -117,7 +117,7 @@ class RaceWiring:
     doorway: Doorway
     """Where links arrive (the node's listener)."""
     dial: Dialler
-    """How this node dials a peer's contact (``open4wd_node.relay.reach.contact_dialler``)."""
+    """How this node dials a peer's contact (``open4wd_node.net.reach.contact_dialler``)."""
     world: Callable[[WorldAdapter, int, int], RaceWorld] = _same_world
     """``world(adapter, round_index, slot)``: the world the session races in the round (the adapter itself)."""
     paused_until: Callable[[], float] | None = None

@@ -32,7 +32,7 @@ from open4wd_node.net.containment import contained, contained_link
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.outbox import Outbox, flush
 from open4wd_node.net.transport import BUSY_RETRY_S
-from open4wd_node.relay.reach import dial_contact
+from open4wd_node.net.reach import dial_contact
 from open4wd_node.net.listener import SignalingReach
 from open4wd_base.errors import CodedError, LocalError
 from protocol.errors import ProtocolError
@@ -72,9 +72,8 @@ class SuccessionPlan:
 
     identity: Identity
     participant_secret: bytes
-    listen: str  # this node's own contact: "host:port", and its relays (protocol.link.contact)
+    listen: str  # this node's own contact: "host:port", and its signaling services (protocol.link.contact)
     new_member: Callable[[PeerId], MemberRoom]  # host PeerId -> a fresh member machine for that host
-    use_relays: bool = True  # dial the successor through its relays when a direct link fails
     webrtc: SignalingReach | None = None  # dial it over WebRTC in the room's scope (docs/webrtc.md)
 
 
@@ -351,7 +350,7 @@ class RoomDriver:
     async def _dial_successor(self, succession: HostSuccession) -> None:
         plan = self._plan
         try:
-            link = await dial_contact(succession.listen, plan.identity, succession.successor, use_relays=plan.use_relays,
+            link = await dial_contact(succession.listen, plan.identity, succession.successor,
                                       expensive=EXPENSIVE_TYPES, busy_retry_s=BUSY_RETRY_S, webrtc=plan.webrtc)
         except LinkClosed as exc:
             self.events.emit(ErrorReported(code="succession-failed", message=f"cannot reach the new host: {exc}"))

@@ -27,7 +27,7 @@ from open4wd_node.assets.room_assets import NodeRoomAssets
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.room.driver import RoomDriver, RoomOutcome, SuccessionPlan, read_player_commands
 from open4wd_node.net.transport import BUSY_RETRY_S
-from open4wd_node.relay.reach import dial_contact
+from open4wd_node.net.reach import dial_contact
 from protocol.signaling.scope import ROOM_PREFIX
 from protocol.errors import ProtocolError
 from protocol.identity.keys import Identity
@@ -140,7 +140,7 @@ async def host_room(
         driver.host = host
         invites = {
             role: str(Invitation(direct.host if direct else "", direct.port if direct else 0, room_id, identity.peer_id, role,
-                                 secret, listener.relays, listener.contact.signals))
+                                 secret, listener.contact.signals))
             for role, secret in secrets.items() if secret
         }
         listener.report_advertised(events)
@@ -174,7 +174,7 @@ async def join_room(
     transfer = AssetTransfer(store, events, servable=own_refs.__contains__)
     await listener.enter_scope(invite.scope, invite.signals)
     try:
-        link = await dial_contact(invite.contact, identity, invite.host_peer_id, use_relays=listener.use_relays,
+        link = await dial_contact(invite.contact, identity, invite.host_peer_id,
                                   expensive=EXPENSIVE_TYPES, busy_retry_s=BUSY_RETRY_S, webrtc=listener.webrtc,
                                   report=listener.report_link)
     except LinkClosed as exc:
@@ -189,8 +189,7 @@ async def join_room(
             listen = listener.announced
             listener.add_handler(JoinRequest, driver.accept_join)
             driver.succession = SuccessionPlan(identity, parse_secret(invite.secret), listen,
-                                               lambda host_peer: new_member(host_peer, listen), listener.use_relays,
-                                               listener.webrtc)
+                                               lambda host_peer: new_member(host_peer, listen), listener.webrtc)
         driver.member = new_member(invite.host_peer_id, listen)
         await link.send(driver.member.join_request(link.transcript, parse_secret(invite.secret)))
         nursery.start_soon(driver.run_member_link, link)

@@ -146,31 +146,8 @@ class AdvertiseRule(Rule):
         return Advertise(host, port)
 
 
-class RelayRule(Rule):
-    """``HOST:PORT`` of a relay this node reserves at and dials through (docs/relay.md)."""
-
-    metavar = "HOST:PORT"
-
-    @property
-    def rule(self) -> str:
-        """What a relay address is, in the words of a refusal."""
-        return "HOST:PORT of a relay (port 1..65535; an IPv6 host in brackets; never a wildcard)"
-
-    def check(self, value: Any) -> str:
-        """The relay's ``HOST:PORT`` in canonical text; ``ValueRejected`` for port 0, a wildcard, or an
-        address too long to announce."""
-        text = self.text_of(value).strip()
-        host, port = _split(text, port_optional=False)
-        if port == 0:
-            raise ValueRejected(f"takes a relay's port (1..65535), got 0 in {shown(text)}")
-        address = str(Address(_advertisable_host(host, text), port))  # type: ignore[arg-type]
-        if len(address) > MAX_ANNOUNCED_CHARS:
-            raise ValueRejected(f"takes an address of at most {MAX_ANNOUNCED_CHARS} characters, got {shown(text)}")
-        return address
-
-
 class OptionalListenRule(ListenRule):
-    """``HOST:PORT`` to listen on, or empty for "off" (the relay's metrics endpoint)."""
+    """``HOST:PORT`` to listen on, or empty for "off" (the signaling service's metrics endpoint)."""
 
     @property
     def rule(self) -> str:
@@ -186,7 +163,6 @@ class OptionalListenRule(ListenRule):
 LISTEN = ListenRule()
 METRICS_ADDRESS = OptionalListenRule()
 ADVERTISE = AdvertiseRule()
-RELAY = RelayRule()
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ DRIVERS = ("bot", "external", "idle")
 RACE_MODES = ("rollback", "lockstep")
 SOAK_MODES = (*RACE_MODES, "mixed")  # mixed: each node of a soak race draws its mode from the race seed
 LOG_FORMATS = ("console", "json")
-REACHABILITY = ("auto", "direct", "relay")  # docs/relay.md, "Nodes that use relays"
+REACHABILITY = ("auto", "direct", "relay")  # docs/webrtc.md: relay = TURN only
 
 ROUNDS = IntRange(ROUNDS_MIN, ROUNDS_MAX)
 LAPS = IntRange(LAPS_MIN, LAPS_MAX)

@@ -23,17 +23,18 @@ from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, ICE_SERVER, IP_ADDRESS, LISTEN, RELAY, SIGNAL_URL, Address, \
-    Advertise
+from open4wd_node.runtime.addresses import ADVERTISE, AUTOMATIC, ICE_SERVER, IP_ADDRESS, LISTEN, SIGNAL_URL, Address, Advertise
 from open4wd_node.runtime.choices import DRIVERS, FRAMES_PER_TICK, INPUT_DELAY, LOG_FORMATS, RACE_MODES, REACHABILITY
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.runtime.values import MAX_SAFE_INTEGER, PORT, IntRange, ListOf, OneOf, Rule, TableOf, Text, ValueRejected
 
 VERSION = IntRange(1, MAX_SAFE_INTEGER)
-RELAY_TABLE = "relay"  # the relay daemon's settings (configs/relay.toml), not a node's key
 SIGNAL_TABLE = "signal"  # the signaling service's settings (configs/signal.toml), not a node's key
-SERVICE_TABLES = {RELAY_TABLE: ("the relay's", "configs/relay.toml"),
-                  SIGNAL_TABLE: ("the signaling service's", "configs/signal.toml")}
+SERVICE_TABLES = {SIGNAL_TABLE: ("the signaling service's", "configs/signal.toml")}
+RETIRED_RELAY = {"relays": "the key relays", "relay": "the [relay] table"}
+"""What configured the circuit relay of earlier versions, which coturn and the signaling service replaced:
+named in a file, refused with ``config-relay-retired`` rather than ignored (a node configured to be reached
+through a relay would otherwise be silently unreachable)."""
 
 
 class Scope(enum.Enum):
@@ -97,13 +98,9 @@ class NodeConfig:
         "this machine's primary interface", Scope.ROOM)
     reachability: str = setting(
         "auto", "--reachability", OneOf(REACHABILITY),
-        "how peers reach this node: direct (never through a relay: no --relay, no TURN), relay (no direct "
-        "links: only through its reservations at --relay, and over WebRTC through TURN only), auto (direct, and "
-        "also through the relays and TURN servers given; docs/relay.md, docs/webrtc.md)", Scope.ROOM)
-    relays: tuple[str, ...] = setting(
-        (), "--relay", ListOf(RELAY),
-        "relays this node reserves at (to be reachable) and dials through when a direct link fails "
-        "(repeatable, adds to the file's)", Scope.ROOM, "HOST:PORT")
+        "how peers reach this node: direct (never through TURN), relay (no direct links: only over WebRTC "
+        "through a TURN server; needs --signal and --ice-server turn:HOST:PORT), auto (direct, and over WebRTC "
+        "with every ICE server given; docs/webrtc.md)", Scope.ROOM)
     signals: tuple[str, ...] = setting(
         (), "--signal", ListOf(SIGNAL_URL),
         "signaling services (open4wd-node signal or the spec's) where this node answers WebRTC offers and "
@@ -163,9 +160,15 @@ def shown_default(value: Any) -> str:
 
 
 def config_from_mapping(data: dict[str, Any], base: NodeConfig = DEFAULTS) -> NodeConfig:
-    """A configuration from a TOML document: every value checked by its key's rule. A ``[relay]`` table
-    is the relay daemon's and is read by ``open4wd-node relay`` only (``open4wd_node.relay.config``), a
-    ``[signal]`` table the signaling service's (``open4wd_node.signal.config``)."""
+    """A configuration from a TOML document: every value checked by its key's rule. A ``[signal]`` table
+    is the signaling service's (``open4wd_node.signal.config``); the retired relay's key and table are
+    refused (``RETIRED_RELAY``)."""
+    retired = [what for key, what in RETIRED_RELAY.items() if key in data]
+    if retired:
+        raise UserError("config-relay-retired", f"{' and '.join(retired)} configured the circuit relay (open4wd-node "
+                                                "relay), which coturn and the signaling service replaced: remove it, "
+                                                "and give --signal URL and --ice-server turn:HOST:PORT instead "
+                                                "(docs/operators.md)")
     for table, (whose, example) in SERVICE_TABLES.items():
         if table in data and not isinstance(data[table], dict):
             raise UserError("config-invalid", f"{table} is {whose} table: write [{table}] and its keys under it "

@@ -18,7 +18,7 @@ class NodeContext:
 
     data_dir: Path
     config: NodeConfig
-    config_path: Path | None = None  # the file ``config`` came from (the relay reads its ``[relay]`` table there)
+    config_path: Path | None = None  # the file ``config`` came from (``signal`` reads its ``[signal]`` table there)
 
     @classmethod
     def open(cls, data_dir: Path, config_path: Path | None) -> "NodeContext":

@@ -181,13 +181,14 @@ def checked(table: dict[str, Any]) -> dict[str, Any]:
 
 def signal_settings(table: dict[str, Any], given: dict[str, Any] | None = None) -> SignalSettings:
     """The settings of a ``[signal]`` table (missing keys keep their defaults) with the command line's
-    ``given`` values (checked by the same rules; a list adds to the file's). ``UserError``
-    ``config-invalid`` as ``checked``, and when only one of the secret and the URLs is given."""
+    ``given`` values (checked by the same rules; a list adds to the file's; None, as an empty ``--metrics``
+    gives: off). ``UserError`` ``config-invalid`` as ``checked``, and when only one of the secret and the URLs
+    is given."""
     values = checked(table)
     for key, value in (given or {}).items():
-        if value is not None:
-            rule = KEYS[key].rule
-            values[key] = value if key in REPLACED else rule.merge(values.get(key, rule.check(KEYS[key].default)), value)
+        rule = KEYS[key].rule
+        values[key] = value if key in REPLACED or value is None else rule.merge(
+            values.get(key, rule.check(KEYS[key].default)), value)
     every = {key: values.get(key, KEYS[key].rule.check(KEYS[key].default)) for key in KEYS}
     if bool(every["turn_secret_file"]) != bool(every["turn_urls"]):
         only = "turn_secret_file" if every["turn_secret_file"] else "turn_urls"

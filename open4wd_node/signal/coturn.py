@@ -21,7 +21,6 @@ import ipaddress
 import secrets
 import shutil
 import socket
-import struct
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator
@@ -31,15 +30,12 @@ from pathlib import Path
 
 import trio
 
+from open4wd_node.net.webrtc.turn_choice import PROBE_INTERVAL_S, probe_once
 from open4wd_node.runtime.errors import UserError
 
 TURNSERVER = "turnserver"
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
-PROBE_INTERVAL_S = 0.05
-STUN_MAGIC_COOKIE = 0x2112A442
-STUN_BINDING_REQUEST = 0x0001
-STUN_BINDING_SUCCESS = 0x0101
 DENIED_PEER_RANGES = (
     "10.0.0.0-10.255.255.255",
     "172.16.0.0-172.31.255.255",
@@ -141,20 +137,6 @@ def free_port(host: str) -> int:
                 return port
 
 
-def stun_binding_request() -> tuple[bytes, bytes]:
-    """A STUN Binding request (RFC 5389) and its transaction id."""
-    transaction = secrets.token_bytes(12)
-    return struct.pack("!HHI", STUN_BINDING_REQUEST, 0, STUN_MAGIC_COOKIE) + transaction, transaction
-
-
-def is_binding_success(datagram: bytes, transaction: bytes) -> bool:
-    """Whether ``datagram`` is a STUN Binding success response to ``transaction``."""
-    if len(datagram) < 20:
-        return False
-    kind, _length, cookie = struct.unpack("!HHI", datagram[:8])
-    return kind == STUN_BINDING_SUCCESS and cookie == STUN_MAGIC_COOKIE and datagram[8:20] == transaction
-
-
 async def wait_until_answering(host: str, port: int, process: trio.Process, timeout_s: float = START_TIMEOUT_S) -> None:
     """Return once a STUN Binding request to ``host:port`` is answered; ``UserError`` ``coturn-failed``
     when the process exits first or nothing answers within ``timeout_s``."""
@@ -163,27 +145,14 @@ async def wait_until_answering(host: str, port: int, process: trio.Process, time
         await probe.connect((host, port))
         with trio.move_on_after(timeout_s):
             while process.returncode is None:
-                if await _probe_once(probe):
+                answered = await probe_once(probe)
+                if answered:
                     return
+                if answered is None:  # nothing is bound yet
+                    await trio.sleep(PROBE_INTERVAL_S)
             raise UserError("coturn-failed", f"coturn exited with status {process.returncode} before answering on "
                                              f"{host}:{port}")
     raise UserError("coturn-failed", f"coturn did not answer a STUN request on {host}:{port} within {timeout_s:g} s")
-
-
-async def _probe_once(probe: trio.socket.SocketType) -> bool:
-    """Send one Binding request and wait ``PROBE_INTERVAL_S`` for its answer: whether it came."""
-    request, transaction = stun_binding_request()
-    await probe.send(request)
-    with trio.move_on_after(PROBE_INTERVAL_S):
-        while True:
-            try:
-                answer = await probe.recv(2048)
-            except ConnectionRefusedError:  # nothing is bound yet: an ICMP port-unreachable came back
-                await trio.sleep(PROBE_INTERVAL_S)
-                return False
-            if is_binding_success(answer, transaction):
-                return True
-    return False
 
 
 @asynccontextmanager

@@ -2,12 +2,12 @@
 
 Pure: it reads ``NodeObservation``s (exit status, the ``result`` event, votes, the replay's verdict,
 the final state hash, ...) that ``soak.race`` gathered of the race's nodes, of its spectators (``watch``
-processes: their hash checks are their votes) and of its relay processes, and the race's plan; no
+processes: their hash checks are their votes), and the race's plan; no
 process, no file. The classes, from the worst down (the first that applies wins; docs/soak.md):
 
 - ``hang``: a node or a spectator neither ended nor progressed within the limit;
-- ``crash``: a traceback (a node's, a spectator's, the relay's), the room never formed, or an exit the
-  faults do not explain;
+- ``crash``: a traceback (a node's or a spectator's), the room never formed, an exit the faults do not
+  explain, or (profile ``turn``) a link that did not go through coturn;
 - ``false-desync``: a disagreement (a vote, or the final state hashes of finishing nodes) that no
   injected fault explains;
 - ``spectator-desync``: a spectator whose own state disagreed with the players' agreed hash (a hash
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from open4wd_node.soak.plan import RacePlan
-from open4wd_node.soak.profiles import SpectatorFaultKind
+from open4wd_node.soak.profiles import LinkTransport, SpectatorFaultKind
 from protocol.identity.keys import PeerId
 
 REPLAY_MISMATCH = re.compile(r"replay-mismatch: round [0-9]+ frame ([0-9]+)")
@@ -63,9 +63,6 @@ SOURCE_UNAVAILABLE = "source-unavailable"
 SLOW_BELOW = 0.9
 """The ``realtime_ratio`` below which a race that agreed is ``slow``: a tenth behind real time is a race
 players feel dragging."""
-RELAY_EXITS = frozenset({None, 0, 128 + 15})
-"""A relay process's exit that is no crash: still running when the race was over (then stopped by the
-harness), or ended by SIGTERM after its drain (docs/relay.md)."""
 
 
 @dataclass
@@ -84,12 +81,13 @@ class NodeObservation:
     error: str | None = None  # its ``error[code]: ...`` line, if it printed one
     hung: bool = False
     fault_fired: bool = False  # its own ``fault`` event (``--fault``), or the harness's signal reached it (a
-    # spectator: its stop or kill; the race's first relay: its outage)
+    # spectator: its stop or kill)
     link_tampered: bool = False  # it refused a link as ``link-tampered``
     replay_ok: bool | None = None  # None: no log to replay
     replay_status: str | None = None
     replay_error: str | None = None
     final_hash: str | None = None  # the round-end state hash of its log
+    link_paths: tuple[str, ...] = ()  # the paths its ``link-path`` events reported (host, srflx, prflx, relay)
     realtime_ratio: float | None = None  # frames of its first round per second from GO to its end, / 60 per tick
 
 
@@ -115,12 +113,12 @@ class Verdict:
 
 
 def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None = None, flipped: int = 0,
-             spectators: Sequence[NodeObservation] = (), relays: Sequence[NodeObservation] = (),
-             hostile: HostileSeen | None = None) -> Verdict:
+             spectators: Sequence[NodeObservation] = (), hostile: HostileSeen | None = None) -> Verdict:
     """The race's verdict (module docstring). ``failure`` is a harness-level failure (the room never
-    formed), ``flipped`` how many bytes the tamper flipped; ``spectators`` and ``relays`` are the race's
-    ``watch`` and ``relay`` processes (profiles spectators and relay), ``hostile`` its hostile member
-    (profile hostile-ready)."""
+    formed), ``flipped`` how many bytes the tamper flipped; ``spectators`` are the race's ``watch``
+    processes (profile spectators), ``hostile`` its hostile member (profile hostile-ready)."""
+    if failure and all(n.returncode is None and n.last_frame < 0 for n in nodes):  # the harness failed before any race
+        return Verdict(RaceClass.CRASH, failure)
     hung = [(f"node{n.index}", n) for n in nodes if n.hung or n.returncode is None]
     hung += [(f"spectator{s.index}", s) for s in spectators if s.hung or s.returncode is None]
     if hung:
@@ -128,7 +126,7 @@ def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None =
                                                    for name, n in hung))
     desync = _false_desync(plan, nodes)
     crash = "; ".join(filter(None, [_crash(plan, nodes, failure, voted_off=bool(desync)),
-                                    _spectator_crash(plan, nodes, spectators), _relay_crash(plan, relays),
+                                    _spectator_crash(plan, nodes, spectators), _unrelayed(plan, nodes),
                                     "the hostile member printed a traceback" if hostile and hostile.process.traceback else ""]))
     if crash:
         return Verdict(RaceClass.CRASH, crash)
@@ -141,8 +139,7 @@ def classify(plan: RacePlan, nodes: list[NodeObservation], failure: str | None =
     bad_logs += [(f"spectator{s.index}", s) for s in spectators if s.replay_ok is False]
     if bad_logs:
         return Verdict(RaceClass.REPLAY_FAILED, "; ".join(f"{name}'s log: {n.replay_error}" for name, n in bad_logs))
-    verdict = _hostile_verdict(nodes, hostile) if hostile is not None else _fault_verdict(plan, nodes, flipped, spectators,
-                                                                                              relays)
+    verdict = _hostile_verdict(nodes, hostile) if hostile is not None else _fault_verdict(plan, nodes, flipped, spectators)
     ratio = realtime_ratio(nodes)
     if verdict.race_class is RaceClass.AGREED and ratio is not None and ratio < SLOW_BELOW:
         return Verdict(RaceClass.SLOW, f"{verdict.reason}, but at {ratio:.2f} of real time (below {SLOW_BELOW})")
@@ -169,8 +166,6 @@ def _allowed_ends(plan: RacePlan, node: int) -> frozenset[str]:
     """How ``node`` may end its match, besides finishing, under the race's faults (docs/soak.md)."""
     faults, victim = plan.faults, plan.faults.victim
     corrupt = faults.node_fault is not None and faults.node_fault.kind == "corrupt-state"
-    if faults.relay is not None and faults.relay.may_give_up(node, plan.nodes):
-        return GIVE_UP_ENDS  # cut from a majority while the relay was away (docs/soak.md, relay)
     if victim is None:
         return frozenset()
     if faults.partition and plan.nodes > 2:  # both ends still reach the others: every node races on
@@ -234,16 +229,13 @@ def _spectator_crash(plan: RacePlan, nodes: list[NodeObservation], spectators: S
     return "; ".join(reasons)
 
 
-def _relay_crash(plan: RacePlan, relays: Sequence[NodeObservation]) -> str:
-    """Why a relay process is a crash, or "": a traceback, or an exit other than the harness's kill, its
-    drain, or the harness stopping it at the race's end."""
-    reasons = []
-    for r in relays:
-        if r.traceback:
-            reasons.append(f"relay process {r.index} printed a traceback")
-        elif r.returncode not in RELAY_EXITS and not (r.fault_fired and r.returncode == KILLED):
-            reasons.append(f"relay process {r.index} exited {r.returncode} ({r.error or 'no error line'})")
-    return "; ".join(reasons)
+def _unrelayed(plan: RacePlan, nodes: list[NodeObservation]) -> str:
+    """In a ``turn`` race (every node relay-only), the nodes that reported a link not relayed by coturn: the
+    race did not test what its profile is for, or "" ."""
+    if plan.faults.transport is not LinkTransport.TURN:
+        return ""
+    return "; ".join(f"node{n.index} linked over {', '.join(p for p in n.link_paths if p != 'relay')}, not through coturn"
+                     for n in nodes if set(n.link_paths) - {"relay"})
 
 
 def _finishing_hashes(plan: RacePlan, nodes: list[NodeObservation]) -> set[str]:
@@ -282,12 +274,10 @@ def _false_desync(plan: RacePlan, nodes: list[NodeObservation]) -> str:
     return "; ".join(reasons)
 
 
-def _fault_verdict(plan: RacePlan, nodes: list[NodeObservation], flipped: int, spectators: Sequence[NodeObservation],
-                   relays: Sequence[NodeObservation]) -> Verdict:
+def _fault_verdict(plan: RacePlan, nodes: list[NodeObservation], flipped: int,
+                   spectators: Sequence[NodeObservation]) -> Verdict:
     faults = plan.faults
     everyone_finished = all(n.outcome == "finished" for n in nodes)
-    if faults.relay is not None:
-        return _relay_verdict(plan, nodes, relays)
     if faults.spectators is not None:
         return _spectators_verdict(plan, nodes, spectators)
     if faults.node_fault is not None and faults.node_fault.kind == "corrupt-state":
@@ -312,7 +302,12 @@ def _fault_verdict(plan: RacePlan, nodes: list[NodeObservation], flipped: int, s
         return Verdict(RaceClass.DETECTED, f"{plan.profile} of node{victim} handled: {ends}")
     if victim is not None:
         return Verdict(RaceClass.AGREED, f"the {plan.profile} fault never fired (the race ended first)")
-    return Verdict(RaceClass.AGREED, f"{len(nodes)} nodes finished and agreed on every vote")
+    over = "" if faults.transport is LinkTransport.TCP else f" over {faults.transport} (links: {_paths(nodes)})"
+    return Verdict(RaceClass.AGREED, f"{len(nodes)} nodes finished and agreed on every vote{over}")
+
+
+def _paths(nodes: Sequence[NodeObservation]) -> str:
+    return ", ".join(sorted({path for n in nodes for path in n.link_paths})) or "none reported"
 
 
 def _hostile_verdict(nodes: list[NodeObservation], hostile: HostileSeen) -> Verdict:
@@ -351,17 +346,6 @@ def _corruption_verdict(plan: RacePlan, nodes: list[NodeObservation]) -> Verdict
 def _ends(nodes: Sequence[NodeObservation], name: str = "node") -> str:
     return ", ".join(f"{name}{n.index} {n.outcome or ('killed' if n.returncode == KILLED else f'exit {n.returncode}')}"
                      for n in nodes)
-
-
-def _relay_verdict(plan: RacePlan, nodes: list[NodeObservation], relays: Sequence[NodeObservation]) -> Verdict:
-    relay = plan.faults.relay
-    assert relay is not None
-    only = ", ".join(f"node{i}" for i in relay.relay_only)
-    if relay.outage is None:
-        return Verdict(RaceClass.AGREED, f"{len(nodes)} nodes finished and agreed, {only} reachable only through the relay")
-    if not any(r.fault_fired for r in relays):
-        return Verdict(RaceClass.AGREED, f"the relay {relay.outage.kind} never fired (the race ended first)")
-    return Verdict(RaceClass.DETECTED, f"relay {relay.outage.kind} with {only} relay-only handled: {_ends(nodes)}")
 
 
 def _spectators_verdict(plan: RacePlan, nodes: list[NodeObservation], spectators: Sequence[NodeObservation]) -> Verdict:

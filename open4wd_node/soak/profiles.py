@@ -4,9 +4,10 @@ A profile is a recipe; ``draw_faults`` turns it into one race's concrete ``Fault
 seeded generator, so the same race seed always gives the same faults (``soak repro``). The faults act
 only through the product's own means: the impairment proxy in front of every node
 (``open4wd_node.net.impair``), the node's ``--fault`` option, signals to its process (SIGSTOP and
-SIGCONT, SIGKILL), and for ``relay`` and ``spectators`` the processes the race starts beside its nodes
-(an ``open4wd-node relay`` daemon, ``open4wd-node watch`` spectators) and signals to them. docs/soak.md
-describes each profile and the outcome its rules document.
+SIGCONT, SIGKILL), for ``spectators`` the ``open4wd-node watch`` processes the race starts beside its
+nodes and signals to them, and for ``webrtc`` and ``turn`` what the nodes link over (``LinkTransport``: the
+local signaling service, and coturn, the race starts for them). docs/soak.md describes each profile and
+the outcome its rules document.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ class Profile(StrEnum):
     DISCONNECT = "disconnect"
     CORRUPT = "corrupt"
     TAMPER = "tamper"
-    RELAY = "relay"
     SPECTATORS = "spectators"
     PARTITION = "partition"
     HOSTILE_READY = "hostile-ready"
     THIN_LINK = "thin-link"
+    WEBRTC = "webrtc"
+    TURN = "turn"
 
 
 def parse_profiles(text: str) -> tuple[Profile, ...]:
@@ -117,38 +119,12 @@ class Tamper:
     offset: int
 
 
-class RelayOutageKind(StrEnum):
-    """How the race's relay goes away mid-race."""
+class LinkTransport(StrEnum):
+    """What a race's links run over."""
 
-    KILL = "kill"  # SIGKILL; a new relay process (same identity, same address) starts ``back_s`` later
-    RESTART = "restart"  # SIGTERM (it drains: control links closed, circuits run on); a new process starts at once
-
-
-@dataclass(frozen=True)
-class RelayOutage:
-    """The race's relay goes away ``at_s`` seconds into the race, as ``kind`` says."""
-
-    kind: RelayOutageKind
-    at_s: float
-    back_s: float = 0.0
-
-
-@dataclass(frozen=True)
-class RelayUse:
-    """The race starts an ``open4wd-node relay``; every node knows it (``--relay``), the nodes of
-    ``relay_only`` accept no direct link (``--reachability relay``), so every link dialled to them is a
-    circuit through it; with ``outage``, the relay goes away mid-race."""
-
-    relay_only: tuple[int, ...]
-    outage: RelayOutage | None = None
-
-    def may_give_up(self, node: int, nodes: int) -> bool:
-        """Whether the outage can cut ``node`` from a majority of the race: a relay-only node may lose every
-        link dialled to it; any other node loses at most its links to relay-only nodes, a majority when
-        they are at least half the race (docs/soak.md)."""
-        if self.outage is None:
-            return False
-        return node in self.relay_only or 2 * len(set(self.relay_only) - {node}) >= nodes
+    TCP = "tcp"  # TCP + Noise: every node listens on its own loopback address, behind its impairment proxy
+    WEBRTC = "webrtc"  # no node listens: WebRTC through a local signaling service, host candidates on 127.0.0.1
+    TURN = "turn"  # the same, every node relay-only (``--reachability relay``) through a local coturn
 
 
 class SpectatorFaultKind(StrEnum):
@@ -194,7 +170,7 @@ class Faults:
     kill: NodeKill | None = None
     node_fault: NodeFault | None = None
     tamper: Tamper | None = None
-    relay: RelayUse | None = None
+    transport: LinkTransport = LinkTransport.TCP
     spectators: Spectators | None = None
     hostile: Hostile | None = None
 
@@ -226,18 +202,10 @@ class Faults:
             kill=NodeKill(**data["kill"]) if data["kill"] else None,
             node_fault=NodeFault(**data["node_fault"]) if data["node_fault"] else None,
             tamper=Tamper(**data["tamper"]) if data["tamper"] else None,
-            relay=_relay_from_json(data.get("relay")),  # .get: plans written before these profiles existed
+            transport=LinkTransport(data.get("transport", LinkTransport.TCP)),  # .get: plans of before
             spectators=_spectators_from_json(data.get("spectators")),
             hostile=Hostile(**data["hostile"]) if data.get("hostile") else None,
         )
-
-
-def _relay_from_json(data: dict[str, Any] | None) -> RelayUse | None:
-    if not data:
-        return None
-    outage = data["outage"]
-    return RelayUse(tuple(data["relay_only"]), RelayOutage(RelayOutageKind(outage["kind"]), outage["at_s"], outage["back_s"])
-                    if outage else None)
 
 
 def _spectators_from_json(data: dict[str, Any] | None) -> Spectators | None:
@@ -251,8 +219,6 @@ def _spectators_from_json(data: dict[str, Any] | None) -> Spectators | None:
 FAULT_WINDOW_S = (2.0, 8.0)
 """When a stop or a kill comes, in seconds of race: early enough that the rules it sets off (a 10 s
 link timeout, a 15 s reconnect window) decide before a 1-lap soak race ends."""
-RELAY_BACK_S = (1.0, 5.0)
-"""How long a killed relay stays away: within the race session's 15 s reconnect window."""
 MAX_SPECTATORS = 2
 THIN_LINK_BYTES_PER_S = 32 * 1024
 """Profile ``thin-link``: every direction of every link carries at most this many bytes a second."""
@@ -299,12 +265,10 @@ def draw_faults(profile: Profile, rng: random.Random, nodes: int, race_seconds: 
         return Faults(node_fault=NodeFault(rng.randrange(nodes), "corrupt-state", rng.randint(*FAULT_FRAMES)))
     if profile is Profile.TAMPER:
         return Faults(tamper=Tamper(rng.randint(2_000, 40_000)))
-    if profile is Profile.RELAY:
-        relay_only = tuple(sorted(rng.sample(range(nodes), rng.randint(1, nodes))))
-        kind = rng.choice((None, *RelayOutageKind))
-        outage = None if kind is None else RelayOutage(kind, moment(), round(rng.uniform(*RELAY_BACK_S), 2)
-                                                       if kind is RelayOutageKind.KILL else 0.0)
-        return Faults(relay=RelayUse(relay_only, outage))
+    if profile is Profile.WEBRTC:
+        return Faults(transport=LinkTransport.WEBRTC)
+    if profile is Profile.TURN:
+        return Faults(transport=LinkTransport.TURN)
     if profile is Profile.SPECTATORS:
         count = rng.randint(1, MAX_SPECTATORS)
         kind = rng.choice((None, *SpectatorFaultKind))

@@ -12,11 +12,13 @@ through ``open4wd-node replay``, and ``classify`` judges the race. A race that i
 its logs, saved states, events and stderr, and its replay page (``soak.pages``), returned packed, so a
 remote worker's files come home.
 
-Profile ``relay`` starts an ``open4wd-node relay`` process on the race's /24 before the nodes (every node
-gets ``--relay``, the relay-only ones ``--reachability relay``) and kills or restarts it on schedule;
-profile ``spectators`` starts ``open4wd-node watch`` processes on the host's spectator invitation once its
-room is open, before any joiner (a spectator must be admitted before the match starts), stops or kills
-one on schedule, and waits for them after the nodes; their race logs are replayed like the nodes'.
+Profiles ``webrtc`` and ``turn`` link the nodes over WebRTC instead (no node listens, so no proxy is
+crossed): the demo's orchestration starts a local ``open4wd-node signal`` for the race and, for ``turn``, a
+local coturn that relays every link (``--reachability relay``); each node's ``link-path`` events say how
+its links went, and the row carries them. Profile ``spectators`` starts ``open4wd-node watch`` processes
+on the host's spectator invitation once its room is open, before any joiner (a spectator must be
+admitted before the match starts), stops or kills one on schedule, and waits for them after the nodes;
+their race logs are replayed like the nodes'.
 Profile ``hostile-ready`` starts a hostile member (``open4wd_node.faults.hostile``) on the host's
 participant invitation as the room opens, before any joiner, and stops it once the nodes ended.
 """
@@ -49,15 +51,14 @@ from open4wd_node.runtime.errors import UserError
 from open4wd_node.soak.classify import HostileSeen, NodeObservation, RaceClass, Verdict, classify, realtime_ratio
 from open4wd_node.soak.pages import race_page
 from open4wd_node.soak.plan import RacePlan
-from open4wd_node.soak.profiles import Hiccup, LinkTrouble, RelayOutageKind, SpectatorFaultKind
+from open4wd_node.soak.profiles import Hiccup, LinkTransport, LinkTrouble, SpectatorFaultKind
 from protocol.identity.keys import PeerId
 
 NODE_PORT = 24_680  # below Linux's ephemeral range: every node listens on its own loopback address, this port
 TAMPER_ARMED_S = 30  # from the countdown (5 s): the first mesh link carries the flip's offset within seconds
 NO_PROGRESS_S = 60  # longer than any documented wait without a frame (reconnect window + watchdog: 30 s)
-RELAY_HOST = 250  # the relay listens on .250 of the race's /24, port NODE_PORT; spectators on .200 and up
-SPECTATOR_HOST = 200
-START_WAIT_S = 30  # for a relay to listen, for a spectator to be admitted to the room
+SPECTATOR_HOST = 200  # spectators listen on .200 and up of the race's /24
+START_WAIT_S = 30  # for a spectator to be admitted to the room
 SPECTATOR_GRACE_S = 60  # after the last node ended: a spectator plays its buffered frames out, then its log is closed
 ERROR_LINE = re.compile(r"^error\[([a-z0-9-]+)\]: (.*)$", re.MULTILINE)
 
@@ -97,6 +98,7 @@ class RaceResult:
             "agreed_hashes": self.agreed_hashes, "worst_lag": self.worst_lag, "rollbacks": self.rollbacks,
             "max_rollback": self.max_rollback, "realtime_ratio": realtime_ratio(self.nodes),
             "node_realtime_ratios": {f"node{n.index}": n.realtime_ratio for n in self.nodes},
+            "link_paths": {f"node{n.index}": list(n.link_paths) for n in self.nodes},
             "elapsed_s": self.elapsed_s, "faults_applied": self.faults_applied,
             "outcomes": {f"node{n.index}": n.outcome or (f"exit {n.returncode}" if n.returncode is not None else "hung")
                          for n in self.nodes},
@@ -135,9 +137,6 @@ class _Harness:
         self.countdown = trio.Event()
         self.work_dir = Path()
         self.block = block
-        self.relay_address = f"{block}.{RELAY_HOST}:{NODE_PORT}"
-        self.relay_runs: list[NodeRun] = []  # one per relay process (a restart starts another)
-        self.relay_fired = False  # the outage reached the relay
         spectating = plan.faults.spectators
         self.spectator_runs = [NodeRun(i) for i in range(spectating.count if spectating else 0)]
         self.spectator_seen: dict[int, float] = {}
@@ -155,13 +154,13 @@ class _Harness:
         self.applied.append(f"{time.monotonic() - self.started:6.1f} s  {text}")
 
     def extra(self, index: int) -> list[str]:
-        """Node ``index``'s own options: its address, its proxy's, its mode and its ``--fault``."""
-        proxy = self.proxies[index].address
-        assert proxy is not None
-        args = ["--listen", f"{self.hosts[index]}:{NODE_PORT}", "--advertise", str(proxy), "--mode", self.plan.modes[index]]
-        fault, relay = self.plan.faults.node_fault, self.plan.faults.relay
-        if relay is not None:
-            args += ["--relay", self.relay_address] + (["--reachability", "relay"] if index in relay.relay_only else [])
+        """Node ``index``'s own options: its address and its proxy's (over TCP), its mode and its ``--fault``."""
+        args = ["--mode", self.plan.modes[index]]
+        if self.plan.faults.transport is LinkTransport.TCP:
+            proxy = self.proxies[index].address
+            assert proxy is not None
+            args += ["--listen", f"{self.hosts[index]}:{NODE_PORT}", "--advertise", str(proxy)]
+        fault = self.plan.faults.node_fault
         if index == 0 and self.plan.faults.hostile is not None:
             args += ["--max-players", str(self.plan.nodes + 1)]  # a seat for the hostile member beside the nodes
         return args + (fault.option() if fault is not None and fault.node == index else [])
@@ -263,51 +262,9 @@ class _Harness:
         proxy.set(Direction.UP, clean)
         self.note(f"flip disarmed after {proxy.stats.flipped[Direction.UP]} flipped byte(s)")
 
-    # ---- the relay (profile relay) ---------------------------------------------------------------------
-
     def _tasks(self) -> trio.Nursery:
         assert self.nursery is not None, "the race's nursery is set before any process starts"
         return self.nursery
-
-    async def start_relay(self) -> bool:
-        """Start a relay process (the same data directory, so the same identity, and the same address as
-        any before it) and wait until it listens; False when it did not within ``START_WAIT_S``."""
-        run = NodeRun(len(self.relay_runs))
-        self.relay_runs.append(run)
-        listening = trio.Event()
-
-        def on_event(_: int, event: dict[str, Any]) -> None:
-            if event.get("event") == "relay-listening":
-                listening.set()
-
-        argv = cli_command(self.work_dir / "relay") + ["relay", "--listen", self.relay_address, "--metrics", "", "--json"]
-        self._tasks().start_soon(run_node, argv, run, on_event)
-        with trio.move_on_after(START_WAIT_S):
-            await listening.wait()
-        self.note(f"relay process {run.index} " + ("listening" if listening.is_set() else "not listening"))
-        return listening.is_set()
-
-    async def relay_outage(self) -> None:
-        relay = self.plan.faults.relay
-        assert relay is not None and relay.outage is not None
-        outage = relay.outage
-        await self.at(None, outage.at_s)
-        run = self.relay_runs[-1]
-        process = run.process
-        if process is None or process.returncode is not None:
-            return
-        if outage.kind is RelayOutageKind.KILL:
-            process.kill()
-            self.relay_fired = True
-            self.note(f"SIGKILL relay process {run.index}, back in {outage.back_s} s")
-            await trio.sleep(outage.back_s)
-        else:
-            process.send_signal(signal.SIGTERM)
-            self.relay_fired = True
-            self.note(f"SIGTERM relay process {run.index} (it drains); a new one starts")
-            while not any(e.get("event") == "relay-draining" for e in run.events) and run.process is not None:
-                await trio.sleep(0.05)  # the drain closes its listening socket: then the address is free
-        await self.start_relay()
 
     # ---- the hostile member (profile hostile-ready) ---------------------------------------------------
 
@@ -432,9 +389,13 @@ class _Harness:
 
 
 def demo_options(plan: RacePlan) -> DemoOptions:
-    """The demo's options for the race ``plan`` says (each node's own mode is its extra ``--mode``)."""
+    """The demo's options for the race ``plan`` says (each node's own mode is its extra ``--mode``), over
+    TCP or, for ``webrtc`` and ``turn``, WebRTC with or without coturn."""
+    transport = plan.faults.transport
     return DemoOptions(nodes=plan.nodes, rounds=1, laps=plan.laps, mode=plan.modes[0], seed=plan.seed,
-                       track=plan.track, time_limit_s=plan.race_seconds, frames_per_tick=plan.frames_per_tick)
+                       track=plan.track, time_limit_s=plan.race_seconds, frames_per_tick=plan.frames_per_tick,
+                       transport="tcp" if transport is LinkTransport.TCP else "webrtc",
+                       turn=transport is LinkTransport.TURN)
 
 
 async def _race(plan: RacePlan, work_dir: Path, block: str) -> tuple[_Harness, str | None]:
@@ -447,15 +408,10 @@ async def _race(plan: RacePlan, work_dir: Path, block: str) -> tuple[_Harness, s
         for proxy in harness.proxies:
             await nursery.start(proxy.run)
         faults = plan.faults
-        if faults.relay is not None and not await harness.start_relay():
-            failure = f"the relay did not listen on {harness.relay_address} within {START_WAIT_S} s"
-            nursery.cancel_scope.cancel()
-            return harness, failure
         tasks: list[Callable[[], Awaitable[None]]] = [harness.hiccups]
         tasks += [harness.stop] if faults.stop else []
         tasks += [harness.kill] if faults.kill else []
         tasks += [harness.tamper] if faults.tamper else []
-        tasks += [harness.relay_outage] if faults.relay and faults.relay.outage else []
         tasks += [harness.spectator_fault] if faults.spectators and faults.spectators.fault else []
         for task in tasks:
             nursery.start_soon(task)
@@ -464,7 +420,7 @@ async def _race(plan: RacePlan, work_dir: Path, block: str) -> tuple[_Harness, s
             try:
                 await run_demo(options, work_dir, harness.on_event, harness.extra, harness.runs,
                                room_open=harness.room_open)
-            except* UserError as group:  # run_demo's own, raised inside its nursery: the room never formed
+            except* UserError as group:  # run_demo's own or its services': the room never formed
                 exc = _first(group)
                 failure = f"{exc.code}: {exc.message}"
             harness.stop_hostile()
@@ -499,7 +455,7 @@ def _observe_node(harness: _Harness, run: NodeRun, node_dir: Path) -> NodeObserv
 
 def _observe(run: NodeRun, node_dir: Path, *, peer: PeerId | None = None, hung: bool = False,
              fired: bool = False) -> NodeObservation:
-    """What the process of ``run`` (a node, a spectator or a relay) did, from its events, exit status and
+    """What the process of ``run`` (a node or a spectator) did, from its events, exit status and
     stderr (written to ``node_dir``): ``hung`` and ``fired`` are the harness's."""
     node_dir.mkdir(parents=True, exist_ok=True)
     (node_dir / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in run.events))
@@ -515,6 +471,7 @@ def _observe(run: NodeRun, node_dir: Path, *, peer: PeerId | None = None, hung: 
         last_frame=max(frames, default=-1), traceback="Traceback (most recent call last)" in run.stderr,
         error=f"{error[1]}: {error[2]}" if error else None, hung=hung, fault_fired=fired,
         link_tampered="link-tampered" in run.stderr,
+        link_paths=tuple(sorted({e["path"] for e in run.events if e.get("event") == "link-path" and "path" in e})),
     )
 
 
@@ -592,10 +549,8 @@ def run_race(plan: RacePlan, work_dir: Path) -> RaceResult:
                                    fired=run.index in harness.spectator_fired)
             _replay(observation, spectator_dir)
             spectators.append(observation)
-        relays = [_observe(run, work_dir / "relay" / f"process{run.index}", fired=run.index == 0 and harness.relay_fired)
-                  for run in harness.relay_runs]
         hostile = _hostile_seen(harness, work_dir)
-        verdict = classify(plan, nodes, failure, harness.flipped, spectators, relays, hostile)
+        verdict = classify(plan, nodes, failure, harness.flipped, spectators, hostile)
         runs = harness.runs
         results = [r.last("result") or {} for r in runs]
         finished = [res for res in results if res.get("outcome") == "finished"]

@@ -118,10 +118,10 @@ class _NoLag:
 
 class MatchViewer:
     """Watches the match ``started`` began (module docstring); ``addresses`` are the racers' contacts (a
-    listen address and the relays each racer is reachable through). Creating it creates its race log
+    listen address and the signaling services each racer answers at). Creating it creates its race log
     (``UserError`` ``race-log-exists`` / ``-unwritable``). ``on_frame(round, frame)`` hears about every
     frame shown (the benchmark measures the delay); ``dial`` is how this node dials a source (directly, or
-    through the source's relays); ``paused_until()``, when given, says until when (trio's clock) the view
+    over WebRTC); ``paused_until()``, when given, says until when (trio's clock) the view
     must stand still after a tick (a test's stall: ``open4wd_node.faults``)."""
 
     def __init__(self, identity: Identity, events: EventSink, started: MatchStarted, addresses: dict[PeerId, str],

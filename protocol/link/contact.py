@@ -1,11 +1,10 @@
-"""How to reach a node: a direct address, the relays where it holds reservations, and the signaling
-services where it answers WebRTC offers (docs/network.md, "Contacts").
+"""How to reach a node: a direct address and the signaling services where it answers WebRTC offers
+(docs/network.md, "Contacts").
 
 The text form is what a room member's ``listen`` field, the host's succession and the race mesh carry:
 space-separated tokens,
 
 - ``HOST:PORT``: the direct address (TCP + Noise), at most one;
-- ``relay=HOST:PORT``: a relay (docs/relay.md), at most ``MAX_RELAYS``;
 - ``signal=URL``: a signaling service (``ws://`` or ``wss://``, ``protocol.signaling.url``), at most
   ``MAX_SIGNALS``, in the node's order of preference;
 - ``scope=SCOPE``: the signaling scope the node answers in (``room:<uuid>`` or ``match:<64 hex>``), at
@@ -14,7 +13,8 @@ space-separated tokens,
 A member announces its services without a scope: the scope is where the link is wanted (the room's for a
 host's succession, ``match:<matchId>`` for the race mesh), and whoever dials puts it in (``in_scope``).
 The text is at most ``MAX_CONTACT_CHARS`` (what a room keeps of a member's contact). A node that is only
-directly reachable announces exactly ``HOST:PORT``.
+directly reachable announces exactly ``HOST:PORT``. A ``relay=`` token (a circuit relay of an older node;
+TURN replaced it) is refused as ``contact-invalid``, saying so.
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ from protocol.errors import ProtocolError
 from protocol.signaling.scope import is_scope
 from protocol.signaling.url import check_service_url
 
-MAX_RELAYS = 4
 MAX_SIGNALS = 4
 MAX_CONTACT_CHARS = 256
-RELAY_PREFIX = "relay="
+RETIRED_RELAY_PREFIX = "relay="
 SIGNAL_PREFIX = "signal="
 SCOPE_PREFIX = "scope="
 CONTACT_INVALID = "contact-invalid"
@@ -60,24 +59,22 @@ def check_signals(urls: tuple[str, ...]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Contact:
-    """A node's direct address (None: it accepts no direct links), its relays, its signaling services (in
-    preference order) and the scope it answers in there (None: given by where the link is wanted)."""
+    """A node's direct address (None: it accepts no direct links), its signaling services (in preference
+    order) and the scope it answers in there (None: given by where the link is wanted)."""
 
     direct: str | None = None
-    relays: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
     scope: str | None = None
 
     def __str__(self) -> str:
         """The text form (see the module docstring)."""
-        return " ".join(([self.direct] if self.direct else []) + [RELAY_PREFIX + r for r in self.relays]
-                        + [SIGNAL_PREFIX + s for s in self.signals]
+        return " ".join(([self.direct] if self.direct else []) + [SIGNAL_PREFIX + s for s in self.signals]
                         + ([SCOPE_PREFIX + self.scope] if self.scope else []))
 
     @property
     def reachable(self) -> bool:
         """Whether there is any way at all to dial this node."""
-        return self.direct is not None or bool(self.relays) or bool(self.signals)
+        return self.direct is not None or bool(self.signals)
 
     def in_scope(self, scope: str) -> Contact:
         """This contact, answering in ``scope`` at its signaling services (where the link is wanted)."""
@@ -91,12 +88,12 @@ class Contact:
             raise ProtocolError(CONTACT_INVALID, f"a contact is at most {MAX_CONTACT_CHARS} characters")
         direct: str | None = None
         scope: str | None = None
-        relays: list[str] = []
         signals: list[str] = []
         for token in text.split():
-            if token.startswith(RELAY_PREFIX):
-                relays.append(check_address(token[len(RELAY_PREFIX):]))
-            elif token.startswith(SIGNAL_PREFIX):
+            if token.startswith(RETIRED_RELAY_PREFIX):
+                raise ProtocolError(CONTACT_INVALID, "a contact names a relay (relay=): circuit relays were replaced by "
+                                                     "signaling services (signal=) and TURN")
+            if token.startswith(SIGNAL_PREFIX):
                 signals.append(token[len(SIGNAL_PREFIX):])
             elif token.startswith(SCOPE_PREFIX):
                 if scope is not None or not is_scope(token[len(SCOPE_PREFIX):]):
@@ -106,9 +103,7 @@ class Contact:
                 direct = check_address(token)
             else:
                 raise ProtocolError(CONTACT_INVALID, "a contact has at most one direct address")
-        if len(relays) > MAX_RELAYS or len(set(relays)) != len(relays):
-            raise ProtocolError(CONTACT_INVALID, f"a contact names at most {MAX_RELAYS} distinct relays")
         check_signals(tuple(signals))
         if scope is not None and not signals:
             raise ProtocolError(CONTACT_INVALID, "a contact's scope needs a signaling service to answer there")
-        return cls(direct, tuple(relays), tuple(signals), scope)
+        return cls(direct, tuple(signals), scope)

@@ -1,5 +1,5 @@
-"""The integer token bucket that rate-limits a link's frames in both directions (spec/rooms.md §4.3) and a
-relay circuit's bytes. It takes explicit time (``now_ms``) and reads no clock."""
+"""The integer token bucket that rate-limits a link's frames in both directions (spec/rooms.md §4.3). It
+takes explicit time (``now_ms``) and reads no clock."""
 
 from __future__ import annotations
 

@@ -6,13 +6,14 @@ The secret never crosses the wire; a joiner proves it knows the secret with an H
 authenticated link transcript, which binds the proof to this link, room, role and both peers.
 
 Invitation text: ``open4wd://HOST:PORT/ROOM_ID?host=HOST_PEER_ID#ROLE=SECRET``; the host PeerId lets
-the joiner authenticate the host during the link handshake. A host that uses relays (docs/relay.md) adds
-``&relay=HOST:PORT`` for each (at most 4, in its order of preference); a host that answers WebRTC offers
-at signaling services (docs/webrtc.md) adds ``&signal=URL`` for each (``ws://`` or ``wss://``, at most 4, in
-its order of preference), after the relays. The room's signaling scope is ``room:`` + the room id (a
-lowercase UUID v4), so the invitation carries it without a parameter of its own. A host without a direct
-address leaves it out: ``open4wd:///ROOM_ID?host=…&signal=…#…``; every invitation names at least one way in.
-Invitations without relays or services are exactly what they were before either existed.
+the joiner authenticate the host during the link handshake. A host that answers WebRTC offers at
+signaling services (docs/webrtc.md) adds ``&signal=URL`` for each (``ws://`` or ``wss://``, at most 4, in
+its order of preference). The room's signaling scope is ``room:`` + the room id (a lowercase UUID v4), so
+the invitation carries it without a parameter of its own. A host without a direct address leaves it out:
+``open4wd:///ROOM_ID?host=…&signal=…#…``; every invitation names at least one way in. An invitation of an
+older node naming a circuit relay (``&relay=HOST:PORT``) is refused with ``invitation-relay-retired``:
+signaling services and TURN replaced those relays, and a joiner cannot reach a host through one; the host
+hands out a new invitation.
 
 Invitations, secrets and room ids reach this code from the user or from this node itself, never from a
 peer, so refusing one is a ``LocalError`` (the command line reports its code).
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 from protocol.errors import LocalError, ProtocolError
 from protocol.identity.keys import is_valid_peer_id
-from protocol.link.contact import MAX_RELAYS, Contact, check_address, check_signals
+from protocol.link.contact import Contact, check_signals
 from protocol.signaling.scope import ROOM_PREFIX
 from protocol.identity.keys import PeerId
 
@@ -97,8 +98,8 @@ def check_role_proof(
 @dataclass(frozen=True)
 class Invitation:
     """Everything a joiner needs: where the host listens (``host`` empty and ``port`` 0: nowhere directly),
-    the room, the host's PeerId, a role's secret, the host's relays (``HOST:PORT`` each) and the signaling
-    services where it answers in the room's scope."""
+    the room, the host's PeerId, a role's secret and the signaling services where it answers in the room's
+    scope."""
 
     host: str
     port: int
@@ -106,12 +107,11 @@ class Invitation:
     host_peer_id: PeerId
     role: str
     secret: str
-    relays: tuple[str, ...] = ()
     signals: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         """The invitation text (IPv6 hosts in brackets)."""
-        ways = "".join(f"&relay={relay}" for relay in self.relays) + "".join(f"&signal={url}" for url in self.signals)
+        ways = "".join(f"&signal={url}" for url in self.signals)
         return (f"open4wd://{self._direct or ''}/{self.room_id}?host={self.host_peer_id}{ways}"
                 f"#{self.role}={self.secret}")
 
@@ -130,7 +130,7 @@ class Invitation:
     def contact(self) -> str:
         """How to reach the host, as a contact's text (``protocol.link.contact``): in the room's scope at its
         signaling services."""
-        return str(Contact(self._direct, self.relays, self.signals, self.scope if self.signals else None))
+        return str(Contact(self._direct, self.signals, self.scope if self.signals else None))
 
     @classmethod
     def parse(cls, text: object) -> Invitation:
@@ -139,31 +139,26 @@ class Invitation:
         if match is None:
             raise LocalError(
                 "invitation-invalid", "an invitation looks like open4wd://HOST:PORT/ROOM_ID?host=PEER_ID#ROLE=SECRET "
-                "(with &relay=HOST:PORT and &signal=URL after the host's PeerId when it has relays or signaling services)"
+                "(with &signal=URL after the host's PeerId when it answers at signaling services)"
             )
         port = int(match["port"] or 0)
         if match["host"] is not None and not 0 < port < 65536:
             raise LocalError("invitation-invalid", f"port {port} is out of range")
-        relays = tuple(match["relays"].split("&relay=")[1:])
-        try:
-            for relay in relays:
-                check_address(relay)
-        except ProtocolError as exc:
-            raise LocalError("invitation-invalid", f"a relay in the invitation {exc.message}") from None
-        if len(relays) > MAX_RELAYS or len(set(relays)) != len(relays):
-            raise LocalError("invitation-invalid", f"an invitation names at most {MAX_RELAYS} distinct relays")
+        if match["relays"]:
+            raise LocalError("invitation-relay-retired", "this invitation names a relay (&relay=), which this node no "
+                             "longer uses: relays were replaced by signaling services (&signal=) and TURN; ask the "
+                             "host for a new invitation")
         signals = tuple(match["signals"].split("&signal=")[1:])
         try:
             check_signals(signals)
         except ProtocolError as exc:
             raise LocalError("invitation-invalid", f"the signaling services of the invitation: {exc.message}") from None
-        if match["host"] is None and not relays and not signals:
-            raise LocalError("invitation-invalid", "an invitation needs the host's address, a relay or a signaling service")
+        if match["host"] is None and not signals:
+            raise LocalError("invitation-invalid", "an invitation needs the host's address or a signaling service")
         if match["role"] not in ROLES:
             raise LocalError("invitation-invalid", f"role must be one of {', '.join(ROLES)}")
         if not is_valid_peer_id(match["peer"]):
             raise LocalError("invitation-invalid", "the host PeerId in the invitation is malformed")
         parse_secret(match["secret"])
         host = (match["host"] or "").strip("[]")
-        return cls(host, port, check_room_id(match["room"]), match["peer"], match["role"], match["secret"], relays,
-                   signals)
+        return cls(host, port, check_room_id(match["room"]), match["peer"], match["role"], match["secret"], signals)

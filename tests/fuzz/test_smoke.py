@@ -30,7 +30,7 @@ def test_every_door_survives_its_seeds_and_their_mutations(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["link-handshake", "glb-reader", "glb-admission", "glb-bake", "room-host",
                                   "room-member", "race-session", "race-log", "state-file", "loadout", "config-toml",
-                                  "invitation", "relay-server", "relay-client", "spectate-source", "spectate-viewer",
+                                  "invitation", "spectate-source", "spectate-viewer",
                                   "signal-server", "signal-client", "webrtc-chunks", "webrtc-sdp"])
 def test_seeds_are_inputs_the_door_accepts(name: str) -> None:
     """A seed that its door refuses at once would make the fuzzer mutate the refusal, not the door: each
@@ -59,32 +59,6 @@ def test_frames_round_trip_and_take_any_bytes() -> None:
     parts = [b"", b"abc", bytes(300)]
     assert list(frames(join_frames(parts))) == parts
     assert list(frames(b"\x00")) == [b"\x00"] and list(frames(b"\x00\x09ab")) == [b"ab"]
-
-
-def test_the_relay_seeds_reach_a_granted_reservation_and_an_open_circuit() -> None:
-    """The honest frames of the relay doors go as deep as a real exchange: the relay grants a reservation
-    and opens a circuit between the two nodes; the node answers a notice and takes its circuit."""
-    from fuzz.doors import relay
-
-    logs = [entry for seed in target("relay-server").seeds() for entry in relay.run_logged(relay.relay_session, seed)]
-    events = {entry["event"] for entry in logs}
-    assert {"relay-reserved", "relay-circuit-opened", "relay-circuit-ended", "relay-refused"} <= events
-    codes = {entry.get("code") for entry in logs if entry["event"] == "relay-refused"}
-    assert {"reservation-refused", "peer-not-reserved", "circuit-unknown"} <= codes
-    logs = [entry for seed in target("relay-client").seeds() for entry in relay.run_logged(relay.client_session, seed)]
-    assert {"relay-reserved", "relay-answer-failed"} <= {entry["event"] for entry in logs}
-
-
-def test_the_relay_doors_send_only_the_first_frames_of_an_input() -> None:
-    """A seed that reaches a granted reservation reaches nothing once ``MAX_FRAMES`` frames come before it."""
-    from fuzz.doors import relay
-
-    def reserved(data: bytes) -> bool:
-        return any(entry["event"] == "relay-reserved" for entry in relay.run_logged(relay.relay_session, data))
-
-    seed = next(seed for seed in target("relay-server").seeds() if reserved(seed))
-    assert not reserved(join_frames([b""] * relay.MAX_FRAMES) + seed)
-    assert reserved(join_frames([b""] * (relay.MAX_FRAMES - len(list(frames(seed))))) + seed)
 
 
 def test_the_viewer_seeds_verify_the_players_hashes_on_the_real_round() -> None:

@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from open4wd_node.runtime.context import NodeContext
 
 
+NOT_GIVEN = object()
+"""A single-valued flag not on the command line (argparse keeps a default that is no string as it is): the
+``[signal]`` table's value, or the default, applies. An empty ``--metrics`` is given, as None: off."""
+
+
 def flag_dest(key: str) -> str:
     """Where argparse keeps the flag of ``key`` (apart from the global settings)."""
     return f"signal_{key}"
@@ -38,8 +43,10 @@ def run(args: argparse.Namespace, ctx: NodeContext) -> int:
     given = {}
     for key, spec in KEYS.items():
         value = getattr(args, flag_dest(key))
-        if value is not None:
-            given[key] = spec.rule.combine(value) if spec.rule.repeatable else value
+        if spec.rule.repeatable and value is not None:
+            given[key] = spec.rule.combine(value)
+        elif not spec.rule.repeatable and value is not NOT_GIVEN:
+            given[key] = value
     settings = signal_settings(table, given)
     status: int = trio.run(run_signal, settings, EventSink(as_json=args.json))
     return status
@@ -52,7 +59,8 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser("signal", help="run the signaling service (WebSocket wire, /turn-token) for WebRTC peers")
     for key, spec in KEYS.items():
         parser.add_argument(spec.flag, dest=flag_dest(key), type=spec.rule,
-                            action="append" if spec.rule.repeatable else "store", default=None,
+                            action="append" if spec.rule.repeatable else "store",
+                            default=None if spec.rule.repeatable else NOT_GIVEN,
                             metavar=spec.metavar or spec.rule.metavar,
                             help=f"{spec.help} [key signal.{key}, default {json.dumps(spec.default)}]")
     parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout")

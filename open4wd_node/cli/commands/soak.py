@@ -163,9 +163,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--nodes", default="3", metavar="K|A-B",
                         help="nodes per race, or a range drawn per race (2..8, default 3)")
     parser.add_argument("--profiles", default="all", metavar="LIST",
-                        help="comma list of clean, latency, jitter-loss, stall, kill, disconnect, corrupt, tamper, relay, "
-                             "spectators, or all "
-                             "(the default); races take them in turn")
+                        help="comma list of clean, latency, jitter-loss, stall, kill, disconnect, corrupt, tamper, "
+                             "spectators, partition, hostile-ready, thin-link, webrtc, turn, or all (the default); "
+                             "races take them in turn")
     parser.add_argument("--seed", type=SEED, default=0,
                         help="the soak's seed: every race's seed, nodes and faults follow from it")
     parser.add_argument("--race-seconds", type=TIME_LIMIT_S, default=60, metavar="S",

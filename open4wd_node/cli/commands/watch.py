@@ -12,8 +12,7 @@ from open4wd_node.runtime.config import Scope
 SETTINGS = frozenset({"listen", "advertise", "nickname", "reachability", "signals", "ice_servers", "ice_hosts",
                       "turn_credentials"})
 """The room settings a spectator uses (it drives no car and races nothing): the only ones ``watch`` declares.
-``reachability direct`` keeps it off relays; it needs no relays of its own (it only dials out: a source
-reachable only through relays is dialled through the relays the source announced)."""
+``reachability relay`` makes it watch through TURN only; ``direct`` keeps it off TURN."""
 
 if TYPE_CHECKING:
     import argparse

@@ -11,12 +11,14 @@ service's room is exactly the room's members.
 ICE, as the configuration says (``webrtc_reach``): STUN and TURN servers given explicitly, never any
 other; TURN credentials from a file or fresh from the service's ``/turn-token`` (REST credentials, asked
 again when half their life has passed); ``reachability`` ``relay`` offers TURN relay candidates only,
-``direct`` uses no TURN server; host candidates on the given addresses, or on every interface's.
+``direct`` uses no TURN server; host candidates on the given addresses, or on every interface's. Of
+several TURN servers the links use the first, in the order given, that answers (``turn_choice``: aiortc
+uses only one).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,10 +26,12 @@ import trio
 
 from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
-from open4wd_node.runtime.errors import UserError
+from open4wd_node.runtime.errors import UsageError, UserError
 from protocol.identity.keys import Identity, PeerId
 from protocol.race.messages import RACE_LINK
 from protocol.webrtc.ice import HostAddresses, IceScheme, IceServer, IceTransportPolicy
+
+TURN_CHOICE_S = 5.0  # how long the TURN server found answering first is kept before asking again
 
 if TYPE_CHECKING:
     from open4wd_node.net.transport import Door
@@ -60,6 +64,23 @@ def listens_directly(config: NodeConfig, default_listen: object) -> bool:
     return config.reachability != "relay" and not (config.signals and config.listen == default_listen)
 
 
+def check_reachability(config: NodeConfig) -> None:
+    """Refuse, before anything starts, a ``reachability = relay`` (TURN only) that could never link: it
+    needs a signaling service (``reachability-relay-needs-signal``) and a TURN server
+    (``reachability-relay-needs-turn``; its credentials then come from ``--turn-credentials`` or the
+    service's ``/turn-token``). ``UsageError`` (exit 2)."""
+    if config.reachability != "relay":
+        return
+    if not config.signals:
+        raise UsageError("--reachability relay (TURN only) accepts no direct link: give a signaling service to be "
+                         "reached through (--signal URL) and a TURN server (--ice-server turn:HOST:PORT)",
+                         "reachability-relay-needs-signal")
+    if not any(url.startswith(IceScheme.TURN + ":") for url in config.ice_servers):
+        raise UsageError("--reachability relay (TURN only) offers TURN relay candidates only: give a TURN server "
+                         "(--ice-server turn:HOST:PORT; credentials from --turn-credentials or the signaling "
+                         "service's /turn-token)", "reachability-relay-needs-turn")
+
+
 def read_turn_file(path: str) -> tuple[str, str]:
     """(username, credential) from a TURN credentials file: two lines. ``UserError``
     ``turn-credentials-invalid`` otherwise."""
@@ -86,6 +107,7 @@ class WebRTCReach:
         self._endpoint: WebRTCEndpoint | None = None
         self._turn: tuple[str, str] | None = read_turn_file(options.turn_file) if options.turn_file else None
         self._turn_until = 0.0
+        self._choice_until = 0.0  # when to ask again which TURN server answers first
 
     @property
     def serving(self) -> bool:
@@ -132,10 +154,21 @@ class WebRTCReach:
         return webrtc_link(carrier, expensive=expensive, limits=limits)
 
     async def _refresh(self) -> None:
-        """The endpoint's settings with TURN credentials that are still good; ``LinkClosed`` when the
-        service refuses new ones."""
-        if self._endpoint is not None and self._turn_needed and trio.current_time() >= self._turn_until:
+        """The endpoint's settings with TURN credentials that are still good (``LinkClosed`` when the service
+        refuses new ones), and its TURN server that answers first (``turn_choice``), checked again once
+        ``TURN_CHOICE_S`` passed: run before every negotiation."""
+        if self._endpoint is None:
+            return
+        if self._turn_needed and trio.current_time() >= self._turn_until:
             self._endpoint.settings = await self._settings()
+        elif trio.current_time() >= self._choice_until:
+            self._endpoint.settings = await self._answering_first(self._endpoint.settings)
+
+    async def _answering_first(self, settings: WebRTCSettings) -> WebRTCSettings:
+        from open4wd_node.net.webrtc.turn_choice import answering_first
+
+        self._choice_until = trio.current_time() + TURN_CHOICE_S
+        return replace(settings, ice_servers=await answering_first(settings.ice_servers))
 
     @property
     def _turn_needed(self) -> bool:
@@ -157,8 +190,8 @@ class WebRTCReach:
             elif options.reachability != "relay":
                 servers.append(IceServer.parse(url))
         policy = IceTransportPolicy.RELAY if options.reachability == "relay" else IceTransportPolicy.ALL
-        return WebRTCSettings(hosts=options.hosts, ice_servers=tuple(servers), policy=policy,
-                              max_message_bytes=RACE_LINK.max_frame_bytes)
+        return await self._answering_first(WebRTCSettings(hosts=options.hosts, ice_servers=tuple(servers), policy=policy,
+                                                          max_message_bytes=RACE_LINK.max_frame_bytes))
 
     async def _turn_credentials(self) -> tuple[str, str]:
         if self.options.turn_file:

@@ -27,7 +27,7 @@ from open4wd_node.runtime.config import DEFAULTS
 from open4wd_node.runtime.context import NodeContext
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.net.listener import NodeListener
-from open4wd_node.relay.reach import with_listener
+from open4wd_node.net.reach import with_listener
 from open4wd_node.room.session import HostOptions, JoinOptions, host_room, join_room
 from open4wd_node.runtime.values import ValueRejected
 from protocol.identity.keys import Identity

@@ -1,6 +1,6 @@
-"""The network layer below the relay client does not import it: the listener is given how to keep its
-reservations (``reserve``) and the race mesh and the spectator are given how to dial (a ``Dialler``), by
-the composition root (``open4wd_node.relay.reach``: ``with_listener``, ``contact_dialler``)."""
+"""The listener, the race mesh and the spectator are given how to dial (a ``Dialler``) and the listener its
+WebRTC side (a ``SignalingReach``) by the composition root (``open4wd_node.net.reach``: ``with_listener``,
+``contact_dialler``): none of them imports it, nor the WebRTC stack."""
 
 from __future__ import annotations
 
@@ -15,56 +15,39 @@ from protocol.identity.keys import Identity
 from tests.layout import REPO_ROOT
 
 ME = Identity(bytes([4]) * 32)
-BELOW_THE_RELAY = [*sorted((REPO_ROOT / "open4wd_node" / "net").glob("*.py")),
-                   REPO_ROOT / "open4wd_node" / "race" / "mesh.py", REPO_ROOT / "open4wd_node" / "race" / "runner.py",
-                   REPO_ROOT / "open4wd_node" / "spectate" / "watcher.py"]
+GIVEN_HOW_TO_REACH = [*sorted((REPO_ROOT / "open4wd_node" / "net").glob("*.py")),
+                      REPO_ROOT / "open4wd_node" / "race" / "mesh.py", REPO_ROOT / "open4wd_node" / "race" / "runner.py",
+                      REPO_ROOT / "open4wd_node" / "spectate" / "watcher.py"]
+COMPOSITION_ROOT = REPO_ROOT / "open4wd_node" / "net" / "reach.py"
 
 
-@pytest.mark.parametrize("path", BELOW_THE_RELAY, ids=lambda p: str(p.relative_to(REPO_ROOT)))
-def test_the_listener_the_mesh_and_the_viewer_do_not_import_the_relay(path):
-    imported = [node.module for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-                if isinstance(node, ast.ImportFrom) and node.module]
-    imported += [alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-                 if isinstance(node, ast.Import) for alias in node.names]
-    assert not [name for name in imported if name.startswith("open4wd_node.relay")]
+@pytest.mark.parametrize("path", [p for p in GIVEN_HOW_TO_REACH if p != COMPOSITION_ROOT],
+                         ids=lambda p: str(p.relative_to(REPO_ROOT)))
+def test_the_listener_the_mesh_and_the_viewer_import_neither_the_dialler_nor_webrtc(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module]
+    imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    assert not [name for name in imported if name.startswith(("open4wd_node.net.reach", "open4wd_node.net.webrtc",
+                                                               "aiortc"))]
 
 
-class Reserver:
-    def __init__(self, relays, admit) -> None:
-        self.relays, self.admit = relays, admit
-        self.held: set[str] = set()
-        self.tried = trio.Event()
-        self.running = False
+class Registered:
+    """A WebRTC side registered at one service (what ``SignalingReach`` tells the listener)."""
 
-    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        self.running = True
-        task_status.started()
-        self.held.add(self.relays[0])
-        self.tried.set()
-        await trio.sleep_forever()
+    signals = ("ws://127.0.0.1:9",)
+    serving = True
 
 
-def test_a_listener_with_relays_needs_a_way_to_reserve():
-    with pytest.raises(LocalError) as refused:
-        NodeListener(ME, relays=("127.0.0.1:9",))
-    assert refused.value.code == "listener-cannot-reserve"
-    made = []
-    NodeListener(ME, reachability="direct", relays=("127.0.0.1:9",), reserve=lambda *a: made.append(a))  # type: ignore[arg-type, func-returns-value]
-    assert made == []  # a direct node uses no relay
+def test_a_relay_only_listener_needs_a_signaling_service():
+    with pytest.raises(LocalError) as refused:  # the command line refuses this first (a usage error)
+        NodeListener(ME, reachability="relay")
+    assert refused.value.code == "listener-unreachable"
 
 
-async def test_the_listener_keeps_its_reservations_through_what_it_is_given(autojump_clock):
-    made: list[Reserver] = []
-
-    def reserve(relays, admit) -> Reserver:
-        made.append(Reserver(relays, admit))
-        return made[-1]
-
-    listener = NodeListener(ME, reachability="relay", relays=("127.0.0.1:9",), reserve=reserve)
-    assert listener.reachability is Reachability.RELAY and not listener.direct and listener.use_relays
+async def test_a_relay_only_listener_listens_nowhere_and_announces_its_service(autojump_clock):
+    listener = NodeListener(ME, reachability="relay", webrtc=Registered())  # type: ignore[arg-type]
+    assert listener.reachability is Reachability.RELAY and not listener.direct
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(listener.run, "127.0.0.1", 0)
-        (reserver,) = made
-        assert bound is None and reserver.running and reserver.admit == listener.gate.admit
-        assert str(listener.contact) == "relay=127.0.0.1:9"
+        assert bound is None and str(listener.contact) == "signal=ws://127.0.0.1:9"
         nursery.cancel_scope.cancel()

@@ -71,15 +71,13 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
                cars: dict[int, str] | None = None, advertise: dict[int, Advertise] | None = None,
                on_listening: Callable[[int, NodeListener], None] | None = None,
                views: Callable[[Identity], EventSink] | None = None,
-               reach: dict[int, tuple[str, tuple[str, ...]]] | None = None,
                frames_per_tick: dict[int, int] | None = None) -> tuple[list[Recorder], dict[int, int]]:
     """Run n nodes; returns their recorders and exit codes (0 = the match ran to its end). ``cars``
     (a ``--car`` value per node), ``advertise`` and ``on_listening`` (told each node's bound listener)
     default to the usual: archetype cars, nodes on 127.0.0.1 that advertise where they listen. ``views``
     makes each node's readable sink (a ``LiveConsole``), fed alongside its recorder. ``cuts`` and ``stalls``
     map a node to (frame of round 1, seconds): it drops its mesh links, or stands still (pump and links, as
-    if stopped by SIGSTOP; only the pump without ``stall_links``), after that frame. ``reach`` gives a node
-    its ``(reachability, relays)`` (docs/relay.md); default: direct only. ``frames_per_tick`` gives a node
+    if stopped by SIGSTOP; only the pump without ``stall_links``), after that frame. ``frames_per_tick`` gives a node
     the frames its pump steps per wake-up (default 1)."""
     codes: dict[int, int] = {}
     identities = [Identity(bytes([i + 1]) * 32) for i in range(n)]
@@ -102,8 +100,7 @@ async def race(tmp_path, n: int, *, track_bytes: bytes, laps: int = 1, rounds: i
         return PlayOptions(driver=(drivers or {}).get(i, "bot"), seed=i, race=race, faults=tuple(node_faults))
 
     def ctx(i: int) -> NodeContext:
-        reachability, relays = (reach or {}).get(i, ("auto", ()))
-        config = replace(DEFAULTS, advertise=(advertise or {}).get(i, AUTOMATIC), reachability=reachability, relays=relays)
+        config = replace(DEFAULTS, advertise=(advertise or {}).get(i, AUTOMATIC))
         return NodeContext(tmp_path / f"n{i}", config)
 
     def choose(i: int) -> CarChoice:

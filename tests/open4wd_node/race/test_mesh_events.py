@@ -18,7 +18,7 @@ from open4wd_node.net.listener import NodeListener
 from open4wd_node.net.stream_carrier import open_link
 from open4wd_node.race.mesh import RACE_CONTROL_TYPES, RACE_LIMITS, Arrived, Back, Lost, Mesh
 from open4wd_node.race.runner import MatchRunner, RaceOptions, RaceWiring
-from open4wd_node.relay.reach import contact_dialler
+from open4wd_node.net.reach import contact_dialler
 from open4wd_node.events.sink import EventSink
 from protocol.identity.keys import Identity
 from protocol.link.handshake import DIALER, LISTENER

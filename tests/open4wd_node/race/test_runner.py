@@ -27,7 +27,7 @@ from open4wd_node.net.listener import NodeListener
 from open4wd_node.drivers.idle import IdleDriver
 from open4wd_node.race.mesh import Arrived, Lost
 from open4wd_node.race.runner import ANCHOR_WAIT_S, BARRIER_TIMEOUT_S, MatchRunner, RaceOptions, RaceWiring
-from open4wd_node.relay.reach import contact_dialler
+from open4wd_node.net.reach import contact_dialler
 from open4wd_node.events.sink import EventSink
 from protocol.identity.keys import Identity
 from protocol.race.actions import AnchorDecided

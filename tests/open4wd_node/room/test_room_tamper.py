@@ -13,7 +13,7 @@ import trio
 
 from open4wd_node.net.impair import Direction, ImpairmentProxy
 from open4wd_node.net.link import LINK_COUNTERS
-from open4wd_node.relay.reach import with_listener
+from open4wd_node.net.reach import with_listener
 from open4wd_node.room import session as room_session
 from open4wd_node.room.session import HostOptions, JoinOptions
 from open4wd_node.runtime.addresses import Address, Advertise

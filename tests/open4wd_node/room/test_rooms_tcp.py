@@ -19,7 +19,7 @@ from open4wd_node.runtime.context import NodeContext
 from open4wd_node.runtime.errors import UserError, first_coded
 from tests.recorder import Recorder
 from open4wd_node.room import session as room_session
-from open4wd_node.relay.reach import with_listener
+from open4wd_node.net.reach import with_listener
 from open4wd_node.room.session import HostOptions, JoinOptions
 from open4wd_node.net.transport import dial
 from open4wd_node.runtime.build_info import own_version_info

@@ -36,7 +36,7 @@ NOT_SETTINGS = {
 # the mode and frames per tick of the nodes a demo or a soak starts, passed to each as --mode (the soak's
 # also takes mixed) and --frames-per-tick; where the relay daemon listens: its [relay] table's key, not a node's
 NAMESAKES = {(("demo",), "--mode"), (("demo",), "--frames-per-tick"), (("soak",), "--mode"), (("soak",), "--frames-per-tick"),
-             (("relay",), "--listen"), (("signal",), "--listen")}
+             (("signal",), "--listen")}
 # A value every setting refuses, as typed on the command line and as written in TOML.
 REFUSED = {
     "economy_config_version": ("0", "0"),
@@ -49,7 +49,6 @@ REFUSED = {
     "listen": ("nohost", '"nohost"'),
     "advertise": ("0.0.0.0", '"0.0.0.0"'),
     "reachability": ("nat", '"nat"'),
-    "relays": ("127.0.0.1:0", '["127.0.0.1:0"]'),
     "signals": ("http://127.0.0.1:8080", '["http://127.0.0.1:8080"]'),
     "ice_servers": ("turns:127.0.0.1:3478", '["turns:127.0.0.1:3478"]'),
     "ice_hosts": ("localhost", '["localhost"]'),

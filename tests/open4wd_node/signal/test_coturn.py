@@ -7,7 +7,8 @@ import trio
 
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.signal import coturn
-from open4wd_node.signal.coturn import CoturnSettings, is_binding_success, local_coturn, stun_binding_request
+from open4wd_node.signal.coturn import CoturnSettings, local_coturn
+from protocol.webrtc.stun import is_binding_success, stun_binding_request
 from tests.services import require_binary
 
 

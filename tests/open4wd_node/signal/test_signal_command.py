@@ -67,6 +67,20 @@ def test_bad_settings_are_refused_with_a_code_and_no_traceback(tmp_path, config,
     assert err.startswith(start) and "Traceback" not in err, err
 
 
+def test_an_empty_metrics_flag_turns_the_endpoint_off_over_the_files(tmp_path):
+    """``--metrics ''`` is "off" even with the default's port taken and the file naming one: two services
+    on one machine (a demo's, a soak race's) never contend for 127.0.0.1:9465."""
+    process = signal_process(tmp_path, "--listen", "127.0.0.1:0", "--metrics", "", "--json",
+                             config='[signal]\nmetrics = "127.0.0.1:1"\ndrain_grace_s = 1\n')
+    try:
+        started = json.loads(process.stdout.readline())
+        assert started["event"] == "signal-listening" and started["metrics"] is None, started
+    except BaseException:
+        process.kill()
+        raise
+    drain_service(process, "signal", 1)
+
+
 def test_a_secret_others_can_read_is_refused(tmp_path):
     secret = tmp_path / "secret"
     secret.write_text("s3cret")

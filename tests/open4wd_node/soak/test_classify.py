@@ -4,8 +4,8 @@ from dataclasses import replace
 
 from open4wd_node.soak.classify import KILLED, NodeObservation, RaceClass, classify, realtime_ratio
 from open4wd_node.soak.plan import RacePlan
-from open4wd_node.soak.profiles import Faults, LinkTrouble, NodeFault, NodeKill, NodeStop, Profile, RelayOutage, \
-    RelayOutageKind, RelayUse, SpectatorFault, SpectatorFaultKind, Spectators, Tamper
+from open4wd_node.soak.profiles import Faults, LinkTransport, LinkTrouble, NodeFault, NodeKill, NodeStop, Profile, \
+    SpectatorFault, SpectatorFaultKind, Spectators, Tamper
 
 HASH = "ab" * 32
 
@@ -98,6 +98,11 @@ def test_a_node_killed_by_nobody_a_traceback_or_a_failed_room_is_a_crash():
     assert traced.race_class is RaceClass.CRASH and "traceback" in traced.reason
     failed = classify(plan(), [], failure="demo-failed: the host did not open its room")
     assert failed.race_class is RaceClass.CRASH and "demo-failed" in failed.reason
+    # the race's services failed before any node started: the failure, not the nodes that never ran
+    unstarted = [NodeObservation(i) for i in range(2)]
+    services = classify(plan(Profile.WEBRTC, Faults(transport=LinkTransport.WEBRTC)), unstarted,
+                        failure="demo-failed: the local signaling service did not start")
+    assert services.race_class is RaceClass.CRASH and "signaling service" in services.reason
 
 
 def test_a_stalled_node_may_give_up_but_the_others_may_not():
@@ -131,48 +136,26 @@ def watched(index, **changes):
     return replace(spectator, **changes)
 
 
-def relay_process(index=0, **changes):
-    return replace(NodeObservation(index=index, returncode=None), **changes)
+def linked(index, *paths, **changes):
+    return finished(index, link_paths=paths, **changes)
 
 
-def test_a_race_through_a_relay_must_finish_in_agreement_and_the_relay_must_not_crash():
-    through = plan(Profile.RELAY, Faults(relay=RelayUse((1,))))
-    verdict = classify(through, [finished(i) for i in range(3)], relays=[relay_process()])
-    assert verdict.race_class is RaceClass.AGREED and "node1 reachable only through the relay" in verdict.reason
-    gave_up = finished(1, returncode=1, outcome="partition-void")
-    assert classify(through, [finished(0), gave_up, finished(2)], relays=[relay_process()]).race_class is RaceClass.CRASH
-    traced = classify(through, [finished(i) for i in range(3)], relays=[relay_process(traceback=True)])
-    assert traced.race_class is RaceClass.CRASH and "relay process 0 printed a traceback" in traced.reason
-    died = classify(through, [finished(i) for i in range(3)], relays=[relay_process(returncode=1, error="x: y")])
-    assert died.race_class is RaceClass.CRASH and "relay process 0 exited 1" in died.reason
-    drained = classify(through, [finished(i) for i in range(3)], relays=[relay_process(returncode=143)])
-    assert drained.race_class is RaceClass.AGREED
+def test_a_webrtc_or_turn_race_is_judged_as_a_clean_one_and_names_its_link_paths():
+    webrtc = plan(Profile.WEBRTC, Faults(transport=LinkTransport.WEBRTC))
+    verdict = classify(webrtc, [linked(i, "host") for i in range(3)])
+    assert verdict.race_class is RaceClass.AGREED and "over webrtc (links: host)" in verdict.reason
+    gave_up = linked(1, "host", returncode=1, outcome="partition-void")
+    assert classify(webrtc, [linked(0, "host"), gave_up, linked(2, "host")]).race_class is RaceClass.CRASH
+    turn = plan(Profile.TURN, Faults(transport=LinkTransport.TURN))
+    verdict = classify(turn, [linked(i, "relay") for i in range(3)])
+    assert verdict.race_class is RaceClass.AGREED and "over turn (links: relay)" in verdict.reason
 
 
-def test_a_relay_outage_lets_only_the_nodes_it_can_cut_from_a_majority_give_up():
-    outage = RelayOutage(RelayOutageKind.KILL, 4.0, 2.0)
-    one = plan(Profile.RELAY, Faults(relay=RelayUse((1,), outage)))
-    killed = relay_process(returncode=KILLED, fault_fired=True)
-    back = relay_process(1)
-    gave_up = finished(1, returncode=1, outcome="partition-void", final_hash=None)
-    verdict = classify(one, [finished(0), gave_up, finished(2)], relays=[killed, back])
-    assert verdict.race_class is RaceClass.DETECTED and "relay kill" in verdict.reason
-    assert "node1 partition-void" in verdict.reason
-    assert classify(one, [finished(i) for i in range(3)], relays=[killed, back]).race_class is RaceClass.DETECTED
-    # a direct node keeps its link to the other direct node: 2 of 3, a majority, so it may not give up
-    assert classify(one, [finished(0, returncode=1, outcome="partition-void"), finished(1), finished(2)],
-                    relays=[killed, back]).race_class is RaceClass.CRASH
-    # every node relay-only: every link may go through the relay, so every node may end partition-void
-    every = plan(Profile.RELAY, Faults(relay=RelayUse((0, 1, 2), outage)))
-    void = [finished(i, returncode=1, outcome="partition-void", final_hash=None) for i in range(3)]
-    assert classify(every, void, relays=[killed, back]).race_class is RaceClass.DETECTED
-    # two relay-only of three: the direct node may be cut from both
-    assert classify(plan(Profile.RELAY, Faults(relay=RelayUse((1, 2), outage))), void, relays=[killed, back]).race_class \
-        is RaceClass.DETECTED
-    # an outage that never fired explains nothing; a relay killed by nobody is a crash
-    assert classify(one, [finished(i) for i in range(3)], relays=[relay_process()]).race_class is RaceClass.AGREED
-    assert classify(one, [finished(i) for i in range(3)], relays=[relay_process(returncode=KILLED)]).race_class \
-        is RaceClass.CRASH
+def test_a_turn_race_with_a_link_that_did_not_go_through_coturn_is_a_crash():
+    turn = plan(Profile.TURN, Faults(transport=LinkTransport.TURN))
+    verdict = classify(turn, [linked(0, "relay"), linked(1, "host", "relay"), linked(2, "relay")])
+    assert verdict.race_class is RaceClass.CRASH and "node1 linked over host, not through coturn" in verdict.reason
+    assert classify(plan(), [linked(i, "host") for i in range(3)]).race_class is RaceClass.AGREED  # TCP: host is right
 
 
 def test_spectators_that_watched_to_the_end_with_every_check_agreed_are_agreed():

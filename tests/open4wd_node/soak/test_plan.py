@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from open4wd_node.runtime.errors import UserError
 from open4wd_node.soak.plan import RacePlan, SoakOptions, plan_race
-from open4wd_node.soak.profiles import FAULT_FRAMES, FAULT_WINDOW_S, Faults, LinkTrouble, Profile, RelayOutage, RelayOutageKind, \
-    RelayUse, draw_faults, parse_profiles
+from open4wd_node.soak.profiles import FAULT_FRAMES, FAULT_WINDOW_S, Faults, LinkTransport, LinkTrouble, Profile, \
+    draw_faults, parse_profiles
 from tests.coded import raises_coded
 
 
@@ -61,29 +61,27 @@ def test_each_profile_draws_its_own_kind_of_fault():
     assert cut.option()[1] == f"cut-link@{cut.frame}:{cut.seconds}" and 3 <= cut.seconds <= 10
     assert draw(Profile.THIN_LINK).links == LinkTrouble(bandwidth_bytes_per_s=32 * 1024)
     assert draw(Profile.HOSTILE_READY).hostile.seconds > 0
+    assert draw(Profile.WEBRTC) == Faults(transport=LinkTransport.WEBRTC)  # what the links run over, nothing more
+    assert draw(Profile.TURN) == Faults(transport=LinkTransport.TURN)
+    assert {draw(p).transport for p in Profile if p not in (Profile.WEBRTC, Profile.TURN)} == {LinkTransport.TCP}
 
 
 @given(st.integers(0, 2**32), st.integers(2, 8))
-def test_relay_and_spectator_faults_stay_in_their_bounds_and_survive_json(seed, nodes):
-    relay = draw_faults(Profile.RELAY, random.Random(seed), nodes, 60)
-    assert relay.relay is not None and relay.relay.relay_only and set(relay.relay.relay_only) <= set(range(nodes))
-    assert list(relay.relay.relay_only) == sorted(set(relay.relay.relay_only))
-    outage = relay.relay.outage
-    if outage is not None:
-        assert FAULT_WINDOW_S[0] <= outage.at_s <= FAULT_WINDOW_S[1]
-        assert (1.0 <= outage.back_s <= 5.0) if outage.kind == "kill" else outage.back_s == 0
+def test_transport_and_spectator_faults_stay_in_their_bounds_and_survive_json(seed, nodes):
+    turn = draw_faults(Profile.TURN, random.Random(seed), nodes, 60)
     watching = draw_faults(Profile.SPECTATORS, random.Random(seed), nodes, 60)
     assert watching.spectators is not None and 1 <= watching.spectators.count <= 2
     fault = watching.spectators.fault
     if fault is not None:
         assert 0 <= fault.spectator < watching.spectators.count and FAULT_WINDOW_S[0] <= fault.at_s <= FAULT_WINDOW_S[1]
-    for faults in (relay, watching):
+    for faults in (turn, watching):
         assert Faults.from_json(json.loads(json.dumps(faults.to_json()))) == faults
 
 
-def test_a_plan_written_before_the_relay_and_spectator_profiles_still_reads():
+def test_a_plan_written_before_the_transport_and_spectator_profiles_still_reads():
     old = draw_faults(Profile.KILL, random.Random(3), 3, 60).to_json()
-    del old["relay"], old["spectators"]
+    del old["transport"], old["spectators"]
+    old["relay"] = None  # the retired relay profile's field: ignored
     assert Faults.from_json(old) == draw_faults(Profile.KILL, random.Random(3), 3, 60)
 
 
@@ -105,20 +103,26 @@ def test_a_soak_races_its_nodes_with_its_frames_per_tick(tmp_path):
     assert argv[argv.index("--frames-per-tick") + 1] == "3"
 
 
-def test_a_relay_outage_may_cut_relay_only_nodes_and_a_direct_node_only_when_they_are_half_the_race():
-    outage = RelayOutage(RelayOutageKind.KILL, 3.0, 2.0)
-    assert [RelayUse((1,), outage).may_give_up(n, 3) for n in range(3)] == [False, True, False]
-    assert [RelayUse((1, 2), outage).may_give_up(n, 3) for n in range(3)] == [True, True, True]
-    assert [RelayUse((1,), outage).may_give_up(n, 2) for n in range(2)] == [True, True]
-    assert [RelayUse((1, 2), outage).may_give_up(n, 4) for n in range(4)] == [True, True, True, True]
-    assert [RelayUse((1,), None).may_give_up(n, 3) for n in range(3)] == [False, False, False]
+def test_the_webrtc_and_turn_profiles_start_their_services_and_no_node_listens():
+    from open4wd_node.soak.race import _Harness, demo_options
+
+    for profile, turn in ((Profile.WEBRTC, False), (Profile.TURN, True)):
+        plan = plan_race(SoakOptions(races=1, profiles=(profile,), seed=4), 0)
+        options = demo_options(plan)
+        assert (options.transport, options.turn) == ("webrtc", turn)  # the demo's services: signal, and coturn
+        extra = _Harness(plan, "127.9.9").extra(1)
+        assert "--listen" not in extra and "--advertise" not in extra  # reached through the service only
+    clean = plan_race(SoakOptions(races=1, profiles=(Profile.CLEAN,), seed=4), 0)
+    assert demo_options(clean).transport == "tcp"
 
 
 def test_profiles_are_parsed_and_refused_by_name():
     assert parse_profiles("all") == tuple(Profile)
-    assert Profile.RELAY in parse_profiles("all") and Profile.SPECTATORS in parse_profiles("all")
+    assert Profile.TURN in parse_profiles("all") and Profile.SPECTATORS in parse_profiles("all")
     assert parse_profiles(" kill,clean,kill ") == (Profile.KILL, Profile.CLEAN)
-    assert parse_profiles("relay,spectators") == (Profile.RELAY, Profile.SPECTATORS)
+    assert parse_profiles("webrtc,turn") == (Profile.WEBRTC, Profile.TURN)
+    with raises_coded(UserError, "soak-invalid", match="webrtc, turn"):
+        parse_profiles("relay")  # retired: coturn is the relay (profile turn)
     with raises_coded(UserError, "soak-invalid", match="comma list of clean, latency"):
         parse_profiles("clean,lag")
     with raises_coded(UserError, "soak-invalid", match="names no profile"):

@@ -16,7 +16,7 @@ from open4wd_node.events.vocabulary import FaultFired, InRound, MatchResult, Nod
 from open4wd_node.net.listener import NodeListener
 from open4wd_node.faults.links import LinkFaults
 from open4wd_node.node import Node as NodeApp, PlayOptions, TcpLinks
-from open4wd_node.relay.reach import contact_dialler, with_listener
+from open4wd_node.net.reach import contact_dialler, with_listener
 from open4wd_node.race.runner import RaceOptions
 from open4wd_node.room.session import HostOptions, JoinOptions, join_room
 from open4wd_node.runtime.config import DEFAULTS
@@ -71,13 +71,11 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
                      limit_s: float = 120, watch_delay: dict[int, float] | None = None,
                      kill: dict[int, int] | None = None, stall: dict[int, tuple[int, float]] | None = None,
                      beside: Callable[[Room], Awaitable[None]] | None = None,
-                     views: dict[int, EventSink] | None = None,
-                     reach: dict[int, tuple[str, tuple[str, ...]]] | None = None) -> Room:
+                     views: dict[int, EventSink] | None = None) -> Room:
     """n racers (bots, ready at once) and m spectators, admitted before the racers join. ``watch_delay``
     holds a spectator back this long after the start before it watches (it joins through a checkpoint);
     ``kill`` maps a racer to a vote frame after which its node stops; ``stall`` a spectator to (frame shown,
-    seconds): it stands still then, as if stopped by SIGSTOP; ``beside`` runs alongside; ``reach`` gives a
-    racer its ``(reachability, relays)`` (docs/relay.md; default: auto without relays, as the spectators)."""
+    seconds): it stands still then, as if stopped by SIGSTOP; ``beside`` runs alongside."""
     room = Room([Node((kill or {}).get(i)) for i in range(n)], [Node(inner=(views or {}).get(j)) for j in range(m)])
 
     def ctx(name: str, config=DEFAULTS) -> NodeContext:
@@ -87,8 +85,7 @@ async def watch_room(tmp_path, n: int, m: int, *, track_bytes: bytes, laps: int 
     track = AssetStore.in_data_dir(tmp_path / "n0").put(track_bytes)
 
     def racer(i: int) -> NodeApp:
-        reachability, relays = (reach or {}).get(i, ("auto", ()))
-        context = ctx(f"n{i}", replace(DEFAULTS, reachability=reachability, relays=relays))
+        context = ctx(f"n{i}")
         links = ToldLinks(TcpLinks.from_config(racer_identity(i), context.config),
                           lambda lis: room.listeners.__setitem__(f"n{i}", lis))
         return NodeApp(context, racer_identity(i), room.racers[i], links)

@@ -1,4 +1,4 @@
-"""Contacts: a direct address, relays, signaling services and a scope; strict parsing of what peers send,
+"""Contacts: a direct address, signaling services and a scope; strict parsing of what peers send,
 the text round trip, and signaling URLs (ws and wss only, bounded)."""
 
 import pytest
@@ -16,18 +16,20 @@ MATCH_SCOPE = "match:" + "ab" * 32
 def test_a_direct_only_contact_is_the_plain_address_of_before():
     assert str(Contact("127.0.0.1:4000")) == "127.0.0.1:4000"
     assert Contact.parse("127.0.0.1:4000") == Contact("127.0.0.1:4000")
-    both = Contact("[::1]:4000", ("relay.example.net:4100", "10.0.0.1:4100"))
-    assert Contact.parse(str(both)) == both and both.reachable
-    assert Contact.parse("relay=10.0.0.1:4100") == Contact(None, ("10.0.0.1:4100",))
+    assert Contact.parse("[::1]:4000").reachable
     assert not Contact.parse("").reachable
 
 
+def test_a_relay_of_an_older_node_is_refused_saying_what_replaced_it():
+    with pytest.raises(ProtocolError) as caught:
+        Contact.parse("203.0.113.5:47600 relay=10.0.0.1:4100")
+    assert caught.value.code == "contact-invalid" and "signal=" in caught.value.message
+
+
 def test_signaling_services_and_a_scope_ride_along():
-    full = Contact("203.0.113.5:47600", ("10.0.0.1:4100",), ("wss://signal.example.net/ws", "ws://[::1]:9000"),
-                   ROOM_SCOPE)
+    full = Contact("203.0.113.5:47600", ("wss://signal.example.net/ws", "ws://[::1]:9000"), ROOM_SCOPE)
     text = str(full)
-    assert text == ("203.0.113.5:47600 relay=10.0.0.1:4100 signal=wss://signal.example.net/ws signal=ws://[::1]:9000 "
-                    f"scope={ROOM_SCOPE}")
+    assert text == f"203.0.113.5:47600 signal=wss://signal.example.net/ws signal=ws://[::1]:9000 scope={ROOM_SCOPE}"
     assert Contact.parse(text) == full
     announced = Contact(signals=("ws://127.0.0.1:9000",))  # a member announces no scope: where it is wanted decides
     assert str(announced) == "signal=ws://127.0.0.1:9000" and announced.reachable

@@ -15,16 +15,26 @@ ROOM = new_room_id()
 SECRET = new_secret()
 
 
-def test_services_ride_after_the_relays_and_the_scope_is_the_room_id():
-    invite = Invitation("203.0.113.5", 47600, ROOM, PEER, "participant", SECRET, ("10.0.0.1:4100",),
+def test_services_ride_after_the_host_and_the_scope_is_the_room_id():
+    invite = Invitation("203.0.113.5", 47600, ROOM, PEER, "participant", SECRET,
                         ("wss://signal.example.net/ws", "ws://127.0.0.1:9000"))
     text = str(invite)
-    assert text == (f"open4wd://203.0.113.5:47600/{ROOM}?host={PEER}&relay=10.0.0.1:4100"
+    assert text == (f"open4wd://203.0.113.5:47600/{ROOM}?host={PEER}"
                     f"&signal=wss://signal.example.net/ws&signal=ws://127.0.0.1:9000#participant={SECRET}")
     assert Invitation.parse(text) == invite
     assert invite.scope == f"room:{ROOM}"
-    assert Contact.parse(invite.contact) == Contact("203.0.113.5:47600", ("10.0.0.1:4100",),
-                                                    ("wss://signal.example.net/ws", "ws://127.0.0.1:9000"), f"room:{ROOM}")
+    assert Contact.parse(invite.contact) == Contact("203.0.113.5:47600", ("wss://signal.example.net/ws",
+                                                                          "ws://127.0.0.1:9000"), f"room:{ROOM}")
+
+
+@pytest.mark.parametrize("text", [
+    f"open4wd://203.0.113.5:47600/{ROOM}?host={PEER}&relay=10.0.0.1:4100#participant={SECRET}",
+    f"open4wd:///{ROOM}?host={PEER}&relay=r.example:4100&signal=ws://127.0.0.1:9000#spectator={SECRET}",
+])
+def test_an_invitation_of_an_older_node_naming_a_relay_is_refused_with_its_own_code(text):
+    with pytest.raises(LocalError) as caught:
+        Invitation.parse(text)
+    assert caught.value.code == "invitation-relay-retired" and "&signal=" in caught.value.message
 
 
 def test_a_host_reached_only_through_signaling_has_no_address():
@@ -43,7 +53,7 @@ def test_a_host_reached_only_through_signaling_has_no_address():
     "&signal=",
     "&signal=ws://h/a%20b",
     "&signal=wss://" + "a" * 130,
-    "&signal=ws://h&relay=r:1",  # relays come first
+    "&signal=ws://h&relay=r:1",  # not an invitation of any version
 ])
 def test_malformed_service_parts_are_refused(middle):
     with pytest.raises(LocalError) as caught:
@@ -64,7 +74,7 @@ def test_built_invitations_round_trip_or_are_refused_with_their_code(address, re
     try:
         parsed = Invitation.parse(text)
     except LocalError as exc:
-        assert exc.code == "invitation-invalid"
+        assert exc.code == ("invitation-relay-retired" if relays else "invitation-invalid")
     else:
-        assert str(parsed) == text and Invitation.parse(str(parsed)) == parsed
+        assert not relays and str(parsed) == text and Invitation.parse(str(parsed)) == parsed
         assert Contact.parse(parsed.contact).signals == parsed.signals

@@ -3,25 +3,10 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 from open4wd_node.assets.store import AssetStore
 from tests.node_process import Process, drain_service
+from tests.open4wd_node.net.webrtc.services import WEBRTC, start_signal
 from tests.open4wd_node.race.nodes import short_track
-
-WEBRTC = ("--ice-host", "127.0.0.1")  # loopback only: aioice offers no loopback candidate by itself
-
-
-def start_signal(tmp_path) -> tuple[subprocess.Popen, str]:
-    """A real signaling service on 127.0.0.1 and its ``ws://`` URL."""
-    process = subprocess.Popen([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(tmp_path / "signal"),
-                                "signal", "--listen", "127.0.0.1:0", "--json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    started = json.loads(process.stdout.readline())
-    assert started["event"] == "signal-listening"
-    return process, f"ws://{started['address']}"
 
 
 def test_three_nodes_race_over_webrtc_through_the_signaling_service(tmp_path):

@@ -1,12 +1,13 @@
-"""How this node reaches its peers and is reached (docs/relay.md, "Nodes that use relays").
+"""How this node reaches its peers and is reached (docs/webrtc.md, "Rooms, races and spectators over WebRTC").
 
-Dialling a peer by its ``Contact``: its direct address first; then, as soon as the direct attempt has
-failed or ``FALLBACK_AFTER_S`` (2 s) has passed without it succeeding, a WebRTC link through the room's
-signaling service (when the peer announces one and this node answers there), then its relays, one after
-another; the first link that opens wins and every other attempt is cancelled (a late winner is closed). Each race-mesh pair and
+Dialling a peer by its ``Contact``: its direct address first (TCP + Noise); then, as soon as the direct
+attempt has failed or ``FALLBACK_AFTER_S`` (2 s) has passed without it succeeding, a WebRTC link through
+the room's signaling service, when the peer announces one and this node answers there. That link's ICE
+tries host and server-reflexive pairs, and TURN relay pairs when this node was given a TURN server
+(``--reachability relay``: relay pairs only), so the ladder is direct, then WebRTC, then TURN. The first
+link that opens wins and the other attempt is cancelled (a late winner is closed). Each race-mesh pair and
 each joiner dials this way, so every pair falls back on its own: the race mesh is given ``contact_dialler``
-by the node (``open4wd_node.node``). Being reached: ``listening`` runs the node's listener with its reservations
-at its relays (``Reservations``), which the listener itself, a layer below the relay client, is given.
+by the node (``open4wd_node.node``). Being reached: ``listening`` runs the node's listener.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from open4wd_node.net.link import Link, LinkClosed
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
 from open4wd_node.net.listener import NodeListener, SignalingReach
 from open4wd_node.net.transport import Dialler, dial
-from open4wd_node.relay.client import Reservations, dial_relayed
 from open4wd_node.runtime.addresses import AUTOMATIC, Advertise, parse_address
 from open4wd_node.runtime.errors import UserError
 from protocol.encoding.wire import Message
@@ -31,7 +31,7 @@ from protocol.identity.keys import Identity
 from protocol.link.contact import Contact
 from protocol.identity.keys import PeerId
 
-log = structlog.get_logger("open4wd_node.relay.reach")
+log = structlog.get_logger("open4wd_node.net.reach")
 
 FALLBACK_AFTER_S = 2.0
 T = TypeVar("T")
@@ -42,7 +42,6 @@ async def dial_contact(
     identity: Identity,
     peer: PeerId,
     *,
-    use_relays: bool = True,
     expensive: frozenset[str] = frozenset(),
     limits: LinkLimits = ROOM_LIMITS,
     registry: dict[str, type[Message]] | None = None,
@@ -51,19 +50,17 @@ async def dial_contact(
     webrtc: SignalingReach | None = None,
     report: Callable[[Link], None] | None = None,
 ) -> Link:
-    """A link to ``peer`` reached at ``contact`` (text: ``HOST:PORT relay=HOST:PORT …``), directly or through
-    one of its relays (not with ``use_relays=False``: this node's reachability is ``direct``), or over WebRTC
+    """A link to ``peer`` reached at ``contact`` (text: ``HOST:PORT signal=URL …``), directly, or over WebRTC
     through ``webrtc`` when the contact names a signaling service; ``report`` is told of the link. Raises
-    ``LinkClosed``: the direct attempt's code when there was one, else the last relay's; its message names
-    every attempt. ``contact-invalid`` when the contact does not parse or names no way this node may use."""
+    ``LinkClosed``: the direct attempt's code when there was one, else WebRTC's; its message names every
+    attempt. ``contact-invalid`` when the contact does not parse or names no way this node may use."""
     try:
         parsed = Contact.parse(contact)
     except ProtocolError as exc:
         raise LinkClosed(exc.code, exc.message) from None
-    relays = parsed.relays if use_relays else ()
     signalled = webrtc is not None and webrtc.serving and bool(parsed.signals)
-    if parsed.direct is None and not relays and not signalled:
-        why = "; it is reachable only through relays and this node uses none" if parsed.relays else ""
+    if parsed.direct is None and not signalled:
+        why = "; it is reachable only through signaling and this node answers at no service" if parsed.signals else ""
         raise LinkClosed("contact-invalid", f"{peer} announced no address this node can dial ({contact!r}{why})")
     failures: list[tuple[str, LinkClosed]] = []
     won: list[Link] = []
@@ -98,21 +95,17 @@ async def dial_contact(
             finally:
                 direct_over.set()
 
-        async def fallbacks() -> None:
+        async def over_webrtc(reach: SignalingReach) -> None:
             if parsed.direct is not None:
                 with trio.move_on_after(fallback_after_s):
                     await direct_over.wait()
-            if signalled:
-                assert webrtc is not None
-                await attempt("webrtc", lambda: webrtc.dial(peer, expensive=expensive, limits=limits))
-            for relay in relays:
-                await attempt(f"relay {relay}", lambda relay=relay: dial_relayed(  # type: ignore[misc]
-                    relay, identity, peer, expensive=expensive, limits=limits, registry=registry))
+            await attempt("webrtc", lambda: reach.dial(peer, expensive=expensive, limits=limits))
 
         if parsed.direct is not None:
             nursery.start_soon(direct, parsed.direct)
-        if relays or signalled:
-            nursery.start_soon(fallbacks)
+        if signalled:
+            assert webrtc is not None
+            nursery.start_soon(over_webrtc, webrtc)
     if won:
         if report is not None:
             report(won[0])
@@ -123,12 +116,12 @@ async def dial_contact(
 
 
 def contact_dialler(listener: NodeListener) -> Dialler:
-    """``dial_contact`` as the node of ``listener`` dials: its identity, through relays unless its
-    reachability is ``direct``, over WebRTC in its room's scope, every link reported to the listener."""
+    """``dial_contact`` as the node of ``listener`` dials: its identity, over WebRTC in its room's scope,
+    every link reported to the listener."""
 
     async def dial_peer(contact: str, peer: PeerId, *, expensive: frozenset[str] = frozenset(),
                         limits: LinkLimits = ROOM_LIMITS) -> Link:
-        return await dial_contact(contact, listener.identity, peer, use_relays=listener.use_relays, expensive=expensive,
+        return await dial_contact(contact, listener.identity, peer, expensive=expensive,
                                   limits=limits, webrtc=listener.webrtc, report=listener.report_link)
 
     return dial_peer
@@ -137,14 +130,12 @@ def contact_dialler(listener: NodeListener) -> Dialler:
 @asynccontextmanager
 async def listening(
     identity: Identity, host: str, port: int, advertise: Advertise = AUTOMATIC, reachability: str = "auto",
-    relays: tuple[str, ...] = (), webrtc: SignalingReach | None = None, listen_directly: bool = True,
+    webrtc: SignalingReach | None = None, listen_directly: bool = True,
 ) -> AsyncIterator[NodeListener]:
-    """This node's listener, serving on ``host:port`` (unless ``listen_directly`` is False), keeping its relay
-    reservations and, once a room's scope is entered, answering WebRTC offers, while the context is open; it
-    stops listening, and releases the reservations, when the context closes."""
+    """This node's listener, serving on ``host:port`` (unless ``listen_directly`` is False) and, once a room's
+    scope is entered, answering WebRTC offers, while the context is open; it stops when the context closes."""
     async with trio.open_nursery() as nursery:
-        listener = NodeListener(identity, advertise, reachability=reachability, relays=relays,
-                                reserve=lambda at, admit: Reservations(identity, at, admit), webrtc=webrtc,
+        listener = NodeListener(identity, advertise, reachability=reachability, webrtc=webrtc,
                                 listen_directly=listen_directly)
         await nursery.start(listener.run, host, port)
         yield listener
@@ -153,9 +144,8 @@ async def listening(
 
 async def with_listener(
     identity: Identity, host: str, port: int, body: Callable[[NodeListener], Awaitable[T]], advertise: Advertise = AUTOMATIC,
-    reachability: str = "auto", relays: tuple[str, ...] = (), webrtc: SignalingReach | None = None,
-    listen_directly: bool = True,
+    reachability: str = "auto", webrtc: SignalingReach | None = None, listen_directly: bool = True,
 ) -> T:
     """Run ``body`` while this node's listener serves on ``host:port`` (``listening``)."""
-    async with listening(identity, host, port, advertise, reachability, relays, webrtc, listen_directly) as listener:
+    async with listening(identity, host, port, advertise, reachability, webrtc, listen_directly) as listener:
         return await body(listener)
