@@ -1,9 +1,9 @@
 """Chromium's own WebRTC stack against the node's aiortc link, on loopback: run inside a network namespace
 that has nothing but loopback (``test_browser.py`` makes it), so neither side can gather or reach any other
 address. The page answers the node's offer (``node-offers``) or offers to the node (``browser-offers``); the
-signals cross through the DevTools protocol (``Runtime.evaluate``), the in-test channel until the real
-signaling service is wired. Prints a JSON report line: path, round trip, echoed bodies, the browser's pair,
-its SDP."""
+signals cross through the DevTools protocol (``Runtime.evaluate``): the link alone, without a signaling
+service (``browser_room.py`` joins a room through one). Prints a JSON report line: path, round trip, echoed
+bodies, the browser's pair, its SDP."""
 
 from __future__ import annotations
 
