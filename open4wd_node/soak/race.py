@@ -572,10 +572,27 @@ def _pack(work_dir: Path) -> bytes:
     return buffer.getvalue()
 
 
-def run_race(plan: RacePlan, work_dir: Path) -> RaceResult:
-    """Run one race in ``work_dir`` (created, and removed afterwards) and judge it (module docstring)."""
+def share_derived_cache(work_dir: Path, processes: list[str], cache: Path) -> None:
+    """Give the processes of a race (their data directories under ``work_dir``) one derived cache, ``cache``:
+    each one's ``<data-dir>/cache`` is a link to it. The built-in assets are then baked by the first node
+    that starts, not again by every node and every replay; each entry is named by what it was derived from,
+    written atomically and checked by ``sim_core`` when it is read, so a shared entry is the one each would
+    have made (and a bad one is rebuilt, never trusted)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    for name in processes:
+        (work_dir / name).mkdir(parents=True, exist_ok=True)
+        (work_dir / name / "cache").symlink_to(cache, target_is_directory=True)
+
+
+def run_race(plan: RacePlan, work_dir: Path, cache: Path | None = None) -> RaceResult:
+    """Run one race in ``work_dir`` (created, and removed afterwards) and judge it (module docstring). Its
+    node and spectator processes share the derived cache ``cache`` (default: one of the race's own;
+    ``share_derived_cache``)."""
     work_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    spectating = plan.faults.spectators
+    share_derived_cache(work_dir, [f"node{i}" for i in range(plan.nodes)]
+                        + [f"spectator{i}" for i in range(spectating.count if spectating else 0)], cache or work_dir / "cache")
     try:
         (work_dir / "plan.json").write_text(json.dumps(plan.to_json(), indent=1))
         harness, failure = trio.run(_race, plan, work_dir, _loopback_block())
