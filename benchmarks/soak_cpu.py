@@ -1,10 +1,11 @@
 """Where a soak race's CPU goes: soak races run one after the other through the soak's own race body
 (``open4wd_node.soak.race.run_race``, what a Dask task runs), each node process's CPU split by phase.
 
-    nice -n 10 python -P benchmarks/soak_cpu.py [--races 3] [--nodes 3] [--profile clean]
+    nice -n 10 python -P benchmarks/soak_cpu.py [--races 3] [--nodes 3] [--profile clean] [--frames-per-tick N]
 
 Run it with an install's Python from outside a checkout (``-P``), so that the nodes, the harness and the
-replays import the installed node with its compiled frame, as a user's soak does. For each race:
+replays import the installed node with its compiled frame, as a user's soak does. The races share one
+derived cache, as the races of one Dask worker do (the first race's host bakes the built-ins). For each race:
 
 - per node process, its CPU time (``/proc/PID/stat``, read as its events arrive) up to its first room event
   (``room-created`` for the host, ``joined`` for a joiner: interpreter, imports, identity, built-in assets,
@@ -24,8 +25,10 @@ own processes (Dask's scheduler, nannies and idle workers) are measured by ``soa
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -140,6 +143,7 @@ def main() -> None:
     parser.add_argument("--races", type=int, default=3)
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--profile", default="clean", choices=[str(p) for p in Profile])
+    parser.add_argument("--frames-per-tick", type=int, default=1)
     args = parser.parse_args()
     print(f"load average at start {load()}; the frame {'compiled' if step_is_compiled() else 'NOT compiled'}; "
           f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
@@ -148,14 +152,17 @@ def main() -> None:
     print(f"scale: a bare interpreter start {bare * 1000:.0f} ms of CPU, `import trio` {trio_only * 1000:.0f} ms")
     cpu: list[RaceCpu] = []
     instrument(cpu)
-    options = SoakOptions(races=args.races, nodes=(args.nodes, args.nodes), profiles=(Profile(args.profile),), seed=1)
+    shares_cache = "cache" in inspect.signature(soak_race.run_race).parameters  # an older install's races bake their own
+    options = SoakOptions(races=args.races, nodes=(args.nodes, args.nodes), profiles=(Profile(args.profile),), seed=1,
+                          frames_per_tick=args.frames_per_tick)
     rows = []
+    worker = Path(tempfile.mkdtemp(prefix="open4wd-soak-cpu-"))  # as a Dask worker's directory: its races share a cache
     for index in range(args.races):
         cpu.append(RaceCpu())
         plan = plan_race(options, index)
         started, before = time.monotonic(), children_cpu_s() + self_cpu_s()
         with tempfile.TemporaryDirectory() as tmp:
-            result = soak_race.run_race(plan, Path(tmp) / "race")
+            result = soak_race.run_race(plan, Path(tmp) / "race", *([worker / "cache"] if shares_cache else []))
         total = children_cpu_s() + self_cpu_s() - before
         race = cpu[-1]
         phases = race.phases()
@@ -163,6 +170,7 @@ def main() -> None:
         print(f"race {index}: {result.verdict.race_class}, {result.frames + 1} frames, "
               f"realtime_ratio {result.row()['realtime_ratio']}, {time.monotonic() - started:.0f} s, "
               f"{total:.2f} CPU-s (load {load()})")
+    shutil.rmtree(worker, ignore_errors=True)
     print(f"\nCPU seconds per race (mean of {len(rows)}; per node: / {args.nodes}), load average at end {load()}")
     mean_total = statistics.mean(r[0] for r in rows)
     parts: list[tuple[str, float]] = [(f"nodes: {phase}", statistics.mean(r[1][phase] for r in rows)) for phase in PHASES]
