@@ -52,6 +52,7 @@ from open4wd_node.soak.plan import RacePlan
 from open4wd_node.soak.profiles import Hiccup, LinkTrouble, RelayOutageKind, SpectatorFaultKind
 from protocol.identity.keys import PeerId
 
+FRAMES_PER_SECOND = 60  # real time, whatever the frames per tick
 NODE_PORT = 24_680  # below Linux's ephemeral range: every node listens on its own loopback address, this port
 TAMPER_ARMED_S = 30  # from the countdown (5 s): the first mesh link carries the flip's offset within seconds
 NO_PROGRESS_S = 60  # longer than any documented wait without a frame (reconnect window + watchdog: 30 s)
@@ -191,13 +192,14 @@ class _Harness:
         await trio.sleep(max(0.0, start + at_s - time.monotonic()))
 
     def realtime_ratio(self, node: int) -> float | None:
-        """Frames ``node`` simulated per second from GO to the end of its round, divided by the pace it
-        was asked for (60 frames a second per frame a tick); None when it did not race its round to the end."""
+        """Frames ``node`` simulated per second from GO to the end of its round, divided by real time's 60
+        (whatever its frames per tick: a pump that steps N frames a tick ticks 60/N times a second); None
+        when it did not race its round to the end."""
         if node not in self.race_start or node not in self.race_end:
             return None
         ended, frames = self.race_end[node]
         seconds = ended - self.race_start[node]
-        return round(frames / seconds / (60 * self.plan.frames_per_tick), 3) if seconds > 0 else None
+        return round(frames / seconds / FRAMES_PER_SECOND, 3) if seconds > 0 else None
 
     def _process(self, node: int) -> trio.Process | None:
         process = self.runs[node].process
