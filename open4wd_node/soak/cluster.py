@@ -96,8 +96,9 @@ def worker_cache() -> Path | None:
 
 
 def race_task(plan_json: dict[str, Any]) -> dict[str, Any]:
-    """One race on a worker, in a fresh directory of the worker's temporary folder (removed afterwards); its
-    row carries the CPU seconds the race took (``cpu_s``: the worker's and its child processes')."""
+    """One race on a worker, in a fresh directory of the worker's temporary folder (removed afterwards), its
+    processes on the worker's shared derived cache (``worker_cache``); its row carries the CPU seconds the
+    race took (``cpu_s``: the worker's and its child processes')."""
     from open4wd_node.soak.race import run_race
 
     plan = RacePlan.from_json(plan_json)
