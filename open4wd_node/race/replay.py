@@ -30,6 +30,7 @@ from open4wd_node.race.log import END_KIND, LogReader, LogStatus
 from open4wd_node.race.world import build_round_world
 from open4wd_node.assets.room_assets import NodeRoomAssets
 from protocol.errors import ProtocolError
+from protocol.identity.ed25519 import PublicKey
 from protocol.identity.keys import race_id
 from protocol.race.keys import RaceKeyBook, verify_race_signature
 from protocol.race.messages import RaceKey
@@ -118,12 +119,21 @@ class _InputProofs:
     input is authentic if its own signature verifies, or if a later input of the same peer whose
     signature verifies reaches it through the chain of ``prev`` digests. A racer proves a run of inputs
     by one signature at a frame it has stepped, so the proof of a logged input is always logged too,
-    except at the tail of a round its node stopped racing (``open_tail``)."""
+    except at the tail of a round its node stopped racing (``open_tail``).
+
+    Checked as the racers check it, a run at a time: a peer's inputs are kept, chained, until its chain
+    breaks or the round ends, and then the run is proven by its newest input whose signature verifies,
+    found from the newest back (one verification for a whole run that closes with a good signature, where
+    checking every input costs one per input: most of a replay's CPU). Each input is judged with the race
+    key known when it was logged. Every input a signature reaches is accepted and every other one refused
+    at the same frame as checking each input would."""
 
     def __init__(self, keys: RaceKeyBook, race: str) -> None:
         self.keys, self.race = keys, race
         self._last: dict[str, tuple[int, bytes]] = {}  # peer -> (frame, digest) of its newest logged input
-        self._unproven: dict[PeerId, int] = {}  # peer -> the first frame of its run no signature reached yet
+        # peer -> its inputs that no verified signature reaches yet, chained, oldest first: (frame, digest,
+        # signature, the peer's race key when the input was logged)
+        self._runs: dict[PeerId, list[tuple[int, bytes, bytes, PublicKey | None]]] = {}
 
     def add(self, frame: int, peer: PeerId, events: list[list[Any]], prev: object, signature: bytes) -> None:
         """Take one logged signed input. Raises ``replay-signature-invalid`` when it breaks the chain of a
@@ -131,28 +141,38 @@ class _InputProofs:
         if not isinstance(prev, bytes) or len(prev) != 32:
             self._fail(peer, frame)
         digest = input_digest(self.race, frame, tuple((skill, hold) for skill, hold in events), prev)
-        linked = self._last.get(peer) == (frame - 1, prev)
-        first = self._unproven.get(peer)
-        if first is not None and not linked:
-            self._fail(peer, first)
+        if self._last.get(peer) != (frame - 1, prev):
+            first = self._prove(peer)
+            if first is not None:
+                self._fail(peer, first)
         self._last[peer] = (frame, digest)
-        key = self.keys.key(self.race, peer)
-        if key is not None and verify_race_signature(key, digest, signature):
-            self._unproven.pop(peer, None)  # proves itself and the run it closes
-        else:
-            self._unproven.setdefault(peer, frame)
+        self._runs.setdefault(peer, []).append((frame, digest, signature, self.keys.key(self.race, peer)))
+
+    def _prove(self, peer: PeerId) -> int | None:
+        """Prove ``peer``'s kept run by its newest input whose signature verifies (dropping every input that
+        reaches); the first frame left unproven, or None."""
+        run = self._runs.get(peer)
+        if not run:
+            return None
+        for index in range(len(run) - 1, -1, -1):
+            _, digest, signature, key = run[index]
+            if key is not None and verify_race_signature(key, digest, signature):
+                del run[:index + 1]
+                break
+        return run[0][0] if run else None
 
     def fail_unproven(self) -> None:
         """Raise ``replay-signature-invalid`` for the earliest input still unproven, if there is one: at
         a round's end, or when the simulation refused an input (the racers' checks let none through)."""
-        if self._unproven:
-            peer, first = min(self._unproven.items(), key=lambda item: item[1])
+        unproven = {peer: first for peer in list(self._runs) if (first := self._prove(peer)) is not None}
+        if unproven:
+            peer, first = min(unproven.items(), key=lambda item: item[1])
             self._fail(peer, first)
 
     @property
     def open_tail(self) -> int:
         """How many peers' newest runs no logged signature reaches (a round cut short)."""
-        return len(self._unproven)
+        return sum(self._prove(peer) is not None for peer in list(self._runs))
 
     def _fail(self, peer: PeerId, frame: int) -> NoReturn:
         raise UserError("replay-signature-invalid",

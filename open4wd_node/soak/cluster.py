@@ -84,15 +84,27 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def worker_cache() -> Path | None:
+    """The derived cache every race of this Dask worker shares (``soak.race.share_derived_cache``), in the
+    worker's own directory, which the worker removes when it ends; None outside a worker."""
+    from distributed import get_worker
+
+    try:
+        return Path(get_worker().local_directory) / "open4wd-derived-cache"
+    except ValueError:  # not in a worker's task: each race has its own
+        return None
+
+
 def race_task(plan_json: dict[str, Any]) -> dict[str, Any]:
-    """One race on a worker, in a fresh directory of the worker's temporary folder (removed afterwards); its
-    row carries the CPU seconds the race took (``cpu_s``: the worker's and its child processes')."""
+    """One race on a worker, in a fresh directory of the worker's temporary folder (removed afterwards), its
+    processes on the worker's shared derived cache (``worker_cache``); its row carries the CPU seconds the
+    race took (``cpu_s``: the worker's and its child processes')."""
     from open4wd_node.soak.race import run_race
 
     plan = RacePlan.from_json(plan_json)
     work_dir = Path(tempfile.mkdtemp(prefix=f"open4wd-soak-{plan.race_id}-"))
     cpu_before, wall_before = _cpu_seconds(), time.monotonic()
-    result = run_race(plan, work_dir)
+    result = run_race(plan, work_dir, worker_cache())
     row = result.row()
     row["cpu_s"] = round(_cpu_seconds() - cpu_before, 2)
     row["cpu_share"] = round(row["cpu_s"] / max(1e-3, time.monotonic() - wall_before), 3)

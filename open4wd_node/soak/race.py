@@ -54,6 +54,7 @@ from open4wd_node.soak.plan import RacePlan
 from open4wd_node.soak.profiles import Hiccup, LinkTransport, LinkTrouble, SpectatorFaultKind
 from protocol.identity.keys import PeerId
 
+FRAMES_PER_SECOND = 60  # real time, whatever the frames per tick
 NODE_PORT = 24_680  # below Linux's ephemeral range: every node listens on its own loopback address, this port
 TAMPER_ARMED_S = 30  # from the countdown (5 s): the first mesh link carries the flip's offset within seconds
 NO_PROGRESS_S = 60  # longer than any documented wait without a frame (reconnect window + watchdog: 30 s)
@@ -190,13 +191,14 @@ class _Harness:
         await trio.sleep(max(0.0, start + at_s - time.monotonic()))
 
     def realtime_ratio(self, node: int) -> float | None:
-        """Frames ``node`` simulated per second from GO to the end of its round, divided by the pace it
-        was asked for (60 frames a second per frame a tick); None when it did not race its round to the end."""
+        """Frames ``node`` simulated per second from GO to the end of its round, divided by real time's 60
+        (whatever its frames per tick: a pump that steps N frames a tick ticks 60/N times a second); None
+        when it did not race its round to the end."""
         if node not in self.race_start or node not in self.race_end:
             return None
         ended, frames = self.race_end[node]
         seconds = ended - self.race_start[node]
-        return round(frames / seconds / (60 * self.plan.frames_per_tick), 3) if seconds > 0 else None
+        return round(frames / seconds / FRAMES_PER_SECOND, 3) if seconds > 0 else None
 
     def _process(self, node: int) -> trio.Process | None:
         process = self.runs[node].process
@@ -529,10 +531,27 @@ def _pack(work_dir: Path) -> bytes:
     return buffer.getvalue()
 
 
-def run_race(plan: RacePlan, work_dir: Path) -> RaceResult:
-    """Run one race in ``work_dir`` (created, and removed afterwards) and judge it (module docstring)."""
+def share_derived_cache(work_dir: Path, processes: list[str], cache: Path) -> None:
+    """Give the processes of a race (their data directories under ``work_dir``) one derived cache, ``cache``:
+    each one's ``<data-dir>/cache`` is a link to it. The built-in assets are then baked by the first node
+    that starts, not again by every node and every replay; each entry is named by what it was derived from,
+    written atomically and checked by ``sim_core`` when it is read, so a shared entry is the one each would
+    have made (and a bad one is rebuilt, never trusted)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    for name in processes:
+        (work_dir / name).mkdir(parents=True, exist_ok=True)
+        (work_dir / name / "cache").symlink_to(cache, target_is_directory=True)
+
+
+def run_race(plan: RacePlan, work_dir: Path, cache: Path | None = None) -> RaceResult:
+    """Run one race in ``work_dir`` (created, and removed afterwards) and judge it (module docstring). Its
+    node and spectator processes share the derived cache ``cache`` (default: one of the race's own;
+    ``share_derived_cache``)."""
     work_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    spectating = plan.faults.spectators
+    share_derived_cache(work_dir, [f"node{i}" for i in range(plan.nodes)]
+                        + [f"spectator{i}" for i in range(spectating.count if spectating else 0)], cache or work_dir / "cache")
     try:
         (work_dir / "plan.json").write_text(json.dumps(plan.to_json(), indent=1))
         harness, failure = trio.run(_race, plan, work_dir, _loopback_block())

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -34,3 +35,22 @@ def test_light_commands_do_not_import_the_simulation(tmp_path, argv):
 def test_the_simulation_is_imported_when_a_command_simulates(tmp_path):
     code = "from open4wd_node.cli.main import main\nmain(['sim', '--cars', '1', '--frames', '1'])"
     assert "numpy" in imported_after(code, tmp_path)
+
+
+def test_a_host_without_signaling_holds_no_webrtc_stack_metrics_or_dask(tmp_path):
+    """A TCP host with its room open (the soak's and most players' node) has imported none of the
+    optional stacks: they cost every node process start-up CPU it does not use."""
+    command = [sys.executable, "-X", "importtime", "-m", "open4wd_node.cli.main", "--data-dir", str(tmp_path), "host",
+               "--listen", "127.0.0.1:0", "--json", "--min-players", "2", "--max-players", "2"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as host:
+        stuck = threading.Timer(120, host.kill)  # a host that never opens its room ends the test, not the suite
+        stuck.start()
+        try:
+            assert any('"room-created"' in line for line in host.stdout), "the host ended without opening its room"
+        finally:
+            stuck.cancel()
+            host.terminate()
+        imported = {line.rsplit("|", 1)[1].strip() for line in host.stderr.read().splitlines() if line.startswith("import time:")}
+    assert "open4wd_node.node.match" in imported  # the probe saw the node's own imports
+    optional = ("aiortc", "av", "trio_asyncio", "trio_websocket", "prometheus_client", "distributed", "dask")
+    assert sorted(name for name in imported if name.split(".")[0] in optional) == []

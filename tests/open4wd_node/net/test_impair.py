@@ -9,7 +9,7 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy, _FrameCursor
+from open4wd_node.net.impair import Direction, Impairment, ImpairmentProxy, _FrameCursor, _Pipe
 from open4wd_node.net.link import LinkClosed
 from open4wd_node.net.transport import dial, serve
 from open4wd_node.runtime.addresses import Address
@@ -101,10 +101,21 @@ async def test_a_bandwidth_cap_paces_the_bytes(fast_clock):
         nursery.cancel_scope.cancel()
 
 
-async def test_a_stall_forwards_nothing_until_it_ends_and_loses_nothing(fast_clock):
+# An unimpaired direction forwards as it reads (no queue, no writer task); a delayed one queues: both behave alike.
+BOTH_PIPES = pytest.mark.parametrize("impairment", [Impairment(), Impairment(delay_ms=5)], ids=["direct", "queued"])
+
+
+def test_only_a_direction_without_delay_or_cap_is_forwarded_directly():
+    assert [_Pipe(ImpairmentProxy(up=impairment), Direction.UP, 1, None).direct
+            for impairment in (Impairment(), Impairment(flip_offsets=(3,), flip_rate=0.5), Impairment(delay_ms=1),
+                               Impairment(bandwidth_bytes_per_s=1000))] == [True, True, False, False]
+
+
+@BOTH_PIPES
+async def test_a_stall_forwards_nothing_until_it_ends_and_loses_nothing(fast_clock, impairment):
     sink = Sink()
     async with trio.open_nursery() as nursery:
-        proxy = await start(nursery, sink)
+        proxy = await start(nursery, sink, up=impairment)
         client = await connect(proxy)
         await client.send_all(b"before")
         await until(lambda: bytes(sink.received) == b"before")
@@ -169,10 +180,11 @@ def test_the_frame_cursor_finds_every_frame_end_however_the_stream_is_cut(bodies
     assert ends == expected and cursor.between_frames
 
 
-async def test_flip_next_frame_alters_the_last_byte_of_one_frame_once(fast_clock):
+@BOTH_PIPES
+async def test_flip_next_frame_alters_the_last_byte_of_one_frame_once(fast_clock, impairment):
     sink = Sink()
     async with trio.open_nursery() as nursery:
-        proxy = await start(nursery, sink)
+        proxy = await start(nursery, sink, up=impairment)
         client = await connect(proxy)
         await client.send_all(frames(b"a" * 10) + HEADER.pack(6) + b"bbb")  # a whole frame, half of the next
         await until(lambda: len(sink.received) == 14 + 7)
@@ -184,10 +196,11 @@ async def test_flip_next_frame_alters_the_last_byte_of_one_frame_once(fast_clock
     assert proxy.stats.flipped[Direction.UP] == 1
 
 
-async def test_inject_writes_between_frames_never_inside_one(fast_clock):
+@BOTH_PIPES
+async def test_inject_writes_between_frames_never_inside_one(fast_clock, impairment):
     sink = Sink()
     async with trio.open_nursery() as nursery:
-        proxy = await start(nursery, sink)
+        proxy = await start(nursery, sink, up=impairment, down=impairment)
         client = await connect(proxy)
         await client.send_all(frames(b"1" * 8) + HEADER.pack(4) + b"22")  # stopped inside the second frame
         await until(lambda: len(sink.received) == 12 + 6)
