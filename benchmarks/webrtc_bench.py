@@ -50,7 +50,8 @@ from typing import Any
 import trio
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
+TREE = Path(os.environ.get("OPEN4WD_BENCH_TREE", REPO))  # the node's source tree measured (``--against``)
+sys.path[:0] = [str(TREE), str(REPO / "benchmarks")]
 
 from link_bench import BODY_BYTES, UNLIMITED, bench_message, noise_pair, raw_pair  # noqa: E402
 
@@ -374,22 +375,39 @@ async def noise_delivery(samples: int) -> dict[str, float]:
     return {"median_ms": median, "cpu_us": cpu}
 
 
-def part_links(rounds: int, samples: int) -> None:
-    """Noise, direct WebRTC and relayed WebRTC interleaved ``rounds`` times in one trio run (trio-asyncio)."""
+def links_round(samples: int) -> dict[str, dict[str, Any]]:
+    """Noise, direct WebRTC and relayed WebRTC, one after the other in one trio run of this process."""
     from open4wd_node.net.webrtc.bridge import asyncio_bridge
 
-    async def main() -> dict[str, list[dict[str, Any]]]:
-        results: dict[str, list[dict[str, Any]]] = {"noise": [], "webrtc": [], "webrtc-relay": []}
+    async def main() -> dict[str, dict[str, Any]]:
         async with asyncio_bridge():
-            for _ in range(rounds):
-                results["noise"].append(await noise_delivery(samples))
-                results["webrtc"].append(await carrier_figures(samples, relay=False))
-                results["webrtc-relay"].append(await carrier_figures(samples, relay=True))
-        return results
+            return {"noise": await noise_delivery(samples), "webrtc": await carrier_figures(samples, relay=False),
+                    "webrtc-relay": await carrier_figures(samples, relay=True)}
 
-    results = trio.run(main)
-    print(f"== links: {rounds} rounds x {samples} one-way deliveries, {BODY_BYTES}-byte bodies, loopback, "
-          f"one process; load {load()}")
+    return trio.run(main)
+
+
+def part_links(rounds: int, samples: int, against: Path | None) -> None:
+    """``links_round`` ``rounds`` times, each in a fresh process; with ``against`` (another checkout's source
+    tree), its round after each of this tree's, so the two are compared in the same minutes."""
+    trees = {"this tree": TREE} | ({f"against {against}": against} if against is not None else {})
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in trees}
+    for _ in range(rounds):
+        for name, tree in trees.items():
+            done = subprocess.run([sys.executable, __file__, "--one-links", "--samples", str(samples)],
+                                  env={**os.environ, "OPEN4WD_BENCH_TREE": str(tree)}, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"the links round of {name} failed: {done.stderr[-3000:]}")
+            for kind, figures in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                results[name].setdefault(kind, []).append(figures)
+    for name, measured in results.items():
+        print(f"== links, {name}: {rounds} rounds x {samples} one-way deliveries, {BODY_BYTES}-byte bodies, "
+              f"loopback, a process per round; load {load()}")
+        links_summary(measured)
+
+
+def links_summary(results: dict[str, list[dict[str, Any]]]) -> None:
+    """The medians of one tree's rounds, as ratios to the Noise link of the same rounds."""
     noise = results["noise"]
     for kind in ("webrtc", "webrtc-relay"):
         runs = results[kind]
@@ -471,16 +489,22 @@ def main() -> None:
     parser.add_argument("--part", choices=("bridge", "links", "nat", "install"), action="append")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--samples", type=int, default=1_000)
+    parser.add_argument("--against", type=Path, help="links: also measure this source tree (another checkout of "
+                        "the node), alternating with this one")
     parser.add_argument("--one-bridge", choices=tuple(BRIDGES), help=argparse.SUPPRESS)
+    parser.add_argument("--one-links", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one_bridge:
         print(json.dumps(BRIDGES[args.one_bridge](args.samples)))
+        return
+    if args.one_links:
+        print(json.dumps(links_round(args.samples)))
         return
     parts = args.part or ["bridge", "links", "nat", "install"]
     if "bridge" in parts:
         part_bridge(args.rounds, args.samples)
     if "links" in parts:
-        part_links(args.rounds, args.samples)
+        part_links(args.rounds, args.samples, args.against)
     if "nat" in parts:
         part_nat(args.rounds)
     if "install" in parts:

@@ -17,7 +17,7 @@ WEBRTC = ("--ice-host", "127.0.0.1")  # loopback only: aioice offers no loopback
 def start_signal(tmp_path) -> tuple[subprocess.Popen, str]:
     """A real signaling service on 127.0.0.1 and its ``ws://`` URL."""
     process = subprocess.Popen([sys.executable, "-m", "open4wd_node.cli.main", "--data-dir", str(tmp_path / "signal"),
-                                "signal", "--listen", "127.0.0.1:0", "--json"],
+                                "signal", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--json"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     started = json.loads(process.stdout.readline())
     assert started["event"] == "signal-listening"
