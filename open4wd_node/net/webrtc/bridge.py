@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections import deque
 import concurrent.futures
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 import trio
@@ -46,6 +47,13 @@ log = structlog.get_logger("open4wd_node.webrtc")
 STOP_TIMEOUT_S = 5.0  # how long the end of the block waits for the loop's tasks to finish and the thread to end
 
 _CURRENT: ContextVar[AsyncioThread | None] = ContextVar("open4wd_webrtc_bridge", default=None)
+
+
+class BridgeUser(Protocol):
+    """What lives on the bridge's loop and must end if the loop dies (a link's carrier)."""
+
+    def bridge_ended(self, reason: LinkClosed) -> None:
+        """The loop has died: end with ``reason``."""
 
 
 class Handoff:
@@ -92,7 +100,7 @@ class AsyncioThread:
         self.failure: BaseException | None = None  # why the loop ended before the block did
         self._ended = trio.Event()  # the thread has finished (set in trio)
         self._waiting: set[trio.Event] = set()  # the ``run`` calls waiting on the loop
-        self._watchers: list[Callable[[LinkClosed], None]] = []
+        self._users: weakref.WeakSet[BridgeUser] = weakref.WeakSet()  # a link gone is forgotten
         self._thread = threading.Thread(target=self._serve, name="open4wd-aiortc", daemon=True)
 
     # ---- the asyncio thread ----------------------------------------------------------------------
@@ -138,17 +146,17 @@ class AsyncioThread:
         if self.failure is not None:
             log.error("webrtc-bridge-failed", error=repr(self.failure))
             reason = self.ended_reason()
-            for watcher in self._watchers:
-                watcher(reason)
+            for user in list(self._users):
+                user.bridge_ended(reason)
 
     def ended_reason(self) -> LinkClosed:
         """What a link on this loop ends with once the loop has ended."""
         why = f"the asyncio loop that runs aiortc ended: {self.failure!r}" if self.failure else "the asyncio loop ended"
         return LinkClosed("webrtc-bridge-failed", why)
 
-    def watch(self, ended: Callable[[LinkClosed], None]) -> None:
-        """Call ``ended`` (in trio) if the loop dies while the block still runs."""
-        self._watchers.append(ended)
+    def watch(self, user: BridgeUser) -> None:
+        """Tell ``user`` (in trio) if the loop dies while the block still runs and ``user`` lives."""
+        self._users.add(user)
 
     def handoff_to_asyncio(self, failed: Callable[[BaseException], None]) -> Handoff:
         """Ordered calls into the loop (``failed`` runs in trio with what one raised)."""

@@ -141,7 +141,7 @@ class WebRTCCarrier:
             channel.on("bufferedamountlow", lambda: self._to_trio.put(self._on_drained))
         pc.on("connectionstatechange", lambda: self._to_trio.put(self._on_state, pc.connectionState,
                                                                  pc.sctp.transport.state if pc.sctp else None))
-        bridge.watch(self._fail_soon)
+        bridge.watch(self)
 
     # ---- what aiortc fired, handed to trio in order ----------------------------------------------
 
@@ -154,6 +154,11 @@ class WebRTCCarrier:
             log.warning("webrtc-bridge-call-failed", error=repr(exc), peer=self.remote_label)
         self._peer_gone.set()
         self._fail_soon(LinkClosed("link-broken", f"the DataChannel refused a message: {exc!r}", by_peer=True))
+
+    def bridge_ended(self, reason: LinkClosed) -> None:
+        """The bridge's loop died: the link ends with ``reason`` (``webrtc-bridge-failed``)."""
+        self._peer_gone.set()
+        self._fail_soon(reason)
 
     def _on_drained(self) -> None:
         self._drained.set()
