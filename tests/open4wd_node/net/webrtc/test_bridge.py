@@ -30,6 +30,15 @@ def _die() -> None:
     raise _Died("the loop's thread broke")
 
 
+async def _forever(cancelled: threading.Event) -> None:
+    """An asyncio task that never ends by itself; ``cancelled`` is set when it is cancelled."""
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        cancelled.set()
+        raise
+
+
 def test_calls_cross_in_order_with_one_wake_up_per_batch_and_a_failure_costs_only_its_call():
     wake_ups: list = []
     ran: list[int] = []
@@ -65,22 +74,12 @@ def test_a_call_put_after_the_other_side_ended_is_a_failure_not_a_crash():
 async def test_the_thread_ends_with_the_block_and_the_tasks_left_on_its_loop_are_cancelled():
     cancelled = threading.Event()
 
-    async def forever() -> None:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-
-    async def start_forever(bridge) -> None:
-        await bridge.run(forever)
-
     async with asyncio_bridge() as bridge:
         assert current_bridge() is bridge and len(_bridge_threads()) == 1
         async with asyncio_bridge() as inner:  # a block inside one shares its loop
             assert inner is bridge
         assert await bridge.run(asyncio.sleep, 0, "on the loop") == "on the loop"
-        bridge.loop.call_soon_threadsafe(asyncio.ensure_future, forever())  # a task nobody awaits
+        bridge.loop.call_soon_threadsafe(asyncio.ensure_future, _forever(cancelled))  # a task nobody awaits
     assert current_bridge() is None and _bridge_threads() == [] and cancelled.is_set() and bridge.loop.is_closed()
 
 
@@ -88,16 +87,9 @@ async def test_a_cancelled_block_still_ends_the_thread_and_cancels_what_it_waite
     cancelled = threading.Event()
     started = trio.Event()
 
-    async def forever() -> None:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-
     async def waiting(bridge) -> None:
         started.set()
-        await bridge.run(forever)
+        await bridge.run(_forever, cancelled)
 
     with trio.CancelScope() as scope:
         async with asyncio_bridge() as bridge, trio.open_nursery() as nursery:
