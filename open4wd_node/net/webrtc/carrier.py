@@ -100,8 +100,8 @@ class WebRTCCarrier:
         handed to trio from then on."""
         self.kind = kind
         self._bridge = bridge  # the asyncio thread the peer connection runs on
-        self._to_trio = bridge.handoff_to_trio(self._handoff_failed)
-        self._to_asyncio = bridge.handoff_to_asyncio(self._handoff_failed)
+        self._to_trio = bridge.handoff_to_trio(self._callback_failed)
+        self._to_asyncio = bridge.handoff_to_asyncio(self._send_refused)
         self._posted_bytes = 0  # frames handed to the asyncio thread (written in trio only)
         self._sent_bytes = 0  # of those, given to aiortc (written on the asyncio thread only)
         self.peer_id = PeerId("")  # set once the peer is bound
@@ -145,15 +145,15 @@ class WebRTCCarrier:
 
     # ---- what aiortc fired, handed to trio in order ----------------------------------------------
 
-    def _handoff_failed(self, exc: BaseException) -> None:
-        """A send aiortc refused (the channel closed under it), or a bug in a callback: the link ends."""
-        if isinstance(exc, LinkClosed):
-            self._fail_soon(exc)
-            return
-        if not self._peer_gone.is_set() and self._failure is None and self.closed is None:
-            log.warning("webrtc-bridge-call-failed", error=repr(exc), peer=self.remote_label)
+    def _send_refused(self, exc: BaseException) -> None:
+        """aiortc refused a send on its thread (InvalidStateError: the channel closed under it): the link ends."""
         self._peer_gone.set()
-        self._fail_soon(LinkClosed("link-broken", f"the DataChannel refused a message: {exc!r}", by_peer=True))
+        self._fail_soon(LinkClosed("link-broken", f"the DataChannel closed: {exc!r}", by_peer=True))
+
+    def _callback_failed(self, exc: BaseException) -> None:
+        """This node's own bug while it handled what aiortc fired: logged, and the link ends (not the peer's fault)."""
+        log.error("webrtc-callback-failed", error=repr(exc), peer=self.remote_label)
+        self._fail_soon(LinkClosed("internal-error", f"this node failed on what its DataChannel delivered: {exc!r}"))
 
     def bridge_ended(self, reason: LinkClosed) -> None:
         """The bridge's loop died: the link ends with ``reason`` (``webrtc-bridge-failed``)."""
@@ -306,7 +306,7 @@ class WebRTCCarrier:
         self._post(channel, frame)
 
     def _post(self, channel: RTCDataChannel, frame: bytes) -> None:
-        """Hand ``frame`` to the asyncio thread for ``channel``; a refusal there ends the link (``_handoff_failed``)."""
+        """Hand ``frame`` to the asyncio thread for ``channel``; a refusal there ends the link (``_send_refused``)."""
         self._posted_bytes += len(frame)
         self._to_asyncio.put(self._send_now, channel, frame)
 
