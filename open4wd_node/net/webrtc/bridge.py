@@ -2,13 +2,15 @@
 
 The node is one ``trio.run``; aiortc is asyncio. The bridge runs a plain asyncio event loop in a
 dedicated thread for as long as its block (``asyncio_bridge``) runs, and the two sides talk through
-ordered queues, one wake-up of the other side per batch of calls (``Handoff``):
+one ordered queue each way, shared by every link, one wake-up of the other side per batch of calls
+(``Handoff``): a race tick's sends to every peer wake the loop once, and the messages of every peer that
+came in one turn of the loop wake trio once.
 
 - to the asyncio side: a coroutine awaited from trio (``AsyncioThread.run``: a negotiation's steps, a
   peer connection's close), and a link's synchronous aiortc calls (a DataChannel ``send``), posted without
-  waiting (``AsyncioThread.handoff_to_asyncio``);
+  waiting (``AsyncioThread.call_on_loop``);
 - to trio: every callback aiortc fires for a link (a message, a channel opening or closing, a state
-  change) is posted in the order aiortc fired it and runs in trio's thread (``AsyncioThread.handoff_to_trio``),
+  change) is posted in the order aiortc fired it and runs in trio's thread (``AsyncioThread.call_in_trio``),
   so a link's rules, buffers and events live in trio alone.
 
 Why a thread rather than an asyncio loop inside trio (trio-asyncio) or trio as a guest of asyncio (guest
@@ -60,34 +62,37 @@ class Handoff:
     """Calls made on one side of the bridge, run in the order they were made on the other side, with one
     wake-up of that side per batch: a call put while an earlier batch waits to run joins it. ``schedule``
     is the other side's thread-safe "run this soon" (``loop.call_soon_threadsafe``,
-    ``TrioToken.run_sync_soon``); ``failed`` gets what a call raised (the calls after it still run)."""
+    ``TrioToken.run_sync_soon``); what a call raises goes to its own ``failed`` through ``report``
+    (``report(failed, exc)``: at once, or handed on to the side ``failed`` lives on), and the calls after it
+    still run."""
 
-    def __init__(self, schedule: Callable[[Callable[[], None]], object], failed: Callable[[BaseException], None]) -> None:
-        self._calls: deque[tuple[Callable[..., object], tuple[Any, ...]]] = deque()
+    def __init__(self, schedule: Callable[[Callable[[], None]], object],
+                 report: Callable[[Callable[[BaseException], None], BaseException], None]) -> None:
+        self._calls: deque[tuple[Callable[[BaseException], None], Callable[..., object], tuple[Any, ...]]] = deque()
         self._scheduled = False
         self._schedule = schedule
-        self._failed = failed
+        self._report = report
 
-    def put(self, function: Callable[..., object], *args: Any) -> None:
-        """Run ``function(*args)`` on the other side, after every call put before it."""
-        self._calls.append((function, args))
+    def put(self, failed: Callable[[BaseException], None], function: Callable[..., object], *args: Any) -> None:
+        """Run ``function(*args)`` on the other side, after every call put before it; ``failed`` gets what it raises."""
+        self._calls.append((failed, function, args))
         if not self._scheduled:  # the batch's run resets this before it reads the queue: nothing is left behind
             self._scheduled = True
             try:
                 self._schedule(self._run)
             except RuntimeError as exc:  # the other side has ended (a closed loop, a finished trio run)
                 self._scheduled = False
-                self._calls.clear()
-                self._failed(exc)
+                while self._calls:
+                    self._report(self._calls.popleft()[0], exc)
 
     def _run(self) -> None:
         self._scheduled = False
         while self._calls:
-            function, args = self._calls.popleft()
+            failed, function, args = self._calls.popleft()
             try:
                 function(*args)
-            except Exception as exc:  # noqa: BLE001 - handed to the owner, which ends its link with a code
-                self._failed(exc)
+            except Exception as exc:  # noqa: BLE001 - handed to the call's owner, which ends its link with a code
+                self._report(failed, exc)
 
 
 class AsyncioThread:
@@ -102,6 +107,8 @@ class AsyncioThread:
         self._waiting: set[trio.Event] = set()  # the ``run`` calls waiting on the loop
         self._users: weakref.WeakSet[BridgeUser] = weakref.WeakSet()  # a link gone is forgotten
         self._thread = threading.Thread(target=self._serve, name="open4wd-aiortc", daemon=True)
+        self._into_trio = Handoff(self.token.run_sync_soon, _report_here)
+        self._onto_loop = Handoff(self.loop.call_soon_threadsafe, self._report_in_trio)
 
     # ---- the asyncio thread ----------------------------------------------------------------------
 
@@ -158,14 +165,19 @@ class AsyncioThread:
         """Tell ``user`` (in trio) if the loop dies while the block still runs and ``user`` lives."""
         self._users.add(user)
 
-    def handoff_to_asyncio(self, failed: Callable[[BaseException], None]) -> Handoff:
-        """Ordered calls into the loop (``failed`` runs in trio with what one raised)."""
-        to_trio = self.handoff_to_trio(failed)
-        return Handoff(self.loop.call_soon_threadsafe, lambda exc: to_trio.put(failed, exc))
+    def call_on_loop(self, failed: Callable[[BaseException], None], function: Callable[..., object], *args: Any) -> None:
+        """Run ``function(*args)`` on the loop after every call posted before it, without waiting;
+        ``failed`` runs in trio with what it raised."""
+        self._onto_loop.put(failed, function, *args)
 
-    def handoff_to_trio(self, failed: Callable[[BaseException], None]) -> Handoff:
-        """Ordered calls into trio (``failed`` runs in trio with what one raised)."""
-        return Handoff(self.token.run_sync_soon, failed)
+    def call_in_trio(self, failed: Callable[[BaseException], None], function: Callable[..., object], *args: Any) -> None:
+        """Run ``function(*args)`` in trio after every call posted before it (from aiortc's callbacks);
+        ``failed`` gets what it raised."""
+        self._into_trio.put(failed, function, *args)
+
+    def _report_in_trio(self, failed: Callable[[BaseException], None], exc: BaseException) -> None:
+        """What a call on the loop raised, to its owner in trio."""
+        self._into_trio.put(_logged, failed, exc)
 
     async def run(self, function: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
         """``await function(*args)`` on the loop; a trio cancellation cancels it there. ``LinkClosed``
@@ -203,6 +215,15 @@ class AsyncioThread:
             self._thread.join()
         else:
             log.error("webrtc-bridge-stuck", seconds=STOP_TIMEOUT_S)
+
+
+def _report_here(failed: Callable[[BaseException], None], exc: BaseException) -> None:
+    failed(exc)
+
+
+def _logged(exc: BaseException) -> None:
+    """What a call's own failure handler raised: nobody left to tell but the log."""
+    log.error("webrtc-bridge-report-failed", error=repr(exc))
 
 
 def current_bridge() -> AsyncioThread | None:

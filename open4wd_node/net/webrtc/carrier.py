@@ -36,7 +36,8 @@ from __future__ import annotations
 import secrets
 from collections import deque
 from dataclasses import replace
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import structlog
 import trio
@@ -100,8 +101,6 @@ class WebRTCCarrier:
         handed to trio from then on."""
         self.kind = kind
         self._bridge = bridge  # the asyncio thread the peer connection runs on
-        self._to_trio = bridge.handoff_to_trio(self._callback_failed)
-        self._to_asyncio = bridge.handoff_to_asyncio(self._send_refused)
         self._posted_bytes = 0  # frames handed to the asyncio thread (written in trio only)
         self._sent_bytes = 0  # of those, given to aiortc (written on the asyncio thread only)
         self.peer_id = PeerId("")  # set once the peer is bound
@@ -135,15 +134,19 @@ class WebRTCCarrier:
             self._channels[plan.lane] = channel
             self._readers[plan.lane] = ChannelReader(
                 ChunkLimits(plan.max_message_bytes, chunk.max_in_flight, chunk.deadline_ms) if plan.reliable else None)
-            channel.on("message", lambda data, plan=plan: self._to_trio.put(self._on_message, plan, data))
-            channel.on("open", lambda: self._to_trio.put(self._on_open))
-            channel.on("close", lambda: self._to_trio.put(self._on_channel_close))
-            channel.on("bufferedamountlow", lambda: self._to_trio.put(self._on_drained))
-        pc.on("connectionstatechange", lambda: self._to_trio.put(self._on_state, pc.connectionState,
-                                                                 pc.sctp.transport.state if pc.sctp else None))
+            channel.on("message", lambda data, plan=plan: self._in_trio(self._on_message, plan, data))
+            channel.on("open", lambda: self._in_trio(self._on_open))
+            channel.on("close", lambda: self._in_trio(self._on_channel_close))
+            channel.on("bufferedamountlow", lambda: self._in_trio(self._on_drained))
+        pc.on("connectionstatechange", lambda: self._in_trio(self._on_state, pc.connectionState,
+                                                            pc.sctp.transport.state if pc.sctp else None))
         bridge.watch(self)
 
     # ---- what aiortc fired, handed to trio in order ----------------------------------------------
+
+    def _in_trio(self, function: Callable[..., object], *args: Any) -> None:
+        """On the asyncio thread: run what aiortc fired for this link in trio, in order."""
+        self._bridge.call_in_trio(self._callback_failed, function, *args)
 
     def _send_refused(self, exc: BaseException) -> None:
         """aiortc refused a send on its thread (InvalidStateError: the channel closed under it): the link ends."""
@@ -308,7 +311,7 @@ class WebRTCCarrier:
     def _post(self, channel: RTCDataChannel, frame: bytes) -> None:
         """Hand ``frame`` to the asyncio thread for ``channel``; a refusal there ends the link (``_send_refused``)."""
         self._posted_bytes += len(frame)
-        self._to_asyncio.put(self._send_now, channel, frame)
+        self._bridge.call_on_loop(self._send_refused, self._send_now, channel, frame)
 
     def _send_now(self, channel: RTCDataChannel, frame: bytes) -> None:
         """On the asyncio thread: give ``frame`` to aiortc (InvalidStateError once the channel closed)."""

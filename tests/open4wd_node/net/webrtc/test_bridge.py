@@ -43,18 +43,18 @@ def test_calls_cross_in_order_with_one_wake_up_per_batch_and_a_failure_costs_onl
     wake_ups: list = []
     ran: list[int] = []
     failures: list[BaseException] = []
-    handoff = Handoff(wake_ups.append, failures.append)
+    handoff = Handoff(wake_ups.append, lambda failed, exc: failed(exc))
 
     def fail() -> None:
         raise ValueError("refused")
 
-    handoff.put(ran.append, 1)
-    handoff.put(fail)
-    handoff.put(ran.append, 2)
+    handoff.put(failures.append, ran.append, 1)
+    handoff.put(failures.append, fail)
+    handoff.put(failures.append, ran.append, 2)
     assert len(wake_ups) == 1 and ran == []  # one wake-up for the whole batch, nothing run on this side
     wake_ups.pop()()
     assert ran == [1, 2] and [str(f) for f in failures] == ["refused"]
-    handoff.put(ran.append, 3)  # the next batch wakes the other side again
+    handoff.put(failures.append, ran.append, 3)  # the next batch wakes the other side again
     assert len(wake_ups) == 1
     wake_ups.pop()()
     assert ran == [1, 2, 3]
@@ -66,8 +66,8 @@ def test_a_call_put_after_the_other_side_ended_is_a_failure_not_a_crash():
     def ended(_: object) -> None:
         raise RuntimeError("Event loop is closed")
 
-    handoff = Handoff(ended, failures.append)
-    handoff.put(print, "never")
+    handoff = Handoff(ended, lambda failed, exc: failed(exc))
+    handoff.put(failures.append, print, "never")
     assert [str(f) for f in failures] == ["Event loop is closed"]
 
 
