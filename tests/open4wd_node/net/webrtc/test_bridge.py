@@ -126,3 +126,12 @@ async def test_a_loop_that_dies_ends_the_calls_and_the_links_on_it_with_a_code()
                 await offered.receive_first(1024)
             assert also.value.code == "webrtc-bridge-failed"
     assert _bridge_threads() == []
+
+
+async def test_the_thread_ends_with_the_block_on_a_test_s_autojump_clock(autojump_clock):
+    """The end waits for the thread in real time: the virtual clock jumping meanwhile does not cut it short."""
+    cancelled = threading.Event()
+    async with asyncio_bridge() as bridge:
+        bridge.loop.call_soon_threadsafe(asyncio.ensure_future, _forever(cancelled))
+        assert await bridge.run(asyncio.sleep, 0, "on the loop") == "on the loop"
+    assert _bridge_threads() == [] and cancelled.is_set() and bridge.loop.is_closed()
