@@ -7,7 +7,12 @@ machine), beside the CPU a tick costs a process that does nothing else (``idle_t
 measured beside them).
 
     python benchmarks/race_bench.py [--samples 2000] [--processes 2,4,8] [--frames-per-tick 1,2,3]
-        [--rounds N [--pause SECONDS]]
+        [--transport tcp,webrtc-direct] [--rounds N [--pause SECONDS]]
+
+``--transport`` races every configuration once over each transport of the demo (``tcp``: TCP + Noise;
+``webrtc-direct``: WebRTC links through a local ``open4wd-node signal``, host candidates on 127.0.0.1;
+``webrtc``: the same relayed by a local coturn), one after the other, and prints each WebRTC race's CPU per
+node-frame as a ratio to the TCP race just before it.
 
 Every figure is printed with the machine's load average at the start. CPU per node-frame is CPU time,
 so a loaded machine does not add its waiting to it, but it does inflate it (cold caches: docs/node.md,
@@ -286,21 +291,23 @@ def after_wake(samples: int = 120) -> tuple[float, float]:
     return statistics.median(first) / 1000, statistics.median(again) / 1000
 
 
-def processes(count: int, frames_per_tick: int = 1) -> dict:
-    """Race ``count`` node processes (the demo) in a fresh data directory, their pumps stepping
-    ``frames_per_tick`` frames per wake-up; ``idle_tick_us``: ``idle_ticks`` measured beside them."""
+def processes(count: int, frames_per_tick: int = 1, transport: str = "tcp") -> dict:
+    """Race ``count`` node processes (the demo) linked over ``transport`` in a fresh data directory, their
+    pumps stepping ``frames_per_tick`` frames per wake-up; ``idle_tick_us``: ``idle_ticks`` measured beside them."""
+    over = [] if transport == "tcp" else ["--transport", transport]  # an older install knows no --transport
     probe = subprocess.Popen([sys.executable, __file__, "--idle-probe"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     before = _host_ticks()
     try:
         with tempfile.TemporaryDirectory(prefix="open4wd-race-bench-") as data_dir:
             out = subprocess.run([sys.executable, "-P", "-m", "open4wd_node.cli.main", "--data-dir", data_dir,
-                                  "demo", "--nodes", str(count), "--frames-per-tick", str(frames_per_tick), "--json"],
+                                  "demo", "--nodes", str(count), "--frames-per-tick", str(frames_per_tick), *over,
+                                  "--json"],
                                  capture_output=True, text=True, timeout=900)
     finally:
         idle, _ = probe.communicate("", timeout=60)
     if out.returncode != 0:
-        raise SystemExit(f"the demo of {count} nodes failed ({out.returncode}): {out.stderr[-2000:]}")
+        raise SystemExit(f"the demo of {count} nodes over {transport} failed ({out.returncode}): {out.stderr[-2000:]}")
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "idle_tick_us": float(idle),
             "host": _host_shares(before, _host_ticks())}
 
@@ -336,6 +343,8 @@ def main() -> None:
                         "comma-separated list, e.g. 2,4,8")
     parser.add_argument("--frames-per-tick", default="1", help="race each N of --processes once for each of these "
                         "frames per pump tick, a comma-separated list of 1..4 (docs/node.md \"Frames per tick\")")
+    parser.add_argument("--transport", default="tcp", help="race each configuration over each of these demo "
+                        "transports in turn, a comma-separated list of tcp, webrtc-direct, webrtc")
     parser.add_argument("--rounds", type=int, default=1, help="race every configuration this many times, "
                         "--pause seconds apart, then summarise each (a shared machine's figure moves by half again "
                         "within minutes)")
@@ -349,6 +358,9 @@ def main() -> None:
         return
     counts = [int(n) for n in args.processes.split(",") if n.strip()]
     ticks = [int(n) for n in args.frames_per_tick.split(",") if n.strip()]
+    transports = [t.strip() for t in args.transport.split(",") if t.strip()]
+    if not transports or not set(transports) <= {"tcp", "webrtc-direct", "webrtc"}:
+        parser.error("--transport is a comma-separated list of tcp, webrtc-direct, webrtc")
     print(f"load average at start {_load()} on {os.cpu_count()} cores")
     print(f"an idle 60 Hz tick, alone                      {trio.run(idle_ticks, 3.0):.0f} µs of CPU (a trio loop "
           "that only waits for its next tick as a node's pump does: what every frame costs a node before any work)")
@@ -367,44 +379,50 @@ def main() -> None:
     print("the floor's pieces, CPU per call              " + ", ".join(f"{k} {v:.1f} µs" for k, v in floor.items()))
     print(f"floor per node-frame with 7 peers             {floor_us(floor):.0f} µs (7 × every per-peer piece, "
           "+ sign, + one step: nothing else, no scheduling, no session bookkeeping, no redundant copies)")
-    configurations = [(c, t) for c in counts for t in ticks]
+    configurations = [(c, t, over) for c in counts for t in ticks for over in transports]
     rows = []
+    tcp_cpu: dict[tuple[int, int], float] = {}  # the last TCP race's CPU per node-frame of each configuration
     for round_index in range(args.rounds):
         if round_index:
             time.sleep(args.pause)
-        for count, per_tick in configurations:
+        for count, per_tick, transport in configurations:
             load = _load()
             started = time.strftime("%H:%M:%S UTC", time.gmtime())
             floor_now = min(floor_us(floor_costs(1000)) for _ in range(3))  # just before the race, least of three
-            summary = processes(count, per_tick)
+            summary = processes(count, per_tick, transport)
             cpu = summary.get("cpu") or {}
             ratio = cpu.get("per_frame_us", 0) / floor_now
-            print(f"{count} node processes at 60 Hz, {per_tick} frame(s) per tick (load average at start {load}, "
-                  f"{started}): worst lag {summary['max_lag']} frames, "
+            if transport == "tcp":
+                tcp_cpu[count, per_tick] = cpu.get("per_frame_us", 0)
+            against_tcp = (f"; {cpu.get('per_frame_us', 0) / tcp_cpu[count, per_tick]:.2f}× the TCP race's CPU per "
+                           "node-frame just before" if transport != "tcp" and tcp_cpu.get((count, per_tick)) else "")
+            print(f"{count} node processes at 60 Hz over {transport}, {per_tick} frame(s) per tick (load average at "
+                  f"start {load}, {started}): worst lag {summary['max_lag']} frames, "
                   f"{summary['finished']} finished, {summary['agreed_hashes']} agreed hashes, "
                   f"{summary['disagreements']} disagreements, {summary['elapsed_s']} s; CPU per node-frame "
                   f"{ratio:.2f}× the floor measured just before ({cpu.get('per_frame_us', 0):.0f} µs against "
                   f"{floor_now:.0f} µs; worst node {cpu.get('worst_per_frame_us', 0) / floor_now:.2f}×); an idle 60 Hz "
-                  f"tick beside them {summary['idle_tick_us']:.0f} µs; the machine's CPUs meanwhile {summary['host']}")
-            rows.append((count, per_tick, load, summary["max_lag"], cpu, summary["idle_tick_us"], floor_now))
+                  f"tick beside them {summary['idle_tick_us']:.0f} µs; the machine's CPUs meanwhile {summary['host']}"
+                  f"{against_tcp}")
+            rows.append((count, per_tick, transport, load, summary["max_lag"], cpu, summary["idle_tick_us"], floor_now))
     if rows:
         print(_table(rows))
     if args.rounds > 1:
         for configuration in dict.fromkeys(configurations):
             print(_spread(*configuration, [(row_cpu.get("per_frame_us", 0) / floor_row, lag)
-                                           for nodes, frames, _, lag, row_cpu, _, floor_row in rows
-                                           if (nodes, frames) == configuration]))
+                                           for nodes, frames, over, _, lag, row_cpu, _, floor_row in rows
+                                           if (nodes, frames, over) == configuration]))
 
 
 MAX_LAG_FRAMES = 8  # what 8 node processes on 2 cores must keep to
 
 
-def _spread(count: int, per_tick: int, figures: list[tuple[float, int]]) -> str:
+def _spread(count: int, per_tick: int, transport: str, figures: list[tuple[float, int]]) -> str:
     """One configuration's CPU per node-frame over the rounds, as ratios to each round's floor: the least,
     median and most, and how many rounds kept the worst lag within ``MAX_LAG_FRAMES``."""
     ratios = [ratio for ratio, _ in figures]
     kept = sum(1 for _, lag in figures if lag <= MAX_LAG_FRAMES)
-    return (f"{count} nodes, {per_tick} frame(s) per tick, {len(figures)} rounds: CPU per node-frame least "
+    return (f"{count} nodes over {transport}, {per_tick} frame(s) per tick, {len(figures)} rounds: CPU per node-frame least "
             f"{min(ratios):.2f}×, median {statistics.median(ratios):.2f}×, most {max(ratios):.2f}× the floor; "
             f"worst lag within {MAX_LAG_FRAMES} frames in {kept} of {len(figures)}")
 
@@ -413,15 +431,17 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _table(rows: list[tuple[int, int, str, int, dict, float, float]]) -> str:
+def _table(rows: list[tuple[int, int, str, str, int, dict, float, float]]) -> str:
     """The CPU split per node-frame as a markdown table: the whole as a ratio to the floor measured just
     before the race, the parts in µs per frame (mean of the nodes), with an idle tick's CPU measured beside."""
     parts = list(next((cpu["parts_us"] for *_, cpu, _, _ in rows if cpu), {}))
-    lines = ["| nodes | frames per tick | load at start | worst lag (frames) | CPU per node-frame / floor | floor (µs) | "
-             + " | ".join(f"{p} (µs)" for p in parts) + " | idle tick beside (µs) |", "|---" * (7 + len(parts)) + "|"]
-    for count, per_tick, load, lag, cpu, idle, floor in rows:
+    lines = ["| nodes | frames per tick | transport | load at start | worst lag (frames) | CPU per node-frame / floor "
+             "| floor (µs) | " + " | ".join(f"{p} (µs)" for p in parts) + " | idle tick beside (µs) |",
+             "|---" * (8 + len(parts)) + "|"]
+    for count, per_tick, transport, load, lag, cpu, idle, floor in rows:
         split = " | ".join(f"{cpu['parts_us'][p]:.0f}" for p in parts) if cpu else " | ".join("-" for _ in parts)
-        lines.append(f"| {count} | {per_tick} | {load} | {lag} | {cpu.get('per_frame_us', 0) / floor:.2f}× | {floor:.0f} "
+        lines.append(f"| {count} | {per_tick} | {transport} | {load} | {lag} | "
+                     f"{cpu.get('per_frame_us', 0) / floor:.2f}× | {floor:.0f} "
                      f"| {split} | {idle:.0f} |")
     return "\n".join(lines)
 

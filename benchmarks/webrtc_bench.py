@@ -3,20 +3,25 @@
 Every figure is a ratio to work measured in the same run, with the load average printed beside it.
 Three parts (all by default; ``--part`` picks one):
 
-``bridge`` (the choice of trio-asyncio over guest mode). Each bridge runs in its own process (importing
-trio-asyncio replaces asyncio's default loop policy, which guest mode cannot run under), alternating
-``--rounds`` times, with a third process for no bridge at all (aiortc in ``asyncio.run``, the floors in
-``trio.run`` beforehand) to show what a bridge costs. In each process, on loopback, 100-byte messages, one in flight:
+``bridge`` (the choice of aiortc's own thread over trio-asyncio and guest mode). Each bridge runs in its
+own process (importing trio-asyncio replaces asyncio's default loop policy, which guest mode cannot run
+under), alternating ``--rounds`` times, with a process for no bridge at all (aiortc in ``asyncio.run``, the
+floors in ``trio.run`` beforehand) to show what a bridge costs. trio-asyncio is measured where it is
+installed (``pip install trio-asyncio``; the node does not need it). In each process, on loopback, 100-byte
+messages, one in flight:
 - floors: a raw TCP socket round trip in trio, and the Noise link's round trip (``open_link``);
 - aiortc: the first DataChannel open (offer to open, both peers in the process), the round trip of a
   small message on a reliable ordered channel echoed by a trio task, and the CPU per message
-  (``process_time`` over the round trips / 2 messages each); messages reach trio through the bridge's
-  own path (trio-asyncio: aiortc's callback runs in a trio task; guest mode: ``TrioToken.run_sync_soon``).
+  (``process_time``, every thread, over the round trips / 2 messages each); messages reach trio through
+  the bridge's own path (trio-asyncio: aiortc's callback runs in a trio task; guest mode and the thread:
+  ``TrioToken.run_sync_soon``, one per message).
 
-``links`` (the product's carrier, trio-asyncio): the first link open (``connect`` to both ends bound,
-path measured) against the 200 ms target; one-way delivery median and CPU per message of the WebRTC
-carrier against the Noise link (targets ≤ 3× each); a relay-only link through a local coturn
-(REST credentials) against the direct WebRTC link in the same run (target ≤ 0.5 ms added to the median).
+``links`` (the product's carrier and its bridge): the first link open (``connect`` to both ends bound,
+path measured) against the 200 ms target; one-way delivery median and CPU per message (``process_time``,
+every thread) of the WebRTC link against the Noise link (targets ≤ 3× each); a relay-only link through a
+local coturn (REST credentials) against the direct WebRTC link in the same run (target ≤ 0.5 ms added to
+the median). Each round in a fresh process; ``--against DIR`` (another checkout's source tree, e.g. one
+``git archive`` made) runs that tree's round after each of this one's, for a comparison in the same minutes.
 
 ``nat`` (root): the NAT lab of the tests (``tests/netns.py``): two peer processes, each behind its own NAT
 in network namespaces, open a link by STUN hole punching (ordinary NATs, STUN only: with TURN offered
@@ -24,10 +29,11 @@ too, aioice's aggressive nomination often settles on the relay first) and throug
 NATs): each peer's time from ``connect``/``accept`` to the link open and bound (targets: punch ≤ 2 s,
 TURN ≤ 5 s), against the same processes' direct loopback open in ``links`` as the floor.
 
-``install``: a fresh venv with the node's other dependencies, then ``pip install aiortc trio-asyncio``
-into it: the time and the site-packages bytes each step adds (pip from this machine's mirrors).
+``install``: a fresh venv with the node's other dependencies, then ``pip install aiortc`` into it: the
+time and the site-packages bytes each step adds (pip from this machine's mirrors).
 
     python benchmarks/webrtc_bench.py [--part bridge|links|nat|install] [--rounds 3] [--samples 1000]
+        [--against DIR]
 """
 
 from __future__ import annotations
@@ -50,7 +56,8 @@ from typing import Any
 import trio
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
+TREE = Path(os.environ.get("OPEN4WD_BENCH_TREE", REPO))  # the node's source tree measured (``--against``)
+sys.path[:0] = [str(TREE), str(REPO / "benchmarks")]
 
 from link_bench import BODY_BYTES, UNLIMITED, bench_message, noise_pair, raw_pair  # noqa: E402
 
@@ -171,7 +178,7 @@ async def bridge_figures(call: Callable[..., Awaitable[Any]], to_trio: Callable[
 
 
 def run_trio_asyncio(samples: int) -> dict[str, float]:
-    """The bridge the node uses: an asyncio loop of trio-asyncio inside ``trio.run``."""
+    """An asyncio loop of trio-asyncio inside ``trio.run`` (aiortc's callbacks run in a trio task)."""
     import trio_asyncio
 
     async def main() -> dict[str, float]:
@@ -253,8 +260,8 @@ def run_plain_asyncio(samples: int) -> dict[str, float]:
 
 
 def run_thread(samples: int) -> dict[str, float]:
-    """aiortc on its own asyncio loop in a thread; trio posts calls with ``call_soon_threadsafe`` and is
-    handed callbacks with ``TrioToken.run_sync_soon``."""
+    """The node's bridge, bare: aiortc on its own asyncio loop in a thread; trio posts calls with
+    ``call_soon_threadsafe`` and is handed callbacks with ``TrioToken.run_sync_soon``."""
     import threading
 
     async def main() -> dict[str, float]:
@@ -285,9 +292,12 @@ BRIDGES = {"trio-asyncio": run_trio_asyncio, "guest": run_guest, "thread": run_t
 
 def part_bridge(rounds: int, samples: int) -> None:
     """Each bridge in its own process, alternating; medians of the rounds, as ratios to the same process's floors."""
-    results: dict[str, list[dict[str, float]]] = {name: [] for name in BRIDGES}
+    import importlib.util
+
+    names = [name for name in BRIDGES if name != "trio-asyncio" or importlib.util.find_spec("trio_asyncio")]
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     for _ in range(rounds):
-        for name in BRIDGES:
+        for name in names:
             done = subprocess.run([sys.executable, __file__, "--one-bridge", name, "--samples", str(samples)],
                                   capture_output=True, text=True, check=True)
             results[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -374,22 +384,39 @@ async def noise_delivery(samples: int) -> dict[str, float]:
     return {"median_ms": median, "cpu_us": cpu}
 
 
-def part_links(rounds: int, samples: int) -> None:
-    """Noise, direct WebRTC and relayed WebRTC interleaved ``rounds`` times in one trio run (trio-asyncio)."""
+def links_round(samples: int) -> dict[str, dict[str, Any]]:
+    """Noise, direct WebRTC and relayed WebRTC, one after the other in one trio run of this process."""
     from open4wd_node.net.webrtc.bridge import asyncio_bridge
 
-    async def main() -> dict[str, list[dict[str, Any]]]:
-        results: dict[str, list[dict[str, Any]]] = {"noise": [], "webrtc": [], "webrtc-relay": []}
+    async def main() -> dict[str, dict[str, Any]]:
         async with asyncio_bridge():
-            for _ in range(rounds):
-                results["noise"].append(await noise_delivery(samples))
-                results["webrtc"].append(await carrier_figures(samples, relay=False))
-                results["webrtc-relay"].append(await carrier_figures(samples, relay=True))
-        return results
+            return {"noise": await noise_delivery(samples), "webrtc": await carrier_figures(samples, relay=False),
+                    "webrtc-relay": await carrier_figures(samples, relay=True)}
 
-    results = trio.run(main)
-    print(f"== links: {rounds} rounds x {samples} one-way deliveries, {BODY_BYTES}-byte bodies, loopback, "
-          f"one process; load {load()}")
+    return trio.run(main)
+
+
+def part_links(rounds: int, samples: int, against: Path | None) -> None:
+    """``links_round`` ``rounds`` times, each in a fresh process; with ``against`` (another checkout's source
+    tree), its round after each of this tree's, so the two are compared in the same minutes."""
+    trees = {"this tree": TREE} | ({f"against {against}": against} if against is not None else {})
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in trees}
+    for _ in range(rounds):
+        for name, tree in trees.items():
+            done = subprocess.run([sys.executable, __file__, "--one-links", "--samples", str(samples)],
+                                  env={**os.environ, "OPEN4WD_BENCH_TREE": str(tree)}, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"the links round of {name} failed: {done.stderr[-3000:]}")
+            for kind, figures in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                results[name].setdefault(kind, []).append(figures)
+    for name, measured in results.items():
+        print(f"== links, {name}: {rounds} rounds x {samples} one-way deliveries, {BODY_BYTES}-byte bodies, "
+              f"loopback, a process per round; load {load()}")
+        links_summary(measured)
+
+
+def links_summary(results: dict[str, list[dict[str, Any]]]) -> None:
+    """The medians of one tree's rounds, as ratios to the Noise link of the same rounds."""
     noise = results["noise"]
     for kind in ("webrtc", "webrtc-relay"):
         runs = results[kind]
@@ -443,9 +470,9 @@ def site_bytes(venv: Path) -> int:
 
 
 def part_install() -> None:
-    """Time and bytes of the node's other dependencies, then of aiortc and trio-asyncio added to them."""
+    """Time and bytes of the node's other dependencies, then of aiortc added to them."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    ours = [d for d in project["dependencies"] if d.split(">")[0].split("<")[0].strip() in ("aiortc", "trio-asyncio")]
+    ours = [d for d in project["dependencies"] if d.split(">")[0].split("<")[0].strip() == "aiortc"]
     others = [d for d in project["dependencies"] if d not in ours]
     with tempfile.TemporaryDirectory(prefix="open4wd-install-bench-") as tmp:
         venv = Path(tmp) / "venv"
@@ -461,7 +488,7 @@ def part_install() -> None:
         shutil.rmtree(venv)
     print(f"== install: pip from this machine's mirrors into a fresh venv; load {load()}")
     print(f"the node's other dependencies: {others_s:.1f} s, {others_bytes / 1e6:.0f} MB")
-    print(f"aiortc + trio-asyncio added:   {ours_s:.1f} s, {ours_bytes / 1e6:.0f} MB "
+    print(f"aiortc added:                  {ours_s:.1f} s, {ours_bytes / 1e6:.0f} MB "
           f"({ours_s / others_s:.2f}x the time, {ours_bytes / others_bytes:.2f}x the bytes)")
 
 
@@ -471,16 +498,22 @@ def main() -> None:
     parser.add_argument("--part", choices=("bridge", "links", "nat", "install"), action="append")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--samples", type=int, default=1_000)
+    parser.add_argument("--against", type=Path, help="links: also measure this source tree (another checkout of "
+                        "the node), alternating with this one")
     parser.add_argument("--one-bridge", choices=tuple(BRIDGES), help=argparse.SUPPRESS)
+    parser.add_argument("--one-links", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one_bridge:
         print(json.dumps(BRIDGES[args.one_bridge](args.samples)))
+        return
+    if args.one_links:
+        print(json.dumps(links_round(args.samples)))
         return
     parts = args.part or ["bridge", "links", "nat", "install"]
     if "bridge" in parts:
         part_bridge(args.rounds, args.samples)
     if "links" in parts:
-        part_links(args.rounds, args.samples)
+        part_links(args.rounds, args.samples, args.against)
     if "nat" in parts:
         part_nat(args.rounds)
     if "install" in parts:

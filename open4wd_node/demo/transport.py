@@ -1,9 +1,10 @@
-"""What the demo's nodes link over: ``tcp`` (TCP + Noise, each node listening on 127.0.0.1) or ``webrtc``
+"""What the demo's nodes link over: ``tcp`` (TCP + Noise, each node listening on 127.0.0.1), ``webrtc``
 (no node listens: a local ``open4wd-node signal`` process on 127.0.0.1 carries their offers and answers,
 and, where coturn is installed, a local coturn relays every link: ``--reachability relay``, credentials
-from the service's ``/turn-token``). The soak's ``webrtc`` and ``turn`` profiles choose the coturn part
-themselves (``turn``: without coturn installed, ``coturn-missing``). The services live as long as the
-demo's block."""
+from the service's ``/turn-token``) or ``webrtc-direct`` (the same service, no relay: host candidates on
+127.0.0.1, what the WebRTC race benchmark measures). The soak's ``webrtc`` and ``turn`` profiles choose
+the coturn part themselves (``turn``: without coturn installed, ``coturn-missing``). The services live as
+long as the demo's block."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import trio
 
 from open4wd_node.runtime.errors import UserError
 
-TRANSPORTS = ("tcp", "webrtc")
+TRANSPORTS = ("tcp", "webrtc", "webrtc-direct")
 SIGNAL_START_S = 30.0
 
 
@@ -35,7 +36,7 @@ async def demo_transport(transport: str, data_dir: Path, turn: bool | None = Non
         # no metrics endpoint: its default port is fixed, and two demos or soak races would contend for it
         signal_args = ["signal", "--listen", "127.0.0.1:0", "--metrics", "", "--json"]
         node_args = ["--ice-host", "127.0.0.1"]
-        if turn if turn is not None else turnserver_path() is not None:
+        if transport == "webrtc" and (turn if turn is not None else turnserver_path() is not None):
             coturn = await stack.enter_async_context(local_coturn())
             secret = data_dir / "turn-secret"
             secret.write_text(coturn.settings.secret + "\n")

@@ -9,7 +9,9 @@ to the task's role (a link's reader and writer are ``LINK``, every other task ``
 own time between steps to ``SHELL``. So the parts add up to the thread's CPU time, and "shell" is honestly
 the rest. CPU time (``time.thread_time_ns``), not wall time: the figure holds on a loaded machine, where
 wall-clock lag does not. Work off the loop (``run_blocking``: building a world, fsync) runs in other
-threads and is not charged.
+threads and is not charged, except in a thread that does a part's work for the whole node and registered
+itself (``open4wd_node.runtime.thread_cpu``: aiortc's asyncio thread, the WebRTC links' work): its CPU
+time is added to its part at every reading.
 
 How it is read: the thread's CPU clock is a system call, so the budget reads it only at ``split`` (a few
 times a second: the live view, the ``progress`` events, a round's end). Every boundary reads the wall clock
@@ -28,6 +30,8 @@ from enum import StrEnum
 from typing import Any
 
 import trio
+
+from open4wd_node.runtime.thread_cpu import off_loop_clocks
 
 _cpu_clock = time.thread_time_ns
 _wall_clock = time.perf_counter_ns
@@ -124,6 +128,7 @@ class CpuBudget(trio.abc.Instrument):
         self.outer: list[CostPart] = []
         self._spans = {part: PartSpan(self, part) for part in CostPart}
         self._roles: dict[trio.lowlevel.Task, CostPart] = {}
+        self._off_loop_last: dict[int, int] = {}  # a registered thread's CPU clock at the last reading
 
     def part(self, part: CostPart) -> PartSpan:
         """Charge the synchronous work inside the ``with`` block to ``part`` (never across an await)."""
@@ -170,6 +175,21 @@ class CpuBudget(trio.abc.Instrument):
                     given += share
                     walls[part] = 0
         self.nanos[CostPart.SHELL] += cpu - given
+        self._settle_off_loop()
+
+    def _settle_off_loop(self) -> None:
+        """Charge the CPU time the registered threads spent since the last reading to their parts (a thread
+        first seen now is only read: its time before this budget is not this budget's)."""
+        for clock, part in off_loop_clocks().items():
+            try:
+                now = time.clock_gettime_ns(clock)
+            except OSError:  # the thread ended meanwhile
+                self._off_loop_last.pop(clock, None)
+                continue
+            last = self._off_loop_last.get(clock)
+            self._off_loop_last[clock] = now
+            if last is not None:
+                self.nanos[CostPart(part)] += now - last
 
     def split(self, frames: int) -> CostSplit:
         """What was charged so far (up to now), as the split of ``frames`` frames; subtract two of them

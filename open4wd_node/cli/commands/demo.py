@@ -105,9 +105,10 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--frames-per-tick", type=FRAMES_PER_TICK, default=1, metavar="N",
                         help="frames each node's pump steps per wake-up, 1..4 (default 1; docs/node.md \"Frames per tick\")")
     parser.add_argument("--seed", type=SEED, default=0, help="bot seeds are SEED + node number")
-    parser.add_argument("--transport", choices=("tcp", "webrtc"), default="tcp",
-                        help="what the nodes link over: tcp (each listens on 127.0.0.1) or webrtc (through a local "
-                             "open4wd-node signal, and a local coturn with --reachability relay where installed)")
+    parser.add_argument("--transport", choices=("tcp", "webrtc", "webrtc-direct"), default="tcp",
+                        help="what the nodes link over: tcp (each listens on 127.0.0.1), webrtc (through a local "
+                             "open4wd-node signal, and a local coturn with --reachability relay where installed) or "
+                             "webrtc-direct (through the signal service, host candidates on 127.0.0.1, no relay)")
     parser.add_argument("--corrupt", default=None, metavar="NODE@FRAME",
                         help="alter one value of node NODE's own state at FRAME (it should be outvoted and leave)")
     parser.add_argument("--web", type=LISTEN, default=None, metavar="HOST:PORT",

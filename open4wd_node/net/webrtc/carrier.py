@@ -18,7 +18,13 @@ SDP (``connector``), so the carrier seals nothing itself.
   carrier tells the peer itself in a CLOSE message (what a negotiation that fails before there is a link
   does).
 
-What the peer sends is checked in aiortc's callback, before anything is buffered: a malformed message,
+aiortc runs on the bridge's asyncio thread (``bridge``): every callback it fires for this carrier (a message,
+a channel opening or closing, a state change) is handed to trio in the order it fired, in batches, and the
+carrier's own DataChannel sends are handed to the asyncio thread the same way. Everything else, the
+readers, the inbox, the events a reader waits on, lives in trio alone. A send aiortc refuses there (the
+channel closed under it) or a callback that fails ends the link with its code, as a connection's end does.
+
+What the peer sends is checked as it is handed to trio, before anything is buffered: a malformed message,
 a large body beyond its channel's bound, too many unfinished ones, a part that never comes (the
 deadline, checked while a task waits in ``receive``) or an inbox the reader cannot keep up with is a
 ``PeerError`` the next ``receive`` raises, so the link tells the peer the code and ends, and only this
@@ -30,6 +36,7 @@ from __future__ import annotations
 import secrets
 from collections import deque
 from dataclasses import replace
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import structlog
@@ -38,7 +45,7 @@ from aiortc import RTCDataChannel, RTCPeerConnection
 
 from open4wd_node.net.link import LinkClosed, now_ms
 from protocol.encoding.wire import Channel
-from open4wd_node.net.webrtc.bridge import on_loop, run_asyncio
+from open4wd_node.net.webrtc.bridge import AsyncioThread
 from protocol.errors import LocalError, PeerError, ProtocolError
 from protocol.link.lane import Lane
 from protocol.webrtc.channels import ChannelPlan, LinkKind
@@ -88,10 +95,14 @@ class WebRTCCarrier:
     before the offer (so no early message is missed); ``peer_id``, ``transcript`` and ``role`` are set once
     the peer is bound, ``path``, ``address`` and ``rtt_ms`` once the link is open."""
 
-    def __init__(self, pc: RTCPeerConnection, loop: Any, kind: LinkKind, plans: tuple[ChannelPlan, ...],
+    def __init__(self, pc: RTCPeerConnection, bridge: AsyncioThread, kind: LinkKind, plans: tuple[ChannelPlan, ...],
                  chunk: ChunkLimits) -> None:
+        """Made on the bridge's asyncio thread (aiortc's channels are created there); what aiortc fires is
+        handed to trio from then on."""
         self.kind = kind
-        self._loop = loop  # the asyncio loop (trio-asyncio's) the peer connection runs on
+        self._bridge = bridge  # the asyncio thread the peer connection runs on
+        self._posted_bytes = 0  # frames handed to the asyncio thread (written in trio only)
+        self._sent_bytes = 0  # of those, given to aiortc (written on the asyncio thread only)
         self.peer_id = PeerId("")  # set once the peer is bound
         self.transcript = b""
         self.role = SdpRole.OFFERER
@@ -123,13 +134,37 @@ class WebRTCCarrier:
             self._channels[plan.lane] = channel
             self._readers[plan.lane] = ChannelReader(
                 ChunkLimits(plan.max_message_bytes, chunk.max_in_flight, chunk.deadline_ms) if plan.reliable else None)
-            channel.on("message", lambda data, plan=plan: self._on_message(plan, data))
-            channel.on("open", self._on_open)
-            channel.on("close", self._on_channel_close)
-            channel.on("bufferedamountlow", self._drained.set)
-        pc.on("connectionstatechange", self._on_state)
+            channel.on("message", lambda data, plan=plan: self._in_trio(self._on_message, plan, data))
+            channel.on("open", lambda: self._in_trio(self._on_open))
+            channel.on("close", lambda: self._in_trio(self._on_channel_close))
+            channel.on("bufferedamountlow", lambda: self._in_trio(self._on_drained))
+        pc.on("connectionstatechange", lambda: self._in_trio(self._on_state, pc.connectionState,
+                                                            pc.sctp.transport.state if pc.sctp else None))
+        bridge.watch(self)
 
-    # ---- callbacks from aiortc (inside trio-asyncio's loop task: trio's synchronous calls are fine) ----
+    # ---- what aiortc fired, handed to trio in order ----------------------------------------------
+
+    def _in_trio(self, function: Callable[..., object], *args: Any) -> None:
+        """On the asyncio thread: run what aiortc fired for this link in trio, in order."""
+        self._bridge.call_in_trio(self._callback_failed, function, *args)
+
+    def _send_refused(self, exc: BaseException) -> None:
+        """aiortc refused a send on its thread (InvalidStateError: the channel closed under it): the link ends."""
+        self._peer_gone.set()
+        self._fail_soon(LinkClosed("link-broken", f"the DataChannel closed: {exc!r}", by_peer=True))
+
+    def _callback_failed(self, exc: BaseException) -> None:
+        """This node's own bug while it handled what aiortc fired: logged, and the link ends (not the peer's fault)."""
+        log.error("webrtc-callback-failed", error=repr(exc), peer=self.remote_label)
+        self._fail_soon(LinkClosed("internal-error", f"this node failed on what its DataChannel delivered: {exc!r}"))
+
+    def bridge_ended(self, reason: LinkClosed) -> None:
+        """The bridge's loop died: the link ends with ``reason`` (``webrtc-bridge-failed``)."""
+        self._peer_gone.set()
+        self._fail_soon(reason)
+
+    def _on_drained(self) -> None:
+        self._drained.set()
 
     def _on_open(self) -> None:
         if all(channel.readyState == "open" for channel in self._channels.values()):
@@ -139,13 +174,11 @@ class WebRTCCarrier:
         self._peer_gone.set()
         self._fail_soon(LinkClosed("link-broken", "the peer's DataChannel closed", by_peer=True))
 
-    def _on_state(self) -> None:
-        state = self.pc.connectionState
+    def _on_state(self, state: str, dtls_state: str | None) -> None:
         if state in ("failed", "closed"):
             self._peer_gone.set()
         if state == "failed":
-            sctp = self.pc.sctp
-            if sctp is not None and sctp.transport.state == "failed":
+            if dtls_state == "failed":
                 self._fail_soon(LinkClosed("webrtc-dtls-failed", "the DTLS handshake failed: the certificate the peer "
                                            "presented does not match the fingerprint in its signed SDP, or the "
                                            "handshake was broken"))
@@ -170,7 +203,7 @@ class WebRTCCarrier:
             elif isinstance(event, Closing):
                 self._fail_soon(LinkClosed(event.code, f"the peer closed the link: {event.message}", by_peer=True))
             elif isinstance(event, Probed):
-                self._channels[plan.lane].send(frame_probe(Kind.ECHO, event.nonce))
+                self._post(self._channels[plan.lane], frame_probe(Kind.ECHO, event.nonce))
             elif isinstance(event, Echoed) and self._probe is not None and self._probe[0] == event.nonce:
                 self.rtt_ms = float(now_ms() - self._probe[1])
                 self._probe = None
@@ -268,16 +301,22 @@ class WebRTCCarrier:
             await self._send_frame(channel, frame)
 
     async def _send_frame(self, channel: RTCDataChannel, frame: bytes) -> None:
-        while channel.bufferedAmount > SEND_BUFFER_HIGH:  # aiortc queues without bound: wait for it to drain
+        # aiortc queues without bound: wait for it to drain what it holds and what is on the way to it
+        while channel.bufferedAmount + self._posted_bytes - self._sent_bytes > SEND_BUFFER_HIGH:
             self._drained = trio.Event()
             await self._drained.wait()
             await self._raise_if_ended()
-        try:
-            with on_loop(self._loop):
-                channel.send(frame)
-        except Exception:  # aiortc's InvalidStateError: the channel closed under us
-            await self._raise_if_ended()
-            await self._end(LinkClosed("link-broken", "the DataChannel closed", by_peer=True))
+        self._post(channel, frame)
+
+    def _post(self, channel: RTCDataChannel, frame: bytes) -> None:
+        """Hand ``frame`` to the asyncio thread for ``channel``; a refusal there ends the link (``_send_refused``)."""
+        self._posted_bytes += len(frame)
+        self._bridge.call_on_loop(self._send_refused, self._send_now, channel, frame)
+
+    def _send_now(self, channel: RTCDataChannel, frame: bytes) -> None:
+        """On the asyncio thread: give ``frame`` to aiortc (InvalidStateError once the channel closed)."""
+        self._sent_bytes += len(frame)
+        channel.send(frame)
 
     def _bound(self, max_bytes: int) -> None:
         """The reliable lane reassembles bodies of at most ``max_bytes`` from now on (what the link reads now)."""
@@ -374,12 +413,11 @@ class WebRTCCarrier:
         with trio.CancelScope(shield=True):
             channel = self._channels.get(Lane.CONTROL)
             if channel is not None and channel.readyState == "open" and not self._peer_gone.is_set():
-                if notify:
-                    try:
-                        with on_loop(self._loop):
-                            channel.send(frame_close(reason.code, reason.message))
-                    except Exception:  # closed meanwhile: nobody to tell
-                        pass
+                if notify:  # refused there when the channel closed meanwhile: nobody to tell
+                    self._post(channel, frame_close(reason.code, reason.message))
                 with trio.move_on_after(CLOSE_NOTICE_SECONDS):
                     await self._peer_gone.wait()  # the peer read the last message (a link-close) and hung up
-            await run_asyncio(self.pc.close, loop=self._loop)
+            try:
+                await self._bridge.run(self.pc.close)
+            except LinkClosed:  # the bridge's loop has ended: the peer connection ended with it
+                pass

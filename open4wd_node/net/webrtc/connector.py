@@ -42,7 +42,7 @@ from aiortc.sdp import candidate_from_sdp
 
 from open4wd_node.net.link import Link, LinkAuth, LinkClosed
 from open4wd_node.net.link_rules import ROOM_LIMITS, LinkLimits
-from open4wd_node.net.webrtc.bridge import asyncio_bridge, current_bridge, run_asyncio
+from open4wd_node.net.webrtc.bridge import AsyncioThread, asyncio_bridge
 from open4wd_node.net.webrtc.carrier import WebRTCCarrier
 from open4wd_node.net.webrtc.hosts import gathering_on
 from protocol.signaling.client import Signal
@@ -130,11 +130,11 @@ class _PendingOffer:
 class WebRTCEndpoint:
     """One node's WebRTC door in one signaling scope (made by ``webrtc_endpoint``)."""
 
-    def __init__(self, signaling: Signaling, kind: LinkKind, settings: WebRTCSettings) -> None:
+    def __init__(self, signaling: Signaling, kind: LinkKind, settings: WebRTCSettings, bridge: AsyncioThread) -> None:
         self.signaling = signaling
         self.kind = kind
         self.settings = settings
-        self.loop = current_bridge()  # the asyncio loop its links are made and closed on
+        self.bridge = bridge  # the asyncio thread its links are made and closed on
         self.ignored = 0  # signals dropped: unsolicited, beyond the pending offers, from a refused peer
         self._negotiations: dict[str, _Negotiation] = {}
         self._offers: dict[PeerId, _PendingOffer] = {}
@@ -240,14 +240,17 @@ class WebRTCEndpoint:
         answered = role == SdpRole.ANSWERER
         try:
             with trio.move_on_at(deadline) as scope:
-                carrier = negotiation.carrier = await run_asyncio(self._new_carrier, loop=self.loop)
-                self._carriers = {c for c in self._carriers if c.closed is None}  # ended links are forgotten
-                self._carriers.add(carrier)
                 if pending is not None:
                     if pending.refused is not None:
                         raise pending.refused
-                    for early in pending.candidates:
+                    for early in pending.candidates:  # before any wait: the router queues the later ones behind them
                         negotiation.send.send_nowait(early)
+                carrier = negotiation.carrier = await self.bridge.run(self._new_carrier)
+                self._carriers = {c for c in self._carriers if c.closed is None}  # ended links are forgotten
+                self._carriers.add(carrier)
+                if negotiation.refused is not None:  # refused while the peer connection was made
+                    raise negotiation.refused
+                if pending is not None:
                     remote_fingerprint = await self._take_remote(carrier, pending.offer, budget)
                     local_fingerprint = await self._describe(carrier, SdpKind.ANSWER, peer)
                 else:
@@ -297,7 +300,7 @@ class WebRTCEndpoint:
         settings = self.settings
         pc = RTCPeerConnection(settings.configuration())
         plans = channel_plan(self.kind, settings.max_message_bytes)
-        return WebRTCCarrier(pc, self.loop, self.kind, plans, ChunkLimits(settings.max_message_bytes, settings.chunk_in_flight,
+        return WebRTCCarrier(pc, self.bridge, self.kind, plans, ChunkLimits(settings.max_message_bytes, settings.chunk_in_flight,
                                                                settings.chunk_deadline_ms))
 
     async def _describe(self, carrier: WebRTCCarrier, kind: SdpKind, peer: PeerId) -> str:
@@ -310,7 +313,7 @@ class WebRTCEndpoint:
                 await pc.setLocalDescription(offer)
             return str(pc.localDescription.sdp)
 
-        sdp = await run_asyncio(describe, loop=self.loop)
+        sdp = await self.bridge.run(describe)
         candidates = sdp_candidates(sdp)
         if not candidates:
             relay = self.settings.policy == IceTransportPolicy.RELAY
@@ -349,7 +352,7 @@ class WebRTCEndpoint:
         budget.take(len(sdp_candidates(signal.sdp)))
         description = RTCSessionDescription(bound_sdp(signal.sdp), "offer" if signal.kind == SdpKind.OFFER else "answer")
         try:
-            await run_asyncio(carrier.pc.setRemoteDescription, description, loop=self.loop)
+            await self.bridge.run(carrier.pc.setRemoteDescription, description)
         except (ValueError, AttributeError, TypeError, KeyError) as exc:  # aiortc's parser on a malformed SDP
             raise PeerError("sdp-malformed", f"the peer's SDP was refused: {exc}") from None
         return fingerprint
@@ -372,7 +375,7 @@ class WebRTCEndpoint:
             if candidate.sdpMid is None and candidate.sdpMLineIndex is None:
                 candidate.sdpMLineIndex = 0
             try:
-                await run_asyncio(carrier.pc.addIceCandidate, candidate, loop=self.loop)
+                await self.bridge.run(carrier.pc.addIceCandidate, candidate)
             except ValueError as exc:  # no media line of that mid or index
                 negotiation.refuse(PeerError("ice-candidate-malformed", f"a trickled candidate was refused: {exc}"))
                 return
@@ -388,8 +391,8 @@ class WebRTCEndpoint:
 async def webrtc_endpoint(signaling: Signaling, kind: LinkKind, settings: WebRTCSettings) -> AsyncIterator[WebRTCEndpoint]:
     """A ``WebRTCEndpoint`` for ``signaling``'s scope, routing its signals while the block runs; the
     asyncio bridge is opened if it is not; links still open at the end are closed."""
-    async with asyncio_bridge(), trio.open_nursery() as nursery:
-        endpoint = WebRTCEndpoint(signaling, kind, settings)
+    async with asyncio_bridge() as bridge, trio.open_nursery() as nursery:
+        endpoint = WebRTCEndpoint(signaling, kind, settings, bridge)
         nursery.start_soon(endpoint.route)
         try:
             yield endpoint

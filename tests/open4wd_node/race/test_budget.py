@@ -135,3 +135,35 @@ def test_the_wait_for_io_is_no_part_s_time_and_the_cpu_clock_is_read_only_at_a_s
     split = budget.split(1)  # t = 10050: 10 to messages; 20 and 20 of wall time: 150 ns of CPU half and half
     assert clocks.cpu_reads == 2
     assert split.nanos[CostPart.SHELL] == 75 and split.nanos[CostPart.MESSAGES] == 75 and split.total_ns == 150
+
+
+def test_a_thread_that_does_a_part_s_work_off_the_loop_is_charged_to_that_part():
+    """aiortc's asyncio thread registers as the links' work (``off_loop``): its CPU time counts, from the
+    first reading on, while the loop thread's own is charged as before."""
+    import threading
+
+    from open4wd_node.runtime.thread_cpu import off_loop
+
+    budget = CpuBudget()
+    registered, go, done, release = (threading.Event() for _ in range(4))
+
+    def worker() -> None:
+        with off_loop(CostPart.LINK.value):
+            registered.set()
+            go.wait()
+            work()
+            done.set()
+            release.wait()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    registered.wait()
+    before = budget.split(0)  # the thread's first reading: its time so far is not this budget's
+    go.set()
+    done.wait()
+    after = budget.split(0)
+    release.set()
+    thread.join()
+    charged = CpuBudget.since(after, before)
+    assert charged.nanos[CostPart.LINK] > 0 and charged.nanos[CostPart.STEP] == 0
+    assert CpuBudget.since(budget.split(0), after).nanos[CostPart.LINK] == 0  # an ended thread counts no more

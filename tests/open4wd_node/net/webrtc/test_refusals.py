@@ -128,10 +128,10 @@ async def test_a_bad_chunked_message_closes_only_its_link_with_a_code(attack):
         offered, answered = await open_pair(alice, bob)
         channel = offered._channels[Lane.CONTROL]  # the attacker writes DataChannel messages of its own
         if attack == "oversize":
-            channel.send(PART_HEADER.pack(Kind.PART, 1, ROOM.max_frame_bytes + 1, 0, 2) + bytes(PART_BYTES))
+            offered._post(channel, PART_HEADER.pack(Kind.PART, 1, ROOM.max_frame_bytes + 1, 0, 2) + bytes(PART_BYTES))
             expected = "chunk-too-large"
         else:
-            channel.send(next(frame_parts(bytes(PART_BYTES + 10), 1)))  # the first of two parts, never the second
+            offered._post(channel, next(frame_parts(bytes(PART_BYTES + 10), 1)))  # the first of two parts, never the second
             expected = "chunk-unfinished"
         offered_link, answered_link = webrtc_link(offered), webrtc_link(answered)
         with pytest.raises(LinkClosed) as refused:
