@@ -152,6 +152,14 @@ class NodeListener:
         assert self._nursery is not None, "enter_scope is called while the listener runs"
         await self._nursery.start(partial(self.webrtc.serve, scope, signals, self.gate))
 
+    def close_in_background(self, links: list[Link], code: str, text: str) -> None:
+        """Close ``links`` with ``code`` in this listener's nursery, so the caller goes on at once: a link's
+        close is bounded (it tells the peer for at most a second, and a WebRTC carrier waits at most a second
+        for the peer), and the listener's end cancels what is left of it (the carrier still closes)."""
+        assert self._nursery is not None, "close_in_background is called while the listener runs"
+        for link in links:
+            self._nursery.start_soon(link.aclose, code, text)
+
     @property
     def announced(self) -> str:
         """The contact text for the room's member list: ``HOST:PORT`` for a node only directly reachable
