@@ -106,7 +106,7 @@ async def _drive(
             nursery.cancel_scope.cancel()
     finally:
         listener.remove_handler(JoinRequest)
-        listener.close_in_background(driver.links(), Departure.ROOM_ENDED, "the room ended")
+        await listener.close_links(driver.links(), Departure.ROOM_ENDED, "the room ended")
     return driver.outcome
 
 
