@@ -309,9 +309,15 @@ class RoomDriver:
         await self.run_link(
             outbox,
             lambda peer, msg: self.from_host(host.receive(peer, msg, self.clock.now_ms())),
-            lambda peer, ended: self.from_host(
-                host.link_closed(peer, self.clock.now_ms(), Departure.LINK_CLOSED if ended is None else ended.code)),
+            lambda peer, ended: self.from_host(host.link_closed(peer, self.clock.now_ms(), self._departure(ended))),
         )
+
+    def _departure(self, ended: LinkClosed | None) -> str:
+        """Why a member's link ended: ``room-ended`` once the room is over (every room link closes then),
+        else the peer's code, or ``link-closed`` when this node closed it."""
+        if self.done.is_set():
+            return Departure.ROOM_ENDED
+        return Departure.LINK_CLOSED if ended is None else ended.code
 
     # ---- member side ------------------------------------------------------------------------------
 

@@ -98,3 +98,5 @@ def test_a_host_and_a_joiner_race_in_one_trio_program(tmp_path):
     for node in (host, joiner):  # the room link, unused by the race, was closed as the room ended
         room_link = node.kept[0]
         assert room_link.closed is not None and room_link.closed.code == "room-ended", room_link.closed
+    host_printed = [json.loads(line) for line in printed["host"].getvalue().splitlines()]
+    assert {e["reason"] for e in host_printed if e["event"] == "member-left"} <= {"room-ended"}  # not eof, no timeout
