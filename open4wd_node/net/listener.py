@@ -13,6 +13,7 @@ service and no listen address of its own) and its services.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from functools import partial
@@ -152,6 +153,21 @@ class NodeListener:
         assert self._nursery is not None, "enter_scope is called while the listener runs"
         await self._nursery.start(partial(self.webrtc.serve, scope, signals, self.gate))
 
+    async def close_links(self, links: list[Link], code: str, text: str) -> None:
+        """Close ``links`` with ``code``. While the listener runs, in its nursery, so the caller goes on at
+        once (the race starts): a link's close is bounded (it tells the peer for at most a second, and a
+        WebRTC carrier waits at most a second for the peer), and the listener's end cancels what is left
+        of it (the carrier still closes). A cancelled caller (the node leaving, the listener stopping with
+        it) closes them here, shielded, within those bounds."""
+        if self._nursery is not None and trio.current_effective_deadline() > -math.inf:
+            for link in links:
+                self._nursery.start_soon(link.aclose, code, text)
+            return
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                for link in links:
+                    nursery.start_soon(link.aclose, code, text)
+
     @property
     def announced(self) -> str:
         """The contact text for the room's member list: ``HOST:PORT`` for a node only directly reachable
@@ -161,16 +177,20 @@ class NodeListener:
     async def run(self, host: str, port: int, *, task_status: trio.TaskStatus[Address | None] = trio.TASK_STATUS_IGNORED) -> None:
         """Serve until cancelled; ``await nursery.start(listener.run, host, port)`` gives the address (None
         for a node that accepts no TCP links). ``UserError`` ``listen-failed`` when the address cannot be bound."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            if self.direct:
-                try:
-                    self.address = await nursery.start(partial(serve, self._accept, self.identity, host, port, door=self.gate))
-                except OSError as exc:
-                    raise UserError("listen-failed", f"cannot listen on {Address(host, port)}: {exc.strerror}") from None
-                self.advertised = advertised_address(self.address, self.advertise)
-            task_status.started(self.address)
-            await trio.sleep_forever()  # the nursery stays open for what ``enter_scope`` starts, until cancelled
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                if self.direct:
+                    try:
+                        self.address = await nursery.start(partial(serve, self._accept, self.identity, host, port,
+                                                                   door=self.gate))
+                    except OSError as exc:
+                        raise UserError("listen-failed", f"cannot listen on {Address(host, port)}: {exc.strerror}") from None
+                    self.advertised = advertised_address(self.address, self.advertise)
+                task_status.started(self.address)
+                await trio.sleep_forever()  # the nursery stays open for what ``enter_scope`` starts, until cancelled
+        finally:
+            self._nursery = None
 
     def report_advertised(self, events: EventSink, room_host: str | None = None) -> None:
         """Say (an event and a log line) when the advertised address was guessed, because this node

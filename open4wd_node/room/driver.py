@@ -101,6 +101,7 @@ class RoomDriver:
         self.transfer = transfer
         self.me = member.me
         self.outboxes: dict[str, LinkOutbox] = {}
+        self._held: list[Link] = []  # every room link attached, ended or not: all closed when the room ends
         self.outcome = RoomOutcome()
         self.done = trio.Event()
         self.clock = NodeClock()
@@ -233,7 +234,12 @@ class RoomDriver:
             old.queue.close()
         outbox = LinkOutbox(link, Outbox(OUTBOX_CAPACITY))
         self.outboxes[link.peer_id] = outbox
+        self._held.append(link)
         return outbox
+
+    def links(self) -> list[Link]:
+        """Every room link this node attached (to its host, to its members), for closing when the room ends."""
+        return list(self._held)
 
     async def _writer(self, outbox: LinkOutbox) -> None:
         """Sends until the outbox closes (then closes the link) or the link ends (the reader reports it)."""
@@ -303,9 +309,15 @@ class RoomDriver:
         await self.run_link(
             outbox,
             lambda peer, msg: self.from_host(host.receive(peer, msg, self.clock.now_ms())),
-            lambda peer, ended: self.from_host(
-                host.link_closed(peer, self.clock.now_ms(), Departure.LINK_CLOSED if ended is None else ended.code)),
+            lambda peer, ended: self.from_host(host.link_closed(peer, self.clock.now_ms(), self._departure(ended))),
         )
+
+    def _departure(self, ended: LinkClosed | None) -> str:
+        """Why a member's link ended: ``room-ended`` once the room is over (every room link closes then),
+        else the peer's code, or ``link-closed`` when this node closed it."""
+        if self.done.is_set():
+            return Departure.ROOM_ENDED
+        return Departure.LINK_CLOSED if ended is None else ended.code
 
     # ---- member side ------------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ from protocol.room.config import DURATION_DEFAULT_S, MatchConfig, RoomLimits
 from protocol.room.host import HostRoom
 from protocol.room.member import MemberRoom
 from protocol.room.messages import EXPENSIVE_TYPES, JoinRequest
-from protocol.room.states import Role
+from protocol.room.states import Departure, Role
 from protocol.identity.keys import PeerId
 from sim_core.assets.builtins import BUILTIN_REFS
 from open4wd_node.events.vocabulary import RoomCreated
@@ -91,16 +91,22 @@ def _check_own_car(assets: NodeRoomAssets, identity: Identity, car: CarChoice) -
 async def _drive(
     driver: RoomDriver, start: Callable[[trio.Nursery], Awaitable[None]], interactive: bool, listener: NodeListener
 ) -> RoomOutcome:
-    async with trio.open_nursery() as nursery:
-        driver._nursery = nursery
-        await start(nursery)
-        nursery.start_soon(driver.ticker)
-        if interactive:
-            nursery.start_soon(read_player_commands, driver)
-        await driver.done.wait()
-        await driver.flush(START_FLUSH_S)  # let the last messages (match-start) leave the outboxes
-        nursery.cancel_scope.cancel()
-    listener.remove_handler(JoinRequest)
+    """Run the room until it ends, then close every room link this node holds (to its host, to its members)
+    with ``room-ended``, in the listener's background: the race starts at once, and no peer is left to find
+    an unused link by its timeout."""
+    try:
+        async with trio.open_nursery() as nursery:
+            driver._nursery = nursery
+            await start(nursery)
+            nursery.start_soon(driver.ticker)
+            if interactive:
+                nursery.start_soon(read_player_commands, driver)
+            await driver.done.wait()
+            await driver.flush(START_FLUSH_S)  # let the last messages (match-start) leave the outboxes
+            nursery.cancel_scope.cancel()
+    finally:
+        listener.remove_handler(JoinRequest)
+        await listener.close_links(driver.links(), Departure.ROOM_ENDED, "the room ended")
     return driver.outcome
 
 

@@ -69,6 +69,7 @@ class Departure(StrEnum):
     VOLUNTARY = "voluntary"  # what this node sends when its player leaves
     COUNTDOWN_DISCONNECT = "countdown-disconnect"
     STALLED = "room-stalled"  # the host removed it: a member the Ready ceremony kept failing on (stalls.py)
+    ROOM_ENDED = "room-ended"  # the normal end of every room link when the room ends (match start, close, leave)
 
 
 class StallDecision(StrEnum):

@@ -12,6 +12,7 @@ import trio.testing
 
 from open4wd_node.assets.cars import CarChoice
 from open4wd_node.assets.store import AssetStore
+from open4wd_node.net.link import Link
 from open4wd_node.node import Node, NodeResult, PlayOptions
 from open4wd_node.room.session import HostOptions, JoinOptions
 from open4wd_node.runtime.blocking import blocking_work_inline
@@ -40,12 +41,24 @@ class Invited(EventSink):
             self.open.set()
 
 
+class LinkKeeper(Node):
+    """A ``Node`` that keeps every link it opened or admitted, in order (its room link comes first)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.kept: list[Link] = []
+
+    def _report_link(self, link: Link) -> None:
+        super()._report_link(link)
+        self.kept.append(link)
+
+
 def test_a_host_and_a_joiner_race_in_one_trio_program(tmp_path):
     track = AssetStore.in_data_dir(tmp_path / "host").put(short_track(8.0))
     printed = {"host": io.StringIO(), "joiner": io.StringIO()}
     host_events = Invited(printed["host"])
-    host = Node(NodeContext(tmp_path / "host", replace(DEFAULTS)), Identity(bytes([1]) * 32), host_events)
-    joiner = Node(NodeContext(tmp_path / "joiner", replace(DEFAULTS)), Identity(bytes([2]) * 32),
+    host = LinkKeeper(NodeContext(tmp_path / "host", replace(DEFAULTS)), Identity(bytes([1]) * 32), host_events)
+    joiner = LinkKeeper(NodeContext(tmp_path / "joiner", replace(DEFAULTS)), Identity(bytes([2]) * 32),
                   EventSink(as_json=True, stream=printed["joiner"]))
     results: dict[str, NodeResult] = {}
 
@@ -82,3 +95,8 @@ def test_a_host_and_a_joiner_race_in_one_trio_program(tmp_path):
         for event in events:  # what an embedder's sink printed is the documented stream
             assert_documented(event["event"], event)
     assert host.listener is None and joiner.listener is None  # both stopped listening at the end
+    for node in (host, joiner):  # the room link, unused by the race, was closed as the room ended
+        room_link = node.kept[0]
+        assert room_link.closed is not None and room_link.closed.code == "room-ended", room_link.closed
+    host_printed = [json.loads(line) for line in printed["host"].getvalue().splitlines()]
+    assert {e["reason"] for e in host_printed if e["event"] == "member-left"} <= {"room-ended"}  # not eof, no timeout

@@ -37,6 +37,8 @@ def test_three_nodes_race_over_webrtc_through_the_signaling_service(tmp_path):
             paths = p.of("link-path")
             assert len({e["peer"] for e in paths}) == 2 and {e["path"] for e in paths} == {"host"}
             assert all(e["rtt_ms"] is not None and e["rtt_ms"] >= 0 for e in paths)
+        # the joiners' room links, unused by the race, closed as the room ended: no link-timeout in the race
+        assert [e.get("reason") for e in host.of("member-left")] == ["room-ended", "room-ended"], host.of("member-left")
     finally:
         for node in started:
             node.kill()
