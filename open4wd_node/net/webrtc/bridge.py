@@ -46,6 +46,7 @@ from open4wd_node.runtime.thread_cpu import off_loop
 T = TypeVar("T")
 log = structlog.get_logger("open4wd_node.webrtc")
 
+STOP_SWEEPS = 8  # rounds of cancelling the tasks still on the loop when it ends (tasks start tasks as they stop)
 STOP_TIMEOUT_S = 5.0  # how long the end of the block waits for the loop's tasks to finish and the thread to end
 
 _CURRENT: ContextVar[AsyncioThread | None] = ContextVar("open4wd_webrtc_bridge", default=None)
@@ -121,12 +122,32 @@ class AsyncioThread:
             self.failure = exc
         finally:
             try:
+                if self.failure is not None:  # the links learn why before the tidying up closes their channels
+                    self._post_to_trio(self._end_users)
+                self._cancel_what_is_left()
                 self.loop.close()
             finally:
-                try:
-                    self.token.run_sync_soon(self._finished)
-                except trio.RunFinishedError:
-                    pass
+                self._post_to_trio(self._finished)
+
+    def _post_to_trio(self, function: Callable[[], None]) -> None:
+        try:
+            self.token.run_sync_soon(function)
+        except trio.RunFinishedError:
+            pass
+
+    def _cancel_what_is_left(self) -> None:
+        """After the loop stopped: cancel and finish the tasks still on it (there are some only when the loop
+        died rather than being stopped by ``_stop``), so none is destroyed pending when the loop closes; a
+        loop too broken to run them again is logged."""
+        left = asyncio.all_tasks(self.loop)
+        if not left:
+            return
+        for task in left:
+            task.cancel()
+        try:
+            self.loop.run_until_complete(asyncio.wait(left, timeout=STOP_TIMEOUT_S))
+        except BaseException as exc:  # noqa: BLE001 - the loop has already failed; this is only its tidying up
+            log.error("webrtc-bridge-tasks-left", tasks=len(left), error=repr(exc))
 
     def _unhandled(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         """What an aiortc task or callback raised that nobody awaited: logged with its context (the link it
@@ -135,26 +156,37 @@ class AsyncioThread:
         log.error("webrtc-asyncio-error", message=context.get("message"), error=repr(exc) if exc else None)
 
     async def _stop(self) -> None:
-        """Cancel every task still on the loop, wait for them, then stop it (on the asyncio side)."""
+        """Cancel every task still on the loop, wait for them, then stop it (on the asyncio side). A task
+        being cancelled may start others (aiortc's transports stop through tasks of their own), so the
+        sweep repeats until none is left, at most ``STOP_SWEEPS`` times: a task left pending when the loop
+        closes would be destroyed with its coroutine suspended, raising into nobody."""
         current = asyncio.current_task()
-        tasks = [task for task in asyncio.all_tasks() if task is not current]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        for _ in range(STOP_SWEEPS):
+            tasks = [task for task in asyncio.all_tasks() if task is not current]
+            if not tasks:
+                break
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        else:
+            left = [task for task in asyncio.all_tasks() if task is not current]
+            if left:
+                log.error("webrtc-bridge-tasks-left", tasks=len(left))
         await self.loop.shutdown_asyncgens()
         self.loop.stop()
 
     # ---- trio's side -----------------------------------------------------------------------------
 
+    def _end_users(self) -> None:
+        log.error("webrtc-bridge-failed", error=repr(self.failure))
+        reason = self.ended_reason()
+        for user in list(self._users):
+            user.bridge_ended(reason)
+
     def _finished(self) -> None:
         self._ended.set()
         for waiting in self._waiting:
             waiting.set()
-        if self.failure is not None:
-            log.error("webrtc-bridge-failed", error=repr(self.failure))
-            reason = self.ended_reason()
-            for user in list(self._users):
-                user.bridge_ended(reason)
 
     def ended_reason(self) -> LinkClosed:
         """What a link on this loop ends with once the loop has ended."""
@@ -195,7 +227,7 @@ class AsyncioThread:
             raise
         finally:
             self._waiting.discard(done)
-        if not future.done():
+        if self.failure is not None or not future.done():  # a loop that died cancels what it still ran
             raise self.ended_reason()
         return future.result()
 

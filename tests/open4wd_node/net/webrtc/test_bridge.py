@@ -83,6 +83,24 @@ async def test_the_thread_ends_with_the_block_and_the_tasks_left_on_its_loop_are
     assert current_bridge() is None and _bridge_threads() == [] and cancelled.is_set() and bridge.loop.is_closed()
 
 
+async def _starts_another_when_cancelled(started: list[asyncio.Task]) -> None:
+    """An asyncio task that, as it is cancelled, starts a second task that never ends by itself (as aiortc's
+    transports stop through tasks of their own)."""
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        started.append(asyncio.ensure_future(_forever(threading.Event())))
+        raise
+
+
+async def test_a_task_started_while_the_loop_s_tasks_are_cancelled_is_cancelled_too():
+    started: list[asyncio.Task] = []
+    async with asyncio_bridge() as bridge:
+        bridge.loop.call_soon_threadsafe(asyncio.ensure_future, _starts_another_when_cancelled(started))
+        assert await bridge.run(asyncio.sleep, 0) is None  # the first task is running before the block ends
+    assert len(started) == 1 and started[0].cancelled() and bridge.loop.is_closed() and _bridge_threads() == []
+
+
 async def test_a_cancelled_block_still_ends_the_thread_and_cancels_what_it_waited_on():
     cancelled = threading.Event()
     started = trio.Event()
