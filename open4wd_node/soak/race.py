@@ -53,8 +53,8 @@ from open4wd_node.soak.pages import race_page
 from open4wd_node.soak.plan import RacePlan
 from open4wd_node.soak.profiles import Hiccup, LinkTransport, LinkTrouble, SpectatorFaultKind
 from protocol.identity.keys import PeerId
+from sim_core.constants import FPS
 
-FRAMES_PER_SECOND = 60  # real time, whatever the frames per tick
 NODE_PORT = 24_680  # below Linux's ephemeral range: every node listens on its own loopback address, this port
 TAMPER_ARMED_S = 30  # from the countdown (5 s): the first mesh link carries the flip's offset within seconds
 NO_PROGRESS_S = 60  # longer than any documented wait without a frame (reconnect window + watchdog: 30 s)
@@ -198,7 +198,7 @@ class _Harness:
             return None
         ended, frames = self.race_end[node]
         seconds = ended - self.race_start[node]
-        return round(frames / seconds / FRAMES_PER_SECOND, 3) if seconds > 0 else None
+        return round(frames / seconds / FPS, 3)  # real time, whatever the frames per tick if seconds > 0 else None
 
     def _process(self, node: int) -> trio.Process | None:
         process = self.runs[node].process
